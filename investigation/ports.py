@@ -1,0 +1,89 @@
+"""The ports: small Protocols every backend and provider implements. Adapters live in `adapters/`."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Protocol, runtime_checkable
+
+from investigation.state import (
+    Answer,
+    Chunk,
+    Evidence,
+    Judgment,
+    Passage,
+    Plan,
+    RouteDecision,
+    SubQuery,
+)
+
+
+@runtime_checkable
+class SearchBackend(Protocol):
+    """A lexical or vector engine. Tenant (and ACL) filtering is enforced INSIDE the backend.
+
+    `search` raises `ValidationFailed("query", ...)` on an empty/whitespace query. `acl=None` means
+    no ACL restriction; otherwise a chunk is visible when it has no acl or shares a principal with `acl`.
+    """
+
+    name: str  # "bm25", "vector", "elasticsearch", "weaviate"
+
+    def upsert(self, tenant: str, chunks: Sequence[Chunk]) -> int: ...
+
+    def delete(self, tenant: str, source_ids: Sequence[str]) -> int: ...
+
+    def search(
+        self, tenant: str, query: str, k: int, *, acl: Sequence[str] | None = None
+    ) -> list[Passage]: ...
+
+    def count(self, tenant: str) -> int: ...
+
+    def ping(self) -> bool: ...
+
+
+class Embedder(Protocol):
+    """Text → unit-norm vectors (list of floats per text)."""
+
+    dim: int
+    model_id: str
+
+    def embed(self, texts: Sequence[str]) -> list[list[float]]: ...
+
+
+class Reasoner(Protocol):
+    """The decision maker of the loop (heuristic or an LLM). Every method judges against the ORIGINAL
+    question and returns typed values; an LLM implementation validates its JSON and falls back safely."""
+
+    name: str
+
+    def route(self, question: str) -> RouteDecision: ...
+
+    def plan(self, question: str, route: RouteDecision) -> Plan: ...
+
+    def grade(self, question: str, passages: Sequence[Passage], hop: int, query_of: dict[str, str]) -> list[Evidence]:
+        """Grade fused passages (best first). `query_of[chunk_id]` is the sub-query that found it."""
+        ...
+
+    def judge(self, question: str, plan: Plan, evidence: Sequence[Evidence]) -> Judgment: ...
+
+    def next_queries(
+        self, question: str, plan: Plan, evidence: Sequence[Evidence], asked: Sequence[str]
+    ) -> list[SubQuery]:
+        """Bridging queries for the next hop; never repeats anything in `asked`."""
+        ...
+
+    def select(self, question: str, evidence: Sequence[Evidence], k: int, token_budget: int) -> list[Evidence]:
+        """Final ranking/compression of the evidence handed to synthesis (best first)."""
+        ...
+
+    def synthesize(self, question: str, route: RouteDecision, evidence: Sequence[Evidence]) -> Answer: ...
+
+
+class Deliverer(Protocol):
+    """One delivery channel (webhook, email, zendesk, freshdesk). Raises TransientError to be retried."""
+
+    channel: str
+
+    def deliver(self, *, delivery_id: str, target: dict[str, object], payload: dict[str, object],
+                secret: str) -> dict[str, object]:
+        """Send once; return attempt details (status_code, ...). Raise TransientError/PermanentError."""
+        ...

@@ -1,0 +1,1 @@
+"""Durable records (SQLModel) and Redis state (budgets, dedup, caches)."""

@@ -1,0 +1,141 @@
+"""SQLModel tables: tenants, investigations, hops, evidence, trace events, deliveries and attempts.
+
+JSON columns hold small typed documents (pydantic `model_dump(mode="json")`); ids are uuid4 hex strings.
+"""
+
+from __future__ import annotations
+
+import uuid
+from datetime import UTC, datetime
+from typing import Any
+
+from sqlalchemy import JSON, Column, Text, UniqueConstraint
+from sqlmodel import Field, SQLModel
+
+
+def new_id() -> str:
+    return uuid.uuid4().hex
+
+
+def utcnow() -> datetime:
+    return datetime.now(UTC).replace(tzinfo=None)
+
+
+class Tenant(SQLModel, table=True):
+    id: str = Field(default_factory=new_id, primary_key=True, max_length=32)
+    name: str = Field(index=True, unique=True, max_length=100)
+    api_key_hash: str = Field(index=True, unique=True, max_length=64)  # sha256 hex of the key
+    api_key_prefix: str = Field(max_length=16)  # first chars, to recognise a key in logs
+    webhook_secret: str = Field(max_length=100)  # "whsec_<base64>", Standard Webhooks style
+    limits: dict[str, Any] = Field(default_factory=dict, sa_column=Column(JSON, nullable=False))
+    created_at: datetime = Field(default_factory=utcnow)
+
+
+class Investigation(SQLModel, table=True):
+    __table_args__ = (UniqueConstraint("tenant_id", "idempotency_key", name="uq_investigation_idem"),)
+
+    id: str = Field(default_factory=new_id, primary_key=True, max_length=32)
+    tenant_id: str = Field(foreign_key="tenant.id", index=True, max_length=32)
+    question: str = Field(sa_column=Column(Text, nullable=False))
+    mode: str = Field(default="agentic", max_length=20)
+    status: str = Field(default="queued", index=True, max_length=20)
+    route: str | None = Field(default=None, max_length=20)
+    route_reason: str | None = Field(default=None, sa_column=Column(Text))
+    plan: dict[str, Any] | None = Field(default=None, sa_column=Column(JSON))  # Plan.model_dump()
+    subqueries: list[str] = Field(default_factory=list, sa_column=Column(JSON, nullable=False))
+    callback: dict[str, Any] | None = Field(default=None, sa_column=Column(JSON))
+    budget: dict[str, Any] = Field(default_factory=dict, sa_column=Column(JSON, nullable=False))
+    idempotency_key: str | None = Field(default=None, max_length=200)
+    answer: str | None = Field(default=None, sa_column=Column(Text))
+    citations: list[dict[str, Any]] = Field(default_factory=list, sa_column=Column(JSON, nullable=False))
+    final_evidence_ids: list[str] = Field(default_factory=list, sa_column=Column(JSON, nullable=False))
+    caveat: str | None = Field(default=None, sa_column=Column(Text))
+    stop_reason: str | None = Field(default=None, max_length=40)
+    error: str | None = Field(default=None, sa_column=Column(Text))
+    hops: int = 0
+    retrieval_calls: int = 0
+    evidence_tokens: int = 0
+    llm_input_tokens: int = 0
+    llm_output_tokens: int = 0
+    created_at: datetime = Field(default_factory=utcnow, index=True)
+    updated_at: datetime = Field(default_factory=utcnow)
+    deadline_at: datetime = Field(default_factory=utcnow, index=True)
+    finished_at: datetime | None = None
+
+
+class Hop(SQLModel, table=True):
+    """One hop: its sub-queries (planned) and, once reduced, the loop decision taken after it."""
+
+    __table_args__ = (UniqueConstraint("investigation_id", "number", name="uq_hop"),)
+
+    id: int | None = Field(default=None, primary_key=True)
+    investigation_id: str = Field(foreign_key="investigation.id", index=True, max_length=32)
+    number: int
+    queries: list[dict[str, Any]] = Field(default_factory=list, sa_column=Column(JSON, nullable=False))
+    engines: list[str] = Field(default_factory=list, sa_column=Column(JSON, nullable=False))
+    state: str = Field(default="planned", max_length=20)  # planned | reduced
+    decision: dict[str, Any] | None = Field(default=None, sa_column=Column(JSON))
+    created_at: datetime = Field(default_factory=utcnow)
+
+
+class EvidenceRecord(SQLModel, table=True):
+    __tablename__ = "evidence"
+    __table_args__ = (UniqueConstraint("investigation_id", "evidence_id", name="uq_evidence"),)
+
+    id: int | None = Field(default=None, primary_key=True)
+    investigation_id: str = Field(foreign_key="investigation.id", index=True, max_length=32)
+    evidence_id: str = Field(max_length=40)
+    chunk_id: str = Field(max_length=200)
+    source_id: str = Field(max_length=300)
+    title: str = Field(sa_column=Column(Text, nullable=False))
+    text: str = Field(sa_column=Column(Text, nullable=False))
+    url: str | None = Field(default=None, sa_column=Column(Text))
+    score: float = 0.0
+    grade: str = Field(max_length=20)
+    hop: int
+    query: str = Field(sa_column=Column(Text, nullable=False))
+
+
+class TraceEvent(SQLModel, table=True):
+    """One decision, in order. `step_key` makes writing it idempotent when a task is redelivered."""
+
+    __tablename__ = "trace_event"
+    __table_args__ = (UniqueConstraint("investigation_id", "step_key", name="uq_trace_step"),)
+
+    id: int | None = Field(default=None, primary_key=True)
+    investigation_id: str = Field(foreign_key="investigation.id", index=True, max_length=32)
+    step_key: str = Field(max_length=200)
+    kind: str = Field(max_length=40)
+    hop: int = 0
+    data: dict[str, Any] = Field(default_factory=dict, sa_column=Column(JSON, nullable=False))
+    at: datetime = Field(default_factory=utcnow)
+
+
+class Delivery(SQLModel, table=True):
+    """Exactly one per (investigation, channel). `id` doubles as the webhook-id / idempotency key."""
+
+    __table_args__ = (UniqueConstraint("investigation_id", "channel", name="uq_delivery"),)
+
+    id: str = Field(default_factory=lambda: "msg_" + new_id(), primary_key=True, max_length=40)
+    investigation_id: str = Field(foreign_key="investigation.id", index=True, max_length=32)
+    tenant_id: str = Field(foreign_key="tenant.id", index=True, max_length=32)
+    channel: str = Field(max_length=20)
+    target: dict[str, Any] = Field(default_factory=dict, sa_column=Column(JSON, nullable=False))
+    status: str = Field(default="pending", index=True, max_length=20)  # pending|delivered|dead
+    attempts: int = 0
+    last_error: str | None = Field(default=None, sa_column=Column(Text))
+    created_at: datetime = Field(default_factory=utcnow)
+    delivered_at: datetime | None = None
+
+
+class DeliveryAttempt(SQLModel, table=True):
+    __tablename__ = "delivery_attempt"
+    __table_args__ = (UniqueConstraint("delivery_id", "number", name="uq_delivery_attempt"),)
+
+    id: int | None = Field(default=None, primary_key=True)
+    delivery_id: str = Field(foreign_key="delivery.id", index=True, max_length=40)
+    number: int
+    at: datetime = Field(default_factory=utcnow)
+    status_code: int | None = None
+    error: str | None = Field(default=None, sa_column=Column(Text))
+    duration_ms: float = 0.0
