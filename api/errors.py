@@ -1,0 +1,78 @@
+"""The ONE mapping from Sleuth's error tree to HTTP responses (registered by `create_app`).
+
+    ValidationFailed → 422 {"detail": [{"loc": ["body", field], "msg": ...}]}
+    PayloadTooLarge  → 413      NotFound       → 404      BudgetExceeded → 429
+    NotAuthenticated → 401      Forbidden      → 403      TransientError → 503 (+ Retry-After)
+    PermanentError   → 400      other SleuthError → 500
+"""
+
+from __future__ import annotations
+
+import math
+
+from fastapi import FastAPI, Request
+from fastapi.responses import JSONResponse
+
+from investigation.errors import (
+    BudgetExceeded,
+    Forbidden,
+    NotFound,
+    PayloadTooLarge,
+    PermanentError,
+    SleuthError,
+    TransientError,
+    ValidationFailed,
+)
+
+
+class NotAuthenticated(Forbidden):
+    """Raised when a request carries no API key, or one that matches no tenant (401, not 403)."""
+
+
+class FieldError(ValidationFailed):
+    """Raised when a field of a request is invalid; `loc` is the full location, e.g. ("body", "budget", "max_hops")."""
+
+    def __init__(self, loc: tuple[str | int, ...], message: str) -> None:
+        super().__init__(".".join(str(p) for p in loc), message)
+        self.loc = loc
+
+
+_STATUS: tuple[tuple[type[SleuthError], int], ...] = (
+    (ValidationFailed, 422),
+    (PayloadTooLarge, 413),
+    (NotFound, 404),
+    (NotAuthenticated, 401),
+    (Forbidden, 403),
+    (BudgetExceeded, 429),
+    (TransientError, 503),
+    (PermanentError, 400),
+)
+
+
+def status_of(exc: SleuthError) -> int:
+    """The HTTP status for an error of the tree (most specific class first)."""
+    for cls, code in _STATUS:
+        if isinstance(exc, cls):
+            return code
+    return 500
+
+
+async def sleuth_error_handler(request: Request, exc: Exception) -> JSONResponse:
+    """Render any `SleuthError` as JSON with the status of `status_of`."""
+    assert isinstance(exc, SleuthError)
+    code = status_of(exc)
+    headers: dict[str, str] = {}
+    if isinstance(exc, ValidationFailed):
+        loc = list(exc.loc) if isinstance(exc, FieldError) else ["body", exc.field]
+        return JSONResponse({"detail": [{"loc": loc, "msg": exc.message, "type": "value_error"}]}, 422)
+    if isinstance(exc, NotAuthenticated):
+        headers["www-authenticate"] = "Bearer"
+    if isinstance(exc, TransientError) and exc.retry_after is not None:
+        headers["retry-after"] = str(max(0, math.ceil(exc.retry_after)))
+    detail = str(exc) if code != 500 else "internal error"
+    return JSONResponse({"detail": detail}, code, headers=headers or None)
+
+
+def install(app: FastAPI) -> None:
+    """Register the handler for the whole tree on `app`."""
+    app.add_exception_handler(SleuthError, sleuth_error_handler)

@@ -1,0 +1,1 @@
+"""One router per resource: investigations, deliveries, health, and the HTML trace page."""

@@ -1,0 +1,176 @@
+"""Bodies of the longer CLI commands (ingest, ask, up), kept out of the Typer declarations."""
+
+from __future__ import annotations
+
+import json
+import signal
+import time
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from rich.console import Console
+from rich.progress import Progress
+
+from cli import processes, render
+from config.settings import Settings
+from investigation.errors import NotFound, ValidationFailed
+from workers.wiring import Services
+
+
+def run_ingest(settings: Settings, paths: Sequence[Path], tenant_name: str, *,
+               console: Console | None = None) -> dict[str, Any]:
+    from adapters.search.ingest import ingest, load_documents
+    from storage import repositories as repo
+
+    services = Services(settings)
+    with services.session() as session:
+        tenant = repo.get_tenant_by_name(session, name=tenant_name)
+        tenant_id = tenant.id
+    documents = load_documents(list(paths))
+    with Progress(console=console, transient=True, disable=console is None) as bar:
+        task = bar.add_task("indexing", total=None)
+
+        def progress(done: int, total: int) -> None:
+            bar.update(task, completed=done, total=total)
+
+        report = ingest(documents, tenant=tenant_id, backends=list(services.backends.values()),
+                        max_words=settings.chunk_tokens, progress=progress)
+    _invalidate_cache(settings, tenant_id)
+    result = report.model_dump(mode="json") if hasattr(report, "model_dump") else dict(vars(report))
+    result["tenant"] = tenant_name
+    return result
+
+
+def _invalidate_cache(settings: Settings, tenant_id: str) -> None:
+    """Bump the tenant's corpus version in whatever Redis is live, so cached sub-query hits are dropped."""
+    url = settings.redis_url
+    if not url:
+        live = processes.running_stack(settings)
+        url = str(live["redis_url"]) if live else None
+    if url:
+        Services(settings.model_copy(update={"redis_url": url})).state.bump_corpus_version(tenant_id)
+
+
+_APPS: dict[tuple[str, str], object] = {}
+
+
+def celery_for(settings: Settings):  # type: ignore[no-untyped-def]
+    """One Celery app per (broker, prefix) in this process: apps hold connection pools."""
+    from workers.app import create_celery
+
+    key = (settings.redis_url or "", settings.redis_prefix)
+    if key not in _APPS:
+        _APPS[key] = create_celery(settings)
+    return _APPS[key]
+
+
+def create_and_launch(services: Services, tenant_name: str, question: str, mode: str,
+                      callback: dict[str, Any] | None = None) -> str:
+    from storage import repositories as repo
+    from tasks import workflow
+
+    if mode not in ("agentic", "single-shot"):
+        raise ValidationFailed("mode", "must be agentic or single-shot")
+    if not question.strip():
+        raise ValidationFailed("question", "must not be blank")
+    with services.session() as session:
+        tenant = repo.get_tenant_by_name(session, name=tenant_name)
+        inv, _ = repo.create_investigation(session, tenant=tenant, question=question, mode=mode,
+                                           callback=callback, budget={}, idempotency_key=None,
+                                           deadline_seconds=services.settings.deadline_seconds)
+        inv_id = inv.id
+    workflow.launch(celery_for(services.settings), inv_id)
+    return inv_id
+
+
+def wait_for(services: Services, inv_id: str, *, console: Console | None = None,
+             timeout: float = 300.0) -> dict[str, Any]:
+    """Poll the trace until the investigation is terminal, printing progress lines as they come."""
+    from investigation.state import Status
+    from storage import repositories as repo
+
+    after = 0
+    deadline = time.monotonic() + timeout
+    while True:
+        with services.session() as session:
+            for event in repo.list_events(session, investigation_id=inv_id, after_id=after):
+                after = event.id or after
+                line = render.progress_line(repo.event_view(event))
+                if line and console is not None:
+                    console.print(f"  [dim]{line}[/dim]")
+            inv = repo.get_investigation(session, investigation_id=inv_id)
+            if Status(inv.status).terminal:
+                return repo.investigation_view(session, investigation=inv)
+        if time.monotonic() > deadline:
+            raise TimeoutError(f"investigation {inv_id} still {inv.status} after {timeout:.0f}s")
+        time.sleep(0.1)
+
+
+def run_ask(settings: Settings, question: str, tenant: str, *, mode: str, as_json: bool,
+            console: Console) -> int:
+    with processes.queue_stack(settings) as live:
+        services = Services(live)
+        inv_id = create_and_launch(services, tenant, question, mode)
+        console.print(f"[bold]investigation {inv_id}[/bold]")
+        view = wait_for(services, inv_id, console=None if as_json else console)
+    if as_json:
+        print(json.dumps(view, indent=2))
+    else:
+        print(render.answer_block(view))
+        print(f"-- {render.trace_summary(view)}")
+    return 0 if view["status"] in ("answered", "refused") else 1
+
+
+def run_up(settings: Settings, *, host: str, port: int, workers: int, concurrency: int,
+           console: Console) -> None:
+    from workers.embedded_redis import EmbeddedRedis
+
+    if processes.running_stack(settings):
+        raise ValidationFailed("SLEUTH_HOME", "a `sleuth up` already runs for this home")
+    redis_server = None
+    url = settings.redis_url
+    if not url:
+        redis_server = EmbeddedRedis(settings.home)
+        url = redis_server.start()
+        console.print(f"embedded Redis on {url}")
+    env = processes.child_env(settings, url)
+    procs = []
+    stop = False
+
+    def _stop(*_: object) -> None:
+        nonlocal stop
+        stop = True
+
+    signal.signal(signal.SIGINT, _stop)
+    signal.signal(signal.SIGTERM, _stop)
+    run_file = processes.run_file(settings)
+    try:
+        procs.append(processes.spawn_api(env, host=host, port=port))
+        for i in range(workers):
+            procs.append(processes.spawn_worker(env, concurrency=concurrency, beat=(i == 0),
+                                                name=f"sleuth{i}", quiet=False))
+        run_file.parent.mkdir(parents=True, exist_ok=True)
+        import os
+
+        run_file.write_text(json.dumps({"pid": os.getpid(), "redis_url": url,
+                                        "api_url": f"http://{host}:{port}"}))
+        console.print(f"[green]Sleuth is up[/green]: API http://{host}:{port} (docs at /docs), "
+                      f"{workers} worker(s). Ctrl-C stops everything.")
+        while not stop:
+            for proc in procs:
+                if proc.poll() is not None:
+                    console.print(f"[red]a child process exited ({proc.args[3:5]}); shutting down[/red]")
+                    stop = True
+            time.sleep(0.3)
+    finally:
+        console.print("stopping …")
+        for proc in reversed(procs):
+            processes.stop_process(proc)
+        run_file.unlink(missing_ok=True)
+        if redis_server is not None:
+            redis_server.stop()
+        console.print("stopped.")
+
+
+__all__ = ["NotFound", "create_and_launch", "run_ask", "run_ingest", "run_up", "wait_for"]

@@ -1,0 +1,157 @@
+"""`sleuth` command line: tenants, ingest, ask, up, api, worker, beat, flower, bench, demo."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import Annotated
+
+import typer
+from rich.console import Console
+
+from config.settings import Settings, get_settings
+from investigation.errors import SleuthError
+from workers.names import ALL_QUEUES
+
+app = typer.Typer(add_completion=False, no_args_is_help=True, help=__doc__)
+tenants_app = typer.Typer(no_args_is_help=True, help="Create and list tenants.")
+app.add_typer(tenants_app, name="tenants")
+console = Console(stderr=True)
+
+
+def _settings() -> Settings:
+    return get_settings()
+
+
+@tenants_app.command("create")
+def tenants_create(name: str, as_json: Annotated[bool, typer.Option("--json")] = False) -> None:
+    """Create a tenant; prints its id, API key (shown once) and webhook signing secret."""
+    from storage import repositories as repo
+    from workers.wiring import Services
+
+    services = Services(_settings())
+    with services.session() as session:
+        tenant, key = repo.create_tenant(session, name=name)
+        out = {"id": tenant.id, "name": tenant.name, "api_key": key, "webhook_secret": tenant.webhook_secret}
+    if as_json:
+        print(json.dumps(out))
+    else:
+        print(f"tenant id:       {out['id']}\napi key:         {key}   (shown once; stored hashed)\n"
+              f"webhook secret:  {out['webhook_secret']}")
+
+
+@tenants_app.command("list")
+def tenants_list() -> None:
+    from storage import repositories as repo
+    from workers.wiring import Services
+
+    with Services(_settings()).session() as session:
+        for t in repo.list_tenants(session):
+            print(f"{t.id}  {t.name}  key {t.api_key_prefix}…")
+
+
+@app.command()
+def ingest(paths: list[Path], tenant: Annotated[str, typer.Option(help="Tenant name")]) -> None:
+    """Index JSONL / .md / .txt documents into both engines (idempotent; embeddings cached)."""
+    from cli.commands import run_ingest
+
+    report = run_ingest(_settings(), paths, tenant, console=console)
+    print(json.dumps(report))
+
+
+@app.command()
+def ask(question: str, tenant: Annotated[str, typer.Option(help="Tenant name")],
+        as_json: Annotated[bool, typer.Option("--json")] = False,
+        mode: Annotated[str, typer.Option(help="agentic | single-shot")] = "agentic") -> None:
+    """Enqueue one investigation, show live progress, print the cited answer."""
+    from cli.commands import run_ask
+
+    code = run_ask(_settings(), question, tenant, mode=mode, as_json=as_json, console=console)
+    raise typer.Exit(code)
+
+
+@app.command()
+def up(port: int = 8000, host: str = "127.0.0.1",
+       workers: Annotated[int, typer.Option(help="Worker processes")] = 1,
+       concurrency: int = 2) -> None:
+    """Embedded Redis (unless SLEUTH_REDIS_URL), the API and workers, in the foreground; Ctrl-C stops all."""
+    from cli.commands import run_up
+
+    run_up(_settings(), host=host, port=port, workers=workers, concurrency=concurrency, console=console)
+
+
+@app.command()
+def api(host: str = "127.0.0.1", port: int = 8000) -> None:
+    """Run only the HTTP API (uvicorn)."""
+    import uvicorn
+
+    from api.app import create_app
+
+    uvicorn.run(create_app(_settings()), host=host, port=port, log_level="info")
+
+
+@app.command()
+def worker(queues: Annotated[str, typer.Option("-Q", "--queues")] = ",".join(ALL_QUEUES),
+           concurrency: int = 2, name: str = "sleuth", beat: bool = False,
+           loglevel: str = "INFO") -> None:
+    """Run one Celery worker on the given queues (optionally with the beat watchdog embedded)."""
+    from workers.app import create_celery
+
+    celery_app = create_celery(_settings())
+    argv = ["worker", "-Q", queues, "--concurrency", str(concurrency), "-n", f"{name}@%h",
+            f"--loglevel={loglevel}", "-E"]
+    if beat:
+        argv += ["-B", "-s", str((_settings().home / "run" / "beat-schedule").resolve())]
+    celery_app.worker_main(argv)
+
+
+@app.command()
+def beat(loglevel: str = "INFO") -> None:
+    """Run Celery beat alone (the watchdog schedule) — one per deployment."""
+    from workers.app import create_celery
+
+    create_celery(_settings()).start(["beat", f"--loglevel={loglevel}"])
+
+
+@app.command()
+def flower(port: int = 5555, basic_auth: Annotated[str | None, typer.Option(help="user:password")] = None) -> None:
+    """Run Flower on the configured broker."""
+    from workers.app import create_celery
+
+    argv = ["flower", f"--port={port}"]
+    if basic_auth:
+        argv.append(f"--basic-auth={basic_auth}")
+    create_celery(_settings()).start(argv)
+
+
+@app.command()
+def bench(dataset_dir: Path, mode: str = "agentic", k: int = 10,
+          out: Annotated[Path, typer.Option(help="JSONL output, one line per question")] = Path("bench.jsonl"),
+          executor: Annotated[str, typer.Option(help="queue | inline")] = "queue",
+          limit: int | None = None, workers: int = 1, concurrency: int = 2) -> None:
+    """Run a benchmark folder (passages.jsonl + questions.jsonl) and print recall@k and averages."""
+    from cli.bench import run_bench
+
+    run_bench(_settings(), dataset_dir, mode=mode, k=k, out=out, executor=executor, limit=limit,
+              workers=workers, concurrency=concurrency, console=console)
+
+
+@app.command()
+def demo() -> None:
+    """Ingest the bundled knowledge base and run sample investigations end to end through the queue."""
+    from cli.demo import run_demo
+
+    run_demo(_settings(), console=console)
+
+
+def main() -> None:
+    try:
+        app()
+    except SleuthError as exc:
+        console.print(f"[red]error:[/red] {exc}")
+        sys.exit(2)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,128 @@
+"""Starting and finding Sleuth's processes: embedded Redis, worker and API subprocesses, `sleuth up`'s run file."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from pathlib import Path
+
+from config.settings import Settings
+from investigation.errors import PermanentError
+from workers.embedded_redis import EmbeddedRedis
+from workers.names import ALL_QUEUES
+
+
+def run_file(settings: Settings) -> Path:
+    return settings.home / "run" / "up.json"
+
+
+def running_stack(settings: Settings) -> dict[str, object] | None:
+    """The run file of a live `sleuth up` for this SLEUTH_HOME, if any."""
+    path = run_file(settings)
+    try:
+        info = json.loads(path.read_text())
+        os.kill(int(info["pid"]), 0)
+        return dict(info)
+    except (OSError, ValueError, KeyError):
+        return None
+
+
+def child_env(settings: Settings, redis_url: str, **extra: str) -> dict[str, str]:
+    env = dict(os.environ)
+    env.update({"SLEUTH_HOME": str(settings.home.resolve()), "SLEUTH_REDIS_URL": redis_url,
+                "SLEUTH_REDIS_PREFIX": settings.redis_prefix})
+    if settings.database_url:
+        env["SLEUTH_DATABASE_URL"] = settings.database_url
+    env.update(extra)
+    return env
+
+
+def spawn_worker(env: dict[str, str], *, queues: Sequence[str] = ALL_QUEUES, concurrency: int = 2,
+                 beat: bool = False, name: str = "sleuth", quiet: bool = True) -> subprocess.Popen[bytes]:
+    args = [sys.executable, "-m", "cli.main", "worker", "-Q", ",".join(queues), "--concurrency",
+            str(concurrency), "--name", name]
+    if beat:
+        args.append("--beat")
+    out = subprocess.DEVNULL if quiet else None
+    return subprocess.Popen(args, env=env, stdout=out, stderr=out, start_new_session=True)
+
+
+def spawn_api(env: dict[str, str], *, host: str, port: int) -> subprocess.Popen[bytes]:
+    args = [sys.executable, "-m", "cli.main", "api", "--host", host, "--port", str(port)]
+    return subprocess.Popen(args, env=env, start_new_session=True)
+
+
+def wait_for_workers(settings: Settings, redis_url: str, *, count: int = 1, timeout: float = 60.0) -> None:
+    """Block until `count` workers answer a Celery ping (workers import the embedder, which takes a while)."""
+    from workers.app import create_celery
+
+    app = create_celery(settings.model_copy(update={"redis_url": redis_url}))
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        replies = app.control.ping(timeout=0.5) or []
+        if len(replies) >= count:
+            return
+        time.sleep(0.2)
+    raise PermanentError(f"no Celery worker answered within {timeout:.0f}s")
+
+
+def stop_process(proc: subprocess.Popen[bytes], *, timeout: float = 15.0) -> None:
+    """Warm shutdown (SIGTERM lets Celery finish its current task), then SIGKILL if it hangs."""
+    if proc.poll() is not None:
+        return
+    try:
+        os.killpg(proc.pid, signal.SIGTERM)
+    except ProcessLookupError:
+        return
+    try:
+        proc.wait(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        os.killpg(proc.pid, signal.SIGKILL)
+        proc.wait(timeout=5)
+
+
+@contextmanager
+def queue_stack(settings: Settings, *, workers: int = 1, concurrency: int = 2,
+                quiet: bool = True, env: dict[str, str] | None = None) -> Iterator[Settings]:
+    """Settings pointing at a broker with live workers: the configured one, a running `sleuth up`'s,
+    or an embedded Redis plus worker processes started here and stopped on exit."""
+    if settings.redis_url:
+        yield settings
+        return
+    live = running_stack(settings)
+    if live:
+        yield settings.model_copy(update={"redis_url": str(live["redis_url"])})
+        return
+    redis_server = EmbeddedRedis(settings.home)
+    url = redis_server.start()
+    procs: list[subprocess.Popen[bytes]] = []
+    try:
+        full_env = child_env(settings, url, **(env or {}))
+        procs = [spawn_worker(full_env, concurrency=concurrency, name=f"sleuth{i}", quiet=quiet)
+                 for i in range(workers)]
+        wait_for_workers(settings, url, count=workers)
+        yield settings.model_copy(update={"redis_url": url})
+    finally:
+        for proc in procs:
+            stop_process(proc)
+        redis_server.stop()
+
+
+@contextmanager
+def state_redis(settings: Settings) -> Iterator[Settings]:
+    """Settings with a Redis for budgets/dedup but no workers (the inline executor)."""
+    if settings.redis_url:
+        yield settings
+        return
+    live = running_stack(settings)
+    if live:
+        yield settings.model_copy(update={"redis_url": str(live["redis_url"])})
+        return
+    with EmbeddedRedis(settings.home) as redis_server:
+        yield settings.model_copy(update={"redis_url": redis_server.url})

@@ -1,0 +1,124 @@
+"""CRAG-style grading of passages by lexical + embedding agreement with the ORIGINAL question.
+
+Entities that earlier hops resolved from correct evidence (the bridge terms of the sub-query that found
+a passage) count as part of the question: "Hank Snow" is what "Hello Love's performer" means.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from investigation.state import Evidence, Grade, Passage
+from investigation.text import content_stems, entities, fold, stem, words
+
+Vectoriser = Callable[[Sequence[str]], np.ndarray]
+
+
+@dataclass(frozen=True)
+class GraderConfig:
+    """Weights and band thresholds (calibrated on the development sets)."""
+
+    lexical_weight: float = 0.45
+    embedding_weight: float = 0.55
+    title_bonus: float = 0.12
+    bridge_weight: float = 0.8  # how much a bridged passage's agreement with its sub-query counts
+    correct: float = 0.50
+    ambiguous: float = 0.36
+
+
+def evidence_id(chunk_id: str) -> str:
+    """Stable, deterministic evidence id of a chunk within an investigation."""
+    return "ev_" + hashlib.sha1(chunk_id.encode("utf-8")).hexdigest()[:10]
+
+
+def weighted_terms(text: str) -> dict[str, float]:
+    """Content stems of `text`, names and numbers weighted twice as much as other words."""
+    weights = {s: 1.0 for s in content_stems(text)}
+    for name in entities(text):
+        for word in words(name):
+            key = stem(word)
+            if key in weights:
+                weights[key] = 2.0
+    for key in list(weights):
+        if key.isdigit():
+            weights[key] = 2.0
+    return weights
+
+
+def lexical_agreement(terms: dict[str, float], text: str) -> float:
+    """Weighted share of `terms` that occur in `text`."""
+    total = sum(terms.values())
+    if total == 0:
+        return 0.0
+    present = content_stems(text)
+    return sum(w for t, w in terms.items() if t in present) / total
+
+
+def bridge_terms(question: str, subquery: str) -> dict[str, float]:
+    """Terms of a sub-query that are not in the question: what an earlier hop resolved."""
+    question_stems = content_stems(question)
+    return {t: w for t, w in weighted_terms(subquery).items() if t not in question_stems}
+
+
+def title_mentioned(title: str, text: str) -> bool:
+    """True when the passage title (its content words) appears in `text` (the question)."""
+    title_stems = content_stems(title)
+    return bool(title_stems) and title_stems <= content_stems(text) or fold(title) in fold(text)
+
+
+def score_passages(question: str, passages: Sequence[Passage], query_of: dict[str, str],
+                   vectorise: Vectoriser, config: GraderConfig = GraderConfig()) -> list[float]:
+    """Agreement score in [0, ~1.1] of each passage with the question (and its resolved bridge terms)."""
+    if not passages:
+        return []
+    terms = weighted_terms(question)
+    subqueries = sorted({query_of.get(p.chunk_id, question) for p in passages})
+    vectors = vectorise([question, *subqueries, *(f"{p.title}. {p.text}" for p in passages)])
+    q_vec = vectors[0]
+    sub_vec = {q: vectors[1 + i] for i, q in enumerate(subqueries)}
+    p_vecs = vectors[1 + len(subqueries):]
+    scores: list[float] = []
+    for passage, p_vec in zip(passages, p_vecs, strict=True):
+        body = f"{passage.title} {passage.text}"
+        cosine = float(np.dot(q_vec, p_vec))
+        score = config.lexical_weight * lexical_agreement(terms, body) + config.embedding_weight * cosine
+        if title_mentioned(passage.title, question):
+            score += config.title_bonus
+        subquery = query_of.get(passage.chunk_id, question)
+        bridge = bridge_terms(question, subquery)
+        if bridge:
+            sub_terms = {**terms, **bridge}
+            sub_score = (config.lexical_weight * lexical_agreement(sub_terms, body)
+                         + config.embedding_weight * float(np.dot(sub_vec[subquery], p_vec)))
+            if lexical_agreement(bridge, passage.title) >= 0.5:
+                sub_score += config.title_bonus
+            score = max(score, config.bridge_weight * sub_score)
+        scores.append(score)
+    return scores
+
+
+def band(score: float, config: GraderConfig = GraderConfig()) -> Grade:
+    """The CRAG band of an agreement score."""
+    if score >= config.correct:
+        return Grade.CORRECT
+    if score >= config.ambiguous:
+        return Grade.AMBIGUOUS
+    return Grade.INCORRECT
+
+
+def grade_passages(question: str, passages: Sequence[Passage], hop: int, query_of: dict[str, str],
+                   vectorise: Vectoriser, config: GraderConfig = GraderConfig()) -> list[Evidence]:
+    """Evidence for every passage, in the fused order given (the fused rank is kept, not re-sorted)."""
+    scores = score_passages(question, passages, query_of, vectorise, config)
+    return [
+        Evidence(
+            id=evidence_id(p.chunk_id), chunk_id=p.chunk_id, source_id=p.source_id, title=p.title,
+            text=p.text, score=round(s, 6), grade=band(s, config), hop=hop,
+            query=query_of.get(p.chunk_id, question), url=p.url,
+        )
+        for p, s in zip(passages, scores, strict=True)
+    ]

@@ -1,0 +1,134 @@
+"""The orchestration-free steps of one investigation: start, reduce one hop, finish.
+
+Celery tasks and the in-process executor call only these; they hold no I/O, so a redelivered task that
+calls a step again with the same inputs gets the same outputs (evidence ids included).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from investigation.citations import validate
+from investigation.compression import evidence_tokens
+from investigation.fusion import RankedList, rrf
+from investigation.planner import normalise_query
+from investigation.policy import BudgetSnapshot, decide
+from investigation.ports import Reasoner
+from investigation.state import (
+    Answer,
+    Evidence,
+    Judgment,
+    LoopDecision,
+    Mode,
+    Passage,
+    Plan,
+    Route,
+    RouteDecision,
+    Status,
+    StopReason,
+    SubQuery,
+)
+from investigation.synthesis import refusal
+
+__all__ = ["BudgetSnapshot", "FinalOutcome", "HopOutcome", "SlotResult", "StartOutcome", "finish",
+           "reduce_hop", "start"]
+
+
+@dataclass(frozen=True)
+class SlotResult:
+    """The hits of one sub-query on one engine (`error` set when that retrieval failed)."""
+
+    query: str
+    engine: str
+    passages: list[Passage]
+    error: str | None = None
+
+
+@dataclass(frozen=True)
+class StartOutcome:
+    """Route and plan; `answer` is set only when no retrieval is needed (direct, or out of corpus)."""
+
+    route: RouteDecision
+    plan: Plan | None
+    answer: Answer | None
+    stop_reason: StopReason | None
+
+
+@dataclass(frozen=True)
+class HopOutcome:
+    """One reduced hop: fused hits, newly graded evidence, chunks seen before, judgment and decision."""
+
+    fused: list[Passage]
+    new_evidence: list[Evidence]
+    dedup_hits: list[str]
+    judgment: Judgment
+    decision: LoopDecision
+
+
+@dataclass(frozen=True)
+class FinalOutcome:
+    """The ranked, compressed evidence handed to synthesis, the validated answer and the final status."""
+
+    selected: list[Evidence]
+    answer: Answer
+    evidence_tokens: int
+    status: Status
+
+
+def start(reasoner: Reasoner, *, question: str, mode: Mode) -> StartOutcome:
+    """Route the question, then plan hop 1 (which always includes the original question)."""
+    route = reasoner.route(question)
+    if route.route is Route.DIRECT:
+        answer = reasoner.synthesize(question, route, [])
+        return StartOutcome(route=route, plan=None, answer=answer, stop_reason=StopReason.DIRECT)
+    if route.route is Route.OUT_OF_CORPUS:
+        return StartOutcome(route=route, plan=None, answer=refusal(route.reason),
+                            stop_reason=StopReason.UNANSWERABLE)
+    original = SubQuery(text=question, purpose="original question")
+    if mode is Mode.SINGLE_SHOT:
+        return StartOutcome(route=route, plan=Plan(original=question, subqueries=(original,)), answer=None,
+                            stop_reason=None)
+    plan = reasoner.plan(question, route)
+    if all(normalise_query(s.text) != normalise_query(question) for s in plan.subqueries):
+        plan = plan.model_copy(update={"subqueries": (original, *plan.subqueries)})
+    if plan.original != question:
+        plan = plan.model_copy(update={"original": question})
+    return StartOutcome(route=route, plan=plan, answer=None, stop_reason=None)
+
+
+def reduce_hop(reasoner: Reasoner, *, question: str, plan: Plan, hop: int, mode: Mode,
+               results: Sequence[SlotResult], already_seen: set[str], evidence: Sequence[Evidence],
+               asked: Sequence[str], budget: BudgetSnapshot) -> HopOutcome:
+    """Fuse → dedup against `already_seen` → grade new passages → judge all evidence → decide."""
+    ok = [r for r in results if r.error is None]
+    fused = rrf([RankedList(query=r.query, passages=r.passages) for r in ok])
+    fresh = [p for p in fused.passages if p.chunk_id not in already_seen]
+    dedup_hits = [p.chunk_id for p in fused.passages if p.chunk_id in already_seen]
+    new_evidence = reasoner.grade(question, fresh, hop, fused.query_of) if fresh else []
+    known = {e.chunk_id for e in evidence}
+    new_evidence = [e for e in new_evidence if e.chunk_id not in known]
+    everything = [*evidence, *new_evidence]
+    judgment = reasoner.judge(question, plan, everything)
+    candidates: list[SubQuery] = []
+    if mode is Mode.AGENTIC and not judgment.sufficient and hop < budget.max_hops:
+        asked_keys = {normalise_query(q) for q in asked}
+        for sub in reasoner.next_queries(question, plan, everything, asked):
+            key = normalise_query(sub.text)
+            if key and key not in asked_keys:
+                asked_keys.add(key)
+                candidates.append(sub)
+    engines = len({r.engine for r in results}) or 1
+    decision = decide(mode=mode, judgment=judgment, budget=budget, evidence=everything,
+                      new_evidence=new_evidence, candidates=candidates, engines=engines)
+    return HopOutcome(fused=fused.passages, new_evidence=new_evidence, dedup_hits=dedup_hits,
+                      judgment=judgment, decision=decision)
+
+
+def finish(reasoner: Reasoner, *, question: str, route: RouteDecision, evidence: Sequence[Evidence], k: int,
+           token_budget: int) -> FinalOutcome:
+    """Rank and compress the evidence, synthesize a cited answer (or refuse), validate its citations."""
+    selected = reasoner.select(question, evidence, k, token_budget)
+    answer = validate(reasoner.synthesize(question, route, selected), selected)
+    status = Status.REFUSED if answer.refused else Status.ANSWERED
+    return FinalOutcome(selected=selected, answer=answer, evidence_tokens=evidence_tokens(selected), status=status)

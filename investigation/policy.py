@@ -1,0 +1,60 @@
+"""Stop rules of the loop: after each hop, continue with named next queries or stop with a reason.
+
+Each rule is checked in a fixed order, so the recorded reason is the most informative one that applies.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from investigation.state import Evidence, Grade, Judgment, LoopDecision, Mode, StopReason, SubQuery
+
+
+@dataclass(frozen=True)
+class BudgetSnapshot:
+    """What the investigation has spent and may spend (read from Redis by the caller)."""
+
+    hops_done: int
+    max_hops: int
+    retrieval_calls: int
+    max_retrieval_calls: int
+    llm_tokens: int
+    max_llm_tokens: int
+    seconds_left: float
+
+
+def _stop(reason: StopReason, detail: str) -> LoopDecision:
+    return LoopDecision(action="stop", reason=reason, detail=detail)
+
+
+def decide(*, mode: Mode, judgment: Judgment, budget: BudgetSnapshot, evidence: Sequence[Evidence],
+           new_evidence: Sequence[Evidence], candidates: Sequence[SubQuery], engines: int,
+           llm_tokens_per_hop: int = 0) -> LoopDecision:
+    """Decide after hop `budget.hops_done`. `candidates` are the next queries the reasoner proposes."""
+    if mode is Mode.SINGLE_SHOT:
+        return _stop(StopReason.SINGLE_SHOT, "single-shot mode retrieves once")
+    if judgment.sufficient:
+        return _stop(StopReason.SUFFICIENT, f"evidence covers the question (confidence {judgment.confidence})")
+    relevant = [e for e in evidence if e.grade is not Grade.INCORRECT]
+    if not relevant:
+        return _stop(StopReason.UNANSWERABLE, "no retrieved passage agrees with the question")
+    if budget.seconds_left <= 0:
+        return _stop(StopReason.DEADLINE, "the investigation's deadline has passed")
+    if budget.hops_done >= budget.max_hops:
+        return _stop(StopReason.HOP_CAP, f"{budget.hops_done} of {budget.max_hops} hops done")
+    if budget.hops_done > 1 and not any(e.grade is not Grade.INCORRECT for e in new_evidence):
+        return _stop(StopReason.NO_NEW_EVIDENCE, "the last hop found nothing new that agrees with the question")
+    if not candidates:
+        return _stop(StopReason.NO_NEW_EVIDENCE, "nothing left to ask: no bridging query can be formed")
+    per_query = max(1, engines)
+    affordable = (budget.max_retrieval_calls - budget.retrieval_calls) // per_query
+    if affordable <= 0:
+        return _stop(StopReason.RETRIEVAL_BUDGET,
+                     f"{budget.retrieval_calls} of {budget.max_retrieval_calls} retrieval calls used")
+    if budget.max_llm_tokens and budget.llm_tokens + llm_tokens_per_hop >= budget.max_llm_tokens:
+        return _stop(StopReason.TOKEN_BUDGET, f"{budget.llm_tokens} of {budget.max_llm_tokens} LLM tokens used")
+    chosen = tuple(candidates[:affordable])
+    missing = "; ".join(judgment.missing_information) or "answer incomplete"
+    return LoopDecision(action="continue", reason="insufficient", next_queries=chosen,
+                        detail=f"missing: {missing}")

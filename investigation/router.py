@@ -1,0 +1,154 @@
+"""Routing a question from rules plus embedding similarity: direct, lookup, multi_part or multi_hop.
+
+`out_of_corpus` is never decided here: whether the knowledge base holds the answer is only known after
+retrieval, so refusal is the synthesis step's call.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+import numpy as np
+
+from investigation.ports import Embedder
+from investigation.state import Route, RouteDecision
+from investigation.text import capitalised_spans, content_words, fold, quoted_titles, words
+
+_GREETING = re.compile(
+    r"^\s*(hi+|hello+|hey+|hiya|howdy|yo|greetings|good\s+(morning|afternoon|evening|day)|"
+    r"thanks?(\s+(you|a lot|so much|again))*|thank\s+you(\s+(so|very)\s+much)?|thx|ty|cheers|"
+    r"bye|goodbye|see\s+you|ok(ay)?|cool|great|nice|awesome|perfect|got\s+it|sounds\s+good|"
+    r"how\s+are\s+you(\s+doing)?|how's\s+it\s+going|what's\s+up|sup|who\s+are\s+you|"
+    r"what\s+can\s+you\s+do|are\s+you\s+(a\s+)?(bot|human|there)|nice\s+to\s+meet\s+you|"
+    r"have\s+a\s+(nice|good|great)\s+(day|one|weekend))\b[\s!.,?:;)(]*",
+    re.IGNORECASE,
+)
+_CHITCHAT_PROTOTYPES = (
+    "hello there", "hi, how are you today?", "thank you so much for your help", "thanks, that was helpful",
+    "good morning", "have a nice day", "goodbye, see you later", "who are you?", "what can you do?",
+    "you are awesome", "nice to meet you", "ok great", "how is it going?",
+)
+_FILLER = {"there", "team", "sleuth", "bot", "again", "guys", "folks", "everyone", "all", "please", "lot", "much"}
+
+# "Are X and Y both …", "Which is older, X or Y", "between X and Y", "X or Y?", "same …", "in common".
+_COMPARISON = re.compile(
+    r"(\bboth\b|\bneither\b|\beither\b|\bin common\b|\bthe same\b|\bsame\s+\w+|\bbetween\b.+\band\b|"
+    r"\b(older|younger|oldest|youngest|earlier|later|first|larger|largest|smaller|bigger|longer|"
+    r"shorter|taller|higher|lower|more|less|fewer|farther|further|closer|newer|better)\b.*\bor\b|"
+    r",\s*(the\s+)?[\w\"“'][^,?]*\bor\b[^,?]+\?\s*$|\b(also|too)\b.*\?\s*$|\brespective(ly)?\b|"
+    r"\bwhich\s+(one\s+)?(of\s+(them|the\s+two)\s+)?(was|is|were|are|came|had|has|did)\b)",
+    re.IGNORECASE,
+)
+_INDEPENDENT_SPLIT = (
+    r"(?:,?\s+and\s+|\?\s+|;\s*)(?=(?:who|what|when|where|which|how|why)\s+"
+    r"(?:is|was|are|were|did|does|do|has|have|had|many|much|year|city|country)\b)"
+)
+# Bridge cues: a description that must be resolved before the question can be ("the film that…",
+# "the state where X's performer died", "the director of the film …", "X's performer").
+_BRIDGE_CUES = (
+    re.compile(r"\bthe\s+(\w+\s+){0,3}(that|which|who|whom|whose|where|when)\b", re.IGNORECASE),
+    re.compile(r"\b(the|a|an|its|his|her|their)\s+(\w+\s+){0,2}(of|for|by|from|in|at|on|with)\s+"
+               r"(the|a|an|its|his|her|their)\s+\w+", re.IGNORECASE),
+    re.compile(r"\w['’]s\s+(\w+\s+){0,2}(performer|director|author|composer|creator|founder|owner|"
+               r"producer|writer|singer|band|father|mother|wife|husband|spouse|son|daughter|child|"
+               r"sibling|brother|sister|team|country|city|state|birthplace|capital|home|alma mater|"
+               r"employer|label|publisher|developer|manufacturer|parent|successor|predecessor|"
+               r"headquarters|leader|president|member|architect|designer|inventor|star|actor|actress|"
+               r"[a-z]+er|[a-z]+or)\b", re.IGNORECASE),
+    re.compile(r"\b(born|died|located|founded|formed|based|headquartered|released|published|"
+               r"directed|written|produced|performed|created|played|starred|named)\s+(in|by|at|on|after)\s+"
+               r"(the|a|an)\s+\w+\s+(that|which|who|where|whose)\b", re.IGNORECASE),
+    re.compile(r"\bthe\s+([a-z]+\s+){0,2}(of|containing|for|by|with)\s+[A-Z\"“]"),
+)
+
+
+@dataclass(frozen=True)
+class RouterConfig:
+    """Thresholds of the rule + embedding router."""
+
+    chitchat_similarity: float = 0.62
+    chitchat_max_words: int = 8
+
+
+def _is_greeting_only(question: str) -> bool:
+    rest = question
+    while True:
+        match = _GREETING.match(rest)
+        if not match or match.end() == 0:
+            break
+        rest = rest[match.end():]
+    if rest == question:
+        return False
+    remaining = [w for w in content_words(rest) if w not in _FILLER]
+    return not remaining
+
+
+def _cosine_max(embedder: Embedder, text: str, prototypes: tuple[str, ...]) -> float:
+    vectors = np.asarray(embedder.embed([text, *prototypes]), dtype=np.float32)
+    return float(np.max(vectors[1:] @ vectors[0]))
+
+
+def compared_entities(question: str) -> list[str]:
+    """The entities a comparison question compares ("Are X and Y both…" → [X, Y]), in order."""
+    spans = [*quoted_titles(question), *capitalised_spans(question)]
+    folded_q = fold(question)
+    positioned: list[tuple[int, str]] = []
+    taken: list[tuple[int, int]] = []
+    for span in spans:
+        key = fold(span)
+        start = folded_q.find(key)
+        if start < 0 or any(a <= start < b for a, b in taken):
+            continue
+        taken.append((start, start + len(key)))
+        positioned.append((start, span))
+    positioned.sort()
+    # Pairs joined by a coordinating conjunction ("X and Y", "X or Y", "X, or the Y").
+    for (s1, e1), (s2, e2) in zip(positioned, positioned[1:], strict=False):
+        between = folded_q[s1 + len(fold(e1)): s2]
+        if re.fullmatch(r"[\s,\"“”']*(,?\s*(and|or|&|vs\.?|versus)\s+(the\s+\w+\s+(of\s+)?)?(the\s+)?)[\s\"“”']*",
+                        between):
+            return [e1, e2]
+    if not re.search(r"\b(also|too)\b", question, re.IGNORECASE):
+        return []
+    # "X has an OBE. Does Y also have one?": the multi-word names, when there are exactly two or three.
+    names = [span for _, span in positioned if len(span.split()) >= 2]
+    return names if 2 <= len(names) <= 3 else []
+
+
+def route_question(question: str, embedder: Embedder | None = None,
+                   config: RouterConfig = RouterConfig()) -> RouteDecision:
+    """Route by rules first; embedding similarity to chit-chat prototypes catches the rest."""
+    text = question.strip()
+    if not text or _is_greeting_only(text):
+        return RouteDecision(route=Route.DIRECT, reason="greeting or chit-chat: no retrieval needed")
+    question_words = words(text)
+    has_names = bool(capitalised_spans(text) or quoted_titles(text))
+    if embedder is not None and not has_names and len(question_words) <= config.chitchat_max_words:
+        similarity = _cosine_max(embedder, text, _CHITCHAT_PROTOTYPES)
+        if similarity >= config.chitchat_similarity:
+            return RouteDecision(route=Route.DIRECT, reason=f"chit-chat (similarity {similarity:.2f})",
+                                 confidence=min(1.0, similarity))
+    if _COMPARISON.search(text) and len(compared_entities(text)) >= 2:
+        return RouteDecision(route=Route.MULTI_PART, reason="comparison of several entities", confidence=0.8)
+    if len(split_independent(text)) >= 2:
+        return RouteDecision(route=Route.MULTI_PART, reason="conjunction of independent questions",
+                             confidence=0.7)
+    cues = sum(1 for cue in _BRIDGE_CUES if cue.search(text))
+    if cues:
+        return RouteDecision(route=Route.MULTI_HOP, reason=f"bridge description to resolve ({cues} cue(s))",
+                             confidence=min(1.0, 0.55 + 0.15 * cues))
+    return RouteDecision(route=Route.LOOKUP, reason="single fact lookup", confidence=0.6)
+
+
+def has_bridge_cue(question: str) -> bool:
+    """True when the question holds a description to resolve first ("the film that…", "X's performer")."""
+    return any(cue.search(question) for cue in _BRIDGE_CUES)
+
+
+def split_independent(question: str) -> list[str]:
+    """Split "What is X and who founded Y?" into its independent questions (each with ≥2 content words)."""
+    parts = re.split(_INDEPENDENT_SPLIT, question.strip(), flags=re.IGNORECASE)
+    cleaned = [p.strip(" ,;") for p in parts if p.strip(" ,;")]
+    cleaned = [p if p.endswith("?") else p + "?" for p in cleaned]
+    return cleaned if all(len(content_words(p)) >= 2 for p in cleaned) else [question]

@@ -1,0 +1,105 @@
+"""Sufficiency judgment: does the graded evidence cover the question's entities and content words?
+
+A question with an unresolved description ("the country where …") is only sufficient once a bridging
+hop has brought back correct evidence about what the description resolved to.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from investigation.planner import normalise_query
+from investigation.router import has_bridge_cue
+from investigation.state import Evidence, Grade, Judgment, Plan
+from investigation.text import content_stems, content_words, entities, fold, stem, words
+
+
+@dataclass(frozen=True)
+class SufficiencyConfig:
+    """Coverage thresholds."""
+
+    content_coverage: float = 0.8
+    subquery_coverage: float = 0.6
+
+
+def question_names(question: str) -> list[str]:
+    """The names a question is about (titles and capitalised spans, generic words dropped)."""
+    out = []
+    for name in entities(question):
+        stems = content_stems(name)
+        if stems and not all(len(s) <= 2 for s in stems):
+            out.append(name)
+    return out
+
+
+def covers(name: str, evidence: Evidence) -> bool:
+    """True when an evidence passage mentions `name` (as a phrase, or all its words)."""
+    body = f"{evidence.title} {evidence.text}"
+    return fold(name) in fold(body) or content_stems(name) <= content_stems(body)
+
+
+def judge_evidence(question: str, plan: Plan, evidence: Sequence[Evidence],
+                   config: SufficiencyConfig = SufficiencyConfig()) -> Judgment:
+    """Typed judgment over ALL evidence so far (correct evidence counts fully, ambiguous only for names)."""
+    correct = [e for e in evidence if e.grade is Grade.CORRECT]
+    supporting = correct + [e for e in evidence if e.grade is Grade.AMBIGUOUS]
+    names = question_names(question)
+    missing = [f"entity: {n}" for n in names if not any(covers(n, e) for e in supporting)]
+
+    question_stems = content_stems(question)
+    covered_stems: set[str] = set()
+    for e in correct:
+        covered_stems |= content_stems(f"{e.title} {e.text}") & question_stems
+    coverage = len(covered_stems) / len(question_stems) if question_stems else 0.0
+    uncovered = [w for w in content_words(question) if stem(w) not in covered_stems]
+    if uncovered and coverage < config.content_coverage:
+        missing.append("unresolved: " + " ".join(dict.fromkeys(uncovered)))
+
+    answered: list[str] = []
+    for sub in plan.subqueries:
+        sub_stems = content_stems(sub.text)
+        best = max((len(sub_stems & content_stems(f"{e.title} {e.text}")) / max(1, len(sub_stems))
+                    for e in correct), default=0.0)
+        if best >= config.subquery_coverage:
+            answered.append(sub.text)
+
+    bridged = any(e.hop > 1 and e.grade is Grade.CORRECT and normalise_query(e.query) != normalise_query(question)
+                  for e in evidence)
+    needs_bridge = has_bridge_cue(question) and plan.kind != "decomposed"
+    if needs_bridge and not bridged:
+        missing.append("bridge: the entity the question describes is not resolved yet")
+
+    conflicts = _conflicting_titles(correct)
+    unanswered = [s.text for s in plan.subqueries if s.text not in answered]
+    sufficient = bool(correct) and not missing and not unanswered
+    top = sorted((e.score for e in correct), reverse=True)[:3]
+    strength = sum(top) / len(top) if top else 0.0
+    name_share = 1.0 - (sum(1 for m in missing if m.startswith("entity:")) / len(names) if names else 0.0)
+    confidence = max(0.0, min(1.0, 0.4 * coverage + 0.3 * name_share + 0.3 * min(1.0, strength)))
+    return Judgment(
+        sufficient=sufficient,
+        answered_subqueries=tuple(answered),
+        missing_information=tuple(missing),
+        conflicts=tuple(conflicts),
+        confidence=round(confidence, 4),
+    )
+
+
+def _conflicting_titles(correct: Sequence[Evidence]) -> list[str]:
+    """Two correct passages with the same title but different sources may disagree: name them."""
+    by_title: dict[str, set[str]] = {}
+    for e in correct:
+        by_title.setdefault(fold(e.title), set()).add(e.source_id)
+    return [f"several sources titled {title!r}" for title, sources in sorted(by_title.items()) if len(sources) > 1]
+
+
+def has_support(question: str, evidence: Sequence[Evidence]) -> bool:
+    """True when some correct evidence mentions one of the question's names (or, with no names, exists)."""
+    correct = [e for e in evidence if e.grade is Grade.CORRECT]
+    if not correct:
+        return False
+    names = question_names(question)
+    if not names:
+        return True
+    return any(covers(n, e) for n in names for e in correct) and bool(words(question))

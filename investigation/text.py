@@ -1,0 +1,212 @@
+"""Text utilities of the heuristic loop: tokens, stopwords, sentences, and entity/title/number extraction.
+
+Everything here is deterministic and dependency-free; matching is accent- and case-insensitive.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from functools import lru_cache
+
+STOPWORDS: frozenset[str] = frozenset(
+    """
+    a about above after again against all also am an and any are aren as at be because been before being
+    below between both but by can could did didn do does doesn doing don down during each either ever few
+    for from further had has have having he her here hers herself him himself his how i if in into is isn
+    it its itself just let me more most much must my myself neither no nor not now of off on once only or
+    other ought our ours ourselves out over own same shall she should so some such than that the their
+    theirs them themselves then there these they this those through to too under until up upon very was
+    wasn we were weren what whatever when where whether which while who whom whose why will with within
+    would you your yours yourself yourselves s t d ll m re ve y o
+    one ones thing things something anything else many known called named name kind type part
+    """.split()
+)
+
+# Words that start a question and are capitalised only because they start it.
+QUESTION_WORDS: frozenset[str] = frozenset(
+    "who whom whose what which when where why how is are was were do does did can could will would "
+    "name list tell give in on at of from the a an both between besides this these during since "
+    "if for to by as after before".split()
+)
+
+# Lower-case words that may sit inside a capitalised name ("Bank of America", "Ludwig van Beethoven").
+NAME_CONNECTORS: frozenset[str] = frozenset(
+    "of the de del della der di du da van von la le den y & to from for a an with by upon".split()
+)
+
+MONTHS = (
+    "january february march april may june july august september october november december "
+    "jan feb mar apr jun jul aug sep sept oct nov dec"
+).split()
+
+_WORD = re.compile(r"[^\W_]+(?:['’\-.][^\W_]+)*", re.UNICODE)
+_TOKEN = re.compile(r"\w+|[^\w\s]", re.UNICODE)
+_SENTENCE_END = re.compile(r"(?<=[.!?])[\"'”’)\]]*\s+(?=[\"'“‘(\[]?[A-Z0-9])")
+_QUOTED = re.compile(r"[\"“”]([^\"“”]{2,80})[\"“”]")
+_NUMBER = re.compile(r"\b\d[\d,]*(?:\.\d+)?\b")
+_YEAR = re.compile(r"\b(1[0-9]{3}|20[0-9]{2})s?\b")
+_DATE = re.compile(
+    r"\b(?:\d{1,2}\s+)?(?:" + "|".join(m.capitalize() for m in MONTHS[:12]) + r")(?:\s+\d{1,2})?,?\s+\d{4}\b"
+)
+_ABBREV = {"mr", "mrs", "ms", "dr", "st", "jr", "sr", "vs", "no", "inc", "ltd", "co", "mt", "ft", "u.s", "e.g", "i.e"}
+
+
+def fold(text: str) -> str:
+    """Lower-case and strip accents, so "Aschenbrödel" matches "Aschenbrodel"."""
+    decomposed = unicodedata.normalize("NFKD", text)
+    return "".join(ch for ch in decomposed if not unicodedata.combining(ch)).lower().replace("’", "'")
+
+
+def count_tokens(text: str) -> int:
+    """A model-free token estimate: words plus punctuation marks."""
+    return len(_TOKEN.findall(text))
+
+
+def words(text: str) -> list[str]:
+    """Folded word tokens, possessive `'s` removed, hyphenated words kept whole and split."""
+    out: list[str] = []
+    for match in _WORD.finditer(fold(text)):
+        word = match.group(0).strip(".'")
+        if word.endswith("'s"):
+            word = word[:-2]
+        if not word:
+            continue
+        out.append(word)
+        if "-" in word:
+            out.extend(part for part in word.split("-") if part)
+    return out
+
+
+@lru_cache(maxsize=65536)
+def stem(word: str) -> str:
+    """A light suffix stripper: enough to equate "directed"/"director"/"directors", "films"/"film"."""
+    w = word
+    for suffix in ("ization", "ational", "ations", "ation", "ings", "ing", "ness", "ments", "ment",
+                   "ities", "ity", "ers", "ors", "er", "or", "ies", "ied", "es", "ed", "ly", "s"):
+        if len(w) - len(suffix) >= 4 and w.endswith(suffix):
+            w = w[: -len(suffix)]
+            if suffix in ("ies", "ied", "ities"):
+                w += "y"
+            break
+    return w
+
+
+def content_words(text: str) -> list[str]:
+    """Words that carry meaning (no stopwords, no one-letter tokens), in order, folded."""
+    return [w for w in words(text) if w not in STOPWORDS and (len(w) > 1 or w.isdigit())]
+
+
+def content_stems(text: str) -> set[str]:
+    """The set of stems of `content_words(text)`."""
+    return {stem(w) for w in content_words(text)}
+
+
+def split_sentences(text: str) -> list[str]:
+    """Split prose into sentences without breaking on common abbreviations or initials."""
+    pieces = _SENTENCE_END.split(text.strip())
+    sentences: list[str] = []
+    for piece in pieces:
+        if not piece:
+            continue
+        if sentences:
+            last_word = sentences[-1].rstrip(".!?").rsplit(" ", 1)[-1]
+            if fold(last_word) in _ABBREV or (len(last_word) == 1 and last_word.isupper()):
+                sentences[-1] = f"{sentences[-1]} {piece}"
+                continue
+        sentences.append(piece.strip())
+    return sentences
+
+
+def quoted_titles(text: str) -> list[str]:
+    """Titles written in quotes: '"Wonderland by Night"' → 'Wonderland by Night'."""
+    return [m.group(1).strip(" ,.") for m in _QUOTED.finditer(text)]
+
+
+def _is_capitalised(token: str) -> bool:
+    return bool(token) and (token[0].isupper() or (token[0].isdigit() and any(c.isalpha() for c in token)))
+
+
+def capitalised_spans(text: str) -> list[str]:
+    """Runs of capitalised words (with name connectors inside), e.g. "Johann Strauss II", "Bank of America".
+
+    A sentence-initial question word or stopword is not a name ("Who", "The" in "The director ...");
+    punctuation ends a run; a possessive ends it unless a capitalised word follows ("Woman's Viewpoint").
+    """
+    spans: list[str] = []
+    tokens = re.findall(r"[^\s,;:!?()\[\]\"“”]+|[,;:!?()\[\]\"“”]", text)
+    current: list[str] = []
+    pending: list[str] = []  # connectors seen after a capitalised word
+
+    def flush() -> None:
+        if current:
+            span = " ".join(current).strip(".'’")
+            if span.endswith(("'s", "’s")):
+                span = span[:-2]
+            if span:
+                spans.append(span)
+        current.clear()
+        pending.clear()
+
+    sentence_start = True
+    for raw in tokens:
+        if len(raw) == 1 and not raw.isalnum():
+            flush()
+            sentence_start = sentence_start or raw in "!?"
+            continue
+        ends_sentence = raw.endswith(".") and len(raw) > 2 and fold(raw.rstrip(".")) not in _ABBREV
+        token = raw.rstrip(".") if ends_sentence else raw
+        low = fold(token)
+        if current and not pending and token.isdigit() and len(token) <= 3:
+            current.append(token)  # "Big Hero 6", "Apollo 11"
+        elif _is_capitalised(token) and not (sentence_start and (low in QUESTION_WORDS or low in STOPWORDS)):
+            current.extend(pending)
+            pending.clear()
+            current.append(token)
+        elif current and low in NAME_CONNECTORS:
+            pending.append(token)
+        else:
+            flush()
+        sentence_start = ends_sentence
+        if ends_sentence:
+            flush()
+        elif current and current[-1].endswith(("'s", "’s")):
+            pending.clear()
+    flush()
+    return spans
+
+
+def numbers(text: str) -> list[str]:
+    """Numbers as written ("1,890", "6.8", "1986")."""
+    return [m.group(0).rstrip(",") for m in _NUMBER.finditer(text)]
+
+
+def years(text: str) -> list[str]:
+    """Four-digit years (1000–2099)."""
+    return [m.group(1) for m in _YEAR.finditer(text)]
+
+
+def dates(text: str) -> list[str]:
+    """Dates with a month name ("8 June 1951", "September 23, 1962")."""
+    return [m.group(0) for m in _DATE.finditer(text)]
+
+
+def entities(text: str) -> list[str]:
+    """Quoted titles first, then capitalised spans, de-duplicated (folded), in order of appearance."""
+    seen: set[str] = set()
+    out: list[str] = []
+    for candidate in [*quoted_titles(text), *capitalised_spans(text)]:
+        key = fold(candidate)
+        if any(key in other for other in seen if len(other) > len(key)):
+            continue  # a word of a quoted title already kept
+        if key and key not in seen and key not in STOPWORDS and key not in QUESTION_WORDS:
+            seen.add(key)
+            out.append(candidate)
+    return out
+
+
+def overlap(query_stems: set[str], text: str) -> float:
+    """Share of `query_stems` present in `text` (0 when the query has no content words)."""
+    if not query_stems:
+        return 0.0
+    return len(query_stems & content_stems(text)) / len(query_stems)

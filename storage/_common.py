@@ -1,0 +1,79 @@
+"""Helpers shared by the repository modules: the write scope, race-safe inserts, time conversions."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from datetime import UTC, datetime
+from typing import Any
+
+from sqlalchemy import Table
+from sqlalchemy.dialects import postgresql, sqlite
+from sqlmodel import Session, SQLModel
+
+from storage.db import IMMEDIATE
+
+_INSERT_BATCH = 200  # rows per INSERT: well under SQLite's bound-parameter limit
+
+
+@contextmanager
+def write(session: Session) -> Iterator[None]:
+    """One repository write = one committed transaction (rolled back, and re-raised, on error).
+
+    Anything the caller left pending in the session is committed first: on SQLite the write must start
+    its own ``BEGIN IMMEDIATE`` transaction (see `storage.db`). Repositories read what they return
+    inside this scope, so no transaction (no old SQLite snapshot) is left open after a write.
+    """
+    if session.in_transaction():
+        session.commit()
+    session.connection(execution_options={IMMEDIATE: True})
+    try:
+        yield
+        session.commit()
+    except BaseException:
+        session.rollback()
+        raise
+
+
+def insert_ignore(
+    session: Session, model: type[SQLModel], rows: Sequence[dict[str, Any]], conflict: Sequence[str]
+) -> int:
+    """INSERT ... ON CONFLICT (`conflict`) DO NOTHING; returns how many rows were inserted.
+
+    Race-safe without exceptions: a concurrent insert of the same key waits for the other transaction
+    and then does nothing.
+    """
+    table: Table = model.__table__  # type: ignore[attr-defined]
+    dialect = session.get_bind().dialect.name
+    insert = {"postgresql": postgresql.insert, "sqlite": sqlite.insert}.get(dialect)
+    if insert is None:
+        raise NotImplementedError(f"unsupported database: {dialect}")
+    inserted = 0
+    for start in range(0, len(rows), _INSERT_BATCH):
+        stmt = insert(table).values(list(rows[start : start + _INSERT_BATCH]))
+        stmt = stmt.on_conflict_do_nothing(index_elements=list(conflict))
+        # rowcount of an INSERT is only kept when asked for (SQLAlchemy 2.0.28+; -1 otherwise on psycopg)
+        result = session.execute(stmt.execution_options(preserve_rowcount=True))
+        inserted += max(result.rowcount, 0)  # type: ignore[attr-defined]
+    return inserted
+
+
+def row_values(instance: SQLModel) -> dict[str, Any]:
+    """Column values of a (not yet persisted) model instance, defaults included, for a Core INSERT."""
+    table: Table = type(instance).__table__  # type: ignore[attr-defined]
+    values = {column.name: getattr(instance, column.name) for column in table.columns}
+    return {name: value for name, value in values.items() if value is not None or name != "id"}
+
+
+def naive_utc(moment: datetime) -> datetime:
+    """The naive-UTC form every table stores (aware values are converted, naive ones taken as UTC)."""
+    if moment.tzinfo is None:
+        return moment
+    return moment.astimezone(UTC).replace(tzinfo=None)
+
+
+def iso(moment: datetime | None) -> str | None:
+    """ISO 8601 with an explicit UTC offset, for JSON views."""
+    if moment is None:
+        return None
+    return naive_utc(moment).replace(tzinfo=UTC).isoformat()

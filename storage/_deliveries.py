@@ -1,0 +1,122 @@
+"""Deliveries (one per investigation and channel) and their logged attempts."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from sqlalchemy import update
+from sqlmodel import Session, col, select
+
+from investigation.errors import NotFound, ValidationFailed
+from storage._common import insert_ignore, row_values, write
+from storage.models import Delivery, DeliveryAttempt, utcnow
+
+STATUSES = ("pending", "delivered", "dead")
+
+
+def get_or_create_delivery(
+    session: Session, *, investigation_id: str, tenant_id: str, channel: str, target: dict[str, Any]
+) -> Delivery:
+    """The delivery of this investigation on this channel; created (pending) if there is none yet."""
+    delivery = Delivery(
+        investigation_id=investigation_id, tenant_id=tenant_id, channel=channel, target=dict(target)
+    )
+    stmt = select(Delivery).where(Delivery.investigation_id == investigation_id, Delivery.channel == channel)
+    with write(session):
+        insert_ignore(session, Delivery, [row_values(delivery)], ["investigation_id", "channel"])
+        return session.exec(stmt.execution_options(populate_existing=True)).one()
+
+
+def get_delivery(session: Session, *, delivery_id: str, tenant_id: str | None = None) -> Delivery:
+    """NotFound also when the delivery belongs to another tenant."""
+    delivery = session.get(Delivery, delivery_id, populate_existing=True)
+    if delivery is None or (tenant_id is not None and delivery.tenant_id != tenant_id):
+        raise NotFound(f"delivery {delivery_id} not found")
+    return delivery
+
+
+def list_deliveries(session: Session, *, investigation_id: str) -> list[Delivery]:
+    stmt = (
+        select(Delivery)
+        .where(Delivery.investigation_id == investigation_id)
+        .order_by(col(Delivery.created_at), col(Delivery.channel))
+    )
+    return list(session.exec(stmt.execution_options(populate_existing=True)).all())
+
+
+def record_attempt(
+    session: Session,
+    *,
+    delivery_id: str,
+    number: int,
+    status_code: int | None,
+    error: str | None,
+    duration_ms: float,
+) -> DeliveryAttempt:
+    """Log attempt `number` once (a redelivered task gets the logged row back); keeps `attempts` current."""
+    attempt = DeliveryAttempt(
+        delivery_id=delivery_id, number=number, status_code=status_code, error=error, duration_ms=duration_ms
+    )
+    with write(session):
+        get_delivery(session, delivery_id=delivery_id)  # NotFound rather than a foreign-key error
+        if insert_ignore(session, DeliveryAttempt, [row_values(attempt)], ["delivery_id", "number"]):
+            bump = update(Delivery).where(col(Delivery.id) == delivery_id)
+            session.execute(
+                bump.where(col(Delivery.attempts) < number)
+                .values(attempts=number)
+                .execution_options(synchronize_session=False)
+            )
+            if error is not None:
+                session.execute(bump.values(last_error=error).execution_options(synchronize_session=False))
+        stmt = select(DeliveryAttempt).where(
+            DeliveryAttempt.delivery_id == delivery_id, DeliveryAttempt.number == number
+        )
+        return session.exec(stmt).one()
+
+
+def list_attempts(session: Session, *, delivery_id: str) -> list[DeliveryAttempt]:
+    stmt = (
+        select(DeliveryAttempt)
+        .where(DeliveryAttempt.delivery_id == delivery_id)
+        .order_by(col(DeliveryAttempt.number))
+    )
+    return list(session.exec(stmt).all())
+
+
+def mark_delivery(session: Session, *, delivery_id: str, status: str, error: str | None = None) -> Delivery:
+    """Set the delivery's status; a delivered delivery stays delivered whatever comes later."""
+    if status not in STATUSES:
+        raise ValidationFailed("status", f"must be one of {', '.join(STATUSES)}")
+    values: dict[str, Any] = {"status": status}
+    if error is not None:
+        values["last_error"] = error
+    if status == "delivered":
+        values["delivered_at"] = utcnow()
+    stmt = (
+        update(Delivery)
+        .where(col(Delivery.id) == delivery_id, col(Delivery.status) != "delivered")
+        .values(**values)
+        .execution_options(synchronize_session=False)
+    )
+    with write(session):
+        session.execute(stmt)
+        return get_delivery(session, delivery_id=delivery_id)
+
+
+def reset_delivery(session: Session, *, delivery_id: str) -> Delivery:
+    """Dead → pending, for the redeliver endpoint. Attempts keep counting (the next one is attempts + 1).
+
+    A pending delivery is returned unchanged; a delivered one is refused (it is never sent twice).
+    """
+    stmt = (
+        update(Delivery)
+        .where(col(Delivery.id) == delivery_id, col(Delivery.status) == "dead")
+        .values(status="pending", last_error=None)
+        .execution_options(synchronize_session=False)
+    )
+    with write(session):
+        session.execute(stmt)
+        delivery = get_delivery(session, delivery_id=delivery_id)
+    if delivery.status == "delivered":
+        raise ValidationFailed("status", "already delivered")
+    return delivery

@@ -1,0 +1,171 @@
+"""Investigations: idempotent intake, updates, the one-time move to a terminal status, overdue scan."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from datetime import datetime, timedelta
+from typing import Any
+
+from sqlalchemy import update
+from sqlmodel import Session, col, select
+
+from investigation.errors import NotFound, ValidationFailed
+from investigation.state import Mode, Status
+from storage._common import insert_ignore, naive_utc, row_values, write
+from storage.models import Delivery, Investigation, Tenant, utcnow
+
+ACTIVE = (Status.QUEUED.value, Status.RUNNING.value)
+TERMINAL = (Status.ANSWERED.value, Status.REFUSED.value, Status.FAILED.value)
+_READONLY_FIELDS = frozenset({"id", "tenant_id", "idempotency_key", "created_at"})
+
+
+def create_investigation(
+    session: Session,
+    *,
+    tenant: Tenant,
+    question: str,
+    mode: str,
+    callback: dict[str, Any] | None,
+    budget: dict[str, Any],
+    idempotency_key: str | None,
+    deadline_seconds: int,
+) -> tuple[Investigation, bool]:
+    """(investigation, created). The same (tenant, idempotency_key) returns the existing one, uncreated.
+
+    The callback's Delivery row is written in the same transaction, so an accepted investigation always
+    has its delivery.
+    """
+    tenant_id = tenant.id
+    _validate(question=question, mode=mode, callback=callback, deadline_seconds=deadline_seconds)
+    now = utcnow()
+    inv = Investigation(
+        tenant_id=tenant_id,
+        question=question,
+        mode=mode,
+        callback=callback,
+        budget=dict(budget),
+        idempotency_key=idempotency_key,
+        created_at=now,
+        updated_at=now,
+        deadline_at=now + timedelta(seconds=deadline_seconds),
+    )
+    with write(session):
+        created = insert_ignore(session, Investigation, [row_values(inv)], ["tenant_id", "idempotency_key"])
+        if created and callback is not None:
+            delivery = Delivery(
+                investigation_id=inv.id,
+                tenant_id=tenant_id,
+                channel=str(callback["type"]),
+                target={k: v for k, v in callback.items() if k != "type"},
+            )
+            session.add(delivery)
+            session.flush()
+        if created:
+            return get_investigation(session, investigation_id=inv.id), True
+        # Another request holding the same key won (on PostgreSQL the INSERT waited for its commit).
+        stmt = select(Investigation).where(
+            Investigation.tenant_id == tenant_id, Investigation.idempotency_key == idempotency_key
+        )
+        return session.exec(stmt.execution_options(populate_existing=True)).one(), False
+
+
+def _validate(*, question: str, mode: str, callback: dict[str, Any] | None, deadline_seconds: int) -> None:
+    if not isinstance(question, str) or not question.strip():
+        raise ValidationFailed("question", "must not be empty")
+    if mode not in {m.value for m in Mode}:
+        raise ValidationFailed("mode", f"must be one of {', '.join(m.value for m in Mode)}")
+    if callback is not None and not (isinstance(callback, dict) and isinstance(callback.get("type"), str)):
+        raise ValidationFailed("callback", "must be an object with a 'type'")
+    if deadline_seconds <= 0:
+        raise ValidationFailed("deadline_seconds", "must be positive")
+
+
+def get_investigation(
+    session: Session, *, investigation_id: str, tenant_id: str | None = None
+) -> Investigation:
+    """NotFound also when the investigation belongs to another tenant (its existence is not revealed)."""
+    inv = session.get(Investigation, investigation_id, populate_existing=True)
+    if inv is None or (tenant_id is not None and inv.tenant_id != tenant_id):
+        raise NotFound(f"investigation {investigation_id} not found")
+    return inv
+
+
+def update_investigation(session: Session, *, investigation_id: str, **fields: Any) -> Investigation:
+    """Set columns of an investigation (and `updated_at`); unknown or read-only names are refused.
+
+    `status` may only be set to queued/running (terminal statuses go through `finish_investigation`),
+    and a terminal investigation keeps its status, so a late worker cannot bring it back to life.
+    """
+    columns = set(Investigation.__table__.columns.keys())  # type: ignore[attr-defined]
+    for name in fields:
+        if name not in columns or name in _READONLY_FIELDS:
+            raise ValidationFailed(name, "not an updatable investigation field")
+    if "status" in fields and fields["status"] not in ACTIVE:
+        raise ValidationFailed("status", "use finish_investigation for a terminal status")
+    with write(session):
+        inv = get_investigation(session, investigation_id=investigation_id)
+        if inv.status in TERMINAL:
+            fields = {k: v for k, v in fields.items() if k != "status"}
+        for name, value in fields.items():
+            setattr(inv, name, value)
+        inv.updated_at = utcnow()
+        session.add(inv)
+    return inv
+
+
+def finish_investigation(
+    session: Session,
+    *,
+    investigation_id: str,
+    status: str,
+    stop_reason: str | None,
+    answer: str | None = None,
+    citations: Sequence[dict[str, Any]] = (),
+    caveat: str | None = None,
+    error: str | None = None,
+    final_evidence_ids: Sequence[str] = (),
+    evidence_tokens: int | None = None,
+) -> bool:
+    """Move a queued/running investigation to a terminal status; False when it already was terminal.
+
+    One conditional UPDATE, so of the watchdog and a late worker exactly one finishes it.
+    """
+    if status not in TERMINAL:
+        raise ValidationFailed("status", f"must be one of {', '.join(TERMINAL)}")
+    now = utcnow()
+    values: dict[str, Any] = {
+        "status": status,
+        "stop_reason": stop_reason,
+        "answer": answer,
+        "citations": [dict(c) for c in citations],
+        "caveat": caveat,
+        "error": error,
+        "final_evidence_ids": list(final_evidence_ids),
+        "finished_at": now,
+        "updated_at": now,
+    }
+    if evidence_tokens is not None:
+        values["evidence_tokens"] = evidence_tokens
+    stmt = (
+        update(Investigation)
+        .where(col(Investigation.id) == investigation_id, col(Investigation.status).in_(ACTIVE))
+        .values(**values)
+        .execution_options(synchronize_session=False)
+    )
+    with write(session):
+        finished = session.execute(stmt).rowcount == 1  # type: ignore[attr-defined]
+        cached = session.identity_map.get(session.identity_key(Investigation, investigation_id))
+        if cached is not None:
+            session.refresh(cached)
+    return finished
+
+
+def list_overdue(session: Session, *, now: datetime, limit: int = 100) -> list[str]:
+    """Ids of queued/running investigations whose deadline has passed, oldest deadline first."""
+    stmt = (
+        select(Investigation.id)
+        .where(col(Investigation.status).in_(ACTIVE), col(Investigation.deadline_at) < naive_utc(now))
+        .order_by(col(Investigation.deadline_at))
+        .limit(limit)
+    )
+    return list(session.exec(stmt).all())

@@ -1,0 +1,116 @@
+"""Per-investigation records written by tasks: hops, evidence and trace events, all idempotent."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from sqlalchemy import update
+from sqlmodel import Session, col, select
+
+from investigation.errors import NotFound
+from investigation.state import Evidence
+from storage._common import insert_ignore, row_values, write
+from storage.models import EvidenceRecord, Hop, TraceEvent, utcnow
+
+
+def save_hop(
+    session: Session, *, investigation_id: str, number: int, queries: list[dict[str, Any]], engines: list[str]
+) -> Hop:
+    """The planned hop; when it exists already (a redelivered task), the existing row unchanged."""
+    hop = Hop(investigation_id=investigation_id, number=number, queries=list(queries), engines=list(engines))
+    with write(session):
+        insert_ignore(session, Hop, [row_values(hop)], ["investigation_id", "number"])
+        saved = get_hop(session, investigation_id=investigation_id, number=number)
+    assert saved is not None  # just written, rows are never deleted
+    return saved
+
+
+def get_hop(session: Session, *, investigation_id: str, number: int) -> Hop | None:
+    stmt = select(Hop).where(Hop.investigation_id == investigation_id, Hop.number == number)
+    return session.exec(stmt.execution_options(populate_existing=True)).first()
+
+
+def list_hops(session: Session, *, investigation_id: str) -> list[Hop]:
+    stmt = select(Hop).where(Hop.investigation_id == investigation_id).order_by(col(Hop.number))
+    return list(session.exec(stmt.execution_options(populate_existing=True)).all())
+
+
+def mark_hop_reduced(
+    session: Session, *, investigation_id: str, number: int, decision: dict[str, Any]
+) -> Hop:
+    """Record the loop decision taken after a hop. The first decision wins: a redelivered reducer gets
+    the hop back with the decision already recorded, and must follow that one."""
+    stmt = (
+        update(Hop)
+        .where(
+            col(Hop.investigation_id) == investigation_id,
+            col(Hop.number) == number,
+            col(Hop.state) == "planned",
+        )
+        .values(state="reduced", decision=dict(decision))
+        .execution_options(synchronize_session=False)
+    )
+    with write(session):
+        session.execute(stmt)
+        hop = get_hop(session, investigation_id=investigation_id, number=number)
+    if hop is None:
+        raise NotFound(f"hop {number} of investigation {investigation_id} not found")
+    return hop
+
+
+def add_evidence(session: Session, *, investigation_id: str, evidence: Sequence[Evidence]) -> int:
+    """Insert evidence not stored yet (by evidence id); returns how many rows were inserted."""
+    rows: dict[str, dict[str, Any]] = {}
+    for ev in evidence:
+        record = EvidenceRecord(
+            investigation_id=investigation_id,
+            evidence_id=ev.id,
+            chunk_id=ev.chunk_id,
+            source_id=ev.source_id,
+            title=ev.title,
+            text=ev.text,
+            url=ev.url,
+            score=float(ev.score),
+            grade=str(ev.grade.value if hasattr(ev.grade, "value") else ev.grade),
+            hop=ev.hop,
+            query=ev.query,
+        )
+        rows.setdefault(ev.id, row_values(record))
+    if not rows:
+        return 0
+    with write(session):
+        return insert_ignore(
+            session, EvidenceRecord, list(rows.values()), ["investigation_id", "evidence_id"]
+        )
+
+
+def list_evidence(session: Session, *, investigation_id: str) -> list[EvidenceRecord]:
+    """All evidence of an investigation: hop ascending, then score descending."""
+    stmt = (
+        select(EvidenceRecord)
+        .where(EvidenceRecord.investigation_id == investigation_id)
+        .order_by(col(EvidenceRecord.hop), col(EvidenceRecord.score).desc(), col(EvidenceRecord.id))
+    )
+    return list(session.exec(stmt).all())
+
+
+def add_event(
+    session: Session, *, investigation_id: str, step_key: str, kind: str, hop: int = 0, data: dict[str, Any]
+) -> bool:
+    """Append a trace event once per step key; False when that step was already recorded."""
+    event = TraceEvent(
+        investigation_id=investigation_id, step_key=step_key, kind=kind, hop=hop, data=dict(data), at=utcnow()
+    )
+    with write(session):
+        return insert_ignore(session, TraceEvent, [row_values(event)], ["investigation_id", "step_key"]) == 1
+
+
+def list_events(session: Session, *, investigation_id: str, after_id: int = 0) -> list[TraceEvent]:
+    """Events in the order they were written, those with an id above `after_id` (for polling)."""
+    stmt = (
+        select(TraceEvent)
+        .where(TraceEvent.investigation_id == investigation_id, col(TraceEvent.id) > after_id)
+        .order_by(col(TraceEvent.id))
+    )
+    return list(session.exec(stmt).all())

@@ -1,0 +1,86 @@
+"""Tenants and their API keys: only the sha256 of a key is stored, the key itself is shown once."""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import hmac
+import re
+import secrets
+from typing import Any
+
+from sqlmodel import Session, col, select
+
+from investigation.errors import Forbidden, NotFound, ValidationFailed
+from storage._common import insert_ignore, row_values, write
+from storage.models import Tenant
+
+API_KEY_PREFIX = "sk_"
+WEBHOOK_SECRET_PREFIX = "whsec_"
+_NAME = re.compile(r"[A-Za-z0-9_.-]{1,100}")
+
+
+def hash_api_key(api_key: str) -> str:
+    """The stored form of an API key (sha256 hex)."""
+    return hashlib.sha256(api_key.encode("utf-8")).hexdigest()
+
+
+def new_api_key() -> str:
+    return API_KEY_PREFIX + secrets.token_urlsafe(32)
+
+
+def new_webhook_secret() -> str:
+    return WEBHOOK_SECRET_PREFIX + base64.b64encode(secrets.token_bytes(24)).decode("ascii")
+
+
+def validate_tenant_name(name: str) -> str:
+    if not isinstance(name, str) or not _NAME.fullmatch(name):
+        raise ValidationFailed("name", "1-100 characters of letters, digits, '_', '.' or '-'")
+    return name
+
+
+def create_tenant(session: Session, *, name: str, limits: dict[str, Any] | None = None) -> tuple[Tenant, str]:
+    """A new tenant and its plaintext API key (returned once, never stored)."""
+    validate_tenant_name(name)
+    api_key = new_api_key()
+    tenant = Tenant(
+        name=name,
+        api_key_hash=hash_api_key(api_key),
+        api_key_prefix=api_key[:8],
+        webhook_secret=new_webhook_secret(),
+        limits=dict(limits or {}),
+    )
+    with write(session):
+        if not insert_ignore(session, Tenant, [row_values(tenant)], ["name"]):
+            raise ValidationFailed("name", "already exists")
+        return get_tenant(session, tenant_id=tenant.id), api_key
+
+
+def get_tenant(session: Session, *, tenant_id: str) -> Tenant:
+    tenant = session.get(Tenant, tenant_id)
+    if tenant is None:
+        raise NotFound(f"tenant {tenant_id} not found")
+    return tenant
+
+
+def get_tenant_by_name(session: Session, *, name: str) -> Tenant:
+    tenant = session.exec(select(Tenant).where(Tenant.name == name)).first()
+    if tenant is None:
+        raise NotFound(f"tenant {name!r} not found")
+    return tenant
+
+
+def list_tenants(session: Session) -> list[Tenant]:
+    return list(session.exec(select(Tenant).order_by(col(Tenant.name))).all())
+
+
+def authenticate(session: Session, *, api_key: str) -> Tenant:
+    """The tenant owning `api_key`; Forbidden when the key is empty or unknown."""
+    if not api_key or not isinstance(api_key, str):
+        raise Forbidden("missing API key")
+    digest = hash_api_key(api_key)
+    tenant = session.exec(select(Tenant).where(Tenant.api_key_hash == digest)).first()
+    # The lookup is by hash (timing reveals nothing about the key); compare again in constant time.
+    if tenant is None or not hmac.compare_digest(tenant.api_key_hash, digest):
+        raise Forbidden("invalid API key")
+    return tenant

@@ -1,0 +1,75 @@
+"""The public JSON shape of an investigation and of a trace event (HTTP API, `sleuth ask --json`, webhooks)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from sqlmodel import Session
+
+from storage._common import iso
+from storage._deliveries import list_deliveries
+from storage._records import list_evidence
+from storage.models import Delivery, EvidenceRecord, Investigation, TraceEvent
+
+_CITATION_KEYS = ("marker", "evidence_id", "source_id", "title")
+
+
+def investigation_view(session: Session, *, investigation: Investigation) -> dict[str, Any]:
+    """The investigation as the outside world sees it (JSON-serialisable)."""
+    evidence = list_evidence(session, investigation_id=investigation.id)
+    deliveries = list_deliveries(session, investigation_id=investigation.id)
+    return build_investigation_view(investigation, evidence, deliveries)
+
+
+def build_investigation_view(
+    inv: Investigation, evidence: Sequence[EvidenceRecord], deliveries: Sequence[Delivery]
+) -> dict[str, Any]:
+    """`investigation_view` from rows already loaded (pure)."""
+    return {
+        "id": inv.id,
+        "status": inv.status,
+        "mode": inv.mode,
+        "question": inv.question,
+        "route": inv.route,
+        "answer": inv.answer,
+        "caveat": inv.caveat,
+        "citations": [{key: c.get(key) for key in _CITATION_KEYS} for c in inv.citations or []],
+        "evidence": [_evidence_view(e) for e in order_evidence(evidence, inv.final_evidence_ids or [])],
+        "subqueries": list(inv.subqueries or []),
+        "hops": inv.hops,
+        "retrieval_calls": inv.retrieval_calls,
+        "evidence_tokens": inv.evidence_tokens,
+        "stop_reason": inv.stop_reason,
+        "error": inv.error,
+        "created_at": iso(inv.created_at),
+        "finished_at": iso(inv.finished_at),
+        "deliveries": [
+            {"id": d.id, "channel": d.channel, "status": d.status, "attempts": d.attempts} for d in deliveries
+        ],
+    }
+
+
+def order_evidence(evidence: Sequence[EvidenceRecord], final_ids: Sequence[str]) -> list[EvidenceRecord]:
+    """The final evidence first, in `final_ids` order, then the rest in their given order."""
+    by_id = {e.evidence_id: e for e in evidence}
+    first = [by_id[i] for i in dict.fromkeys(final_ids) if i in by_id]
+    chosen = {e.evidence_id for e in first}
+    return first + [e for e in evidence if e.evidence_id not in chosen]
+
+
+def _evidence_view(e: EvidenceRecord) -> dict[str, Any]:
+    return {
+        "id": e.evidence_id,
+        "source_id": e.source_id,
+        "title": e.title,
+        "text": e.text,
+        "score": e.score,
+        "grade": e.grade,
+        "hop": e.hop,
+        "query": e.query,
+    }
+
+
+def event_view(event: TraceEvent) -> dict[str, Any]:
+    return {"id": event.id, "kind": event.kind, "hop": event.hop, "at": iso(event.at), "data": event.data}

@@ -1,0 +1,1 @@
+"""Alembic migrations of the Sleuth schema (run by `storage.db.migrate`)."""

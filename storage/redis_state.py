@@ -1,0 +1,286 @@
+"""Shared, short-lived state in Redis: budgets, seen-evidence sets, the sub-query cache, hop hits, locks.
+
+Every key starts with ``f"{prefix}:"``; every check-and-change is one Lua script, so concurrent workers
+never overspend a budget or both claim the same passage. Connection problems surface as TransientError.
+"""
+
+from __future__ import annotations
+
+import functools
+import hashlib
+import json
+import time
+import unicodedata
+from collections.abc import Callable, Iterable, Sequence
+from typing import Any, ParamSpec, TypeVar
+from urllib.parse import parse_qs, urlencode, urlsplit
+
+import redis
+
+from investigation.errors import TransientError
+
+COUNTERS = ("hops", "retrieval_calls", "llm_tokens")
+_DAY = 86_400
+
+P = ParamSpec("P")
+R = TypeVar("R")
+
+# Counters and limits are created once; a second init (a redelivered task) changes nothing, so neither
+# the charges made so far nor the deadline move.
+_INIT_BUDGET = """
+for i, field in ipairs({'hops', 'retrieval_calls', 'llm_tokens'}) do
+  redis.call('HSETNX', KEYS[1], field, 0)
+end
+redis.call('HSETNX', KEYS[1], 'max_hops', ARGV[1])
+redis.call('HSETNX', KEYS[1], 'max_retrieval_calls', ARGV[2])
+redis.call('HSETNX', KEYS[1], 'max_llm_tokens', ARGV[3])
+redis.call('HSETNX', KEYS[1], 'deadline_ts', ARGV[4])
+redis.call('EXPIRE', KEYS[1], ARGV[5])
+return 1
+"""
+
+_CHARGE = """
+local limit = redis.call('HGET', KEYS[1], 'max_' .. ARGV[1])
+if not limit then return -1 end
+local used = tonumber(redis.call('HGET', KEYS[1], ARGV[1]) or '0')
+local amount = tonumber(ARGV[2])
+if used + amount > tonumber(limit) then return 0 end
+redis.call('HINCRBY', KEYS[1], ARGV[1], amount)
+return 1
+"""
+
+_CHARGE_PLAIN = """
+local used = tonumber(redis.call('GET', KEYS[1]) or '0')
+local amount = tonumber(ARGV[1])
+if used + amount > tonumber(ARGV[2]) then return 0 end
+redis.call('INCRBY', KEYS[1], amount)
+redis.call('EXPIRE', KEYS[1], ARGV[3])
+return 1
+"""
+
+_MARK_SEEN = """
+local new = {}
+for i = 2, #ARGV do
+  if redis.call('SADD', KEYS[1], ARGV[i]) == 1 then new[#new + 1] = ARGV[i] end
+end
+redis.call('EXPIRE', KEYS[1], ARGV[1])
+return new
+"""
+
+
+def _translated(method: Callable[P, R]) -> Callable[P, R]:
+    """Redis being unreachable is a transient condition for the caller (a task retries)."""
+
+    @functools.wraps(method)
+    def wrapper(*args: P.args, **kwargs: P.kwargs) -> R:
+        try:
+            return method(*args, **kwargs)
+        except (redis.ConnectionError, redis.TimeoutError) as exc:
+            raise TransientError(f"redis unavailable: {exc}") from exc
+
+    return wrapper
+
+
+def _text(value: Any) -> str:
+    return value.decode("utf-8") if isinstance(value, bytes) else str(value)
+
+
+def normalise_query(query: str) -> str:
+    """The form of a query used for cache keys: NFKC, case-folded, whitespace collapsed."""
+    return " ".join(unicodedata.normalize("NFKC", query).casefold().split())
+
+
+def cache_digest(query: str, k: int, acl: Iterable[str] | None) -> str:
+    """sha256 of the normalised query, k and the sorted ACL (JSON-encoded, so no separator is ambiguous)."""
+    material = json.dumps([normalise_query(query), int(k), sorted(set(acl or ()))], ensure_ascii=False)
+    return hashlib.sha256(material.encode("utf-8")).hexdigest()
+
+
+def client_from_url(url: str, **kwargs: Any) -> redis.Redis:
+    """A redis-py client for any URL Sleuth accepts, including Celery/kombu's ``redis+socket://``."""
+    parts = urlsplit(url)
+    if parts.scheme in ("redis+socket", "socket"):
+        query = parse_qs(parts.query)
+        db = (query.pop("virtual_host", None) or query.pop("db", None) or ["0"])[0]
+        rest = {key: values[0] for key, values in query.items()}
+        url = f"unix://{parts.path}?{urlencode({'db': db, **rest})}"
+    return redis.Redis.from_url(url, **kwargs)
+
+
+class RedisState:
+    """Budgets, dedup sets, caches and locks of Sleuth, under one key prefix."""
+
+    def __init__(self, client: redis.Redis, prefix: str) -> None:
+        if not prefix or ":" in prefix:
+            raise ValueError("prefix must be non-empty and contain no ':'")
+        self.client = client
+        self.prefix = prefix
+        self._init_budget = client.register_script(_INIT_BUDGET)
+        self._charge = client.register_script(_CHARGE)
+        self._charge_plain = client.register_script(_CHARGE_PLAIN)
+        self._mark_seen = client.register_script(_MARK_SEEN)
+
+    def key(self, *parts: object) -> str:
+        return ":".join([self.prefix, *(str(p) for p in parts)])
+
+    # -- budgets -------------------------------------------------------------------------------------
+
+    @_translated
+    def init_budget(
+        self,
+        inv_id: str,
+        *,
+        max_hops: int,
+        max_retrieval_calls: int,
+        max_llm_tokens: int,
+        deadline_ts: float,
+        ttl: int = _DAY,
+    ) -> None:
+        args = [
+            int(max_hops),
+            int(max_retrieval_calls),
+            int(max_llm_tokens),
+            repr(float(deadline_ts)),
+            int(ttl),
+        ]
+        self._init_budget(keys=[self.key("budget", inv_id)], args=args)
+
+    @_translated
+    def charge(self, inv_id: str, counter: str, amount: int = 1) -> bool:
+        """Add `amount` to `counter` if that keeps it within its limit; otherwise charge nothing."""
+        if counter not in COUNTERS:
+            raise ValueError(f"unknown budget counter {counter!r}")
+        if amount < 0:
+            raise ValueError("amount must not be negative")
+        return int(self._charge(keys=[self.key("budget", inv_id)], args=[counter, int(amount)])) == 1
+
+    @_translated
+    def usage(self, inv_id: str) -> dict[str, Any]:
+        raw = {_text(k): _text(v) for k, v in self.client.hgetall(self.key("budget", inv_id)).items()}
+        usage: dict[str, Any] = {name: int(raw.get(name, 0)) for name in COUNTERS}
+        usage.update({f"max_{name}": int(raw.get(f"max_{name}", 0)) for name in COUNTERS})
+        usage["deadline_ts"] = float(raw.get("deadline_ts", 0.0))
+        return usage
+
+    @_translated
+    def charge_tenant_tokens(self, tenant_id: str, amount: int, daily_limit: int) -> bool:
+        """Charge LLM tokens to the tenant's budget of the current UTC day, if it stays within the limit."""
+        if amount < 0:
+            raise ValueError("amount must not be negative")
+        key = self._tenant_tokens_key(tenant_id)
+        return int(self._charge_plain(keys=[key], args=[int(amount), int(daily_limit), 2 * _DAY])) == 1
+
+    @_translated
+    def tenant_tokens_used(self, tenant_id: str) -> int:
+        return int(self.client.get(self._tenant_tokens_key(tenant_id)) or 0)
+
+    def _tenant_tokens_key(self, tenant_id: str) -> str:
+        return self.key("tenant", tenant_id, "llm_tokens", time.strftime("%Y-%m-%d", time.gmtime()))
+
+    # -- dedup ---------------------------------------------------------------------------------------
+
+    @_translated
+    def mark_seen(self, inv_id: str, hashes: Sequence[str], ttl: int = _DAY) -> set[str]:
+        """Add `hashes` to what this investigation has seen; returns those it had not seen before."""
+        if not hashes:
+            return set()
+        new = self._mark_seen(keys=[self.key("seen", inv_id)], args=[int(ttl), *hashes])
+        return {_text(h) for h in new}
+
+    @_translated
+    def seen_count(self, inv_id: str) -> int:
+        return int(self.client.scard(self.key("seen", inv_id)))
+
+    # -- sub-query cache -----------------------------------------------------------------------------
+
+    @_translated
+    def corpus_version(self, tenant: str) -> int:
+        return int(self.client.get(self.key("corpus", tenant, "version")) or 0)
+
+    @_translated
+    def bump_corpus_version(self, tenant: str) -> int:
+        """Called after an ingest: every cached result of the tenant becomes unreachable."""
+        return int(self.client.incr(self.key("corpus", tenant, "version")))
+
+    def cache_key(
+        self, tenant: str, engine: str, query: str, k: int, acl: Iterable[str] | None, version: int
+    ) -> str:
+        return self.key("cache", tenant, f"v{version}", engine, cache_digest(query, k, acl))
+
+    @_translated
+    def cache_get(
+        self, tenant: str, engine: str, query: str, k: int, acl: Iterable[str] | None
+    ) -> list[dict[str, Any]] | None:
+        key = self.cache_key(tenant, engine, query, k, acl, self.corpus_version(tenant))
+        raw = self.client.get(key)
+        return None if raw is None else list(json.loads(raw))
+
+    @_translated
+    def cache_set(
+        self,
+        tenant: str,
+        engine: str,
+        query: str,
+        k: int,
+        acl: Iterable[str] | None,
+        hits: list[dict[str, Any]],
+        ttl: int,
+        *,
+        version: int | None = None,
+    ) -> None:
+        """Cache `hits`. Pass the `version` read before searching, so hits from before an ingest are
+        never stored under the new version; ttl <= 0 disables caching."""
+        if ttl <= 0:
+            return
+        version = self.corpus_version(tenant) if version is None else version
+        key = self.cache_key(tenant, engine, query, k, acl, version)
+        self.client.set(key, json.dumps(hits), ex=int(ttl))
+
+    # -- hop hits ------------------------------------------------------------------------------------
+
+    @_translated
+    def store_hits(self, inv_id: str, hop: int, slot: str, payload: dict[str, Any], ttl: int = _DAY) -> None:
+        """Park one retrieval task's result (slot = sub-query x engine) for the hop's reducer."""
+        key = self.key("hits", inv_id, hop)
+        pipe = self.client.pipeline(transaction=True)
+        pipe.hset(key, slot, json.dumps(payload))
+        pipe.expire(key, int(ttl))
+        pipe.execute()
+
+    @_translated
+    def load_hits(self, inv_id: str, hop: int) -> dict[str, dict[str, Any]]:
+        raw = self.client.hgetall(self.key("hits", inv_id, hop))
+        return {_text(slot): json.loads(payload) for slot, payload in raw.items()}
+
+    # -- once-only markers, progress, housekeeping ---------------------------------------------------
+
+    @_translated
+    def once(self, key: str, ttl: int = _DAY) -> bool:
+        """True for the first caller with this key (until it expires or is forgotten)."""
+        return bool(self.client.set(self.key("once", key), "1", nx=True, ex=int(ttl)))
+
+    @_translated
+    def forget(self, key: str) -> None:
+        self.client.delete(self.key("once", key))
+
+    @_translated
+    def publish_progress(self, inv_id: str, event: dict[str, Any]) -> None:
+        self.client.publish(self.key("progress", inv_id), json.dumps(event, default=str))
+
+    @_translated
+    def cleanup(self, inv_id: str) -> None:
+        """Delete the investigation's budget, seen set and parked hits."""
+        keys = [self.key("budget", inv_id), self.key("seen", inv_id)]
+        pattern = _glob_escape(self.key("hits", inv_id)) + ":*"
+        keys.extend(_text(k) for k in self.client.scan_iter(match=pattern, count=500))
+        self.client.delete(*keys)
+
+    def ping(self) -> bool:
+        try:
+            return bool(self.client.ping())
+        except redis.RedisError:
+            return False
+
+
+def _glob_escape(text: str) -> str:
+    return "".join("\\" + ch if ch in "*?[]\\" else ch for ch in text)

@@ -1,0 +1,179 @@
+"""One delivery attempt as a plain function (the `deliver` Celery task and the inline executor wrap it).
+
+Exactly once per channel: a delivery already `delivered` is skipped (a task redelivered after its worker
+died finds the earlier success), and a Redis lock keeps two copies of the task from posting at the same
+time. A worker dying *during* the POST is the one case that can send twice; the receiver deduplicates it
+by ``webhook-id`` / ``Idempotency-Key``, which is the delivery id on every attempt.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
+from dataclasses import dataclass
+from typing import Any, Literal
+
+from adapters.delivery.policy import BackoffPolicy
+from config.settings import Settings
+from investigation.errors import PermanentError, TransientError
+from investigation.ports import Deliverer
+from storage import repositories as repo
+from workers.wiring import Services
+
+log = logging.getLogger(__name__)
+
+OutcomeStatus = Literal["delivered", "pending", "dead", "skipped"]
+LOCK_MARGIN_SECONDS = 60.0  # on top of the channel timeout: DB writes, slow DNS, GC pauses
+MAX_ERROR_CHARS = 500
+
+
+@dataclass(frozen=True)
+class DeliveryOutcome:
+    """What one call did: `retry_in` (seconds) is set when the caller should try again later."""
+
+    status: OutcomeStatus
+    retry_in: float | None
+    attempt: int
+
+
+@dataclass(frozen=True)
+class _Job:
+    investigation_id: str
+    tenant_id: str
+    channel: str
+    target: dict[str, object]
+    status: str
+    attempts: int
+
+
+def default_deliverers(settings: Settings) -> dict[str, Deliverer]:
+    """The channels this process can deliver to, built from `settings`."""
+    from adapters.delivery.webhook import WebhookDeliverer
+
+    return {"webhook": WebhookDeliverer(settings.webhook_timeout)}
+
+
+def backoff_policy(settings: Settings) -> BackoffPolicy:
+    """The retry policy of every delivery channel."""
+    return BackoffPolicy(settings.webhook_backoff_base, settings.webhook_backoff_max,
+                         settings.webhook_max_attempts)
+
+
+@contextmanager
+def _exclusive(services: Services, delivery_id: str, ttl: float) -> Iterator[float | None]:
+    """Hold the per-delivery lock; yields None when held by us, else the seconds until it frees up."""
+    if not services.settings.redis_url:  # no Redis (a bare inline run): the DB state alone decides
+        yield None
+        return
+    name = f"{services.settings.redis_prefix}:lock:delivery:{delivery_id}"
+    lock = services.redis.lock(name, timeout=ttl, blocking=False)
+    if not lock.acquire(blocking=False):
+        remaining_ms = services.redis.pttl(name)
+        yield max(1.0, remaining_ms / 1000.0) if remaining_ms and remaining_ms > 0 else 1.0
+        return
+    try:
+        yield None
+    finally:
+        try:
+            lock.release()
+        except Exception:  # expired meanwhile: someone else may hold it now; theirs to release
+            log.warning("delivery lock %s expired before release", delivery_id)
+
+
+def _load(services: Services, delivery_id: str) -> _Job:
+    with services.session() as session:
+        d = repo.get_delivery(session, delivery_id=delivery_id)
+        return _Job(d.investigation_id, d.tenant_id, d.channel, dict(d.target), d.status, d.attempts)
+
+
+def _payload_and_secret(services: Services, job: _Job) -> tuple[dict[str, Any], str]:
+    with services.session() as session:
+        inv = repo.get_investigation(session, investigation_id=job.investigation_id)
+        payload = repo.investigation_view(session, investigation=inv)
+        secret = repo.get_tenant(session, tenant_id=job.tenant_id).webhook_secret
+    return payload, secret
+
+
+def attempt_delivery(services: Services, delivery_id: str, *,
+                     deliverers: Mapping[str, Deliverer] | None = None) -> DeliveryOutcome:
+    """Make the next attempt of one delivery, record it, and say what happens next.
+
+    delivered → done; a transient failure → "pending" with `retry_in` (or "dead" once the attempts are
+    exhausted); a permanent failure → "dead" at once; nothing to do (already delivered or dead, or
+    another worker is on it) → "skipped" / "pending".
+    """
+    settings = services.settings
+    job = _load(services, delivery_id)
+    if job.status != "pending":
+        return DeliveryOutcome("skipped", None, job.attempts)
+    own = deliverers is None
+    channels = default_deliverers(settings) if deliverers is None else deliverers
+    try:
+        ttl = float(getattr(channels.get(job.channel), "timeout", settings.webhook_timeout))
+        with _exclusive(services, delivery_id, ttl + LOCK_MARGIN_SECONDS) as busy_for:
+            if busy_for is not None:
+                return DeliveryOutcome("pending", busy_for, job.attempts)
+            job = _load(services, delivery_id)  # re-read under the lock
+            if job.status != "pending":
+                return DeliveryOutcome("skipped", None, job.attempts)
+            return _attempt(services, delivery_id, job, channels.get(job.channel))
+    finally:
+        if own:
+            for channel in channels.values():
+                close = getattr(channel, "close", None)
+                if callable(close):
+                    close()
+
+
+def _attempt(services: Services, delivery_id: str, job: _Job, deliverer: Deliverer | None) -> DeliveryOutcome:
+    policy = backoff_policy(services.settings)
+    number = job.attempts + 1
+    status_code: int | None = None
+    error: str | None = None
+    retry_after: float | None = None
+    transient = False
+    started = time.perf_counter()
+    try:
+        if deliverer is None:
+            raise PermanentError(f"no deliverer for channel {job.channel!r}")
+        payload, secret = _payload_and_secret(services, job)
+        detail = deliverer.deliver(delivery_id=delivery_id, target=job.target, payload=payload, secret=secret)
+        code = detail.get("status_code")
+        status_code = code if isinstance(code, int) else None
+    except TransientError as exc:
+        transient, retry_after, error = True, exc.retry_after, str(exc)
+        status_code = getattr(exc, "status_code", None)
+    except PermanentError as exc:
+        error = str(exc)
+        status_code = getattr(exc, "status_code", None)
+    except Exception as exc:  # a bug in a channel: bounded retries, recorded, never a hang
+        log.exception("deliverer %s raised unexpectedly for %s", job.channel, delivery_id)
+        transient, error = True, f"{type(exc).__name__}: {exc}"
+    duration_ms = (time.perf_counter() - started) * 1000.0
+    error = error[:MAX_ERROR_CHARS] if error else None
+
+    retry_in: float | None = None
+    if error is None:
+        status: OutcomeStatus = "delivered"
+    elif transient and not policy.exhausted(number):
+        status = "pending"
+        retry_in = policy.delay(number, retry_after)
+    else:
+        status = "dead"
+
+    with services.session() as session:
+        # Mark first: if we die between the two writes, a redelivered task sees "delivered" and skips.
+        if status != "pending":
+            repo.mark_delivery(session, delivery_id=delivery_id, status=status, error=error)
+        # Also bumps `attempts` and `last_error`; a redelivered task gets the logged row back.
+        repo.record_attempt(session, delivery_id=delivery_id, number=number, status_code=status_code,
+                            error=error, duration_ms=duration_ms)
+        repo.add_event(session, investigation_id=job.investigation_id,
+                       step_key=f"deliver:{delivery_id}:{number}", kind="delivery", hop=0,
+                       data={"delivery_id": delivery_id, "channel": job.channel, "attempt": number,
+                             "outcome": status, "status_code": status_code, "error": error,
+                             "duration_ms": round(duration_ms, 1), "retry_in": retry_in})
+    log.info("delivery %s attempt %d: %s (%s)", delivery_id, number, status, status_code or error)
+    return DeliveryOutcome(status, retry_in, number)

@@ -1,0 +1,310 @@
+"""The steps of an investigation as plain functions: load by id → call the domain → persist → return ids.
+
+Celery tasks (`tasks.celery_tasks`) and the in-process executor (`tasks.inline`) call exactly these, so
+both executors run the same code path. Every step is idempotent on (investigation, hop, step): a
+redelivered task finds its own earlier writes and returns the same `Next`.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import Any
+
+from investigation import loop
+from investigation.errors import SleuthError
+from investigation.state import (
+    Evidence,
+    Grade,
+    LoopDecision,
+    Mode,
+    Passage,
+    Plan,
+    RouteDecision,
+    Status,
+    StopReason,
+    SubQuery,
+)
+from storage import repositories as repo
+from storage.models import Investigation
+from workers.wiring import Services
+
+
+@dataclass(frozen=True)
+class Next:
+    """What to run after a step: a hop's retrievals (+ reducer), synthesis, deliveries, or nothing."""
+
+    kind: str  # "hop" | "synthesize" | "deliver" | "done"
+    hop: int = 0
+    slots: tuple[tuple[int, str], ...] = ()  # (sub-query index, engine) pairs of the hop
+    deliveries: tuple[str, ...] = ()
+
+    def as_json(self) -> dict[str, Any]:
+        return {"kind": self.kind, "hop": self.hop, "slots": [list(s) for s in self.slots],
+                "deliveries": list(self.deliveries)}
+
+
+def _slots(queries: list[dict[str, Any]], engines: list[str]) -> tuple[tuple[int, str], ...]:
+    return tuple((i, e) for i in range(len(queries)) for e in engines)
+
+
+def _limits(services: Services, inv: Investigation) -> dict[str, int]:
+    s = services.settings
+    limits = {"max_hops": s.max_hops, "max_retrieval_calls": s.max_retrieval_calls,
+              "max_llm_tokens": s.max_llm_tokens, "deadline_seconds": s.deadline_seconds}
+    limits.update({k: int(v) for k, v in (inv.budget or {}).items() if k in limits and v is not None})
+    if inv.mode == Mode.SINGLE_SHOT.value:
+        limits["max_hops"] = 1
+    return limits
+
+
+def _event(services: Services, inv_id: str, step_key: str, kind: str, hop: int = 0, **data: Any) -> None:
+    with services.session() as session:
+        repo.add_event(session, investigation_id=inv_id, step_key=step_key, kind=kind, hop=hop, data=data)
+
+
+def _pending_deliveries(services: Services, inv_id: str) -> tuple[str, ...]:
+    with services.session() as session:
+        return tuple(d.id for d in repo.list_deliveries(session, investigation_id=inv_id)
+                     if d.status == "pending")
+
+
+def _deadline_ts(inv: Investigation) -> float:
+    return inv.deadline_at.replace(tzinfo=UTC).timestamp()
+
+
+def start(services: Services, inv_id: str) -> Next:
+    """Route and plan; answer greetings at once; otherwise plan hop 1."""
+    with services.session() as session:
+        inv = repo.get_investigation(session, investigation_id=inv_id)
+        if Status(inv.status).terminal:
+            return Next("deliver", deliveries=_pending_deliveries(services, inv_id))
+        existing = repo.get_hop(session, investigation_id=inv_id, number=1)
+        if existing is not None:  # redelivered after hop 1 was planned
+            return Next("hop", 1, _slots(existing.queries, existing.engines))
+        repo.update_investigation(session, investigation_id=inv_id, status=Status.RUNNING.value)
+        question, mode = inv.question, Mode(inv.mode)
+        limits = _limits(services, inv)
+        services.state.init_budget(
+            inv_id, max_hops=limits["max_hops"], max_retrieval_calls=limits["max_retrieval_calls"],
+            max_llm_tokens=limits["max_llm_tokens"], deadline_ts=_deadline_ts(inv))
+
+    outcome = loop.start(services.reasoner, question=question, mode=mode)
+    _event(services, inv_id, "route", "route", route=outcome.route.route.value,
+           reason=outcome.route.reason, confidence=outcome.route.confidence, mode=mode.value)
+    if outcome.answer is not None or outcome.plan is None:
+        answer = outcome.answer
+        status = Status.REFUSED if (answer is None or answer.refused) else Status.ANSWERED
+        reason = outcome.stop_reason or StopReason.DIRECT
+        _event(services, inv_id, "stop", "stop", reason=str(reason), detail="answered without retrieval")
+        with services.session() as session:
+            repo.update_investigation(session, investigation_id=inv_id, route=outcome.route.route.value,
+                                      route_reason=outcome.route.reason)
+            repo.finish_investigation(
+                session, investigation_id=inv_id, status=status.value, stop_reason=str(reason),
+                answer=answer.text if answer else None, citations=[], caveat=answer.caveat if answer else None,
+                evidence_tokens=0)
+        _event(services, inv_id, "synthesis", "synthesis", status=status.value,
+               answer=answer.text if answer else None, citations=[])
+        return Next("deliver", deliveries=_pending_deliveries(services, inv_id))
+
+    plan = outcome.plan
+    _event(services, inv_id, "plan", "plan", original=plan.original, kind=plan.kind,
+           subqueries=[q.model_dump() for q in plan.subqueries])
+    return _plan_hop(services, inv_id, 1, list(plan.subqueries), route=outcome.route, plan=plan)
+
+
+def _plan_hop(services: Services, inv_id: str, number: int, queries: list[SubQuery], *,
+              route: RouteDecision | None = None, plan: Plan | None = None) -> Next:
+    engines = list(services.backends)
+    qdicts = [q.model_dump() for q in queries]
+    if services.state.once(f"{inv_id}:hop-charged:{number}"):  # a redelivered step never charges twice
+        services.state.charge(inv_id, "hops", 1)
+    with services.session() as session:
+        inv = repo.get_investigation(session, investigation_id=inv_id)
+        fields: dict[str, Any] = {"subqueries": list(inv.subqueries) + [q.text for q in queries
+                                                                        if q.text not in inv.subqueries],
+                                  "hops": number}
+        if route is not None:
+            fields.update(route=route.route.value, route_reason=route.reason)
+        if plan is not None:
+            fields["plan"] = plan.model_dump(mode="json")
+        repo.update_investigation(session, investigation_id=inv_id, **fields)
+        repo.save_hop(session, investigation_id=inv_id, number=number, queries=qdicts, engines=engines)
+    _event(services, inv_id, f"hop:{number}", "hop", hop=number, queries=[q.text for q in queries],
+           engines=engines)
+    return Next("hop", number, _slots(qdicts, engines))
+
+
+def retrieve(services: Services, inv_id: str, hop: int, index: int, engine: str) -> dict[str, Any]:
+    """One sub-query on one engine. Results go to Redis (the task returns only a summary)."""
+    slot = f"{index}:{engine}"
+    stored = services.state.load_hits(inv_id, hop).get(slot)
+    if stored is not None:
+        return {"slot": slot, "hits": len(stored.get("passages", [])), "error": stored.get("error")}
+    with services.session() as session:
+        inv = repo.get_investigation(session, investigation_id=inv_id)
+        hop_row = repo.get_hop(session, investigation_id=inv_id, number=hop)
+        tenant = inv.tenant_id
+    if hop_row is None or index >= len(hop_row.queries):
+        raise LookupError(f"hop {hop} slot {slot} of {inv_id} was never planned")
+    query = str(hop_row.queries[index]["text"])
+    k = services.settings.retrieve_k
+    payload: dict[str, Any] = {"query": query, "engine": engine, "passages": [], "error": None,
+                               "cached": False, "ms": 0.0}
+    started = time.perf_counter()
+    if services.settings.debug_retrieve_delay_ms:
+        time.sleep(services.settings.debug_retrieve_delay_ms / 1000)
+    if time.time() > services.state.usage(inv_id).get("deadline_ts", float("inf")):
+        payload["error"] = "deadline"
+    elif (cached := services.state.cache_get(tenant, engine, query, k, None)) is not None:
+        payload.update(passages=cached, cached=True)
+    elif not services.state.charge(inv_id, "retrieval_calls", 1):
+        payload["error"] = "retrieval_budget"
+    else:
+        try:
+            hits = services.backends[engine].search(tenant, query, k)
+            payload["passages"] = [h.model_dump(mode="json") for h in hits]
+            services.state.cache_set(tenant, engine, query, k, None, payload["passages"],
+                                     services.settings.subquery_cache_ttl)
+        except SleuthError as exc:  # the hop degrades: this engine's evidence is missing, recorded
+            payload["error"] = f"{type(exc).__name__}: {exc}"
+    payload["ms"] = round((time.perf_counter() - started) * 1000, 2)
+    services.state.store_hits(inv_id, hop, slot, payload)
+    _event(services, inv_id, f"retrieve:{hop}:{slot}", "retrieval", hop=hop, engine=engine, query=query,
+           ids=[p["chunk_id"] for p in payload["passages"]], ms=payload["ms"], cached=payload["cached"],
+           error=payload["error"])
+    return {"slot": slot, "hits": len(payload["passages"]), "error": payload["error"]}
+
+
+def _evidence_of(records: list[Any]) -> list[Evidence]:
+    return [Evidence(id=r.evidence_id, chunk_id=r.chunk_id, source_id=r.source_id, title=r.title,
+                     text=r.text, score=r.score, grade=Grade(r.grade), hop=r.hop, query=r.query, url=r.url)
+            for r in records]
+
+
+def _next_after(services: Services, inv_id: str, decision: dict[str, Any], hop: int) -> Next:
+    if decision.get("action") == "continue":
+        with services.session() as session:
+            nxt = repo.get_hop(session, investigation_id=inv_id, number=hop + 1)
+        if nxt is not None:
+            return Next("hop", hop + 1, _slots(nxt.queries, nxt.engines))
+    return Next("synthesize", hop)
+
+
+def reduce(services: Services, inv_id: str, hop: int) -> Next:
+    """Fuse, dedup, grade against the original question, judge sufficiency, decide continue/stop."""
+    with services.session() as session:
+        inv = repo.get_investigation(session, investigation_id=inv_id)
+        if Status(inv.status).terminal:
+            return Next("deliver", deliveries=_pending_deliveries(services, inv_id))
+        hop_row = repo.get_hop(session, investigation_id=inv_id, number=hop)
+        if hop_row is None:
+            raise LookupError(f"hop {hop} of {inv_id} was never planned")
+        if hop_row.state == "reduced" and hop_row.decision is not None:
+            return _next_after(services, inv_id, hop_row.decision, hop)
+        evidence = _evidence_of(repo.list_evidence(session, investigation_id=inv_id))
+        question, mode = inv.question, Mode(inv.mode)
+        plan = Plan.model_validate(inv.plan) if inv.plan else Plan(original=question, subqueries=())
+        asked = list(inv.subqueries)
+        queries, engines = list(hop_row.queries), list(hop_row.engines)
+
+    stored = services.state.load_hits(inv_id, hop)
+    results = []
+    for index, engine in _slots(queries, engines):
+        payload = stored.get(f"{index}:{engine}")
+        if payload is None:
+            results.append(loop.SlotResult(query=str(queries[index]["text"]), engine=engine, passages=[],
+                                           error="missing result"))
+            continue
+        results.append(loop.SlotResult(
+            query=payload["query"], engine=engine, error=payload.get("error"),
+            passages=[Passage.model_validate(p) for p in payload.get("passages", [])]))
+    candidate_ids = sorted({p.chunk_id for r in results for p in r.passages})
+    fresh = services.state.first_seen(inv_id, hop, candidate_ids)
+    already_seen = set(candidate_ids) - fresh
+    usage = services.state.usage(inv_id)
+    budget = loop.BudgetSnapshot(
+        hops_done=hop, max_hops=int(usage["max_hops"]), retrieval_calls=int(usage["retrieval_calls"]),
+        max_retrieval_calls=int(usage["max_retrieval_calls"]), llm_tokens=int(usage["llm_tokens"]),
+        max_llm_tokens=int(usage["max_llm_tokens"]),
+        seconds_left=float(usage["deadline_ts"]) - time.time())
+    out = loop.reduce_hop(services.reasoner, question=question, plan=plan, hop=hop, mode=mode,
+                          results=results, already_seen=already_seen, evidence=evidence, asked=asked,
+                          budget=budget)
+    decision = _decision_json(out.decision)
+    with services.session() as session:
+        repo.add_evidence(session, investigation_id=inv_id, evidence=out.new_evidence)
+        repo.update_investigation(session, investigation_id=inv_id, retrieval_calls=budget.retrieval_calls)
+    _event(services, inv_id, f"fuse:{hop}", "fusion", hop=hop, fused=[p.chunk_id for p in out.fused],
+           dedup_hits=out.dedup_hits,
+           errors={f"{r.engine}:{r.query}": r.error for r in results if r.error})
+    _event(services, inv_id, f"grade:{hop}", "grades", hop=hop,
+           grades=[{"id": e.id, "source_id": e.source_id, "grade": e.grade.value, "score": round(e.score, 4)}
+                   for e in out.new_evidence])
+    _event(services, inv_id, f"judge:{hop}", "judgment", hop=hop, **out.judgment.model_dump(mode="json"))
+    _event(services, inv_id, f"decide:{hop}", "decision", hop=hop, **decision)
+    if out.decision.action == "continue" and out.decision.next_queries:
+        nxt = _plan_hop(services, inv_id, hop + 1, list(out.decision.next_queries))
+        with services.session() as session:
+            repo.mark_hop_reduced(session, investigation_id=inv_id, number=hop, decision=decision)
+        return nxt
+    decision["action"] = "stop"
+    with services.session() as session:
+        repo.mark_hop_reduced(session, investigation_id=inv_id, number=hop, decision=decision)
+    return Next("synthesize", hop)
+
+
+def _decision_json(decision: LoopDecision) -> dict[str, Any]:
+    return {"action": decision.action, "reason": str(decision.reason), "detail": decision.detail,
+            "next_queries": [q.text for q in decision.next_queries]}
+
+
+def synthesize(services: Services, inv_id: str) -> Next:
+    """Final ranking, compression, extractive cited answer (or refusal); finish; hand to delivery."""
+    with services.session() as session:
+        inv = repo.get_investigation(session, investigation_id=inv_id)
+        if Status(inv.status).terminal:
+            return Next("deliver", deliveries=_pending_deliveries(services, inv_id))
+        evidence = _evidence_of(repo.list_evidence(session, investigation_id=inv_id))
+        hops = repo.list_hops(session, investigation_id=inv_id)
+        question = inv.question
+        route = RouteDecision(route=inv.route or "lookup", reason=inv.route_reason or "")
+    last = next((h.decision for h in reversed(hops) if h.decision), None) or {}
+    s = services.settings
+    final = loop.finish(services.reasoner, question=question, route=route, evidence=evidence,
+                        k=s.final_k, token_budget=s.evidence_token_budget)
+    stop_reason = str(last.get("reason") or StopReason.SUFFICIENT)
+    citations = [c.model_dump(mode="json") for c in final.answer.citations]
+    with services.session() as session:
+        repo.finish_investigation(
+            session, investigation_id=inv_id, status=final.status.value, stop_reason=stop_reason,
+            answer=final.answer.text, citations=citations, caveat=final.answer.caveat,
+            final_evidence_ids=[e.id for e in final.selected], evidence_tokens=final.evidence_tokens)
+        repo.update_investigation(session, investigation_id=inv_id, hops=len(hops),
+                                  retrieval_calls=int(services.state.usage(inv_id)["retrieval_calls"]))
+    _event(services, inv_id, "synthesis", "synthesis", status=final.status.value, answer=final.answer.text,
+           citations=citations, caveat=final.answer.caveat, evidence_tokens=final.evidence_tokens,
+           selected=[e.id for e in final.selected])
+    return Next("deliver", deliveries=_pending_deliveries(services, inv_id))
+
+
+def fail(services: Services, inv_id: str, *, reason: str, error: str) -> Next:
+    """Move a stuck or broken investigation to `failed` (once) and hand it to delivery."""
+    with services.session() as session:
+        moved = repo.finish_investigation(session, investigation_id=inv_id, status=Status.FAILED.value,
+                                          stop_reason=reason, error=error)
+    if moved:
+        _event(services, inv_id, f"fail:{reason}", "stop", reason=reason, error=error,
+               at=datetime.now(UTC).isoformat())
+    return Next("deliver", deliveries=_pending_deliveries(services, inv_id))
+
+
+def overdue(services: Services) -> list[str]:
+    """Ids of investigations past their deadline and still not terminal (for the watchdog)."""
+    with services.session() as session:
+        return repo.list_overdue(session, now=datetime.now(UTC).replace(tzinfo=None))
+
+
+__all__ = ["Next", "fail", "overdue", "reduce", "retrieve", "start", "synthesize"]

@@ -1,0 +1,38 @@
+"""The canvas, built in one place: launch an investigation, and turn a step's `Next` into Celery work."""
+
+from __future__ import annotations
+
+from celery import Celery, chord, group
+from celery.canvas import Signature
+
+from tasks.steps import Next
+from workers import names
+
+
+def hop_canvas(app: Celery, inv_id: str, hop: int, slots: tuple[tuple[int, str], ...]) -> Signature:
+    """A hop = chord(every sub-query × every engine → retrieve) → reduce, with an error callback."""
+    header = group(app.signature(names.T_RETRIEVE, args=(inv_id, hop, index, engine))
+                   for index, engine in slots)
+    body = app.signature(names.T_REDUCE, args=(inv_id, hop))
+    body.on_error(app.signature(names.T_HOP_FAILED, args=(inv_id, hop)))
+    return chord(header, body)
+
+
+def dispatch(app: Celery, inv_id: str, nxt: Next) -> None:
+    """Enqueue what `nxt` asks for (nothing for "done")."""
+    if nxt.kind == "hop":
+        hop_canvas(app, inv_id, nxt.hop, nxt.slots).apply_async()
+    elif nxt.kind == "synthesize":
+        app.send_task(names.T_SYNTHESIZE, args=(inv_id,))
+    elif nxt.kind == "deliver":
+        for delivery_id in nxt.deliveries:
+            app.send_task(names.T_DELIVER, args=(delivery_id,))
+
+
+def launch(app: Celery, inv_id: str) -> None:
+    """Start an investigation that intake has persisted."""
+    app.send_task(names.T_START, args=(inv_id,))
+
+
+def redeliver(app: Celery, delivery_id: str) -> None:
+    app.send_task(names.T_DELIVER, args=(delivery_id,))

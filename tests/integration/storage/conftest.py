@@ -1,0 +1,41 @@
+"""Fixtures of the storage tests: tenants and investigations on the parametrized test database."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from sqlmodel import Session
+
+from storage.models import Investigation, Tenant
+from storage.repositories import create_investigation, create_tenant
+
+
+def new_investigation(session: Session, tenant: Tenant, **overrides: Any) -> Investigation:
+    kwargs: dict[str, Any] = {
+        "question": "Which plan includes SSO?",
+        "mode": "agentic",
+        "callback": None,
+        "budget": {"max_hops": 3},
+        "idempotency_key": None,
+        "deadline_seconds": 120,
+    }
+    kwargs.update(overrides)
+    inv, created = create_investigation(session, tenant=tenant, **kwargs)
+    assert created
+    return inv
+
+
+@pytest.fixture
+def tenant(session: Session) -> Tenant:
+    return create_tenant(session, name="acme")[0]
+
+
+@pytest.fixture
+def other_tenant(session: Session) -> Tenant:
+    return create_tenant(session, name="globex")[0]
+
+
+@pytest.fixture
+def investigation(session: Session, tenant: Tenant) -> Investigation:
+    return new_investigation(session, tenant)

@@ -1,0 +1,178 @@
+"""RedisState against a real Redis: budgets, dedup, the tenant-scoped cache, parked hits, markers."""
+
+from __future__ import annotations
+
+import json
+import time
+
+import pytest
+import redis
+from redis.backoff import NoBackoff
+from redis.retry import Retry
+
+from investigation.errors import TransientError
+from storage.redis_state import RedisState, client_from_url
+
+pytestmark = pytest.mark.integration
+
+
+def _keys(client: redis.Redis, prefix: str) -> set[str]:
+    return {k if isinstance(k, str) else k.decode() for k in client.scan_iter(match=f"{prefix}:*")}
+
+
+def test_budget_charges_stop_at_the_limit(redis_state: RedisState) -> None:
+    deadline = time.time() + 60
+    redis_state.init_budget(
+        "inv", max_hops=2, max_retrieval_calls=5, max_llm_tokens=100, deadline_ts=deadline
+    )
+    assert [redis_state.charge("inv", "hops") for _ in range(3)] == [True, True, False]
+    assert redis_state.charge("inv", "retrieval_calls", 5)
+    assert not redis_state.charge("inv", "retrieval_calls")
+    assert not redis_state.charge("inv", "llm_tokens", 101)  # nothing charged when it would overflow
+    assert redis_state.charge("inv", "llm_tokens", 100)
+    assert redis_state.charge("inv", "llm_tokens", 0)
+    assert redis_state.usage("inv") == {
+        "hops": 2,
+        "retrieval_calls": 5,
+        "llm_tokens": 100,
+        "max_hops": 2,
+        "max_retrieval_calls": 5,
+        "max_llm_tokens": 100,
+        "deadline_ts": pytest.approx(deadline),
+    }
+
+
+def test_init_budget_again_changes_nothing(redis_state: RedisState, redis_client: redis.Redis) -> None:
+    redis_state.init_budget("inv", max_hops=3, max_retrieval_calls=10, max_llm_tokens=50, deadline_ts=100.0)
+    redis_state.charge("inv", "hops", 2)
+    redis_state.init_budget("inv", max_hops=9, max_retrieval_calls=90, max_llm_tokens=90, deadline_ts=999.0)
+    usage = redis_state.usage("inv")
+    assert (usage["hops"], usage["max_hops"], usage["deadline_ts"]) == (2, 3, 100.0)
+    assert 0 < redis_client.ttl(redis_state.key("budget", "inv")) <= 86400
+
+
+def test_charging_without_a_budget_or_wrongly(redis_state: RedisState) -> None:
+    assert not redis_state.charge("nobudget", "hops")
+    assert redis_state.usage("nobudget")["max_hops"] == 0
+    with pytest.raises(ValueError):
+        redis_state.charge("inv", "coffee")
+    with pytest.raises(ValueError):
+        redis_state.charge("inv", "hops", -1)
+
+
+def test_tenant_tokens_per_utc_day(
+    redis_state: RedisState, redis_client: redis.Redis, redis_prefix: str
+) -> None:
+    assert redis_state.charge_tenant_tokens("acme", 600, daily_limit=1000)
+    assert not redis_state.charge_tenant_tokens("acme", 401, daily_limit=1000)
+    assert redis_state.charge_tenant_tokens("acme", 400, daily_limit=1000)
+    assert redis_state.charge_tenant_tokens("globex", 1000, daily_limit=1000)
+    assert redis_state.tenant_tokens_used("acme") == 1000
+    [key] = [k for k in _keys(redis_client, redis_prefix) if ":acme:" in k]
+    assert key.endswith(time.strftime("%Y-%m-%d", time.gmtime()))
+    assert 86400 < redis_client.ttl(key) <= 2 * 86400
+
+
+def test_mark_seen_reports_each_hash_once(redis_state: RedisState) -> None:
+    assert redis_state.mark_seen("inv", ["a", "b", "a"]) == {"a", "b"}
+    assert redis_state.mark_seen("inv", ["b", "c"]) == {"c"}
+    assert redis_state.mark_seen("inv", []) == set()
+    assert redis_state.mark_seen("other", ["a"]) == {"a"}
+    assert redis_state.seen_count("inv") == 3
+
+
+def test_cache_is_tenant_scoped_normalised_and_invalidated_by_ingest(redis_state: RedisState) -> None:
+    hits = [{"chunk_id": "c1", "score": 1.5}]
+    redis_state.cache_set("acme", "lexical", "Which  plan has SSO?", 10, ["staff", "all"], hits, ttl=60)
+    assert redis_state.cache_get("acme", "lexical", "which plan has sso?", 10, ["all", "staff"]) == hits
+    assert redis_state.cache_get("globex", "lexical", "which plan has sso?", 10, ["all", "staff"]) is None
+    assert redis_state.cache_get("acme", "vector", "which plan has sso?", 10, ["all", "staff"]) is None
+    assert redis_state.cache_get("acme", "lexical", "which plan has sso?", 5, ["all", "staff"]) is None
+    assert redis_state.cache_get("acme", "lexical", "which plan has sso?", 10, ["all"]) is None
+    assert redis_state.corpus_version("acme") == 0
+    assert redis_state.bump_corpus_version("acme") == 1
+    assert redis_state.cache_get("acme", "lexical", "which plan has sso?", 10, ["all", "staff"]) is None
+
+
+def test_cache_set_honours_the_version_read_before_searching(redis_state: RedisState) -> None:
+    version = redis_state.corpus_version("acme")
+    redis_state.bump_corpus_version("acme")  # an ingest finished while we searched
+    redis_state.cache_set("acme", "lexical", "q", 10, None, [{"old": True}], ttl=60, version=version)
+    assert redis_state.cache_get("acme", "lexical", "q", 10, None) is None
+    redis_state.cache_set("acme", "lexical", "q", 10, None, [{"x": 1}], ttl=0)
+    assert redis_state.cache_get("acme", "lexical", "q", 10, None) is None
+
+
+def test_hits_are_parked_per_hop(redis_state: RedisState, redis_client: redis.Redis) -> None:
+    redis_state.store_hits("inv", 1, "q0:lexical", {"hits": [1]})
+    redis_state.store_hits("inv", 1, "q0:vector", {"hits": [2], "error": None})
+    redis_state.store_hits("inv", 2, "q0:lexical", {"hits": []})
+    assert redis_state.load_hits("inv", 1) == {
+        "q0:lexical": {"hits": [1]},
+        "q0:vector": {"hits": [2], "error": None},
+    }
+    assert redis_state.load_hits("inv", 3) == {}
+    assert redis_client.ttl(redis_state.key("hits", "inv", 1)) > 0
+
+
+def test_once_and_forget(redis_state: RedisState) -> None:
+    assert redis_state.once("deliver:msg_1")
+    assert not redis_state.once("deliver:msg_1")
+    redis_state.forget("deliver:msg_1")
+    assert redis_state.once("deliver:msg_1", ttl=5)
+
+
+def test_progress_is_published_on_the_prefixed_channel(
+    redis_state: RedisState, redis_client: redis.Redis
+) -> None:
+    pubsub = redis_client.pubsub()
+    pubsub.subscribe(f"{redis_state.prefix}:progress:inv")
+    try:
+        assert pubsub.get_message(timeout=2)["type"] == "subscribe"
+        redis_state.publish_progress("inv", {"kind": "hop", "hop": 1})
+        message = pubsub.get_message(timeout=2)
+        assert message is not None and json.loads(message["data"]) == {"kind": "hop", "hop": 1}
+    finally:
+        pubsub.close()
+
+
+def test_every_key_is_prefixed_and_cleanup_removes_the_investigations(
+    redis_state: RedisState, redis_client: redis.Redis, redis_prefix: str
+) -> None:
+    redis_state.init_budget("inv", max_hops=1, max_retrieval_calls=1, max_llm_tokens=1, deadline_ts=0)
+    redis_state.mark_seen("inv", ["h"])
+    redis_state.store_hits("inv", 1, "s", {})
+    redis_state.store_hits("inv", 2, "s", {})
+    redis_state.mark_seen("inv2", ["h"])
+    redis_state.cache_set("acme", "lexical", "q", 1, None, [], ttl=60)
+    redis_state.once("k")
+    before = _keys(redis_client, redis_prefix)
+    assert len(before) == 7
+    assert all(k.startswith(f"{redis_prefix}:") for k in before)
+    redis_state.cleanup("inv")
+    assert _keys(redis_client, redis_prefix) == {
+        k for k in before if ":inv:" not in k and not k.endswith(":inv")
+    }
+    assert redis_state.seen_count("inv2") == 1
+
+
+def test_a_client_without_decoding_works_the_same(redis_py_url: str, redis_prefix: str) -> None:
+    state = RedisState(client_from_url(redis_py_url), redis_prefix)
+    state.init_budget("inv", max_hops=1, max_retrieval_calls=1, max_llm_tokens=1, deadline_ts=1.0)
+    assert state.charge("inv", "hops") and state.usage("inv")["hops"] == 1
+    assert state.mark_seen("inv", ["x"]) == {"x"}
+    state.store_hits("inv", 1, "s", {"a": 1})
+    assert state.load_hits("inv", 1) == {"s": {"a": 1}}
+
+
+def test_unreachable_redis_is_a_transient_error() -> None:
+    client = redis.Redis(host="127.0.0.1", port=1, socket_connect_timeout=0.5, retry=Retry(NoBackoff(), 0))
+    state = RedisState(client, "t")
+    assert not state.ping()
+    with pytest.raises(TransientError):
+        state.charge("inv", "hops")
+
+
+def test_prefix_must_be_one_segment(redis_client: redis.Redis) -> None:
+    with pytest.raises(ValueError):
+        RedisState(redis_client, "a:b")

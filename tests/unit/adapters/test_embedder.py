@@ -1,0 +1,97 @@
+"""MiniLMEmbedder: unit vectors, meaningful similarity, cache hits, batch order (runs the real int8 model)."""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from adapters.search.embedder import MiniLMEmbedder
+from investigation.errors import PermanentError
+
+pytestmark = pytest.mark.unit
+
+TEXTS = [
+    "How do I reset my password?",
+    "I forgot my password and need a reset link",
+    "Invoices can be downloaded as PDF from the billing page.",
+    "The 1932 Deep South tornado outbreak killed more than 330 people.",
+    "ERR_4021: the IMAP server rejected the connection",
+]
+
+
+@pytest.fixture(scope="module")
+def embedder(tmp_path_factory: pytest.TempPathFactory) -> MiniLMEmbedder:
+    return MiniLMEmbedder(cache_dir=tmp_path_factory.mktemp("cache"))
+
+
+def test_vectors_are_unit_norm_and_384_dims(embedder: MiniLMEmbedder) -> None:
+    vectors = np.array(embedder.embed(TEXTS))
+    assert vectors.shape == (len(TEXTS), embedder.dim) == (5, 384)
+    assert np.allclose(np.linalg.norm(vectors, axis=1), 1.0, atol=1e-5)
+    assert embedder.model_id and embedder.embed([]) == []
+
+
+def test_similar_texts_are_closer_than_unrelated_ones(embedder: MiniLMEmbedder) -> None:
+    reset, forgot, invoice, tornado, _ = np.array(embedder.embed(TEXTS))
+    assert reset @ forgot > 0.6
+    assert reset @ forgot > reset @ invoice + 0.3
+    assert reset @ forgot > reset @ tornado + 0.3
+
+
+def test_cache_hit_returns_identical_vectors_without_running_the_model(tmp_path: Path) -> None:
+    texts = [f"Ticket {i}: the customer cannot sync mailbox number {i} after the update." for i in range(64)]
+    cold_embedder = MiniLMEmbedder(cache_dir=tmp_path)
+    started = time.perf_counter()
+    cold = cold_embedder.embed_array(texts)
+    cold_seconds = time.perf_counter() - started
+
+    warm_embedder = MiniLMEmbedder(cache_dir=tmp_path)  # a fresh process would start like this
+
+    def no_inference(batch: list[str]) -> list[np.ndarray]:
+        raise AssertionError(f"model ran for {len(batch)} cached texts")
+
+    warm_embedder._infer = no_inference  # type: ignore[method-assign,assignment]
+    started = time.perf_counter()
+    warm = warm_embedder.embed_array(texts)
+    warm_seconds = time.perf_counter() - started
+    assert np.array_equal(cold, warm)
+    assert warm_embedder._session is None  # the model was never even loaded
+    assert warm_seconds * 5 < cold_seconds, (cold_seconds, warm_seconds)
+    assert np.array_equal(warm_embedder.embed_array(texts[:3]), cold[:3])  # in-memory LRU path
+
+
+def test_the_cache_key_includes_max_tokens(tmp_path: Path) -> None:
+    long_text = "word " * 300
+    short = MiniLMEmbedder(cache_dir=tmp_path, max_tokens=16).embed([long_text])[0]
+    full = MiniLMEmbedder(cache_dir=tmp_path, max_tokens=128).embed([long_text])[0]
+    assert short != full
+
+
+def test_batching_preserves_input_order(embedder: MiniLMEmbedder) -> None:
+    # Mixed lengths over more than one batch: sorting by length inside must not reorder the output.
+    texts = [("support " * (i % 37 + 1)) + f"case {i}" for i in range(70)] + TEXTS
+    batched = np.array(MiniLMEmbedder().embed(texts))
+    single = MiniLMEmbedder()
+    alone = np.array([single.embed([t])[0] for t in texts[::7]])
+    # int8 dynamic quantization depends a little on the batch's padding: close, not bit-identical.
+    assert np.all(np.sum(batched[::7] * alone, axis=1) > 0.98)
+    assert np.array_equal(np.argmax(alone @ batched[::7].T, axis=1), np.arange(len(alone)))
+
+
+def test_duplicates_in_one_call_are_embedded_once(embedder: MiniLMEmbedder) -> None:
+    vectors = embedder.embed(["same text", "other text", "same text"])
+    assert vectors[0] == vectors[2] != vectors[1]
+
+
+def test_missing_model_or_tokenizer_is_a_clear_permanent_error(tmp_path: Path) -> None:
+    with pytest.raises(PermanentError, match="embedding model file not found"):
+        MiniLMEmbedder(model_path=tmp_path / "missing.onnx")
+    with pytest.raises(PermanentError, match="tokenizer file not found"):
+        MiniLMEmbedder(tokenizer_path=tmp_path / "tokenizer.json")
+    corrupt = tmp_path / "corrupt.onnx"
+    corrupt.write_bytes(b"not a model")
+    with pytest.raises(PermanentError, match="cannot load the embedding model"):
+        MiniLMEmbedder(model_path=corrupt).embed(["hello"])

@@ -1,0 +1,61 @@
+"""Celery app factory: broker/backend from settings, queues, routes, acks, time limits, beat schedule."""
+
+from __future__ import annotations
+
+from celery import Celery
+from kombu import Queue
+
+from config.settings import Settings
+from workers import names
+from workers.wiring import kombu_url
+
+
+def celery_config(settings: Settings) -> dict[str, object]:
+    """The whole Celery configuration as data (documented in README's worker table)."""
+    if not settings.redis_url:
+        raise ValueError("create_celery needs settings.redis_url (the embedded Redis sets it)")
+    url = kombu_url(settings.redis_url)
+    # Every broker/backend key carries the prefix, so several deployments (or test runs) share a Redis.
+    transport = {"visibility_timeout": settings.visibility_timeout,
+                 "global_keyprefix": f"{settings.redis_prefix}:celery:"}
+    return {
+        "broker_url": url,
+        "result_backend": url,
+        "broker_transport_options": transport,
+        "result_backend_transport_options": transport,
+        "broker_connection_retry_on_startup": True,
+        "task_serializer": "json",
+        "result_serializer": "json",
+        "accept_content": ["json"],
+        "task_queues": [Queue(q) for q in names.ALL_QUEUES],
+        "task_default_queue": names.Q_PLAN,
+        "task_routes": {name: {"queue": q} for name, q in names.ROUTES.items()},
+        # A task is acknowledged only after it ran; a killed worker's task goes back to the queue.
+        "task_acks_late": True,
+        "task_reject_on_worker_lost": True,
+        "worker_prefetch_multiplier": 1,
+        "task_time_limit": settings.task_time_limit,
+        "task_soft_time_limit": max(1, settings.task_time_limit - 10),
+        "task_track_started": True,
+        "result_expires": 86400,
+        "worker_send_task_events": True,
+        "task_send_sent_event": True,
+        "worker_hijack_root_logger": False,
+        "beat_schedule": {
+            "watchdog": {"task": names.T_WATCHDOG, "schedule": settings.watchdog_interval},
+        },
+        "timezone": "UTC",
+    }
+
+
+def create_celery(settings: Settings) -> Celery:
+    """Build the Celery app for `settings` and register Sleuth's tasks on it."""
+    from workers import runtime
+
+    app = Celery("sleuth", set_as_current=True)
+    app.conf.update(celery_config(settings))
+    runtime.configure(settings)
+    import tasks.celery_tasks  # noqa: F401  (registers the shared tasks)
+
+    app.finalize()
+    return app

@@ -1,0 +1,103 @@
+"""Per-process wiring: builds the clients, engines and providers a process needs, lazily, after fork."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import contextmanager
+from functools import cached_property
+from typing import TYPE_CHECKING
+
+from config.settings import Settings
+from investigation.errors import PermanentError
+
+if TYPE_CHECKING:
+    import redis
+    from sqlalchemy.engine import Engine
+    from sqlmodel import Session
+
+    from investigation.ports import Embedder, Reasoner, SearchBackend
+    from storage.redis_state import RedisState
+
+
+def redis_py_url(url: str) -> str:
+    """kombu spells a unix socket `redis+socket:///path`; redis-py spells it `unix:///path`."""
+    if url.startswith("redis+socket://"):
+        return "unix://" + url[len("redis+socket://"):]
+    return url
+
+
+def kombu_url(url: str) -> str:
+    """The inverse of `redis_py_url`, for Celery's broker and result backend."""
+    if url.startswith("unix://"):
+        return "redis+socket://" + url[len("unix://"):]
+    return url
+
+
+class Services:
+    """Everything a worker, the API or the CLI talks to, built on first use from one `Settings`."""
+
+    def __init__(self, settings: Settings) -> None:
+        self.settings = settings
+
+    @cached_property
+    def engine(self) -> Engine:
+        from storage.db import make_engine, migrate
+
+        self.settings.home.mkdir(parents=True, exist_ok=True)
+        engine = make_engine(self.settings.effective_database_url)
+        migrate(engine)
+        return engine
+
+    @contextmanager
+    def session(self) -> Iterator[Session]:
+        from storage.db import session_scope
+
+        with session_scope(self.engine) as session:
+            yield session
+
+    @cached_property
+    def redis(self) -> redis.Redis:
+        import redis as redis_lib
+
+        if not self.settings.redis_url:
+            raise PermanentError("no Redis configured: run `sleuth up` or set SLEUTH_REDIS_URL")
+        return redis_lib.Redis.from_url(redis_py_url(self.settings.redis_url))
+
+    @cached_property
+    def state(self) -> RedisState:
+        from storage.redis_state import RedisState
+
+        return RedisState(self.redis, self.settings.redis_prefix)
+
+    @cached_property
+    def embedder(self) -> Embedder:
+        from adapters.search.embedder import MiniLMEmbedder
+
+        return MiniLMEmbedder(cache_dir=self.settings.home / "embeddings",
+                              max_tokens=self.settings.embed_max_tokens)
+
+    @cached_property
+    def backends(self) -> dict[str, SearchBackend]:
+        """Search engines by name, in the order the loop queries them (lexical, vector)."""
+        found: dict[str, SearchBackend] = {}
+        if self.settings.lexical_backend == "embedded":
+            from adapters.search.embedded_lexical import EmbeddedBM25
+
+            found["bm25"] = EmbeddedBM25(self.settings.index_dir)
+        else:
+            raise PermanentError(f"lexical backend {self.settings.lexical_backend!r} is not available")
+        if self.settings.vector_backend == "embedded":
+            from adapters.search.embedded_vector import EmbeddedVectorIndex
+
+            found["vector"] = EmbeddedVectorIndex(self.settings.index_dir, self.embedder)
+        else:
+            raise PermanentError(f"vector backend {self.settings.vector_backend!r} is not available")
+        return found
+
+    @cached_property
+    def reasoner(self) -> Reasoner:
+        if self.settings.llm == "heuristic":
+            from adapters.llm.heuristic import HeuristicReasoner
+
+            return HeuristicReasoner(self.embedder)
+        raise PermanentError(f"LLM provider {self.settings.llm!r} is not available")
