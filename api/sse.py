@@ -9,7 +9,6 @@ from typing import Any
 
 from fastapi.concurrency import run_in_threadpool
 from sse_starlette import ServerSentEvent
-from starlette.requests import Request
 
 from investigation.state import Status
 from storage import repositories as repo
@@ -38,13 +37,13 @@ def _terminal(status: str) -> bool:
 
 
 async def event_stream(services: Services, investigation_id: str, *, after_id: int = 0,
-                       request: Request | None = None,
                        poll_seconds: float = POLL_SECONDS) -> AsyncIterator[ServerSentEvent]:
-    """``trace`` events (``id`` = trace event id, for ``Last-Event-ID``), then one ``end`` event."""
+    """``trace`` events (``id`` = trace event id, for ``Last-Event-ID``), then one ``end`` event.
+
+    A client that goes away is noticed by sse-starlette, which cancels this generator.
+    """
     last = after_id
     while True:
-        if request is not None and await request.is_disconnected():
-            return
         status, events = await run_in_threadpool(_poll, services, investigation_id, last)
         for view in events:
             last = int(view["id"])

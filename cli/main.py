@@ -91,6 +91,12 @@ def api(host: str = "127.0.0.1", port: int = 8000) -> None:
     uvicorn.run(create_app(_settings()), host=host, port=port, log_level="info")
 
 
+def _beat_schedule_file(settings: Settings) -> Path:
+    run = settings.home.resolve() / "run"
+    run.mkdir(parents=True, exist_ok=True)
+    return run / "beat-schedule"
+
+
 @app.command()
 def worker(queues: Annotated[str, typer.Option("-Q", "--queues")] = ",".join(ALL_QUEUES),
            concurrency: int = 2, name: str = "sleuth", beat: bool = False,
@@ -102,7 +108,7 @@ def worker(queues: Annotated[str, typer.Option("-Q", "--queues")] = ",".join(ALL
     argv = ["worker", "-Q", queues, "--concurrency", str(concurrency), "-n", f"{name}@%h",
             f"--loglevel={loglevel}", "-E"]
     if beat:
-        argv += ["-B", "-s", str((_settings().home / "run" / "beat-schedule").resolve())]
+        argv += ["-B", "-s", str(_beat_schedule_file(_settings()))]
     celery_app.worker_main(argv)
 
 
@@ -111,7 +117,8 @@ def beat(loglevel: str = "INFO") -> None:
     """Run Celery beat alone (the watchdog schedule) — one per deployment."""
     from workers.app import create_celery
 
-    create_celery(_settings()).start(["beat", f"--loglevel={loglevel}"])
+    create_celery(_settings()).start(["beat", f"--loglevel={loglevel}", "-s",
+                                      str(_beat_schedule_file(_settings()))])
 
 
 @app.command()

@@ -26,8 +26,8 @@ class GraderConfig:
     embedding_weight: float = 0.55
     title_bonus: float = 0.12
     bridge_weight: float = 0.8  # how much a bridged passage's agreement with its sub-query counts
-    correct: float = 0.50
-    ambiguous: float = 0.36
+    correct: float = 0.52
+    ambiguous: float = 0.42
 
 
 def evidence_id(chunk_id: str) -> str:
@@ -122,3 +122,9 @@ def grade_passages(question: str, passages: Sequence[Passage], hop: int, query_o
         )
         for p, s in zip(passages, scores, strict=True)
     ]
+
+
+def resolves_bridge(question: str, evidence: Evidence) -> bool:
+    """True when a passage is titled by the entity its bridging sub-query asked for (the chain advanced)."""
+    bridge = bridge_terms(question, evidence.query)
+    return bool(bridge) and lexical_agreement(bridge, evidence.title) >= 0.5

@@ -119,8 +119,12 @@ def reduce_hop(reasoner: Reasoner, *, question: str, plan: Plan, hop: int, mode:
                 asked_keys.add(key)
                 candidates.append(sub)
     engines = len({r.engine for r in results}) or 1
-    decision = decide(mode=mode, judgment=judgment, budget=budget, evidence=everything,
-                      new_evidence=new_evidence, candidates=candidates, engines=engines)
+    if results and not ok and not evidence:
+        failures = "; ".join(sorted({f"{r.engine}: {r.error}" for r in results}))
+        decision = LoopDecision(action="stop", reason=StopReason.ERROR, detail=f"every retrieval failed ({failures})")
+    else:
+        decision = decide(question=question, mode=mode, judgment=judgment, budget=budget, evidence=everything,
+                          new_evidence=new_evidence, candidates=candidates, engines=engines)
     return HopOutcome(fused=fused.passages, new_evidence=new_evidence, dedup_hits=dedup_hits,
                       judgment=judgment, decision=decision)
 

@@ -6,6 +6,7 @@ the question is combined with the part of the question that evidence left unreso
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -18,6 +19,7 @@ from investigation.text import (
     content_words,
     entities,
     fold,
+    quoted_titles,
     split_sentences,
     stem,
     words,
@@ -25,19 +27,10 @@ from investigation.text import (
 
 # Capitalised words that are rarely what a question hinges on.
 _GENERIC_NAMES: frozenset[str] = frozenset(
-    """
-    american british english french german italian spanish russian chinese japanese korean indian canadian
-    australian irish scottish welsh dutch swedish norwegian danish finnish polish greek turkish mexican
-    brazilian european african asian latin christian catholic jewish muslim western eastern northern southern
-    january february march april may june july august september october november december monday tuesday
-    wednesday thursday friday saturday sunday he she it they his her its their this that these those there
-    i we you according however although also after before during while since when then later
-    """.split()
+    ["american", "british", "english", "french", "german", "italian", "spanish", "russian", "chinese", "japanese", "korean", "indian", "canadian", "australian", "irish", "scottish", "welsh", "dutch", "swedish", "norwegian", "danish", "finnish", "polish", "greek", "turkish", "mexican", "brazilian", "european", "african", "asian", "latin", "christian", "catholic", "jewish", "muslim", "western", "eastern", "northern", "southern", "january", "february", "march", "april", "may", "june", "july", "august", "september", "october", "november", "december", "monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday", "he", "she", "it", "they", "his", "her", "its", "their", "this", "that", "these", "those", "there", "i", "we", "you", "according", "however", "although", "also", "after", "before", "during", "while", "since", "when", "then", "later"]
 )
 _COMPARISON_WORDS = frozenset(
-    "both either neither same common older younger oldest youngest earlier later first larger largest "
-    "smaller bigger longer shorter taller higher lower more less fewer newer better respective respectively "
-    "also too".split()
+    ["both", "either", "neither", "same", "common", "older", "younger", "oldest", "youngest", "earlier", "later", "first", "larger", "largest", "smaller", "bigger", "longer", "shorter", "taller", "higher", "lower", "more", "less", "fewer", "newer", "better", "respective", "respectively", "also", "too"]
 )
 
 
@@ -46,6 +39,7 @@ class PlannerConfig:
     """Limits of planning and bridging."""
 
     max_new_queries: int = 2
+    second_query_ratio: float = 0.6
     max_sources: int = 4
     max_sentences: int = 6
     max_unresolved_words: int = 6
@@ -90,43 +84,175 @@ def _specificity(name: str) -> float:
     return 1.0
 
 
-def bridge_candidates(question: str, evidence: Sequence[Evidence],
-                      config: PlannerConfig = PlannerConfig()) -> list[tuple[str, float, Evidence]]:
-    """Entities in graded evidence absent from the question, best first: (name, salience, source)."""
-    question_folded = fold(question)
+def base_title(title: str) -> str:
+    """A title without its disambiguation: "Brand (play)" → "brand"."""
+    return fold(re.sub(r"\s*\([^)]*\)\s*$", "", title)).strip()
+
+
+def _proximity(sentence_words: list[str], name: str, question_stems: set[str]) -> float:
+    """1 when a question word sits right next to the name in the sentence, decaying with distance."""
+    name_words = words(name)
+    if not name_words:
+        return 0.0
+    first = name_words[0]
+    positions = [i for i, w in enumerate(sentence_words) if w == first]
+    anchors = [i for i, w in enumerate(sentence_words) if stem(w) in question_stems and w not in name_words]
+    if not positions or not anchors:
+        return 0.0
+    distance = min(abs(p - a) for p in positions for a in anchors)
+    return 1.0 / (1.0 + distance / 3.0)
+
+
+_MONTH_OR_NUMBER = re.compile(
+    r"^(?:\d[\d,.]*|(?:jan|feb|mar|apr|may|jun|jul|aug|sep|sept|oct|nov|dec)[a-z]*\.?)$")
+_ALIAS_END = re.compile(r"\b(is|was|are|were|has|had)\b|\(")
+
+
+def is_name_like(name: str) -> bool:
+    """False for dates, numbers and generic words that the capitalisation heuristic lets through."""
+    tokens = words(name)
+    meaningful = [t for t in tokens if not _MONTH_OR_NUMBER.match(t) and t not in _GENERIC_NAMES
+                  and t not in STOPWORDS and len(t) > 1]
+    return bool(meaningful) and any(c.isalpha() for c in name) and len(name) >= 3
+
+
+def mentions(source: Evidence, question: str, config: PlannerConfig = PlannerConfig()) -> list[tuple[str, float]]:
+    """Names mentioned by a passage, with a salience for the question, best first.
+
+    Names in the passage's opening alias ("Andrew Alan "Drew" Fuller (born …) is …") are the subject
+    itself, not a bridge, and are skipped; quoted titles get a bonus.
+    """
     question_stems = content_stems(question)
-    usable = [e for e in evidence if e.grade is not Grade.INCORRECT] or list(evidence[:2])
-    sources = sorted(usable, key=lambda e: (-e.hop, -e.score, e.id))[: config.max_sources]
-    scored: dict[str, tuple[str, float, Evidence]] = {}
-    for position, source in enumerate(sources):
-        source_weight = (1.0 if source.grade is Grade.CORRECT else 0.6) / (1.0 + 0.5 * position)
-        found_in: list[tuple[str, float]] = []
-        if not content_stems(source.title) <= question_stems:
-            found_in.append((source.title, 0.9))
-        for index, sentence in enumerate(split_sentences(source.text)[: config.max_sentences]):
-            relevance = len(question_stems & content_stems(sentence)) / max(1, len(question_stems))
-            sentence_weight = (0.4 + relevance) * (1.0 if index == 0 else 0.8)
-            found_in.extend((name, sentence_weight) for name in entities(sentence))
-        for name, weight in found_in:
+    question_folded = fold(question)
+    titles = {fold(t) for t in quoted_titles(source.text)}
+    found: dict[str, tuple[str, float]] = {}
+    for index, sentence in enumerate(split_sentences(source.text)[: config.max_sentences]):
+        searchable = sentence
+        if index == 0:
+            cut = _ALIAS_END.search(sentence)
+            searchable = sentence[cut.start():] if cut else sentence
+        sentence_words = words(sentence)
+        relevance = len(question_stems & {stem(w) for w in sentence_words}) / max(1, len(question_stems))
+        position_weight = 1.0 if index == 0 else 0.85
+        for name in entities(searchable):
             key = fold(name)
-            name_stems = content_stems(name)
-            if not name_stems or key in question_folded or name_stems <= question_stems:
+            if key in question_folded or not is_name_like(name) or content_stems(name) <= question_stems:
                 continue
-            salience = source_weight * weight * _specificity(name)
-            if salience <= 0:
+            weight = (0.3 + relevance + 0.6 * _proximity(sentence_words, name, question_stems))
+            weight *= position_weight * _specificity(name) * (1.25 if key in titles else 1.0)
+            if sentence.startswith(name) and len(words(name)) == 1:
+                weight *= 0.6  # a capitalised sentence opener is often just a word
+            if weight > 0 and (key not in found or found[key][1] < weight):
+                found[key] = (name, weight)
+    return sorted(found.values(), key=lambda item: (-item[1], fold(item[0])))
+
+
+def linked_titles(source: Evidence, evidence: Sequence[Evidence]) -> list[Evidence]:
+    """Evidence whose title is mentioned in `source`'s text (a hyperlink, as far as text can tell)."""
+    body = fold(source.text)
+    out = []
+    for e in evidence:
+        title = base_title(e.title)
+        if e.chunk_id != source.chunk_id and len(title) >= 4 and title != base_title(source.title) \
+                and title in body and is_name_like(e.title):
+            out.append(e)
+    return out
+
+
+def linked_titles_to(target: Evidence, evidence: Sequence[Evidence]) -> list[Evidence]:
+    """Evidence whose text mentions `target`'s title (links pointing at it)."""
+    title = base_title(target.title)
+    if len(title) < 5 or not is_name_like(target.title):
+        return []
+    return [e for e in evidence if e.chunk_id != target.chunk_id and base_title(e.title) != title
+            and title in fold(e.text)]
+
+
+def _phrase_position(phrase: str, text: str) -> int:
+    """Word-boundary position of `phrase` in `text` (both folded word sequences), or -1."""
+    padded = f" {' '.join(words(text))} "
+    key = f" {' '.join(words(phrase))} "
+    return padded.rfind(key) if key.strip() else -1
+
+
+def find_anchors(question: str, evidence: Sequence[Evidence]) -> list[tuple[Evidence, float]]:
+    """Passages the chain starts from, with a weight: titled by a name of the question (whatever their
+    grade), the innermost name (the last one in the question) first; else the best graded passages."""
+    length = max(1, len(" ".join(words(question))))
+    names = [n for n in entities(question) if is_name_like(n)]
+    found: list[tuple[Evidence, float]] = []
+    for e in evidence:
+        title = base_title(e.title)
+        position = _phrase_position(title, question) if len(title) >= 3 else -1
+        if position < 0:
+            hits = [_phrase_position(n, question) for n in names if _phrase_position(n, e.title) >= 0]
+            position = max(hits, default=-1)
+        if position < 0:
+            continue
+        weight = (0.8 + 0.2 * position / length) * (1.0 if e.grade is not Grade.INCORRECT else 0.85)
+        found.append((e, weight))
+    if not found:
+        usable = sorted((e for e in evidence if e.grade is not Grade.INCORRECT), key=lambda e: (-e.score, e.chunk_id))
+        fallback = usable[:2] or sorted(evidence, key=lambda e: (-e.score, e.chunk_id))[:1]
+        found = [(e, 0.7) for e in fallback]
+    return sorted(found, key=lambda item: (-item[1] - 0.2 * item[0].score, item[0].chunk_id))
+
+
+@dataclass
+class _Node:
+    evidence: Evidence
+    weight: float
+    depth: int
+    covered: set[str]
+
+
+def bridge_candidates(question: str, evidence: Sequence[Evidence],
+                      config: PlannerConfig = PlannerConfig()) -> list[tuple[str, float, set[str]]]:
+    """Names to bridge to, best first: (name, salience, question stems the path to it already covers).
+
+    A walk over the evidence: it starts at anchor passages (titled by a name of the question), follows
+    mentions to passages already retrieved under that name, and proposes the mentions no passage has.
+    """
+    question_stems = content_stems(question)
+    by_title: dict[str, Evidence] = {}
+    for e in sorted(evidence, key=lambda e: (-e.score, e.chunk_id)):
+        by_title.setdefault(base_title(e.title), e)
+    anchors = find_anchors(question, evidence)
+    queue = [
+        _Node(a, weight, 0, content_stems(f"{a.title} {a.text}") & question_stems)
+        for a, weight in anchors[: config.max_sources]
+    ]
+    visited: set[str] = set()
+    scored: dict[str, tuple[str, float, set[str]]] = {}
+    while queue and len(visited) < 3 * config.max_sources:
+        node = queue.pop(0)
+        if node.evidence.chunk_id in visited:
+            continue
+        visited.add(node.evidence.chunk_id)
+        node_mentions = mentions(node.evidence, question, config)
+        linked = {base_title(e.title): e for e in linked_titles(node.evidence, evidence)}
+        for rank, (name, salience) in enumerate(node_mentions[:8]):
+            key = fold(name)
+            if key == base_title(node.evidence.title):
                 continue
+            target = by_title.get(key) or next((e for t, e in linked.items() if key in t or t in key), None)
+            if target is not None:
+                if rank < 3 and target.chunk_id not in visited and node.depth < 2:
+                    covered = node.covered | (content_stems(f"{target.title} {target.text}") & question_stems)
+                    queue.append(_Node(target, node.weight * 0.9, node.depth + 1, covered))
+                continue
+            score = node.weight * salience * (1.0 + 0.25 * node.depth)
             previous = scored.get(key)
-            total = salience + (previous[1] if previous else 0.0)
-            scored[key] = (previous[0] if previous else name, total, previous[2] if previous else source)
+            if previous is None or previous[1] < score:
+                scored[key] = (name, score + (previous[1] * 0.3 if previous else 0.0), node.covered)
     return sorted(scored.values(), key=lambda item: (-item[1], fold(item[0])))
 
 
-def unresolved_words(question: str, resolved_text: str, config: PlannerConfig = PlannerConfig()) -> list[str]:
-    """Question content words the resolving evidence does not contain (what is still to be found)."""
-    resolved = content_stems(resolved_text)
+def unresolved_words(question: str, covered: set[str], config: PlannerConfig = PlannerConfig()) -> list[str]:
+    """Question content words not yet covered by the passages on the path (what is still to be found)."""
     out: list[str] = []
     for word in content_words(question):
-        if stem(word) not in resolved and word not in out:
+        if stem(word) not in covered and word not in out and word not in _COMPARISON_WORDS:
             out.append(word)
     return out[: config.max_unresolved_words]
 
@@ -137,16 +263,32 @@ def bridge_queries(question: str, evidence: Sequence[Evidence], asked: Sequence[
     asked_keys = {normalise_query(q) for q in asked}
     asked_folded = " | ".join(fold(q) for q in asked)
     out: list[SubQuery] = []
-    for name, _salience, source in bridge_candidates(question, evidence, config):
+    best = 0.0
+    for name, salience, covered in bridge_candidates(question, evidence, config):
         if fold(name) in asked_folded:
             continue  # this entity was already bridged to
-        rest = unresolved_words(question, f"{source.title} {source.text}", config)
-        text = " ".join([name, *rest]).strip()
+        if out and salience < config.second_query_ratio * best:
+            break  # one clear bridge: a second query would mostly cost
+        best = max(best, salience)
+        text = " ".join([name, *unresolved_words(question, covered, config)]).strip()
         key = normalise_query(text)
         if not key or key in asked_keys:
             continue
         asked_keys.add(key)
-        out.append(SubQuery(text=text, purpose=f"bridge: {name} (from {source.id})"))
+        out.append(SubQuery(text=text, purpose=f"bridge: {name}"))
         if len(out) >= config.max_new_queries:
             break
+    return out
+
+
+def part_queries(plan: Plan, missing: Sequence[str], asked: Sequence[str]) -> list[SubQuery]:
+    """For a decomposed plan: the bare name of each compared entity no evidence was found for."""
+    asked_keys = {normalise_query(q) for q in asked}
+    out = []
+    for item in missing:
+        if item.startswith("entity: "):
+            name = item.removeprefix("entity: ")
+            if normalise_query(name) and normalise_query(name) not in asked_keys:
+                asked_keys.add(normalise_query(name))
+                out.append(SubQuery(text=name, purpose=f"entity: {name}"))
     return out

@@ -8,6 +8,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from investigation.grader import resolves_bridge
 from investigation.state import Evidence, Grade, Judgment, LoopDecision, Mode, StopReason, SubQuery
 
 
@@ -28,9 +29,9 @@ def _stop(reason: StopReason, detail: str) -> LoopDecision:
     return LoopDecision(action="stop", reason=reason, detail=detail)
 
 
-def decide(*, mode: Mode, judgment: Judgment, budget: BudgetSnapshot, evidence: Sequence[Evidence],
+def decide(*, question: str, mode: Mode, judgment: Judgment, budget: BudgetSnapshot, evidence: Sequence[Evidence],
            new_evidence: Sequence[Evidence], candidates: Sequence[SubQuery], engines: int,
-           llm_tokens_per_hop: int = 0) -> LoopDecision:
+           llm_tokens_per_hop: int = 0, max_queries_per_hop: int = 2) -> LoopDecision:
     """Decide after hop `budget.hops_done`. `candidates` are the next queries the reasoner proposes."""
     if mode is Mode.SINGLE_SHOT:
         return _stop(StopReason.SINGLE_SHOT, "single-shot mode retrieves once")
@@ -45,6 +46,8 @@ def decide(*, mode: Mode, judgment: Judgment, budget: BudgetSnapshot, evidence: 
         return _stop(StopReason.HOP_CAP, f"{budget.hops_done} of {budget.max_hops} hops done")
     if budget.hops_done > 1 and not any(e.grade is not Grade.INCORRECT for e in new_evidence):
         return _stop(StopReason.NO_NEW_EVIDENCE, "the last hop found nothing new that agrees with the question")
+    if budget.hops_done > 1 and not any(resolves_bridge(question, e) for e in new_evidence):
+        return _stop(StopReason.NO_NEW_EVIDENCE, "the last hop resolved no bridge entity: the chain stalled")
     if not candidates:
         return _stop(StopReason.NO_NEW_EVIDENCE, "nothing left to ask: no bridging query can be formed")
     per_query = max(1, engines)
@@ -54,7 +57,8 @@ def decide(*, mode: Mode, judgment: Judgment, budget: BudgetSnapshot, evidence: 
                      f"{budget.retrieval_calls} of {budget.max_retrieval_calls} retrieval calls used")
     if budget.max_llm_tokens and budget.llm_tokens + llm_tokens_per_hop >= budget.max_llm_tokens:
         return _stop(StopReason.TOKEN_BUDGET, f"{budget.llm_tokens} of {budget.max_llm_tokens} LLM tokens used")
-    chosen = tuple(candidates[:affordable])
+    # Later hops follow one chain only: the first bridge is the best-supported one.
+    chosen = tuple(candidates[: min(affordable, max_queries_per_hop if budget.hops_done == 1 else 1)])
     missing = "; ".join(judgment.missing_information) or "answer incomplete"
     return LoopDecision(action="continue", reason="insufficient", next_queries=chosen,
                         detail=f"missing: {missing}")

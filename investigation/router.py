@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from itertools import pairwise
 
 import numpy as np
 
@@ -104,7 +105,7 @@ def compared_entities(question: str) -> list[str]:
         positioned.append((start, span))
     positioned.sort()
     # Pairs joined by a coordinating conjunction ("X and Y", "X or Y", "X, or the Y").
-    for (s1, e1), (s2, e2) in zip(positioned, positioned[1:], strict=False):
+    for (s1, e1), (s2, e2) in pairwise(positioned):
         between = folded_q[s1 + len(fold(e1)): s2]
         if re.fullmatch(r"[\s,\"“”']*(,?\s*(and|or|&|vs\.?|versus)\s+(the\s+\w+\s+(of\s+)?)?(the\s+)?)[\s\"“”']*",
                         between):

@@ -10,52 +10,79 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from investigation.compression import compress
+from investigation.grader import bridge_terms, lexical_agreement
+from investigation.planner import find_anchors, linked_titles, linked_titles_to
 from investigation.state import Evidence, Grade
 
 
 @dataclass(frozen=True)
 class SelectionConfig:
-    """How many of each sub-query's best passages are reserved before the rest compete on score."""
+    """Bonuses on top of the agreement score, and how many of each sub-query's leaders are reserved."""
 
-    reserve_per_query: int = 2
-    min_grade_for_reserve: Grade = Grade.AMBIGUOUS
+    link_bonus: float = 0.35  # title mentioned by an anchor or one of the strongest passages
+    backlink_bonus: float = 0.1  # text mentions an anchor passage's title (the anchor links back)
+    bridge_bonus: float = 0.1  # title is an entity a bridging query asked for
+    strong_sources: int = 3
+    reserve_per_query: int = 1
 
 
 def _key(e: Evidence) -> tuple[float, int, str]:
     return (-e.score, e.hop, e.chunk_id)
 
 
-def rank_evidence(evidence: Sequence[Evidence], k: int, config: SelectionConfig = SelectionConfig()) -> list[Evidence]:
-    """At most `k` evidence, best first: round-robin over (hop, sub-query) groups, then by score."""
-    unique: dict[str, Evidence] = {}
-    for e in sorted(evidence, key=_key):
-        unique.setdefault(e.chunk_id, e)
-    pool = sorted(unique.values(), key=_key)
-    groups: dict[tuple[int, str], list[Evidence]] = {}
+def final_scores(question: str, evidence: Sequence[Evidence], config: SelectionConfig = SelectionConfig()
+                 ) -> dict[str, float]:
+    """chunk_id → agreement score plus link and bridge bonuses (the chain the walk found)."""
+    pool = sorted({e.chunk_id: e for e in sorted(evidence, key=_key, reverse=True)}.values(), key=_key)
+    strong = [e for e in pool if e.grade is Grade.CORRECT][: config.strong_sources]
+    anchors = [a for a, _w in find_anchors(question, pool)[: config.strong_sources]]
+    linked: set[str] = set()
+    for source in {e.chunk_id: e for e in [*strong, *anchors]}.values():
+        linked |= {e.chunk_id for e in linked_titles(source, pool)}
+    backlinked: set[str] = set()
+    for anchor in anchors:
+        for e in linked_titles_to(anchor, pool):
+            backlinked.add(e.chunk_id)
+    bridges = [b for b in (bridge_terms(question, q) for q in sorted({e.query for e in pool})) if b]
+    scores: dict[str, float] = {}
     for e in pool:
-        groups.setdefault((e.hop, e.query), []).append(e)
-    order = sorted(groups, key=lambda g: (_key(groups[g][0]), g))
-    chosen: list[Evidence] = []
-    taken: set[str] = set()
-    eligible = {Grade.CORRECT} if config.min_grade_for_reserve is Grade.CORRECT else {Grade.CORRECT, Grade.AMBIGUOUS}
+        score = e.score
+        if e.chunk_id in linked:
+            score += config.link_bonus
+        elif e.chunk_id in backlinked:
+            score += config.backlink_bonus
+        if any(lexical_agreement(b, e.title) >= 0.5 for b in bridges):
+            score += config.bridge_bonus
+        scores[e.chunk_id] = score
+    return scores
+
+
+def rank_evidence(question: str, evidence: Sequence[Evidence], k: int,
+                  config: SelectionConfig = SelectionConfig()) -> list[Evidence]:
+    """At most `k` evidence, best first by final score; each sub-query's best passage is reserved."""
+    scores = final_scores(question, evidence, config)
+    by_chunk = {e.chunk_id: e for e in evidence}
+    order = sorted(scores, key=lambda cid: (-scores[cid], cid))
+    chosen: list[str] = []
+    groups: dict[tuple[int, str], list[str]] = {}
+    for cid in order:
+        e = by_chunk[cid]
+        groups.setdefault((e.hop, e.query), []).append(cid)
     for depth in range(config.reserve_per_query):
-        for group in order:
-            members = groups[group]
-            if depth < len(members) and len(chosen) < k:
-                e = members[depth]
-                if e.grade in eligible and e.chunk_id not in taken:
-                    chosen.append(e)
-                    taken.add(e.chunk_id)
-    for e in pool:
+        for members in sorted(groups.values(), key=lambda m: (-scores[m[0]], m[0])):
+            if depth < len(members) and by_chunk[members[depth]].grade is not Grade.INCORRECT \
+                    and members[depth] not in chosen and len(chosen) < k:
+                chosen.append(members[depth])
+    for cid in order:
         if len(chosen) >= k:
             break
-        if e.chunk_id not in taken:
-            chosen.append(e)
-            taken.add(e.chunk_id)
-    return chosen
+        if cid not in chosen:
+            chosen.append(cid)
+    chosen.sort(key=lambda cid: (-scores[cid], cid))
+    return [by_chunk[cid] for cid in chosen]
 
 
 def select_evidence(question: str, evidence: Sequence[Evidence], k: int, token_budget: int,
                     config: SelectionConfig = SelectionConfig()) -> list[Evidence]:
     """The ranked evidence, compressed to `token_budget` tokens for synthesis."""
-    return compress(question, rank_evidence(evidence, k, config), token_budget)
+    return compress(question, rank_evidence(question, evidence, k, config), token_budget)

@@ -44,6 +44,8 @@ def judge_evidence(question: str, plan: Plan, evidence: Sequence[Evidence],
     """Typed judgment over ALL evidence so far (correct evidence counts fully, ambiguous only for names)."""
     correct = [e for e in evidence if e.grade is Grade.CORRECT]
     supporting = correct + [e for e in evidence if e.grade is Grade.AMBIGUOUS]
+    if plan.kind == "decomposed":
+        return _judge_parts(question, plan, evidence, supporting)
     names = question_names(question)
     missing = [f"entity: {n}" for n in names if not any(covers(n, e) for e in supporting)]
 
@@ -57,7 +59,10 @@ def judge_evidence(question: str, plan: Plan, evidence: Sequence[Evidence],
         missing.append("unresolved: " + " ".join(dict.fromkeys(uncovered)))
 
     answered: list[str] = []
+    decomposed = plan.kind == "decomposed"
     for sub in plan.subqueries:
+        if decomposed and sub.text == plan.original and len(plan.subqueries) > 1:
+            continue  # the parts answer it together
         sub_stems = content_stems(sub.text)
         best = max((len(sub_stems & content_stems(f"{e.title} {e.text}")) / max(1, len(sub_stems))
                     for e in correct), default=0.0)
@@ -71,7 +76,8 @@ def judge_evidence(question: str, plan: Plan, evidence: Sequence[Evidence],
         missing.append("bridge: the entity the question describes is not resolved yet")
 
     conflicts = _conflicting_titles(correct)
-    unanswered = [s.text for s in plan.subqueries if s.text not in answered]
+    unanswered = [s.text for s in plan.subqueries if s.text not in answered
+                  and not (decomposed and s.text == plan.original)]
     sufficient = bool(correct) and not missing and not unanswered
     top = sorted((e.score for e in correct), reverse=True)[:3]
     strength = sum(top) / len(top) if top else 0.0
@@ -86,6 +92,36 @@ def judge_evidence(question: str, plan: Plan, evidence: Sequence[Evidence],
     )
 
 
+def entity_found(name: str, evidence: Sequence[Evidence], supporting: Sequence[Evidence]) -> bool:
+    """A compared entity is found when a passage is titled by it, or supporting evidence mentions it."""
+    key = fold(name)
+    return any(key in fold(e.title) or fold(e.title) in key for e in evidence) or any(
+        covers(name, e) for e in supporting)
+
+
+def _judge_parts(question: str, plan: Plan, evidence: Sequence[Evidence],
+                 supporting: Sequence[Evidence]) -> Judgment:
+    """A decomposed question is sufficient when every part (compared entity) has its evidence."""
+    parts = [s for s in plan.subqueries if s.text != plan.original]
+    answered, missing = [], []
+    for sub in parts:
+        name = sub.purpose.removeprefix("entity: ") if sub.purpose.startswith("entity: ") else sub.text
+        if entity_found(name, evidence, supporting):
+            answered.append(sub.text)
+        else:
+            missing.append(f"entity: {name}")
+    share = len(answered) / len(parts) if parts else 0.0
+    top = sorted((e.score for e in supporting), reverse=True)[: max(1, len(parts))]
+    strength = sum(top) / len(top) if top else 0.0
+    return Judgment(
+        sufficient=bool(parts) and not missing and bool(supporting),
+        answered_subqueries=tuple(answered),
+        missing_information=tuple(missing),
+        conflicts=tuple(_conflicting_titles([e for e in supporting if e.grade is Grade.CORRECT])),
+        confidence=round(max(0.0, min(1.0, 0.6 * share + 0.4 * min(1.0, strength))), 4),
+    )
+
+
 def _conflicting_titles(correct: Sequence[Evidence]) -> list[str]:
     """Two correct passages with the same title but different sources may disagree: name them."""
     by_title: dict[str, set[str]] = {}
@@ -95,11 +131,9 @@ def _conflicting_titles(correct: Sequence[Evidence]) -> list[str]:
 
 
 def has_support(question: str, evidence: Sequence[Evidence]) -> bool:
-    """True when some correct evidence mentions one of the question's names (or, with no names, exists)."""
-    correct = [e for e in evidence if e.grade is Grade.CORRECT]
-    if not correct:
-        return False
-    names = question_names(question)
-    if not names:
-        return True
-    return any(covers(n, e) for n in names for e in correct) and bool(words(question))
+    """True when some evidence agrees with the question at least ambiguously (a graded band, not a guess).
+
+    Out-of-corpus questions retrieve only passages that share a few words with them; their agreement
+    stays in the incorrect band, which is what refusal keys on.
+    """
+    return bool(words(question)) and any(e.grade is not Grade.INCORRECT for e in evidence)

@@ -12,8 +12,8 @@ from investigation.state import Answer, Evidence, Grade, Route, RouteDecision
 from investigation.sufficiency import covers, has_support
 from investigation.text import content_stems, fold, split_sentences
 
-REFUSAL = ("I could not find this in the knowledge base: no indexed document supports an answer to "
-           "the question, so I will not guess.")
+REFUSAL = ("The answer is not in the knowledge base: no indexed document supports an answer to this "
+           "question, so I will not guess.")
 DIRECT_REPLY = ("Hello! I'm Sleuth. Ask me a question about your knowledge base and I will investigate it "
                 "and answer with citations.")
 _THANKS_REPLY = "You're welcome! Ask me anything about your knowledge base."

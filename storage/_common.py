@@ -45,13 +45,15 @@ def insert_ignore(
     """
     table: Table = model.__table__  # type: ignore[attr-defined]
     dialect = session.get_bind().dialect.name
-    insert = {"postgresql": postgresql.insert, "sqlite": sqlite.insert}.get(dialect)
-    if insert is None:
+    if dialect not in ("postgresql", "sqlite"):
         raise NotImplementedError(f"unsupported database: {dialect}")
     inserted = 0
     for start in range(0, len(rows), _INSERT_BATCH):
-        stmt = insert(table).values(list(rows[start : start + _INSERT_BATCH]))
-        stmt = stmt.on_conflict_do_nothing(index_elements=list(conflict))
+        batch = list(rows[start : start + _INSERT_BATCH])
+        stmt: postgresql.Insert | sqlite.Insert = (
+            postgresql.insert(table) if dialect == "postgresql" else sqlite.insert(table)
+        )
+        stmt = stmt.values(batch).on_conflict_do_nothing(index_elements=list(conflict))
         # rowcount of an INSERT is only kept when asked for (SQLAlchemy 2.0.28+; -1 otherwise on psycopg)
         result = session.execute(stmt.execution_options(preserve_rowcount=True))
         inserted += max(result.rowcount, 0)  # type: ignore[attr-defined]

@@ -153,7 +153,7 @@ def finish_investigation(
         .execution_options(synchronize_session=False)
     )
     with write(session):
-        finished = session.execute(stmt).rowcount == 1  # type: ignore[attr-defined]
+        finished: bool = session.execute(stmt).rowcount == 1  # type: ignore[attr-defined]
         cached = session.identity_map.get(session.identity_key(Investigation, investigation_id))
         if cached is not None:
             session.refresh(cached)

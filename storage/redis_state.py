@@ -18,54 +18,13 @@ from urllib.parse import parse_qs, urlencode, urlsplit
 import redis
 
 from investigation.errors import TransientError
+from storage._redis_scripts import CHARGE, CHARGE_PLAIN, FIRST_SEEN, INIT_BUDGET, MARK_SEEN
 
 COUNTERS = ("hops", "retrieval_calls", "llm_tokens")
 _DAY = 86_400
 
 P = ParamSpec("P")
 R = TypeVar("R")
-
-# Counters and limits are created once; a second init (a redelivered task) changes nothing, so neither
-# the charges made so far nor the deadline move.
-_INIT_BUDGET = """
-for i, field in ipairs({'hops', 'retrieval_calls', 'llm_tokens'}) do
-  redis.call('HSETNX', KEYS[1], field, 0)
-end
-redis.call('HSETNX', KEYS[1], 'max_hops', ARGV[1])
-redis.call('HSETNX', KEYS[1], 'max_retrieval_calls', ARGV[2])
-redis.call('HSETNX', KEYS[1], 'max_llm_tokens', ARGV[3])
-redis.call('HSETNX', KEYS[1], 'deadline_ts', ARGV[4])
-redis.call('EXPIRE', KEYS[1], ARGV[5])
-return 1
-"""
-
-_CHARGE = """
-local limit = redis.call('HGET', KEYS[1], 'max_' .. ARGV[1])
-if not limit then return -1 end
-local used = tonumber(redis.call('HGET', KEYS[1], ARGV[1]) or '0')
-local amount = tonumber(ARGV[2])
-if used + amount > tonumber(limit) then return 0 end
-redis.call('HINCRBY', KEYS[1], ARGV[1], amount)
-return 1
-"""
-
-_CHARGE_PLAIN = """
-local used = tonumber(redis.call('GET', KEYS[1]) or '0')
-local amount = tonumber(ARGV[1])
-if used + amount > tonumber(ARGV[2]) then return 0 end
-redis.call('INCRBY', KEYS[1], amount)
-redis.call('EXPIRE', KEYS[1], ARGV[3])
-return 1
-"""
-
-_MARK_SEEN = """
-local new = {}
-for i = 2, #ARGV do
-  if redis.call('SADD', KEYS[1], ARGV[i]) == 1 then new[#new + 1] = ARGV[i] end
-end
-redis.call('EXPIRE', KEYS[1], ARGV[1])
-return new
-"""
 
 
 def _translated(method: Callable[P, R]) -> Callable[P, R]:
@@ -115,10 +74,11 @@ class RedisState:
             raise ValueError("prefix must be non-empty and contain no ':'")
         self.client = client
         self.prefix = prefix
-        self._init_budget = client.register_script(_INIT_BUDGET)
-        self._charge = client.register_script(_CHARGE)
-        self._charge_plain = client.register_script(_CHARGE_PLAIN)
-        self._mark_seen = client.register_script(_MARK_SEEN)
+        self._init_budget = client.register_script(INIT_BUDGET)
+        self._charge = client.register_script(CHARGE)
+        self._charge_plain = client.register_script(CHARGE_PLAIN)
+        self._mark_seen = client.register_script(MARK_SEEN)
+        self._first_seen = client.register_script(FIRST_SEEN)
 
     def key(self, *parts: object) -> str:
         return ":".join([self.prefix, *(str(p) for p in parts)])
@@ -136,7 +96,7 @@ class RedisState:
         deadline_ts: float,
         ttl: int = _DAY,
     ) -> None:
-        args = [
+        args: list[str | int] = [
             int(max_hops),
             int(max_retrieval_calls),
             int(max_llm_tokens),
@@ -186,6 +146,16 @@ class RedisState:
             return set()
         new = self._mark_seen(keys=[self.key("seen", inv_id)], args=[int(ttl), *hashes])
         return {_text(h) for h in new}
+
+    @_translated
+    def first_seen(self, inv_id: str, hop: int, hashes: Sequence[str], ttl: int = _DAY) -> set[str]:
+        """Like `mark_seen`, but idempotent per hop: returns the hashes first seen at `hop`, also when
+        the same hop is reduced again (a redelivered task)."""
+        if not hashes:
+            return set()
+        keys = [self.key("seen", inv_id), self.key("seen_hop", inv_id)]
+        fresh = self._first_seen(keys=keys, args=[int(ttl), int(hop), *hashes])
+        return {_text(h) for h in fresh}
 
     @_translated
     def seen_count(self, inv_id: str) -> int:
@@ -269,8 +239,8 @@ class RedisState:
 
     @_translated
     def cleanup(self, inv_id: str) -> None:
-        """Delete the investigation's budget, seen set and parked hits."""
-        keys = [self.key("budget", inv_id), self.key("seen", inv_id)]
+        """Delete the investigation's budget, seen sets and parked hits."""
+        keys = [self.key("budget", inv_id), self.key("seen", inv_id), self.key("seen_hop", inv_id)]
         pattern = _glob_escape(self.key("hits", inv_id)) + ":*"
         keys.extend(_text(k) for k in self.client.scan_iter(match=pattern, count=500))
         self.client.delete(*keys)

@@ -15,6 +15,8 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any, Literal
 
+from redis.exceptions import LockError
+
 from adapters.delivery.policy import BackoffPolicy
 from config.settings import Settings
 from investigation.errors import PermanentError, TransientError
@@ -78,7 +80,7 @@ def _exclusive(services: Services, delivery_id: str, ttl: float) -> Iterator[flo
     finally:
         try:
             lock.release()
-        except Exception:  # expired meanwhile: someone else may hold it now; theirs to release
+        except LockError:  # expired meanwhile: someone else may hold it now; theirs to release
             log.warning("delivery lock %s expired before release", delivery_id)
 
 

@@ -110,7 +110,7 @@ def start(services: Services, inv_id: str) -> Next:
         return Next("deliver", deliveries=_pending_deliveries(services, inv_id))
 
     plan = outcome.plan
-    _event(services, inv_id, "plan", "plan", original=plan.original, kind=plan.kind,
+    _event(services, inv_id, "plan", "plan", original=plan.original, plan_kind=plan.kind,
            subqueries=[q.model_dump() for q in plan.subqueries])
     return _plan_hop(services, inv_id, 1, list(plan.subqueries), route=outcome.route, plan=plan)
 
@@ -164,10 +164,12 @@ def retrieve(services: Services, inv_id: str, hop: int, index: int, engine: str)
         payload["error"] = "retrieval_budget"
     else:
         try:
+            # Read the corpus version before searching: hits found before an ingest are never cached as new.
+            version = services.state.corpus_version(tenant)
             hits = services.backends[engine].search(tenant, query, k)
             payload["passages"] = [h.model_dump(mode="json") for h in hits]
             services.state.cache_set(tenant, engine, query, k, None, payload["passages"],
-                                     services.settings.subquery_cache_ttl)
+                                     services.settings.subquery_cache_ttl, version=version)
         except SleuthError as exc:  # the hop degrades: this engine's evidence is missing, recorded
             payload["error"] = f"{type(exc).__name__}: {exc}"
     payload["ms"] = round((time.perf_counter() - started) * 1000, 2)

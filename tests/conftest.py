@@ -16,8 +16,11 @@ Rule for missing services (`require_or_skip`): skip locally, fail when ``CI=true
 from __future__ import annotations
 
 import os
+import queue
 import shutil
+import threading
 import uuid
+import warnings
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import NoReturn
@@ -157,11 +160,15 @@ def _postgres_admin_url() -> str:
 
 
 class _PostgresDatabases:
-    """Creates and drops uniquely named databases next to the admin database."""
+    """Creates uniquely named databases next to the admin database; drops them in a background thread
+    (a DROP can wait for a checkpoint, and nothing needs to wait for it but the end of the session)."""
 
     def __init__(self, admin_url: str) -> None:
         self.admin_url = admin_url
         self.engine = _admin_engine(admin_url)
+        self._drops: queue.Queue[str | None] = queue.Queue()
+        self._dropper = threading.Thread(target=self._drop_forever, name="pg-dropper", daemon=True)
+        self._dropper.start()
 
     def create(self, *, template: str | None = None) -> tuple[str, str]:
         name = "sleuth_t_" + uuid.uuid4().hex[:12]
@@ -171,16 +178,31 @@ class _PostgresDatabases:
         url = make_url(self.admin_url).set(database=name).render_as_string(hide_password=False)
         return name, url
 
+    def drop_later(self, name: str) -> None:
+        self._drops.put(name)
+
     def drop(self, name: str) -> None:
         with self.engine.connect() as conn:
             conn.execute(text(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)'))
+
+    def close(self) -> None:
+        self._drops.put(None)
+        self._dropper.join(timeout=120)
+        self.engine.dispose()
+
+    def _drop_forever(self) -> None:
+        while (name := self._drops.get()) is not None:
+            try:
+                self.drop(name)
+            except Exception as exc:  # noqa: BLE001 - a leftover database must not fail other tests
+                warnings.warn(f"could not drop test database {name}: {exc}", stacklevel=1)
 
 
 @pytest.fixture(scope="session")
 def _postgres(_postgres_admin_url: str) -> Iterator[_PostgresDatabases]:
     databases = _PostgresDatabases(_postgres_admin_url)
     yield databases
-    databases.engine.dispose()
+    databases.close()
 
 
 @pytest.fixture(scope="session")
@@ -214,7 +236,7 @@ def db_url(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[str]:
         migrate(url)
         yield url
     finally:
-        postgres.drop(name)
+        postgres.drop_later(name)
 
 
 @pytest.fixture(params=["sqlite", "postgresql"])
@@ -227,7 +249,7 @@ def empty_db_url(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[str
     try:
         yield url
     finally:
-        postgres.drop(name)
+        postgres.drop_later(name)
 
 
 @pytest.fixture

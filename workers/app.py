@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from celery import Celery
-from kombu import Queue
+from kombu import Exchange, Queue
 
 from config.settings import Settings
 from workers import names
@@ -27,8 +27,11 @@ def celery_config(settings: Settings) -> dict[str, object]:
         "task_serializer": "json",
         "result_serializer": "json",
         "accept_content": ["json"],
-        "task_queues": [Queue(q) for q in names.ALL_QUEUES],
+        # Each queue has its own direct exchange and routing key: a message lands in exactly one queue.
+        "task_queues": [Queue(q, Exchange(q, type="direct"), routing_key=q) for q in names.ALL_QUEUES],
         "task_default_queue": names.Q_PLAN,
+        "task_default_exchange": names.Q_PLAN,
+        "task_default_routing_key": names.Q_PLAN,
         "task_routes": {name: {"queue": q} for name, q in names.ROUTES.items()},
         # A task is acknowledged only after it ran; a killed worker's task goes back to the queue.
         "task_acks_late": True,

@@ -51,7 +51,7 @@ class InvalidSignature(Forbidden):
 
 def secret_key(secret: str) -> bytes:
     """The HMAC key of a ``whsec_<base64>`` secret (the prefix is optional, as in the reference libraries)."""
-    encoded = secret[len(SECRET_PREFIX):] if secret.startswith(SECRET_PREFIX) else secret
+    encoded = secret.removeprefix(SECRET_PREFIX)
     try:
         return base64.b64decode(encoded, validate=True)
     except ValueError as exc:

@@ -12,7 +12,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from investigation.grader import GraderConfig, grade_passages
-from investigation.planner import PlannerConfig, bridge_queries, plan_question
+from investigation.planner import PlannerConfig, bridge_queries, part_queries, plan_question
 from investigation.ports import Embedder
 from investigation.router import RouterConfig, route_question
 from investigation.selection import SelectionConfig, select_evidence
@@ -70,6 +70,9 @@ class HeuristicReasoner:
 
     def next_queries(self, question: str, plan: Plan, evidence: Sequence[Evidence],
                      asked: Sequence[str]) -> list[SubQuery]:
+        if plan.kind == "decomposed":
+            judgment = self.judge(question, plan, evidence)
+            return part_queries(plan, judgment.missing_information, asked)
         return bridge_queries(question, evidence, asked, self.planner_config)
 
     def select(self, question: str, evidence: Sequence[Evidence], k: int, token_budget: int) -> list[Evidence]:

@@ -7,7 +7,7 @@ import logging
 from typing import Annotated, Any
 from urllib.parse import urlsplit
 
-from fastapi import APIRouter, Header, Request, Response
+from fastapi import APIRouter, Header, Response
 from fastapi.exceptions import RequestValidationError
 from pydantic import ValidationError
 from sse_starlette import EventSourceResponse
@@ -151,7 +151,6 @@ def get_trace(investigation_id: str, tenant: TenantDep, services: ServicesDep) -
                              "description": "`trace` events (id = event id), then one `end` event"}})
 def stream_events(
     investigation_id: str,
-    request: Request,
     tenant: PageTenantDep,
     services: ServicesDep,
     last_event_id: Annotated[str | None, Header(alias="Last-Event-ID")] = None,
@@ -161,4 +160,4 @@ def stream_events(
     with services.session() as session:
         repo.get_investigation(session, investigation_id=investigation_id, tenant_id=tenant.id)
     after = int(last_event_id) if last_event_id and last_event_id.strip().isdigit() else 0
-    return EventSourceResponse(event_stream(services, investigation_id, after_id=after, request=request))
+    return EventSourceResponse(event_stream(services, investigation_id, after_id=after))

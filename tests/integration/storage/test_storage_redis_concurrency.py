@@ -82,5 +82,19 @@ def test_each_passage_is_new_to_exactly_one_worker(redis_state: RedisState) -> N
     assert redis_state.seen_count("inv") == len(hashes)
 
 
+def test_each_passage_is_first_seen_at_exactly_one_hop(redis_state: RedisState) -> None:
+    hashes = [f"h{i}" for i in range(200)]
+
+    def reduce_hop(hop: int) -> set[str]:
+        mine = hashes[:]
+        random.Random(hop).shuffle(mine)
+        return redis_state.first_seen("inv", hop, mine)
+
+    claims: list[set[str]] = _together(8, reduce_hop)  # type: ignore[assignment]
+    assert sum(len(c) for c in claims) == len(hashes)
+    assert set().union(*claims) == set(hashes)
+    assert [reduce_hop(hop) for hop in range(8)] == claims  # each hop, reduced again, gets the same set
+
+
 def test_once_has_one_winner(redis_state: RedisState) -> None:
     assert _together(16, lambda i: redis_state.once("deliver:msg_1")).count(True) == 1

@@ -81,6 +81,18 @@ def test_mark_seen_reports_each_hash_once(redis_state: RedisState) -> None:
     assert redis_state.seen_count("inv") == 3
 
 
+def test_first_seen_is_stable_for_a_redelivered_hop(redis_state: RedisState) -> None:
+    assert redis_state.first_seen("inv", 1, ["a", "b"]) == {"a", "b"}
+    assert redis_state.first_seen("inv", 1, ["a", "b", "c"]) == {"a", "b", "c"}  # hop 1 reduced again
+    assert redis_state.first_seen("inv", 2, ["b", "c", "d"]) == {"d"}
+    assert redis_state.first_seen("inv", 2, ["b", "c", "d"]) == {"d"}
+    redis_state.mark_seen("inv", ["e"])
+    assert redis_state.first_seen("inv", 3, ["e", "f"]) == {"f"}
+    assert redis_state.mark_seen("inv", ["f", "g"]) == {"g"}
+    assert redis_state.seen_count("inv") == 7
+    assert redis_state.first_seen("inv", 4, []) == set()
+
+
 def test_cache_is_tenant_scoped_normalised_and_invalidated_by_ingest(redis_state: RedisState) -> None:
     hits = [{"chunk_id": "c1", "score": 1.5}]
     redis_state.cache_set("acme", "lexical", "Which  plan has SSO?", 10, ["staff", "all"], hits, ttl=60)
@@ -140,14 +152,14 @@ def test_every_key_is_prefixed_and_cleanup_removes_the_investigations(
     redis_state: RedisState, redis_client: redis.Redis, redis_prefix: str
 ) -> None:
     redis_state.init_budget("inv", max_hops=1, max_retrieval_calls=1, max_llm_tokens=1, deadline_ts=0)
-    redis_state.mark_seen("inv", ["h"])
+    redis_state.first_seen("inv", 1, ["h"])
     redis_state.store_hits("inv", 1, "s", {})
     redis_state.store_hits("inv", 2, "s", {})
     redis_state.mark_seen("inv2", ["h"])
     redis_state.cache_set("acme", "lexical", "q", 1, None, [], ttl=60)
     redis_state.once("k")
     before = _keys(redis_client, redis_prefix)
-    assert len(before) == 7
+    assert len(before) == 8
     assert all(k.startswith(f"{redis_prefix}:") for k in before)
     redis_state.cleanup("inv")
     assert _keys(redis_client, redis_prefix) == {
@@ -176,3 +188,20 @@ def test_unreachable_redis_is_a_transient_error() -> None:
 def test_prefix_must_be_one_segment(redis_client: redis.Redis) -> None:
     with pytest.raises(ValueError):
         RedisState(redis_client, "a:b")
+
+
+def test_the_shared_redis_urls_reach_one_server_from_kombu_celery_and_redis_py(
+    redis_url: str, redis_py_url: str, redis_client: redis.Redis, redis_prefix: str
+) -> None:
+    import kombu
+    from celery import Celery
+
+    redis_client.set(f"{redis_prefix}:probe", "here")
+    with kombu.Connection(redis_url) as conn:
+        assert conn.default_channel.client.get(f"{redis_prefix}:probe") in ("here", b"here")
+    app = Celery("probe", broker=redis_url, backend=redis_url)
+    try:
+        assert app.backend.client.get(f"{redis_prefix}:probe") in ("here", b"here")
+    finally:
+        app.close()
+    assert client_from_url(redis_py_url).get(f"{redis_prefix}:probe") == b"here"

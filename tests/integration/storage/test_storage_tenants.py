@@ -33,11 +33,12 @@ def test_each_tenant_gets_its_own_key_and_secret(session: Session) -> None:
     assert key_a != key_b and a.webhook_secret != b.webhook_secret and a.id != b.id
 
 
-@pytest.mark.parametrize("name", ["", "has space", "x" * 101, "semi;colon", "ünï"])
-def test_invalid_names_are_refused(session: Session, name: str) -> None:
-    with pytest.raises(ValidationFailed) as info:
-        create_tenant(session, name=name)
-    assert info.value.field == "name"
+def test_invalid_names_are_refused(session: Session) -> None:
+    for name in ["", "has space", "x" * 101, "semi;colon", "ünï"]:
+        with pytest.raises(ValidationFailed) as info:
+            create_tenant(session, name=name)
+        assert info.value.field == "name"
+    assert list_tenants(session) == []
 
 
 def test_an_existing_name_is_refused(session: Session) -> None:

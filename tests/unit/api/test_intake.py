@@ -163,3 +163,39 @@ def test_overlong_idempotency_key_is_422(api: Api) -> None:
     response = api.post(QUESTION, **{"Idempotency-Key": "k" * 201})
     assert response.status_code == 422
     assert any("Idempotency-Key" in loc for loc in _loc(response))
+
+
+def test_private_callback_hosts_refused_when_configured(tmp_path: Any, db_url: str, redis_url: str,
+                                                         redis_prefix: str) -> None:
+    from fastapi.testclient import TestClient
+
+    from api.app import create_app
+    from tests.unit.api.conftest import Recorder, make_settings, new_tenant
+    from workers.wiring import Services
+
+    services = Services(make_settings(tmp_path / "home", db_url, redis_url, redis_prefix,
+                                      webhook_allow_private=False))
+    try:
+        _, key = new_tenant(services)
+        launcher = Recorder()
+        with TestClient(create_app(services=services, launcher=launcher, redeliverer=Recorder())) as client:
+            for url in ("http://127.0.0.1:8080/h", "http://localhost/h", "http://10.1.2.3/h", "http://[::1]/h"):
+                response = client.post("/v1/investigations", headers={"Authorization": f"Bearer {key}"},
+                                       json={"question": "q", "callback": {"type": "webhook", "url": url}})
+                assert response.status_code == 422, url
+                assert response.json()["detail"][0]["loc"] == ["body", "callback", "url"]
+            ok = client.post("/v1/investigations", headers={"Authorization": f"Bearer {key}"},
+                             json={"question": "q", "callback": {"type": "webhook", "url": "https://example.com/h"}})
+            assert ok.status_code == 202
+        assert len(launcher.calls) == 1
+    finally:
+        services.engine.dispose()
+
+
+def test_openapi_documents_the_request_body(api: Api) -> None:
+    schema = api.client.get("/openapi.json").json()
+    body = schema["paths"]["/v1/investigations"]["post"]["requestBody"]["content"]["application/json"]["schema"]
+    assert body == {"$ref": "#/components/schemas/InvestigationCreate"}
+    components = schema["components"]["schemas"]
+    assert {"InvestigationCreate", "WebhookCallback", "BudgetOverride"} <= set(components)
+    assert api.client.get("/docs").status_code == 200

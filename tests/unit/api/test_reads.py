@@ -79,13 +79,14 @@ def _read_sse(api: Api, inv_id: str, **headers: str) -> list[dict[str, Any]]:
     return events
 
 
+@pytest.mark.timeout(30)
 def test_sse_streams_events_as_written_then_end(api: Api) -> None:
     inv_id = _create(api)
     _event(api, inv_id, "route", "route", route="lookup")
 
     def worker() -> None:  # the investigation progresses while the client listens
         time.sleep(0.5)
-        _event(api, inv_id, "plan", "plan", kind="as_is")
+        _event(api, inv_id, "plan", "plan", plan_kind="as_is")
         time.sleep(0.3)
         _event(api, inv_id, "synthesis", "synthesis", status="answered")
         _finish(api, inv_id)
@@ -104,6 +105,7 @@ def test_sse_streams_events_as_written_then_end(api: Api) -> None:
     assert ids == sorted(ids)
 
 
+@pytest.mark.timeout(30)
 def test_sse_resumes_after_last_event_id(api: Api) -> None:
     inv_id = _create(api)
     for step in ("route", "plan", "hop:1"):

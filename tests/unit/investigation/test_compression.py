@@ -1,0 +1,37 @@
+"""Sentence-level compression never exceeds the token budget and keeps ids, order and first sentences."""
+
+from __future__ import annotations
+
+import pytest
+
+from investigation.compression import compress, evidence_tokens
+from tests.unit.investigation.fakes import evidence
+
+pytestmark = pytest.mark.unit
+
+QUESTION = "Which university did Judith Viorst attend?"
+LONG = [
+    evidence(f"c{i}#0", f"Title {i}", " ".join(
+        [f"Passage {i} opens with its subject."]
+        + [f"Filler sentence number {j} says nothing at all about anything." for j in range(12)]
+        + ["Judith Viorst attended Rutgers University, a land-grant university."]))
+    for i in range(6)
+]
+
+
+@pytest.mark.parametrize("budget", [60, 150, 400])
+def test_compression_fits_the_budget_and_keeps_ids_in_order(budget: int) -> None:
+    out = compress(QUESTION, LONG, budget)
+    assert evidence_tokens(out) <= budget
+    assert [e.id for e in out] == [e.id for e in LONG][: len(out)]
+
+
+def test_first_sentences_and_relevant_sentences_survive() -> None:
+    out = compress(QUESTION, LONG, 400)
+    assert all(e.text.startswith(f"Passage {i} opens") for i, e in enumerate(out))
+    assert "Rutgers University" in out[0].text
+    assert "Filler sentence number 11" not in out[0].text
+
+
+def test_evidence_under_budget_is_untouched() -> None:
+    assert compress(QUESTION, LONG[:1], 10_000) == LONG[:1]

@@ -1,0 +1,56 @@
+"""CRAG bands by lexical + embedding agreement with the ORIGINAL question; deterministic evidence ids."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+import pytest
+
+from investigation.grader import band, evidence_id, grade_passages, resolves_bridge
+from investigation.state import Grade
+from tests.unit.investigation.fakes import BagOfWordsEmbedder, evidence, passage
+
+pytestmark = pytest.mark.unit
+
+QUESTION = "Who directed the film Maximum Overdrive?"
+
+
+def vectorise(texts: Sequence[str]) -> np.ndarray:
+    return np.asarray(BagOfWordsEmbedder().embed(texts), dtype=np.float32)
+
+
+def test_bands_follow_the_thresholds() -> None:
+    assert band(0.9) is Grade.CORRECT
+    assert band(0.45) is Grade.AMBIGUOUS
+    assert band(0.1) is Grade.INCORRECT
+
+
+def test_grading_separates_relevant_from_irrelevant_passages() -> None:
+    good = passage("mo#0", "Maximum Overdrive", "Maximum Overdrive is a 1986 film written and directed by "
+                   "Stephen King.")
+    bad = passage("tea#0", "Green tea", "Green tea is a type of tea made from leaves of Camellia sinensis.")
+    graded = grade_passages(QUESTION, [good, bad], 1, {}, vectorise)
+    assert [e.grade for e in graded] == [Grade.CORRECT, Grade.INCORRECT]
+    assert graded[0].score > graded[1].score
+    assert graded[0].query == QUESTION and graded[0].hop == 1
+
+
+def test_evidence_ids_are_stable_and_deterministic() -> None:
+    assert evidence_id("mo#0") == evidence_id("mo#0") != evidence_id("mo#1")
+    assert evidence_id("mo#0").startswith("ev_") and len(evidence_id("mo#0")) == 13
+    p = passage("mo#0", "Maximum Overdrive", "A film by Stephen King.")
+    first = grade_passages(QUESTION, [p], 1, {}, vectorise)
+    second = grade_passages(QUESTION, [p], 1, {}, vectorise)
+    assert first == second and first[0].id == evidence_id("mo#0")
+
+
+def test_a_bridged_passage_counts_its_resolved_entity_as_part_of_the_question() -> None:
+    question = "What state did the director of Maximum Overdrive live in?"
+    king = passage("sk#0", "Stephen King", "Stephen King is an author who lives in Bangor, Maine.")
+    sub = "Stephen King state live"
+    bridged = grade_passages(question, [king], 2, {"sk#0": sub}, vectorise)[0]
+    plain = grade_passages(question, [king], 2, {}, vectorise)[0]
+    assert bridged.score > plain.score
+    assert resolves_bridge(question, evidence("sk#0", "Stephen King", "…", query=sub))
+    assert not resolves_bridge(question, evidence("x#0", "Bangor", "…", query=sub))

@@ -1,0 +1,46 @@
+"""Final ranking: at most k, best first, independent of arrival order, and the bridge chain is kept."""
+
+from __future__ import annotations
+
+import pytest
+
+from investigation.selection import rank_evidence, select_evidence
+from investigation.state import Grade, Route, RouteDecision
+from investigation.synthesis import synthesize_answer
+from tests.unit.investigation.fakes import evidence
+
+pytestmark = pytest.mark.unit
+
+QUESTION = "At the 2011 census, what was the population of the city where Kerry Saxby-Junna was born?"
+ANCHOR = evidence("ksj#0", "Kerry Saxby-Junna", "Kerry Saxby-Junna is a retired race walker. She was born in "
+                  "Young, New South Wales.", score=0.8, query=QUESTION)
+TOWN = evidence("young#0", "Young, New South Wales", "Young is a town with 6,960 people at the 2011 census.",
+                grade=Grade.INCORRECT, score=0.2, query=QUESTION)
+NOISE = [evidence(f"n{i}#0", f"Census {i}", "The 2011 census counted people.", grade=Grade.AMBIGUOUS,
+                  score=0.45 - i / 100, query=QUESTION) for i in range(10)]
+
+
+def test_a_passage_the_anchor_links_to_is_ranked_in_despite_a_low_grade() -> None:
+    ranked = rank_evidence(QUESTION, [*NOISE, TOWN, ANCHOR], k=5)
+    assert [e.chunk_id for e in ranked][:2] == ["ksj#0", "young#0"]
+    assert len(ranked) == 5
+
+
+def test_ranking_does_not_depend_on_arrival_order() -> None:
+    pool = [*NOISE, TOWN, ANCHOR]
+    assert rank_evidence(QUESTION, pool, 6) == rank_evidence(QUESTION, list(reversed(pool)), 6)
+
+
+def test_selected_evidence_fits_the_token_budget() -> None:
+    from investigation.compression import evidence_tokens
+
+    assert evidence_tokens(select_evidence(QUESTION, [*NOISE, TOWN, ANCHOR], 10, 60)) <= 60
+
+
+def test_a_comparison_answer_cites_evidence_for_each_entity() -> None:
+    question = "Are Medici and Senet both board games?"
+    medici = evidence("m#0", "Medici (board game)", "Medici is a board game designed by Reiner Knizia.")
+    senet = evidence("s#0", "Senet", "Senet is a board game from ancient Egypt.")
+    answer = synthesize_answer(question, RouteDecision(route=Route.MULTI_PART, reason="t"), [medici, senet])
+    assert {c.evidence_id for c in answer.citations} == {medici.id, senet.id}
+    assert "[1]" in answer.text and "[2]" in answer.text and not answer.refused
