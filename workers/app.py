@@ -16,8 +16,12 @@ def celery_config(settings: Settings) -> dict[str, object]:
         raise ValueError("create_celery needs settings.redis_url (the embedded Redis sets it)")
     url = kombu_url(settings.redis_url)
     # Every broker/backend key carries the prefix, so several deployments (or test runs) share a Redis.
+    # Unacked messages of a vanished worker are swept back to their queue every few seconds (kombu's
+    # default sweep is ~100 s), once their visibility timeout has passed.
     transport = {"visibility_timeout": settings.visibility_timeout,
-                 "global_keyprefix": f"{settings.redis_prefix}:celery:"}
+                 "global_keyprefix": f"{settings.redis_prefix}:celery:",
+                 "unacked_restore_interval": min(10, max(1, settings.visibility_timeout // 4)),
+                 "unacked_restore_throttle": 1}
     return {
         "broker_url": url,
         "result_backend": url,
