@@ -5,14 +5,14 @@ from __future__ import annotations
 from functools import lru_cache
 from pathlib import Path
 
-from pydantic import Field, SecretStr
+from pydantic import AliasChoices, Field, SecretStr
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 
 class Settings(BaseSettings):
     """All configuration. Defaults give the embedded, offline setup under `SLEUTH_HOME`."""
 
-    model_config = SettingsConfigDict(env_prefix="SLEUTH_", extra="ignore", frozen=True)
+    model_config = SettingsConfigDict(env_prefix="SLEUTH_", extra="ignore", frozen=True, populate_by_name=True)
 
     home: Path = Field(default=Path(".sleuth"), description="Data directory (indexes, SQLite, embedded Redis).")
     database_url: str | None = Field(default=None, description="SQLAlchemy URL; default SQLite in SLEUTH_HOME.")
@@ -24,39 +24,119 @@ class Settings(BaseSettings):
     llm: str = Field(default="heuristic", description="heuristic | anthropic")
 
     # Loop defaults; a tenant's limits cap per-investigation overrides.
-    max_hops: int = Field(default=3, ge=1, le=10)
-    max_retrieval_calls: int = Field(default=24, ge=1, le=500)
-    max_llm_tokens: int = Field(default=60_000, ge=0)
-    deadline_seconds: int = Field(default=120, ge=5, le=3600)
+    max_hops: int = Field(default=3, ge=1, le=10,
+                          description="Retrieval hops per investigation (default budget).")
+    max_retrieval_calls: int = Field(default=24, ge=1, le=500,
+                                     description="Engine calls (sub-query x engine) per investigation.")
+    max_llm_tokens: int = Field(default=60_000, ge=0,
+                                description="LLM tokens per investigation (0 = no LLM calls).")
+    deadline_seconds: int = Field(default=120, ge=5, le=3600,
+                                  description="Wall-clock budget; the watchdog ends investigations past it.")
     retrieve_k: int = Field(default=10, ge=1, le=100, description="Hits per sub-query per engine.")
     final_k: int = Field(default=10, ge=1, le=50, description="Evidence kept for synthesis.")
     evidence_token_budget: int = Field(default=1500, ge=100, description="Evidence tokens handed to synthesis.")
     chunk_tokens: int = Field(default=200, ge=32, le=2000, description="Words per chunk at ingest.")
-    embed_max_tokens: int = Field(default=128, ge=16, le=512)
-    subquery_cache_ttl: int = Field(default=3600, ge=0)
-    max_question_bytes: int = Field(default=8192)
+    embed_max_tokens: int = Field(default=128, ge=16, le=512,
+                                  description="Tokens the embedder reads per text.")
+    subquery_cache_ttl: int = Field(default=3600, ge=0,
+                                    description="Seconds a cached sub-query result lives (0 = off).")
+    max_question_bytes: int = Field(default=8192,
+                                    description="Largest request body the API accepts (413 above).")
 
     # Celery
     visibility_timeout: int = Field(default=300, ge=1, description="Seconds before an unacked task is redelivered.")
-    task_time_limit: int = Field(default=120, ge=1)
-    worker_concurrency: int = Field(default=2, ge=1)
-    watchdog_interval: float = Field(default=10.0, gt=0)
+    task_time_limit: int = Field(default=120, ge=1, description="Hard Celery time limit per task, seconds.")
+    worker_concurrency: int = Field(default=2, ge=1,
+                                    description="Default worker processes (`sleuth worker`/`up` take --concurrency).")
+    watchdog_interval: float = Field(default=10.0, gt=0, description="Seconds between beat watchdog runs.")
 
     # Delivery
-    webhook_timeout: float = Field(default=10.0, gt=0)
-    webhook_max_attempts: int = Field(default=6, ge=1, le=20)
+    webhook_timeout: float = Field(default=10.0, gt=0, description="Seconds per webhook delivery attempt.")
+    webhook_max_attempts: int = Field(default=6, ge=1, le=20,
+                                      description="Attempts before a delivery is dead.")
     webhook_backoff_base: float = Field(default=2.0, ge=0, description="Seconds; doubles each attempt.")
-    webhook_backoff_max: float = Field(default=600.0, ge=0)
+    webhook_backoff_max: float = Field(default=600.0, ge=0,
+                                       description="Longest wait between two attempts, seconds.")
     webhook_allow_private: bool = Field(default=True, description="Allow callback URLs on private/loopback hosts.")
 
     # API
-    api_host: str = "127.0.0.1"
-    api_port: int = 8000
+    api_host: str = Field(default="127.0.0.1",
+                          description="API bind address (`sleuth api`/`up` take --host).")
+    api_port: int = Field(default=8000, description="API port (`sleuth api`/`up` take --port).")
 
     # Fault injection for the kill-a-worker test only: a retrieve task sleeps this long.
-    debug_retrieve_delay_ms: int = Field(default=0, ge=0)
+    debug_retrieve_delay_ms: int = Field(default=0, ge=0,
+                                         description="Test-only fault injection: sleep per retrieve task.")
 
-    anthropic_api_key: SecretStr | None = Field(default=None, validation_alias="ANTHROPIC_API_KEY")
+    anthropic_api_key: SecretStr | None = Field(default=None, validation_alias="ANTHROPIC_API_KEY",
+                                               description="Anthropic API key (SLEUTH_LLM=anthropic).")
+
+    # Claude (SLEUTH_LLM=anthropic): a fast model decides, a stronger one writes (see docs/llm.md).
+    llm_fallback: str = Field(default="heuristic", pattern="^(heuristic|none)$",
+                              description="Who finishes when the LLM is out of budget or retries: heuristic | none.")
+    model_fast: str = Field(default="claude-haiku-5-5", description="Routing, planning, grading, judging.")
+    model_synthesis: str = Field(default="claude-sonnet-5-5", description="The cited answer.")
+    anthropic_base_url: str | None = Field(
+        default=None, validation_alias=AliasChoices("SLEUTH_ANTHROPIC_BASE_URL", "ANTHROPIC_BASE_URL"),
+        description="Gateway or test server; default the SDK's.")
+    llm_timeout: float = Field(default=60.0, gt=0, description="Seconds per Messages API request.")
+    llm_max_retries: int = Field(default=3, ge=0, le=10, description="Retries of one call on 429/529/5xx/timeouts.")
+    llm_backoff_base: float = Field(default=1.0, ge=0, description="Seconds; doubles each retry (jittered).")
+    llm_backoff_max: float = Field(default=20.0, ge=0, description="Cap of one wait, retry-after included.")
+    llm_effort_fast: str = Field(default="low", description="output_config.effort of the fast model's calls.")
+    llm_effort_synthesis: str = Field(default="medium", description="output_config.effort of synthesis.")
+    llm_grade_max_passages: int = Field(default=24, ge=1, le=100, description="Passages graded per hop (one call).")
+    llm_requests_per_minute: int = Field(default=1000, ge=0, description="Per API key, all workers; 0 = off.")
+    llm_input_tokens_per_minute: int = Field(default=400_000, ge=0, description="Per API key; 0 = off.")
+    llm_output_tokens_per_minute: int = Field(default=80_000, ge=0, description="Per API key; 0 = off.")
+    llm_rate_limit_max_wait: float = Field(default=30.0, ge=0, description="Longest wait for the shared limiter.")
+    tenant_daily_llm_tokens: int = Field(default=5_000_000, ge=0,
+                                         description="Per tenant per UTC day unless the tenant's limits say otherwise.")
+
+    # Elasticsearch (SLEUTH_LEXICAL_BACKEND=elasticsearch); the bare ELASTICSEARCH_* names work too.
+    elasticsearch_url: str | None = Field(
+        default=None, validation_alias=AliasChoices("SLEUTH_ELASTICSEARCH_URL", "ELASTICSEARCH_URL"),
+        description="Elasticsearch URL, e.g. http://elasticsearch:9200 (required by that backend).")
+    elasticsearch_api_key: SecretStr | None = Field(
+        default=None, validation_alias=AliasChoices("SLEUTH_ELASTICSEARCH_API_KEY", "ELASTICSEARCH_API_KEY"),
+        description="Elasticsearch API key (base64 id:key); or use username/password.")
+    elasticsearch_username: str | None = Field(default=None, description="Elasticsearch basic-auth user.")
+    elasticsearch_password: SecretStr | None = Field(default=None,
+                                                     description="Elasticsearch basic-auth password.")
+    elasticsearch_ca_certs: Path | None = Field(default=None,
+                                                description="CA bundle of the cluster's TLS certificate.")
+    elasticsearch_verify_certs: bool = Field(default=True,
+                                             description="Verify the cluster's TLS certificate.")
+    elasticsearch_index: str = Field(default="sleuth-chunks",
+                                     description="Alias of the shared chunk index (index: <alias>-v<N>).")
+    elasticsearch_timeout: float = Field(default=10.0, gt=0, description="Seconds per Elasticsearch request.")
+    elasticsearch_max_retries: int = Field(default=3, ge=0, le=10,
+                                           description="Client retries on 429/502/503/504 and connection errors.")
+    elasticsearch_bulk_chunk: int = Field(default=500, ge=1, le=10_000,
+                                          description="Documents per _bulk request.")
+    elasticsearch_shards: int = Field(default=1, ge=1, description="Primary shards of a newly created index.")
+    elasticsearch_replicas: int = Field(default=1, ge=0,
+                                        description="Replicas of a newly created index (0 on one node).")
+
+    # Weaviate (SLEUTH_VECTOR_BACKEND=weaviate); the bare WEAVIATE_* names work too.
+    weaviate_url: str | None = Field(
+        default=None, validation_alias=AliasChoices("SLEUTH_WEAVIATE_URL", "WEAVIATE_URL"),
+        description="Weaviate REST URL, e.g. http://weaviate:8080 (required for the weaviate backend).")
+    weaviate_api_key: SecretStr | None = Field(
+        default=None, validation_alias=AliasChoices("SLEUTH_WEAVIATE_API_KEY", "WEAVIATE_API_KEY"),
+        description="Weaviate API key; unset for anonymous access.")
+    weaviate_grpc_port: int = Field(
+        default=50051, ge=1, le=65535,
+        validation_alias=AliasChoices("SLEUTH_WEAVIATE_GRPC_PORT", "WEAVIATE_GRPC_PORT"),
+        description="Weaviate gRPC port (search and batch import go over gRPC).")
+    weaviate_grpc_host: str | None = Field(default=None,
+                                           description="Weaviate gRPC host; default: the URL's host.")
+    weaviate_collection: str = Field(default="SleuthChunk",
+                                     description="Multi-tenant collection holding every tenant's chunks.")
+    weaviate_timeout: float = Field(default=30.0, gt=0,
+                                    description="Seconds per Weaviate query or batch insert.")
+    weaviate_batch_size: int = Field(default=200, ge=1, le=5000,
+                                     description="Objects per Weaviate batch insert.")
 
     def as_env(self) -> dict[str, str]:
         """These settings as SLEUTH_* variables, to hand to a child process (secrets excluded)."""

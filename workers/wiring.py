@@ -16,6 +16,7 @@ if TYPE_CHECKING:
     from sqlmodel import Session
 
     from investigation.ports import Embedder, Reasoner, SearchBackend
+    from storage.rate_limit import TokenBucketLimiter
     from storage.redis_state import RedisState
 
 
@@ -84,20 +85,59 @@ class Services:
             from adapters.search.embedded_lexical import EmbeddedBM25
 
             found["bm25"] = EmbeddedBM25(self.settings.index_dir)
+        elif self.settings.lexical_backend == "elasticsearch":
+            from adapters.search.elasticsearch import ElasticsearchLexical
+
+            found["elasticsearch"] = ElasticsearchLexical.from_settings(self.settings)
         else:
             raise PermanentError(f"lexical backend {self.settings.lexical_backend!r} is not available")
         if self.settings.vector_backend == "embedded":
             from adapters.search.embedded_vector import EmbeddedVectorIndex
 
             found["vector"] = EmbeddedVectorIndex(self.settings.index_dir, self.embedder)
+        elif self.settings.vector_backend == "weaviate":
+            from adapters.search.weaviate import WeaviateVector
+
+            # The same embedder as the embedded index: switching engines never needs a re-embedding.
+            found["weaviate"] = WeaviateVector.from_settings(self.settings, self.embedder)
         else:
             raise PermanentError(f"vector backend {self.settings.vector_backend!r} is not available")
         return found
 
     @cached_property
     def reasoner(self) -> Reasoner:
-        if self.settings.llm == "heuristic":
-            from adapters.llm.heuristic import HeuristicReasoner
+        """The process-wide provider (unbound: no budgets). Steps use `reasoner_for`."""
+        from adapters.llm.heuristic import HeuristicReasoner
 
+        if self.settings.llm == "heuristic":
             return HeuristicReasoner(self.embedder)
+        if self.settings.llm == "anthropic":
+            from adapters.llm.anthropic import build_claude_reasoner
+
+            return build_claude_reasoner(self.settings, fallback=HeuristicReasoner(self.embedder),
+                                         limiter=self.llm_limiter)
         raise PermanentError(f"LLM provider {self.settings.llm!r} is not available")
+
+    @cached_property
+    def llm_limiter(self) -> TokenBucketLimiter | None:
+        """The Redis token bucket shared by every worker using the same API key (None without Redis)."""
+        if not self.settings.redis_url:
+            return None
+        from storage.rate_limit import TokenBucketLimiter
+
+        return TokenBucketLimiter(self.redis, self.settings.redis_prefix)
+
+    def reasoner_for(self, inv_id: str, tenant_id: str, *, daily_limit: int | None = None) -> Reasoner:
+        """The reasoner of one investigation: its calls are charged to the investigation's and the
+        tenant's Redis token budgets before the next call may start, and synthesis tokens are published
+        on the investigation's progress channel. The heuristic provider is returned as is."""
+        base = self.reasoner
+        bind = getattr(base, "bind", None)
+        if bind is None:
+            return base
+        from adapters.llm.claude_budget import RedisTokenBudget
+
+        limit = self.settings.tenant_daily_llm_tokens if daily_limit is None else daily_limit
+        budget = RedisTokenBudget(self.state, inv_id, tenant_id, limit)
+        bound: Reasoner = bind(budget=budget, on_event=lambda event: self.state.publish_progress(inv_id, event))
+        return bound

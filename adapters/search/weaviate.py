@@ -1,0 +1,301 @@
+"""Weaviate behind the `SearchBackend` port: the vector engine of the production setup.
+
+One multi-tenant collection per deployment; a Sleuth tenant is a Weaviate tenant (created on first write),
+so isolation is Weaviate's own, and the ACL is a filter on every query. Vectors are brought by us from the
+same MiniLM embedder as the embedded index, so scores are comparable and switching engines never needs a
+re-embedding. Schema and tenants go over REST, search and batch import over gRPC (client v4).
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import threading
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+from urllib.parse import urlsplit
+
+import numpy as np
+
+from adapters.search import weaviate_schema as schema
+from adapters.search._remote import ItemFailure, check_query, check_tenant, raise_for_failures
+from adapters.search._translate import retryable_message, translate_weaviate
+from adapters.search.embedded_vector import chunk_embedding_text
+from investigation.errors import PermanentError, SleuthError, TransientError
+from investigation.ports import Embedder
+from investigation.state import Chunk, Passage
+
+if TYPE_CHECKING:
+    from weaviate import WeaviateClient
+    from weaviate.collections import Collection
+
+    from config.settings import Settings
+
+log = logging.getLogger("sleuth.search.weaviate")
+DELETE_TERMS = 1000  # source ids per delete_many filter
+QUERY_MAXIMUM_RESULTS = 10_000  # Weaviate's default cap on objects one delete_many removes
+
+
+@dataclass(frozen=True)
+class WeaviateConfig:
+    """How to reach Weaviate and which collection to use (built from `Settings`, validated eagerly)."""
+
+    url: str
+    collection: str = "SleuthChunk"
+    api_key: str | None = None
+    grpc_port: int = 50051
+    grpc_host: str | None = None  # default: the REST host
+    timeout: float = 30.0
+    batch_size: int = 200
+
+    def __post_init__(self) -> None:
+        parts = urlsplit(self.url)
+        if parts.scheme not in ("http", "https") or not parts.hostname:
+            raise PermanentError(f"WEAVIATE_URL must be an http(s) URL, got {self.url!r}")
+        try:
+            schema.check_collection_name(self.collection)
+        except ValueError as exc:
+            raise PermanentError(str(exc)) from exc
+        if self.batch_size < 1 or self.timeout <= 0:
+            raise PermanentError("Weaviate batch_size >= 1 and timeout > 0")
+
+    @classmethod
+    def from_settings(cls, settings: Settings) -> WeaviateConfig:
+        if not settings.weaviate_url:
+            raise PermanentError("vector_backend is weaviate but WEAVIATE_URL is not set")
+        key = settings.weaviate_api_key
+        return cls(url=settings.weaviate_url, collection=settings.weaviate_collection,
+                   api_key=key.get_secret_value() if key else None, grpc_port=settings.weaviate_grpc_port,
+                   grpc_host=settings.weaviate_grpc_host, timeout=settings.weaviate_timeout,
+                   batch_size=settings.weaviate_batch_size)
+
+
+class WeaviateVector:
+    """Cosine near-vector search over one multi-tenant collection, ACL-filtered inside `search`."""
+
+    name = "weaviate"
+
+    def __init__(self, config: WeaviateConfig, embedder: Embedder) -> None:
+        self.config = config
+        self.embedder = embedder
+        self._lock = threading.Lock()
+        self._pid: int | None = None
+        self._client: WeaviateClient | None = None
+        self._collection_ready = False
+        self._tenants: set[str] = set()  # known to exist (tenants are never removed by Sleuth)
+
+    @classmethod
+    def from_settings(cls, settings: Settings, embedder: Embedder) -> WeaviateVector:
+        return cls(WeaviateConfig.from_settings(settings), embedder)
+
+    # -- port ---------------------------------------------------------------------------------------
+
+    def upsert(self, tenant: str, chunks: Sequence[Chunk]) -> int:
+        check_tenant(tenant)
+        latest = {c.chunk_id: c for c in chunks}  # last one wins within a batch
+        if not latest:
+            return 0
+        from weaviate.classes.data import DataObject
+        from weaviate.exceptions import WeaviateInsertManyAllFailedError
+
+        items = list(latest.values())
+        vectors = self._embed([chunk_embedding_text(c) for c in items])  # before any I/O: the slow part
+        stored, failures = 0, []
+        with self._errors("batch import"):
+            data = self._collection().with_tenant(self._ensure_tenant(tenant)).data
+            for start in range(0, len(items), self.config.batch_size):
+                batch = items[start:start + self.config.batch_size]
+                objects = [DataObject(properties=schema.properties(c), uuid=schema.object_id(tenant, c.chunk_id),
+                                      vector={schema.VECTOR: vectors[start + i]}) for i, c in enumerate(batch)]
+                try:
+                    result = data.insert_many(objects)
+                except WeaviateInsertManyAllFailedError as exc:  # the client's way of saying "all of them"
+                    failures += [ItemFailure(c.chunk_id, exc.message[:300], retryable_message(exc.message)) for c in batch]
+                    continue
+                for index, error in result.errors.items():
+                    failures.append(ItemFailure(batch[index].chunk_id, str(error.message)[:300],
+                                                retryable_message(str(error.message))))
+                stored += len(batch) - len(result.errors)
+        raise_for_failures(self.name, failures, len(items))
+        return stored
+
+    def delete(self, tenant: str, source_ids: Sequence[str]) -> int:
+        check_tenant(tenant)
+        ids = sorted(set(source_ids))
+        if not ids:
+            return 0
+        deleted = 0
+        with self._errors("delete"):
+            name = schema.tenant_name(tenant)
+            if not self._tenant_exists(name):
+                return 0
+            data = self._collection().with_tenant(name).data
+            for start in range(0, len(ids), DELETE_TERMS):
+                where = schema.source_filter(ids[start:start + DELETE_TERMS])
+                while True:  # one call removes at most QUERY_MAXIMUM_RESULTS objects
+                    result = data.delete_many(where=where)
+                    if result.failed:
+                        raise TransientError(f"weaviate delete: {result.failed} objects could not be deleted")
+                    deleted += result.successful
+                    if result.matches < QUERY_MAXIMUM_RESULTS or not result.successful:
+                        break
+        return deleted
+
+    def search(self, tenant: str, query: str, k: int, *, acl: Sequence[str] | None = None) -> list[Passage]:
+        check_tenant(tenant)
+        check_query(query)
+        if k <= 0:
+            return []
+        from weaviate.classes.query import MetadataQuery
+
+        vector = self._embed([query])[0]
+        with self._errors("search"):
+            name = schema.tenant_name(tenant)
+            if not self._tenant_exists(name):
+                return []
+            response = self._collection().with_tenant(name).query.near_vector(
+                near_vector=vector, target_vector=schema.VECTOR, limit=k, filters=schema.acl_filter(acl),
+                return_metadata=MetadataQuery(distance=True), return_properties=schema.RETURNED,
+            )
+        # Cosine distance = 1 - cosine similarity: the score is the embedded index's score, comparable.
+        return [schema.passage(o, engine=self.name, rank=rank, score=1.0 - float(o.metadata.distance or 0.0))
+                for rank, o in enumerate(response.objects, start=1)]
+
+    def hybrid_search(self, tenant: str, query: str, k: int, *, acl: Sequence[str] | None = None,
+                      alpha: float = 0.5) -> list[Passage]:
+        """Weaviate's own hybrid (BM25 on title^2/text + our vector, relative-score fusion; alpha 1 = pure
+        vector). An option for a single-engine deployment: Sleuth's default stays RRF over ES + Weaviate."""
+        check_tenant(tenant)
+        check_query(query)
+        if not 0.0 <= alpha <= 1.0:
+            raise PermanentError(f"alpha must be within 0..1, got {alpha}")
+        if k <= 0:
+            return []
+        from weaviate.classes.query import HybridFusion, MetadataQuery
+
+        vector = self._embed([query])[0]
+        with self._errors("hybrid search"):
+            name = schema.tenant_name(tenant)
+            if not self._tenant_exists(name):
+                return []
+            response = self._collection().with_tenant(name).query.hybrid(
+                query=query, vector=vector, target_vector=schema.VECTOR, alpha=alpha, limit=k,
+                query_properties=[f"title^{schema.TITLE_BOOST}", "text"], fusion_type=HybridFusion.RELATIVE_SCORE,
+                filters=schema.acl_filter(acl), return_metadata=MetadataQuery(score=True),
+                return_properties=schema.RETURNED,
+            )
+        return [schema.passage(o, engine=f"{self.name}-hybrid", rank=rank, score=float(o.metadata.score or 0.0))
+                for rank, o in enumerate(response.objects, start=1)]
+
+    def count(self, tenant: str) -> int:
+        check_tenant(tenant)
+        with self._errors("count"):
+            name = schema.tenant_name(tenant)
+            if not self._tenant_exists(name):
+                return 0
+            result = self._collection().with_tenant(name).aggregate.over_all(total_count=True)
+        return int(result.total_count or 0)
+
+    def ping(self) -> bool:
+        try:
+            return bool(self._get_client().is_ready())
+        except Exception:
+            log.warning("weaviate ping failed", exc_info=True)
+            return False
+
+    def drop(self) -> None:
+        """Delete the collection with every tenant in it (test teardown, decommissioning)."""
+        with self._errors("drop"):
+            self._get_client().collections.delete(self.config.collection)
+        self._collection_ready, self._tenants = False, set()
+
+    def close(self) -> None:
+        with self._lock:
+            if self._client is not None and self._pid == os.getpid():
+                self._client.close()
+            self._client, self._pid = None, None
+            self._collection_ready, self._tenants = False, set()
+
+    # -- internals ----------------------------------------------------------------------------------
+
+    def _embed(self, texts: list[str]) -> list[list[float]]:
+        embed_array = getattr(self.embedder, "embed_array", None)
+        raw = embed_array(texts) if embed_array is not None else self.embedder.embed(texts)
+        return np.asarray(raw, dtype=np.float32).reshape(len(texts), self.embedder.dim).tolist()
+
+    def _get_client(self) -> WeaviateClient:
+        pid = os.getpid()
+        with self._lock:
+            if self._client is None or self._pid != pid:
+                # A client inherited over fork shares the parent's gRPC channel: never use it.
+                self._client, self._pid = None, None
+                self._collection_ready, self._tenants = False, set()
+                with self._errors("connect"):
+                    self._client = self._connect()
+                self._pid = pid
+            return self._client
+
+    def _connect(self) -> WeaviateClient:
+        import weaviate
+        from weaviate.classes.init import AdditionalConfig, Auth, Timeout
+
+        cfg = self.config
+        rest = urlsplit(cfg.url)
+        secure = rest.scheme == "https"
+        return weaviate.connect_to_custom(
+            http_host=rest.hostname or "", http_port=rest.port or (443 if secure else 80), http_secure=secure,
+            grpc_host=cfg.grpc_host or rest.hostname or "", grpc_port=cfg.grpc_port, grpc_secure=secure,
+            auth_credentials=Auth.api_key(cfg.api_key) if cfg.api_key else None,
+            additional_config=AdditionalConfig(timeout=Timeout(init=min(cfg.timeout, 10.0), query=cfg.timeout,
+                                                               insert=cfg.timeout)),
+            # The init checks would also ask PyPI for the latest client version from every worker.
+            skip_init_checks=True,
+        )
+
+    def _collection(self) -> Collection[Any, Any]:
+        client = self._get_client()
+        if not self._collection_ready:
+            from weaviate.exceptions import UnexpectedStatusCodeError
+
+            name = self.config.collection
+            if not client.collections.exists(name):
+                try:
+                    client.collections.create(**schema.collection_spec(name))
+                except UnexpectedStatusCodeError as exc:  # another process created it first
+                    if exc.status_code != 422 or not client.collections.exists(name):
+                        raise
+            self._collection_ready = True
+        return client.collections.get(self.config.collection)
+
+    def _tenant_exists(self, name: str) -> bool:
+        if name in self._tenants:
+            return True
+        if self._collection().tenants.exists(name):
+            self._tenants.add(name)
+            return True
+        return False
+
+    def _ensure_tenant(self, tenant: str) -> str:
+        from weaviate.classes.tenants import Tenant
+        from weaviate.exceptions import UnexpectedStatusCodeError
+
+        name = schema.tenant_name(tenant)
+        if not self._tenant_exists(name):
+            try:
+                self._collection().tenants.create([Tenant(name=name)])
+            except UnexpectedStatusCodeError as exc:  # created meanwhile by another process
+                if exc.status_code != 422 or not self._collection().tenants.exists(name):
+                    raise
+            self._tenants.add(name)
+        return name
+
+    @contextmanager
+    def _errors(self, action: str) -> Iterator[None]:
+        try:
+            yield
+        except SleuthError:
+            raise
+        except Exception as exc:
+            raise translate_weaviate(exc, action) from exc

@@ -1,0 +1,111 @@
+"""Weaviate collection layout and the values the adapter sends: properties, object ids, tenant names,
+filters, and the reading of result objects back into passages. Pure: the wire tests assert these."""
+
+from __future__ import annotations
+
+import hashlib
+import re
+import uuid
+from collections.abc import Sequence
+from datetime import datetime
+from typing import Any
+
+from adapters.search._remote import PUBLIC, timestamp, visible_to
+from investigation.state import Chunk, Passage
+
+VECTOR = "default"  # the one named vector: bring-your-own MiniLM vectors, cosine distance
+PROPERTIES = ["chunk_id", "source_id", "title", "text", "acl", "updated_at", "url", "position"]
+RETURNED = ["chunk_id", "source_id", "title", "text", "url"]
+TITLE_BOOST = 2  # in Weaviate's own hybrid (BM25 half), mirroring Elasticsearch's title^2
+# Namespace of object ids: uuid5(namespace, tenant + US + chunk_id) is stable across processes and runs.
+NAMESPACE = uuid.UUID("5f1e7c2a-3b4d-5e6f-8a9b-0c1d2e3f4a5b")
+_TENANT_OK = re.compile(r"[A-Za-z0-9_-]{1,64}")
+_TENANT_UNSAFE = re.compile(r"[^A-Za-z0-9_-]+")
+_COLLECTION_OK = re.compile(r"[A-Z][_0-9A-Za-z]{0,254}")
+_SEP = "\x1f"
+
+
+def check_collection_name(name: str) -> str:
+    if not _COLLECTION_OK.fullmatch(name):
+        raise ValueError(f"Weaviate collection names start with a capital letter, then [_0-9A-Za-z]: {name!r}")
+    return name
+
+
+def tenant_name(tenant: str) -> str:
+    """The Weaviate tenant of a Sleuth tenant: the same name when Weaviate accepts it (1-64 of
+    [A-Za-z0-9_-]), else a readable prefix plus a hash, so distinct tenants never share a Weaviate tenant."""
+    if _TENANT_OK.fullmatch(tenant):
+        return tenant
+    digest = hashlib.sha256(tenant.encode()).hexdigest()[:16]
+    readable = _TENANT_UNSAFE.sub("_", tenant).strip("_")[:40]
+    return f"{readable}-{digest}" if readable else f"t-{digest}"
+
+
+def object_id(tenant: str, chunk_id: str) -> uuid.UUID:
+    """Deterministic id: re-ingesting a chunk overwrites its object (batch import replaces by id)."""
+    return uuid.uuid5(NAMESPACE, f"{tenant}{_SEP}{chunk_id}")
+
+
+def properties(chunk: Chunk) -> dict[str, Any]:
+    props: dict[str, Any] = {
+        "chunk_id": chunk.chunk_id, "source_id": chunk.source_id, "title": chunk.title, "text": chunk.text,
+        "acl": list(chunk.acl) or [PUBLIC], "position": chunk.position,
+    }
+    if chunk.url:
+        props["url"] = chunk.url
+    if (updated := timestamp(chunk.updated_at)) is not None:
+        props["updated_at"] = datetime.fromisoformat(updated)
+    return props
+
+
+def collection_spec(name: str) -> dict[str, Any]:
+    """Keyword arguments of `client.collections.create` (built lazily: the client is imported on use)."""
+    from weaviate.classes.config import Configure, DataType, Property, Tokenization, VectorDistances
+
+    def keyword(prop: str, data_type: DataType = DataType.TEXT) -> Property:
+        # Exact-match fields: filterable, never part of BM25.
+        return Property(name=prop, data_type=data_type, tokenization=Tokenization.FIELD,
+                        index_filterable=True, index_searchable=False, skip_vectorization=True)
+
+    return {
+        "name": check_collection_name(name),
+        "description": "Sleuth knowledge-base chunks; one Weaviate tenant per Sleuth tenant.",
+        "multi_tenancy_config": Configure.multi_tenancy(enabled=True, auto_tenant_creation=True,
+                                                        auto_tenant_activation=True),
+        "vector_config": Configure.Vectors.self_provided(
+            name=VECTOR, vector_index_config=Configure.VectorIndex.hnsw(distance_metric=VectorDistances.COSINE)),
+        "properties": [
+            keyword("chunk_id"), keyword("source_id"),
+            Property(name="title", data_type=DataType.TEXT, tokenization=Tokenization.WORD),
+            Property(name="text", data_type=DataType.TEXT, tokenization=Tokenization.WORD),
+            keyword("acl", DataType.TEXT_ARRAY),
+            Property(name="updated_at", data_type=DataType.DATE),
+            Property(name="url", data_type=DataType.TEXT, index_filterable=False, index_searchable=False,
+                     skip_vectorization=True),
+            Property(name="position", data_type=DataType.INT, index_filterable=False),
+        ],
+    }
+
+
+def acl_filter(acl: Sequence[str] | None) -> Any:
+    """`acl` contains any of what the caller may see; None = no ACL restriction."""
+    if acl is None:
+        return None
+    from weaviate.classes.query import Filter
+
+    return Filter.by_property("acl").contains_any(visible_to(acl))
+
+
+def source_filter(source_ids: Sequence[str]) -> Any:
+    from weaviate.classes.query import Filter
+
+    return Filter.by_property("source_id").contains_any(list(source_ids))
+
+
+def passage(obj: Any, *, engine: str, rank: int, score: float) -> Passage:
+    """A result object (`weaviate.collections.classes.internal.Object`) as a passage."""
+    props = obj.properties
+    return Passage(
+        chunk_id=str(props["chunk_id"]), source_id=str(props["source_id"]), title=str(props.get("title") or ""),
+        text=str(props.get("text") or ""), url=props.get("url") or None, score=score, engine=engine, rank=rank,
+    )

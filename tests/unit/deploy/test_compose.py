@@ -1,0 +1,196 @@
+"""docker-compose.yml is complete and consistent with the app: every service, health check, dependency
+condition and volume, the worker groups against the queue table, and every variable against Settings."""
+
+from __future__ import annotations
+
+import re
+import shutil
+import subprocess
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlsplit
+
+import pytest
+import yaml
+
+from tests.unit.deploy.settings_env import EXTERNAL, ROOT, env_to_field, settings_from_env
+from workers.names import ALL_QUEUES
+
+pytestmark = pytest.mark.unit
+
+COMPOSE = ROOT / "docker-compose.yml"
+ENGINES = {"redis", "postgres", "elasticsearch", "weaviate", "mailpit"}
+APP = {"api", "worker-plan", "worker-retrieve", "worker-llm", "worker-deliver", "beat", "flower"}
+WORKER_GROUPS = {"worker-plan": {"plan"}, "worker-retrieve": {"retrieve", "reduce"}, "worker-llm": {"llm"},
+                 "worker-deliver": {"deliver"}}
+_VAR = re.compile(r"\$\{(\w+)(?::?-([^}]*))?\}")
+
+
+@pytest.fixture(scope="module")
+def compose() -> dict[str, Any]:
+    return yaml.safe_load(COMPOSE.read_text())
+
+
+@pytest.fixture(scope="module")
+def services(compose: dict[str, Any]) -> dict[str, Any]:
+    return compose["services"]
+
+
+def interpolate(value: str) -> str:
+    """`${VAR:-default}` as Compose resolves it with nothing set in the shell or `.env`."""
+    return _VAR.sub(lambda m: m.group(2) or "", value)
+
+
+def app_env(service: dict[str, Any]) -> dict[str, str]:
+    return {k: interpolate(str(v)) for k, v in service["environment"].items()}
+
+
+def option(command: list[str], name: str) -> str:
+    return command[command.index(name) + 1]
+
+
+def test_every_service_is_there(services: dict[str, Any]) -> None:
+    assert set(services) == ENGINES | APP
+
+
+def test_every_service_has_a_health_check(services: dict[str, Any]) -> None:
+    for name, service in services.items():
+        check = service.get("healthcheck")
+        assert check and check.get("test"), f"{name} has no health check"
+        assert check["test"][0] in {"CMD", "CMD-SHELL"}, name
+        assert {"interval", "timeout", "retries"} <= set(check), name
+
+
+def test_dependencies_wait_for_health(services: dict[str, Any]) -> None:
+    for name, service in services.items():
+        depends = service.get("depends_on", {})
+        assert isinstance(depends, dict), f"{name}: depends_on needs conditions, not a bare list"
+        for target, spec in depends.items():
+            assert target in services, f"{name} depends on unknown {target}"
+            assert spec == {"condition": "service_healthy"}, f"{name} -> {target}"
+    engines = {"redis", "postgres", "elasticsearch", "weaviate"}
+    for name in APP - {"beat", "flower"}:
+        assert engines <= set(services[name]["depends_on"]), name
+    assert "mailpit" in services["worker-deliver"]["depends_on"]
+    assert "redis" in services["beat"]["depends_on"] and "redis" in services["flower"]["depends_on"]
+
+
+def test_named_volumes_are_declared_and_used(compose: dict[str, Any], services: dict[str, Any]) -> None:
+    declared = set(compose["volumes"])
+    used = set()
+    for name, service in services.items():
+        for mount in service.get("volumes", []):
+            source = mount.split(":", 1)[0]
+            assert not source.startswith((".", "/")), f"{name}: bind mount {mount}; use a named volume"
+            used.add(source)
+    assert used == declared
+    for engine, path in [("redis", "/data"), ("postgres", "/var/lib/postgresql/data"),
+                         ("elasticsearch", "/usr/share/elasticsearch/data"), ("weaviate", "/var/lib/weaviate")]:
+        assert any(m.endswith(":" + path) for m in services[engine]["volumes"]), engine
+
+
+def test_redis_persists_with_an_append_only_file(services: dict[str, Any]) -> None:
+    command = services["redis"]["command"]
+    assert option(command, "--appendonly") == "yes"
+
+
+def test_published_ports_stay_on_loopback(services: dict[str, Any]) -> None:
+    for name, service in services.items():
+        for port in service.get("ports", []):
+            assert str(port).startswith("127.0.0.1:"), f"{name} publishes {port} on every interface"
+
+
+def test_one_image_runs_every_app_process(services: dict[str, Any]) -> None:
+    assert {services[name]["image"] for name in APP} == {"sleuth:local"}
+    assert all(services[name]["build"]["context"] == "." for name in APP)
+    commands = {name: services[name]["command"][0] for name in APP}
+    assert commands == {"api": "api", "beat": "beat", "flower": "flower",
+                        **{name: "worker" for name in WORKER_GROUPS}}
+
+
+def test_worker_groups_cover_every_queue_once(services: dict[str, Any]) -> None:
+    seen: list[str] = []
+    for name, queues in WORKER_GROUPS.items():
+        command = services[name]["command"]
+        assert set(option(command, "-Q").split(",")) == queues, name
+        seen += option(command, "-Q").split(",")
+        # The health check pings exactly this worker's node: the name in its command.
+        check = services[name]["healthcheck"]["test"]
+        assert "control.ping" in check[3] and check[4] == option(command, "--name"), name
+    assert sorted(seen) == sorted(ALL_QUEUES)
+
+
+def test_api_listens_where_it_is_published_and_checks_readiness(services: dict[str, Any]) -> None:
+    api = services["api"]
+    assert option(api["command"], "--host") == "0.0.0.0"
+    port = option(api["command"], "--port")
+    assert api["ports"] == [f"127.0.0.1:{port}:{port}"]
+    assert f":{port}/readyz" in " ".join(api["healthcheck"]["test"])
+
+
+def test_flower_has_basic_auth_and_beat_is_single(services: dict[str, Any]) -> None:
+    flower = services["flower"]
+    assert ":" in interpolate(flower["environment"]["FLOWER_BASIC_AUTH"])
+    assert "/healthcheck" in " ".join(flower["healthcheck"]["test"])  # Flower's unauthenticated probe
+    assert services["beat"].get("deploy", {}).get("replicas", 1) == 1
+
+
+def test_every_app_variable_is_a_setting(services: dict[str, Any]) -> None:
+    known = set(env_to_field()) | set(EXTERNAL)
+    for name in APP:
+        unknown = sorted(set(services[name]["environment"]) - known)
+        assert not unknown, f"{name} sets variables Settings does not read: {unknown}"
+
+
+def test_the_environment_configures_the_production_engines(services: dict[str, Any]) -> None:
+    env = app_env(services["api"])
+    settings = settings_from_env(env)
+    assert (settings.lexical_backend, settings.vector_backend) == ("elasticsearch", "weaviate")
+    assert settings.database_url and settings.database_url.startswith("postgresql+psycopg://")
+    assert settings.redis_url and urlsplit(settings.redis_url).hostname == "redis"
+    assert settings.elasticsearch_url and urlsplit(settings.elasticsearch_url).hostname == "elasticsearch"
+    assert settings.weaviate_url and urlsplit(settings.weaviate_url).hostname == "weaviate"
+    assert settings.elasticsearch_replicas == 0  # a single node could never allocate a replica
+    assert settings.home == Path("/var/lib/sleuth")
+    for name in APP:  # every process sees the same configuration
+        assert {k: v for k, v in app_env(services[name]).items() if k not in EXTERNAL} == env, name
+
+
+def test_credentials_match_the_engines(services: dict[str, Any]) -> None:
+    env = app_env(services["api"])
+    settings = settings_from_env(env)
+    es = {k: interpolate(str(v)) for k, v in services["elasticsearch"]["environment"].items()}
+    assert es["xpack.security.enabled"] == "true" and es["discovery.type"] == "single-node"
+    assert settings.elasticsearch_username == "elastic"
+    assert settings.elasticsearch_password and settings.elasticsearch_password.get_secret_value() == (
+        es["ELASTIC_PASSWORD"])
+    weaviate = {k: interpolate(str(v)) for k, v in services["weaviate"]["environment"].items()}
+    assert weaviate["AUTHENTICATION_ANONYMOUS_ACCESS_ENABLED"] == "false"
+    assert settings.weaviate_api_key and settings.weaviate_api_key.get_secret_value() in (
+        weaviate["AUTHENTICATION_APIKEY_ALLOWED_KEYS"].split(","))
+    assert weaviate["DEFAULT_VECTORIZER_MODULE"] == "none"  # vectors come from Sleuth's embedder
+    assert any(p.endswith(f":{settings.weaviate_grpc_port}") for p in services["weaviate"]["ports"])
+    postgres = {k: interpolate(str(v)) for k, v in services["postgres"]["environment"].items()}
+    db = urlsplit(settings.database_url or "")
+    assert (db.username, db.password, db.hostname, db.path.lstrip("/")) == (
+        postgres["POSTGRES_USER"], postgres["POSTGRES_PASSWORD"], "postgres", postgres["POSTGRES_DB"])
+
+
+def test_mail_goes_to_the_catcher_when_sleuth_sends_mail(services: dict[str, Any]) -> None:
+    """E-mail delivery settings appear in Settings with the e-mail channel; then they must point here."""
+    fields = env_to_field()
+    smtp_host = [env for env, field in fields.items() if field == "smtp_host"]
+    if not smtp_host:
+        pytest.skip("Settings has no SMTP fields yet: nothing to wire to mailpit")
+    env = app_env(services["worker-deliver"])
+    assert any(env.get(name) == "mailpit" for name in smtp_host)
+
+
+def test_compose_itself_accepts_the_file() -> None:
+    """`docker compose config` when a Compose v2 binary is installed (not needed for the checks above)."""
+    binary = shutil.which("docker-compose")
+    if binary is None:
+        pytest.skip("no docker-compose binary on this machine")
+    result = subprocess.run([binary, "-f", str(COMPOSE), "config", "--quiet"], capture_output=True, text=True,
+                            timeout=60, check=False)
+    assert result.returncode == 0, result.stderr
