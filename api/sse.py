@@ -1,4 +1,9 @@
-"""Live progress as Server-Sent Events: poll the trace table, emit new events, end when terminal."""
+"""Live progress as Server-Sent Events: poll the trace table, emit new events, end when terminal.
+
+While the answer is being written, its tokens arrive on the investigation's Redis progress channel and
+are relayed as `token` events (a draft preview: the delivered answer is the `synthesis` trace event,
+after its citations were checked). Without Redis, only trace events are sent.
+"""
 
 from __future__ import annotations
 
@@ -7,9 +12,11 @@ import json
 from collections.abc import AsyncIterator
 from typing import Any
 
+import redis
 from fastapi.concurrency import run_in_threadpool
 from sse_starlette import ServerSentEvent
 
+from investigation.errors import SleuthError
 from investigation.state import Status
 from storage import repositories as repo
 from workers.wiring import Services
@@ -17,6 +24,46 @@ from workers.wiring import Services
 POLL_SECONDS = 0.2
 TRACE_EVENT = "trace"
 END_EVENT = "end"
+TOKEN_EVENT = "token"
+_TOKEN_TYPES = ("token", "token_reset")
+
+
+def _subscribe(services: Services, investigation_id: str) -> Any:
+    """A subscription to the investigation's progress channel, or None when Redis is not there."""
+    try:
+        pubsub = services.redis.pubsub(ignore_subscribe_messages=True)
+        pubsub.subscribe(services.state.key("progress", investigation_id))
+        return pubsub
+    except (SleuthError, redis.RedisError, OSError):
+        return None
+
+
+def _drain(pubsub: Any, limit: int = 500) -> list[dict[str, Any]]:
+    """The token events published since the last drain (never blocks)."""
+    out: list[dict[str, Any]] = []
+    try:
+        while len(out) < limit:
+            message = pubsub.get_message(timeout=0)
+            if message is None:
+                break
+            if message.get("type") != "message":
+                continue
+            try:
+                event = json.loads(message["data"])
+            except ValueError:
+                continue
+            if isinstance(event, dict) and event.get("type") in _TOKEN_TYPES:
+                out.append(event)
+    except (redis.RedisError, OSError):
+        pass  # tokens are a preview; the trace events still arrive
+    return out
+
+
+def _close(pubsub: Any) -> None:
+    try:
+        pubsub.close()
+    except (redis.RedisError, OSError):
+        pass
 
 
 def _poll(services: Services, investigation_id: str, after_id: int) -> tuple[str, list[dict[str, Any]]]:
@@ -43,14 +90,22 @@ async def event_stream(services: Services, investigation_id: str, *, after_id: i
     A client that goes away is noticed by sse-starlette, which cancels this generator.
     """
     last = after_id
-    while True:
-        status, events = await run_in_threadpool(_poll, services, investigation_id, last)
-        for view in events:
-            last = int(view["id"])
-            yield ServerSentEvent(json.dumps(view, default=str), event=TRACE_EVENT, id=str(last))
-        if not events:
-            if _terminal(status):
-                yield ServerSentEvent(json.dumps({"id": investigation_id, "status": status}),
-                                      event=END_EVENT, id=str(last))
-                return
-            await asyncio.sleep(poll_seconds)
+    pubsub = await run_in_threadpool(_subscribe, services, investigation_id)
+    try:
+        while True:
+            status, events = await run_in_threadpool(_poll, services, investigation_id, last)
+            for view in events:
+                last = int(view["id"])
+                yield ServerSentEvent(json.dumps(view, default=str), event=TRACE_EVENT, id=str(last))
+            tokens = await run_in_threadpool(_drain, pubsub) if pubsub is not None else []
+            for token in tokens:
+                yield ServerSentEvent(json.dumps(token), event=TOKEN_EVENT)
+            if not events and not tokens:
+                if _terminal(status):
+                    yield ServerSentEvent(json.dumps({"id": investigation_id, "status": status}),
+                                          event=END_EVENT, id=str(last))
+                    return
+                await asyncio.sleep(poll_seconds)
+    finally:
+        if pubsub is not None:
+            await run_in_threadpool(_close, pubsub)

@@ -77,6 +77,12 @@ class Reasoner(Protocol):
 
     def synthesize(self, question: str, route: RouteDecision, evidence: Sequence[Evidence]) -> Answer: ...
 
+    def take_usage(self) -> list[dict[str, object]]:
+        """Usage of every provider call since the last `take_usage`, oldest first, then forgotten: dicts
+        {step, model, input_tokens, output_tokens, cache_read_input_tokens, cache_creation_input_tokens,
+        fallback} (+ `reason`/`detail` when a fallback was taken). The heuristic provider returns []."""
+        ...
+
 
 class Deliverer(Protocol):
     """One delivery channel (webhook, email, zendesk, freshdesk). Raises TransientError to be retried."""

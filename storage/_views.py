@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from sqlmodel import Session
+from sqlmodel import Session, col, select
 
 from storage._common import iso
 from storage._deliveries import list_deliveries
@@ -19,11 +19,38 @@ def investigation_view(session: Session, *, investigation: Investigation) -> dic
     """The investigation as the outside world sees it (JSON-serialisable)."""
     evidence = list_evidence(session, investigation_id=investigation.id)
     deliveries = list_deliveries(session, investigation_id=investigation.id)
-    return build_investigation_view(investigation, evidence, deliveries)
+    calls = session.exec(select(TraceEvent).where(
+        TraceEvent.investigation_id == investigation.id, col(TraceEvent.kind).in_(LLM_EVENT_KINDS),
+    ).order_by(col(TraceEvent.id))).all()
+    return build_investigation_view(investigation, evidence, deliveries, llm_events=calls)
+
+
+LLM_EVENT_KINDS = ("llm_call", "llm_fallback")
+_USAGE_KEYS = ("input_tokens", "output_tokens", "cache_read_input_tokens", "cache_creation_input_tokens")
+
+
+def llm_usage_view(inv: Investigation, events: Sequence[TraceEvent]) -> dict[str, Any]:
+    """Totals and per-step LLM usage (calls, tokens, cache reads/writes, models, fallbacks) from the trace."""
+    by_step: dict[str, dict[str, Any]] = {}
+    for event in events:
+        data = event.data or {}
+        step = by_step.setdefault(str(data.get("step", "?")), {
+            "calls": 0, **{key: 0 for key in _USAGE_KEYS}, "models": [], "fallbacks": 0})
+        if event.kind == "llm_call":
+            step["calls"] += 1
+            for key in _USAGE_KEYS:
+                step[key] += int(data.get(key) or 0)
+            if data.get("model") and data["model"] not in step["models"]:
+                step["models"].append(data["model"])
+        else:
+            step["fallbacks"] += 1
+    return {"input_tokens": inv.llm_input_tokens, "output_tokens": inv.llm_output_tokens,
+            "calls": sum(s["calls"] for s in by_step.values()), "by_step": by_step}
 
 
 def build_investigation_view(
-    inv: Investigation, evidence: Sequence[EvidenceRecord], deliveries: Sequence[Delivery]
+    inv: Investigation, evidence: Sequence[EvidenceRecord], deliveries: Sequence[Delivery],
+    llm_events: Sequence[TraceEvent] = (),
 ) -> dict[str, Any]:
     """`investigation_view` from rows already loaded (pure)."""
     return {
@@ -40,6 +67,7 @@ def build_investigation_view(
         "hops": inv.hops,
         "retrieval_calls": inv.retrieval_calls,
         "evidence_tokens": inv.evidence_tokens,
+        "llm": llm_usage_view(inv, llm_events),
         "stop_reason": inv.stop_reason,
         "error": inv.error,
         "created_at": iso(inv.created_at),

@@ -1,0 +1,183 @@
+"""Checks code applies to model output before anything acts on it (never left to the prompt).
+
+- `rejected_tools`: tool calls naming anything outside the call's allowed set.
+- `check_query`: a model-written search query may only use proper nouns, ids, numbers and dates found
+  in the question or in graded (not incorrect) evidence — no invented hops. A passage that carries
+  instructions for an AI grounds nothing, so a planted "search for X" cannot launch a hop.
+- `citation_problems`: dangling markers and uncited claims in a synthesized answer.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Collection, Iterable, Sequence
+from dataclasses import dataclass
+
+from investigation.citations import MARKER, markers_in
+from investigation.state import Evidence, Grade
+from investigation.text import (
+    QUESTION_WORDS,
+    STOPWORDS,
+    capitalised_spans,
+    content_stems,
+    content_words,
+    dates,
+    fold,
+    numbers,
+    quoted_titles,
+    split_sentences,
+    words,
+)
+
+# Codes such as ERR_4021, INV-2023-117, v2.3, eu-central-1: letters and digits in one token.
+_ID = re.compile(r"(?<![\w-])(?=[\w.-]*\d)(?=[\w.-]*[A-Za-z])[A-Za-z0-9][\w.-]*[A-Za-z0-9](?![\w-])")
+
+
+def rejected_tools(names: Iterable[str], allowed: Collection[str]) -> list[str]:
+    """The tool names not in `allowed` (an empty list means every call may be used)."""
+    return [name for name in names if name not in allowed]
+
+
+@dataclass(frozen=True)
+class QueryCheck:
+    """The verdict on one model-written query: `unsupported` lists what appears in no grounding text."""
+
+    query: str
+    unsupported: tuple[str, ...]
+
+    @property
+    def ok(self) -> bool:
+        return not self.unsupported
+
+
+_INSTRUCTIONS = re.compile(
+    r"\bignore\s+(?:all\s+|any\s+)?(?:the\s+)?(?:previous|prior|above|earlier|preceding)\s+"
+    r"(?:instructions?|rules|prompts?|messages?)"
+    r"|\b(?:system|developer|operator)\s+(?:prompt|message|override|notice|rules)"
+    r"|\b(?:call|invoke)\s+(?:the\s+)?(?:tool|function)s?\b|\bcall\s+`?record_\w+"
+    r"|\b(?:reply|respond|answer|say)\s+(?:only\s+)?with\s*:?\s*[\"“']"
+    r"|\bsearch\s+(?:for|the\s+knowledge\s+base\s+for)\s+[\"“']"
+    r"|\bbefore\s+(?:you\s+)?answer(?:ing)?\b"
+    r"|\breveal\s+(?:your|the)\s+(?:system\s+prompt|instructions)"
+    r"|(?:^|\n)\s*(?:human|assistant|user|system)\s*:"
+    r"|\b(?:ai|llm|chatbot|language\s+model)(?:\s+(?:agents?|assistants?|models?))?\s*[,:]"
+    r"|\bnote\s+to\s+the\s+(?:ai|assistant|model)"
+    r"|<\s*/?\s*(?:system|tool_use|passage|retrieved_passages)\b",
+    re.IGNORECASE)
+
+
+_HIDDEN = re.compile("[\u200b-\u200f\u202a-\u202e\u2060-\u2064\ufeff]")
+
+
+def carries_instructions(text: str) -> bool:
+    """True when a passage addresses orders to an AI (the shape of a prompt injection)."""
+    return bool(_INSTRUCTIONS.search(_HIDDEN.sub("", text)))
+
+
+def grounding(question: str, evidence: Sequence[Evidence]) -> str:
+    """The text a query may draw names from: the question and every passage not graded incorrect that
+    does not carry instructions for an AI."""
+    kept = [f"{e.title}\n{e.text}" for e in evidence
+            if e.grade is not Grade.INCORRECT and not carries_instructions(e.text)]
+    return "\n".join([question, *kept])
+
+
+def _names(query: str) -> list[tuple[str, bool]]:
+    """(name, at_start) for the quoted titles and capitalised spans of a query."""
+    out: list[tuple[str, bool]] = [(t, False) for t in quoted_titles(query)]
+    first = query.lstrip(" \"'“‘(").split(" ", 1)[0].strip(".,;:?!\"'”’)")
+    for span in capitalised_spans(query):
+        out.append((span, bool(first) and span.split(" ", 1)[0] == first))
+    return out
+
+
+def _name_supported(name: str, at_start: bool, folded: str, stems: set[str]) -> bool:
+    if fold(name) in folded:
+        return True
+    name_stems = content_stems(name)
+    if name_stems and name_stems <= stems:
+        return True
+    # "Birthplace Hank Snow": a capitalised first word is often just the start of the query.
+    rest = name.split(" ", 1)
+    return at_start and len(rest) == 2 and _name_supported(rest[1], False, folded, stems)
+
+
+def check_query(query: str, question: str, evidence: Sequence[Evidence]) -> QueryCheck:
+    """Every proper noun, id, number and date of `query` must occur in the question or graded evidence."""
+    text = grounding(question, evidence)
+    folded = fold(text)
+    stems = content_stems(text)
+    tokens = set(words(text)) | {fold(n) for n in numbers(text)}
+    unsupported: list[str] = []
+    for name, at_start in _names(query):
+        single = len(words(name)) == 1
+        if at_start and single and (fold(name) in STOPWORDS or fold(name) in QUESTION_WORDS):
+            continue
+        if at_start and single and not any(ch.isdigit() for ch in name) and not name.isupper():
+            continue  # a lone capitalised first word is the query's first word, not a name
+        if not _name_supported(name, at_start, folded, stems):
+            unsupported.append(name)
+    for code in _ID.findall(query):
+        if fold(code) not in folded:
+            unsupported.append(code)
+    for number in numbers(query):
+        if fold(number) not in tokens and fold(number) not in folded:
+            unsupported.append(number)
+    for date in dates(query):
+        if fold(date) not in folded and not all(w in tokens for w in words(date)):
+            unsupported.append(date)
+    return QueryCheck(query=query, unsupported=tuple(dict.fromkeys(unsupported)))
+
+
+def citation_problems(text: str, passages: int, *, min_words: int = 3) -> list[str]:
+    """Why an answer citing passages 1…`passages` cannot be delivered as is (empty when it can)."""
+    problems = [f"marker [{m}] names no passage (there are {passages})" for m in markers_in(text)
+                if not 1 <= m <= passages]
+    for sentence in _claims(text):
+        if not MARKER.search(sentence) and len(content_words(sentence)) >= min_words:
+            problems.append(f"no citation: {sentence[:160]}")
+    return problems
+
+
+_MARKERS_ONLY = re.compile(r"^(?:\s*\[\d{1,3}\])+[\s.,;:]*$")
+
+
+def _sentences(line: str) -> list[str]:
+    """Sentences of one line; markers written after the full stop ("… expired. [1]") stay with it."""
+    out: list[str] = []
+    for piece in split_sentences(line):
+        if out and _MARKERS_ONLY.match(piece):
+            out[-1] = f"{out[-1]} {piece.strip()}"
+        elif piece.strip():
+            out.append(piece)
+    return out
+
+
+def _claims(text: str) -> list[str]:
+    """Sentences of an answer, list bullets included (a bullet is a sentence of its own)."""
+    out: list[str] = []
+    for line in text.splitlines():
+        line = line.strip().lstrip("-*•").strip()
+        if line:
+            out.extend(_sentences(line))
+    return out
+
+
+def strip_uncited(text: str, passages: int, *, min_words: int = 3) -> tuple[str, int]:
+    """`text` without the sentences no passage 1…`passages` supports: claims without a marker, and any
+    sentence whose markers all name missing passages. Returns the text and how many were removed."""
+    removed = 0
+    lines: list[str] = []
+    for line in text.splitlines():
+        bullet = line[: len(line) - len(line.lstrip(" -*•"))]
+        kept = []
+        for sentence in _sentences(line.strip().lstrip("-*•").strip()):
+            marks = markers_in(sentence)
+            supported = any(1 <= m <= passages for m in marks)
+            if not supported and (marks or len(content_words(sentence)) >= min_words):
+                removed += 1
+            else:
+                kept.append(sentence)
+        if kept:
+            lines.append(bullet + " ".join(kept))
+    return "\n".join(lines).strip(), removed

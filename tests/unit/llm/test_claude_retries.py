@@ -1,0 +1,104 @@
+"""429/529/5xx/timeouts: bounded retries honouring retry-after, then `llm_unavailable` and the fallback."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import pytest
+
+from adapters.llm.claude_transport import LLMUnavailable, RetryPolicy
+from investigation.errors import PermanentError
+from tests.fakes.messages_api import Error, FakeMessagesAPI, Malformed, Slow, Tool, overloaded, rate_limited
+from tests.fakes.messages_brain import claude_against
+
+pytestmark = pytest.mark.unit
+
+QUESTION = "Which plan includes SCIM provisioning?"
+ROUTE = Tool({"route": "lookup", "reason": "one fact", "confidence": 0.9})
+
+
+@pytest.fixture()
+def api() -> Iterator[FakeMessagesAPI]:
+    with FakeMessagesAPI() as server:
+        yield server
+
+
+class Sleeps(list[float]):
+    def __call__(self, seconds: float) -> None:
+        self.append(seconds)
+
+
+def test_retry_policy_is_bounded_jittered_and_honours_retry_after() -> None:
+    policy = RetryPolicy(max_retries=3, base=1.0, max_delay=10.0)
+    assert policy.delay(1, None, lambda: 0.0) == 0.5 and policy.delay(1, None, lambda: 1.0) == 1.0
+    assert policy.delay(3, None, lambda: 1.0) == 4.0
+    assert policy.delay(3, 7.0, lambda: 0.0) == 7.0  # never shorter than the server asked
+    jittered = policy.delay(3, 7.0, lambda: 0.99)
+    assert jittered is not None and 7.0 <= jittered <= 8.0
+    assert policy.delay(1, 60.0) is None  # longer than our bound: give up instead of hammering
+    assert policy.delay(4, None) is None
+    assert RetryPolicy(max_retries=10, base=1.0, max_delay=10.0).delay(9, None, lambda: 1.0) == 10.0
+
+
+def test_429_waits_at_least_retry_after_then_succeeds(api: FakeMessagesAPI) -> None:
+    api.script(rate_limited(retry_after=0.25), ROUTE)
+    sleeps = Sleeps()
+    r = claude_against(api.url, sleep=sleeps, backoff=0.5, max_delay=5.0)
+    assert r.route(QUESTION).reason == "one fact"
+    assert len(sleeps) == 1 and 0.25 <= sleeps[0] <= 0.75
+    (record,) = r.take_usage()
+    assert record["attempts"] == 2 and record["fallback"] is False
+    assert [x.status for x in api.requests] == [429, 200]
+
+
+def test_529_overloaded_and_500_are_retried_with_growing_backoff(api: FakeMessagesAPI) -> None:
+    api.script(overloaded(), Error(500, "api_error"), ROUTE)
+    sleeps = Sleeps()
+    r = claude_against(api.url, sleep=sleeps, retries=3, backoff=0.1, max_delay=5.0)
+    assert r.route(QUESTION).confidence == 0.9
+    assert len(sleeps) == 2 and 0.05 <= sleeps[0] <= 0.1 and 0.1 <= sleeps[1] <= 0.2
+
+
+def test_timeouts_and_malformed_bodies_are_retried(api: FakeMessagesAPI) -> None:
+    api.script(Slow(1.5, ROUTE), Malformed(), ROUTE)
+    r = claude_against(api.url, timeout=0.4, retries=2)
+    assert r.route(QUESTION).reason == "one fact"
+    assert r.take_usage()[0]["attempts"] == 3
+
+
+def test_exhausted_retries_stop_the_llm_and_the_heuristic_finishes(api: FakeMessagesAPI) -> None:
+    api.fail_after(0, lambda: rate_limited(retry_after=0.01))
+    r = claude_against(api.url, retries=2)
+    decision = r.route(QUESTION)
+    assert decision == r.fallback.route(QUESTION)
+    assert len(api.requests) == 3  # one call, two retries — bounded
+    (fallback,) = r.take_usage()
+    assert fallback["reason"] == "llm_unavailable" and fallback["fallback"] is True
+    assert "429" in fallback["detail"]
+    r.grade(QUESTION, [], 1, {})
+    r.judge(QUESTION, r.plan(QUESTION, decision), [])
+    assert len(api.requests) == 3  # once out, the LLM is not called again for this investigation
+
+
+@pytest.mark.parametrize("error", [
+    Error(400, "invalid_request_error", "thinking.type.disabled is not supported"),
+    Error(401, "authentication_error"),
+    Error(429, "rate_limit_error", "spend limit", details={"error_code": "enforced_spend_limit_reached"}),
+    rate_limited(retry_after=120),
+])
+def test_errors_retrying_cannot_fix_are_not_retried(api: FakeMessagesAPI, error: Error) -> None:
+    api.script(error)
+    sleeps = Sleeps()
+    r = claude_against(api.url, sleep=sleeps, retries=3, max_delay=20.0)
+    r.route(QUESTION)
+    assert len(api.requests) == 1 and sleeps == []
+    assert r.take_usage()[0]["reason"] == "llm_unavailable"
+
+
+def test_without_a_fallback_the_step_fails_with_llm_unavailable(api: FakeMessagesAPI) -> None:
+    api.fail_after(0, overloaded)
+    r = claude_against(api.url, fallback_mode="none", retries=1)
+    with pytest.raises(LLMUnavailable) as caught:
+        r.route(QUESTION)
+    assert isinstance(caught.value, PermanentError)  # the task must not retry the same calls
+    assert r.take_usage()[0]["reason"] == "llm_unavailable"
