@@ -19,6 +19,11 @@ def progress_line(event: dict[str, Any]) -> str | None:
         return f"hop {hop}: {data.get('action')} ({data.get('reason')}){tail}"
     if kind == "synthesis":
         return f"synthesis: {data.get('status')}"
+    if kind == "llm_call":
+        return (f"llm: {data.get('step')} on {data.get('model')} "
+                f"({data.get('input_tokens')} in / {data.get('output_tokens')} out)")
+    if kind in ("llm_fallback", "llm_guard"):
+        return f"{kind.replace('_', ' ')}: {data.get('reason') or data.get('detail') or ''}".rstrip(": ")
     if kind == "delivery":
         return f"delivery: {data.get('channel', 'webhook')} attempt {data.get('attempt')} → {data.get('status')}"
     return None
