@@ -113,15 +113,25 @@ def _evidence(view: Mapping[str, Any]) -> str:
     return "".join(out)
 
 
+# Events that close an investigation, shown after the hops whatever hop number they carry.
+_OUTCOME_KINDS = frozenset({"synthesis", "stop", "delivery"})
+
+
 def render(view: Mapping[str, Any], events: Sequence[Mapping[str, Any]], question: str) -> str:
     """The whole page for one investigation: question, route, hops with their events, answer, evidence."""
     hops: dict[int, list[str]] = {}
+    outcome: list[str] = []
     for event in events:
-        hops.setdefault(int(event.get("hop") or 0), []).append(_event(event))
+        if event.get("kind") in _OUTCOME_KINDS:
+            outcome.append(_event(event))
+        else:
+            hops.setdefault(int(event.get("hop") or 0), []).append(_event(event))
     sections = []
     for hop in sorted(hops):
         title = "Intake, routing and planning" if hop == 0 else f"Hop {hop}"
         sections.append(f"<h2>{_e(title)}</h2>{''.join(hops[hop])}")
+    if outcome:
+        sections.append(f"<h2>Outcome: synthesis and delivery</h2>{''.join(outcome)}")
     summary = {k: view.get(k) for k in ("status", "route", "stop_reason", "hops", "retrieval_calls", "error")
                if view.get(k) is not None}
     return (
