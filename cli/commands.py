@@ -44,12 +44,9 @@ def run_ingest(settings: Settings, paths: Sequence[Path], tenant_name: str, *,
 
 def _invalidate_cache(settings: Settings, tenant_id: str) -> None:
     """Bump the tenant's corpus version in whatever Redis is live, so cached sub-query hits are dropped."""
-    url = settings.redis_url
-    if not url:
-        live = processes.running_stack(settings)
-        url = str(live["redis_url"]) if live else None
-    if url:
-        Services(settings.model_copy(update={"redis_url": url})).state.bump_corpus_version(tenant_id)
+    existing = processes.existing_redis(settings)
+    if existing is not None:
+        Services(existing).state.bump_corpus_version(tenant_id)
 
 
 _APPS: dict[tuple[str, str], object] = {}

@@ -87,17 +87,23 @@ def stop_process(proc: subprocess.Popen[bytes], *, timeout: float = 15.0) -> Non
         proc.wait(timeout=5)
 
 
+def existing_redis(settings: Settings) -> Settings | None:
+    """Settings on the configured Redis, or on a running `sleuth up`'s; None when neither exists."""
+    if settings.redis_url:
+        return settings
+    live = running_stack(settings)
+    if live:
+        return settings.model_copy(update={"redis_url": str(live["redis_url"])})
+    return None
+
+
 @contextmanager
 def queue_stack(settings: Settings, *, workers: int = 1, concurrency: int = 2,
                 quiet: bool = True, env: dict[str, str] | None = None) -> Iterator[Settings]:
     """Settings pointing at a broker with live workers: the configured one, a running `sleuth up`'s,
     or an embedded Redis plus worker processes started here and stopped on exit."""
-    if settings.redis_url:
-        yield settings
-        return
-    live = running_stack(settings)
-    if live:
-        yield settings.model_copy(update={"redis_url": str(live["redis_url"])})
+    if (existing := existing_redis(settings)) is not None:
+        yield existing
         return
     redis_server = EmbeddedRedis(settings.home)
     url = redis_server.start()
@@ -117,12 +123,8 @@ def queue_stack(settings: Settings, *, workers: int = 1, concurrency: int = 2,
 @contextmanager
 def state_redis(settings: Settings) -> Iterator[Settings]:
     """Settings with a Redis for budgets/dedup but no workers (the inline executor)."""
-    if settings.redis_url:
-        yield settings
-        return
-    live = running_stack(settings)
-    if live:
-        yield settings.model_copy(update={"redis_url": str(live["redis_url"])})
+    if (existing := existing_redis(settings)) is not None:
+        yield existing
         return
     with EmbeddedRedis(settings.home) as redis_server:
         yield settings.model_copy(update={"redis_url": redis_server.url})

@@ -2,7 +2,7 @@
 
 One shared, versioned index (`<alias>-v<N>`) behind an alias holds every tenant; `tenant_id` and `acl` are
 filter clauses built in `es_schema`, never by callers. Writes go through the official `_bulk` helper in
-chunks, and every item the server refuses is reported (see `_remote.raise_for_failures`). The client is
+chunks, and every item the server refuses is reported (see `_common.raise_for_failures`). The client is
 built lazily and per process: Celery forks workers after import.
 """
 
@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from adapters.search import es_schema
-from adapters.search._remote import ItemFailure, check_query, check_tenant, raise_for_failures
+from adapters.search._common import ItemFailure, check_query, check_tenant, raise_for_failures
 from adapters.search._translate import RETRY_STATUSES, bulk_item_reason, error_type, translate_elasticsearch
 from investigation.errors import PermanentError, SleuthError, TransientError
 from investigation.state import Chunk, Passage

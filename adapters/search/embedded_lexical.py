@@ -17,10 +17,10 @@ from typing import Any
 
 import tantivy
 
-from investigation.errors import PermanentError, TransientError, ValidationFailed
+from adapters.search._common import PUBLIC, check_query, check_tenant
+from investigation.errors import PermanentError, TransientError
 from investigation.state import Chunk, Passage
 
-PUBLIC = "__public__"  # acl value of a chunk anyone in the tenant may see
 # Tuned on the dev QA sets (hotpotqa, musique): a title boost of 2 cost ~2 points of recall@10 against
 # 0.5, because short titles that share one query word then outrank the passage that answers.
 TITLE_BOOST = 0.5
@@ -84,7 +84,7 @@ class EmbeddedBM25:
     # -- port ---------------------------------------------------------------------------------------
 
     def upsert(self, tenant: str, chunks: Sequence[Chunk]) -> int:
-        _check_tenant(tenant)
+        check_tenant(tenant)
         if not chunks:
             return 0
         latest: dict[str, Chunk] = {c.chunk_id: c for c in chunks}  # last one wins within a batch
@@ -95,7 +95,7 @@ class EmbeddedBM25:
         return len(latest)
 
     def delete(self, tenant: str, source_ids: Sequence[str]) -> int:
-        _check_tenant(tenant)
+        check_tenant(tenant)
         ids = sorted(set(source_ids))
         if not ids:
             return 0
@@ -111,9 +111,8 @@ class EmbeddedBM25:
     def search(
         self, tenant: str, query: str, k: int, *, acl: Sequence[str] | None = None
     ) -> list[Passage]:
-        _check_tenant(tenant)
-        if not query or not query.strip():
-            raise ValidationFailed("query", "must not be empty")
+        check_tenant(tenant)
+        check_query(query)
         words = query_words(query)
         if not words or k <= 0:
             return []
@@ -151,7 +150,7 @@ class EmbeddedBM25:
         return passages
 
     def count(self, tenant: str) -> int:
-        _check_tenant(tenant)
+        check_tenant(tenant)
         query = tantivy.Query.term_query(self._schema, "tenant", tenant)
         return int(self._searcher().search(query, 1).count)
 
@@ -245,7 +244,3 @@ class _Writer:
             self._writer = None
             self._owner._invalidate()
 
-
-def _check_tenant(tenant: str) -> None:
-    if not tenant or not tenant.strip():
-        raise ValidationFailed("tenant", "must not be empty")

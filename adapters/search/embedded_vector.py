@@ -24,7 +24,7 @@ from typing import IO, Any
 import numpy as np
 import numpy.typing as npt
 
-from investigation.errors import ValidationFailed
+from adapters.search._common import check_query, check_tenant
 from investigation.ports import Embedder
 from investigation.state import Chunk, Passage
 
@@ -74,7 +74,7 @@ class EmbeddedVectorIndex:
     # -- port ---------------------------------------------------------------------------------------
 
     def upsert(self, tenant: str, chunks: Sequence[Chunk]) -> int:
-        _check_tenant(tenant)
+        check_tenant(tenant)
         latest: dict[str, Chunk] = {c.chunk_id: c for c in chunks}  # last one wins within a batch
         if not latest:
             return 0
@@ -88,7 +88,7 @@ class EmbeddedVectorIndex:
         return len(latest)
 
     def delete(self, tenant: str, source_ids: Sequence[str]) -> int:
-        _check_tenant(tenant)
+        check_tenant(tenant)
         doomed = set(source_ids)
         if not doomed:
             return 0
@@ -102,9 +102,8 @@ class EmbeddedVectorIndex:
     def search(
         self, tenant: str, query: str, k: int, *, acl: Sequence[str] | None = None
     ) -> list[Passage]:
-        _check_tenant(tenant)
-        if not query or not query.strip():
-            raise ValidationFailed("query", "must not be empty")
+        check_tenant(tenant)
+        check_query(query)
         store = self._load(tenant)
         if not store.meta or k <= 0:
             return []
@@ -128,7 +127,7 @@ class EmbeddedVectorIndex:
         return passages
 
     def count(self, tenant: str) -> int:
-        _check_tenant(tenant)
+        check_tenant(tenant)
         return len(self._load(tenant).meta)
 
     def ping(self) -> bool:
@@ -215,7 +214,3 @@ def _meta(chunk: Chunk) -> dict[str, Any]:
         "text": chunk.text, "url": chunk.url, "acl": list(chunk.acl), "position": chunk.position,
     }
 
-
-def _check_tenant(tenant: str) -> None:
-    if not tenant or not tenant.strip():
-        raise ValidationFailed("tenant", "must not be empty")

@@ -11,7 +11,7 @@ import re
 from collections.abc import Sequence
 from typing import Any
 
-from adapters.search._remote import PUBLIC, timestamp, visible_to
+from adapters.search._common import PUBLIC, timestamp, visible_to
 from investigation.state import Chunk
 
 SCHEMA_VERSION = 1  # bump when the mapping changes; `ElasticsearchLexical.reindex` moves the alias

@@ -20,7 +20,7 @@ from urllib.parse import urlsplit
 import numpy as np
 
 from adapters.search import weaviate_schema as schema
-from adapters.search._remote import ItemFailure, check_query, check_tenant, raise_for_failures
+from adapters.search._common import ItemFailure, check_query, check_tenant, raise_for_failures
 from adapters.search._translate import retryable_message, translate_weaviate
 from adapters.search.embedded_vector import chunk_embedding_text
 from investigation.errors import PermanentError, SleuthError, TransientError

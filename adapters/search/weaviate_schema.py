@@ -10,7 +10,7 @@ from collections.abc import Sequence
 from datetime import datetime
 from typing import Any
 
-from adapters.search._remote import PUBLIC, timestamp, visible_to
+from adapters.search._common import PUBLIC, timestamp, visible_to
 from investigation.state import Chunk, Passage
 
 VECTOR = "default"  # the one named vector: bring-your-own MiniLM vectors, cosine distance

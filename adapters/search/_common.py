@@ -1,5 +1,4 @@
-"""What the server-backed engines (Elasticsearch, Weaviate) share: input checks, per-item failure reports,
-timestamp normalisation. The ACL sentinel is the embedded engines' one, so every backend means the same."""
+"""Helpers every search adapter shares: input checks, ACL principals, timestamps, item-failure reports."""
 
 from __future__ import annotations
 
@@ -8,8 +7,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 
-from adapters.search.embedded_lexical import PUBLIC
 from investigation.errors import PermanentError, TransientError, ValidationFailed
+
+PUBLIC = "__public__"  # acl value of a chunk anyone in the tenant may see
 
 __all__ = ["PUBLIC", "ItemFailure", "check_query", "check_tenant", "raise_for_failures", "timestamp",
            "visible_to"]
