@@ -7,7 +7,7 @@ import json
 import threading
 from http.server import BaseHTTPRequestHandler, HTTPServer
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 from rich.console import Console
 
@@ -24,10 +24,10 @@ DEMO_TENANT = "demo"
 class _Receiver(BaseHTTPRequestHandler):
     """A helpdesk-side webhook endpoint: verifies the Standard Webhooks signature of each POST."""
 
-    secret = ""
-    received: list[dict[str, Any]] = []
+    secret: ClassVar[str] = ""
+    received: ClassVar[list[dict[str, Any]]] = []
 
-    def do_POST(self) -> None:  # noqa: N802 (http.server API)
+    def do_POST(self) -> None:
         from adapters.delivery.webhook import verify
 
         body = self.rfile.read(int(self.headers.get("content-length", 0)))

@@ -3,9 +3,15 @@
 from __future__ import annotations
 
 from concurrent.futures import ThreadPoolExecutor
+from functools import partial
+from typing import Any
 
 from tasks import steps
 from workers.wiring import Services
+
+
+def _retrieve_slot(services: Services, inv_id: str, hop: int, slot: tuple[int, str]) -> dict[str, Any]:
+    return steps.retrieve(services, inv_id, hop, slot[0], slot[1])
 
 
 def run(services: Services, inv_id: str, *, deliver: bool = True, pool: ThreadPoolExecutor | None = None) -> None:
@@ -16,7 +22,7 @@ def run(services: Services, inv_id: str, *, deliver: bool = True, pool: ThreadPo
     try:
         while nxt.kind == "hop":
             hop = nxt.hop
-            list(pool.map(lambda slot: steps.retrieve(services, inv_id, hop, slot[0], slot[1]), nxt.slots))
+            list(pool.map(partial(_retrieve_slot, services, inv_id, hop), nxt.slots))
             nxt = steps.reduce(services, inv_id, hop)
         if nxt.kind == "synthesize":
             nxt = steps.synthesize(services, inv_id)

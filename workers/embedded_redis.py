@@ -8,6 +8,7 @@ import subprocess
 import tempfile
 import time
 from pathlib import Path
+from typing import Self
 
 import redis
 
@@ -86,7 +87,7 @@ class EmbeddedRedis:
             except OSError:
                 pass
 
-    def __enter__(self) -> EmbeddedRedis:
+    def __enter__(self) -> Self:
         self.start()
         return self
 

@@ -23,7 +23,7 @@ def sleuth(home: Path, *args: str, timeout: float = 180, **env: str) -> subproce
     full_env = {k: v for k, v in os.environ.items() if not k.startswith("SLEUTH_")}
     full_env.update({"SLEUTH_HOME": str(home), **env})
     return subprocess.run([sys.executable, "-m", "cli.main", *args], env=full_env, capture_output=True,
-                          text=True, timeout=timeout)
+                          text=True, timeout=timeout, check=False)
 
 
 @pytest.fixture(scope="module")

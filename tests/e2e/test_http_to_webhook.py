@@ -30,7 +30,7 @@ class Receiver:
         receiver = self
 
         class Handler(BaseHTTPRequestHandler):
-            def do_POST(self) -> None:  # noqa: N802
+            def do_POST(self) -> None:
                 body = self.rfile.read(int(self.headers.get("content-length", 0)))
                 receiver.requests.append({"headers": {k.lower(): v for k, v in self.headers.items()},
                                           "body": body})
