@@ -1,16 +1,27 @@
-"""`sleuth bench`: run a QA benchmark folder through the loop and print recall@k and cost figures."""
+"""`sleuth bench`: run a labelled question set through the loop; print and write recall, cost, decision,
+refusal, loop-health and answer figures (one JSON line per question in `--out`, optionally an HTML report).
+
+Three kinds of runs, one code path:
+- a benchmark folder (`passages.jsonl` + `questions.jsonl`, gold passage ids, answers);
+- `--decisions`: a labelled decision set (`decisions.jsonl`: route, gold source ids, answer) over the
+  folder's `kb/` — the bundled support knowledge base when the folder is `examples/`;
+- `--corpus-dir OTHER`: the questions against another dataset's passages, where their gold is absent, so
+  the right outcome of every such question is a refusal (`out_of_corpus`).
+"""
 
 from __future__ import annotations
 
 import hashlib
 import json
 import time
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from rich.console import Console
 
 from cli import processes
+from cli.bench_metrics import answer_scores, decision_of, expected_route, hop_stats, recall, summarise
 from cli.commands import wait_for
 from config.settings import Settings
 from investigation.errors import NotFound, ValidationFailed
@@ -19,27 +30,97 @@ from workers.wiring import Services
 GRADE_ORDER = {"correct": 0, "ambiguous": 1, "incorrect": 2}
 
 
-def _load_questions(path: Path, limit: int | None) -> list[dict[str, Any]]:
-    rows = []
-    for n, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
-        if not line.strip():
-            continue
-        row = json.loads(line)
-        for field in ("id", "question", "gold_passage_ids"):
-            if field not in row:
-                raise ValidationFailed(f"{path.name}:{n}: {field}", "missing")
-        rows.append(row)
-    return rows[:limit] if limit else rows
+@dataclass(frozen=True)
+class BenchSet:
+    """What one run asks (normalised question rows) and which corpus the tenant holds."""
+
+    name: str
+    corpus: tuple[Path, ...]
+    corpus_name: str
+    questions: list[dict[str, Any]]
 
 
-def _bench_tenant(services: Services, dataset_dir: Path, console: Console) -> str:
+def _read_jsonl(path: Path) -> list[tuple[int, dict[str, Any]]]:
+    if not path.is_file():
+        raise ValidationFailed("dataset_dir", f"no such file: {path}")
+    return [(n, json.loads(line)) for n, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1)
+            if line.strip()]
+
+
+def _corpus_paths(folder: Path) -> tuple[Path, ...]:
+    passages = folder / "passages.jsonl"
+    if passages.is_file():
+        return (passages,)
+    if (folder / "kb").is_dir():
+        return (folder / "kb",)
+    if folder.exists():
+        return (folder,)
+    raise ValidationFailed("corpus_dir", f"no such folder: {folder}")
+
+
+def load_set(dataset_dir: Path, *, decisions: bool, corpus_dir: Path | None, limit: int | None) -> BenchSet:
+    """Questions normalised to {id, question, gold, answers, type, expected_route, in_corpus}."""
+    rows: list[dict[str, Any]] = []
+    if decisions:
+        file = dataset_dir if dataset_dir.suffix == ".jsonl" else dataset_dir / "decisions.jsonl"
+        for n, raw in _read_jsonl(file):
+            for field in ("question", "route"):
+                if field not in raw:
+                    raise ValidationFailed(f"{file.name}:{n}: {field}", "missing")
+            rows.append({"id": raw.get("id") or f"{file.stem}-{n:03d}", "question": raw["question"],
+                         "gold": list(raw.get("gold_source_ids") or []),
+                         "answers": [raw["answer"]] if raw.get("answer") else [], "type": raw["route"],
+                         "route": raw["route"]})
+        home = file.parent
+    else:
+        file = dataset_dir / "questions.jsonl"
+        for n, raw in _read_jsonl(file):
+            for field in ("id", "question", "gold_passage_ids"):
+                if field not in raw:
+                    raise ValidationFailed(f"{file.name}:{n}: {field}", "missing")
+            rows.append({"id": raw["id"], "question": raw["question"], "gold": list(raw["gold_passage_ids"]),
+                         "answers": [a for a in [raw.get("answer"), *(raw.get("answer_aliases") or [])] if a],
+                         "type": raw.get("type")})
+        home = dataset_dir
+    rows = rows[:limit] if limit else rows
+    corpus = _corpus_paths(corpus_dir) if corpus_dir else _corpus_paths(home)
+    other = corpus_dir is not None and {p.resolve() for p in corpus} != {p.resolve() for p in _corpus_paths(home)}
+    corpus_ids = _corpus_ids(corpus) if other else None
+    for row in rows:
+        expected = expected_route(row)
+        row["in_corpus"] = corpus_ids is None or all(g in corpus_ids for g in row["gold"]) and bool(row["gold"])
+        if not row["in_corpus"] and expected != "direct":
+            expected = "out_of_corpus"  # its evidence is not in this tenant: the right outcome is a refusal
+        row["expected_route"] = expected
+    corpus_name = (corpus_dir or home).resolve().name
+    name = f"{dataset_dir.resolve().name}{' (decisions)' if decisions else ''}"
+    if other:
+        name += f" vs corpus {corpus_name}"
+    return BenchSet(name=name, corpus=corpus, corpus_name=corpus_name, questions=rows)
+
+
+def _corpus_ids(corpus: tuple[Path, ...]) -> set[str]:
+    from adapters.search.ingest import load_documents
+
+    return {d.id for d in load_documents(list(corpus))}
+
+
+def _digest(paths: tuple[Path, ...]) -> str:
+    sha = hashlib.sha1()
+    for path in paths:
+        files = sorted(p for p in path.rglob("*") if p.is_file()) if path.is_dir() else [path]
+        for file in files:
+            sha.update(file.name.encode())
+            sha.update(file.read_bytes())
+    return sha.hexdigest()[:10]
+
+
+def _bench_tenant(services: Services, bench: BenchSet, console: Console) -> str:
     """A throwaway tenant per corpus content; ingested once, then reused (cached)."""
     from adapters.search.ingest import ingest, load_documents
     from storage import repositories as repo
 
-    passages = dataset_dir / "passages.jsonl"
-    digest = hashlib.sha1(passages.read_bytes()).hexdigest()[:10]
-    name = f"bench-{dataset_dir.resolve().name}-{digest}"[:100]
+    name = f"bench-{bench.corpus_name}-{_digest(bench.corpus)}"[:100]
     with services.session() as session:
         try:
             tenant_id = repo.get_tenant_by_name(session, name=name).id
@@ -47,14 +128,23 @@ def _bench_tenant(services: Services, dataset_dir: Path, console: Console) -> st
             tenant_id = repo.create_tenant(session, name=name)[0].id
     if all(b.count(tenant_id) > 0 for b in services.backends.values()):
         return tenant_id
-    docs = load_documents([passages])
-    console.print(f"ingesting {len(docs)} passages into tenant {name} …")
+    docs = load_documents(list(bench.corpus))
+    console.print(f"ingesting {len(docs)} documents into tenant {name} …")
     started = time.perf_counter()
     report = ingest(docs, tenant=tenant_id, backends=list(services.backends.values()),
                     max_words=services.settings.chunk_tokens)
     secs = time.perf_counter() - started
-    console.print(f"ingested {len(docs)} passages in {secs:.1f}s ({len(docs) / secs:.1f} passages/s): {report}")
+    console.print(f"ingested {len(docs)} documents in {secs:.1f}s ({len(docs) / secs:.1f} documents/s): {report}")
     return tenant_id
+
+
+def _ranking(ordered: list[Any], rest: list[Any], k: int) -> list[str]:
+    rest = sorted(rest, key=lambda r: (GRADE_ORDER.get(str(r.grade), 3), -r.score))
+    out: list[str] = []
+    for r in ordered + rest:
+        if r.source_id not in out:
+            out.append(r.source_id)
+    return out[:k]
 
 
 def retrieved_sources(services: Services, inv_id: str, k: int) -> list[str]:
@@ -65,18 +155,71 @@ def retrieved_sources(services: Services, inv_id: str, k: int) -> list[str]:
         inv = repo.get_investigation(session, investigation_id=inv_id)
         records = repo.list_evidence(session, investigation_id=inv_id)
     by_id = {r.evidence_id: r for r in records}
-    ordered = [by_id[e] for e in inv.final_evidence_ids if e in by_id]
-    rest = sorted((r for r in records if r.evidence_id not in set(inv.final_evidence_ids)),
-                  key=lambda r: (GRADE_ORDER.get(r.grade, 3), -r.score))
-    out: list[str] = []
-    for r in ordered + rest:
-        if r.source_id not in out:
-            out.append(r.source_id)
-    return out[:k]
+    final = set(inv.final_evidence_ids)
+    return _ranking([by_id[e] for e in inv.final_evidence_ids if e in by_id],
+                    [r for r in records if r.evidence_id not in final], k)
+
+
+def _evidence(r: Any) -> Any:
+    from investigation.state import Evidence, Grade
+
+    return Evidence(id=r.evidence_id, chunk_id=r.chunk_id, source_id=r.source_id, title=r.title, text=r.text,
+                    score=r.score, grade=Grade(r.grade), hop=r.hop, query=r.query, url=r.url)
+
+
+def _recall_by_hop(services: Services, question: str, records: list[Any], hops: int, gold: list[str],
+                   k: int) -> list[float]:
+    """Recall@k of the ranking the loop would have handed to synthesis had it stopped after each hop."""
+    out: list[float] = []
+    for h in range(1, hops + 1):
+        upto = [r for r in records if r.hop <= h]
+        chosen = services.reasoner.select(question, [_evidence(r) for r in upto], k,
+                                          services.settings.evidence_token_budget)
+        ids = {e.id for e in chosen}
+        by_id = {r.evidence_id: r for r in upto}
+        out.append(round(recall(_ranking([by_id[e.id] for e in chosen], [r for r in upto if r.evidence_id not in ids],
+                                         k), gold), 4))
+    return out
+
+
+def _row(services: Services, q: dict[str, Any], inv_id: str, view: dict[str, Any], k: int) -> dict[str, Any]:
+    from datetime import datetime
+
+    from storage import repositories as repo
+    from storage.repositories import event_view
+
+    with services.session() as session:
+        events = [event_view(e) for e in repo.list_events(session, investigation_id=inv_id)]
+        records = repo.list_evidence(session, investigation_id=inv_id)
+    loop = hop_stats(events)
+    retrieved = retrieved_sources(services, inv_id, k)
+    gold = list(q["gold"])
+    created = datetime.fromisoformat(view["created_at"])
+    finished = datetime.fromisoformat(view["finished_at"]) if view.get("finished_at") else created
+    row = {"id": q["id"], "investigation_id": inv_id, "question": q["question"], "type": q.get("type"), "status": view["status"],
+           "route": view["route"], "expected_route": q.get("expected_route"),
+           "decision": decision_of(view["route"], view["status"]), "in_corpus": q["in_corpus"],
+           "retrieved": retrieved, "gold": gold, "hops": view["hops"],
+           "retrieval_calls": sum(h["retrievals"] for h in loop), "charged_calls": view["retrieval_calls"],
+           "evidence_tokens": view["evidence_tokens"],
+           "latency_ms": round((finished - created).total_seconds() * 1000, 1), "answer": view["answer"],
+           "citations": [c["source_id"] for c in view.get("citations") or []],
+           "stop_reason": view["stop_reason"], "loop": loop,
+           "thrash_hops": sum(h["thrash"] for h in loop),
+           "duplicate_rate": round(sum(h["already_seen"] for h in loop) / max(1, sum(h["fused"] for h in loop)), 4),
+           "recall": recall(retrieved, gold), "recall@5": recall(retrieved[:5], gold),
+           "recall_pool": recall(list({r.source_id for r in records}), gold),
+           "recall_by_hop": (_recall_by_hop(services, q["question"], records, int(view["hops"] or 0), gold, k)
+                             if gold and q["in_corpus"] else []),
+           "gold_answers": q.get("answers") or []}
+    row["answer_scores"] = answer_scores(view["answer"], row["gold_answers"]) if q["in_corpus"] else None
+    return row
 
 
 def run_bench(settings: Settings, dataset_dir: Path, *, mode: str, k: int, out: Path, executor: str,
-              limit: int | None, workers: int, concurrency: int, console: Console) -> dict[str, Any]:
+              limit: int | None, workers: int, concurrency: int, console: Console, decisions: bool = False,
+              corpus_dir: Path | None = None, report: Path | None = None,
+              baseline: Path | None = None) -> dict[str, Any]:
     from cli.commands import create_and_launch
     from storage import repositories as repo
     from tasks import inline
@@ -85,8 +228,9 @@ def run_bench(settings: Settings, dataset_dir: Path, *, mode: str, k: int, out: 
         raise ValidationFailed("executor", "must be queue or inline")
     # Everything is queued at once, so a question may wait long before it runs: deadlines are generous.
     settings = settings.model_copy(update={"final_k": k, "deadline_seconds": 3600})
-    questions = _load_questions(dataset_dir / "questions.jsonl", limit)
-    tenant_id = _bench_tenant(Services(settings), dataset_dir, console)
+    bench = load_set(dataset_dir, decisions=decisions, corpus_dir=corpus_dir, limit=limit)
+    questions = bench.questions
+    tenant_id = _bench_tenant(Services(settings), bench, console)
     with Services(settings).session() as session:
         tenant_name = repo.get_tenant(session, tenant_id=tenant_id).name
     stack = (processes.queue_stack(settings, workers=workers, concurrency=concurrency,
@@ -113,45 +257,23 @@ def run_bench(settings: Settings, dataset_dir: Path, *, mode: str, k: int, out: 
                     views.append(repo.investigation_view(
                         session, investigation=repo.get_investigation(session, investigation_id=ids[-1])))
         wall = time.perf_counter() - started
-        rows = [_row(services, q, inv_id, view, k) for q, inv_id, view in zip(questions, ids, views)]
+        rows = [{**_row(services, q, inv_id, view, k), "mode": mode}
+                for q, inv_id, view in zip(questions, ids, views, strict=True)]
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
-    summary = _summary(rows, k, wall, mode, executor)
+    summary = {"dataset": bench.name, "mode": mode, "executor": executor, "k": k,
+               **summarise(rows, k=k, max_hops=settings.max_hops), "wall_seconds": round(wall, 2),
+               "investigations_per_second": round(len(rows) / wall, 3) if wall else None}
     print(json.dumps(summary, indent=2))
+    from cli.bench_report import print_summary, write_report
+
+    print_summary(summary, console)
+    if report is not None:
+        base_rows = _load_rows(baseline) if baseline else None
+        write_report(report, summary, rows, baseline=base_rows)
+        console.print(f"report written to {report}")
     return summary
 
 
-def _row(services: Services, q: dict[str, Any], inv_id: str, view: dict[str, Any], k: int) -> dict[str, Any]:
-    from datetime import datetime
-
-    retrieved = retrieved_sources(services, inv_id, k)
-    gold = list(q["gold_passage_ids"])
-    created = datetime.fromisoformat(view["created_at"])
-    finished = datetime.fromisoformat(view["finished_at"]) if view.get("finished_at") else created
-    return {"id": q["id"], "status": view["status"], "route": view["route"], "retrieved": retrieved,
-            "hops": view["hops"], "retrieval_calls": view["retrieval_calls"],
-            "evidence_tokens": view["evidence_tokens"],
-            "latency_ms": round((finished - created).total_seconds() * 1000, 1), "answer": view["answer"],
-            "stop_reason": view["stop_reason"], "gold": gold, "type": q.get("type"),
-            "recall": sum(g in retrieved for g in gold) / max(1, len(gold)),
-            "recall@5": sum(g in retrieved[:5] for g in gold) / max(1, len(gold))}
-
-
-def _summary(rows: list[dict[str, Any]], k: int, wall: float, mode: str, executor: str) -> dict[str, Any]:
-    n = max(1, len(rows))
-
-    def avg(key: str) -> float:
-        return round(sum(float(r[key] or 0) for r in rows) / n, 4)
-
-    stops: dict[str, int] = {}
-    for r in rows:
-        stops[str(r["stop_reason"])] = stops.get(str(r["stop_reason"]), 0) + 1
-    return {"questions": len(rows), "mode": mode, "executor": executor, "k": k,
-            f"recall@{k}": avg("recall"), "recall@5": avg("recall@5"),
-            f"all_gold@{k}": round(sum(r["recall"] == 1.0 for r in rows) / n, 4),
-            "avg_retrieval_calls": avg("retrieval_calls"), "avg_evidence_tokens": avg("evidence_tokens"),
-            "avg_hops": avg("hops"), "max_hops": max((r["hops"] for r in rows), default=0),
-            "avg_latency_ms": avg("latency_ms"), "wall_seconds": round(wall, 2),
-            "investigations_per_second": round(len(rows) / wall, 3) if wall else None,
-            "refused": sum(r["status"] == "refused" for r in rows),
-            "failed": sum(r["status"] == "failed" for r in rows), "stop_reasons": stops}
+def _load_rows(path: Path) -> list[dict[str, Any]]:
+    return [row for _n, row in _read_jsonl(path)]

@@ -136,12 +136,21 @@ def flower(port: int = 5555, basic_auth: Annotated[str | None, typer.Option(help
 def bench(dataset_dir: Path, mode: str = "agentic", k: int = 10,
           out: Annotated[Path, typer.Option(help="JSONL output, one line per question")] = Path("bench.jsonl"),
           executor: Annotated[str, typer.Option(help="queue | inline")] = "queue",
-          limit: int | None = None, workers: int = 1, concurrency: int = 2) -> None:
-    """Run a benchmark folder (passages.jsonl + questions.jsonl) and print recall@k and averages."""
+          limit: int | None = None, workers: int = 1, concurrency: int = 2,
+          decisions: Annotated[bool, typer.Option(
+              help="DATASET_DIR holds decisions.jsonl (route, gold_source_ids, answer) and kb/")] = False,
+          corpus_dir: Annotated[Path | None, typer.Option(
+              help="Ingest this dataset's passages instead: questions whose gold is absent must be refused")] = None,
+          report: Annotated[Path | None, typer.Option(help="Also write a self-contained HTML report")] = None,
+          baseline: Annotated[Path | None, typer.Option(
+              help="An earlier --out file (e.g. single-shot) drawn next to this run in the report")] = None) -> None:
+    """Run a benchmark folder (passages.jsonl + questions.jsonl) or a decision set; print recall, cost,
+    decision, refusal, loop-health and answer figures."""
     from cli.bench import run_bench
 
     run_bench(_settings(), dataset_dir, mode=mode, k=k, out=out, executor=executor, limit=limit,
-              workers=workers, concurrency=concurrency, console=console)
+              workers=workers, concurrency=concurrency, console=console, decisions=decisions,
+              corpus_dir=corpus_dir, report=report, baseline=baseline)
 
 
 @app.command()

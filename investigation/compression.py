@@ -1,15 +1,21 @@
 """Sentence-level compression of selected evidence to a token budget (titles and texts both count).
 
-Each passage keeps its first sentence (it says what the passage is about) while the budget allows; the
-rest of the budget goes to the sentences that agree most with the question and the passage's sub-query.
+Texts are read as plain sentences first (`prose.units`: markdown tables become row sentences, headings and
+emphasis go). Each passage keeps its first sentence (it says what the passage is about) while the budget
+allows; the rest of the budget goes to the sentences that agree most with the question and the passage's
+sub-query. Kept sentences are separated by blank lines, so synthesis reads them back one by one.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 
+from investigation.focus import focus_names
+from investigation.prose import Unit, units, with_context
 from investigation.state import Evidence
-from investigation.text import content_stems, count_tokens, split_sentences
+from investigation.text import content_stems, count_tokens, fold
+
+UNIT_SEPARATOR = "\n\n"
 
 
 def evidence_tokens(evidence: Sequence[Evidence]) -> int:
@@ -27,6 +33,14 @@ def _truncate(sentence: str, budget: int) -> str:
     return " ".join(out) + " …" if out else ""
 
 
+def agreement(unit: Unit, focus: set[str]) -> float:
+    """How much a sentence (with its section) agrees with the focus stems, long sentences damped."""
+    stems = content_stems(unit.text)
+    if not stems:
+        return 0.0
+    return len((stems | content_stems(unit.section)) & focus) / (1.0 + 0.15 * len(stems))
+
+
 def compress(question: str, evidence: Sequence[Evidence], token_budget: int) -> list[Evidence]:
     """The same evidence (same ids, same order) with texts cut to fit `token_budget` tokens in total.
 
@@ -35,42 +49,46 @@ def compress(question: str, evidence: Sequence[Evidence], token_budget: int) -> 
     if evidence_tokens(evidence) <= token_budget:
         return list(evidence)
     question_stems = content_stems(question)
-    title_cost = [count_tokens(e.title) for e in evidence]
     remaining = token_budget
     kept = 0
-    for cost in title_cost:
+    for e in evidence:
+        cost = count_tokens(e.title)
         if cost + 1 > remaining:
             break
         remaining -= cost
         kept += 1
     items = list(evidence[:kept])
-    sentences = [split_sentences(e.text) for e in items]
+    parsed = [units(e.text, question) for e in items]
+    texts = [[with_context(u) for u in us] for us in parsed]
+    costs = [[count_tokens(t) for t in ts] for ts in texts]
     chosen: list[set[int]] = [set() for _ in items]
-    # First sentences, best passages first.
-    for i, parts in enumerate(sentences):
-        if parts and count_tokens(parts[0]) <= remaining:
-            chosen[i].add(0)
-            remaining -= count_tokens(parts[0])
-    # Then the sentences that agree most with the question or the sub-query that found them.
-    ranked: list[tuple[float, int, int]] = []
-    for i, (e, parts) in enumerate(zip(items, sentences, strict=True)):
+    # First sentences, best passages first (unless a structured page opens with something off the point).
+    for i, (e, us) in enumerate(zip(items, parsed, strict=True)):
         focus = question_stems | content_stems(e.query)
-        for j, sentence in enumerate(parts):
-            if j in chosen[i]:
-                continue
-            stems = content_stems(sentence)
-            agreement = len(stems & focus) / (1.0 + 0.15 * len(stems)) if stems else 0.0
-            ranked.append((-(agreement - 0.01 * i - 0.005 * j), i, j))
+        structured = any(u.kind != "sentence" or u.section for u in us)
+        if us and costs[i][0] <= remaining and (not structured or agreement(us[0], focus) > 0):
+            chosen[i].add(0)
+            remaining -= costs[i][0]
+    # Then the sentences that agree most with the question or the sub-query that found them.
+    # (A sentence naming one of the question's specific names comes first: it is what shows that the
+    # knowledge base talks about it at all.)
+    names = [fold(n) for n in focus_names(question)]
+    ranked: list[tuple[float, int, int]] = []
+    for i, (e, us) in enumerate(zip(items, parsed, strict=True)):
+        focus = question_stems | content_stems(e.query)
+        for j, unit in enumerate(us):
+            if j not in chosen[i]:
+                named = 1.0 if any(n in fold(texts[i][j]) for n in names) else 0.0
+                ranked.append((-(agreement(unit, focus) + named - 0.01 * i - 0.005 * j), i, j))
     for _neg, i, j in sorted(ranked):
-        cost = count_tokens(sentences[i][j])
-        if cost <= remaining:
+        if costs[i][j] <= remaining:
             chosen[i].add(j)
-            remaining -= cost
+            remaining -= costs[i][j]
     out: list[Evidence] = []
-    for i, (e, parts) in enumerate(zip(items, sentences, strict=True)):
-        text = " ".join(parts[j] for j in sorted(chosen[i]))
-        if not text and parts and remaining > 4:
-            text = _truncate(parts[0], remaining)
+    for i, (e, ts) in enumerate(zip(items, texts, strict=True)):
+        text = UNIT_SEPARATOR.join(ts[j] for j in sorted(chosen[i]))
+        if not text and ts and remaining > 4:
+            text = _truncate(ts[0], remaining)
             remaining -= count_tokens(text)
         out.append(e.model_copy(update={"text": text}))
     return out

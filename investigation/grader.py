@@ -7,13 +7,14 @@ a passage) count as part of the question: "Hank Snow" is what "Hello Love's perf
 from __future__ import annotations
 
 import hashlib
+import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 import numpy as np
 
 from investigation.state import Evidence, Grade, Passage
-from investigation.text import content_stems, entities, fold, stem, words
+from investigation.text import ask_sentence, content_stems, entities, fold, stem, words
 
 Vectoriser = Callable[[Sequence[str]], np.ndarray]
 
@@ -65,9 +66,11 @@ def bridge_terms(question: str, subquery: str) -> dict[str, float]:
 
 
 def title_mentioned(title: str, text: str) -> bool:
-    """True when the passage title (its content words) appears in `text` (the question)."""
-    title_stems = content_stems(title)
-    return bool(title_stems) and title_stems <= content_stems(text) or fold(title) in fold(text)
+    """True when the passage title (its content words, without a disambiguation such as "(musician)")
+    appears in `text` (the question)."""
+    bare = re.sub(r"\s*\([^)]*\)\s*$", "", title) or title
+    title_stems = content_stems(bare)
+    return bool(title_stems) and title_stems <= content_stems(text) or fold(bare) in fold(text)
 
 
 def score_passages(question: str, passages: Sequence[Passage], query_of: dict[str, str],
@@ -76,11 +79,16 @@ def score_passages(question: str, passages: Sequence[Passage], query_of: dict[st
     if not passages:
         return []
     terms = weighted_terms(question)
+    # A ticket that describes a situation and then asks is also graded against its question sentence alone.
+    ask = ask_sentence(question)
+    asks = [ask] if ask != question else []
     subqueries = sorted({query_of.get(p.chunk_id, question) for p in passages})
-    vectors = vectorise([question, *subqueries, *(f"{p.title}. {p.text}" for p in passages)])
+    vectors = vectorise([question, *asks, *subqueries, *(f"{p.title}. {p.text}" for p in passages)])
     q_vec = vectors[0]
-    sub_vec = {q: vectors[1 + i] for i, q in enumerate(subqueries)}
-    p_vecs = vectors[1 + len(subqueries):]
+    offset = 1 + len(asks)
+    sub_vec = {q: vectors[offset + i] for i, q in enumerate(subqueries)}
+    p_vecs = vectors[offset + len(subqueries):]
+    ask_terms = weighted_terms(ask) if asks else {}
     scores: list[float] = []
     for passage, p_vec in zip(passages, p_vecs, strict=True):
         body = f"{passage.title} {passage.text}"
@@ -88,6 +96,9 @@ def score_passages(question: str, passages: Sequence[Passage], query_of: dict[st
         score = config.lexical_weight * lexical_agreement(terms, body) + config.embedding_weight * cosine
         if title_mentioned(passage.title, question):
             score += config.title_bonus
+        if asks:
+            score = max(score, config.lexical_weight * lexical_agreement(ask_terms, body)
+                        + config.embedding_weight * float(np.dot(vectors[1], p_vec)))
         subquery = query_of.get(passage.chunk_id, question)
         bridge = bridge_terms(question, subquery)
         if bridge:

@@ -292,3 +292,14 @@ def part_queries(plan: Plan, missing: Sequence[str], asked: Sequence[str]) -> li
                 asked_keys.add(normalise_query(name))
                 out.append(SubQuery(text=name, purpose=f"entity: {name}"))
     return out
+
+
+def probe_queries(question: str, missing: Sequence[str], asked: Sequence[str]) -> list[SubQuery]:
+    """One query for the question's names that no evidence mentions yet ("absent: X" in the judgment),
+    unless a query other than the question itself already asked for them."""
+    names = [m.removeprefix("absent: ") for m in missing if m.startswith("absent: ")]
+    others = " | ".join(fold(q) for q in asked if normalise_query(q) != normalise_query(question))
+    fresh = [n for n in names if fold(n) not in others]
+    if not fresh:
+        return []
+    return [SubQuery(text=" ".join(fresh), purpose="probe: " + ", ".join(fresh))]

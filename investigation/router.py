@@ -13,8 +13,9 @@ from itertools import pairwise
 import numpy as np
 
 from investigation.ports import Embedder
+from investigation.social import is_social
 from investigation.state import Route, RouteDecision
-from investigation.text import capitalised_spans, content_words, fold, quoted_titles, words
+from investigation.text import STOPWORDS, capitalised_spans, content_words, fold, quoted_titles, words
 
 _GREETING = re.compile(
     r"^\s*(hi+|hello+|hey+|hiya|howdy|yo|greetings|good\s+(morning|afternoon|evening|day)|"
@@ -32,15 +33,20 @@ _CHITCHAT_PROTOTYPES = (
 )
 _FILLER = {"there", "team", "sleuth", "bot", "again", "guys", "folks", "everyone", "all", "please", "lot", "much"}
 
-# "Are X and Y both …", "Which is older, X or Y", "between X and Y", "X or Y?", "same …", "in common".
+# "Are X and Y both …", "Which is older, X or Y", "between X and Y", "X or Y?", "same …", "in common",
+# "X vs Y", "compare X and Y", "on X and on Y" (the same property asked of each).
 _COMPARISON = re.compile(
     r"(\bboth\b|\bneither\b|\beither\b|\bin common\b|\bthe same\b|\bsame\s+\w+|\bbetween\b.+\band\b|"
     r"\b(older|younger|oldest|youngest|earlier|later|first|larger|largest|smaller|bigger|longer|"
     r"shorter|taller|higher|lower|more|less|fewer|farther|further|closer|newer|better)\b.*\bor\b|"
     r",\s*(the\s+)?[\w\"“'][^,?]*\bor\b[^,?]+\?\s*$|\b(also|too)\b.*\?\s*$|\brespective(ly)?\b|"
-    r"\bwhich\s+(one\s+)?(of\s+(them|the\s+two)\s+)?(was|is|were|are|came|had|has|did)\b)",
+    r"\bwhich\s+(one\s+)?(of\s+(them|the\s+two)\s+)?(was|is|were|are|came|had|has|did)\b|"
+    r"\bvs\.?(?!\w)|\bversus\b|\bcompar(e|ed|es|ing|ison)\b|\bdifferences?\b|\bdiffer\b|"
+    r"\b(on|for|in|at|with|from|under)\s+(the\s+)?[\w-]+(\s+[\w-]+)?,?\s+(and|or|vs\.?|versus)\s+"
+    r"(on|for|in|at|with|from|under)\s)",
     re.IGNORECASE,
 )
+_CONJUNCTION = frozenset(["and", "or", "&", "vs", "vs.", "versus", "compared", "than", "nor"])
 _INDEPENDENT_SPLIT = (
     r"(?:,?\s+and\s+|\?\s+|;\s*)(?=(?:who|what|when|where|which|how|why)\s+"
     r"(?:is|was|are|were|did|does|do|has|have|had|many|much|year|city|country)\b)"
@@ -61,6 +67,9 @@ _BRIDGE_CUES = (
                r"directed|written|produced|performed|created|played|starred|named)\s+(in|by|at|on|after)\s+"
                r"(the|a|an)\s+\w+\s+(that|which|who|where|whose)\b", re.IGNORECASE),
     re.compile(r"\bthe\s+([a-z]+\s+){0,2}(of|containing|for|by|with)\s+[A-Z\"“]"),
+    # "… by a singer-songwriter from what state?": the answer is an attribute of someone to be found first.
+    re.compile(r"\b(by|of|for|with|at)\s+(a|an)\s+([\w-]+\s+){0,3}(from|of|in|at|by|for)\s+(what|which)\s+\w+",
+               re.IGNORECASE),
 )
 
 
@@ -106,9 +115,7 @@ def compared_entities(question: str) -> list[str]:
     positioned.sort()
     # Pairs joined by a coordinating conjunction ("X and Y", "X or Y", "X, or the Y").
     for (s1, e1), (s2, e2) in pairwise(positioned):
-        between = folded_q[s1 + len(fold(e1)): s2]
-        if re.fullmatch(r"[\s,\"“”']*(,?\s*(and|or|&|vs\.?|versus)\s+(the\s+\w+\s+(of\s+)?)?(the\s+)?)[\s\"“”']*",
-                        between):
+        if _joined(folded_q[s1 + len(fold(e1)): s2]):
             return [e1, e2]
     if not re.search(r"\b(also|too)\b", question, re.IGNORECASE):
         return []
@@ -117,11 +124,23 @@ def compared_entities(question: str) -> list[str]:
     return names if 2 <= len(names) <= 3 else []
 
 
+def _joined(between: str) -> bool:
+    """True when the text between two names coordinates them: "and", "or the", "vs", "and on", "compared to",
+    "and one in the" — a conjunction with only function words around it."""
+    if re.fullmatch(r"[\s,\"“”']*(,?\s*(and|or|&|vs\.?|versus)\s+(the\s+\w+\s+(of\s+)?)?(the\s+)?)[\s\"“”']*",
+                    between):
+        return True
+    tokens = re.findall(r"[\w&.]+", between)
+    return (0 < len(tokens) <= 5 and any(t in _CONJUNCTION for t in tokens)
+            and all(t in _CONJUNCTION or t in STOPWORDS or t in ("to", "with") for t in tokens)
+            and not re.search(r"[.?!;:]", between))
+
+
 def route_question(question: str, embedder: Embedder | None = None,
                    config: RouterConfig = RouterConfig()) -> RouteDecision:
     """Route by rules first; embedding similarity to chit-chat prototypes catches the rest."""
     text = question.strip()
-    if not text or _is_greeting_only(text):
+    if not text or _is_greeting_only(text) or is_social(text):
         return RouteDecision(route=Route.DIRECT, reason="greeting or chit-chat: no retrieval needed")
     question_words = words(text)
     has_names = bool(capitalised_spans(text) or quoted_titles(text))
@@ -136,10 +155,55 @@ def route_question(question: str, embedder: Embedder | None = None,
         return RouteDecision(route=Route.MULTI_PART, reason="conjunction of independent questions",
                              confidence=0.7)
     cues = sum(1 for cue in _BRIDGE_CUES if cue.search(text))
+    context = context_reference(text)
+    if context and not cues:
+        return RouteDecision(route=Route.MULTI_HOP, reason=f"the question depends on its context ({context})",
+                             confidence=0.6)
     if cues:
         return RouteDecision(route=Route.MULTI_HOP, reason=f"bridge description to resolve ({cues} cue(s))",
                              confidence=min(1.0, 0.55 + 0.15 * cues))
     return RouteDecision(route=Route.LOOKUP, reason="single fact lookup", confidence=0.6)
+
+
+_IDENTIFIER = re.compile(r"\b[A-Z]{2,}_?\d{3,}\b")
+_MEANING = re.compile(r"\b(mean|means|meaning|stand\s+for|stands\s+for|definition)\b", re.IGNORECASE)
+_CLAUSES = re.compile(r"(?<=[.!?])\s+|[,;:]\s+(?=(?:so\s+)?(?:what|how|when|where|why|which|who|can|could|do|does|"
+                      r"is|are|will|would|should)\b)|\s+-\s+", re.IGNORECASE)
+_ASKS = re.compile(r"\?|^\s*(what|how|when|where|why|which|who|whom|whose|can|could|do|does|did|is|are|will|would|"
+                   r"should)\b", re.IGNORECASE)
+_ANAPHOR = re.compile(r"\b(that|this|these|those|it|she|he|they|them|her|him)\b|(?<!\bis\s)(?<!\bare\s)\bthere\b"
+                      r"|\bthe\s+(\w+\s+){0,2}(we|i|you|they)\s+(need|want|use|have|get|should)\b"
+                      r"|\b(which|what)\s+\w+\s+(do|does|would|will|should)\s+(we|i|they)\s+need\b", re.IGNORECASE)
+
+
+def context_reference(question: str) -> str:
+    """Why a ticket's question depends on the situation it describes first ("We moved to AP-1 and get
+    ERR_4033. Which URL …?", "… Montreal. Does that …"), or "" when it does not.
+
+    An identifier (an error code) that the question does not merely ask the meaning of, or a question
+    that points back ("that", "there", "the plan we need") at an earlier statement.
+    """
+    if _IDENTIFIER.search(question) and not _MEANING.search(question):
+        return "an error code to trace"
+    clauses = [c.strip() for c in _CLAUSES.split(question) if c and c.strip()]
+    for i, clause in enumerate(clauses):
+        if _ASKS.search(clause):
+            before = " ".join(clauses[:i])
+            if len(content_words(before)) >= 3 and _ANAPHOR.search(clause):
+                return "the question refers back to the situation described"
+            return ""
+    return ""
+
+
+def bridge_depth(question: str) -> int:
+    """How many descriptions a question nests ("the state where Hello Love's performer died" → 2): an
+    estimate of the hops a chain needs beyond the first."""
+    spans: set[tuple[int, int]] = set()
+    for cue in _BRIDGE_CUES:
+        for match in cue.finditer(question):
+            if not any(a <= match.start() < b for a, b in spans):
+                spans.add(match.span())
+    return len(spans)
 
 
 def has_bridge_cue(question: str) -> bool:

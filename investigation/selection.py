@@ -10,6 +10,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from investigation.compression import compress
+from investigation.focus import focus_names, mentioning
 from investigation.grader import bridge_terms, lexical_agreement
 from investigation.planner import find_anchors, linked_titles, linked_titles_to
 from investigation.state import Evidence, Grade
@@ -24,6 +25,7 @@ class SelectionConfig:
     bridge_bonus: float = 0.1  # title is an entity a bridging query asked for
     strong_sources: int = 3
     reserve_per_query: int = 1
+    reserve_per_bridge: int = 2  # a bridging query's leaders: the second hop of a chain
 
 
 def _key(e: Evidence) -> tuple[float, int, str]:
@@ -57,6 +59,16 @@ def final_scores(question: str, evidence: Sequence[Evidence], config: SelectionC
     return scores
 
 
+def _worth_reserving(question: str, e: Evidence) -> bool:
+    """A sub-query's best passage is kept when it agrees with the question, or when it is what a bridging
+    query went to find (it names the bridge entity) — graded against the original question, the second
+    hop of a chain often looks off-topic ("Victoria Falls" for "the country where the Bubye River is")."""
+    if e.grade is not Grade.INCORRECT:
+        return True
+    bridge = bridge_terms(question, e.query) if e.hop > 1 else {}
+    return bool(bridge) and lexical_agreement(bridge, f"{e.title} {e.text}") >= 0.5
+
+
 def rank_evidence(question: str, evidence: Sequence[Evidence], k: int,
                   config: SelectionConfig = SelectionConfig()) -> list[Evidence]:
     """At most `k` evidence, best first by final score; each sub-query's best passage is reserved."""
@@ -68,11 +80,18 @@ def rank_evidence(question: str, evidence: Sequence[Evidence], k: int,
     for cid in order:
         e = by_chunk[cid]
         groups.setdefault((e.hop, e.query), []).append(cid)
-    for depth in range(config.reserve_per_query):
-        for members in sorted(groups.values(), key=lambda m: (-scores[m[0]], m[0])):
-            if depth < len(members) and by_chunk[members[depth]].grade is not Grade.INCORRECT \
+    for depth in range(max(config.reserve_per_query, config.reserve_per_bridge)):
+        for (hop, _query), members in sorted(groups.items(), key=lambda kv: (-scores[kv[1][0]], kv[1][0])):
+            limit = config.reserve_per_bridge if hop > 1 else config.reserve_per_query
+            if depth < min(limit, len(members)) and _worth_reserving(question, by_chunk[members[depth]]) \
                     and members[depth] not in chosen and len(chosen) < k:
                 chosen.append(members[depth])
+    # Each specific name of the question keeps its best passage: it anchors the answer (and shows the
+    # knowledge base does talk about it).
+    for name in focus_names(question):
+        holders = mentioning(name, [by_chunk[cid] for cid in order])
+        if holders and not any(h.chunk_id in chosen for h in holders) and len(chosen) < k:
+            chosen.append(holders[0].chunk_id)
     for cid in order:
         if len(chosen) >= k:
             break

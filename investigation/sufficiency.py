@@ -9,6 +9,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from investigation.focus import focus_names, missing_names
 from investigation.planner import normalise_query
 from investigation.router import has_bridge_cue
 from investigation.state import Evidence, Grade, Judgment, Plan
@@ -44,10 +45,16 @@ def judge_evidence(question: str, plan: Plan, evidence: Sequence[Evidence],
     """Typed judgment over ALL evidence so far (correct evidence counts fully, ambiguous only for names)."""
     correct = [e for e in evidence if e.grade is Grade.CORRECT]
     supporting = correct + [e for e in evidence if e.grade is Grade.AMBIGUOUS]
+    absent = absent_names(question, evidence)
     if plan.kind == "decomposed":
-        return _judge_parts(question, plan, evidence, supporting)
+        judged = _judge_parts(question, plan, evidence, supporting)
+        if absent:
+            judged = judged.model_copy(update={"sufficient": False, "missing_information": (
+                *judged.missing_information, *absent)})
+        return judged
     names = question_names(question)
     missing = [f"entity: {n}" for n in names if not any(covers(n, e) for e in supporting)]
+    missing.extend(absent)
 
     question_stems = content_stems(question)
     covered_stems: set[str] = set()
@@ -130,10 +137,34 @@ def _conflicting_titles(correct: Sequence[Evidence]) -> list[str]:
     return [f"several sources titled {title!r}" for title, sources in sorted(by_title.items()) if len(sources) > 1]
 
 
+def absent_names(question: str, evidence: Sequence[Evidence]) -> list[str]:
+    """"absent: NAME" for the specific names of the question that no evidence passage mentions: all of them
+    while only hop 1 has run (a probe for them comes next), then only those that decide the matter."""
+    if not evidence:
+        return []
+    names = missing_names(question, evidence) if all(e.hop <= 1 for e in evidence) else unsupported_names(
+        question, evidence)
+    return [f"absent: {n}" for n in names]
+
+
+def unsupported_names(question: str, evidence: Sequence[Evidence]) -> list[str]:
+    """Names of the question that no evidence mentions, when that makes the question unanswerable here:
+    none of its names is mentioned, or no evidence agrees with the question well enough to be correct.
+    (A question whose other names are all found in correct evidence keeps going despite one odd name.)"""
+    missing = missing_names(question, evidence)
+    if missing and len(missing) < len(focus_names(question)) and any(e.grade is Grade.CORRECT for e in evidence):
+        return []
+    return missing
+
+
 def has_support(question: str, evidence: Sequence[Evidence]) -> bool:
-    """True when some evidence agrees with the question at least ambiguously (a graded band, not a guess).
+    """True when some evidence agrees with the question at least ambiguously (a graded band, not a guess),
+    and the question's specific names occur in the evidence.
 
     Out-of-corpus questions retrieve only passages that share a few words with them; their agreement
-    stays in the incorrect band, which is what refusal keys on.
+    stays in the incorrect band. In a one-product knowledge base everything is on topic, so what tells
+    them apart there is a name ("Kubernetes", "FedRAMP") that no passage mentions.
     """
-    return bool(words(question)) and any(e.grade is not Grade.INCORRECT for e in evidence)
+    if not words(question) or not any(e.grade is not Grade.INCORRECT for e in evidence):
+        return False
+    return not unsupported_names(question, evidence)

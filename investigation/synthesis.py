@@ -1,29 +1,77 @@
-"""Extractive synthesis: the sentences of the selected evidence that best answer the question, each cited,
-or a refusal when no evidence supports the question.
+"""Extractive synthesis: a short answer (the 2–4 sentences of the selected evidence that best answer the
+question, markdown turned into plain sentences, each cited), or a refusal when no evidence supports it.
+
+Sentences are chosen greedily by what they add: question terms not yet covered (names and numbers count
+double), the kind of answer the question asks for (a duration for "how long", a price for "how much does …
+cost"), the evidence's grade, and for comparisons one sentence per compared entity first.
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
+from dataclasses import dataclass
 
 from investigation.citations import cite
+from investigation.focus import focus_names
+from investigation.grader import weighted_terms
+from investigation.prose import units, with_context
 from investigation.router import compared_entities
 from investigation.state import Answer, Evidence, Grade, Route, RouteDecision
-from investigation.sufficiency import covers, has_support
-from investigation.text import content_stems, fold, split_sentences
+from investigation.sufficiency import has_support, unsupported_names
+from investigation.text import ask_sentence, fold, stem, words
+from investigation.text import content_stems as _content_stems
 
 REFUSAL = ("The answer is not in the knowledge base: no indexed document supports an answer to this "
            "question, so I will not guess.")
 DIRECT_REPLY = ("Hello! I'm Sleuth. Ask me a question about your knowledge base and I will investigate it "
                 "and answer with citations.")
-_THANKS_REPLY = "You're welcome! Ask me anything about your knowledge base."
+_THANKS_REPLY = "You're welcome! Ask me anything else about your knowledge base whenever you need."
+_SORRY_REPLY = "No problem at all! Ask me anything about your knowledge base whenever you are ready."
+_BOT_REPLY = ("I'm Sleuth, an automated assistant. Ask me a question about your knowledge base and I will "
+              "investigate it and answer with citations.")
+_BYE_REPLY = "You're welcome, glad it helped! Have a good one, and ask me anything whenever you need."
+_ANSWER_KINDS: tuple[tuple[re.Pattern[str], re.Pattern[str]], ...] = (
+    (re.compile(r"\bhow\s+(long|soon|many\s+(days|hours|minutes|weeks|months|years))\b|\buntil\s+when\b", re.IGNORECASE),
+     re.compile(r"\b\d[\d,.]*\s*(-|to\s+\d+\s*)?(seconds?|minutes?|hours?|days?|weeks?|months?|years?)\b", re.IGNORECASE)),
+    (re.compile(r"\bhow\s+much\b.*\b(cost|price|charge|pay|fee)|\b(cost|price|fee|charge)s?\b.*\?|\bhow\s+much\s+is\b", re.IGNORECASE),
+     re.compile(r"[$€£]\s?\d|\b\d[\d,.]*\s*(usd|eur|gbp|dollars?|euros?)\b|\bfree\b", re.IGNORECASE)),
+    (re.compile(r"\bwhen\b|\bwhat\s+(date|year|day|time)\b", re.IGNORECASE),
+     re.compile(r"\b(1[0-9]{3}|20[0-9]{2})\b|\b(january|february|march|april|may|june|july|august|september|"
+                r"october|november|december)\b|\b\d{1,2}:\d{2}\b", re.IGNORECASE)),
+    (re.compile(r"\bhow\s+(many|much|often|far|big|large|fast)\b|\bwhat\s+(number|percentage|share)\b|"
+                r"\b(limit|maximum|minimum|max|min)\b", re.IGNORECASE),
+     re.compile(r"\b\d[\d,.]*\b")),
+    (re.compile(r"\bwhere\b", re.IGNORECASE), re.compile(r"→|\bsettings\b|\bin\s+[A-Z]\w+|\bat\s+[A-Z]\w+")),
+)
+_CONTEXT_BONUS = 0.35
+
+
+def content_stems(text: str) -> set[str]:
+    """Stems, with "-ion" nouns equated to their verbs ("deletion" ~ "deleted"): an answer sentence under
+    the heading "Automatic deletion" is about data being deleted."""
+    return {s[:-3] if len(s) > 7 and s.endswith("ion") and not s.endswith("sion") else s
+            for s in _content_stems(text)}
+
+
+def _terms_of(text: str) -> dict[str, float]:
+    return {(t[:-3] if len(t) > 7 and t.endswith("ion") and not t.endswith("sion") else t): w
+            for t, w in weighted_terms(text).items()}
 
 
 def direct_answer(question: str) -> Answer:
     """A friendly reply to a greeting or chit-chat, without retrieval or citations."""
     lowered = fold(question)
-    text = _THANKS_REPLY if ("thank" in lowered or "thx" in lowered or "cheers" in lowered) else DIRECT_REPLY
-    return Answer(text=text)
+    if re.search(r"\b(bot|robot|human|real person|ai|machine|who are you|what can you do)\b", lowered):
+        return Answer(text=_BOT_REPLY)
+    if re.search(r"\b(sorry|apolog)", lowered):
+        return Answer(text=_SORRY_REPLY)
+    if re.search(r"\b(close|bye|goodbye|weekend|have a)\b", lowered) and re.search(r"\b(thank|thx|cheers|close|bye|"
+                                                                                    r"great|perfect)", lowered):
+        return Answer(text=_BYE_REPLY)
+    if re.search(r"\b(thank|thx|ty|cheers|appreciat|fixed|solved|worked)", lowered):
+        return Answer(text=_THANKS_REPLY)
+    return Answer(text=DIRECT_REPLY)
 
 
 def refusal(reason: str = "") -> Answer:
@@ -31,51 +79,178 @@ def refusal(reason: str = "") -> Answer:
     return Answer(text=REFUSAL, refused=True, caveat=reason or "no supporting evidence")
 
 
-def _sentence_scores(question: str, evidence: Sequence[Evidence]) -> list[tuple[float, int, str]]:
-    """(score, evidence index, sentence) for every sentence, best first."""
-    question_stems = content_stems(question)
-    out: list[tuple[float, int, str]] = []
+@dataclass(frozen=True)
+class _Candidate:
+    index: int  # evidence index
+    position: int
+    text: str
+    stems: frozenset[str]
+    weight: float  # grade weight of its evidence
+    prior: float  # evidence rank and score
+
+
+def _candidates(question: str, evidence: Sequence[Evidence]) -> list[_Candidate]:
+    out: list[_Candidate] = []
     for index, e in enumerate(evidence):
-        grade_weight = {Grade.CORRECT: 1.0, Grade.AMBIGUOUS: 0.6, Grade.INCORRECT: 0.2}[e.grade]
-        focus = question_stems | content_stems(e.query)
-        for position, sentence in enumerate(split_sentences(e.text)):
-            stems = content_stems(sentence)
-            if not stems:
+        # The selection ranked the evidence (links and bridges included): its leaders count fully even when
+        # their grade against the original question is low (the second hop of a chain often is).
+        weight = max({Grade.CORRECT: 1.0, Grade.AMBIGUOUS: 0.75, Grade.INCORRECT: 0.35}[e.grade],
+                     1.0 if index < 3 else 0.75 if index < 6 else 0.0)
+        for position, unit in enumerate(units(e.text, question)):
+            text = with_context(unit)
+            if unit.section.endswith("?"):  # an FAQ answer: its "Yes."/"No." answers the FAQ's question
+                text = re.sub(r"^(yes|no)[.,!]\s+(?=\w)", "", text, flags=re.IGNORECASE)
+            if len(words(text)) < 3:
                 continue
-            agreement = len(stems & focus) / max(1, len(question_stems))
-            novelty = len(stems - question_stems) / len(stems)  # an answer says something new
-            score = grade_weight * (agreement + 0.2 * novelty + 0.1 * e.score) - 0.02 * position - 0.01 * index
-            out.append((score, index, sentence))
-    return sorted(out, key=lambda item: (-item[0], item[1], item[2]))
+            stems = frozenset(content_stems(f"{text} {unit.section}") | content_stems(e.title))
+            out.append(_Candidate(index, position, text, stems, weight,
+                                  0.05 * e.score - 0.005 * index - 0.003 * position))
+    return out
+
+
+def answer_kind(question: str) -> re.Pattern[str] | None:
+    """What an answer to this question looks like: "how many times" → a number of times; else a duration,
+    a price, a date, a number or a place."""
+    counted = re.search(r"\bhow\s+(?:many|much)\s+([a-z]{3,})", question, re.IGNORECASE)
+    if counted and counted.group(1).lower() not in ("time", "longer", "more", "does", "do", "is", "are", "will"):
+        noun = re.escape(stem(counted.group(1).lower())[:5])
+        return re.compile(r"\b\d[\d,.]*\s*(?:[a-z-]+\s+){0,2}" + noun, re.IGNORECASE)
+    for asks, looks in _ANSWER_KINDS:
+        if asks.search(question):
+            return looks
+    return None
+
+
+def _terms(question: str) -> dict[str, float]:
+    """Question terms to cover; in a ticket, the asking sentence's terms count more than the situation's."""
+    terms = _terms_of(question)
+    ask = ask_sentence(question)
+    if ask != question:
+        for t in _terms_of(ask):
+            if t in terms:
+                terms[t] *= 1.5
+    return terms
+
+
+def _gain(c: _Candidate, terms: dict[str, float], state: _State, kind: re.Pattern[str] | None,
+          bridge: dict[int, set[str]]) -> float:
+    """What a sentence adds: uncovered question terms, the expected kind of answer, and a link to what was
+    picked already (the chain: the sentence after "ERR_4030 means suspended" is about suspension)."""
+    total = sum(terms.values()) or 1.0
+    hits = c.stems & terms.keys()
+    new = sum(terms[t] for t in hits if t not in state.covered) / total
+    base = sum(terms[t] for t in hits) / total
+    chain = 0.08 * len(c.stems & bridge.get(c.index, set())) + min(
+        0.15, 0.05 * len((content_stems(c.text) - terms.keys()) & state.linked))
+    typed = _CONTEXT_BONUS if _typed(c, kind, state) else 0.0
+    nearby = 0.08 if (c.index, c.position - 1) in state.places or (c.index, c.position + 1) in state.places else 0.0
+    length = len(c.text.split())
+    shape = -0.15 if length > 60 else (-0.1 if length < 5 else 0.0)
+    if c.text.rstrip(" .").endswith(":"):  # a list's lead-in says nothing by itself
+        shape -= 0.3
+    return c.weight * (0.4 * base + 0.8 * new + typed + min(0.24, chain) + nearby) + shape + c.prior
+
+
+@dataclass
+class _State:
+    covered: set[str]
+    linked: set[str]
+    places: set[tuple[int, int]]
+    asked: set[str]
+    kind_found: bool = False
+
+
+def _anchor_terms(question: str, candidates: Sequence[_Candidate]) -> set[str]:
+    """What the sentences about the question's specific names say besides the question: the resolved
+    bridge ("ERR_4030" → organization, suspended; "Sydney" → AP-1, Business), which the answer links to."""
+    names = [fold(n) for n in focus_names(question)]
+    question_stems = content_stems(question)
+    linked: set[str] = set()
+    for c in candidates:
+        if any(n in fold(c.text) for n in names):
+            linked |= content_stems(c.text) - question_stems
+    return linked
+
+
+def _typed(c: _Candidate, kind: re.Pattern[str] | None, state: _State) -> bool:
+    """The sentence holds the kind of answer asked for, next to what is asked about ("90 days" next to
+    "data … deleted", not "15 minutes" next to "payment")."""
+    return kind is not None and not state.kind_found and bool(c.stems & state.asked) and bool(kind.search(c.text))
+
+
+def _pick(question: str, route: RouteDecision, evidence: Sequence[Evidence], max_sentences: int) -> list[_Candidate]:
+    candidates = _candidates(question, evidence)
+    terms = _terms(question)
+    kind = answer_kind(question)
+    question_stems = set(terms)
+    bridge = {i: content_stems(e.query) - question_stems for i, e in enumerate(evidence)}
+    picked: list[_Candidate] = []
+    state = _State(covered=set(), linked=_anchor_terms(question, candidates), places=set(),
+                   asked=set(_terms_of(ask_sentence(question))))
+
+    def take(c: _Candidate) -> None:
+        picked.append(c)
+        state.covered.update(c.stems)
+        state.linked.update(content_stems(c.text) - question_stems)
+        state.places.add((c.index, c.position))
+        state.kind_found = state.kind_found or _typed(c, kind, state)
+
+    def gain(c: _Candidate) -> float:
+        return _gain(c, terms, state, kind, bridge)
+
+    if route.route is Route.MULTI_PART:
+        for name in compared_entities(question):
+            key = fold(name)
+            holders = [c for c in candidates if c not in picked and key in fold(c.text)] or [
+                c for c in candidates if c not in picked and key in fold(evidence[c.index].title)]
+            if holders:  # a sentence about the entity ("Business: …") rather than one mentioning it
+                take(max(holders, key=lambda c: gain(c) + (0.3 if fold(c.text).startswith(key) else 0.0)))
+    first = None
+    while len(picked) < max_sentences:
+        pool = [c for c in candidates if c not in picked and not _repeats(c, picked)]
+        if not pool:
+            break
+        best = max(pool, key=lambda c: (gain(c), -c.index, -c.position))
+        value = gain(best)
+        first = value if first is None else first
+        if picked and (value < 0.12 or value < 0.4 * first):
+            break
+        take(best)
+    # The situation first (sentences about the question's names: "ERR_4030 means …"), then what follows.
+    names = [fold(n) for n in focus_names(question)]
+    if route.route is not Route.MULTI_PART:
+        picked.sort(key=lambda c: not any(n in fold(c.text) for n in names))
+    return picked
+
+
+def _repeats(c: _Candidate, picked: Sequence[_Candidate]) -> bool:
+    """A sentence that says (nearly) what a picked one says."""
+    return any(len(c.stems & p.stems) >= 0.8 * max(1, min(len(c.stems), len(p.stems))) for p in picked)
+
+
+def _cited(sentence: str, marker: int) -> str:
+    sentence = sentence.rstrip()
+    if sentence and sentence[-1] in ".!?":
+        return f"{sentence[:-1]} [{marker}]{sentence[-1]}"
+    return f"{sentence} [{marker}]."
 
 
 def synthesize_answer(question: str, route: RouteDecision, evidence: Sequence[Evidence],
-                      max_sentences: int = 3) -> Answer:
+                      max_sentences: int = 4) -> Answer:
     """An extractive, cited answer from `evidence` (already selected and compressed), or a refusal."""
     if route.route is Route.DIRECT:
         return direct_answer(question)
     if route.route is Route.OUT_OF_CORPUS or not has_support(question, evidence):
-        return refusal("no evidence in the knowledge base agrees with the question")
-    ranked = _sentence_scores(question, evidence)
-    picked: list[tuple[int, str]] = []
-    if route.route is Route.MULTI_PART:
-        for name in compared_entities(question):
-            for _score, index, sentence in ranked:
-                if covers(name, evidence[index]) and (index, sentence) not in picked:
-                    picked.append((index, sentence))
-                    break
-    for _score, index, sentence in ranked:
-        if len(picked) >= max_sentences:
-            break
-        if all(index != i for i, _ in picked):
-            picked.append((index, sentence))
-    used = list(dict.fromkeys(index for index, _ in picked))
+        absent = unsupported_names(question, evidence)
+        return refusal(f"the knowledge base does not mention {', '.join(absent)}" if absent and evidence
+                       else "no evidence in the knowledge base agrees with the question")
+    picked = _pick(question, route, evidence, max_sentences)
+    if not picked:
+        return refusal("the evidence holds no sentence that answers the question")
+    used = list(dict.fromkeys(c.index for c in picked))
     citations = cite([evidence[i] for i in used])
     marker_of = {i: c.marker for i, c in zip(used, citations, strict=True)}
-    lines = [f"{sentence.rstrip()} [{marker_of[index]}]" for index, sentence in picked]
+    text = " ".join(_cited(c.text, marker_of[c.index]) for c in picked)
     weak = not any(evidence[i].grade is Grade.CORRECT for i in used)
-    return Answer(
-        text="From the knowledge base:\n" + "\n".join(f"- {line}" for line in lines),
-        citations=citations,
-        caveat="the supporting evidence is weak; verify before relying on it" if weak else None,
-    )
+    return Answer(text=text, citations=citations,
+                  caveat="the supporting evidence is weak; verify before relying on it" if weak else None)

@@ -194,3 +194,17 @@ def overlap(query_stems: set[str], text: str) -> float:
     if not query_stems:
         return 0.0
     return len(query_stems & content_stems(text)) / len(query_stems)
+
+
+_ASKING = re.compile(r"\?\s*$|^\s*(what|how|when|where|why|which|who|whom|whose|can|could|do|does|did|is|are|was|were|"
+                     r"will|would|should|shall|may)\b", re.IGNORECASE)
+
+
+def ask_sentence(question: str) -> str:
+    """The sentence of a multi-sentence ticket that asks ("We moved to AP-1 … . Which URL should we use?" →
+    "Which URL should we use?"), or the whole question when it is one sentence or asks nowhere clearly."""
+    sentences = [s.strip() for s in re.split(r"(?<=[.!?])\s+", question.strip()) if s.strip()]
+    if len(sentences) < 2:
+        return question
+    asks = [s for s in sentences if _ASKING.search(s) and len(content_words(s)) >= 2]
+    return asks[0] if len(asks) == 1 else question

@@ -214,10 +214,11 @@ def retrieve(services: Services, inv_id: str, hop: int, index: int, engine: str)
         time.sleep(services.settings.debug_retrieve_delay_ms / 1000)
     if time.time() > services.state.usage(inv_id).get("deadline_ts", float("inf")):
         payload["error"] = "deadline"
+    elif not services.state.charge(inv_id, "retrieval_calls", 1):
+        # A cache hit is still a retrieval call of this investigation: budgets and figures count it.
+        payload["error"] = "retrieval_budget"
     elif (cached := services.state.cache_get(tenant, engine, query, k, None)) is not None:
         payload.update(passages=cached, cached=True)
-    elif not services.state.charge(inv_id, "retrieval_calls", 1):
-        payload["error"] = "retrieval_budget"
     else:
         try:
             # Read the corpus version before searching: hits found before an ingest are never cached as new.

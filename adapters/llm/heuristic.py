@@ -12,7 +12,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from investigation.grader import GraderConfig, grade_passages
-from investigation.planner import PlannerConfig, bridge_queries, part_queries, plan_question
+from investigation.planner import PlannerConfig, bridge_queries, part_queries, plan_question, probe_queries
 from investigation.ports import Embedder
 from investigation.router import RouterConfig, route_question
 from investigation.selection import SelectionConfig, select_evidence
@@ -70,13 +70,17 @@ class HeuristicReasoner:
 
     def next_queries(self, question: str, plan: Plan, evidence: Sequence[Evidence],
                      asked: Sequence[str]) -> list[SubQuery]:
+        judgment = self.judge(question, plan, evidence)
+        probes = probe_queries(question, judgment.missing_information, asked)
         if plan.kind == "decomposed":
-            judgment = self.judge(question, plan, evidence)
-            return part_queries(plan, judgment.missing_information, asked)
-        return bridge_queries(question, evidence, asked, self.planner_config)
+            return [*probes, *part_queries(plan, judgment.missing_information, asked)]
+        return [*probes, *bridge_queries(question, evidence, asked, self.planner_config)]
 
     def select(self, question: str, evidence: Sequence[Evidence], k: int, token_budget: int) -> list[Evidence]:
         return select_evidence(question, evidence, k, token_budget, self.selection_config)
 
     def synthesize(self, question: str, route: RouteDecision, evidence: Sequence[Evidence]) -> Answer:
         return synthesize_answer(question, route, evidence)
+
+    def take_usage(self) -> list[dict[str, object]]:
+        return []  # no provider calls, nothing to charge

@@ -25,8 +25,9 @@ def budget(**overrides: float) -> BudgetSnapshot:
 
 
 def run(*, mode: Mode = Mode.AGENTIC, judgment: Judgment = INSUFFICIENT, b: BudgetSnapshot | None = None,
-        ev: list = RELEVANT, new: list = RELEVANT, candidates: list = NEXT):  # type: ignore[type-arg]
-    return decide(question=QUESTION, mode=mode, judgment=judgment, budget=b or budget(), evidence=ev,
+        ev: list = RELEVANT, new: list = RELEVANT, candidates: list = NEXT,  # type: ignore[type-arg]
+        question: str = QUESTION):
+    return decide(question=question, mode=mode, judgment=judgment, budget=b or budget(), evidence=ev,
                   new_evidence=new, candidates=candidates, engines=2)
 
 
@@ -62,5 +63,21 @@ def test_continue_names_what_is_missing_and_fits_the_budget() -> None:
     assert decision.action == "continue" and list(decision.next_queries) == NEXT
     assert "bridge: unresolved" in decision.detail
     assert len(run(b=budget(retrieval_calls=21)).next_queries) == 1  # 3 calls left: one query × 2 engines
-    later = run(b=budget(hops_done=2), new=BRIDGED)
+    nested = "In what state did the director of the film that Bangor's author wrote live?"
+    later = run(b=budget(hops_done=2), new=BRIDGED, question=nested)
     assert later.action == "continue" and len(later.next_queries) == 1
+
+
+def test_a_third_hop_only_for_questions_that_nest_two_descriptions() -> None:
+    stop = run(b=budget(hops_done=2), new=BRIDGED)
+    assert stop.reason is StopReason.NO_NEW_EVIDENCE and "chain is complete" in stop.detail
+    probe = [SubQuery(text="Overdrive", purpose="probe: Overdrive")]
+    assert run(b=budget(hops_done=2), new=BRIDGED, candidates=probe).action == "continue"
+
+
+def test_names_found_nowhere_after_a_probe_make_the_question_unanswerable() -> None:
+    absent = Judgment(sufficient=False, missing_information=("absent: Kubernetes",))
+    assert run(judgment=absent, candidates=[SubQuery(text="Kubernetes", purpose="probe: Kubernetes")]).action \
+        == "continue"
+    stop = run(judgment=absent, b=budget(hops_done=2), candidates=[])
+    assert stop.reason is StopReason.UNANSWERABLE and "Kubernetes" in stop.detail

@@ -4,7 +4,14 @@ from __future__ import annotations
 
 import pytest
 
-from investigation.router import compared_entities, has_bridge_cue, route_question, split_independent
+from investigation.router import (
+    bridge_depth,
+    compared_entities,
+    context_reference,
+    has_bridge_cue,
+    route_question,
+    split_independent,
+)
 from investigation.state import Route
 from tests.unit.investigation.fakes import BagOfWordsEmbedder
 
@@ -51,3 +58,42 @@ def test_bridge_descriptions_are_multi_hop(question: str) -> None:
 
 def test_a_plain_fact_is_a_lookup() -> None:
     assert route_question("When was Ada Lovelace born?").route is Route.LOOKUP
+
+
+@pytest.mark.parametrize(("question", "names"), [
+    ("How do the Team and Business plans compare on uptime SLA and maximum service credit?", ["Team", "Business"]),
+    ("Sev 1 response time on Business vs Enterprise?", ["Business", "Enterprise"]),
+    ("How long are audit logs kept on Business and on Enterprise?", ["Business", "Enterprise"]),
+    ("what does a region migration cost on Business compared to Enterprise", ["Business", "Enterprise"]),
+    ("Whats the difference between EU-1 and UK-1?", ["EU-1", "UK-1"]),
+])
+def test_support_style_comparisons_are_multi_part(question: str, names: list[str]) -> None:
+    assert route_question(question).route is Route.MULTI_PART
+    assert compared_entities(question) == names
+
+
+@pytest.mark.parametrize("question", [
+    "Our API calls started failing with ERR_4030. How long do we have before our data gets deleted?",
+    "We keep seeing ERR_5031 early Sunday morning Frankfurt time. Does that count as downtime for our SLA?",
+    "We're a clinic and need to store patient data in Montreal. Which plan do we need?",
+    "Our owner is leaving and we want to transfer ownership to our IT lead. What second factor can she set up?",
+])
+def test_a_ticket_whose_question_depends_on_its_situation_is_multi_hop(question: str) -> None:
+    assert context_reference(question)
+    assert route_question(question).route is Route.MULTI_HOP
+
+
+@pytest.mark.parametrize("question", [
+    "what does ERR_4033 mean",
+    "We bought Team last week and it's not working out for us. Is there a money back guarantee?",
+    "How are outbound webhooks signed? need to verify them on our side",
+])
+def test_a_plain_ticket_stays_a_lookup(question: str) -> None:
+    assert not context_reference(question)
+    assert route_question(question).route is Route.LOOKUP
+
+
+def test_bridge_depth_counts_nested_descriptions() -> None:
+    assert bridge_depth("When was Ada Lovelace born?") == 0
+    assert bridge_depth("What country was the author of Brand a citizen of?") == 1
+    assert bridge_depth("How many Publix stores are in the state where Hello Love's performer died?") == 2

@@ -44,3 +44,23 @@ def test_a_comparison_answer_cites_evidence_for_each_entity() -> None:
     answer = synthesize_answer(question, RouteDecision(route=Route.MULTI_PART, reason="t"), [medici, senet])
     assert {c.evidence_id for c in answer.citations} == {medici.id, senet.id}
     assert "[1]" in answer.text and "[2]" in answer.text and not answer.refused
+
+
+def test_what_a_bridging_query_went_to_find_is_kept_despite_its_grade() -> None:
+    question = "What is the name of the waterfall in the country where the Bubye River is found?"
+    river = evidence("bubye#0", "Bubye River", "The Bubye River is a river in Zimbabwe.", score=0.75, query=question)
+    falls = [evidence(f"f{i}#0", f"Falls {i}", "A waterfall in some country.", grade=Grade.AMBIGUOUS,
+                      score=0.5 - i / 100, query=question) for i in range(12)]
+    victoria = evidence("vic#0", "Victoria Falls", "Victoria Falls is a waterfall on the Zambezi in Zimbabwe.",
+                        grade=Grade.INCORRECT, score=0.3, hop=2, query="Zimbabwe waterfall")
+    ranked = [e.chunk_id for e in rank_evidence(question, [river, *falls, victoria], k=10)]
+    assert "vic#0" in ranked and ranked[0] == "bubye#0"
+
+
+def test_each_name_of_the_question_keeps_a_passage_that_mentions_it() -> None:
+    question = "Our customer data has to stay in Frankfurt. What API rate limit do we get?"
+    limits = [evidence(f"r{i}#0", "API rate limits", f"Rate limit rule {i} per workspace.", score=0.7 - i / 100,
+                       query=question) for i in range(12)]
+    region = evidence("regions#0", "Regions", "EU-1 is hosted in Frankfurt.", grade=Grade.INCORRECT, score=0.2,
+                      query=question)
+    assert "regions#0" in [e.chunk_id for e in rank_evidence(question, [*limits, region], k=10)]

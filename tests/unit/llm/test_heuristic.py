@@ -70,3 +70,37 @@ def test_out_of_corpus_evidence_is_refused() -> None:
     assert all(e.grade is Grade.INCORRECT for e in graded)
     answer = REASONER.synthesize(question, RouteDecision(route=Route.LOOKUP, reason="t"), graded)
     assert answer.refused and "not in the knowledge base" in answer.text
+
+
+def test_a_mixed_greeting_and_thanks_is_answered_directly() -> None:
+    route = REASONER.route("Hi there, thanks for the help yesterday!")
+    assert route.route is Route.DIRECT
+    assert REASONER.synthesize("Hi there, thanks for the help yesterday!", route, []).text.startswith("You're welcome")
+
+
+def test_an_on_topic_question_about_something_the_kb_never_mentions_is_refused() -> None:
+    """In a one-product knowledge base everything is similar; the absent name decides."""
+    question = "Do you provide a Kubernetes operator or Helm chart for running Acme Cloud on-premise?"
+    fused = rrf([RankedList(question, [
+        hit("deploy#0", "Getting started with Acme Cloud", "Acme Cloud runs flows in the cloud regions US-1 and "
+            "EU-1. Operators of a workspace can deploy flows from the dashboard or the REST API.", 1),
+        hit("keys#0", "Managing API keys", "API keys authenticate requests to the Acme Cloud REST API and are "
+            "used by CI pipelines, scripts and third-party tools.", 2),
+    ])])
+    graded = REASONER.grade(question, fused.passages, 1, fused.query_of)
+    plan = REASONER.plan(question, REASONER.route(question))
+    nxt = REASONER.next_queries(question, plan, graded, [question])
+    assert nxt and nxt[0].purpose.startswith("probe") and "Kubernetes" in nxt[0].text
+    answer = REASONER.synthesize(question, RouteDecision(route=Route.LOOKUP, reason="t"), graded)
+    assert answer.refused and "Kubernetes" in (answer.caveat or "")
+
+
+def test_a_markdown_table_answer_is_a_clean_cited_sentence() -> None:
+    question = "What is the API rate limit on the Business plan?"
+    fused = rrf([RankedList(question, [hit("rate-limits#0", "API rate limits", (
+        "## REST API limits per plan\n\n| Plan | Requests per minute per workspace | |---|---| | Free | 60 | "
+        "| Team | 300 | | Business | 1,200 | | Enterprise | 3,000 |"), 1)])])
+    graded = REASONER.grade(question, fused.passages, 1, fused.query_of)
+    answer = REASONER.synthesize(question, RouteDecision(route=Route.LOOKUP, reason="t"), graded)
+    assert "Business: Requests per minute per workspace 1,200 [1]." in answer.text
+    assert "|" not in answer.text and "#" not in answer.text

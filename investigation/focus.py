@@ -1,0 +1,173 @@
+"""What a question is specifically about, and whether the evidence talks about it at all.
+
+In a knowledge base about one product every passage is "on topic", so similarity cannot tell an
+unanswerable question from an answerable one. What can: the question's specific names ("Kubernetes",
+"FedRAMP", "Microsoft Teams", "ERR_4030") either occur in some retrieved passage or in none. A name no
+passage mentions — after a search that asked for it — means the knowledge base does not cover it.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Sequence
+from itertools import pairwise
+
+from investigation.state import Evidence
+from investigation.text import (
+    MONTHS,
+    QUESTION_WORDS,
+    STOPWORDS,
+    capitalised_spans,
+    fold,
+    quoted_titles,
+    stem,
+    words,
+)
+
+# Capitalised words that say nothing specific (nationalities, weekdays, pronouns, generic product words).
+_GENERIC = frozenset(
+    ["american", "british", "english", "french", "german", "european", "us", "usa", "uk", "eu", "i", "we", "you",
+     "monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday", "ok", "okay", "please",
+     "thanks", "hi", "hello", "hey", "api", "faq", "id", "ids", "url", "urls", "ceo", "it", "hr", "pm", "am",
+     *MONTHS])
+_CODE = re.compile(r"\b[A-Za-z]+[_-]?\d+[A-Za-z0-9_-]*\b|\b[a-z]+[A-Z][A-Za-z]*\b|\b[A-Z][a-z]+[A-Z][A-Za-z]*\b")
+
+
+def _specific(span: str, question: str) -> bool:
+    tokens = [w for w in words(span) if w not in STOPWORDS and "'" not in w]
+    if not tokens or all(t in _GENERIC or t[:1].isdigit() for t in tokens) or sum(c.isalpha() for c in span) < 3:
+        return False
+    if len(tokens) >= 2:
+        return True
+    token = span.strip()
+    if _CODE.fullmatch(token):
+        return True  # ERR_4030, GraphQL, iOS, FedRAMP
+    # A single capitalised word that only starts a sentence is usually just a word ("Security wants …").
+    starts_sentence = re.search(r"(^|[.!?:;]\s+|\s-\s+)" + re.escape(token) + r"\b", question) is not None
+    return not starts_sentence and fold(token) not in QUESTION_WORDS and len(token) > 2
+
+
+def focus_names(question: str) -> list[str]:
+    """The specific names of a question: quoted titles, multi-word names, codes and mid-sentence names."""
+    out: list[str] = []
+    seen: set[str] = set()
+    candidates = [*quoted_titles(question), *capitalised_spans(question), *_CODE.findall(question)]
+    for span in candidates:
+        span = span.strip(" .,'\"")
+        key = fold(span)
+        if key and key not in seen and _specific(span, question):
+            seen.add(key)
+            out.append(span)
+    return out
+
+
+def _norm(word: str) -> str:
+    """A stem that also equates short plurals ("ids"/"id")."""
+    w = stem(word)
+    return w[:-1] if len(w) > 2 and w.endswith("s") and not w.endswith("ss") else w
+
+
+def _parts(name: str) -> list[str]:
+    """A name cut at its connectors ("URL for Okta" → "URL", "Okta"; "EU-1 to AP-1" → "EU-1", "AP-1")."""
+    parts = re.split(r"\s+(?:of|for|to|from|in|on|at|by|with|and|or|the|a|an|de|la|le|van|von|der|du)\s+", name)
+    return [p for p in parts if p.strip()]
+
+
+def _plain_words(text: str) -> list[str]:
+    """Folded words with hyphenated words given as their parts only ("Kai-shek" → "kai", "shek")."""
+    return [w for w in words(text) if "-" not in w]
+
+
+def _vocabulary(texts: Iterable[str]) -> tuple[set[str], str]:
+    """Stems and joined word pairs ("sev 1" → "sev1") of the texts, and their folded word sequence."""
+    vocab: set[str] = set()
+    sequences: list[str] = []
+    for text in texts:
+        ws = _plain_words(text)
+        vocab.update(_norm(w) for w in ws)
+        vocab.update(a + b for a, b in pairwise(ws))
+        vocab.update(w.replace("-", "") for w in words(text) if "-" in w)
+        sequences.append(" ".join(_norm(w) for w in ws))
+    return vocab, " | ".join(sequences)
+
+
+def mentioned(name: str, vocab: set[str], sequence: str) -> bool:
+    """True when `name` occurs in the texts: as a phrase (stemmed words in a row), as one joined token
+    ("Sev1" ~ "sev 1"), or as an abbreviation of a word ("Sev 1" ~ "Severity 1")."""
+    ws = _plain_words(name)
+    joined = "".join(ws)
+    if not ws:
+        return True
+    if joined in vocab:
+        return True
+    if len(ws) == 1:
+        w = ws[0]
+        if _norm(w) in vocab or w.replace("-", "") in vocab or all(_norm(p) in vocab for p in w.split("-") if p):
+            return True
+        letters, digits = re.sub(r"\d+$", "", w), re.sub(r"^\D+", "", w)
+        if bool(digits) and letters != w and _abbreviates(letters, vocab) and digits in vocab:
+            return True
+        return _near(w, vocab)
+    phrase = [_norm(w) for w in ws]
+    if f" {' '.join(phrase)} " in f" {sequence} " or _in_window(phrase, sequence):
+        return True
+    return len(ws) == 2 and ws[1].isdigit() and _abbreviates(ws[0], vocab) and ws[1] in vocab
+
+
+def _in_window(phrase: list[str], sequence: str, gap: int = 2) -> bool:
+    """The words of `phrase` in order with at most `gap` words between two of them ("Captain John H. Miller"
+    for "Captain Miller")."""
+    between = rf"(?:\s+\S+){{0,{gap}}}\s+"
+    pattern = r"(?<!\S)" + between.join(re.escape(w) for w in phrase) + r"(?!\S)"
+    return re.search(pattern, sequence) is not None
+
+
+def _near(word: str, vocab: set[str]) -> bool:
+    """A misspelling of a word of the texts ("Brittish" ~ "british", "Gothais" ~ "gotha")."""
+    if len(word) < 5 or not word.isalpha():
+        return False
+    limit = 1 if len(word) < 7 else 2
+    for other in vocab:
+        if other[:1] == word[:1] and abs(len(other) - len(word)) <= limit and other.isalpha():
+            if _distance(word, other, limit) <= limit:
+                return True
+        elif len(other) >= 5 and word.startswith(other) and other.isalpha():
+            return True
+    return False
+
+
+def _distance(a: str, b: str, limit: int) -> int:
+    """Levenshtein distance, giving up (limit + 1) once it exceeds `limit`."""
+    previous = list(range(len(b) + 1))
+    for i, ca in enumerate(a, 1):
+        current = [i]
+        for j, cb in enumerate(b, 1):
+            current.append(min(previous[j] + 1, current[j - 1] + 1, previous[j - 1] + (ca != cb)))
+        if min(current) > limit:
+            return limit + 1
+        previous = current
+    return previous[-1]
+
+
+def _abbreviates(short: str, vocab: set[str]) -> bool:
+    return 3 <= len(short) <= 4 and any(v.startswith(short) and v.isalpha() for v in vocab)
+
+
+def missing_names(question: str, evidence: Sequence[Evidence]) -> list[str]:
+    """Focus names of the question that no evidence passage (title or text, any grade) mentions."""
+    names = focus_names(question)
+    if not names:
+        return []
+    vocab, sequence = _vocabulary(f"{e.title}. {e.text}" for e in evidence)
+    return [n for n in names if not all(mentioned(p, vocab, sequence) for p in _parts(n) if _specific(p, question)
+                                        or len(_parts(n)) == 1)]
+
+
+def mentioning(name: str, evidence: Sequence[Evidence]) -> list[Evidence]:
+    """The evidence passages that mention `name` (title or text), in the order given."""
+    out = []
+    for e in evidence:
+        vocab, sequence = _vocabulary([f"{e.title}. {e.text}"])
+        if mentioned(name, vocab, sequence):
+            out.append(e)
+    return out

@@ -1,0 +1,203 @@
+"""Reading evidence text as plain sentences ("units"): markdown headings, emphasis, lists, code and tables
+are turned into sentences an extractive answer can quote, each remembering the section it sits in.
+
+A table row becomes one sentence: "Team: Monthly uptime commitment 99.5%; Maximum service credit 10% …".
+When the question names some of the table's columns ("Team vs Business"), only those columns are kept.
+Plain prose (Wikipedia-style passages) comes out as its sentences, unchanged.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from investigation.text import content_stems, fold, split_sentences, words
+
+_HEADING = re.compile(r"^#{1,6}\s+(.+?)\s*#*\s*$")
+_NUMBERING = re.compile(r"^(\d+(\.\d+)*\.?|[A-Z]\.)\s+")
+_BOLD_ONLY = re.compile(r"^\*\*([^*]{1,60})\*\*:?$")
+_BOLD_LEAD = re.compile(r"^\*\*([^*]{1,160}?)[.:]?\*\*[.:]?\s+(?=\S)")
+_LINK = re.compile(r"\[([^\]]+)\]\([^)]*\)")
+_EMPHASIS = re.compile(r"(\*\*|__)(.+?)\1|(?<![\w*])\*(?!\s)([^*\n]+?)(?<!\s)\*(?![\w*])")
+_CODE = re.compile(r"`([^`]*)`")
+_FENCE = re.compile(r"```.*?(```|$)", re.DOTALL)
+_SEPARATOR_CELL = re.compile(r"^:?-{3,}:?$")
+_BULLET_START = re.compile(r"^[-*•]\s+")
+_BULLET_SPLIT = re.compile(r"\s+[-*•]\s+(?=\S)")
+_NUMBERED_SPLIT = re.compile(r"\s+(?=\d{1,2}\.\s+\S)")
+_LONG_CELL_WORDS = 12
+
+
+@dataclass(frozen=True)
+class Unit:
+    """One quotable sentence of a passage, with the heading (and bold label) it sits under."""
+
+    text: str
+    section: str = ""
+    kind: str = "sentence"  # sentence | item | row
+
+
+def inline(text: str) -> str:
+    """Markdown inline markup removed: links keep their text, emphasis and code marks go."""
+    text = _LINK.sub(r"\1", text)
+    text = _CODE.sub(r"\1", text)
+    for _ in range(2):
+        text = _EMPHASIS.sub(lambda m: m.group(2) or m.group(3) or "", text)
+    text = re.sub(r"^>\s*", "", text).replace("**", "")
+    return " ".join(text.split())
+
+
+def _end(text: str) -> str:
+    text = text.strip()
+    return text if not text or text[-1] in ".!?\"”')" else text + "."
+
+
+def _cells(row: str) -> list[str]:
+    return [inline(c.strip()) for c in row.strip().strip("|").split("|")]
+
+
+def _split_rows(block: str) -> tuple[list[str], list[list[str]]]:
+    """Header and rows of a markdown table whose lines were joined by spaces ("| a | b | | c | d |")."""
+    parts = [p.strip() for p in block.strip().strip("|").split("|")]
+    separator = next((i for i, p in enumerate(parts) if _SEPARATOR_CELL.match(p)), -1)
+    rows: list[list[str]] = []
+    current: list[str] = []
+    if separator < 0:  # a table cut by chunking: no header, rows still end at the "| |" gaps
+        for cell in parts + [""]:
+            if cell:
+                current.append(cell)
+            elif current:
+                rows.append(current)
+                current = []
+        return [], [[inline(c) for c in row] for row in rows]
+    width = 0
+    while separator + width < len(parts) and _SEPARATOR_CELL.match(parts[separator + width]):
+        width += 1
+    header = [p for p in parts[:separator] if p][-width:]
+    rest = parts[separator + width:]
+    for cell in rest:
+        if not cell and not current:
+            continue  # the gap between two rows ("… | | …")
+        current.append(cell)
+        if len(current) == width:
+            rows.append(current)
+            current = []
+    if any(current):
+        rows.append(current)
+    return [inline(h) for h in header], [[inline(c) for c in row] for row in rows if any(row)]
+
+
+def _keep_columns(header: list[str], question: str) -> list[int]:
+    """Indexes of the value columns to show: those the question names, or all of them."""
+    if not question or len(header) < 3:
+        return list(range(1, len(header)))
+    # Only columns the question names as names ("Team vs Business"), written as the header writes them.
+    named = [i for i in range(1, len(header)) if header[i][:1].isupper()
+             and re.search(r"(?<![\w-])" + re.escape(header[i]) + r"(?![\w-])", question)]
+    return named if 0 < len(named) < len(header) - 1 else list(range(1, len(header)))
+
+
+def render_row(header: list[str], row: list[str], label: str = "", question: str = "") -> str:
+    """One table row as a sentence; long cells speak for themselves, short ones get their column name."""
+    if not header:
+        cells = [c for c in row if c]
+        return _end(f"{cells[0]}: {'; '.join(cells[1:])}" if len(cells) > 1 else (cells[0] if cells else ""))
+    first = re.sub(r"\s*\((see|cf\.?)\s[^)]*\)", "", row[0]).strip() if row else ""
+    if re.fullmatch(r"[\d,\s]+(and\s+\d+)?", first) and header[0]:
+        first = f"{header[0]} {first}"
+    parts = []
+    for i in _keep_columns(header, question):
+        if i >= len(row) or not row[i]:
+            continue
+        long_cell = len(row[i].split()) >= _LONG_CELL_WORDS or row[i].endswith(".")
+        cell = row[i].rstrip(".")
+        parts.append(cell if long_cell or not header[i] else f"{header[i]} {cell}")
+    subject = f"{label}, {first[:1].lower() + first[1:]}" if label and first and fold(label) not in fold(first) \
+        else first or label
+    return _end(f"{subject}: {'; '.join(parts)}" if parts else subject)
+
+
+def _is_table(block: str) -> bool:
+    return block.startswith("|") or bool(re.search(r"\|\s*:?-{3,}:?\s*\|", block)) or (
+        block.count("|") >= 6 and " | | " in block)
+
+
+def units(text: str, question: str = "") -> list[Unit]:
+    """The passage as plain sentences, in order, each with its section."""
+    text = _FENCE.sub(" ", text)
+    out: list[Unit] = []
+    section, label = "", ""
+    for raw in re.split(r"\n\s*\n", text):
+        block = " ".join(raw.split())
+        if not block:
+            continue
+        heading = _HEADING.match(block)
+        if heading:
+            section, label = _NUMBERING.sub("", inline(heading.group(1))), ""
+            continue
+        bold = _BOLD_ONLY.match(block)
+        if bold:
+            label = inline(bold.group(1)).rstrip(".:")
+            continue
+        context = f"{section}. {label}" if section and label else section or label
+        if _is_table(block):
+            header, rows = _split_rows(block)
+            for row in rows:
+                sentence = render_row(header, row, label, question)
+                if len(words(sentence)) < 2:
+                    continue
+                # A row whose cell is a paragraph reads better sentence by sentence (the subject stays on
+                # the first one, and the row's subject is the context of the others).
+                parts = split_sentences(sentence) if len(sentence.split()) > 40 else [sentence]
+                subject = sentence.split(": ", 1)[0] if ": " in sentence else ""
+                out.append(Unit(parts[0], context, "row"))
+                out.extend(Unit(_end(p), f"{context}. {subject}" if context and subject else subject or context,
+                                "row") for p in parts[1:])
+            continue
+        lead_label = _BOLD_LEAD.match(block)
+        if lead_label:
+            context = f"{context}. {inline(lead_label.group(1))}" if context else inline(lead_label.group(1))
+            block = block[lead_label.end():]
+        out.extend(_prose(block, context))
+    return [u for u in out if u.text and re.search(r"\w", u.text)]
+
+
+def _prose(block: str, context: str) -> list[Unit]:
+    """A paragraph, or a list (with the lead-in sentence before it), as units."""
+    lead, items = "", []
+    if _BULLET_START.match(block):
+        items = _BULLET_SPLIT.split(_BULLET_START.sub("", block))
+    elif re.match(r"^1\.\s+\S", block):
+        items = [re.sub(r"^\d{1,2}\.\s+", "", i) for i in _NUMBERED_SPLIT.split(block)]
+    elif re.search(r"[.:!?]\s+[-*•]\s+\S", block):
+        lead, rest = re.split(r"(?<=[.:!?])\s+(?=[-*•]\s+\S)", block, maxsplit=1)
+        items = _BULLET_SPLIT.split(_BULLET_START.sub("", rest))
+    if not items:
+        return [Unit(_end(inline(s)), context) for s in split_sentences(block)]
+    out: list[Unit] = []
+    lead = inline(lead)
+    short_lead = lead.endswith(":") and len(lead.split()) <= 20
+    if lead and not short_lead:
+        out.extend(Unit(_end(s), context) for s in split_sentences(lead))
+    for item in items:
+        item = inline(item)
+        if not item:
+            continue
+        sentences = split_sentences(item) or [item]
+        first = f"{lead.rstrip(':')}: {sentences[0]}" if short_lead else sentences[0]
+        out.append(Unit(_end(first), context, "item"))
+        out.extend(Unit(_end(s), context, "item") for s in sentences[1:])
+    return out
+
+
+def with_context(unit: Unit) -> str:
+    """The unit's text, prefixed by its section when the section names something (a code, a plan, a
+    product) that the text does not: "ERR_4030 — Organization suspended: The organization is …"."""
+    if not unit.section or unit.kind == "item" or len(unit.section.split()) > 10 or unit.section.endswith("?"):
+        return unit.text
+    text_stems = content_stems(unit.text)
+    tokens = re.findall(r"[\w-]+", unit.section)
+    named = [w for i, w in enumerate(tokens)
+             if ((i > 0 and w[:1].isupper()) or any(c.isdigit() or c == "_" for c in w) or (len(w) > 1 and w.isupper()))
+             and content_stems(w) - text_stems]
+    return f"{unit.section}: {unit.text}" if named else unit.text

@@ -1,0 +1,51 @@
+"""Markdown evidence read as plain sentences: tables become row sentences, lists keep their lead-in."""
+
+from __future__ import annotations
+
+import pytest
+
+from investigation.prose import units, with_context
+
+pytestmark = pytest.mark.unit
+
+SLA = ("## 1. Who is covered\n\n| Plan | Monthly uptime commitment | Maximum service credit | |---|---|---| "
+       "| Free | None | None | | Team | 99.5% | 10% of the monthly subscription fee | "
+       "| Business | 99.9% | 30% of the monthly subscription fee |\n\nRoughly, 99.5% allows about 3 hours.")
+LIMITS = ("| Limit | Free | Team | Business | Enterprise | |---|---|---|---|---| "
+          "| Maximum run duration | 5 minutes | 15 minutes | 60 minutes | 6 hours |")
+
+
+def texts(text: str, question: str = "") -> list[str]:
+    return [with_context(u) for u in units(text, question)]
+
+
+def test_a_table_row_becomes_one_sentence_with_its_column_names() -> None:
+    out = texts(SLA)
+    assert "Team: Monthly uptime commitment 99.5%; Maximum service credit 10% of the monthly subscription fee." in out
+    assert not any("|" in t or "#" in t or "---" in t for t in out)
+    assert out[-1] == "Roughly, 99.5% allows about 3 hours."
+
+
+def test_columns_the_question_names_are_the_only_ones_kept() -> None:
+    assert texts(LIMITS, "max run duration on Team vs Business?") == [
+        "Maximum run duration: Team 15 minutes; Business 60 minutes."]
+    assert len(texts(LIMITS, "what are the plan limits?")[0].split(";")) == 4
+
+
+def test_lists_keep_their_lead_in_and_emphasis_and_code_go() -> None:
+    text = ("Run history is kept for: - Free: 7 days - **Team**: 30 days\n\n"
+            "```\n{\"a\": 1}\n```\n\n**Can I pay by PayPal?** No. We accept `SEPA` and [cards](https://x).")
+    out = units(text)
+    assert [u.text for u in out[:2]] == ["Run history is kept for: Free: 7 days.", "Run history is kept for: Team: 30 days."]
+    assert out[2].text == "No. We accept SEPA and cards." and out[2].section == "Can I pay by PayPal?"
+    assert not any("{" in u.text for u in out)
+
+
+def test_a_heading_naming_a_code_prefixes_its_sentences() -> None:
+    out = texts("### ERR_4030 — Organization suspended\n\nThe organization is suspended because an invoice is due.")
+    assert out == ["ERR_4030 — Organization suspended: The organization is suspended because an invoice is due."]
+
+
+def test_plain_prose_is_its_sentences() -> None:
+    prose = "Alu is a demon in Akkadian mythology. It was thought to be a spirit."
+    assert texts(prose) == ["Alu is a demon in Akkadian mythology.", "It was thought to be a spirit."]

@@ -1,0 +1,33 @@
+"""Social messages (greetings, thanks, apologies, sign-offs, "are you a bot?") are told from requests."""
+
+from __future__ import annotations
+
+import pytest
+
+from investigation.router import route_question
+from investigation.social import is_social
+from investigation.state import Route
+
+pytestmark = pytest.mark.unit
+
+
+@pytest.mark.parametrize("text", [
+    "Hi there, thanks for the help yesterday!", "Thanks so much, that fixed it!!", "Good morning team :)",
+    "ok great, you can close this ticket", "is this a bot or a real person?", "thx!", "Have a nice weekend guys",
+    "Sorry for the late reply, I was on holiday last week.", "Perfect, appreciate the quick turnaround",
+    "hey, anyone there?", "Cheers, that worked", "Many thanks for the quick fix on ERR_4030 yesterday", ":)",
+])
+def test_social_messages_are_direct_without_retrieval(text: str) -> None:
+    assert is_social(text)
+    assert route_question(text).route is Route.DIRECT
+
+
+@pytest.mark.parametrize("text", [
+    "Hello, who directed Jaws?", "Thanks! One more thing: how do I rotate an API key?",
+    "thanks, but the export link still fails", "Hi, what is the SLA on Team?",
+    "Sorry, where do I add our VAT number?", "We bought Team last week and it's not working out for us.",
+    "How many Publix stores are in the state where Hello Love's performer died?",
+])
+def test_a_request_or_a_problem_report_is_not_social(text: str) -> None:
+    assert not is_social(text)
+    assert route_question(text).route is not Route.DIRECT

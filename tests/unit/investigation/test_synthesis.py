@@ -1,0 +1,58 @@
+"""Extractive answers: short, clean (no markdown), each sentence cited; or a refusal that says why."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+
+from investigation.citations import markers_in
+from investigation.state import Grade, Route, RouteDecision
+from investigation.synthesis import answer_kind, direct_answer, synthesize_answer
+from tests.unit.investigation.fakes import evidence
+
+pytestmark = pytest.mark.unit
+
+LOOKUP = RouteDecision(route=Route.LOOKUP, reason="t")
+WEBHOOKS = evidence("webhooks#4", "Webhooks", (
+    "## Retries\n\nYour endpoint must return a 2xx status within 10 seconds. Failed deliveries are retried with "
+    "exponential backoff. Since 16 March 2026, each event is attempted up to 12 times in total (previously 8).\n\n"
+    "| Code | Meaning | |---|---| | ERR_4221 | Webhook endpoint disabled |"))
+
+
+def test_the_answer_is_short_clean_and_every_sentence_is_cited() -> None:
+    answer = synthesize_answer("How many times do you retry a webhook if our endpoint is down?", LOOKUP, [WEBHOOKS])
+    sentences = [s for s in re.split(r"(?<=[.!?])\s+", answer.text) if s]
+    assert 1 <= len(sentences) <= 4 and all(re.search(r"\[\d\][.!?]$", s) for s in sentences)
+    assert "12 times" in sentences[0]
+    assert not re.search(r"[|#*`]|---", answer.text) and markers_in(answer.text) == [1]
+    assert answer.citations[0].source_id == "webhooks" and not answer.refused
+
+
+def test_the_expected_kind_of_answer_is_recognised() -> None:
+    kind = answer_kind("How many times do you retry?")
+    assert kind is not None and kind.search("up to 12 times in total") and not kind.search("within 10 seconds")
+    long = answer_kind("How long do we have before our data gets deleted?")
+    assert long is not None and long.search("for 90 days")
+
+
+def test_a_comparison_gets_a_sentence_per_entity() -> None:
+    sla = evidence("sla#0", "SLA", "| Plan | Uptime | Credit | |---|---|---| | Free | None | None | "
+                   "| Team | 99.5% | 10% | | Business | 99.9% | 30% |")
+    answer = synthesize_answer("How do the Team and Business plans compare on uptime?",
+                               RouteDecision(route=Route.MULTI_PART, reason="t"), [sla])
+    assert answer.text.startswith("Team: Uptime 99.5%; Credit 10% [1]. Business: Uptime 99.9%; Credit 30% [1].")
+
+
+def test_a_refusal_names_what_the_knowledge_base_does_not_mention() -> None:
+    kb = [evidence("api#0", "API", "The REST API is versioned in the path.", grade=Grade.AMBIGUOUS, score=0.45)]
+    answer = synthesize_answer("Does your API support GraphQL queries?", LOOKUP, kb)
+    assert answer.refused and answer.caveat == "the knowledge base does not mention GraphQL"
+
+
+@pytest.mark.parametrize(("message", "start"), [
+    ("Hi there, thanks for the help yesterday!", "You're welcome"), ("is this a bot or a real person?", "I'm Sleuth"),
+    ("Sorry for the late reply", "No problem"), ("hello", "Hello!"),
+])
+def test_direct_replies_fit_the_message(message: str, start: str) -> None:
+    assert direct_answer(message).text.startswith(start)
