@@ -251,12 +251,12 @@ def test_investigation_view_is_the_public_json_shape(session: Session, tenant: T
         "hops",
         "retrieval_calls",
         "evidence_tokens",
+        "llm",
         "stop_reason",
         "error",
         "created_at",
         "finished_at",
         "deliveries",
-        "llm",
     ]
     assert view["citations"][0] == {"marker": 1, "evidence_id": "e3", "source_id": "doc-e3", "title": "T e3"}
     assert [e["id"] for e in view["evidence"]] == ["e3", "e1", "e2", "e4"]
