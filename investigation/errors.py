@@ -4,7 +4,8 @@
     ├── TransientError          retried with backoff (network blips, 5xx, 429)
     ├── PermanentError          fail fast, never retried
     │   ├── ValidationFailed    bad input; names the field
-    │   └── PayloadTooLarge     input over a size limit
+    │   ├── PayloadTooLarge     input over a size limit
+    │   └── LLMUnavailable      the LLM cannot answer now (retries exhausted, or unfixable by retrying)
     ├── BudgetExceeded          a hop / call / token / deadline budget ran out
     ├── NotFound                no such thing (or it belongs to another tenant)
     └── Forbidden               authenticated but not allowed (or not authenticated)
@@ -40,6 +41,12 @@ class ValidationFailed(PermanentError):
 
 class PayloadTooLarge(PermanentError):
     """Raised when an input exceeds its size limit."""
+
+
+class LLMUnavailable(PermanentError):
+    """Raised when the LLM cannot answer now: retries exhausted, or an error retrying cannot fix."""
+
+    reason = "llm_unavailable"
 
 
 class BudgetExceeded(SleuthError):

@@ -44,6 +44,7 @@ class StopReason(StrEnum):
     SUFFICIENT = "sufficient"
     HOP_CAP = "hop_cap"
     TOKEN_BUDGET = "token_budget"
+    LLM_UNAVAILABLE = "llm_unavailable"
     RETRIEVAL_BUDGET = "retrieval_budget"
     NO_NEW_EVIDENCE = "no_new_evidence"
     DEADLINE = "deadline"

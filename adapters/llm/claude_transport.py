@@ -16,17 +16,11 @@ from typing import Any, Protocol
 
 import anthropic
 
-from investigation.errors import PermanentError, TransientError
+from investigation.errors import LLMUnavailable, TransientError
 from investigation.prompts import PromptSpec
 from investigation.text import count_tokens
 
 RETRYABLE_STATUS = frozenset({408, 409, 429, 500, 502, 503, 504, 529})
-
-
-class LLMUnavailable(PermanentError):
-    """Raised when the LLM cannot answer now: retries exhausted, or an error retrying cannot fix."""
-
-    reason = "llm_unavailable"
 
 
 @dataclass(frozen=True)
