@@ -157,7 +157,7 @@ def run_up(settings: Settings, *, host: str, port: int, workers: int, concurrenc
         while not stop:
             for proc in procs:
                 if proc.poll() is not None:
-                    console.print(f"[red]a child process exited ({proc.args[3:5]}); shutting down[/red]")
+                    console.print(f"[red]child process {proc.pid} exited ({proc.returncode}); shutting down[/red]")
                     stop = True
             time.sleep(0.3)
     finally:

@@ -22,6 +22,7 @@ from investigation.state import (
     Mode,
     Passage,
     Plan,
+    Route,
     RouteDecision,
     Status,
     StopReason,
@@ -340,7 +341,7 @@ def synthesize(services: Services, inv_id: str) -> Next:
         evidence = _evidence_of(repo.list_evidence(session, investigation_id=inv_id))
         hops = repo.list_hops(session, investigation_id=inv_id)
         question = inv.question
-        route = RouteDecision(route=inv.route or "lookup", reason=inv.route_reason or "")
+        route = RouteDecision(route=Route(inv.route or "lookup"), reason=inv.route_reason or "")
         reasoner = _reasoner(services, session, inv)
     last = next((h.decision for h in reversed(hops) if h.decision), None) or {}
     s = services.settings
