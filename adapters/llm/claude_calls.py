@@ -14,8 +14,8 @@ from typing import Any, TypeVar
 from pydantic import BaseModel, ValidationError
 
 from adapters.llm.claude_budget import NoBudget, TokenBudget
-from adapters.llm.claude_transport import LLMUnavailable, MessagesTransport, Reply, estimate_tokens
-from investigation.errors import BudgetExceeded
+from adapters.llm.claude_transport import MessagesTransport, Reply, estimate_tokens
+from investigation.errors import BudgetExceeded, LLMUnavailable
 from investigation.guards import rejected_tools
 from investigation.ports import Reasoner
 from investigation.prompts import PromptSpec

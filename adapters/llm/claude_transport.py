@@ -39,9 +39,9 @@ class RetryPolicy:
             if retry_after > self.max_delay:
                 return None  # waiting less would disrespect the server; waiting more breaks our bound
             # A little jitter on top, so workers told the same retry-after do not return in lockstep.
-            return min(self.max_delay, retry_after + rand() * min(1.0, self.base))
+            return float(min(self.max_delay, retry_after + rand() * min(1.0, self.base)))
         backoff = min(self.max_delay, self.base * 2 ** (retry - 1))
-        return backoff * (0.5 + rand() / 2)
+        return float(backoff * (0.5 + rand() / 2))
 
 
 class Limiter(Protocol):
