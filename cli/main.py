@@ -11,7 +11,7 @@ import typer
 from rich.console import Console
 
 from config.settings import Settings, get_settings
-from investigation.errors import SleuthError
+from investigation.errors import SleuthError, ValidationFailed
 from workers.names import ALL_QUEUES
 
 app = typer.Typer(add_completion=False, no_args_is_help=True, help=__doc__)
@@ -25,14 +25,23 @@ def _settings() -> Settings:
 
 
 @tenants_app.command("create")
-def tenants_create(name: str, as_json: Annotated[bool, typer.Option("--json")] = False) -> None:
+def tenants_create(name: str, as_json: Annotated[bool, typer.Option("--json")] = False,
+                   limit: Annotated[list[str] | None, typer.Option(
+                       help="KEY=N cap, repeatable: max_hops, max_retrieval_calls, max_llm_tokens, "
+                            "deadline_seconds, llm_tokens_per_day")] = None) -> None:
     """Create a tenant; prints its id, API key (shown once) and webhook signing secret."""
     from storage import repositories as repo
     from workers.wiring import Services
 
+    limits: dict[str, object] = {}
+    for item in limit or []:
+        key, sep, value = item.partition("=")
+        if not sep or not value.strip().isdigit():
+            raise ValidationFailed("limit", f"{item!r} is not KEY=N")
+        limits[key.strip()] = int(value)
     services = Services(_settings())
     with services.session() as session:
-        tenant, key = repo.create_tenant(session, name=name)
+        tenant, key = repo.create_tenant(session, name=name, limits=limits)
         out = {"id": tenant.id, "name": tenant.name, "api_key": key, "webhook_secret": tenant.webhook_secret}
     if as_json:
         print(json.dumps(out))

@@ -39,9 +39,25 @@ def validate_tenant_name(name: str) -> str:
     return name
 
 
+# Caps a tenant may carry; an investigation's budget can only lower them (see api/routes/investigations.py).
+TENANT_LIMITS = ("max_hops", "max_retrieval_calls", "max_llm_tokens", "deadline_seconds", "llm_tokens_per_day")
+
+
+def validate_limits(limits: dict[str, Any] | None) -> dict[str, int]:
+    checked: dict[str, int] = {}
+    for key, value in (limits or {}).items():
+        if key not in TENANT_LIMITS:
+            raise ValidationFailed(f"limits.{key}", f"unknown limit; one of {', '.join(TENANT_LIMITS)}")
+        if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+            raise ValidationFailed(f"limits.{key}", "must be a non-negative integer")
+        checked[key] = value
+    return checked
+
+
 def create_tenant(session: Session, *, name: str, limits: dict[str, Any] | None = None) -> tuple[Tenant, str]:
     """A new tenant and its plaintext API key (returned once, never stored)."""
     validate_tenant_name(name)
+    limits = validate_limits(limits)
     api_key = new_api_key()
     tenant = Tenant(
         name=name,
