@@ -27,6 +27,7 @@ test: $(STAMP)
 
 lint: $(STAMP)
 	$(BIN)/ruff check .
+	$(BIN)/mypy investigation adapters storage tasks workers api cli config
 
 clean:
 	rm -rf $(VENV) .sleuth
