@@ -16,11 +16,11 @@ pytestmark = pytest.mark.integration
 
 
 def test_create_tenant_returns_the_key_once_and_stores_only_its_hash(session: Session) -> None:
-    tenant, api_key = create_tenant(session, name="acme", limits={"daily_llm_tokens": 1000})
+    tenant, api_key = create_tenant(session, name="acme", limits={"llm_tokens_per_day": 1000})
     assert api_key.startswith("sk_") and len(api_key) > 40
     assert tenant.api_key_hash == hashlib.sha256(api_key.encode()).hexdigest()
     assert tenant.api_key_prefix == api_key[:8]
-    assert tenant.limits == {"daily_llm_tokens": 1000}
+    assert tenant.limits == {"llm_tokens_per_day": 1000}
     assert tenant.webhook_secret.startswith("whsec_")
     assert len(base64.b64decode(tenant.webhook_secret.removeprefix("whsec_"))) == 24
     stored = session.exec(select(Tenant)).one()
