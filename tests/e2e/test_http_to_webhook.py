@@ -4,61 +4,26 @@ through a real API process, a real Celery worker process, real Redis and a real 
 from __future__ import annotations
 
 import json
-import socket
 import subprocess
 import sys
-import threading
 import time
 from collections.abc import Iterator
-from http.server import BaseHTTPRequestHandler, HTTPServer
 from typing import Any
 
 import httpx
 import pytest
 
 from tests.integration.tasks.conftest import Stack, build_stack, wait_until
+from tests.support.http import Receiver, free_port
 
 pytestmark = pytest.mark.e2e
-
-
-class Receiver:
-    """A helpdesk-side webhook endpoint on 127.0.0.1 that records every request."""
-
-    def __init__(self, status: int = 204) -> None:
-        self.status = status
-        self.requests: list[dict[str, Any]] = []
-        receiver = self
-
-        class Handler(BaseHTTPRequestHandler):
-            def do_POST(self) -> None:
-                body = self.rfile.read(int(self.headers.get("content-length", 0)))
-                receiver.requests.append({"headers": {k.lower(): v for k, v in self.headers.items()},
-                                          "body": body})
-                self.send_response(receiver.status)
-                self.end_headers()
-
-            def log_message(self, *_: object) -> None:
-                return
-
-        self.server = HTTPServer(("127.0.0.1", 0), Handler)
-        self.url = f"http://127.0.0.1:{self.server.server_port}/hook"
-        threading.Thread(target=self.server.serve_forever, daemon=True).start()
-
-    def close(self) -> None:
-        self.server.shutdown()
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
 
 
 @pytest.fixture()
 def live(tmp_path, redis_url: str, redis_prefix: str,  # type: ignore[no-untyped-def]
          db_url: str) -> Iterator[tuple[Stack, str]]:
     stack = build_stack(tmp_path / "home", redis_url, redis_prefix, database_url=db_url)
-    port = _free_port()
+    port = free_port()
     api = subprocess.Popen([sys.executable, "-m", "cli.main", "api", "--port", str(port)], env=stack.env(),
                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
     base = f"http://127.0.0.1:{port}"

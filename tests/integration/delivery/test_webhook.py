@@ -3,12 +3,10 @@
 from __future__ import annotations
 
 import json
-import socket
 import threading
 import time
 import uuid
 from collections.abc import Iterator
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
@@ -19,51 +17,10 @@ from config.settings import Settings
 from investigation.errors import PermanentError, TransientError
 from storage import repositories as repo
 from tasks.delivery_step import attempt_delivery
+from tests.support.http import Receiver, free_port
 from workers.wiring import Services
 
 pytestmark = pytest.mark.integration
-
-
-class Receiver:
-    """A webhook endpoint on 127.0.0.1: answers from `script` (then `default`), records every request."""
-
-    def __init__(self, default: tuple[int, dict[str, str]] = (204, {}), delay: float = 0.0) -> None:
-        self.script: list[tuple[int, dict[str, str]]] = []
-        self.default = default
-        self.delay = delay
-        self.requests: list[dict[str, Any]] = []
-        receiver = self
-
-        class Handler(BaseHTTPRequestHandler):
-            def do_POST(self) -> None:
-                body = self.rfile.read(int(self.headers.get("content-length", 0)))
-                receiver.requests.append({"headers": {k.lower(): v for k, v in self.headers.items()},
-                                          "body": body, "at": time.time()})
-                time.sleep(receiver.delay)
-                status, headers = receiver.script.pop(0) if receiver.script else receiver.default
-                self.send_response(status)
-                for name, value in headers.items():
-                    self.send_header(name, value)
-                self.send_header("content-length", "0")
-                self.end_headers()
-
-            def log_message(self, *_: object) -> None:
-                return
-
-        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.url = f"http://127.0.0.1:{self.server.server_port}/hooks/sleuth"
-        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
-        self.thread.start()
-
-    def close(self) -> None:
-        self.server.shutdown()
-        self.server.server_close()
-
-
-def _closed_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
 
 
 @pytest.fixture()
@@ -186,7 +143,7 @@ def test_429_retry_after_is_honoured(tmp_path: Path, db_url: str, redis_url: str
 
 
 def test_receiver_down_is_transient(services: Services) -> None:
-    delivery_id, _, _ = answered_delivery(services, f"http://127.0.0.1:{_closed_port()}/hook")
+    delivery_id, _, _ = answered_delivery(services, f"http://127.0.0.1:{free_port()}/hook")
     outcome = attempt_delivery(services, delivery_id)
     assert outcome.status == "pending" and outcome.retry_in is not None
     [logged] = attempts(services, delivery_id)

@@ -10,8 +10,8 @@ import pytest
 
 from cli.commands import celery_for
 from storage import repositories as repo
-from tests.e2e.test_http_to_webhook import Receiver
 from tests.integration.tasks.conftest import Stack, wait_until
+from tests.support.http import Receiver
 
 pytestmark = pytest.mark.integration
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from investigation.selection import rank_evidence, select_evidence
+from investigation.selection import SelectionConfig, final_scores, rank_evidence, select_evidence
 from investigation.state import Grade, Route, RouteDecision
 from investigation.synthesis import synthesize_answer
 from tests.unit.investigation.fakes import evidence
@@ -64,3 +64,34 @@ def test_each_name_of_the_question_keeps_a_passage_that_mentions_it() -> None:
     region = evidence("regions#0", "Regions", "EU-1 is hosted in Frankfurt.", grade=Grade.INCORRECT, score=0.2,
                       query=question)
     assert "regions#0" in [e.chunk_id for e in rank_evidence(question, [*limits, region], k=10)]
+
+
+WORRALL_Q = "The state where Henry Worrall died has how many congressional districts?"
+WORRALL = evidence("hw#0", "Henry Worrall (artist)", "Henry Worrall was an English-born painter. He died in Topeka, "
+                   "Kansas, in 1902.", score=0.65, query=WORRALL_Q)
+DISTRICTS = [evidence(f"d{i}#0", f"Congressional district {i}", "Each state has congressional districts.",
+                      grade=Grade.AMBIGUOUS, score=0.5 - i / 100, query=WORRALL_Q) for i in range(12)]
+
+
+def test_a_passage_titled_by_the_bridged_entity_that_says_what_is_left_open_is_ranked_in() -> None:
+    kansas = evidence("ks#0", "Kansas's congressional districts", "The state is divided into 4 congressional "
+                      "districts.", grade=Grade.INCORRECT, score=0.3, query=WORRALL_Q)
+    pool = [WORRALL, *DISTRICTS, kansas]
+    assert "ks#0" in [e.chunk_id for e in rank_evidence(WORRALL_Q, pool, k=5)]
+    without = SelectionConfig(chain_bonus=0.0)
+    assert "ks#0" not in [e.chunk_id for e in rank_evidence(WORRALL_Q, pool, k=5, config=without)]
+
+
+def test_a_chain_partner_named_in_the_title_outranks_one_named_only_in_the_text() -> None:
+    titled = evidence("t#0", "Kansas", "Kansas has 4 congressional districts.", grade=Grade.INCORRECT, score=0.3,
+                      query=WORRALL_Q)
+    mentioned = evidence("m#0", "Plains politics", "Kansas has 4 congressional districts.", grade=Grade.INCORRECT,
+                         score=0.3, query=WORRALL_Q)
+    scores = final_scores(WORRALL_Q, [WORRALL, titled, mentioned])
+    assert scores["t#0"] > scores["m#0"] > 0.3
+
+
+def test_a_passage_that_names_the_bridged_entity_but_nothing_left_open_gets_no_chain_credit() -> None:
+    idle = evidence("i#0", "Topeka", "Topeka is a city on the Kansas River.", grade=Grade.INCORRECT, score=0.3,
+                    query=WORRALL_Q)
+    assert final_scores(WORRALL_Q, [WORRALL, idle])["i#0"] == pytest.approx(0.3 + SelectionConfig().link_bonus)
