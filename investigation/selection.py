@@ -11,9 +11,10 @@ from dataclasses import dataclass
 
 from investigation.compression import compress
 from investigation.focus import focus_names, mentioning
-from investigation.grader import bridge_terms, lexical_agreement
-from investigation.planner import find_anchors, linked_titles, linked_titles_to
+from investigation.grader import bridge_terms, lexical_agreement, weighted_terms
+from investigation.planner import base_title, find_anchors, linked_titles, linked_titles_to, mentions
 from investigation.state import Evidence, Grade
+from investigation.text import content_stems, words
 
 
 @dataclass(frozen=True)
@@ -23,6 +24,9 @@ class SelectionConfig:
     link_bonus: float = 0.35  # title mentioned by an anchor or one of the strongest passages
     backlink_bonus: float = 0.1  # text mentions an anchor passage's title (the anchor links back)
     bridge_bonus: float = 0.1  # title is an entity a bridging query asked for
+    chain_bonus: float = 0.3  # continues the chain: names what an anchor mentions, says what it leaves open
+    chain_text_reach: float = 0.5  # the name only in the text (not the title) counts this much
+    chain_mentions: int = 6  # an anchor's most salient names that count as bridged entities
     strong_sources: int = 3
     reserve_per_query: int = 1
     reserve_per_bridge: int = 2  # a bridging query's leaders: the second hop of a chain
@@ -46,6 +50,7 @@ def final_scores(question: str, evidence: Sequence[Evidence], config: SelectionC
         for e in linked_titles_to(anchor, pool):
             backlinked.add(e.chunk_id)
     bridges = [b for b in (bridge_terms(question, q) for q in sorted({e.query for e in pool})) if b]
+    chain = _chain_partners(question, pool, list({e.chunk_id: e for e in [*anchors, *strong]}.values()), config)
     scores: dict[str, float] = {}
     for e in pool:
         score = e.score
@@ -55,8 +60,45 @@ def final_scores(question: str, evidence: Sequence[Evidence], config: SelectionC
             score += config.backlink_bonus
         if any(lexical_agreement(b, e.title) >= 0.5 for b in bridges):
             score += config.bridge_bonus
+        score += config.chain_bonus * chain.get(e.chunk_id, 0.0)
         scores[e.chunk_id] = score
     return scores
+
+
+def _padded(text: str) -> str:
+    return f" {' '.join(words(text))} "
+
+
+def _chain_partners(question: str, pool: Sequence[Evidence], sources: Sequence[Evidence],
+                    config: SelectionConfig) -> dict[str, float]:
+    """chunk_id → [0, 1]: how well a passage continues a chain from a source passage (an anchor or one of
+    the strongest): it names an entity the source mentions and the question does not (the bridged
+    entity: in its title fully, in its text partly), times its share of the question terms the source
+    leaves open (what the next hop must say) — "Kansas's congressional districts" after "Henry Worrall
+    died in Topeka, Kansas" for "the state where Henry Worrall died has how many congressional districts"."""
+    question_terms = weighted_terms(question)
+    titles = {e.chunk_id: _padded(base_title(e.title)) for e in pool}
+    texts = {e.chunk_id: _padded(e.text) for e in pool}
+    out: dict[str, float] = {}
+    for source in sources:
+        names = [key for key in (_padded(n) for n, _s in mentions(source, question)[: config.chain_mentions])
+                 if len(key.strip()) >= 3]
+        covered = content_stems(f"{source.title} {source.text}")
+        open_terms = {t: w for t, w in question_terms.items() if t not in covered}
+        if not names or not open_terms:
+            continue
+        for e in pool:
+            if e.chunk_id == source.chunk_id:
+                continue
+            if any(n in titles[e.chunk_id] for n in names):
+                reach = 1.0
+            elif any(n in texts[e.chunk_id] for n in names):
+                reach = config.chain_text_reach
+            else:
+                continue
+            value = reach * lexical_agreement(open_terms, f"{e.title} {e.text}")
+            out[e.chunk_id] = max(out.get(e.chunk_id, 0.0), value)
+    return out
 
 
 def _worth_reserving(question: str, e: Evidence) -> bool:

@@ -13,7 +13,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from investigation import loop
-from investigation.errors import BudgetExceeded, PermanentError, SleuthError
+from investigation.errors import PermanentError, SleuthError
 from investigation.ports import Reasoner
 from investigation.state import (
     Evidence,
@@ -30,6 +30,7 @@ from investigation.state import (
 )
 from storage import repositories as repo
 from storage.models import Investigation
+from tasks.llm_usage import LLM_OUT, bound_reasoner, llm_stop_reason, record_llm
 from workers.wiring import Services
 
 
@@ -76,49 +77,6 @@ def _deadline_ts(inv: Investigation) -> float:
     return inv.deadline_at.replace(tzinfo=UTC).timestamp()
 
 
-LLM_STOPS = ("token_budget", "llm_unavailable")
-# A reasoner raises these only when the LLM is out and no fallback may finish (SLEUTH_LLM_FALLBACK=none).
-LLM_OUT = (BudgetExceeded, PermanentError)
-_TOKEN_FIELDS = ("input_tokens", "cache_read_input_tokens", "cache_creation_input_tokens")
-
-
-def _reasoner(services: Services, session: Any, inv: Investigation) -> Reasoner:
-    """The investigation's reasoner, charging its LLM tokens to the investigation and the tenant."""
-    limits = repo.get_tenant(session, tenant_id=inv.tenant_id).limits or {}
-    daily = limits.get("llm_tokens_per_day")
-    return services.reasoner_for(inv.id, inv.tenant_id, daily_limit=None if daily is None else int(daily))
-
-
-def _llm_stop(exc: Exception) -> str:
-    return "token_budget" if isinstance(exc, BudgetExceeded) else "llm_unavailable"
-
-
-def _record_llm(services: Services, inv_id: str, reasoner: Reasoner | None, phase: str, hop: int = 0) -> str | None:
-    """Trace every LLM call of the step (model, tokens, cache reads/writes) and every fallback, add the
-    tokens to the investigation's totals; return `token_budget`/`llm_unavailable` if the LLM ran out."""
-    records = reasoner.take_usage() if reasoner is not None else []
-    if not records:
-        return None
-    stop: str | None = None
-    added_in = added_out = 0
-    with services.session() as session:
-        for i, record in enumerate(records):
-            data = dict(record)
-            kind = str(data.pop("kind", "llm_fallback" if data.get("fallback") else "llm_call"))
-            key = f"llm:{phase}:{hop}:{i}" if phase == "reduce" else f"llm:{phase}:{i}"
-            if repo.add_event(session, investigation_id=inv_id, step_key=key, kind=kind, hop=hop, data=data):
-                added_in += sum(int(data.get(f, 0) or 0) for f in _TOKEN_FIELDS)  # type: ignore[call-overload]
-                added_out += int(data.get("output_tokens", 0) or 0)  # type: ignore[call-overload]
-            if data.get("fallback") and data.get("reason") in LLM_STOPS:
-                stop = stop or str(data["reason"])
-        if added_in or added_out:
-            inv = repo.get_investigation(session, investigation_id=inv_id)
-            repo.update_investigation(session, investigation_id=inv_id,
-                                      llm_input_tokens=inv.llm_input_tokens + added_in,
-                                      llm_output_tokens=inv.llm_output_tokens + added_out)
-    return stop
-
-
 def start(services: Services, inv_id: str) -> Next:
     """Route and plan; answer greetings at once; otherwise plan hop 1."""
     with services.session() as session:
@@ -136,7 +94,7 @@ def start(services: Services, inv_id: str) -> Next:
             max_llm_tokens=limits["max_llm_tokens"], deadline_ts=_deadline_ts(inv))
         reasoner: Reasoner | None = None
         try:
-            reasoner = _reasoner(services, session, inv)
+            reasoner = bound_reasoner(services, session, inv)
         except PermanentError as exc:  # e.g. SLEUTH_LLM=anthropic without a key: fail clearly, at once
             error = str(exc)
     if reasoner is None:
@@ -145,9 +103,9 @@ def start(services: Services, inv_id: str) -> Next:
     try:
         outcome = loop.start(reasoner, question=question, mode=mode)
     except LLM_OUT as exc:
-        reason = _record_llm(services, inv_id, reasoner, "start") or _llm_stop(exc)
+        reason = record_llm(services, inv_id, reasoner, "start") or llm_stop_reason(exc)
         return fail(services, inv_id, reason=reason, error=str(exc)[:500])
-    _record_llm(services, inv_id, reasoner, "start")
+    record_llm(services, inv_id, reasoner, "start")
     _event(services, inv_id, "route", "route", route=outcome.route.route.value,
            reason=outcome.route.reason, confidence=outcome.route.confidence, mode=mode.value)
     if outcome.answer is not None or outcome.plan is None:
@@ -269,7 +227,7 @@ def reduce(services: Services, inv_id: str, hop: int) -> Next:
         plan = Plan.model_validate(inv.plan) if inv.plan else Plan(original=question, subqueries=())
         asked = list(inv.subqueries)
         queries, engines = list(hop_row.queries), list(hop_row.engines)
-        reasoner = _reasoner(services, session, inv)
+        reasoner = bound_reasoner(services, session, inv)
 
     stored = services.state.load_hits(inv_id, hop)
     results = []
@@ -296,10 +254,10 @@ def reduce(services: Services, inv_id: str, hop: int) -> Next:
                               results=results, already_seen=already_seen, evidence=evidence, asked=asked,
                               budget=budget)
     except LLM_OUT as exc:
-        reason = _record_llm(services, inv_id, reasoner, "reduce", hop) or _llm_stop(exc)
+        reason = record_llm(services, inv_id, reasoner, "reduce", hop) or llm_stop_reason(exc)
         return fail(services, inv_id, reason=reason, error=f"hop {hop}: {exc}"[:500])
     chosen = out.decision
-    llm_stop = _record_llm(services, inv_id, reasoner, "reduce", hop)
+    llm_stop = record_llm(services, inv_id, reasoner, "reduce", hop)
     if llm_stop is not None:  # the heuristic graded/judged this hop; it also writes the answer
         chosen = LoopDecision(action="stop", reason=llm_stop, detail=(
             f"the LLM is out ({llm_stop}): the heuristic finishes the investigation; the loop had decided "
@@ -342,16 +300,16 @@ def synthesize(services: Services, inv_id: str) -> Next:
         hops = repo.list_hops(session, investigation_id=inv_id)
         question = inv.question
         route = RouteDecision(route=Route(inv.route or "lookup"), reason=inv.route_reason or "")
-        reasoner = _reasoner(services, session, inv)
+        reasoner = bound_reasoner(services, session, inv)
     last = next((h.decision for h in reversed(hops) if h.decision), None) or {}
     s = services.settings
     try:
         final = loop.finish(reasoner, question=question, route=route, evidence=evidence,
                             k=s.final_k, token_budget=s.evidence_token_budget)
     except LLM_OUT as exc:
-        reason = _record_llm(services, inv_id, reasoner, "synthesize") or _llm_stop(exc)
+        reason = record_llm(services, inv_id, reasoner, "synthesize") or llm_stop_reason(exc)
         return fail(services, inv_id, reason=reason, error=f"synthesis: {exc}"[:500])
-    llm_stop = _record_llm(services, inv_id, reasoner, "synthesize")
+    llm_stop = record_llm(services, inv_id, reasoner, "synthesize")
     stop_reason = llm_stop or str(last.get("reason") or StopReason.SUFFICIENT)
     citations = [c.model_dump(mode="json") for c in final.answer.citations]
     with services.session() as session:

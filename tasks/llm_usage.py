@@ -1,0 +1,53 @@
+"""LLM accounting of the steps: the investigation's bound reasoner, and tracing/charging each call's usage."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from investigation.errors import BudgetExceeded, PermanentError
+from investigation.ports import Reasoner
+from storage import repositories as repo
+from storage.models import Investigation
+from workers.wiring import Services
+
+LLM_STOPS = ("token_budget", "llm_unavailable")
+# A reasoner raises these only when the LLM is out and no fallback may finish (SLEUTH_LLM_FALLBACK=none).
+LLM_OUT = (BudgetExceeded, PermanentError)
+_TOKEN_FIELDS = ("input_tokens", "cache_read_input_tokens", "cache_creation_input_tokens")
+
+
+def bound_reasoner(services: Services, session: Any, inv: Investigation) -> Reasoner:
+    """The investigation's reasoner, charging its LLM tokens to the investigation and the tenant."""
+    limits = repo.get_tenant(session, tenant_id=inv.tenant_id).limits or {}
+    daily = limits.get("llm_tokens_per_day")
+    return services.reasoner_for(inv.id, inv.tenant_id, daily_limit=None if daily is None else int(daily))
+
+
+def llm_stop_reason(exc: Exception) -> str:
+    return "token_budget" if isinstance(exc, BudgetExceeded) else "llm_unavailable"
+
+
+def record_llm(services: Services, inv_id: str, reasoner: Reasoner | None, phase: str, hop: int = 0) -> str | None:
+    """Trace every LLM call of the step (model, tokens, cache reads/writes) and every fallback, add the
+    tokens to the investigation's totals; return `token_budget`/`llm_unavailable` if the LLM ran out."""
+    records = reasoner.take_usage() if reasoner is not None else []
+    if not records:
+        return None
+    stop: str | None = None
+    added_in = added_out = 0
+    with services.session() as session:
+        for i, record in enumerate(records):
+            data = dict(record)
+            kind = str(data.pop("kind", "llm_fallback" if data.get("fallback") else "llm_call"))
+            key = f"llm:{phase}:{hop}:{i}" if phase == "reduce" else f"llm:{phase}:{i}"
+            if repo.add_event(session, investigation_id=inv_id, step_key=key, kind=kind, hop=hop, data=data):
+                added_in += sum(int(data.get(f, 0) or 0) for f in _TOKEN_FIELDS)  # type: ignore[call-overload]
+                added_out += int(data.get("output_tokens", 0) or 0)  # type: ignore[call-overload]
+            if data.get("fallback") and data.get("reason") in LLM_STOPS:
+                stop = stop or str(data["reason"])
+        if added_in or added_out:
+            inv = repo.get_investigation(session, investigation_id=inv_id)
+            repo.update_investigation(session, investigation_id=inv_id,
+                                      llm_input_tokens=inv.llm_input_tokens + added_in,
+                                      llm_output_tokens=inv.llm_output_tokens + added_out)
+    return stop
