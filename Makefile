@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: demo test install clean lint
+.PHONY: demo test install clean lint figures
 
 $(BIN)/python:
 	$(PY) -m venv $(VENV)
@@ -24,6 +24,10 @@ demo: $(STAMP)
 
 test: $(STAMP)
 	$(BIN)/python -m pytest -q
+
+# The README's evaluation figures (needs ../shared/data; about 5 minutes).
+figures: $(STAMP)
+	bash scripts/bench_figures.sh
 
 lint: $(STAMP)
 	$(BIN)/ruff check .
