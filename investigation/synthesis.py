@@ -141,7 +141,7 @@ def _gain(c: _Candidate, terms: dict[str, float], state: _State, kind: re.Patter
     new = sum(terms[t] for t in hits if t not in state.covered) / total
     base = sum(terms[t] for t in hits) / total
     chain = 0.08 * len(c.stems & bridge.get(c.index, set())) + min(
-        0.15, 0.05 * len((content_stems(c.text) - terms.keys()) & state.linked))
+        0.25, 0.05 * len((content_stems(c.text) - terms.keys()) & state.linked))
     typed = _CONTEXT_BONUS if _typed(c, kind, state) else 0.0
     nearby = 0.08 if (c.index, c.position - 1) in state.places or (c.index, c.position + 1) in state.places else 0.0
     length = len(c.text.split())
