@@ -20,6 +20,21 @@ _BOLD_LEAD = re.compile(r"^\*\*([^*]{1,160}?)[.:]?\*\*[.:]?\s+(?=\S)")
 _LINK = re.compile(r"\[([^\]]+)\]\([^)]*\)")
 _EMPHASIS = re.compile(r"(\*\*|__)(.+?)\1|(?<![\w*])\*(?!\s)([^*\n]+?)(?<!\s)\*(?![\w*])")
 _CODE = re.compile(r"`([^`]*)`")
+# HTML in a document is data: hidden elements and comments say nothing a reader sees, so they are dropped whole
+# (a classic hiding place for injected instructions); other tags are stripped, keeping their text.
+_HIDDEN_HTML = re.compile(
+    r"<(\w+)\b[^>]*(?:display\s*:\s*none|visibility\s*:\s*hidden|\shidden\b)[^>]*>.*?</\1\s*>",
+    re.IGNORECASE | re.DOTALL)
+_HTML_COMMENT = re.compile(r"<!--.*?-->", re.DOTALL)
+_HTML_TAGS = ("a|abbr|article|b|blockquote|br|button|center|code|details|div|em|font|footer|form|h[1-6]|header|hr|i|"
+              "iframe|img|input|label|li|link|meta|ol|p|pre|section|small|span|strong|sub|summary|sup|table|tbody|"
+              "td|th|thead|tr|u|ul")
+# Only real HTML tags: placeholders such as <token> or <org-id> in documentation are text.
+_TAG = re.compile(rf"</?(?:{_HTML_TAGS})\b[^>]*>", re.IGNORECASE)
+_SCRIPT = re.compile(r"<(script|style|template|system|tool_use)\b[^>]*>.*?</\1\s*>", re.IGNORECASE | re.DOTALL)
+# Tags that imitate the prompt's own fences or roles ("</passage>", "<system>") are never text a reader wants.
+_FENCE_TAG = re.compile(r"</?\s*(?:passage|retrieved_passages|system|tool_use|assistant|user|human|question|draft)"
+                        r"\b[^>]*>", re.IGNORECASE)
 _FENCE = re.compile(r"```.*?(```|$)", re.DOTALL)
 _SEPARATOR_CELL = re.compile(r"^:?-{3,}:?$")
 _BULLET_START = re.compile(r"^[-*•]\s+")
@@ -37,9 +52,16 @@ class Unit:
     kind: str = "sentence"  # sentence | item | row
 
 
+def strip_html(text: str) -> str:
+    """Hidden HTML elements and comments dropped whole, other tags stripped (their text kept)."""
+    text = _SCRIPT.sub(" ", _HIDDEN_HTML.sub(" ", text))
+    return _FENCE_TAG.sub(" ", _TAG.sub(" ", _HTML_COMMENT.sub(" ", text)))
+
+
 def inline(text: str) -> str:
-    """Markdown inline markup removed: links keep their text, emphasis and code marks go."""
-    text = _LINK.sub(r"\1", text)
+    """Markdown inline markup removed: links keep their text, emphasis and code marks go; hidden HTML and
+    HTML comments are dropped, other tags stripped."""
+    text = _LINK.sub(r"\1", strip_html(text))
     text = _CODE.sub(r"\1", text)
     for _ in range(2):
         text = _EMPHASIS.sub(lambda m: m.group(2) or m.group(3) or "", text)
@@ -124,7 +146,7 @@ def _is_table(block: str) -> bool:
 
 def units(text: str, question: str = "") -> list[Unit]:
     """The passage as plain sentences, in order, each with its section."""
-    text = _FENCE.sub(" ", text)
+    text = strip_html(_FENCE.sub(" ", text))
     out: list[Unit] = []
     section, label = "", ""
     for raw in re.split(r"\n\s*\n", text):

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from investigation.citations import cite
 from investigation.focus import focus_names
 from investigation.grader import weighted_terms
+from investigation.guards import carries_instructions
 from investigation.prose import units, with_context
 from investigation.router import compared_entities
 from investigation.state import Answer, Evidence, Grade, Route, RouteDecision
@@ -100,7 +101,7 @@ def _candidates(question: str, evidence: Sequence[Evidence]) -> list[_Candidate]
             text = with_context(unit)
             if unit.section.endswith("?"):  # an FAQ answer: its "Yes."/"No." answers the FAQ's question
                 text = re.sub(r"^(yes|no)[.,!]\s+(?=\w)", "", text, flags=re.IGNORECASE)
-            if len(words(text)) < 3:
+            if len(words(text)) < 3 or carries_instructions(text):  # orders to an AI are never quoted
                 continue
             stems = frozenset(content_stems(f"{text} {unit.section}") | content_stems(e.title))
             out.append(_Candidate(index, position, text, stems, weight,
