@@ -218,6 +218,12 @@ class RedisState:
         pipe.execute()
 
     @_translated
+    def load_hit(self, inv_id: str, hop: int, slot: str) -> dict[str, Any] | None:
+        """One slot's parked result, or None (a redelivered retrieval task checks only its own slot)."""
+        raw = self.client.hget(self.key("hits", inv_id, hop), slot)
+        return None if raw is None else dict(json.loads(raw))
+
+    @_translated
     def load_hits(self, inv_id: str, hop: int) -> dict[str, dict[str, Any]]:
         raw = self.client.hgetall(self.key("hits", inv_id, hop))
         return {_text(slot): json.loads(payload) for slot, payload in raw.items()}

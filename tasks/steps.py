@@ -155,7 +155,7 @@ def _plan_hop(services: Services, inv_id: str, number: int, queries: list[SubQue
 def retrieve(services: Services, inv_id: str, hop: int, index: int, engine: str) -> dict[str, Any]:
     """One sub-query on one engine. Results go to Redis (the task returns only a summary)."""
     slot = f"{index}:{engine}"
-    stored = services.state.load_hits(inv_id, hop).get(slot)
+    stored = services.state.load_hit(inv_id, hop, slot)
     if stored is not None:
         return {"slot": slot, "hits": len(stored.get("passages", [])), "error": stored.get("error")}
     with services.session() as session:

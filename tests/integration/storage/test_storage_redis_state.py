@@ -124,6 +124,8 @@ def test_hits_are_parked_per_hop(redis_state: RedisState, redis_client: redis.Re
         "q0:vector": {"hits": [2], "error": None},
     }
     assert redis_state.load_hits("inv", 3) == {}
+    assert redis_state.load_hit("inv", 1, "q0:vector") == {"hits": [2], "error": None}
+    assert redis_state.load_hit("inv", 2, "q0:vector") is None
     assert redis_client.ttl(redis_state.key("hits", "inv", 1)) > 0
 
 
