@@ -5,12 +5,11 @@ It is the default provider and the fallback when an LLM is down or over budget; 
 
 from __future__ import annotations
 
-import hashlib
-from collections import OrderedDict
 from collections.abc import Sequence
 
 import numpy as np
 
+from adapters.search.embedder import embed_matrix
 from investigation.grader import GraderConfig, grade_passages
 from investigation.planner import PlannerConfig, bridge_queries, part_queries, plan_question, probe_queries
 from investigation.ports import Embedder
@@ -27,7 +26,7 @@ class HeuristicReasoner:
     name = "heuristic"
     usage = Usage()
 
-    def __init__(self, embedder: Embedder, *, cache_size: int = 4096,
+    def __init__(self, embedder: Embedder, *,
                  router: RouterConfig | None = None, grader: GraderConfig | None = None,
                  planner: PlannerConfig | None = None, sufficiency: SufficiencyConfig | None = None,
                  selection: SelectionConfig | None = None) -> None:
@@ -37,23 +36,11 @@ class HeuristicReasoner:
         self.planner_config = planner or PlannerConfig()
         self.sufficiency_config = sufficiency or SufficiencyConfig()
         self.selection_config = selection or SelectionConfig()
-        self._cache: OrderedDict[str, np.ndarray] = OrderedDict()
-        self._cache_size = cache_size
 
     def vectorise(self, texts: Sequence[str]) -> np.ndarray:
-        """Unit vectors of `texts` (rows), memoised by content hash."""
-        keys = [hashlib.sha1(t.encode("utf-8")).hexdigest() for t in texts]
-        missing = list(dict.fromkeys(t for t, k in zip(texts, keys, strict=True) if k not in self._cache))
-        if missing:
-            for text, vector in zip(missing, self.embedder.embed(missing), strict=True):
-                self._cache[hashlib.sha1(text.encode("utf-8")).hexdigest()] = np.asarray(vector, dtype=np.float32)
-            while len(self._cache) > self._cache_size:
-                self._cache.popitem(last=False)
-        rows = []
-        for key in keys:
-            self._cache.move_to_end(key)
-            rows.append(self._cache[key])
-        return np.vstack(rows) if rows else np.zeros((0, self.embedder.dim), dtype=np.float32)
+        """Unit vectors of `texts` (rows). The embedder's own content-hash cache serves repeats; grading
+        vectors stay out of its on-disk cache."""
+        return embed_matrix(self.embedder, texts, persist=False)
 
     def route(self, question: str) -> RouteDecision:
         return route_question(question, self.embedder, self.router_config)

@@ -25,6 +25,7 @@ import numpy as np
 import numpy.typing as npt
 
 from adapters.search._common import check_query, check_tenant
+from adapters.search.embedder import embed_matrix
 from investigation.ports import Embedder
 from investigation.state import Chunk, Passage
 
@@ -79,7 +80,7 @@ class EmbeddedVectorIndex:
         if not latest:
             return 0
         # Embed before taking the lock: it is the slow part, and the embedder batches and caches.
-        vectors = self._embed([chunk_embedding_text(c) for c in latest.values()])
+        vectors = embed_matrix(self.embedder, [chunk_embedding_text(c) for c in latest.values()])
         with self._writing(tenant) as store:
             keep = [i for i, m in enumerate(store.meta) if m["chunk_id"] not in latest]
             meta = [store.meta[i] for i in keep] + [_meta(c) for c in latest.values()]
@@ -107,7 +108,7 @@ class EmbeddedVectorIndex:
         store = self._load(tenant)
         if not store.meta or k <= 0:
             return []
-        scores = store.vectors @ self._embed([query])[0]
+        scores = store.vectors @ embed_matrix(self.embedder, [query], persist=False)[0]
         if acl is not None:
             scores = np.where(store.visible(acl), scores, -np.inf)
         k = min(k, len(scores))
@@ -138,11 +139,6 @@ class EmbeddedVectorIndex:
             return False
 
     # -- storage ------------------------------------------------------------------------------------
-
-    def _embed(self, texts: list[str]) -> FloatArray:
-        embed_array = getattr(self.embedder, "embed_array", None)  # skip list round-trips when offered
-        raw = embed_array(texts) if embed_array is not None else self.embedder.embed(texts)
-        return np.asarray(raw, dtype=np.float32).reshape(len(texts), self.embedder.dim)
 
     def _dir(self, tenant: str) -> Path:
         # Tenant ids are not trusted as path parts; the hash keeps distinct tenants distinct after cleaning.

@@ -21,6 +21,7 @@ import numpy as np
 import numpy.typing as npt
 
 from investigation.errors import PermanentError
+from investigation.ports import Embedder
 
 DIM = 384
 BATCH_SIZE = 32
@@ -92,8 +93,9 @@ class MiniLMEmbedder:
         vectors: list[list[float]] = self.embed_array(texts).tolist()
         return vectors
 
-    def embed_array(self, texts: Sequence[str]) -> FloatArray:
-        """Same as `embed`, as a float32 matrix (n × 384); what the vector index uses."""
+    def embed_array(self, texts: Sequence[str], *, persist: bool = True) -> FloatArray:
+        """Same as `embed`, as a float32 matrix (n × 384); what the vector index uses. `persist=False`
+        keeps new vectors in memory only: queries and grading must not grow the on-disk cache."""
         out = np.zeros((len(texts), DIM), dtype=np.float32)
         if not texts:
             return out
@@ -107,7 +109,7 @@ class MiniLMEmbedder:
             if missing:
                 computed = self._infer(list(missing.values()))
                 new = dict(zip(missing.keys(), computed, strict=True))
-                self._store(new)
+                self._store(new, persist=persist)
                 found.update(new)
             for i, key in enumerate(keys):
                 out[i] = found[key]
@@ -144,10 +146,10 @@ class MiniLMEmbedder:
                         self._remember(key, vec)
         return found
 
-    def _store(self, new: dict[str, FloatArray]) -> None:
+    def _store(self, new: dict[str, FloatArray], *, persist: bool) -> None:
         for key, vec in new.items():
             self._remember(key, vec)
-        db = self._connection()
+        db = self._connection() if persist else None
         if db is not None:
             with db:  # one transaction per batch: WAL keeps readers in other processes unblocked
                 db.executemany(
@@ -244,6 +246,14 @@ def _after_fork_in_child() -> None:
 
 
 os.register_at_fork(after_in_child=_after_fork_in_child)
+
+
+def embed_matrix(embedder: Embedder, texts: Sequence[str], *, persist: bool = True) -> FloatArray:
+    """`texts` as an n × dim float32 matrix from any Embedder; MiniLM skips the list round trip and honours
+    `persist` (see `MiniLMEmbedder.embed_array`)."""
+    if isinstance(embedder, MiniLMEmbedder):
+        return embedder.embed_array(texts, persist=persist)
+    return np.asarray(embedder.embed(texts), dtype=np.float32).reshape(len(texts), embedder.dim)
 
 
 def _chunks(items: list[Any], size: int) -> Iterator[list[Any]]:

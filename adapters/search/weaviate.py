@@ -17,12 +17,11 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
-import numpy as np
-
 from adapters.search import weaviate_schema as schema
 from adapters.search._common import ItemFailure, check_query, check_tenant, raise_for_failures
 from adapters.search._translate import retryable_message, translate_weaviate
 from adapters.search.embedded_vector import chunk_embedding_text
+from adapters.search.embedder import embed_matrix
 from investigation.errors import PermanentError, SleuthError, TransientError
 from investigation.ports import Embedder
 from investigation.state import Chunk, Passage
@@ -101,7 +100,8 @@ class WeaviateVector:
         from weaviate.exceptions import WeaviateInsertManyAllFailedError
 
         items = list(latest.values())
-        vectors = self._embed([chunk_embedding_text(c) for c in items])  # before any I/O: the slow part
+        # Embed before any I/O: it is the slow part.
+        vectors = embed_matrix(self.embedder, [chunk_embedding_text(c) for c in items]).tolist()
         stored, failures = 0, []
         with self._errors("batch import"):
             data = self._collection().with_tenant(self._ensure_tenant(tenant)).data
@@ -150,7 +150,7 @@ class WeaviateVector:
             return []
         from weaviate.classes.query import MetadataQuery
 
-        vector = self._embed([query])[0]
+        vector = embed_matrix(self.embedder, [query], persist=False)[0].tolist()
         with self._errors("search"):
             name = schema.tenant_name(tenant)
             if not self._tenant_exists(name):
@@ -175,7 +175,7 @@ class WeaviateVector:
             return []
         from weaviate.classes.query import HybridFusion, MetadataQuery
 
-        vector = self._embed([query])[0]
+        vector = embed_matrix(self.embedder, [query], persist=False)[0].tolist()
         with self._errors("hybrid search"):
             name = schema.tenant_name(tenant)
             if not self._tenant_exists(name):
@@ -219,11 +219,6 @@ class WeaviateVector:
             self._collection_ready, self._tenants = False, set()
 
     # -- internals ----------------------------------------------------------------------------------
-
-    def _embed(self, texts: list[str]) -> list[list[float]]:
-        embed_array = getattr(self.embedder, "embed_array", None)
-        raw = embed_array(texts) if embed_array is not None else self.embedder.embed(texts)
-        return np.asarray(raw, dtype=np.float32).reshape(len(texts), self.embedder.dim).tolist()
 
     def _get_client(self) -> WeaviateClient:
         pid = os.getpid()

@@ -95,3 +95,15 @@ def test_missing_model_or_tokenizer_is_a_clear_permanent_error(tmp_path: Path) -
     corrupt.write_bytes(b"not a model")
     with pytest.raises(PermanentError, match="cannot load the embedding model"):
         MiniLMEmbedder(model_path=corrupt).embed(["hello"])
+
+
+def test_unpersisted_vectors_stay_out_of_the_disk_cache(tmp_path: Path) -> None:
+    import sqlite3
+
+    embedder = MiniLMEmbedder(cache_dir=tmp_path)
+    query = embedder.embed_array(["how do I rotate an API key"], persist=False)
+    document = embedder.embed_array(["API keys can be rotated in Settings."])
+    assert np.array_equal(embedder.embed_array(["how do I rotate an API key"], persist=False), query)
+    embedder.close()
+    rows = sqlite3.connect(tmp_path / "embeddings.sqlite").execute("SELECT vec FROM embeddings").fetchall()
+    assert len(rows) == 1 and np.array_equal(np.frombuffer(rows[0][0], dtype=np.float32), document[0])
