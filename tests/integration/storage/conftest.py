@@ -7,6 +7,7 @@ from typing import Any
 import pytest
 from sqlmodel import Session
 
+from investigation.state import Evidence, Grade
 from storage.models import Investigation, Tenant
 from storage.repositories import create_investigation, create_tenant
 
@@ -24,6 +25,21 @@ def new_investigation(session: Session, tenant: Tenant, **overrides: Any) -> Inv
     inv, created = create_investigation(session, tenant=tenant, **kwargs)
     assert created
     return inv
+
+
+def make_evidence(eid: str, hop: int = 1, score: float = 0.5, grade: Grade = Grade.CORRECT) -> Evidence:
+    return Evidence(
+        id=eid,
+        chunk_id=f"c-{eid}",
+        source_id=f"doc-{eid}",
+        title=f"T {eid}",
+        text=f"text {eid}",
+        score=score,
+        grade=grade,
+        hop=hop,
+        query="which plan",
+        url=f"https://kb/{eid}",
+    )
 
 
 @pytest.fixture

@@ -11,7 +11,6 @@ import pytest
 from sqlmodel import Session, func, select
 
 from investigation.errors import NotFound, ValidationFailed
-from investigation.state import Evidence, Grade
 from storage.models import Delivery, Investigation, Tenant
 from storage.repositories import (
     add_evidence,
@@ -24,7 +23,7 @@ from storage.repositories import (
     list_overdue,
     update_investigation,
 )
-from tests.integration.storage.conftest import new_investigation
+from tests.integration.storage.conftest import make_evidence, new_investigation
 
 pytestmark = pytest.mark.integration
 
@@ -181,20 +180,6 @@ def test_list_overdue(session: Session, tenant: Tenant) -> None:
     assert len(list_overdue(session, now=later, limit=1)) == 1
 
 
-def _evidence(eid: str, hop: int, score: float) -> Evidence:
-    return Evidence(
-        id=eid,
-        chunk_id=f"c-{eid}",
-        source_id=f"doc-{eid}",
-        title=f"T {eid}",
-        text=f"text {eid}",
-        score=score,
-        grade=Grade.CORRECT,
-        hop=hop,
-        query="q",
-    )
-
-
 def test_investigation_view_is_the_public_json_shape(session: Session, tenant: Tenant) -> None:
     inv, _ = create_investigation(
         session,
@@ -213,10 +198,10 @@ def test_investigation_view_is_the_public_json_shape(session: Session, tenant: T
         session,
         investigation_id=inv.id,
         evidence=[
-            _evidence("e1", 1, 0.2),
-            _evidence("e2", 1, 0.9),
-            _evidence("e3", 2, 0.5),
-            _evidence("e4", 2, 0.7),
+            make_evidence("e1", 1, 0.2),
+            make_evidence("e2", 1, 0.9),
+            make_evidence("e3", 2, 0.5),
+            make_evidence("e4", 2, 0.7),
         ],
     )
     update_investigation(

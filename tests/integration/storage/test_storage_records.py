@@ -6,7 +6,7 @@ import pytest
 from sqlmodel import Session
 
 from investigation.errors import NotFound
-from investigation.state import Evidence, Grade
+from investigation.state import Grade
 from storage.models import Investigation
 from storage.repositories import (
     add_event,
@@ -19,23 +19,9 @@ from storage.repositories import (
     mark_hop_reduced,
     save_hop,
 )
+from tests.integration.storage.conftest import make_evidence
 
 pytestmark = pytest.mark.integration
-
-
-def _evidence(eid: str, hop: int = 1, score: float = 0.5, grade: Grade = Grade.CORRECT) -> Evidence:
-    return Evidence(
-        id=eid,
-        chunk_id=f"c-{eid}",
-        source_id=f"doc-{eid}",
-        title=f"T {eid}",
-        text=f"text {eid}",
-        score=score,
-        grade=grade,
-        hop=hop,
-        query="which plan",
-        url=f"https://kb/{eid}",
-    )
 
 
 def test_save_hop_is_idempotent(session: Session, investigation: Investigation) -> None:
@@ -72,11 +58,11 @@ def test_the_first_reduction_of_a_hop_wins(session: Session, investigation: Inve
 
 
 def test_add_evidence_counts_only_new_rows(session: Session, investigation: Investigation) -> None:
-    batch = [_evidence("e1"), _evidence("e2"), _evidence("e1")]
+    batch = [make_evidence("e1"), make_evidence("e2"), make_evidence("e1")]
     assert add_evidence(session, investigation_id=investigation.id, evidence=batch) == 2
     assert add_evidence(session, investigation_id=investigation.id, evidence=batch) == 0
     assert (
-        add_evidence(session, investigation_id=investigation.id, evidence=[_evidence("e3"), _evidence("e2")])
+        add_evidence(session, investigation_id=investigation.id, evidence=[make_evidence("e3"), make_evidence("e2")])
         == 1
     )
     assert add_evidence(session, investigation_id=investigation.id, evidence=[]) == 0
@@ -95,10 +81,10 @@ def test_evidence_is_listed_by_hop_then_score(session: Session, investigation: I
         session,
         investigation_id=investigation.id,
         evidence=[
-            _evidence("a", hop=2, score=0.9),
-            _evidence("b", hop=1, score=0.1),
-            _evidence("c", hop=1, score=0.8),
-            _evidence("d", hop=2, score=0.3, grade=Grade.AMBIGUOUS),
+            make_evidence("a", hop=2, score=0.9),
+            make_evidence("b", hop=1, score=0.1),
+            make_evidence("c", hop=1, score=0.8),
+            make_evidence("d", hop=2, score=0.3, grade=Grade.AMBIGUOUS),
         ],
     )
     assert [r.evidence_id for r in list_evidence(session, investigation_id=investigation.id)] == [
@@ -110,7 +96,7 @@ def test_evidence_is_listed_by_hop_then_score(session: Session, investigation: I
 
 
 def test_large_evidence_batches_are_split(session: Session, investigation: Investigation) -> None:
-    batch = [_evidence(f"e{i}", score=i / 1000) for i in range(450)]
+    batch = [make_evidence(f"e{i}", score=i / 1000) for i in range(450)]
     assert add_evidence(session, investigation_id=investigation.id, evidence=batch) == 450
     assert add_evidence(session, investigation_id=investigation.id, evidence=batch) == 0
     assert len(list_evidence(session, investigation_id=investigation.id)) == 450

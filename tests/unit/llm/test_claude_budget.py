@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import time
-from collections.abc import Iterator
 
 import pytest
 import redis
@@ -20,11 +19,6 @@ pytestmark = pytest.mark.unit
 QUESTION = "Which plan includes SCIM provisioning?"
 ROUTE = Tool({"route": "lookup", "reason": "one fact", "confidence": 0.9})
 
-
-@pytest.fixture()
-def api() -> Iterator[FakeMessagesAPI]:
-    with FakeMessagesAPI() as server:
-        yield server
 
 
 def _budget(state: RedisState, inv: str = "inv1", *, max_tokens: int = 60_000, daily: int = 0) -> RedisTokenBudget:

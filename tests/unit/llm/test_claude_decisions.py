@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-
 import pytest
 
 from adapters.llm.heuristic import HeuristicReasoner
@@ -23,11 +21,6 @@ PASSAGES = [passage("hello#0", "Hello Love", "Hello Love is a song performed by 
 USAGE_KEYS = {"step", "model", "input_tokens", "output_tokens", "cache_read_input_tokens",
               "cache_creation_input_tokens", "fallback"}
 
-
-@pytest.fixture()
-def api() -> Iterator[FakeMessagesAPI]:
-    with FakeMessagesAPI() as server:  # no brain: every reply is scripted
-        yield server
 
 
 def _heuristic() -> HeuristicReasoner:

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-
 import pytest
 
 from adapters.llm.claude_transport import LLMUnavailable, RetryPolicy
@@ -16,11 +14,6 @@ pytestmark = pytest.mark.unit
 QUESTION = "Which plan includes SCIM provisioning?"
 ROUTE = Tool({"route": "lookup", "reason": "one fact", "confidence": 0.9})
 
-
-@pytest.fixture()
-def api() -> Iterator[FakeMessagesAPI]:
-    with FakeMessagesAPI() as server:
-        yield server
 
 
 class Sleeps(list[float]):

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-
 import pytest
 
 from investigation.citations import validate
@@ -22,11 +20,6 @@ EVIDENCE = [
              grade=Grade.AMBIGUOUS, score=0.5),
 ]
 
-
-@pytest.fixture()
-def api() -> Iterator[FakeMessagesAPI]:
-    with FakeMessagesAPI() as server:
-        yield server
 
 
 def test_a_cited_answer_maps_markers_to_evidence(api: FakeMessagesAPI) -> None:

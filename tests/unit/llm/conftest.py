@@ -1,0 +1,17 @@
+"""Shared fixtures of the Claude provider tests."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import pytest
+
+from tests.fakes.messages_api import FakeMessagesAPI
+
+
+@pytest.fixture()
+def api() -> Iterator[FakeMessagesAPI]:
+    """A local Messages API server with no brain: every reply is scripted by the test
+    (a module may override this fixture with a brain, as test_claude_requests does)."""
+    with FakeMessagesAPI() as server:
+        yield server
