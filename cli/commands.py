@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import signal
 import time
 from collections.abc import Sequence
@@ -14,7 +15,7 @@ from rich.progress import Progress
 
 from cli import processes, render
 from config.settings import Settings
-from investigation.errors import NotFound, ValidationFailed
+from investigation.errors import ValidationFailed
 from workers.wiring import Services
 
 
@@ -148,8 +149,6 @@ def run_up(settings: Settings, *, host: str, port: int, workers: int, concurrenc
             procs.append(processes.spawn_worker(env, concurrency=concurrency, beat=(i == 0),
                                                 name=f"sleuth{i}", quiet=False))
         run_file.parent.mkdir(parents=True, exist_ok=True)
-        import os
-
         run_file.write_text(json.dumps({"pid": os.getpid(), "redis_url": url,
                                         "api_url": f"http://{host}:{port}"}))
         console.print(f"[green]Sleuth is up[/green]: API http://{host}:{port} (docs at /docs), "
@@ -170,4 +169,4 @@ def run_up(settings: Settings, *, host: str, port: int, workers: int, concurrenc
         console.print("stopped.")
 
 
-__all__ = ["NotFound", "create_and_launch", "run_ask", "run_ingest", "run_up", "wait_for"]
+__all__ = ["celery_for", "create_and_launch", "run_ask", "run_ingest", "run_up", "wait_for"]
