@@ -11,8 +11,8 @@ from fastapi.openapi.utils import get_openapi
 from api import errors
 from api.routes import deliveries, health, investigations, trace
 from api.schemas import InvestigationCreate
+from bootstrap import Services
 from config.settings import Settings, get_settings
-from workers.wiring import Services
 
 
 class _Queue:

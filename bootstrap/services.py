@@ -1,4 +1,4 @@
-"""Per-process wiring: builds the clients, engines and providers a process needs, lazily, after fork."""
+"""`Services`: builds the clients, engines and providers a process needs, lazily, after fork."""
 
 from __future__ import annotations
 
@@ -18,20 +18,6 @@ if TYPE_CHECKING:
     from investigation.ports import Embedder, Reasoner, SearchBackend
     from storage.rate_limit import TokenBucketLimiter
     from storage.redis_state import RedisState
-
-
-def redis_py_url(url: str) -> str:
-    """kombu spells a unix socket `redis+socket:///path`; redis-py spells it `unix:///path`."""
-    if url.startswith("redis+socket://"):
-        return "unix://" + url[len("redis+socket://"):]
-    return url
-
-
-def kombu_url(url: str) -> str:
-    """The inverse of `redis_py_url`, for Celery's broker and result backend."""
-    if url.startswith("unix://"):
-        return "redis+socket://" + url[len("unix://"):]
-    return url
 
 
 class Services:
@@ -58,11 +44,11 @@ class Services:
 
     @cached_property
     def redis(self) -> redis.Redis:
-        import redis as redis_lib
+        from storage.redis_state import client_from_url
 
         if not self.settings.redis_url:
             raise PermanentError("no Redis configured: run `sleuth up` or set SLEUTH_REDIS_URL")
-        return redis_lib.Redis.from_url(redis_py_url(self.settings.redis_url))
+        return client_from_url(self.settings.redis_url)
 
     @cached_property
     def state(self) -> RedisState:
@@ -131,13 +117,10 @@ class Services:
         """The reasoner of one investigation: its calls are charged to the investigation's and the
         tenant's Redis token budgets before the next call may start, and synthesis tokens are published
         on the investigation's progress channel. The heuristic provider is returned as is."""
-        base = self.reasoner
-        bind = getattr(base, "bind", None)
-        if bind is None:
-            return base
+        if self.settings.llm == "heuristic":
+            return self.reasoner  # no LLM calls: nothing to charge, nothing to publish
         from adapters.llm.claude_budget import RedisTokenBudget
 
         limit = self.settings.tenant_daily_llm_tokens if daily_limit is None else daily_limit
         budget = RedisTokenBudget(self.state, inv_id, tenant_id, limit)
-        bound: Reasoner = bind(budget=budget, on_event=lambda event: self.state.publish_progress(inv_id, event))
-        return bound
+        return self.reasoner.bind(budget=budget, on_event=lambda event: self.state.publish_progress(inv_id, event))
