@@ -1,8 +1,8 @@
 """Delivery channels: per-tenant channels with encrypted secrets, the tenant's outbound allowlist, one
 delivery per callback slot (a callback may be a list), and the attempt bookkeeping exactly-once needs.
 
-Revision ID: 0002
-Revises: 0001
+Revision ID: 0003
+Revises: 0002
 """
 
 from __future__ import annotations
@@ -12,8 +12,8 @@ from collections.abc import Sequence
 import sqlalchemy as sa
 from alembic import op
 
-revision: str = "0002"
-down_revision: str | None = "0001"
+revision: str = "0003"
+down_revision: str | None = "0002"
 branch_labels: str | Sequence[str] | None = None
 depends_on: str | Sequence[str] | None = None
 
