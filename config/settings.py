@@ -51,13 +51,29 @@ class Settings(BaseSettings):
     watchdog_interval: float = Field(default=10.0, gt=0, description="Seconds between beat watchdog runs.")
 
     # Delivery
-    webhook_timeout: float = Field(default=10.0, gt=0, description="Seconds per webhook delivery attempt.")
+    webhook_timeout: float = Field(default=10.0, gt=0, description="Seconds per HTTP delivery attempt (webhook, Zendesk, Freshdesk).")
     webhook_max_attempts: int = Field(default=6, ge=1, le=20,
                                       description="Attempts before a delivery is dead.")
     webhook_backoff_base: float = Field(default=2.0, ge=0, description="Seconds; doubles each attempt.")
     webhook_backoff_max: float = Field(default=600.0, ge=0,
                                        description="Longest wait between two attempts, seconds.")
-    webhook_allow_private: bool = Field(default=True, description="Allow callback URLs on private/loopback hosts.")
+    webhook_allow_private: bool = Field(
+        default=True, description="Operator override: allow private/loopback/link-local delivery targets for "
+        "every tenant (default refused; prefer `sleuth tenants update T --allow-host HOST`).")
+    smtp_timeout: float = Field(default=20.0, gt=0, description="Seconds per SMTP delivery attempt.")
+    smtp_ca_file: Path | None = Field(default=None,
+                                      description="CA bundle trusted for SMTP TLS (a private relay's CA).")
+    delivery_lock_margin: float = Field(default=60.0, ge=1, description=(
+        "Seconds a delivery's lock outlives its channel timeout (a killed worker's lock expires after it)."))
+    secret_key: SecretStr | None = Field(default=None, description=(
+        "Key encrypting channel secrets at rest (Fernet, urlsafe base64 of 32 bytes); default: generated "
+        "once under SLEUTH_HOME/secret.key with mode 0600."))
+    public_url: str | None = Field(default=None,
+                                   description="Public base URL of the API; answers then link to their trace.")
+    hook_max_bytes: int = Field(default=65_536, ge=1024,
+                                description="Largest inbound helpdesk hook body (413 above).")
+    ticket_max_chars: int = Field(default=4000, ge=200,
+                                  description="Longest question taken from a ticket (subject + description).")
 
     # API
     api_host: str = Field(default="127.0.0.1",
