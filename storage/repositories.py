@@ -34,6 +34,7 @@ from storage._records import (
     save_hop,
 )
 from storage._tenants import authenticate, create_tenant, get_tenant, get_tenant_by_name, list_tenants
+from storage._tools import get_tool, list_tools, put_tool, remove_tool
 from storage._views import event_view, investigation_view
 
 __all__ = [
@@ -50,6 +51,7 @@ __all__ = [
     "get_or_create_delivery",
     "get_tenant",
     "get_tenant_by_name",
+    "get_tool",
     "investigation_view",
     "list_attempts",
     "list_deliveries",
@@ -58,9 +60,12 @@ __all__ = [
     "list_hops",
     "list_overdue",
     "list_tenants",
+    "list_tools",
     "mark_delivery",
     "mark_hop_reduced",
+    "put_tool",
     "record_attempt",
+    "remove_tool",
     "reset_delivery",
     "save_hop",
     "update_investigation",
