@@ -74,11 +74,14 @@ def ingest(paths: list[Path], tenant: Annotated[str, typer.Option(help="Tenant n
 @app.command()
 def ask(question: str, tenant: Annotated[str, typer.Option(help="Tenant name")],
         as_json: Annotated[bool, typer.Option("--json")] = False,
-        mode: Annotated[str, typer.Option(help="agentic | single-shot")] = "agentic") -> None:
+        mode: Annotated[str, typer.Option(help="agentic | single-shot")] = "agentic",
+        audience: Annotated[str, typer.Option(help="agent | customer: who reads the answer "
+                                              "(internal documents never reach a customer)")] = "agent") -> None:
     """Enqueue one investigation, show live progress, print the cited answer."""
     from cli.commands import run_ask
 
-    code = run_ask(_settings(), question, tenant, mode=mode, as_json=as_json, console=console)
+    code = run_ask(_settings(), question, tenant, mode=mode, as_json=as_json, console=console,
+                   audience=audience)
     raise typer.Exit(code)
 
 

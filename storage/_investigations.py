@@ -29,6 +29,9 @@ def create_investigation(
     budget: dict[str, Any],
     idempotency_key: str | None,
     deadline_seconds: int,
+    audience: str = "agent",
+    principals: Sequence[str] = (),
+    context: dict[str, Any] | None = None,
 ) -> tuple[Investigation, bool]:
     """(investigation, created). The same (tenant, idempotency_key) returns the existing one, uncreated.
 
@@ -37,11 +40,16 @@ def create_investigation(
     """
     tenant_id = tenant.id
     _validate(question=question, mode=mode, callback=callback, deadline_seconds=deadline_seconds)
+    if audience not in ("agent", "customer"):
+        raise ValidationFailed("audience", "must be agent or customer")
     now = utcnow()
     inv = Investigation(
         tenant_id=tenant_id,
         question=question,
         mode=mode,
+        audience=audience,
+        principals=list(principals),
+        context=dict(context or {}),
         callback=callback,
         budget=dict(budget),
         idempotency_key=idempotency_key,

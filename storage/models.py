@@ -43,6 +43,9 @@ class Investigation(SQLModel, table=True):
     tenant_id: str = Field(foreign_key="tenant.id", index=True, max_length=32)
     question: str = Field(sa_column=Column(Text, nullable=False))
     mode: str = Field(default="agentic", max_length=20)
+    audience: str = Field(default="agent", max_length=20)  # agent | customer
+    principals: list[str] = Field(default_factory=list, sa_column=Column(JSON, nullable=False))
+    context: dict[str, Any] = Field(default_factory=dict, sa_column=Column(JSON, nullable=False))
     status: str = Field(default="queued", index=True, max_length=20)
     route: str | None = Field(default=None, max_length=20)
     route_reason: str | None = Field(default=None, sa_column=Column(Text))
