@@ -66,9 +66,10 @@ class Reasoner(Protocol):
     def judge(self, question: str, plan: Plan, evidence: Sequence[Evidence]) -> Judgment: ...
 
     def next_queries(
-        self, question: str, plan: Plan, evidence: Sequence[Evidence], asked: Sequence[str]
+        self, question: str, plan: Plan, evidence: Sequence[Evidence], asked: Sequence[str], judgment: Judgment
     ) -> list[SubQuery]:
-        """Bridging queries for the next hop; never repeats anything in `asked`."""
+        """Queries for the next hop, from `judgment` (this hop's, by `judge`) and the evidence; never repeats
+        anything in `asked`. Each carries its `kind` (bridge, probe, part...) for the stop policy."""
         ...
 
     def select(self, question: str, evidence: Sequence[Evidence], k: int, token_budget: int) -> list[Evidence]:

@@ -9,7 +9,7 @@ from sqlalchemy import update
 from sqlmodel import Session, col, select
 
 from investigation.errors import NotFound
-from investigation.state import Evidence
+from investigation.state import Evidence, HopState
 from storage._common import insert_ignore, row_values, write
 from storage.models import EvidenceRecord, Hop, TraceEvent, utcnow
 
@@ -46,9 +46,9 @@ def mark_hop_reduced(
         .where(
             col(Hop.investigation_id) == investigation_id,
             col(Hop.number) == number,
-            col(Hop.state) == "planned",
+            col(Hop.state) == HopState.PLANNED.value,
         )
-        .values(state="reduced", decision=dict(decision))
+        .values(state=HopState.REDUCED.value, decision=dict(decision))
         .execution_options(synchronize_session=False)
     )
     with write(session):

@@ -12,6 +12,8 @@ from typing import Any
 from sqlalchemy import JSON, Column, DateTime, Text, UniqueConstraint
 from sqlmodel import Field, SQLModel
 
+from investigation.state import HopState
+
 
 def new_id() -> str:
     return uuid.uuid4().hex
@@ -82,7 +84,7 @@ class Hop(SQLModel, table=True):
     queries: list[dict[str, Any]] = Field(default_factory=list, sa_column=Column(JSON, nullable=False))
     engines: list[str] = Field(default_factory=list, sa_column=Column(JSON, nullable=False))
     tools: list[dict[str, Any]] = Field(default_factory=list, sa_column=Column(JSON, nullable=False))
-    state: str = Field(default="planned", max_length=20)  # planned | reduced
+    state: str = Field(default=HopState.PLANNED.value, max_length=20)  # investigation.state.HopState
     decision: dict[str, Any] | None = Field(default=None, sa_column=Column(JSON))
     created_at: datetime = Field(default_factory=utcnow, sa_type=NAIVE_UTC)
 
