@@ -10,6 +10,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from adapters.tools.registry import register, tool_view
 from api.auth import TenantDep
 from api.deps import ServicesDep
+from investigation.errors import ValidationFailed
 from storage import repositories as repo
 
 router = APIRouter(tags=["tools"])
@@ -44,8 +45,12 @@ class ToolList(BaseModel):
 def create_tool(body: ToolCreate, tenant: TenantDep, services: ServicesDep, response: Response) -> dict[str, Any]:
     """Validate and store a tool declaration; a tool of the same name is replaced."""
     with services.session() as session:
-        record, created = register(session, services.settings, tenant=tenant, raw=body.declaration,
-                                   secret=body.secret)
+        try:
+            record, created = register(session, services.settings, tenant=tenant, raw=body.declaration,
+                                       secret=body.secret)
+        except ValidationFailed as exc:  # name the field inside the body: declaration.<field> or secret
+            field = exc.field if exc.field == "secret" else f"declaration.{exc.field}"
+            raise ValidationFailed(field, exc.message) from None
         if not created:
             response.status_code = 200
         return tool_view(record)
