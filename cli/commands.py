@@ -133,6 +133,9 @@ def run_up(settings: Settings, *, host: str, port: int, workers: int, concurrenc
         redis_server = EmbeddedRedis(settings.home)
         url = redis_server.start()
         console.print(f"embedded Redis on {url}")
+    from observability import metrics
+
+    metrics.reset_dir(settings)  # counters start from zero with the stack; children share this directory
     env = processes.child_env(settings, url)
     procs = []
     stop = False

@@ -101,8 +101,11 @@ def api(host: str = "127.0.0.1", port: int = 8000) -> None:
     import uvicorn
 
     from api.app import create_app
+    from observability import logs
 
-    uvicorn.run(create_app(_settings()), host=host, port=port, log_level="info")
+    logs.configure(_settings())
+    # log_config=None: uvicorn's loggers go through Sleuth's handler (JSON or text, like every process).
+    uvicorn.run(create_app(_settings()), host=host, port=port, log_config=None)
 
 
 def _beat_schedule_file(settings: Settings) -> Path:

@@ -91,6 +91,8 @@ class Deliverer(Protocol):
     channel: str
 
     def deliver(self, *, delivery_id: str, target: dict[str, object], payload: dict[str, object],
-                secret: str) -> dict[str, object]:
-        """Send once; return attempt details (status_code, ...). Raise TransientError/PermanentError."""
+                secret: str, resume: bool = False) -> dict[str, object]:
+        """Send once; return attempt details (status_code, detail, ...). Raise TransientError (with
+        `uncertain` when the send may have happened) or PermanentError. `resume`: an earlier attempt's
+        outcome is unknown, so a receiver without idempotency keys is checked before sending again."""
         ...
