@@ -49,7 +49,7 @@ def read_file(path: Path, *, operation: str | None = None) -> list[dict[str, Any
 
 
 def allowed_hosts(tenant: Tenant) -> list[str]:
-    return list(getattr(tenant, "allowed_hosts", None) or [])
+    return list(tenant.allowed_hosts or [])
 
 
 def check_target(decl: ToolDeclaration, tenant: Tenant, settings: Settings) -> None:

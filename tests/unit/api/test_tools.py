@@ -77,3 +77,14 @@ def test_auth_needs_a_secret_and_no_auth_refuses_one(api: Api) -> None:
 
 def test_unauthenticated_is_401(api: Api) -> None:
     assert api.client.get("/v1/tools").status_code == 401
+
+
+def test_the_tenants_allowlist_opens_a_loopback_host(api: Api) -> None:
+    from storage import repositories as repo
+
+    local = status(url="http://127.0.0.1:9/v1/status?region={region}")
+    assert post(api, local).status_code == 422
+    with api.services.session() as session:
+        repo.update_allowed_hosts(session, tenant_id=api.tenant_id, add=["127.0.0.1"])
+    assert post(api, local).status_code == 201
+    assert post(api, local, key=api.other_key).status_code == 422  # another tenant's allowlist is its own
