@@ -10,6 +10,7 @@ from typing import Annotated
 import typer
 from rich.console import Console
 
+from cli.tools import tools_app
 from config.settings import Settings, get_settings
 from investigation.errors import SleuthError, ValidationFailed
 from workers.names import ALL_QUEUES
@@ -17,6 +18,7 @@ from workers.names import ALL_QUEUES
 app = typer.Typer(add_completion=False, no_args_is_help=True, help=__doc__)
 tenants_app = typer.Typer(no_args_is_help=True, help="Create and list tenants.")
 app.add_typer(tenants_app, name="tenants")
+app.add_typer(tools_app, name="tools")
 console = Console(stderr=True)
 
 
