@@ -25,10 +25,7 @@ from config.settings import Settings
 from investigation.errors import PermanentError, TransientError
 from investigation.ports import Deliverer
 from storage import repositories as repo
-<<<<<<< HEAD
-=======
 from tasks import delivery_channels as channels_of
->>>>>>> main
 
 log = logging.getLogger(__name__)
 
