@@ -8,7 +8,7 @@ from typing import Any
 from fastapi import FastAPI
 from fastapi.openapi.utils import get_openapi
 
-from api import errors
+from api import errors, log_redaction
 from api.routes import deliveries, health, investigations, trace
 from api.schemas import InvestigationCreate
 from config.settings import Settings, get_settings
@@ -65,6 +65,7 @@ def create_app(
     app.state.launcher = launcher or queue.launch
     app.state.redeliverer = redeliverer or queue.redeliver
     errors.install(app)
+    log_redaction.install()
     for module in (investigations, deliveries, trace, health):
         app.include_router(module.router)
     _add_manual_schemas(app)

@@ -96,8 +96,11 @@ def api(host: str = "127.0.0.1", port: int = 8000) -> None:
     import uvicorn
 
     from api.app import create_app
+    from api.log_redaction import install as redact_logs
 
-    uvicorn.run(create_app(_settings()), host=host, port=port, log_level="info")
+    config = uvicorn.Config(create_app(_settings()), host=host, port=port, log_level="info")
+    redact_logs()  # after uvicorn configured its loggers: the access log prints full paths (?key=...)
+    uvicorn.Server(config).run()
 
 
 def _beat_schedule_file(settings: Settings) -> Path:
