@@ -1,1 +1,1 @@
-"""Pure domain of an investigation: state, router, planner, grader, policy, citations. No I/O."""
+"""The loop core, pure: state, ports, policy, loop, fusion, citations, errors, prompts, guards, text. No I/O."""

@@ -9,10 +9,11 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from heuristic.compression import evidence_tokens
+from heuristic.planner import normalise_query
+from heuristic.synthesis import refusal
 from investigation.citations import validate
-from investigation.compression import evidence_tokens
 from investigation.fusion import RankedList, rrf
-from investigation.planner import normalise_query
 from investigation.policy import BudgetSnapshot, decide
 from investigation.ports import Reasoner
 from investigation.state import (
@@ -29,7 +30,6 @@ from investigation.state import (
     StopReason,
     SubQuery,
 )
-from investigation.synthesis import refusal
 
 __all__ = ["BudgetSnapshot", "FinalOutcome", "HopOutcome", "SlotResult", "StartOutcome", "finish",
            "reduce_hop", "start"]

@@ -8,8 +8,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from investigation.grader import resolves_bridge
-from investigation.router import bridge_depth
+from heuristic.grader import resolves_bridge
+from heuristic.router import bridge_depth
 from investigation.state import Evidence, Grade, Judgment, LoopDecision, Mode, StopReason, SubQuery
 
 

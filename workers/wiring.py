@@ -107,14 +107,14 @@ class Services:
     @cached_property
     def reasoner(self) -> Reasoner:
         """The process-wide provider (unbound: no budgets). Steps use `reasoner_for`."""
-        from adapters.llm.heuristic import HeuristicReasoner
+        from adapters.llm.heuristic import heuristic_reasoner
 
         if self.settings.llm == "heuristic":
-            return HeuristicReasoner(self.embedder)
+            return heuristic_reasoner(self.embedder)
         if self.settings.llm == "anthropic":
             from adapters.llm.anthropic import build_claude_reasoner
 
-            return build_claude_reasoner(self.settings, fallback=HeuristicReasoner(self.embedder),
+            return build_claude_reasoner(self.settings, fallback=heuristic_reasoner(self.embedder),
                                          limiter=self.llm_limiter)
         raise PermanentError(f"LLM provider {self.settings.llm!r} is not available")
 

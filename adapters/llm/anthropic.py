@@ -15,14 +15,16 @@ from adapters.llm.claude_budget import TokenBudget
 from adapters.llm.claude_calls import ClaudeCalls, Events, Invalid, LLMOut
 from adapters.llm.claude_transport import Limiter, MessagesTransport, RateLimits, RetryPolicy, make_client
 from config.settings import Settings
+from heuristic.grader import evidence_id
+from heuristic.planner import normalise_query
+from heuristic.selection import select_evidence
+from heuristic.sufficiency import has_support
+from heuristic.synthesis import direct_answer, refusal
 from investigation import prompts
 from investigation.citations import markers_in, validate
 from investigation.errors import PermanentError
-from investigation.grader import evidence_id
 from investigation.guards import check_query, citation_problems, strip_uncited
-from investigation.planner import normalise_query
 from investigation.ports import Reasoner
-from investigation.selection import select_evidence
 from investigation.state import (
     Answer,
     Citation,
@@ -35,8 +37,6 @@ from investigation.state import (
     RouteDecision,
     SubQuery,
 )
-from investigation.sufficiency import has_support
-from investigation.synthesis import direct_answer, refusal
 from storage.rate_limit import key_id
 
 _FALLBACK_NOTE = "written without the LLM (extractive fallback)"

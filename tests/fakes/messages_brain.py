@@ -13,12 +13,12 @@ import threading
 from dataclasses import dataclass
 from typing import Any
 
-from adapters.llm.heuristic import HeuristicReasoner
+from heuristic.reasoner import HeuristicReasoner
+from heuristic.synthesis import direct_answer
 from investigation.citations import markers_in
 from investigation.ports import Embedder
 from investigation.prompts import REFUSAL_SENTINEL, unescape
 from investigation.state import Evidence, Grade, Passage, Plan, Route, RouteDecision, SubQuery
-from investigation.synthesis import direct_answer
 from tests.fakes.messages_api import Recorded, Reply, Text, Tool
 
 _QUESTION = re.compile(r"<question>\n(.*?)\n</question>", re.DOTALL)

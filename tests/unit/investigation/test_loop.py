@@ -6,7 +6,7 @@ from collections.abc import Callable
 
 import pytest
 
-from adapters.llm.heuristic import HeuristicReasoner
+from heuristic.reasoner import HeuristicReasoner
 from investigation.loop import BudgetSnapshot, SlotResult, finish, reduce_hop, start
 from investigation.state import Grade, Mode, Passage, Route, Status, StopReason
 from investigation.text import content_stems

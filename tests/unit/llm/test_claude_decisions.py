@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from adapters.llm.heuristic import HeuristicReasoner
+from heuristic.reasoner import HeuristicReasoner
 from investigation.state import Grade, Plan, Route, RouteDecision, SubQuery
 from tests.fakes.messages_api import FakeMessagesAPI, Text, Tool
 from tests.fakes.messages_brain import claude_against

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from investigation.compression import compress, evidence_tokens
+from heuristic.compression import compress, evidence_tokens
 from tests.unit.investigation.fakes import evidence
 
 pytestmark = pytest.mark.unit

@@ -12,14 +12,14 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from heuristic.focus import focus_names
+from heuristic.grader import weighted_terms
+from heuristic.prose import units, with_context
+from heuristic.router import compared_entities
+from heuristic.sufficiency import has_support, unsupported_names
 from investigation.citations import cite
-from investigation.focus import focus_names
-from investigation.grader import weighted_terms
 from investigation.guards import carries_instructions
-from investigation.prose import units, with_context
-from investigation.router import compared_entities
 from investigation.state import Answer, Evidence, Grade, Route, RouteDecision
-from investigation.sufficiency import has_support, unsupported_names
 from investigation.text import ask_sentence, fold, stem, words
 from investigation.text import content_stems as _content_stems
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from investigation.prose import units, with_context
+from heuristic.prose import units, with_context
 
 pytestmark = pytest.mark.unit
 

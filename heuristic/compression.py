@@ -10,8 +10,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from investigation.focus import focus_names
-from investigation.prose import Unit, units, with_context
+from heuristic.focus import focus_names
+from heuristic.prose import Unit, units, with_context
 from investigation.state import Evidence
 from investigation.text import content_stems, count_tokens, fold
 

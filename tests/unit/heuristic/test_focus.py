@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import pytest
 
-from investigation.focus import focus_names, missing_names
-from investigation.planner import probe_queries
+from heuristic.focus import focus_names, missing_names
+from heuristic.planner import probe_queries
+from heuristic.sufficiency import has_support, judge_evidence
 from investigation.state import Grade, Plan
-from investigation.sufficiency import has_support, judge_evidence
 from tests.unit.investigation.fakes import evidence
 
 pytestmark = pytest.mark.unit

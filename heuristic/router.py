@@ -12,8 +12,8 @@ from itertools import pairwise
 
 import numpy as np
 
+from heuristic.social import is_social
 from investigation.ports import Embedder
-from investigation.social import is_social
 from investigation.state import Route, RouteDecision
 from investigation.text import STOPWORDS, capitalised_spans, content_words, fold, quoted_titles, words
 

@@ -9,9 +9,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from investigation.focus import focus_names, missing_names
-from investigation.planner import normalise_query
-from investigation.router import has_bridge_cue
+from heuristic.focus import focus_names, missing_names
+from heuristic.planner import normalise_query
+from heuristic.router import has_bridge_cue
 from investigation.state import Evidence, Grade, Judgment, Plan
 from investigation.text import content_stems, content_words, entities, fold, stem, words
 

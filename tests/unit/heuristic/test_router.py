@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from investigation.router import (
+from heuristic.router import (
     bridge_depth,
     compared_entities,
     context_reference,

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from investigation.selection import SelectionConfig, final_scores, rank_evidence, select_evidence
+from heuristic.selection import SelectionConfig, final_scores, rank_evidence, select_evidence
+from heuristic.synthesis import synthesize_answer
 from investigation.state import Grade, Route, RouteDecision
-from investigation.synthesis import synthesize_answer
 from tests.unit.investigation.fakes import evidence
 
 pytestmark = pytest.mark.unit
@@ -32,7 +32,7 @@ def test_ranking_does_not_depend_on_arrival_order() -> None:
 
 
 def test_selected_evidence_fits_the_token_budget() -> None:
-    from investigation.compression import evidence_tokens
+    from heuristic.compression import evidence_tokens
 
     assert evidence_tokens(select_evidence(QUESTION, [*NOISE, TOWN, ANCHOR], 10, 60)) <= 60
 

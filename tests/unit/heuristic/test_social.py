@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from investigation.router import route_question
-from investigation.social import is_social
+from heuristic.router import route_question
+from heuristic.social import is_social
 from investigation.state import Route
 
 pytestmark = pytest.mark.unit

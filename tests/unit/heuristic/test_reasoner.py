@@ -6,8 +6,9 @@ import inspect
 
 import pytest
 
-from adapters.llm.heuristic import HeuristicReasoner
+from adapters.llm.heuristic import heuristic_reasoner
 from adapters.search.embedder import MiniLMEmbedder
+from heuristic.reasoner import HeuristicReasoner
 from investigation.fusion import RankedList, rrf
 from investigation.ports import Reasoner
 from investigation.state import Grade, Passage, Route, RouteDecision, Usage
@@ -15,7 +16,7 @@ from investigation.state import Grade, Passage, Route, RouteDecision, Usage
 pytestmark = pytest.mark.unit
 
 EMBEDDER = MiniLMEmbedder(cache_dir=None, max_tokens=128)
-REASONER = HeuristicReasoner(EMBEDDER)
+REASONER = heuristic_reasoner(EMBEDDER)
 
 
 def hit(chunk_id: str, title: str, text: str, rank: int = 1) -> Passage:

@@ -9,10 +9,10 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from investigation.compression import compress
-from investigation.focus import focus_names, mentioning
-from investigation.grader import bridge_terms, lexical_agreement, weighted_terms
-from investigation.planner import base_title, find_anchors, linked_titles, linked_titles_to, mentions
+from heuristic.compression import compress
+from heuristic.focus import focus_names, mentioning
+from heuristic.grader import bridge_terms, lexical_agreement, weighted_terms
+from heuristic.planner import base_title, find_anchors, linked_titles, linked_titles_to, mentions
 from investigation.state import Evidence, Grade
 from investigation.text import content_stems, words
 

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from investigation.planner import bridge_queries, normalise_query, part_queries, plan_question
-from investigation.router import route_question
+from heuristic.planner import bridge_queries, normalise_query, part_queries, plan_question
+from heuristic.router import route_question
 from investigation.state import Grade, Plan, SubQuery
 from tests.unit.investigation.fakes import evidence
 

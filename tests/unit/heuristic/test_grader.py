@@ -7,7 +7,7 @@ from collections.abc import Sequence
 import numpy as np
 import pytest
 
-from investigation.grader import band, evidence_id, grade_passages, resolves_bridge
+from heuristic.grader import band, evidence_id, grade_passages, resolves_bridge
 from investigation.state import Grade
 from tests.unit.investigation.fakes import BagOfWordsEmbedder, evidence, passage
 

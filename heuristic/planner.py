@@ -10,7 +10,7 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from investigation.router import compared_entities, split_independent
+from heuristic.router import compared_entities, split_independent
 from investigation.state import Evidence, Grade, Plan, Route, RouteDecision, SubQuery
 from investigation.text import (
     QUESTION_WORDS,

@@ -6,9 +6,9 @@ import re
 
 import pytest
 
+from heuristic.synthesis import answer_kind, direct_answer, synthesize_answer
 from investigation.citations import markers_in
 from investigation.state import Grade, Route, RouteDecision
-from investigation.synthesis import answer_kind, direct_answer, synthesize_answer
 from tests.unit.investigation.fakes import evidence
 
 pytestmark = pytest.mark.unit
@@ -70,7 +70,7 @@ def test_hidden_html_and_orders_to_an_ai_are_never_quoted() -> None:
 
 
 def test_documentation_placeholders_are_text_not_html() -> None:
-    from investigation.prose import inline
+    from heuristic.prose import inline
 
     assert inline("Send `Authorization: Bearer <token>` to /orgs/<org-id>/keys.") == (
         "Send Authorization: Bearer <token> to /orgs/<org-id>/keys.")

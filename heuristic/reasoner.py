@@ -1,0 +1,78 @@
+"""The `heuristic` Reasoner: deterministic, offline, no LLM — this package's rules plus a local embedder.
+
+It is the default provider and the fallback when an LLM is down or over budget; it reports zero usage.
+`adapters.llm.heuristic.heuristic_reasoner` builds it with the embedder's fast matrix path.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+
+import numpy as np
+
+from heuristic.grader import GraderConfig, grade_passages
+from heuristic.planner import PlannerConfig, bridge_queries, part_queries, plan_question, probe_queries
+from heuristic.router import RouterConfig, route_question
+from heuristic.selection import SelectionConfig, select_evidence
+from heuristic.sufficiency import SufficiencyConfig, judge_evidence
+from heuristic.synthesis import synthesize_answer
+from investigation.ports import Embedder
+from investigation.state import Answer, Evidence, Judgment, Passage, Plan, RouteDecision, SubQuery, Usage
+
+
+class HeuristicReasoner:
+    """Implements `investigation.ports.Reasoner` by composing this package's pure functions.
+
+    `vectorise` turns texts into a unit-vector matrix (rows); by default it stacks `embedder.embed`."""
+
+    name = "heuristic"
+    usage = Usage()
+
+    def __init__(self, embedder: Embedder, *,
+                 router: RouterConfig | None = None, grader: GraderConfig | None = None,
+                 planner: PlannerConfig | None = None, sufficiency: SufficiencyConfig | None = None,
+                 selection: SelectionConfig | None = None,
+                 vectorise: Callable[[Sequence[str]], np.ndarray] | None = None) -> None:
+        self.embedder = embedder
+        self._vectorise = vectorise
+        self.router_config = router or RouterConfig()
+        self.grader_config = grader or GraderConfig()
+        self.planner_config = planner or PlannerConfig()
+        self.sufficiency_config = sufficiency or SufficiencyConfig()
+        self.selection_config = selection or SelectionConfig()
+
+    def vectorise(self, texts: Sequence[str]) -> np.ndarray:
+        """Unit vectors of `texts` (rows)."""
+        if self._vectorise is not None:
+            return self._vectorise(texts)
+        return np.asarray(self.embedder.embed(texts), dtype=np.float32).reshape(len(texts), self.embedder.dim)
+
+    def route(self, question: str) -> RouteDecision:
+        return route_question(question, self.embedder, self.router_config)
+
+    def plan(self, question: str, route: RouteDecision) -> Plan:
+        return plan_question(question, route)
+
+    def grade(self, question: str, passages: Sequence[Passage], hop: int,
+              query_of: dict[str, str]) -> list[Evidence]:
+        return grade_passages(question, passages, hop, query_of, self.vectorise, self.grader_config)
+
+    def judge(self, question: str, plan: Plan, evidence: Sequence[Evidence]) -> Judgment:
+        return judge_evidence(question, plan, evidence, self.sufficiency_config)
+
+    def next_queries(self, question: str, plan: Plan, evidence: Sequence[Evidence],
+                     asked: Sequence[str]) -> list[SubQuery]:
+        judgment = self.judge(question, plan, evidence)
+        probes = probe_queries(question, judgment.missing_information, asked)
+        if plan.kind == "decomposed":
+            return [*probes, *part_queries(plan, judgment.missing_information, asked)]
+        return [*probes, *bridge_queries(question, evidence, asked, self.planner_config)]
+
+    def select(self, question: str, evidence: Sequence[Evidence], k: int, token_budget: int) -> list[Evidence]:
+        return select_evidence(question, evidence, k, token_budget, self.selection_config)
+
+    def synthesize(self, question: str, route: RouteDecision, evidence: Sequence[Evidence]) -> Answer:
+        return synthesize_answer(question, route, evidence)
+
+    def take_usage(self) -> list[dict[str, object]]:
+        return []  # no provider calls, nothing to charge
