@@ -84,8 +84,9 @@ def ask(question: str, tenant: Annotated[str, typer.Option(help="Tenant name")],
 def up(port: int = 8000, host: str = "127.0.0.1",
        workers: Annotated[int, typer.Option(help="Worker processes")] = 1,
        concurrency: int = 2) -> None:
-    """Embedded Redis (unless SLEUTH_REDIS_URL), the API and workers, in the foreground; Ctrl-C stops all."""
-    from cli.commands import run_up
+    """Embedded Redis (unless SLEUTH_REDIS_URL), the API, one beat and workers, supervised (a dead child is
+    restarted with backoff); Ctrl-C stops all."""
+    from cli.up import run_up
 
     run_up(_settings(), host=host, port=port, workers=workers, concurrency=concurrency, console=console)
 
