@@ -33,6 +33,7 @@ from storage._records import (
     mark_hop_reduced,
     save_hop,
 )
+from storage._recovery import list_idle, list_stranded_deliveries
 from storage._tenants import authenticate, create_tenant, get_tenant, get_tenant_by_name, list_tenants
 from storage._views import event_view, investigation_view
 
@@ -56,7 +57,9 @@ __all__ = [
     "list_events",
     "list_evidence",
     "list_hops",
+    "list_idle",
     "list_overdue",
+    "list_stranded_deliveries",
     "list_tenants",
     "mark_delivery",
     "mark_hop_reduced",

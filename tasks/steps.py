@@ -41,7 +41,7 @@ log = logging.getLogger(__name__)
 class Next:
     """What to run after a step: a hop's retrievals (+ reducer), synthesis, deliveries, or nothing."""
 
-    kind: str  # "hop" | "synthesize" | "deliver" | "done"
+    kind: str  # "start" | "hop" | "synthesize" | "deliver" | "done"
     hop: int = 0
     slots: tuple[tuple[int, str], ...] = ()  # (sub-query index, engine) pairs of the hop
     deliveries: tuple[str, ...] = ()
