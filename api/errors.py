@@ -63,7 +63,7 @@ async def sleuth_error_handler(request: Request, exc: Exception) -> JSONResponse
     code = status_of(exc)
     headers: dict[str, str] = {}
     if isinstance(exc, ValidationFailed):
-        loc = list(exc.loc) if isinstance(exc, FieldError) else ["body", exc.field]
+        loc = list(exc.loc) if isinstance(exc, FieldError) else ["body", *exc.field.split(".")]
         return JSONResponse({"detail": [{"loc": loc, "msg": exc.message, "type": "value_error"}]}, 422)
     if isinstance(exc, NotAuthenticated):
         headers["www-authenticate"] = "Bearer"

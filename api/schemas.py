@@ -6,47 +6,17 @@ these models document and type its core for OpenAPI without dropping anything it
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Any
 
-from pydantic import AnyHttpUrl, BaseModel, ConfigDict, Field, field_validator
+from pydantic import BaseModel, ConfigDict
 
-from investigation.state import Mode
+from app.requests import BudgetOverride, InvestigationRequest, WebhookCallback
 
-
-class _Strict(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+__all__ = ["BudgetOverride", "InvestigationCreate", "InvestigationRequest", "WebhookCallback"]
 
 
-class WebhookCallback(_Strict):
-    """Deliver the finished investigation by a signed POST to `url`."""
-
-    type: Literal["webhook"]
-    url: AnyHttpUrl
-
-
-class BudgetOverride(_Strict):
-    """Per-investigation limits; each may only lower (never raise) the tenant's and the server's limits."""
-
-    max_hops: int | None = Field(default=None, ge=1, le=10)
-    max_retrieval_calls: int | None = Field(default=None, ge=1, le=500)
-    max_llm_tokens: int | None = Field(default=None, ge=0, le=10_000_000)
-    deadline_seconds: int | None = Field(default=None, ge=5, le=3600)
-
-
-class InvestigationCreate(_Strict):
-    """The body of ``POST /v1/investigations``."""
-
-    question: str = Field(min_length=1, description="The question or ticket text, kept verbatim.")
-    callback: WebhookCallback | None = None
-    mode: Literal["agentic", "single-shot"] = Mode.AGENTIC.value
-    budget: BudgetOverride | None = None
-
-    @field_validator("question")
-    @classmethod
-    def _not_blank(cls, value: str) -> str:
-        if not value.strip():
-            raise ValueError("must not be blank")
-        return value
+# What a client may send is defined once, in the application layer, for every way in.
+InvestigationCreate = InvestigationRequest
 
 
 class _Open(BaseModel):

@@ -246,16 +246,13 @@ def run_bench(settings: Settings, dataset_dir: Path, *, mode: str, k: int, out: 
         else:
             views = []
             for q in questions:
-                with services.session() as session:
-                    tenant = repo.get_tenant(session, tenant_id=tenant_id)
-                    inv, _ = repo.create_investigation(
-                        session, tenant=tenant, question=q["question"], mode=mode, callback=None, budget={},
-                        idempotency_key=None, deadline_seconds=settings.deadline_seconds)
-                    ids.append(inv.id)
-                inline.run(services, ids[-1], deliver=False)
+                inv_id = create_and_launch(
+                    services, tenant_name, q["question"], mode,
+                    launch=lambda i: inline.run(services, i, deliver=False))
+                ids.append(inv_id)
                 with services.session() as session:
                     views.append(repo.investigation_view(
-                        session, investigation=repo.get_investigation(session, investigation_id=ids[-1])))
+                        session, investigation=repo.get_investigation(session, investigation_id=inv_id)))
         wall = time.perf_counter() - started
         rows = [{**_row(services, q, inv_id, view, k), "mode": mode}
                 for q, inv_id, view in zip(questions, ids, views, strict=True)]

@@ -11,9 +11,9 @@ from typing import Any
 from rich.console import Console
 from rich.progress import Progress
 
+from app.intake import Launcher, parse_request, submit_investigation
 from cli import processes, render
 from config.settings import Settings
-from investigation.errors import ValidationFailed
 from workers.wiring import Services
 
 
@@ -62,22 +62,22 @@ def celery_for(settings: Settings):  # type: ignore[no-untyped-def]
 
 
 def create_and_launch(services: Services, tenant_name: str, question: str, mode: str,
-                      callback: dict[str, Any] | None = None) -> str:
+                      callback: dict[str, Any] | None = None, *, audience: str = "agent",
+                      launch: Launcher | None = None) -> str:
+    """Submit a question for a tenant named on the command line (the same intake as the API)."""
     from storage import repositories as repo
     from tasks import workflow
 
-    if mode not in ("agentic", "single-shot"):
-        raise ValidationFailed("mode", "must be agentic or single-shot")
-    if not question.strip():
-        raise ValidationFailed("question", "must not be blank")
+    request = parse_request({"question": question, "mode": mode, "callback": callback, "audience": audience})
     with services.session() as session:
         tenant = repo.get_tenant_by_name(session, name=tenant_name)
-        inv, _ = repo.create_investigation(session, tenant=tenant, question=question, mode=mode,
-                                           callback=callback, budget={}, idempotency_key=None,
-                                           deadline_seconds=services.settings.deadline_seconds)
-        inv_id = inv.id
-    workflow.launch(celery_for(services.settings), inv_id)
-    return inv_id
+    if launch is None:
+        app = celery_for(services.settings)
+
+        def launch(inv_id: str) -> None:
+            workflow.launch(app, inv_id)
+
+    return submit_investigation(services, tenant=tenant, request=request, launch=launch).id
 
 
 def wait_for(services: Services, inv_id: str, *, console: Console | None = None,
@@ -104,10 +104,10 @@ def wait_for(services: Services, inv_id: str, *, console: Console | None = None,
 
 
 def run_ask(settings: Settings, question: str, tenant: str, *, mode: str, as_json: bool,
-            console: Console) -> int:
+            console: Console, audience: str = "agent") -> int:
     with processes.queue_stack(settings) as live:
         services = Services(live)
-        inv_id = create_and_launch(services, tenant, question, mode)
+        inv_id = create_and_launch(services, tenant, question, mode, audience=audience)
         console.print(f"[bold]investigation {inv_id}[/bold]")
         view = wait_for(services, inv_id, console=None if as_json else console)
     if as_json:

@@ -10,6 +10,7 @@ from typing import Annotated
 import typer
 from rich.console import Console
 
+from cli.tools import tools_app
 from config.settings import Settings, get_settings
 from investigation.errors import SleuthError, ValidationFailed
 from workers.names import ALL_QUEUES
@@ -17,6 +18,7 @@ from workers.names import ALL_QUEUES
 app = typer.Typer(add_completion=False, no_args_is_help=True, help=__doc__)
 tenants_app = typer.Typer(no_args_is_help=True, help="Create and list tenants.")
 app.add_typer(tenants_app, name="tenants")
+app.add_typer(tools_app, name="tools")
 console = Console(stderr=True)
 
 
@@ -72,11 +74,14 @@ def ingest(paths: list[Path], tenant: Annotated[str, typer.Option(help="Tenant n
 @app.command()
 def ask(question: str, tenant: Annotated[str, typer.Option(help="Tenant name")],
         as_json: Annotated[bool, typer.Option("--json")] = False,
-        mode: Annotated[str, typer.Option(help="agentic | single-shot")] = "agentic") -> None:
+        mode: Annotated[str, typer.Option(help="agentic | single-shot")] = "agentic",
+        audience: Annotated[str, typer.Option(help="agent | customer: who reads the answer "
+                                              "(internal documents never reach a customer)")] = "agent") -> None:
     """Enqueue one investigation, show live progress, print the cited answer."""
     from cli.commands import run_ask
 
-    code = run_ask(_settings(), question, tenant, mode=mode, as_json=as_json, console=console)
+    code = run_ask(_settings(), question, tenant, mode=mode, as_json=as_json, console=console,
+                   audience=audience)
     raise typer.Exit(code)
 
 
@@ -98,10 +103,12 @@ def api(host: str = "127.0.0.1", port: int = 8000) -> None:
 
     from api.app import create_app
     from api.log_redaction import install as redact_logs
+    from observability import logs
 
-    config = uvicorn.Config(create_app(_settings()), host=host, port=port, log_level="info")
-    redact_logs()  # after uvicorn configured its loggers: the access log prints full paths (?key=...)
-    uvicorn.Server(config).run()
+    logs.configure(_settings())
+    redact_logs()  # the access log prints full paths (?key=...): masked before any handler formats them
+    # log_config=None: uvicorn's loggers go through Sleuth's handler (JSON or text, like every process).
+    uvicorn.run(create_app(_settings()), host=host, port=port, log_config=None)
 
 
 def _beat_schedule_file(settings: Settings) -> Path:

@@ -66,6 +66,9 @@ def run_up(settings: Settings, *, host: str, port: int, workers: int, concurrenc
            console: Console, policy: RestartPolicy | None = None) -> None:
     if processes.running_stack(settings):
         raise ValidationFailed("SLEUTH_HOME", "a `sleuth up` already runs for this home")
+    from observability import metrics
+
+    metrics.reset_dir(settings)  # counters start from zero with the stack; children share this directory
     children, url = stack_children(settings, host=host, port=port, workers=workers, concurrency=concurrency)
     run_file = processes.run_file(settings)
     run_file.parent.mkdir(parents=True, exist_ok=True)

@@ -12,15 +12,12 @@ from collections.abc import Sequence
 
 from heuristic.focus import focus_names
 from heuristic.prose import Unit, units, with_context
+from investigation.answers import evidence_tokens
 from investigation.state import Evidence
 from investigation.text import content_stems, count_tokens, fold
 
 UNIT_SEPARATOR = "\n\n"
 
-
-def evidence_tokens(evidence: Sequence[Evidence]) -> int:
-    """Tokens handed to synthesis: every title and text."""
-    return sum(count_tokens(e.title) + count_tokens(e.text) for e in evidence)
 
 
 def _truncate(sentence: str, budget: int) -> str:

@@ -6,13 +6,13 @@ a passage) count as part of the question: "Hank Snow" is what "Hello Love's perf
 
 from __future__ import annotations
 
-import hashlib
 import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 import numpy as np
 
+from investigation.citations import evidence_id
 from investigation.state import Evidence, Grade, Passage
 from investigation.text import ask_sentence, content_stems, entities, fold, stem, words
 
@@ -29,11 +29,6 @@ class GraderConfig:
     bridge_weight: float = 0.8  # how much a bridged passage's agreement with its sub-query counts
     correct: float = 0.52
     ambiguous: float = 0.42
-
-
-def evidence_id(chunk_id: str) -> str:
-    """Stable, deterministic evidence id of a chunk within an investigation."""
-    return "ev_" + hashlib.sha1(chunk_id.encode("utf-8")).hexdigest()[:10]
 
 
 def weighted_terms(text: str) -> dict[str, float]:

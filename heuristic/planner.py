@@ -11,7 +11,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from heuristic.router import compared_entities, split_independent
-from investigation.state import Evidence, Grade, Plan, Route, RouteDecision, SubQuery
+from investigation.state import Evidence, Grade, Plan, PlanKind, QueryKind, Route, RouteDecision, SubQuery
 from investigation.text import (
     QUESTION_WORDS,
     STOPWORDS,
@@ -19,6 +19,7 @@ from investigation.text import (
     content_words,
     entities,
     fold,
+    query_key,
     quoted_titles,
     split_sentences,
     stem,
@@ -45,11 +46,6 @@ class PlannerConfig:
     max_unresolved_words: int = 6
 
 
-def normalise_query(text: str) -> str:
-    """The comparison key of a query: folded content words, in order."""
-    return " ".join(content_words(text))
-
-
 def property_words(question: str, names: Sequence[str]) -> list[str]:
     """What a comparison asks about: the question's content words outside the compared names."""
     name_stems = {stem(w) for name in names for w in words(name)}
@@ -58,18 +54,20 @@ def property_words(question: str, names: Sequence[str]) -> list[str]:
 
 def plan_question(question: str, route: RouteDecision) -> Plan:
     """The original question first, then one sub-query per compared entity / independent part."""
-    original = SubQuery(text=question, purpose="original question")
+    original = SubQuery(text=question, purpose="original question", kind=QueryKind.ORIGINAL)
     if route.route is Route.MULTI_PART:
         names = compared_entities(question)
         if len(names) >= 2:
             prop = " ".join(property_words(question, names))
-            subs = tuple(SubQuery(text=f"{name} {prop}".strip(), purpose=f"entity: {name}") for name in names)
-            return Plan(original=question, subqueries=(original, *subs), kind="decomposed")
+            subs = tuple(SubQuery(text=f"{name} {prop}".strip(), purpose=f"entity: {name}",
+                                  kind=QueryKind.PART) for name in names)
+            return Plan(original=question, subqueries=(original, *subs), kind=PlanKind.DECOMPOSED)
         parts = split_independent(question)
         if len(parts) >= 2:
-            subs = tuple(SubQuery(text=part, purpose=f"part {i}") for i, part in enumerate(parts, start=1))
-            return Plan(original=question, subqueries=(original, *subs), kind="decomposed")
-    return Plan(original=question, subqueries=(original,), kind="as_is")
+            subs = tuple(SubQuery(text=part, purpose=f"part {i}", kind=QueryKind.PART)
+                         for i, part in enumerate(parts, start=1))
+            return Plan(original=question, subqueries=(original, *subs), kind=PlanKind.DECOMPOSED)
+    return Plan(original=question, subqueries=(original,), kind=PlanKind.AS_IS)
 
 
 def _specificity(name: str) -> float:
@@ -260,7 +258,7 @@ def unresolved_words(question: str, covered: set[str], config: PlannerConfig = P
 def bridge_queries(question: str, evidence: Sequence[Evidence], asked: Sequence[str],
                    config: PlannerConfig = PlannerConfig()) -> list[SubQuery]:
     """At most `max_new_queries` bridging queries, none equal (normalised) to one already asked."""
-    asked_keys = {normalise_query(q) for q in asked}
+    asked_keys = {query_key(q) for q in asked}
     asked_folded = " | ".join(fold(q) for q in asked)
     out: list[SubQuery] = []
     best = 0.0
@@ -271,11 +269,11 @@ def bridge_queries(question: str, evidence: Sequence[Evidence], asked: Sequence[
             break  # one clear bridge: a second query would mostly cost
         best = max(best, salience)
         text = " ".join([name, *unresolved_words(question, covered, config)]).strip()
-        key = normalise_query(text)
+        key = query_key(text)
         if not key or key in asked_keys:
             continue
         asked_keys.add(key)
-        out.append(SubQuery(text=text, purpose=f"bridge: {name}"))
+        out.append(SubQuery(text=text, purpose=f"bridge: {name}", kind=QueryKind.BRIDGE))
         if len(out) >= config.max_new_queries:
             break
     return out
@@ -283,23 +281,22 @@ def bridge_queries(question: str, evidence: Sequence[Evidence], asked: Sequence[
 
 def part_queries(plan: Plan, missing: Sequence[str], asked: Sequence[str]) -> list[SubQuery]:
     """For a decomposed plan: the bare name of each compared entity no evidence was found for."""
-    asked_keys = {normalise_query(q) for q in asked}
+    asked_keys = {query_key(q) for q in asked}
     out = []
     for item in missing:
         if item.startswith("entity: "):
             name = item.removeprefix("entity: ")
-            if normalise_query(name) and normalise_query(name) not in asked_keys:
-                asked_keys.add(normalise_query(name))
-                out.append(SubQuery(text=name, purpose=f"entity: {name}"))
+            if query_key(name) and query_key(name) not in asked_keys:
+                asked_keys.add(query_key(name))
+                out.append(SubQuery(text=name, purpose=f"entity: {name}", kind=QueryKind.PART))
     return out
 
 
-def probe_queries(question: str, missing: Sequence[str], asked: Sequence[str]) -> list[SubQuery]:
-    """One query for the question's names that no evidence mentions yet ("absent: X" in the judgment),
-    unless a query other than the question itself already asked for them."""
-    names = [m.removeprefix("absent: ") for m in missing if m.startswith("absent: ")]
-    others = " | ".join(fold(q) for q in asked if normalise_query(q) != normalise_query(question))
+def probe_queries(question: str, names: Sequence[str], asked: Sequence[str]) -> list[SubQuery]:
+    """One query for the question's names that no evidence mentions yet (`Judgment.absent`), unless a
+    query other than the question itself already asked for them."""
+    others = " | ".join(fold(q) for q in asked if query_key(q) != query_key(question))
     fresh = [n for n in names if fold(n) not in others]
     if not fresh:
         return []
-    return [SubQuery(text=" ".join(fresh), purpose="probe: " + ", ".join(fresh))]
+    return [SubQuery(text=" ".join(fresh), purpose="probe: " + ", ".join(fresh), kind=QueryKind.PROBE)]

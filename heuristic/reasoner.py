@@ -17,7 +17,17 @@ from heuristic.selection import SelectionConfig, select_evidence
 from heuristic.sufficiency import SufficiencyConfig, judge_evidence
 from heuristic.synthesis import synthesize_answer
 from investigation.ports import Embedder
-from investigation.state import Answer, Evidence, Judgment, Passage, Plan, RouteDecision, SubQuery, Usage
+from investigation.state import (
+    Answer,
+    Evidence,
+    Judgment,
+    Passage,
+    Plan,
+    PlanKind,
+    RouteDecision,
+    SubQuery,
+    Usage,
+)
 
 
 class HeuristicReasoner:
@@ -61,10 +71,9 @@ class HeuristicReasoner:
         return judge_evidence(question, plan, evidence, self.sufficiency_config)
 
     def next_queries(self, question: str, plan: Plan, evidence: Sequence[Evidence],
-                     asked: Sequence[str]) -> list[SubQuery]:
-        judgment = self.judge(question, plan, evidence)
-        probes = probe_queries(question, judgment.missing_information, asked)
-        if plan.kind == "decomposed":
+                     asked: Sequence[str], judgment: Judgment) -> list[SubQuery]:
+        probes = probe_queries(question, judgment.absent, asked)
+        if plan.kind is PlanKind.DECOMPOSED:
             return [*probes, *part_queries(plan, judgment.missing_information, asked)]
         return [*probes, *bridge_queries(question, evidence, asked, self.planner_config)]
 

@@ -10,10 +10,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from heuristic.focus import focus_names, missing_names
-from heuristic.planner import normalise_query
-from heuristic.router import has_bridge_cue
-from investigation.state import Evidence, Grade, Judgment, Plan
-from investigation.text import content_stems, content_words, entities, fold, stem, words
+from heuristic.grader import resolves_bridge
+from heuristic.router import bridge_depth, has_bridge_cue
+from investigation.state import Evidence, Grade, Judgment, Plan, PlanKind
+from investigation.text import content_stems, content_words, entities, fold, query_key, stem, words
 
 
 @dataclass(frozen=True)
@@ -42,11 +42,26 @@ def covers(name: str, evidence: Evidence) -> bool:
 
 def judge_evidence(question: str, plan: Plan, evidence: Sequence[Evidence],
                    config: SufficiencyConfig = SufficiencyConfig()) -> Judgment:
-    """Typed judgment over ALL evidence so far (correct evidence counts fully, ambiguous only for names)."""
+    """Typed judgment over ALL evidence so far (correct evidence counts fully, ambiguous only for names),
+    with the policy's signals: absent names, whether the latest hop resolved a bridge, the useful hops."""
+    absent = absent_names(question, evidence)
+    latest = max((e.hop for e in evidence), default=0)
+    signals = {
+        "absent": tuple(absent),
+        "bridge_resolved": any(resolves_bridge(question, e) for e in evidence if e.hop == latest)
+        if latest > 1 else None,
+        # Measured: a third hop paid off only for questions that nest two descriptions or more.
+        "max_useful_hops": 2 if bridge_depth(question) < 2 else None,
+    }
+    judged = _judge(question, plan, evidence, [f"absent: {n}" for n in absent], config)
+    return judged.model_copy(update=signals)
+
+
+def _judge(question: str, plan: Plan, evidence: Sequence[Evidence], absent: list[str],
+           config: SufficiencyConfig) -> Judgment:
     correct = [e for e in evidence if e.grade is Grade.CORRECT]
     supporting = correct + [e for e in evidence if e.grade is Grade.AMBIGUOUS]
-    absent = absent_names(question, evidence)
-    if plan.kind == "decomposed":
+    if plan.kind is PlanKind.DECOMPOSED:
         judged = _judge_parts(question, plan, evidence, supporting)
         if absent:
             judged = judged.model_copy(update={"sufficient": False, "missing_information": (
@@ -66,7 +81,7 @@ def judge_evidence(question: str, plan: Plan, evidence: Sequence[Evidence],
         missing.append("unresolved: " + " ".join(dict.fromkeys(uncovered)))
 
     answered: list[str] = []
-    decomposed = plan.kind == "decomposed"
+    decomposed = plan.kind is PlanKind.DECOMPOSED
     for sub in plan.subqueries:
         if decomposed and sub.text == plan.original and len(plan.subqueries) > 1:
             continue  # the parts answer it together
@@ -76,9 +91,9 @@ def judge_evidence(question: str, plan: Plan, evidence: Sequence[Evidence],
         if best >= config.subquery_coverage:
             answered.append(sub.text)
 
-    bridged = any(e.hop > 1 and e.grade is Grade.CORRECT and normalise_query(e.query) != normalise_query(question)
+    bridged = any(e.hop > 1 and e.grade is Grade.CORRECT and query_key(e.query) != query_key(question)
                   for e in evidence)
-    needs_bridge = has_bridge_cue(question) and plan.kind != "decomposed"
+    needs_bridge = has_bridge_cue(question) and not decomposed
     if needs_bridge and not bridged:
         missing.append("bridge: the entity the question describes is not resolved yet")
 
@@ -138,13 +153,13 @@ def _conflicting_titles(correct: Sequence[Evidence]) -> list[str]:
 
 
 def absent_names(question: str, evidence: Sequence[Evidence]) -> list[str]:
-    """"absent: NAME" for the specific names of the question that no evidence passage mentions: all of them
-    while only hop 1 has run (a probe for them comes next), then only those that decide the matter."""
+    """The specific names of the question that no evidence passage mentions: all of them while only hop 1
+    has run (a probe for them comes next), then only those that decide the matter."""
     if not evidence:
         return []
-    names = missing_names(question, evidence) if all(e.hop <= 1 for e in evidence) else unsupported_names(
-        question, evidence)
-    return [f"absent: {n}" for n in names]
+    if all(e.hop <= 1 for e in evidence):
+        return missing_names(question, evidence)
+    return unsupported_names(question, evidence)
 
 
 def unsupported_names(question: str, evidence: Sequence[Evidence]) -> list[str]:

@@ -17,14 +17,13 @@ from heuristic.grader import weighted_terms
 from heuristic.prose import units, with_context
 from heuristic.router import compared_entities
 from heuristic.sufficiency import has_support, unsupported_names
+from investigation.answers import refusal
 from investigation.citations import cite
 from investigation.guards import carries_instructions
 from investigation.state import Answer, Evidence, Grade, Route, RouteDecision
 from investigation.text import ask_sentence, fold, stem, words
 from investigation.text import content_stems as _content_stems
 
-REFUSAL = ("The answer is not in the knowledge base: no indexed document supports an answer to this "
-           "question, so I will not guess.")
 DIRECT_REPLY = ("Hello! I'm Sleuth. Ask me a question about your knowledge base and I will investigate it "
                 "and answer with citations.")
 _THANKS_REPLY = "You're welcome! Ask me anything else about your knowledge base whenever you need."
@@ -74,10 +73,6 @@ def direct_answer(question: str) -> Answer:
         return Answer(text=_THANKS_REPLY)
     return Answer(text=DIRECT_REPLY)
 
-
-def refusal(reason: str = "") -> Answer:
-    """The refusal answer ("not in the knowledge base"), with the reason as caveat."""
-    return Answer(text=REFUSAL, refused=True, caveat=reason or "no supporting evidence")
 
 
 @dataclass(frozen=True)

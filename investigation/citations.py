@@ -6,12 +6,18 @@ is removed from the text and the answer carries a caveat saying so.
 
 from __future__ import annotations
 
+import hashlib
 import re
 from collections.abc import Sequence
 
 from investigation.state import Answer, Citation, Evidence
 
 MARKER = re.compile(r"\s?\[(\d{1,3})\]")
+
+
+def evidence_id(chunk_id: str) -> str:
+    """Stable, deterministic evidence id of a chunk within an investigation."""
+    return "ev_" + hashlib.sha1(chunk_id.encode("utf-8")).hexdigest()[:10]
 
 
 def markers_in(text: str) -> list[int]:

@@ -9,9 +9,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from heuristic.compression import evidence_tokens
-from heuristic.planner import normalise_query
-from heuristic.synthesis import refusal
+from investigation.answers import evidence_tokens, refusal
 from investigation.citations import validate
 from investigation.fusion import RankedList, rrf
 from investigation.policy import BudgetSnapshot, decide
@@ -20,16 +18,19 @@ from investigation.state import (
     Answer,
     Evidence,
     Judgment,
+    LoopAction,
     LoopDecision,
     Mode,
     Passage,
     Plan,
+    QueryKind,
     Route,
     RouteDecision,
     Status,
     StopReason,
     SubQuery,
 )
+from investigation.text import query_key
 
 __all__ = ["BudgetSnapshot", "FinalOutcome", "HopOutcome", "SlotResult", "StartOutcome", "finish",
            "reduce_hop", "start"]
@@ -85,12 +86,12 @@ def start(reasoner: Reasoner, *, question: str, mode: Mode) -> StartOutcome:
     if route.route is Route.OUT_OF_CORPUS:
         return StartOutcome(route=route, plan=None, answer=refusal(route.reason),
                             stop_reason=StopReason.UNANSWERABLE)
-    original = SubQuery(text=question, purpose="original question")
+    original = SubQuery(text=question, purpose="original question", kind=QueryKind.ORIGINAL)
     if mode is Mode.SINGLE_SHOT:
         return StartOutcome(route=route, plan=Plan(original=question, subqueries=(original,)), answer=None,
                             stop_reason=None)
     plan = reasoner.plan(question, route)
-    if all(normalise_query(s.text) != normalise_query(question) for s in plan.subqueries):
+    if all(query_key(s.text) != query_key(question) for s in plan.subqueries):
         plan = plan.model_copy(update={"subqueries": (original, *plan.subqueries)})
     if plan.original != question:
         plan = plan.model_copy(update={"original": question})
@@ -112,16 +113,16 @@ def reduce_hop(reasoner: Reasoner, *, question: str, plan: Plan, hop: int, mode:
     judgment = reasoner.judge(question, plan, everything)
     candidates: list[SubQuery] = []
     if mode is Mode.AGENTIC and not judgment.sufficient and hop < budget.max_hops:
-        asked_keys = {normalise_query(q) for q in asked}
-        for sub in reasoner.next_queries(question, plan, everything, asked):
-            key = normalise_query(sub.text)
+        asked_keys = {query_key(q) for q in asked}
+        for sub in reasoner.next_queries(question, plan, everything, asked, judgment):
+            key = query_key(sub.text)
             if key and key not in asked_keys:
                 asked_keys.add(key)
                 candidates.append(sub)
     engines = len({r.engine for r in results}) or 1
     if results and not ok and not evidence:
         failures = "; ".join(sorted({f"{r.engine}: {r.error}" for r in results}))
-        decision = LoopDecision(action="stop", reason=StopReason.ERROR, detail=f"every retrieval failed ({failures})")
+        decision = LoopDecision(action=LoopAction.STOP, reason=StopReason.ERROR, detail=f"every retrieval failed ({failures})")
     else:
         decision = decide(question=question, mode=mode, judgment=judgment, budget=budget, evidence=everything,
                           new_evidence=new_evidence, candidates=candidates, engines=engines)

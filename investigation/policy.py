@@ -1,6 +1,8 @@
 """Stop rules of the loop: after each hop, continue with named next queries or stop with a reason.
 
 Each rule is checked in a fixed order, so the recorded reason is the most informative one that applies.
+The rules read only typed signals (`Judgment`, `SubQuery.kind`, grades, budgets): no reasoner's language
+rules steer another reasoner's run.
 """
 
 from __future__ import annotations
@@ -8,9 +10,17 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from heuristic.grader import resolves_bridge
-from heuristic.router import bridge_depth
-from investigation.state import Evidence, Grade, Judgment, LoopDecision, Mode, StopReason, SubQuery
+from investigation.state import (
+    Evidence,
+    Grade,
+    Judgment,
+    LoopAction,
+    LoopDecision,
+    Mode,
+    QueryKind,
+    StopReason,
+    SubQuery,
+)
 
 
 @dataclass(frozen=True)
@@ -27,7 +37,7 @@ class BudgetSnapshot:
 
 
 def _stop(reason: StopReason, detail: str) -> LoopDecision:
-    return LoopDecision(action="stop", reason=reason, detail=detail)
+    return LoopDecision(action=LoopAction.STOP, reason=reason, detail=detail)
 
 
 def decide(*, question: str, mode: Mode, judgment: Judgment, budget: BudgetSnapshot, evidence: Sequence[Evidence],
@@ -41,23 +51,21 @@ def decide(*, question: str, mode: Mode, judgment: Judgment, budget: BudgetSnaps
     relevant = [e for e in evidence if e.grade is not Grade.INCORRECT]
     if not relevant:
         return _stop(StopReason.UNANSWERABLE, "no retrieved passage agrees with the question")
-    absent = [m.removeprefix("absent: ") for m in judgment.missing_information if m.startswith("absent: ")]
-    if absent and not any(c.purpose.startswith("probe") for c in candidates):
+    probing = any(c.kind is QueryKind.PROBE for c in candidates)
+    if judgment.absent and not probing:
         return _stop(StopReason.UNANSWERABLE, "searched for and found nowhere in the knowledge base: "
-                     + ", ".join(absent))
+                     + ", ".join(judgment.absent))
     if budget.seconds_left <= 0:
         return _stop(StopReason.DEADLINE, "the investigation's deadline has passed")
     if budget.hops_done >= budget.max_hops:
         return _stop(StopReason.HOP_CAP, f"{budget.hops_done} of {budget.max_hops} hops done")
     if budget.hops_done > 1 and not any(e.grade is not Grade.INCORRECT for e in new_evidence):
         return _stop(StopReason.NO_NEW_EVIDENCE, "the last hop found nothing new that agrees with the question")
-    if budget.hops_done > 1 and not any(resolves_bridge(question, e) for e in new_evidence) and not any(
-            c.purpose.startswith("probe") for c in candidates):
+    if budget.hops_done > 1 and judgment.bridge_resolved is False and not probing:
         return _stop(StopReason.NO_NEW_EVIDENCE, "the last hop resolved no bridge entity: the chain stalled")
-    if budget.hops_done >= 2 and bridge_depth(question) < 2 and not any(
-            c.purpose.startswith("probe") for c in candidates):
-        # Measured: a third hop paid off only for questions that nest two descriptions or more.
-        return _stop(StopReason.NO_NEW_EVIDENCE, "one bridge was asked for and followed; the chain is complete")
+    if (judgment.max_useful_hops is not None and budget.hops_done >= judgment.max_useful_hops
+            and not probing):
+        return _stop(StopReason.NO_NEW_EVIDENCE, "the chain the question describes has been followed to its end")
     if not candidates:
         return _stop(StopReason.NO_NEW_EVIDENCE, "nothing left to ask: no bridging query can be formed")
     per_query = max(1, engines)
@@ -70,5 +78,5 @@ def decide(*, question: str, mode: Mode, judgment: Judgment, budget: BudgetSnaps
     # Later hops follow one chain only: the first bridge is the best-supported one.
     chosen = tuple(candidates[: min(affordable, max_queries_per_hop if budget.hops_done == 1 else 1)])
     missing = "; ".join(judgment.missing_information) or "answer incomplete"
-    return LoopDecision(action="continue", reason="insufficient", next_queries=chosen,
+    return LoopDecision(action=LoopAction.CONTINUE, reason="insufficient", next_queries=chosen,
                         detail=f"missing: {missing}")

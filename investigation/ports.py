@@ -66,9 +66,10 @@ class Reasoner(Protocol):
     def judge(self, question: str, plan: Plan, evidence: Sequence[Evidence]) -> Judgment: ...
 
     def next_queries(
-        self, question: str, plan: Plan, evidence: Sequence[Evidence], asked: Sequence[str]
+        self, question: str, plan: Plan, evidence: Sequence[Evidence], asked: Sequence[str], judgment: Judgment
     ) -> list[SubQuery]:
-        """Bridging queries for the next hop; never repeats anything in `asked`."""
+        """Queries for the next hop, from `judgment` (this hop's, by `judge`) and the evidence; never repeats
+        anything in `asked`. Each carries its `kind` (bridge, probe, part...) for the stop policy."""
         ...
 
     def select(self, question: str, evidence: Sequence[Evidence], k: int, token_budget: int) -> list[Evidence]:
@@ -90,6 +91,8 @@ class Deliverer(Protocol):
     channel: str
 
     def deliver(self, *, delivery_id: str, target: dict[str, object], payload: dict[str, object],
-                secret: str) -> dict[str, object]:
-        """Send once; return attempt details (status_code, ...). Raise TransientError/PermanentError."""
+                secret: str, resume: bool = False) -> dict[str, object]:
+        """Send once; return attempt details (status_code, detail, ...). Raise TransientError (with
+        `uncertain` when the send may have happened) or PermanentError. `resume`: an earlier attempt's
+        outcome is unknown, so a receiver without idempotency keys is checked before sending again."""
         ...

@@ -59,6 +59,7 @@ class JudgmentOut(_Out):
     missing_information: list[str] = Field(default_factory=list, max_length=10)
     conflicts: list[str] = Field(default_factory=list, max_length=10)
     confidence: float = Field(ge=0.0, le=1.0)
+    absent: list[str] = Field(default_factory=list, max_length=10)
 
 
 class NextQueriesOut(_Out):
@@ -105,8 +106,10 @@ JUDGE_TOOL = _tool(
      "answered_subqueries": {"type": "array", "maxItems": 10, "items": _STR},
      "missing_information": {"type": "array", "maxItems": 10, "items": _STR},
      "conflicts": {"type": "array", "maxItems": 10, "items": _STR},
-     "confidence": _UNIT},
-    ["sufficient", "answered_subqueries", "missing_information", "conflicts", "confidence"])
+     "confidence": _UNIT,
+     "absent": {"type": "array", "maxItems": 10, "items": _STR,
+                "description": "Names from the question that no passage mentions at all."}},
+    ["sufficient", "answered_subqueries", "missing_information", "conflicts", "confidence", "absent"])
 NEXT_QUERIES_TOOL = _tool(
     "record_next_queries", "Record the search queries of the next hop (none when nothing can be named).",
     {"queries": {"type": "array", "maxItems": 3, "items": _SUBQUERY}}, ["queries"])
@@ -174,6 +177,7 @@ Your job: JUDGE whether the graded evidence so far is SUFFICIENT to answer the o
 - missing_information: each missing piece, named precisely (e.g. "the birthplace of Hank Snow").
 - conflicts: evidence that contradicts other evidence.
 - confidence in [0, 1].
+- absent: the specific names of the question (product, feature, person, title) that no passage mentions at all, spelled as in the question; empty when every name occurs somewhere.
 """ + _DECISION_TAIL
 
 NEXT_QUERIES_SYSTEM = _COMMON + """

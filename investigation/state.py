@@ -54,6 +54,37 @@ class StopReason(StrEnum):
     ERROR = "error"
 
 
+class PlanKind(StrEnum):
+    """How a plan relates to the question: searched as written, split into parts, rewritten, or bridged."""
+
+    AS_IS = "as_is"
+    DECOMPOSED = "decomposed"
+    REWRITTEN = "rewritten"
+    BRIDGED = "bridged"
+
+
+class QueryKind(StrEnum):
+    """What a sub-query is for; the stop policy reads this, never the free-text `purpose`."""
+
+    ORIGINAL = "original"  # the question as asked
+    PART = "part"  # one independent part or compared entity of a decomposed question
+    BRIDGE = "bridge"  # follows an entity/term a previous hop found
+    PROBE = "probe"  # looks once more for names of the question no evidence mentions yet
+    OTHER = "other"  # anything else a reasoner proposes
+
+
+class LoopAction(StrEnum):
+    CONTINUE = "continue"
+    STOP = "stop"
+
+
+class HopState(StrEnum):
+    """A hop row's lifecycle: its queries are planned, then its results are reduced (decision recorded)."""
+
+    PLANNED = "planned"
+    REDUCED = "reduced"
+
+
 class Frozen(BaseModel):
     model_config = ConfigDict(frozen=True)
 
@@ -107,7 +138,8 @@ class RouteDecision(Frozen):
 
 class SubQuery(Frozen):
     text: str
-    purpose: str = ""  # which part of the question it serves (e.g. "entity: Christopher Nolan")
+    purpose: str = ""  # which part of the question it serves, for people (e.g. "entity: Christopher Nolan")
+    kind: QueryKind = QueryKind.OTHER
 
 
 class Plan(Frozen):
@@ -115,17 +147,26 @@ class Plan(Frozen):
 
     original: str
     subqueries: tuple[SubQuery, ...]
-    kind: str = "as_is"  # as_is | decomposed | rewritten | bridged
+    kind: PlanKind = PlanKind.AS_IS
 
 
 class Judgment(Frozen):
-    """Typed sufficiency judgment of the evidence so far."""
+    """Typed sufficiency judgment of the evidence so far.
+
+    The signals the stop policy reads are typed fields any reasoner fills: `absent` (names of the question
+    that no evidence mentions and that decide it), `bridge_resolved` (the latest hop's evidence is about
+    the entity a bridging query asked for; None = not assessed) and `max_useful_hops` (hops beyond which
+    the reasoner expects nothing more; None = no estimate). `missing_information` is for people and prompts.
+    """
 
     sufficient: bool
     answered_subqueries: tuple[str, ...] = ()
     missing_information: tuple[str, ...] = ()
     conflicts: tuple[str, ...] = ()
     confidence: float = Field(default=0.0, ge=0.0, le=1.0)
+    absent: tuple[str, ...] = ()
+    bridge_resolved: bool | None = None
+    max_useful_hops: int | None = Field(default=None, ge=1)
 
 
 class Citation(Frozen):
@@ -153,7 +194,7 @@ class Usage(Frozen):
 class LoopDecision(Frozen):
     """What the policy decided after a hop: continue with `next_queries`, or stop with `reason`."""
 
-    action: str  # "continue" | "stop"
+    action: LoopAction
     reason: StopReason | str
     next_queries: tuple[SubQuery, ...] = ()
     detail: str = ""

@@ -81,6 +81,11 @@ def content_words(text: str) -> list[str]:
     return [w for w in words(text) if w not in STOPWORDS and (len(w) > 1 or w.isdigit())]
 
 
+def query_key(text: str) -> str:
+    """The comparison key of a search query: folded content words, in order."""
+    return " ".join(content_words(text))
+
+
 def content_stems(text: str) -> set[str]:
     """The set of stems of `content_words(text)`."""
     return {stem(w) for w in content_words(text)}

@@ -15,16 +15,56 @@ STATUSES = ("pending", "delivered", "dead")
 
 
 def get_or_create_delivery(
-    session: Session, *, investigation_id: str, tenant_id: str, channel: str, target: dict[str, Any]
+    session: Session, *, investigation_id: str, tenant_id: str, channel: str, target: dict[str, Any],
+    slot: str | None = None,
 ) -> Delivery:
-    """The delivery of this investigation on this channel; created (pending) if there is none yet."""
+    """The delivery of this investigation in `slot` (default: the channel type); created (pending) if
+    there is none yet."""
+    slot = slot or channel
     delivery = Delivery(
-        investigation_id=investigation_id, tenant_id=tenant_id, channel=channel, target=dict(target)
+        investigation_id=investigation_id, tenant_id=tenant_id, channel=channel, slot=slot, target=dict(target)
     )
-    stmt = select(Delivery).where(Delivery.investigation_id == investigation_id, Delivery.channel == channel)
+    stmt = select(Delivery).where(Delivery.investigation_id == investigation_id, Delivery.slot == slot)
     with write(session):
-        insert_ignore(session, Delivery, [row_values(delivery)], ["investigation_id", "channel"])
+        insert_ignore(session, Delivery, [row_values(delivery)], ["investigation_id", "slot"])
         return session.exec(stmt.execution_options(populate_existing=True)).one()
+
+
+def delivery_rows(investigation_id: str, tenant_id: str, callback: Any) -> list[Delivery]:
+    """The Delivery rows of a callback: one object → one row (slot = its type); a list → one row per
+    entry (slot = ``"{index}:{type}"``)."""
+    if callback is None:
+        return []
+    entries = [(str(callback["type"]), callback)] if isinstance(callback, dict) else [
+        (f"{i}:{entry['type']}", entry) for i, entry in enumerate(callback)]
+    return [Delivery(investigation_id=investigation_id, tenant_id=tenant_id, channel=str(entry["type"]),
+                     slot=slot, target={k: v for k, v in entry.items() if k != "type"})
+            for slot, entry in entries]
+
+
+def mark_started(session: Session, *, delivery_id: str, number: int) -> None:
+    """Attempt `number` is about to send: a later attempt that finds `started > attempts` knows a worker
+    died mid-attempt (its outcome unknown)."""
+    stmt = (
+        update(Delivery)
+        .where(col(Delivery.id) == delivery_id, col(Delivery.started) < number)
+        .values(started=number)
+        .execution_options(synchronize_session=False)
+    )
+    with write(session):
+        session.execute(stmt)
+
+
+def list_deliveries_by_status(session: Session, *, tenant_id: str, status: str | None = None,
+                              limit: int = 100) -> list[Delivery]:
+    """The tenant's deliveries, newest first, optionally only those in `status`."""
+    if status is not None and status not in STATUSES:
+        raise ValidationFailed("status", f"must be one of {', '.join(STATUSES)}")
+    stmt = select(Delivery).where(Delivery.tenant_id == tenant_id)
+    if status is not None:
+        stmt = stmt.where(Delivery.status == status)
+    stmt = stmt.order_by(col(Delivery.created_at).desc(), col(Delivery.id)).limit(limit)
+    return list(session.exec(stmt.execution_options(populate_existing=True)).all())
 
 
 def get_delivery(session: Session, *, delivery_id: str, tenant_id: str | None = None) -> Delivery:
@@ -39,7 +79,7 @@ def list_deliveries(session: Session, *, investigation_id: str) -> list[Delivery
     stmt = (
         select(Delivery)
         .where(Delivery.investigation_id == investigation_id)
-        .order_by(col(Delivery.created_at), col(Delivery.channel))
+        .order_by(col(Delivery.created_at), col(Delivery.slot))
     )
     return list(session.exec(stmt.execution_options(populate_existing=True)).all())
 
@@ -52,10 +92,13 @@ def record_attempt(
     status_code: int | None,
     error: str | None,
     duration_ms: float,
+    detail: str | None = None,
+    uncertain: bool = False,
 ) -> DeliveryAttempt:
     """Log attempt `number` once (a redelivered task gets the logged row back); keeps `attempts` current."""
     attempt = DeliveryAttempt(
-        delivery_id=delivery_id, number=number, status_code=status_code, error=error, duration_ms=duration_ms
+        delivery_id=delivery_id, number=number, status_code=status_code, error=error, duration_ms=duration_ms,
+        detail=detail, uncertain=uncertain,
     )
     with write(session):
         get_delivery(session, delivery_id=delivery_id)  # NotFound rather than a foreign-key error

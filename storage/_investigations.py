@@ -12,7 +12,8 @@ from sqlmodel import Session, col, select
 from investigation.errors import NotFound, ValidationFailed
 from investigation.state import Mode, Status
 from storage._common import insert_ignore, naive_utc, row_values, write
-from storage.models import Delivery, Investigation, Tenant, utcnow
+from storage._deliveries import delivery_rows
+from storage.models import Investigation, Tenant, utcnow
 
 ACTIVE = (Status.QUEUED.value, Status.RUNNING.value)
 TERMINAL = (Status.ANSWERED.value, Status.REFUSED.value, Status.FAILED.value)
@@ -25,10 +26,13 @@ def create_investigation(
     tenant: Tenant,
     question: str,
     mode: str,
-    callback: dict[str, Any] | None,
+    callback: dict[str, Any] | list[dict[str, Any]] | None,
     budget: dict[str, Any],
     idempotency_key: str | None,
     deadline_seconds: int,
+    audience: str = "agent",
+    principals: Sequence[str] = (),
+    context: dict[str, Any] | None = None,
 ) -> tuple[Investigation, bool]:
     """(investigation, created). The same (tenant, idempotency_key) returns the existing one, uncreated.
 
@@ -37,11 +41,16 @@ def create_investigation(
     """
     tenant_id = tenant.id
     _validate(question=question, mode=mode, callback=callback, deadline_seconds=deadline_seconds)
+    if audience not in ("agent", "customer"):
+        raise ValidationFailed("audience", "must be agent or customer")
     now = utcnow()
     inv = Investigation(
         tenant_id=tenant_id,
         question=question,
         mode=mode,
+        audience=audience,
+        principals=list(principals),
+        context=dict(context or {}),
         callback=callback,
         budget=dict(budget),
         idempotency_key=idempotency_key,
@@ -52,13 +61,7 @@ def create_investigation(
     with write(session):
         created = insert_ignore(session, Investigation, [row_values(inv)], ["tenant_id", "idempotency_key"])
         if created and callback is not None:
-            delivery = Delivery(
-                investigation_id=inv.id,
-                tenant_id=tenant_id,
-                channel=str(callback["type"]),
-                target={k: v for k, v in callback.items() if k != "type"},
-            )
-            session.add(delivery)
+            session.add_all(delivery_rows(inv.id, tenant_id, callback))
             session.flush()
         if created:
             return get_investigation(session, investigation_id=inv.id), True
@@ -69,13 +72,18 @@ def create_investigation(
         return session.exec(stmt.execution_options(populate_existing=True)).one(), False
 
 
-def _validate(*, question: str, mode: str, callback: dict[str, Any] | None, deadline_seconds: int) -> None:
+def _validate(*, question: str, mode: str, callback: dict[str, Any] | list[dict[str, Any]] | None,
+              deadline_seconds: int) -> None:
     if not isinstance(question, str) or not question.strip():
         raise ValidationFailed("question", "must not be empty")
     if mode not in {m.value for m in Mode}:
         raise ValidationFailed("mode", f"must be one of {', '.join(m.value for m in Mode)}")
-    if callback is not None and not (isinstance(callback, dict) and isinstance(callback.get("type"), str)):
-        raise ValidationFailed("callback", "must be an object with a 'type'")
+    entries = [callback] if isinstance(callback, dict) else callback
+    if callback is not None and not (
+        isinstance(entries, list) and entries
+        and all(isinstance(e, dict) and isinstance(e.get("type"), str) for e in entries)
+    ):
+        raise ValidationFailed("callback", "must be an object with a 'type', or a non-empty list of them")
     if deadline_seconds <= 0:
         raise ValidationFailed("deadline_seconds", "must be positive")
 

@@ -2,14 +2,14 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from sqlalchemy import update
 from sqlmodel import Session, col, select
 
 from investigation.errors import NotFound
-from investigation.state import Evidence
+from investigation.state import Evidence, HopState
 from storage._common import insert_ignore, row_values, write
 from storage.models import EvidenceRecord, Hop, TraceEvent, utcnow
 
@@ -46,9 +46,9 @@ def mark_hop_reduced(
         .where(
             col(Hop.investigation_id) == investigation_id,
             col(Hop.number) == number,
-            col(Hop.state) == "planned",
+            col(Hop.state) == HopState.PLANNED.value,
         )
-        .values(state="reduced", decision=dict(decision))
+        .values(state=HopState.REDUCED.value, decision=dict(decision))
         .execution_options(synchronize_session=False)
     )
     with write(session):
@@ -95,6 +95,11 @@ def list_evidence(session: Session, *, investigation_id: str) -> list[EvidenceRe
     return list(session.exec(stmt).all())
 
 
+# Called after a trace event was written for the first time (metrics, logs); never raises into the step.
+EventObserver = Callable[[Session, TraceEvent], None]
+EVENT_OBSERVERS: list[EventObserver] = []
+
+
 def add_event(
     session: Session, *, investigation_id: str, step_key: str, kind: str, hop: int = 0, data: dict[str, Any]
 ) -> bool:
@@ -103,7 +108,11 @@ def add_event(
         investigation_id=investigation_id, step_key=step_key, kind=kind, hop=hop, data=dict(data), at=utcnow()
     )
     with write(session):
-        return insert_ignore(session, TraceEvent, [row_values(event)], ["investigation_id", "step_key"]) == 1
+        added = insert_ignore(session, TraceEvent, [row_values(event)], ["investigation_id", "step_key"]) == 1
+    if added:
+        for observer in EVENT_OBSERVERS:
+            observer(session, event)
+    return added
 
 
 def list_events(session: Session, *, investigation_id: str, after_id: int = 0) -> list[TraceEvent]:

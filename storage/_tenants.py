@@ -7,6 +7,7 @@ import hashlib
 import hmac
 import re
 import secrets
+from collections.abc import Sequence
 from typing import Any
 
 from sqlmodel import Session, col, select
@@ -54,8 +55,10 @@ def validate_limits(limits: dict[str, Any] | None) -> dict[str, int]:
     return checked
 
 
-def create_tenant(session: Session, *, name: str, limits: dict[str, Any] | None = None) -> tuple[Tenant, str]:
-    """A new tenant and its plaintext API key (returned once, never stored)."""
+def create_tenant(session: Session, *, name: str, limits: dict[str, Any] | None = None,
+                  allowed_hosts: Sequence[str] = ()) -> tuple[Tenant, str]:
+    """A new tenant and its plaintext API key (returned once, never stored). `allowed_hosts`: canonical
+    outbound allowlist entries (see `adapters.delivery.outbound.canonical_host`)."""
     validate_tenant_name(name)
     limits = validate_limits(limits)
     api_key = new_api_key()
@@ -65,6 +68,7 @@ def create_tenant(session: Session, *, name: str, limits: dict[str, Any] | None 
         api_key_prefix=api_key[:8],
         webhook_secret=new_webhook_secret(),
         limits=dict(limits or {}),
+        allowed_hosts=list(allowed_hosts),
     )
     with write(session):
         if not insert_ignore(session, Tenant, [row_values(tenant)], ["name"]):

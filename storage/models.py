@@ -12,6 +12,8 @@ from typing import Any
 from sqlalchemy import JSON, Column, DateTime, Text, UniqueConstraint
 from sqlmodel import Field, SQLModel
 
+from investigation.state import HopState
+
 
 def new_id() -> str:
     return uuid.uuid4().hex
@@ -33,6 +35,22 @@ class Tenant(SQLModel, table=True):
     api_key_prefix: str = Field(max_length=16)  # first chars, to recognise a key in logs
     webhook_secret: str = Field(max_length=100)  # "whsec_<base64>", Standard Webhooks style
     limits: dict[str, Any] = Field(default_factory=dict, sa_column=Column(JSON, nullable=False))
+    # Hosts (names or addresses) this tenant's deliveries may reach although private/loopback.
+    allowed_hosts: list[str] = Field(default_factory=list, sa_column=Column(JSON, nullable=False))
+    created_at: datetime = Field(default_factory=utcnow, sa_type=NAIVE_UTC)
+
+
+class Channel(SQLModel, table=True):
+    """A tenant's named delivery channel (smtp, zendesk, freshdesk). Secrets are encrypted (Fernet)."""
+
+    __table_args__ = (UniqueConstraint("tenant_id", "name", name="uq_channel_name"),)
+
+    id: str = Field(default_factory=lambda: "ch_" + new_id(), primary_key=True, max_length=40)
+    tenant_id: str = Field(foreign_key="tenant.id", index=True, max_length=32)
+    name: str = Field(max_length=100)
+    type: str = Field(max_length=20)
+    config: dict[str, Any] = Field(default_factory=dict, sa_column=Column(JSON, nullable=False))
+    secrets: str = Field(default="", sa_column=Column(Text, nullable=False))  # encrypted JSON object
     created_at: datetime = Field(default_factory=utcnow, sa_type=NAIVE_UTC)
 
 
@@ -43,12 +61,15 @@ class Investigation(SQLModel, table=True):
     tenant_id: str = Field(foreign_key="tenant.id", index=True, max_length=32)
     question: str = Field(sa_column=Column(Text, nullable=False))
     mode: str = Field(default="agentic", max_length=20)
+    audience: str = Field(default="agent", max_length=20)  # agent | customer
+    principals: list[str] = Field(default_factory=list, sa_column=Column(JSON, nullable=False))
+    context: dict[str, Any] = Field(default_factory=dict, sa_column=Column(JSON, nullable=False))
     status: str = Field(default="queued", index=True, max_length=20)
     route: str | None = Field(default=None, max_length=20)
     route_reason: str | None = Field(default=None, sa_column=Column(Text))
     plan: dict[str, Any] | None = Field(default=None, sa_column=Column(JSON))  # Plan.model_dump()
     subqueries: list[str] = Field(default_factory=list, sa_column=Column(JSON, nullable=False))
-    callback: dict[str, Any] | None = Field(default=None, sa_column=Column(JSON))
+    callback: dict[str, Any] | list[dict[str, Any]] | None = Field(default=None, sa_column=Column(JSON))
     budget: dict[str, Any] = Field(default_factory=dict, sa_column=Column(JSON, nullable=False))
     idempotency_key: str | None = Field(default=None, max_length=200)
     answer: str | None = Field(default=None, sa_column=Column(Text))
@@ -78,7 +99,8 @@ class Hop(SQLModel, table=True):
     number: int
     queries: list[dict[str, Any]] = Field(default_factory=list, sa_column=Column(JSON, nullable=False))
     engines: list[str] = Field(default_factory=list, sa_column=Column(JSON, nullable=False))
-    state: str = Field(default="planned", max_length=20)  # planned | reduced
+    tools: list[dict[str, Any]] = Field(default_factory=list, sa_column=Column(JSON, nullable=False))
+    state: str = Field(default=HopState.PLANNED.value, max_length=20)  # investigation.state.HopState
     decision: dict[str, Any] | None = Field(default=None, sa_column=Column(JSON))
     created_at: datetime = Field(default_factory=utcnow, sa_type=NAIVE_UTC)
 
@@ -117,17 +139,24 @@ class TraceEvent(SQLModel, table=True):
 
 
 class Delivery(SQLModel, table=True):
-    """Exactly one per (investigation, channel). `id` doubles as the webhook-id / idempotency key."""
+    """Exactly one per (investigation, slot). `id` doubles as the webhook-id / idempotency key / note ref.
 
-    __table_args__ = (UniqueConstraint("investigation_id", "channel", name="uq_delivery"),)
+    `slot` names the callback inside its investigation: the channel type for a single callback, and
+    ``"{index}:{type}"`` for each entry of a callback list. `started` is the number of the last attempt
+    that began sending: above `attempts`, a worker died mid-attempt and its outcome is unknown.
+    """
+
+    __table_args__ = (UniqueConstraint("investigation_id", "slot", name="uq_delivery_slot"),)
 
     id: str = Field(default_factory=lambda: "msg_" + new_id(), primary_key=True, max_length=40)
     investigation_id: str = Field(foreign_key="investigation.id", index=True, max_length=32)
     tenant_id: str = Field(foreign_key="tenant.id", index=True, max_length=32)
     channel: str = Field(max_length=20)
+    slot: str = Field(max_length=40)
     target: dict[str, Any] = Field(default_factory=dict, sa_column=Column(JSON, nullable=False))
     status: str = Field(default="pending", index=True, max_length=20)  # pending|delivered|dead
     attempts: int = 0
+    started: int = 0
     last_error: str | None = Field(default=None, sa_column=Column(Text))
     created_at: datetime = Field(default_factory=utcnow, sa_type=NAIVE_UTC)
     delivered_at: datetime | None = Field(default=None, sa_type=NAIVE_UTC)
@@ -143,4 +172,22 @@ class DeliveryAttempt(SQLModel, table=True):
     at: datetime = Field(default_factory=utcnow, sa_type=NAIVE_UTC)
     status_code: int | None = None
     error: str | None = Field(default=None, sa_column=Column(Text))
+    detail: str | None = Field(default=None, sa_column=Column(Text))  # e.g. the SMTP reply, the note id
+    uncertain: bool = False  # the request may have reached the receiver although no answer came back
     duration_ms: float = 0.0
+
+
+class ToolRecord(SQLModel, table=True):
+    """A tenant's declared HTTP tool: the validated declaration and its secret, encrypted at rest."""
+
+    __tablename__ = "tool"
+    __table_args__ = (UniqueConstraint("tenant_id", "name", name="uq_tool_name"),)
+
+    id: str = Field(default_factory=lambda: "tool_" + new_id(), primary_key=True, max_length=40)
+    tenant_id: str = Field(foreign_key="tenant.id", index=True, max_length=32)
+    name: str = Field(max_length=63)
+    declaration: dict[str, Any] = Field(default_factory=dict, sa_column=Column(JSON, nullable=False))
+    secret: str = Field(default="", sa_column=Column(Text, nullable=False))  # encrypted; "" = none
+    revision: str = Field(max_length=64)  # changes whenever the declaration or secret changes (cache keys)
+    created_at: datetime = Field(default_factory=utcnow, sa_type=NAIVE_UTC)
+    updated_at: datetime = Field(default_factory=utcnow, sa_type=NAIVE_UTC)

@@ -17,18 +17,26 @@ import redis
 
 from investigation.errors import TransientError
 
-# KEYS: one hash per bucket. ARGV: ttl, then (rate per second, capacity, cost) per bucket.
-# Returns the seconds to wait as a string ("0" = granted); nothing is taken unless every bucket has enough.
-_ACQUIRE = """
-local t = redis.call('TIME')
-local now = tonumber(t[1]) + tonumber(t[2]) / 1000000
+# The clock is Redis's own (one clock for the whole fleet) unless the caller passes one (tests inject it).
+_NOW = """
+local now = tonumber(ARGV[2])
+if not now then
+  local t = redis.call('TIME')
+  now = tonumber(t[1]) + tonumber(t[2]) / 1000000
+end
+"""
+
+# KEYS: one hash per bucket. ARGV: ttl, now ("" = Redis time), then (rate per second, capacity, cost) per
+# bucket. Returns the seconds to wait as a string ("0" = granted); nothing is taken unless every bucket has
+# enough.
+_ACQUIRE = _NOW + """
 local ttl = tonumber(ARGV[1])
 local levels = {}
 local wait = 0
 for i = 1, #KEYS do
-  local rate = tonumber(ARGV[i * 3 - 1])
-  local capacity = tonumber(ARGV[i * 3])
-  local cost = math.min(tonumber(ARGV[i * 3 + 1]), capacity)
+  local rate = tonumber(ARGV[i * 3])
+  local capacity = tonumber(ARGV[i * 3 + 1])
+  local cost = math.min(tonumber(ARGV[i * 3 + 2]), capacity)
   local state = redis.call('HMGET', KEYS[i], 'level', 'ts')
   local level = tonumber(state[1]) or capacity
   local ts = tonumber(state[2]) or now
@@ -40,23 +48,22 @@ for i = 1, #KEYS do
 end
 for i = 1, #KEYS do
   local level = levels[i]
-  if wait == 0 then level = level - math.min(tonumber(ARGV[i * 3 + 1]), tonumber(ARGV[i * 3])) end
+  if wait == 0 then level = level - math.min(tonumber(ARGV[i * 3 + 2]), tonumber(ARGV[i * 3 + 1])) end
   redis.call('HSET', KEYS[i], 'level', tostring(level), 'ts', tostring(now))
   redis.call('EXPIRE', KEYS[i], ttl)
 end
 return tostring(wait)
 """
 
-# KEYS[1]: bucket. ARGV: ttl, rate per second, capacity, amount. Refills, then subtracts (may go negative).
-_DEBIT = """
-local t = redis.call('TIME')
-local now = tonumber(t[1]) + tonumber(t[2]) / 1000000
-local rate = tonumber(ARGV[2])
-local capacity = tonumber(ARGV[3])
+# KEYS[1]: bucket. ARGV: ttl, now, rate per second, capacity, amount. Refills, then subtracts (may go
+# negative).
+_DEBIT = _NOW + """
+local rate = tonumber(ARGV[3])
+local capacity = tonumber(ARGV[4])
 local state = redis.call('HMGET', KEYS[1], 'level', 'ts')
 local level = tonumber(state[1]) or capacity
 local ts = tonumber(state[2]) or now
-level = math.min(capacity, level + math.max(0, now - ts) * rate) - tonumber(ARGV[4])
+level = math.min(capacity, level + math.max(0, now - ts) * rate) - tonumber(ARGV[5])
 redis.call('HSET', KEYS[1], 'level', tostring(level), 'ts', tostring(now))
 redis.call('EXPIRE', KEYS[1], tonumber(ARGV[1]))
 return tostring(level)
@@ -75,12 +82,17 @@ class RateLimited(TransientError):
 class TokenBucketLimiter:
     """Per-minute buckets under ``{prefix}:ratelimit:{key id}:{bucket}``; a limit of 0 disables a bucket."""
 
-    def __init__(self, client: redis.Redis, prefix: str, *, ttl: int = 600) -> None:
+    def __init__(self, client: redis.Redis, prefix: str, *, ttl: int = 600,
+                 clock: Callable[[], float] | None = None) -> None:
         self.client = client
         self.prefix = prefix
         self.ttl = ttl
+        self.clock = clock  # None: Redis's clock, shared by every worker
         self._acquire = client.register_script(_ACQUIRE)
         self._debit = client.register_script(_DEBIT)
+
+    def _now(self) -> str | float:
+        return "" if self.clock is None else self.clock()
 
     def _key(self, key: str, bucket: str) -> str:
         return f"{self.prefix}:ratelimit:{key}:{bucket}"
@@ -90,7 +102,7 @@ class TokenBucketLimiter:
         active = [(b, float(c)) for b, c in costs.items() if per_minute.get(b, 0) > 0]
         if not active:
             return 0.0
-        args: list[str | float | int] = [self.ttl]
+        args: list[str | float | int] = [self.ttl, self._now()]
         for bucket, cost in active:
             rate = float(per_minute[bucket])
             args += [rate / 60.0, rate, max(0.0, cost)]
@@ -120,7 +132,7 @@ class TokenBucketLimiter:
             return 0.0
         try:
             level = self._debit(keys=[self._key(key, bucket)],
-                                args=[self.ttl, per_minute / 60.0, per_minute, float(amount)])
+                                args=[self.ttl, self._now(), per_minute / 60.0, per_minute, float(amount)])
         except (redis.ConnectionError, redis.TimeoutError) as exc:
             raise TransientError(f"redis unavailable: {exc}") from exc
         return float(level.decode() if isinstance(level, bytes) else level)

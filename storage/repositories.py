@@ -7,12 +7,22 @@ DO NOTHING, which is race-safe on SQLite and PostgreSQL alike.
 
 from __future__ import annotations
 
+from storage._channels import (
+    channel_view,
+    create_channel,
+    get_channel,
+    list_channels,
+    remove_channel,
+    update_allowed_hosts,
+)
 from storage._deliveries import (
     get_delivery,
     get_or_create_delivery,
     list_attempts,
     list_deliveries,
+    list_deliveries_by_status,
     mark_delivery,
+    mark_started,
     record_attempt,
     reset_delivery,
 )
@@ -35,25 +45,32 @@ from storage._records import (
 )
 from storage._recovery import list_idle, list_stranded_deliveries
 from storage._tenants import authenticate, create_tenant, get_tenant, get_tenant_by_name, list_tenants
+from storage._tools import get_tool, list_tools, put_tool, remove_tool
 from storage._views import event_view, investigation_view
 
 __all__ = [
     "add_event",
     "add_evidence",
     "authenticate",
+    "channel_view",
+    "create_channel",
     "create_investigation",
     "create_tenant",
     "event_view",
     "finish_investigation",
+    "get_channel",
     "get_delivery",
     "get_hop",
     "get_investigation",
     "get_or_create_delivery",
     "get_tenant",
     "get_tenant_by_name",
+    "get_tool",
     "investigation_view",
     "list_attempts",
+    "list_channels",
     "list_deliveries",
+    "list_deliveries_by_status",
     "list_events",
     "list_evidence",
     "list_hops",
@@ -61,10 +78,16 @@ __all__ = [
     "list_overdue",
     "list_stranded_deliveries",
     "list_tenants",
+    "list_tools",
     "mark_delivery",
     "mark_hop_reduced",
+    "mark_started",
+    "put_tool",
     "record_attempt",
+    "remove_channel",
+    "remove_tool",
     "reset_delivery",
     "save_hop",
+    "update_allowed_hosts",
     "update_investigation",
 ]

@@ -2,8 +2,10 @@
 
 Exactly once per channel: a delivery already `delivered` is skipped (a task redelivered after its worker
 died finds the earlier success), and a Redis lock keeps two copies of the task from posting at the same
-time. A worker dying *during* the POST is the one case that can send twice; the receiver deduplicates it
-by ``webhook-id`` / ``Idempotency-Key``, which is the delivery id on every attempt.
+time. A worker dying *during* the send is the one case that can send twice. The webhook receiver
+deduplicates it by ``webhook-id`` / ``Idempotency-Key`` (the delivery id on every attempt); an e-mail
+keeps one ``Message-ID``; a helpdesk note carries ``Sleuth ref <delivery id>``, and an attempt after an
+unknown outcome (`Delivery.started` above `attempts`, or an `uncertain` last attempt) looks for it first.
 """
 
 from __future__ import annotations
@@ -22,13 +24,14 @@ from config.settings import Settings
 from investigation.errors import PermanentError, TransientError
 from investigation.ports import Deliverer
 from storage import repositories as repo
+from tasks import delivery_channels as channels_of
 from workers.wiring import Services
 
 log = logging.getLogger(__name__)
 
 OutcomeStatus = Literal["delivered", "pending", "dead", "skipped"]
-LOCK_MARGIN_SECONDS = 60.0  # on top of the channel timeout: DB writes, slow DNS, GC pauses
 MAX_ERROR_CHARS = 500
+LOCK_TIMEOUTS = 3  # a helpdesk attempt may list comments before it posts: a few requests' worth
 
 
 @dataclass(frozen=True)
@@ -48,13 +51,13 @@ class _Job:
     target: dict[str, object]
     status: str
     attempts: int
+    started: int
+    last_uncertain: bool
 
-
-def default_deliverers(settings: Settings) -> dict[str, Deliverer]:
-    """The channels this process can deliver to, built from `settings`."""
-    from adapters.delivery.webhook import WebhookDeliverer
-
-    return {"webhook": WebhookDeliverer(settings.webhook_timeout)}
+    @property
+    def resume(self) -> bool:
+        """An earlier attempt's outcome is unknown: it began and was never recorded, or it said so."""
+        return self.started > self.attempts or self.last_uncertain
 
 
 def backoff_policy(settings: Settings) -> BackoffPolicy:
@@ -87,7 +90,10 @@ def _exclusive(services: Services, delivery_id: str, ttl: float) -> Iterator[flo
 def _load(services: Services, delivery_id: str) -> _Job:
     with services.session() as session:
         d = repo.get_delivery(session, delivery_id=delivery_id)
-        return _Job(d.investigation_id, d.tenant_id, d.channel, dict(d.target), d.status, d.attempts)
+        logged = repo.list_attempts(session, delivery_id=delivery_id) if d.attempts else []
+        uncertain = bool(logged and logged[-1].uncertain)
+        return _Job(d.investigation_id, d.tenant_id, d.channel, dict(d.target), d.status, d.attempts,
+                    d.started, uncertain)
 
 
 def _payload_and_secret(services: Services, job: _Job) -> tuple[dict[str, Any], str]:
@@ -95,6 +101,8 @@ def _payload_and_secret(services: Services, job: _Job) -> tuple[dict[str, Any], 
         inv = repo.get_investigation(session, investigation_id=job.investigation_id)
         payload = repo.investigation_view(session, investigation=inv)
         secret = repo.get_tenant(session, tenant_id=job.tenant_id).webhook_secret
+    if job.channel != "webhook":
+        payload = channels_of.channel_payload(services, job.investigation_id, payload)
     return payload, secret
 
 
@@ -104,57 +112,73 @@ def attempt_delivery(services: Services, delivery_id: str, *,
 
     delivered → done; a transient failure → "pending" with `retry_in` (or "dead" once the attempts are
     exhausted); a permanent failure → "dead" at once; nothing to do (already delivered or dead, or
-    another worker is on it) → "skipped" / "pending".
+    another worker is on it, or the channel asked to be left alone for a while) → "skipped" / "pending".
+    `deliverers` (by channel type) replaces the deliverer a channel would get, for tests.
     """
     settings = services.settings
     job = _load(services, delivery_id)
     if job.status != "pending":
         return DeliveryOutcome("skipped", None, job.attempts)
-    own = deliverers is None
-    channels = default_deliverers(settings) if deliverers is None else deliverers
-    try:
-        ttl = float(getattr(channels.get(job.channel), "timeout", settings.webhook_timeout))
-        with _exclusive(services, delivery_id, ttl + LOCK_MARGIN_SECONDS) as busy_for:
-            if busy_for is not None:
-                return DeliveryOutcome("pending", busy_for, job.attempts)
-            job = _load(services, delivery_id)  # re-read under the lock
-            if job.status != "pending":
-                return DeliveryOutcome("skipped", None, job.attempts)
-            return _attempt(services, delivery_id, job, channels.get(job.channel))
-    finally:
-        if own:
-            for channel in channels.values():
-                close = getattr(channel, "close", None)
-                if callable(close):
-                    close()
+    pace = channels_of.paced_for(services, channels_of.channel_key(job.channel, job.target))
+    if pace > 0:
+        return DeliveryOutcome("pending", pace, job.attempts)
+    ttl = channels_of.timeout_of(services, job.channel) * LOCK_TIMEOUTS + settings.delivery_lock_margin
+    with _exclusive(services, delivery_id, ttl) as busy_for:
+        if busy_for is not None:
+            return DeliveryOutcome("pending", busy_for, job.attempts)
+        job = _load(services, delivery_id)  # re-read under the lock
+        if job.status != "pending":
+            return DeliveryOutcome("skipped", None, job.attempts)
+        return _attempt(services, delivery_id, job, deliverers)
 
 
-def _attempt(services: Services, delivery_id: str, job: _Job, deliverer: Deliverer | None) -> DeliveryOutcome:
+def _attempt(services: Services, delivery_id: str, job: _Job,
+             injected: Mapping[str, Deliverer] | None) -> DeliveryOutcome:
     policy = backoff_policy(services.settings)
     number = job.attempts + 1
     status_code: int | None = None
     error: str | None = None
     retry_after: float | None = None
-    transient = False
+    transient = uncertain = False
+    detail: dict[str, object] = {}
+    deliverer: Deliverer | None = None
     started = time.perf_counter()
     try:
-        if deliverer is None:
-            raise PermanentError(f"no deliverer for channel {job.channel!r}")
+        if injected is not None and job.channel in injected:
+            deliverer = injected[job.channel]
+        else:
+            deliverer = channels_of.build_deliverer(services, kind=job.channel, tenant_id=job.tenant_id,
+                                                    target=job.target)
         payload, secret = _payload_and_secret(services, job)
-        detail = deliverer.deliver(delivery_id=delivery_id, target=job.target, payload=payload, secret=secret)
+        with services.session() as session:  # from here on, a death leaves the outcome unknown
+            repo.mark_started(session, delivery_id=delivery_id, number=number)
+        detail = deliverer.deliver(delivery_id=delivery_id, target=job.target, payload=payload, secret=secret,
+                                   resume=job.resume)
         code = detail.get("status_code")
         status_code = code if isinstance(code, int) else None
     except TransientError as exc:
         transient, retry_after, error = True, exc.retry_after, str(exc)
         status_code = getattr(exc, "status_code", None)
+        uncertain = bool(getattr(exc, "uncertain", False))
     except PermanentError as exc:
         error = str(exc)
         status_code = getattr(exc, "status_code", None)
     except Exception as exc:  # a bug in a channel: bounded retries, recorded, never a hang
         log.exception("deliverer %s raised unexpectedly for %s", job.channel, delivery_id)
-        transient, error = True, f"{type(exc).__name__}: {exc}"
+        transient, error, uncertain = True, f"{type(exc).__name__}: {exc}", True
+    finally:
+        close = getattr(deliverer, "close", None)
+        if callable(close) and not (injected and job.channel in injected):
+            close()
     duration_ms = (time.perf_counter() - started) * 1000.0
     error = error[:MAX_ERROR_CHARS] if error else None
+    key = channels_of.channel_key(job.channel, job.target)
+    if status_code == 429 and retry_after:
+        channels_of.slow_down(services, key, retry_after)  # every delivery on this channel waits
+    elif error is None:
+        channels_of.slow_down(services, key, channels_of.pace_after(detail))
+    note = detail.get("detail")
+    note = str(note)[:MAX_ERROR_CHARS] if note is not None else None
 
     retry_in: float | None = None
     if error is None:
@@ -171,11 +195,12 @@ def _attempt(services: Services, delivery_id: str, job: _Job, deliverer: Deliver
             repo.mark_delivery(session, delivery_id=delivery_id, status=status, error=error)
         # Also bumps `attempts` and `last_error`; a redelivered task gets the logged row back.
         repo.record_attempt(session, delivery_id=delivery_id, number=number, status_code=status_code,
-                            error=error, duration_ms=duration_ms)
+                            error=error, duration_ms=duration_ms, detail=note, uncertain=uncertain)
         repo.add_event(session, investigation_id=job.investigation_id,
                        step_key=f"deliver:{delivery_id}:{number}", kind="delivery", hop=0,
                        data={"delivery_id": delivery_id, "channel": job.channel, "attempt": number,
-                             "outcome": status, "status_code": status_code, "error": error,
-                             "duration_ms": round(duration_ms, 1), "retry_in": retry_in})
+                             "outcome": status, "status_code": status_code, "error": error, "detail": note,
+                             "resumed": job.resume, "duration_ms": round(duration_ms, 1),
+                             "retry_in": retry_in})
     log.info("delivery %s attempt %d: %s (%s)", delivery_id, number, status, status_code or error)
     return DeliveryOutcome(status, retry_in, number)

@@ -19,6 +19,8 @@ from investigation.ports import Reasoner
 from investigation.state import (
     Evidence,
     Grade,
+    HopState,
+    LoopAction,
     LoopDecision,
     Mode,
     Passage,
@@ -56,12 +58,14 @@ def _slots(queries: list[dict[str, Any]], engines: list[str]) -> tuple[tuple[int
 
 
 def _limits(services: Services, inv: Investigation) -> dict[str, int]:
+    """The investigation's budget as intake stored it (`app.intake.effective_budget`); rows written
+    before budgets were stored whole fall back to the server defaults for a missing limit."""
     s = services.settings
     limits = {"max_hops": s.max_hops, "max_retrieval_calls": s.max_retrieval_calls,
               "max_llm_tokens": s.max_llm_tokens, "deadline_seconds": s.deadline_seconds}
     limits.update({k: int(v) for k, v in (inv.budget or {}).items() if k in limits and v is not None})
     if inv.mode == Mode.SINGLE_SHOT.value:
-        limits["max_hops"] = 1
+        limits["max_hops"] = 1  # what single-shot means, whatever a budget says
     return limits
 
 
@@ -209,7 +213,7 @@ def _evidence_of(records: list[Any]) -> list[Evidence]:
 
 
 def _next_after(services: Services, inv_id: str, decision: dict[str, Any], hop: int) -> Next:
-    if decision.get("action") == "continue":
+    if decision.get("action") == LoopAction.CONTINUE:
         with services.session() as session:
             nxt = repo.get_hop(session, investigation_id=inv_id, number=hop + 1)
         if nxt is not None:
@@ -226,7 +230,7 @@ def reduce(services: Services, inv_id: str, hop: int) -> Next:
         hop_row = repo.get_hop(session, investigation_id=inv_id, number=hop)
         if hop_row is None:
             raise LookupError(f"hop {hop} of {inv_id} was never planned")
-        if hop_row.state == "reduced" and hop_row.decision is not None:
+        if hop_row.state == HopState.REDUCED and hop_row.decision is not None:
             return _next_after(services, inv_id, hop_row.decision, hop)
         evidence = _evidence_of(repo.list_evidence(session, investigation_id=inv_id))
         question, mode = inv.question, Mode(inv.mode)
@@ -265,7 +269,7 @@ def reduce(services: Services, inv_id: str, hop: int) -> Next:
     chosen = out.decision
     llm_stop = record_llm(services, inv_id, reasoner, "reduce", hop)
     if llm_stop is not None:  # the heuristic graded/judged this hop; it also writes the answer
-        chosen = LoopDecision(action="stop", reason=llm_stop, detail=(
+        chosen = LoopDecision(action=LoopAction.STOP, reason=llm_stop, detail=(
             f"the LLM is out ({llm_stop}): the heuristic finishes the investigation; the loop had decided "
             f"{out.decision.action} ({out.decision.reason})"))
     decision = _decision_json(chosen)
@@ -280,7 +284,7 @@ def reduce(services: Services, inv_id: str, hop: int) -> Next:
                    for e in out.new_evidence])
     _event(services, inv_id, f"judge:{hop}", "judgment", hop=hop, **out.judgment.model_dump(mode="json"))
     _event(services, inv_id, f"decide:{hop}", "decision", hop=hop, **decision)
-    if chosen.action == "continue" and chosen.next_queries:
+    if chosen.action is LoopAction.CONTINUE and chosen.next_queries:
         nxt = _plan_hop(services, inv_id, hop + 1, list(chosen.next_queries))
         with services.session() as session:
             repo.mark_hop_reduced(session, investigation_id=inv_id, number=hop, decision=decision)
@@ -292,7 +296,7 @@ def reduce(services: Services, inv_id: str, hop: int) -> Next:
 
 
 def _decision_json(decision: LoopDecision) -> dict[str, Any]:
-    return {"action": decision.action, "reason": str(decision.reason), "detail": decision.detail,
+    return {"action": decision.action.value, "reason": str(decision.reason), "detail": decision.detail,
             "next_queries": [q.text for q in decision.next_queries]}
 
 

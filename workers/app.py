@@ -62,6 +62,7 @@ def create_celery(settings: Settings) -> Celery:
     app = Celery("sleuth", set_as_current=True)
     app.conf.update(celery_config(settings))
     runtime.configure(settings)
+    import observability.celery_signals  # noqa: F401  (logs, metrics and spans of every task)
     import tasks.celery_tasks  # noqa: F401  (registers the shared tasks)
 
     app.finalize()

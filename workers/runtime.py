@@ -17,6 +17,11 @@ def configure(settings: Settings) -> None:
     _services = None
 
 
+def settings() -> Settings:
+    """The settings this process's Celery app was built with."""
+    return _settings or get_settings()
+
+
 def services() -> Services:
     """This process's services (clients are created lazily, so a forked child builds its own)."""
     global _services

@@ -21,6 +21,7 @@ from email.utils import parsedate_to_datetime
 
 import httpx
 
+from adapters.delivery.outbound import GuardedTransport, OutboundGuard
 from investigation.errors import Forbidden, PermanentError, TransientError
 
 SECRET_PREFIX = "whsec_"
@@ -32,9 +33,10 @@ class ReceiverUnavailable(TransientError):
     """Raised when the receiver timed out, could not be reached, or answered 5xx / 408 / 429."""
 
     def __init__(self, message: str, *, status_code: int | None = None,
-                 retry_after: float | None = None) -> None:
+                 retry_after: float | None = None, uncertain: bool = False) -> None:
         super().__init__(message, retry_after=retry_after)
         self.status_code = status_code
+        self.uncertain = uncertain  # the request may have been acted on although no answer came back
 
 
 class ReceiverRejected(PermanentError):
@@ -130,11 +132,13 @@ class WebhookDeliverer:
     channel = "webhook"
 
     def __init__(self, timeout: float, *, transport: httpx.BaseTransport | None = None,
-                 clock: Callable[[], float] = time.time) -> None:
+                 clock: Callable[[], float] = time.time, guard: OutboundGuard | None = None) -> None:
         if timeout <= 0:
             raise ValueError("timeout must be > 0")
         self.timeout = timeout
         self._clock = clock
+        if guard is not None:  # every connection pinned to the address the tenant's policy allowed
+            transport = GuardedTransport(guard, transport)
         self._client = httpx.Client(timeout=timeout, transport=transport, follow_redirects=False,
                                     headers={"user-agent": USER_AGENT})
 
@@ -154,8 +158,11 @@ class WebhookDeliverer:
         }
 
     def deliver(self, *, delivery_id: str, target: dict[str, object], payload: dict[str, object],
-                secret: str) -> dict[str, object]:
-        """POST `payload` to ``target["url"]`` once; return ``{"status_code", "url"}`` on a 2xx."""
+                secret: str, resume: bool = False) -> dict[str, object]:
+        """POST `payload` to ``target["url"]`` once; return ``{"status_code", "url"}`` on a 2xx.
+
+        `resume` (an earlier attempt's outcome is unknown) changes nothing here: the receiver
+        deduplicates by ``webhook-id``."""
         url = target.get("url")
         if not isinstance(url, str) or not url.startswith(("http://", "https://")):
             raise ReceiverRejected("webhook target has no http(s) url")

@@ -15,13 +15,12 @@ from adapters.llm.claude_budget import TokenBudget
 from adapters.llm.claude_calls import ClaudeCalls, Events, Invalid, LLMOut
 from adapters.llm.claude_transport import Limiter, MessagesTransport, RateLimits, RetryPolicy, make_client
 from config.settings import Settings
-from heuristic.grader import evidence_id
-from heuristic.planner import normalise_query
 from heuristic.selection import select_evidence
 from heuristic.sufficiency import has_support
-from heuristic.synthesis import direct_answer, refusal
+from heuristic.synthesis import direct_answer
 from investigation import prompts
-from investigation.citations import markers_in, validate
+from investigation.answers import refusal
+from investigation.citations import evidence_id, markers_in, validate
 from investigation.errors import PermanentError
 from investigation.guards import check_query, citation_problems, strip_uncited
 from investigation.ports import Reasoner
@@ -33,10 +32,13 @@ from investigation.state import (
     Judgment,
     Passage,
     Plan,
+    PlanKind,
+    QueryKind,
     Route,
     RouteDecision,
     SubQuery,
 )
+from investigation.text import fold, query_key
 from storage.rate_limit import key_id
 
 _FALLBACK_NOTE = "written without the LLM (extractive fallback)"
@@ -53,7 +55,6 @@ class ClaudeReasoner(ClaudeCalls):
         self.passage_words = passage_words
         self.judge_max_evidence = judge_max_evidence
         self.evidence_words = evidence_words
-        self._missing: tuple[str, ...] = ()
         self._kwargs = {"grade_max_passages": grade_max_passages, "passage_words": passage_words,
                         "judge_max_evidence": judge_max_evidence, "evidence_words": evidence_words}
 
@@ -77,7 +78,8 @@ class ClaudeReasoner(ClaudeCalls):
         return RouteDecision(route=out.route, reason=out.reason, confidence=out.confidence)
 
     def plan(self, question: str, route: RouteDecision) -> Plan:
-        as_is = Plan(original=question, subqueries=(SubQuery(text=question, purpose="original question"),))
+        as_is = Plan(original=question, subqueries=(
+            SubQuery(text=question, purpose="original question", kind=QueryKind.ORIGINAL),))
         if route.route not in (Route.MULTI_PART, Route.MULTI_HOP):
             return as_is  # one search of the question as written: no call needed
         try:
@@ -86,10 +88,12 @@ class ClaudeReasoner(ClaudeCalls):
             return self.finish(stop, "plan", lambda: self.fallback.plan(question, route))
         except Invalid as bad:
             return self.safe("plan", bad, lambda: self.fallback.plan(question, route), lambda: as_is)
-        subs = [SubQuery(text=s.text.strip(), purpose=s.purpose) for s in out.subqueries]
+        kind = PlanKind(out.kind) if out.subqueries else PlanKind.AS_IS
+        part = QueryKind.PART if kind is PlanKind.DECOMPOSED else QueryKind.OTHER
+        subs = [SubQuery(text=s.text.strip(), purpose=s.purpose, kind=part) for s in out.subqueries]
         kept = self._guarded("plan", question, [], subs)
         return Plan(original=question, subqueries=(as_is.subqueries[0], *kept),
-                    kind=out.kind if kept else "as_is")
+                    kind=kind if kept else PlanKind.AS_IS)
 
     # -- grade, judge, next hop --------------------------------------------------------------------
 
@@ -133,8 +137,8 @@ class ClaudeReasoner(ClaudeCalls):
     def judge(self, question: str, plan: Plan, evidence: Sequence[Evidence]) -> Judgment:
         relevant = self._relevant(evidence)
         if not relevant:  # nothing to judge: no call
-            self._missing = ("no retrieved passage agrees with the question",)
-            return Judgment(sufficient=False, missing_information=self._missing, confidence=0.0)
+            return Judgment(sufficient=False, missing_information=("no retrieved passage agrees with the question",),
+                            confidence=0.0)
         items = prompts.evidence_items(relevant, self.evidence_words)
         try:
             out = self.decide(prompts.judge_request(question, plan, items), prompts.JudgmentOut)
@@ -147,32 +151,36 @@ class ClaudeReasoner(ClaudeCalls):
         sufficient = out.sufficient
         if sufficient and not any(e.grade is Grade.CORRECT for e in evidence):
             sufficient, missing = False, (*missing, "no passage is graded correct")
-        self._missing = missing
+        absent = tuple(name for name in out.absent if name.strip() and fold(name) in fold(question))
         return Judgment(sufficient=sufficient, answered_subqueries=tuple(out.answered_subqueries),
-                        missing_information=missing, conflicts=tuple(out.conflicts), confidence=out.confidence)
+                        missing_information=missing, conflicts=tuple(out.conflicts), confidence=out.confidence,
+                        absent=absent)
 
     def next_queries(self, question: str, plan: Plan, evidence: Sequence[Evidence],
-                     asked: Sequence[str]) -> list[SubQuery]:
+                     asked: Sequence[str], judgment: Judgment) -> list[SubQuery]:
         relevant = self._relevant(evidence)
         if not relevant:
             return []
         spec = prompts.next_queries_request(question, plan, prompts.evidence_items(relevant, self.evidence_words),
-                                            asked, self._missing)
+                                            asked, judgment.missing_information)
+
+        def heuristic() -> list[SubQuery]:
+            return self.fallback.next_queries(question, plan, evidence, asked, judgment)
+
         try:
             out = self.decide(spec, prompts.NextQueriesOut)
         except LLMOut as stop:
-            return self.finish(stop, "next_queries", lambda: self.fallback.next_queries(question, plan, evidence, asked))
+            return self.finish(stop, "next_queries", heuristic)
         except Invalid as bad:
-            return self.safe("next_queries", bad, lambda: self.fallback.next_queries(question, plan, evidence, asked),
-                             list)
-        asked_keys = {normalise_query(q) for q in asked}
-        proposed = [SubQuery(text=q.text.strip(), purpose=q.purpose) for q in out.queries
-                    if normalise_query(q.text) and normalise_query(q.text) not in asked_keys]
+            return self.safe("next_queries", bad, heuristic, list)
+        asked_keys = {query_key(q) for q in asked}
+        proposed = [SubQuery(text=q.text.strip(), purpose=q.purpose, kind=_query_kind(q.text, judgment))
+                    for q in out.queries if query_key(q.text) and query_key(q.text) not in asked_keys]
         kept = self._guarded("next_queries", question, evidence, proposed)
         missing = len(proposed) - len(kept)
         if missing and self.fallback_mode == "heuristic":
             taken = [*asked, *(q.text for q in kept)]
-            bridges = self.fallback.next_queries(question, plan, evidence, taken)[:missing]
+            bridges = self.fallback.next_queries(question, plan, evidence, taken, judgment)[:missing]
             if bridges:
                 self.note("next_queries", kind="llm_guard", reason="replaced_by_heuristic_bridge",
                           detail="; ".join(b.text for b in bridges), replacements=[b.text for b in bridges])
@@ -275,6 +283,11 @@ class ClaudeReasoner(ClaudeCalls):
             return answer
         caveat = f"{answer.caveat}; {_FALLBACK_NOTE}" if answer.caveat else _FALLBACK_NOTE
         return answer.model_copy(update={"caveat": caveat})
+
+
+def _query_kind(text: str, judgment: Judgment) -> QueryKind:
+    """A next-hop query that names what the judgment found absent is a probe; any other one a bridge."""
+    return QueryKind.PROBE if any(fold(name) in fold(text) for name in judgment.absent) else QueryKind.BRIDGE
 
 
 def _evidence(p: Passage, grade: Grade, score: float, hop: int, query_of: dict[str, str], question: str) -> Evidence:

@@ -2,10 +2,7 @@
 
 from __future__ import annotations
 
-import ipaddress
-import logging
 from typing import Annotated, Any
-from urllib.parse import urlsplit
 
 from fastapi import APIRouter, Header, Response
 from fastapi.exceptions import RequestValidationError
@@ -13,20 +10,13 @@ from pydantic import ValidationError
 from sse_starlette import EventSourceResponse
 
 from api.auth import PageTenantDep, TenantDep
-from api.deps import LauncherDep, RawBodyDep, ServicesDep, SettingsDep
-from api.errors import FieldError
-from api.schemas import BudgetOverride, InvestigationCreate, InvestigationPublic, TracePublic
+from api.deps import LauncherDep, RawBodyDep, ServicesDep
+from api.schemas import InvestigationCreate, InvestigationPublic, TracePublic
 from api.sse import event_stream
-from config.settings import Settings
-from investigation.errors import TransientError
-from investigation.state import Status, StopReason
+from app.intake import submit_investigation
 from storage import repositories as repo
 
-log = logging.getLogger(__name__)
-
 router = APIRouter(prefix="/v1/investigations", tags=["investigations"])
-
-BUDGET_FIELDS = ("max_hops", "max_retrieval_calls", "max_llm_tokens", "deadline_seconds")
 
 _CREATE_BODY = {
     "requestBody": {
@@ -48,38 +38,6 @@ def parse_create(raw: bytes) -> InvestigationCreate:
         raise RequestValidationError(errors) from None
 
 
-def effective_budget(override: BudgetOverride | None, tenant_limits: dict[str, Any],
-                     settings: Settings) -> dict[str, int]:
-    """The investigation's budget: each limit is the server default, lowered by the tenant's limit, and
-    lowered again by the request's override. An override above the cap is refused (422 naming it)."""
-    budget: dict[str, int] = {}
-    for name in BUDGET_FIELDS:
-        cap = int(getattr(settings, name))
-        tenant_cap = (tenant_limits or {}).get(name)
-        if tenant_cap is not None:
-            cap = min(cap, int(tenant_cap))
-        asked = getattr(override, name) if override is not None else None
-        if asked is not None and asked > cap:
-            raise FieldError(("body", "budget", name), f"must be at most {cap} for this tenant")
-        budget[name] = cap if asked is None else int(asked)
-    return budget
-
-
-def check_callback_host(url: str, settings: Settings) -> None:
-    """Refuse loopback/private callback hosts unless ``settings.webhook_allow_private`` (SSRF guard)."""
-    if settings.webhook_allow_private:
-        return
-    host = urlsplit(url).hostname or ""
-    if host == "localhost" or host.endswith(".localhost"):
-        raise FieldError(("body", "callback", "url"), "private or loopback hosts are not allowed")
-    try:
-        address = ipaddress.ip_address(host)
-    except ValueError:
-        return
-    if not address.is_global:
-        raise FieldError(("body", "callback", "url"), "private or loopback hosts are not allowed")
-
-
 @router.post(
     "", status_code=202, response_model=InvestigationPublic, openapi_extra=_CREATE_BODY,
     responses={200: {"description": "Same Idempotency-Key: the existing investigation"},
@@ -90,43 +48,20 @@ def create_investigation(
     tenant: TenantDep,
     raw: RawBodyDep,
     services: ServicesDep,
-    settings: SettingsDep,
     launcher: LauncherDep,
     response: Response,
     idempotency_key: Annotated[str | None, Header(alias="Idempotency-Key", min_length=1, max_length=200)] = None,
 ) -> dict[str, Any]:
     """Accept a question: 202 at once with the id; the answer comes by polling, SSE or the callback."""
     body = parse_create(raw)
-    budget = effective_budget(body.budget, tenant.limits, settings)
-    callback = body.callback.model_dump(mode="json") if body.callback is not None else None
-    if callback is not None:
-        check_callback_host(callback["url"], settings)
-    with services.session() as session:
-        inv, created = repo.create_investigation(
-            session, tenant=tenant, question=body.question, mode=body.mode, callback=callback,
-            budget=budget, idempotency_key=idempotency_key, deadline_seconds=budget["deadline_seconds"])
-        inv_id = inv.id
-    if created:
-        _enqueue(services, launcher, inv_id)
+    submitted = submit_investigation(services, tenant=tenant, request=body, launch=launcher,
+                                     idempotency_key=idempotency_key)
     with services.session() as session:
         view = repo.investigation_view(session, investigation=repo.get_investigation(
-            session, investigation_id=inv_id, tenant_id=tenant.id))
-    response.status_code = 202 if created else 200
-    response.headers["location"] = f"/v1/investigations/{inv_id}"
+            session, investigation_id=submitted.id, tenant_id=tenant.id))
+    response.status_code = 202 if submitted.created else 200
+    response.headers["location"] = f"/v1/investigations/{submitted.id}"
     return view
-
-
-def _enqueue(services: ServicesDep, launcher: LauncherDep, inv_id: str) -> None:
-    """Hand the committed investigation to the queue; on failure mark it failed so nothing waits forever."""
-    try:
-        launcher(inv_id)
-    except Exception as exc:
-        log.exception("enqueue of investigation %s failed", inv_id)
-        reason = f"enqueue failed: {type(exc).__name__}: {exc}"
-        with services.session() as session:
-            repo.finish_investigation(session, investigation_id=inv_id, status=Status.FAILED.value,
-                                      stop_reason=StopReason.ERROR.value, error=reason)
-        raise TransientError("the queue is unavailable; the investigation was marked failed") from exc
 
 
 @router.get("/{investigation_id}", response_model=InvestigationPublic)

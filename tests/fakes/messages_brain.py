@@ -108,9 +108,9 @@ class HeuristicBrain:
             j = h.judge(q, plan, evidence)
             return Tool({"sufficient": j.sufficient, "answered_subqueries": list(j.answered_subqueries),
                          "missing_information": list(j.missing_information), "conflicts": list(j.conflicts),
-                         "confidence": j.confidence})
+                         "confidence": j.confidence, "absent": list(j.absent)})
         if step == "next_queries":
-            bridges = h.next_queries(q, plan, evidence, p["asked"])
+            bridges = h.next_queries(q, plan, evidence, p["asked"], h.judge(q, plan, evidence))
             return Tool({"queries": [{"text": b.text, "purpose": b.purpose} for b in bridges[:2]]})
         if step == "direct":
             return Text(direct_answer(q).text)

@@ -32,7 +32,8 @@ def receiver() -> Iterator[Receiver]:
 
 def make_services(tmp_path: Path, db_url: str, redis_url: str, redis_prefix: str, **extra: Any) -> Services:
     knobs: dict[str, Any] = {"webhook_backoff_base": 0.01, "webhook_backoff_max": 0.05,
-                             "webhook_max_attempts": 3, "webhook_timeout": 2.0}
+                             "webhook_max_attempts": 3, "webhook_timeout": 2.0,
+                             "webhook_allow_private": False}
     knobs.update(extra)
     return Services(Settings(home=tmp_path / "home", database_url=db_url, redis_url=redis_url,
                              redis_prefix=redis_prefix, **knobs))
@@ -48,7 +49,7 @@ def services(tmp_path: Path, db_url: str, redis_url: str, redis_prefix: str) -> 
 def answered_delivery(services: Services, url: str) -> tuple[str, str, str]:
     """(delivery id, investigation id, tenant webhook secret) of a finished investigation."""
     with services.session() as session:
-        tenant, _ = repo.create_tenant(session, name=f"t-{uuid.uuid4().hex[:10]}")
+        tenant, _ = repo.create_tenant(session, name=f"t-{uuid.uuid4().hex[:10]}", allowed_hosts=["127.0.0.1"])
         inv, _ = repo.create_investigation(
             session, tenant=tenant, question="Which region keeps data in Germany?", mode="agentic",
             callback={"type": "webhook", "url": url}, budget={}, idempotency_key=None, deadline_seconds=60)

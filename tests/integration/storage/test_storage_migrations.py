@@ -17,7 +17,7 @@ from storage.db import alembic_config, make_engine, migrate
 
 pytestmark = pytest.mark.integration
 
-TABLES = {"tenant", "investigation", "hop", "evidence", "trace_event", "delivery", "delivery_attempt"}
+TABLES = {"tenant", "investigation", "hop", "evidence", "trace_event", "delivery", "delivery_attempt", "channel"}
 
 
 def _head() -> str:

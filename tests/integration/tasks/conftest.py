@@ -97,7 +97,7 @@ def build_stack(home: Path, redis_url: str, prefix: str, **overrides: object) ->
     services = Services(settings)
     name = f"t-{uuid.uuid4().hex[:8]}"
     with services.session() as session:
-        tenant, key = repo.create_tenant(session, name=name)
+        tenant, key = repo.create_tenant(session, name=name, allowed_hosts=["127.0.0.1"])
         tenant_id, secret = tenant.id, tenant.webhook_secret
     docs = [SourceDocument(**d) for d in CORPUS]
     ingest(docs, tenant=tenant_id, backends=list(services.backends.values()))

@@ -7,7 +7,7 @@ import pytest
 from heuristic.focus import focus_names, missing_names
 from heuristic.planner import probe_queries
 from heuristic.sufficiency import has_support, judge_evidence
-from investigation.state import Grade, Plan
+from investigation.state import Grade, Plan, QueryKind
 from tests.unit.investigation.fakes import evidence
 
 pytestmark = pytest.mark.unit
@@ -40,9 +40,10 @@ def test_an_unmentioned_name_is_probed_once_then_refused() -> None:
     plan = Plan(original=question, subqueries=())
     judgment = judge_evidence(question, plan, KB)
     assert "absent: GraphQL" in judgment.missing_information and not judgment.sufficient
-    probes = probe_queries(question, judgment.missing_information, [question])
-    assert [p.text for p in probes] == ["GraphQL"] and probes[0].purpose.startswith("probe")
-    assert probe_queries(question, judgment.missing_information, [question, "GraphQL"]) == []
+    assert judgment.absent == ("GraphQL",)
+    probes = probe_queries(question, judgment.absent, [question])
+    assert [p.text for p in probes] == ["GraphQL"] and probes[0].kind is QueryKind.PROBE
+    assert probe_queries(question, judgment.absent, [question, "GraphQL"]) == []
     assert not has_support(question, KB)
     assert has_support("Is Frankfurt in the EU-1 region?", KB)
 

@@ -7,7 +7,8 @@ from collections.abc import Sequence
 import numpy as np
 import pytest
 
-from heuristic.grader import band, evidence_id, grade_passages, resolves_bridge
+from heuristic.grader import band, grade_passages, resolves_bridge
+from investigation.citations import evidence_id
 from investigation.state import Grade
 from tests.unit.investigation.fakes import BagOfWordsEmbedder, evidence, passage
 

@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import pytest
 
-from heuristic.planner import bridge_queries, normalise_query, part_queries, plan_question
+from heuristic.planner import bridge_queries, part_queries, plan_question
 from heuristic.router import route_question
 from investigation.state import Grade, Plan, SubQuery
+from investigation.text import query_key
 from tests.unit.investigation.fakes import evidence
 
 pytestmark = pytest.mark.unit
@@ -43,8 +44,8 @@ def test_bridging_never_repeats_an_asked_query_or_entity() -> None:
     first = bridge_queries(QUESTION, [ANCHOR], [QUESTION])
     asked = [QUESTION, *(q.text for q in first)]
     again = bridge_queries(QUESTION, [ANCHOR], asked)
-    asked_keys = {normalise_query(q) for q in asked}
-    assert all(normalise_query(q.text) not in asked_keys for q in again)
+    asked_keys = {query_key(q) for q in asked}
+    assert all(query_key(q.text) not in asked_keys for q in again)
     assert all(not q.text.startswith("Johann Strauss II") for q in again)
 
 

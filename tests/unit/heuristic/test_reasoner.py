@@ -11,7 +11,7 @@ from adapters.search.embedder import MiniLMEmbedder
 from heuristic.reasoner import HeuristicReasoner
 from investigation.fusion import RankedList, rrf
 from investigation.ports import Reasoner
-from investigation.state import Grade, Passage, Route, RouteDecision, Usage
+from investigation.state import Grade, Passage, QueryKind, Route, RouteDecision, Usage
 
 pytestmark = pytest.mark.unit
 
@@ -57,7 +57,8 @@ def test_real_embeddings_grade_relevant_passages_above_irrelevant_ones() -> None
     ])])
     graded = REASONER.grade(question, fused.passages, 1, fused.query_of)
     assert graded[0].grade is Grade.CORRECT and graded[1].grade is Grade.INCORRECT
-    nxt = REASONER.next_queries(question, REASONER.plan(question, REASONER.route(question)), graded, [question])
+    plan = REASONER.plan(question, REASONER.route(question))
+    nxt = REASONER.next_queries(question, plan, graded, [question], REASONER.judge(question, plan, graded))
     assert nxt and nxt[0].text.startswith("Judith Viorst")
 
 
@@ -90,8 +91,8 @@ def test_an_on_topic_question_about_something_the_kb_never_mentions_is_refused()
     ])])
     graded = REASONER.grade(question, fused.passages, 1, fused.query_of)
     plan = REASONER.plan(question, REASONER.route(question))
-    nxt = REASONER.next_queries(question, plan, graded, [question])
-    assert nxt and nxt[0].purpose.startswith("probe") and "Kubernetes" in nxt[0].text
+    nxt = REASONER.next_queries(question, plan, graded, [question], REASONER.judge(question, plan, graded))
+    assert nxt and nxt[0].kind is QueryKind.PROBE and "Kubernetes" in nxt[0].text
     answer = REASONER.synthesize(question, RouteDecision(route=Route.LOOKUP, reason="t"), graded)
     assert answer.refused and "Kubernetes" in (answer.caveat or "")
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from investigation.policy import BudgetSnapshot, decide
-from investigation.state import Grade, Judgment, Mode, StopReason, SubQuery
+from investigation.state import Grade, Judgment, LoopAction, Mode, QueryKind, StopReason, SubQuery
 from tests.unit.investigation.fakes import evidence
 
 pytestmark = pytest.mark.unit
@@ -14,7 +14,9 @@ QUESTION = "What state did the director of Maximum Overdrive live in?"
 RELEVANT = [evidence("mo#0", "Maximum Overdrive", "A film directed by Stephen King.")]
 BRIDGED = [evidence("sk#0", "Stephen King", "He lives in Maine.", hop=2, query="Stephen King state live")]
 INSUFFICIENT = Judgment(sufficient=False, missing_information=("bridge: unresolved",))
-NEXT = [SubQuery(text="Stephen King state live"), SubQuery(text="Bangor state live")]
+NEXT = [SubQuery(text="Stephen King state live", kind=QueryKind.BRIDGE),
+        SubQuery(text="Bangor state live", kind=QueryKind.BRIDGE)]
+PROBE = [SubQuery(text="Overdrive", purpose="probe: Overdrive", kind=QueryKind.PROBE)]
 
 
 def budget(**overrides: float) -> BudgetSnapshot:
@@ -54,30 +56,45 @@ def test_deadline_hop_cap_retrieval_and_token_budgets() -> None:
 def test_no_new_evidence_and_nothing_left_to_ask() -> None:
     stale = [evidence("x#0", "X", "x", grade=Grade.INCORRECT, score=0.1, hop=2)]
     assert run(b=budget(hops_done=2), new=stale).reason is StopReason.NO_NEW_EVIDENCE
-    assert run(b=budget(hops_done=2), new=RELEVANT).reason is StopReason.NO_NEW_EVIDENCE  # chain stalled
+    stalled = INSUFFICIENT.model_copy(update={"bridge_resolved": False})
+    stop = run(judgment=stalled, b=budget(hops_done=2), new=RELEVANT)
+    assert stop.reason is StopReason.NO_NEW_EVIDENCE and "stalled" in stop.detail
+    assert run(judgment=stalled, b=budget(hops_done=2), new=RELEVANT, candidates=PROBE).action is LoopAction.CONTINUE
     assert run(candidates=[]).reason is StopReason.NO_NEW_EVIDENCE
 
 
 def test_continue_names_what_is_missing_and_fits_the_budget() -> None:
     decision = run()
-    assert decision.action == "continue" and list(decision.next_queries) == NEXT
+    assert decision.action is LoopAction.CONTINUE and list(decision.next_queries) == NEXT
     assert "bridge: unresolved" in decision.detail
     assert len(run(b=budget(retrieval_calls=21)).next_queries) == 1  # 3 calls left: one query × 2 engines
-    nested = "In what state did the director of the film that Bangor's author wrote live?"
-    later = run(b=budget(hops_done=2), new=BRIDGED, question=nested)
-    assert later.action == "continue" and len(later.next_queries) == 1
+    advanced = INSUFFICIENT.model_copy(update={"bridge_resolved": True})
+    later = run(judgment=advanced, b=budget(hops_done=2), new=BRIDGED)
+    assert later.action is LoopAction.CONTINUE and len(later.next_queries) == 1
 
 
-def test_a_third_hop_only_for_questions_that_nest_two_descriptions() -> None:
-    stop = run(b=budget(hops_done=2), new=BRIDGED)
-    assert stop.reason is StopReason.NO_NEW_EVIDENCE and "chain is complete" in stop.detail
-    probe = [SubQuery(text="Overdrive", purpose="probe: Overdrive")]
-    assert run(b=budget(hops_done=2), new=BRIDGED, candidates=probe).action == "continue"
+def test_the_chain_stops_at_the_hops_the_reasoner_expects_to_pay_off() -> None:
+    short = INSUFFICIENT.model_copy(update={"bridge_resolved": True, "max_useful_hops": 2})
+    stop = run(judgment=short, b=budget(hops_done=2), new=BRIDGED)
+    assert stop.reason is StopReason.NO_NEW_EVIDENCE and "followed to its end" in stop.detail
+    assert run(judgment=short, b=budget(hops_done=2), new=BRIDGED, candidates=PROBE).action is LoopAction.CONTINUE
+    assert run(judgment=short, b=budget(hops_done=1)).action is LoopAction.CONTINUE
+
+
+def test_a_reasoner_that_gives_no_chain_signals_is_steered_by_budgets_only() -> None:
+    """No English rule of another reasoner applies: unset signals never stop the loop on their own."""
+    silent = Judgment(sufficient=False, missing_information=("the birthplace of Hank Snow",))
+    assert silent.bridge_resolved is None and silent.max_useful_hops is None
+    assert run(judgment=silent, b=budget(hops_done=2), new=BRIDGED).action is LoopAction.CONTINUE
+    assert run(judgment=silent, b=budget(hops_done=2), new=RELEVANT).action is LoopAction.CONTINUE
 
 
 def test_names_found_nowhere_after_a_probe_make_the_question_unanswerable() -> None:
-    absent = Judgment(sufficient=False, missing_information=("absent: Kubernetes",))
-    assert run(judgment=absent, candidates=[SubQuery(text="Kubernetes", purpose="probe: Kubernetes")]).action \
-        == "continue"
+    absent = Judgment(sufficient=False, absent=("Kubernetes",))
+    probe = [SubQuery(text="Kubernetes", purpose="probe: Kubernetes", kind=QueryKind.PROBE)]
+    assert run(judgment=absent, candidates=probe).action is LoopAction.CONTINUE
+    # the purpose text is for people: only the typed kind makes a probe
+    text_only = [SubQuery(text="Kubernetes", purpose="probe: Kubernetes")]
+    assert run(judgment=absent, candidates=text_only).reason is StopReason.UNANSWERABLE
     stop = run(judgment=absent, b=budget(hops_done=2), candidates=[])
     assert stop.reason is StopReason.UNANSWERABLE and "Kubernetes" in stop.detail

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from heuristic.reasoner import HeuristicReasoner
-from investigation.state import Grade, Plan, Route, RouteDecision, SubQuery
+from investigation.state import Grade, Judgment, Plan, QueryKind, Route, RouteDecision, SubQuery
 from tests.fakes.messages_api import FakeMessagesAPI, Text, Tool
 from tests.fakes.messages_brain import claude_against
 from tests.unit.investigation.fakes import BagOfWordsEmbedder, evidence, passage
@@ -46,7 +46,8 @@ def test_valid_tool_input_becomes_a_typed_decision(api: FakeMessagesAPI) -> None
                                                                ("other#0", Grade.INCORRECT, 0.05)]
     judgment = r.judge(QUESTION, plan, graded)
     assert not judgment.sufficient and judgment.missing_information == ("birthplace of Hank Snow",)
-    assert [q.text for q in r.next_queries(QUESTION, plan, graded, [QUESTION])] == ["Hank Snow birthplace"]
+    nxt = r.next_queries(QUESTION, plan, graded, [QUESTION], judgment)
+    assert [q.text for q in nxt] == ["Hank Snow birthplace"] and nxt[0].kind is QueryKind.BRIDGE
     records = r.take_usage()
     assert [x["step"] for x in records] == ["route", "plan", "grade", "judge", "next_queries"]
     assert all(USAGE_KEYS <= set(x) and x["fallback"] is False for x in records)
@@ -110,8 +111,9 @@ def test_an_invented_hop_is_traced_and_replaced_by_the_heuristic_bridge(api: Fak
     api.script(Tool({"queries": [{"text": "Johnny Cash birthplace", "purpose": "guess"},
                                  {"text": "Hank Snow 1975 birthplace", "purpose": "guess"}]}))
     r = claude_against(api.url)
-    queries = r.next_queries(QUESTION, PLAN, EVIDENCE, [QUESTION])
-    expected = _heuristic().next_queries(QUESTION, PLAN, EVIDENCE, [QUESTION])
+    judgment = _heuristic().judge(QUESTION, PLAN, EVIDENCE)
+    queries = r.next_queries(QUESTION, PLAN, EVIDENCE, [QUESTION], judgment)
+    expected = _heuristic().next_queries(QUESTION, PLAN, EVIDENCE, [QUESTION], judgment)
     assert [q.text for q in queries] == [q.text for q in expected][:2]
     assert all("Johnny" not in q.text and "1975" not in q.text for q in queries)
     guards = [x for x in r.take_usage() if x["kind"] == "llm_guard"]
@@ -122,7 +124,9 @@ def test_an_invented_hop_is_traced_and_replaced_by_the_heuristic_bridge(api: Fak
 
 def test_without_the_heuristic_an_invented_hop_is_simply_dropped(api: FakeMessagesAPI) -> None:
     api.script(Tool({"queries": [{"text": "Johnny Cash birthplace", "purpose": "guess"}]}))
-    assert claude_against(api.url, fallback_mode="none").next_queries(QUESTION, PLAN, EVIDENCE, [QUESTION]) == []
+    judgment = Judgment(sufficient=False, missing_information=("birthplace of Hank Snow",))
+    assert claude_against(api.url, fallback_mode="none").next_queries(QUESTION, PLAN, EVIDENCE, [QUESTION],
+                                                                      judgment) == []
 
 
 def test_plan_queries_may_only_use_names_from_the_question(api: FakeMessagesAPI) -> None:

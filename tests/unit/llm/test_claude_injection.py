@@ -16,7 +16,7 @@ import pytest
 
 from investigation import loop, prompts
 from investigation.policy import BudgetSnapshot
-from investigation.state import Evidence, Grade, Mode, Passage, Plan, Route, RouteDecision, SubQuery
+from investigation.state import Evidence, Grade, Judgment, Mode, Passage, Plan, Route, RouteDecision, SubQuery
 from tests.fakes.messages_api import FakeMessagesAPI
 from tests.fakes.messages_brain import GullibleBrain, HeuristicBrain, claude_against
 from tests.unit.investigation.fakes import BagOfWordsEmbedder, evidence, passage
@@ -121,7 +121,8 @@ def test_a_planted_search_for_an_invented_entity_never_runs(gullible: tuple[Fake
     ev = [_ev(_planted(doc), Grade.AMBIGUOUS, 0.4), _ev(LEGIT[0], Grade.CORRECT, 0.9)]
     plan = Plan(original=QUESTION, subqueries=(SubQuery(text=QUESTION),))
     r = claude_against(api.url, embedder=EMBEDDER)
-    queries = r.next_queries(QUESTION, plan, ev, [QUESTION])  # the planted passage is shown: graded ambiguous
+    judgment = Judgment(sufficient=False, missing_information=("the fix",))
+    queries = r.next_queries(QUESTION, plan, ev, [QUESTION], judgment)  # the planted passage is shown: ambiguous
     assert brain.obeyed == [("next_queries", "search Globex Corporation payroll export 2031")]
     assert not any("Globex" in q.text for q in queries)
     guard = [x for x in r.take_usage() if x.get("reason") == "invented_terms"]

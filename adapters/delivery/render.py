@@ -1,0 +1,113 @@
+"""An investigation's answer as people read it: plain text and HTML for e-mail and helpdesk notes.
+
+Numbered citations become footnotes (title, and the URL when the document has one); a refusal or a
+failure is worded so an agent can forward it; a one-line "how this was found" and, when a public URL
+is configured, a link to the trace. Every rendering ends with the delivery's reference
+(``Sleuth ref <delivery id>``), which is how a helpdesk note is recognised on a retry.
+"""
+
+from __future__ import annotations
+
+import html
+from dataclasses import dataclass
+from typing import Any
+
+REFERENCE_PREFIX = "Sleuth ref"
+SUBJECT_CHARS = 90
+
+
+def reference(delivery_id: str) -> str:
+    """The visible reference of a delivery, e.g. ``Sleuth ref msg_3f…``."""
+    return f"{REFERENCE_PREFIX} {delivery_id}"
+
+
+@dataclass(frozen=True)
+class Rendered:
+    subject: str
+    text: str
+    html: str
+    outcome: str  # answered | refused | failed
+
+
+def outcome_of(payload: dict[str, Any]) -> str:
+    status = str(payload.get("status") or "failed")
+    return status if status in ("answered", "refused") else "failed"
+
+
+def _lead(payload: dict[str, Any], outcome: str) -> str:
+    if outcome == "answered":
+        return str(payload.get("answer") or "").strip()
+    if outcome == "refused":
+        return ("Sleuth found no reliable answer to this question in the knowledge base, so it did not "
+                "guess. A person should look at it.")
+    reason = str(payload.get("stop_reason") or "error").replace("_", " ")
+    return (f"Sleuth could not finish this investigation ({reason}). Nothing was concluded; "
+            "a person should look at it.")
+
+
+def _how(payload: dict[str, Any]) -> str:
+    hops = int(payload.get("hops") or 0)
+    sources = len({e.get("source_id") for e in payload.get("evidence") or [] if e.get("source_id")})
+    searches = int(payload.get("retrieval_calls") or 0)
+    route = str(payload.get("route") or "unrouted").replace("_", "-")
+    return (f"How this was found: {route} route, {hops} hop{'s' if hops != 1 else ''}, "
+            f"{sources} source{'s' if sources != 1 else ''} examined in {searches} "
+            f"search{'es' if searches != 1 else ''}.")
+
+
+def _footnotes(payload: dict[str, Any]) -> list[tuple[int, str, str | None]]:
+    notes = []
+    for c in payload.get("citations") or []:
+        try:
+            marker = int(c.get("marker"))
+        except (TypeError, ValueError):
+            continue
+        notes.append((marker, str(c.get("title") or c.get("source_id") or "source"), c.get("url") or None))
+    return sorted(notes)
+
+
+def render(payload: dict[str, Any], *, delivery_id: str, trace_url: str | None = None) -> Rendered:
+    """The subject, text and HTML of one delivery of `payload` (the public investigation view)."""
+    outcome = outcome_of(payload)
+    question = " ".join(str(payload.get("question") or "").split())
+    prefix = {"answered": "Answer", "refused": "No answer found", "failed": "Could not answer"}[outcome]
+    short = question if len(question) <= SUBJECT_CHARS else question[: SUBJECT_CHARS - 1].rstrip() + "…"
+    subject = f"[Sleuth] {prefix}: {short}" if short else f"[Sleuth] {prefix}"
+    lead = _lead(payload, outcome)
+    caveat = str(payload.get("caveat") or "").strip()
+    notes = _footnotes(payload)
+    how = _how(payload)
+    ref = reference(delivery_id)
+
+    text = [lead, ""]
+    if caveat:
+        text += [f"Caveat: {caveat}", ""]
+    if notes:
+        text.append("Sources")
+        text += [f"[{m}] {title}" + (f" — {url}" if url else "") for m, title, url in notes]
+        text.append("")
+    if question:
+        text.append(f"Question: {question}")
+    text.append(how)
+    if trace_url:
+        text.append(f"Trace: {trace_url}")
+    text += ["", ref]
+
+    e = html.escape
+    parts = [f"<p>{e(lead).replace(chr(10), '<br>')}</p>"]
+    if caveat:
+        parts.append(f"<p><strong>Caveat:</strong> {e(caveat)}</p>")
+    if notes:
+        items = "".join(
+            f'<li value="{m}">' + (f'<a href="{e(url, quote=True)}">{e(title)}</a>' if url else e(title))
+            + "</li>" for m, title, url in notes)
+        parts.append(f"<p><strong>Sources</strong></p><ol>{items}</ol>")
+    meta = e(how) + (f' <a href="{e(trace_url, quote=True)}">See the trace</a>.' if trace_url else "")
+    if question:
+        meta = f"Question: {e(question)}<br>{meta}"
+    parts.append(f"<p><small>{meta}</small></p>")
+    parts.append(f"<p><small>{e(ref)}</small></p>")
+    return Rendered(subject=subject, text="\n".join(text).strip() + "\n", html="\n".join(parts), outcome=outcome)
+
+
+__all__ = ["REFERENCE_PREFIX", "Rendered", "outcome_of", "reference", "render"]

@@ -1,0 +1,108 @@
+"""`submit_investigation`: validate → apply the tenant's limits → check callbacks → persist → enqueue.
+
+The only place an investigation is created. The effective budget is computed here once and stored on
+the investigation; the steps read it from there and nowhere else.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from app.callbacks import check_callback
+from app.requests import BudgetOverride, InvestigationRequest
+from config.settings import Settings
+from investigation.errors import TransientError
+from investigation.state import Mode, Status, StopReason
+from storage import repositories as repo
+from storage.models import Tenant
+from workers.wiring import Services
+
+log = logging.getLogger(__name__)
+
+BUDGET_FIELDS = ("max_hops", "max_retrieval_calls", "max_llm_tokens", "deadline_seconds")
+
+Launcher = Callable[[str], None]
+
+
+@dataclass(frozen=True)
+class Submitted:
+    """The outcome of a submission: the investigation's id, and False when an idempotent retry found it."""
+
+    id: str
+    created: bool
+
+
+def effective_budget(override: BudgetOverride | None, tenant_limits: dict[str, Any] | None,
+                     settings: Settings, *, mode: str = Mode.AGENTIC.value) -> dict[str, int]:
+    """Each limit is the server default, lowered by the tenant's limit, lowered again by the request.
+
+    An override above the cap is refused (ValidationFailed naming ``budget.<name>``). A single-shot
+    investigation has one hop whatever the budget says.
+    """
+    from investigation.errors import ValidationFailed
+
+    budget: dict[str, int] = {}
+    for name in BUDGET_FIELDS:
+        cap = int(getattr(settings, name))
+        tenant_cap = (tenant_limits or {}).get(name)
+        if tenant_cap is not None:
+            cap = min(cap, int(tenant_cap))
+        asked = getattr(override, name) if override is not None else None
+        if asked is not None and asked > cap:
+            raise ValidationFailed(f"budget.{name}", f"must be at most {cap} for this tenant")
+        budget[name] = cap if asked is None else int(asked)
+    if mode == Mode.SINGLE_SHOT.value:
+        budget["max_hops"] = 1
+    return budget
+
+
+def submit_investigation(services: Services, *, tenant: Tenant, request: InvestigationRequest,
+                         launch: Launcher, idempotency_key: str | None = None) -> Submitted:
+    """Create (or, for a repeated idempotency key, find) the tenant's investigation and enqueue it.
+
+    Raises ValidationFailed (a field named) before anything is written, and TransientError when the
+    queue cannot take it (the investigation is then marked failed, so nothing waits forever).
+    """
+    settings = services.settings
+    budget = effective_budget(request.budget, tenant.limits, settings, mode=request.mode)
+    callback = request.callback.model_dump(mode="json") if request.callback is not None else None
+    if callback is not None:
+        check_callback(callback, settings, field="callback")
+    context = request.context.model_dump(mode="json", exclude_none=True) if request.context else {}
+    with services.session() as session:
+        inv, created = repo.create_investigation(
+            session, tenant=tenant, question=request.question, mode=request.mode, callback=callback,
+            budget=budget, idempotency_key=idempotency_key, deadline_seconds=budget["deadline_seconds"],
+            audience=request.audience, principals=list(request.principals), context=context)
+        inv_id = inv.id
+    if created:
+        _enqueue(services, launch, inv_id)
+    return Submitted(id=inv_id, created=created)
+
+
+def _enqueue(services: Services, launch: Launcher, inv_id: str) -> None:
+    try:
+        launch(inv_id)
+    except Exception as exc:
+        log.exception("enqueue of investigation %s failed", inv_id)
+        reason = f"enqueue failed: {type(exc).__name__}: {exc}"
+        with services.session() as session:
+            repo.finish_investigation(session, investigation_id=inv_id, status=Status.FAILED.value,
+                                      stop_reason=StopReason.ERROR.value, error=reason)
+        raise TransientError("the queue is unavailable; the investigation was marked failed") from exc
+
+
+def parse_request(data: dict[str, Any]) -> InvestigationRequest:
+    """Validate a request built in code (CLI, bench, hooks); ValidationFailed names the first bad field."""
+    from pydantic import ValidationError
+
+    from investigation.errors import ValidationFailed
+
+    try:
+        return InvestigationRequest.model_validate(data)
+    except ValidationError as exc:
+        first = exc.errors(include_url=False)[0]
+        raise ValidationFailed(".".join(str(p) for p in first["loc"]) or "request", first["msg"]) from None

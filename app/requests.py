@@ -1,0 +1,88 @@
+"""What a caller may ask for: the validated request of an investigation, whatever the entry point.
+
+The API publishes these models in OpenAPI; the CLI, the bench and the helpdesk hooks build them in code,
+so every way in is validated by the same rules.
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import AnyHttpUrl, BaseModel, ConfigDict, EmailStr, Field, field_validator
+
+from investigation.state import Mode
+
+Audience = Literal["agent", "customer"]
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid", strict=False)
+
+
+class WebhookCallback(_Strict):
+    """Deliver the finished investigation by a signed POST to `url`."""
+
+    type: Literal["webhook"]
+    url: AnyHttpUrl
+
+
+class BudgetOverride(_Strict):
+    """Per-investigation limits; each may only lower (never raise) the tenant's and the server's limits."""
+
+    max_hops: int | None = Field(default=None, ge=1, le=10)
+    max_retrieval_calls: int | None = Field(default=None, ge=1, le=500)
+    max_llm_tokens: int | None = Field(default=None, ge=0, le=10_000_000)
+    deadline_seconds: int | None = Field(default=None, ge=5, le=3600)
+
+
+class Requester(_Strict):
+    """Who asked (from the ticket or the caller); used by tools and customer-facing deliveries."""
+
+    email: EmailStr | None = None
+    name: str | None = Field(default=None, max_length=200)
+
+
+class InvestigationContext(_Strict):
+    """Facts about the asker the loop may use (never retrieved text): small, typed, size-capped."""
+
+    requester: Requester | None = None
+    account_id: str | None = Field(default=None, max_length=200)
+    ticket_id: str | None = Field(default=None, max_length=200)
+    attributes: dict[str, str] = Field(default_factory=dict, max_length=20,
+                                       description="Other named facts (at most 20, each value ≤ 500 chars).")
+
+    @field_validator("attributes")
+    @classmethod
+    def _small(cls, value: dict[str, str]) -> dict[str, str]:
+        for key, item in value.items():
+            if len(key) > 100 or len(item) > 500:
+                raise ValueError("attribute names are at most 100 and values at most 500 characters")
+        return value
+
+
+class InvestigationRequest(_Strict):
+    """The body of ``POST /v1/investigations`` and what every other entry point submits."""
+
+    question: str = Field(min_length=1, description="The question or ticket text, kept verbatim.")
+    callback: WebhookCallback | None = None
+    mode: Literal["agentic", "single-shot"] = Mode.AGENTIC.value
+    budget: BudgetOverride | None = None
+    audience: Audience = Field(default="agent", description="Who reads the answer: internal documents "
+                               "never reach a `customer` answer.")
+    principals: list[str] = Field(default_factory=list, max_length=50,
+                                  description="ACL principals of the asker (documents with an `acl` need one).")
+    context: InvestigationContext | None = None
+
+    @field_validator("question")
+    @classmethod
+    def _not_blank(cls, value: str) -> str:
+        if not value.strip():
+            raise ValueError("must not be blank")
+        return value
+
+    @field_validator("principals")
+    @classmethod
+    def _principals(cls, value: list[str]) -> list[str]:
+        if any(not p.strip() or len(p) > 200 for p in value):
+            raise ValueError("each principal is a non-blank string of at most 200 characters")
+        return value

@@ -1,0 +1,126 @@
+"""What one delivery attempt talks to: the tenant's outbound guard, the channel's deliverer (built with
+its decrypted secrets, inside the deliver task only), the payload as channels render it, and the
+per-channel pace a helpdesk asked for (429 Retry-After, a low rate-limit remainder)."""
+
+from __future__ import annotations
+
+import math
+import time
+from typing import Any
+
+from adapters.delivery.outbound import OutboundGuard
+from investigation.errors import NotFound, PermanentError
+from investigation.ports import Deliverer
+from storage import repositories as repo
+from storage.secrets import SecretBox
+from workers.wiring import Services
+
+CHANNEL_TYPE = {"email": "smtp", "zendesk": "zendesk", "freshdesk": "freshdesk"}
+LOW_REMAINING_SHARE = 0.05  # slow down when under 5 % of the window's requests are left
+MAX_PACE_SECONDS = 60.0
+
+
+def guard_for(services: Services, tenant_id: str) -> OutboundGuard:
+    """The tenant's outbound policy (its allowlist; the operator override, if set)."""
+    with services.session() as session:
+        hosts = list(repo.get_tenant(session, tenant_id=tenant_id).allowed_hosts or [])
+    return OutboundGuard.for_hosts(hosts, allow_private=services.settings.webhook_allow_private)
+
+
+def timeout_of(services: Services, kind: str) -> float:
+    s = services.settings
+    return s.smtp_timeout if kind == "email" else s.webhook_timeout
+
+
+def channel_key(kind: str, target: dict[str, Any]) -> str | None:
+    """The key a channel's pace is kept under (helpdesks only)."""
+    if kind in ("zendesk", "freshdesk"):
+        return str(target.get("channel_id") or target.get("channel") or "")
+    return None
+
+
+def build_deliverer(services: Services, *, kind: str, tenant_id: str, target: dict[str, Any]) -> Deliverer:
+    """The deliverer of one attempt. Secrets are decrypted here and live only as long as it does."""
+    guard = guard_for(services, tenant_id)
+    timeout = timeout_of(services, kind)
+    if kind == "webhook":
+        from adapters.delivery.webhook import WebhookDeliverer
+
+        return WebhookDeliverer(timeout, guard=guard)
+    expected = CHANNEL_TYPE.get(kind)
+    if expected is None:
+        raise PermanentError(f"no deliverer for channel type {kind!r}")
+    with services.session() as session:
+        try:
+            if target.get("channel_id"):
+                channel = repo.get_channel(session, channel_id=str(target["channel_id"]), tenant_id=tenant_id)
+            else:
+                channel = repo.get_channel(session, tenant_id=tenant_id, name=str(target.get("channel")))
+        except NotFound as exc:
+            raise PermanentError(f"channel {target.get('channel')!r} no longer exists") from exc
+        config, sealed, ctype = dict(channel.config), channel.secrets, channel.type
+    if ctype != expected:
+        raise PermanentError(f"channel {target.get('channel')!r} is a {ctype} channel, not {expected}")
+    secrets = SecretBox.from_settings(services.settings).open(sealed)
+    if kind == "email":
+        from adapters.delivery.email import EmailDeliverer
+
+        return EmailDeliverer(config, secrets, guard, timeout=timeout, ca_file=services.settings.smtp_ca_file)
+    if kind == "zendesk":
+        from adapters.delivery.zendesk import ZendeskDeliverer
+
+        return ZendeskDeliverer(config, secrets, guard, timeout=timeout)
+    from adapters.delivery.freshdesk import FreshdeskDeliverer
+
+    return FreshdeskDeliverer(config, secrets, guard, timeout=timeout)
+
+
+def channel_payload(services: Services, inv_id: str, view: dict[str, Any]) -> dict[str, Any]:
+    """The view plus what people-facing channels show: citation URLs and the trace link."""
+    with services.session() as session:
+        urls = {e.evidence_id: e.url for e in repo.list_evidence(session, investigation_id=inv_id) if e.url}
+    payload = dict(view)
+    payload["citations"] = [{**c, "url": urls.get(str(c.get("evidence_id")))} for c in view.get("citations") or []]
+    base = services.settings.public_url
+    if base:
+        payload["trace_url"] = f"{base.rstrip('/')}/trace/{inv_id}"
+    return payload
+
+
+def _pace_key(services: Services, key: str) -> str:
+    return f"{services.settings.redis_prefix}:pace:channel:{key}"
+
+
+def paced_for(services: Services, key: str | None) -> float:
+    """Seconds to wait before the channel may be called again (0 when it may now)."""
+    if not key or not services.settings.redis_url:
+        return 0.0
+    raw = services.redis.get(_pace_key(services, key))
+    return max(0.0, float(raw) - time.time()) if raw else 0.0
+
+
+def slow_down(services: Services, key: str | None, seconds: float) -> None:
+    """Nobody calls the channel for `seconds` (only ever extended, never shortened)."""
+    if not key or not services.settings.redis_url or seconds <= 0:
+        return
+    until = time.time() + seconds
+    name = _pace_key(services, key)
+    current = services.redis.get(name)
+    if current is None or float(current) < until:
+        services.redis.set(name, repr(until), ex=max(1, math.ceil(seconds) + 1))
+
+
+def pace_after(detail: dict[str, Any]) -> float:
+    """How long to hold a channel after a success that reported its rate-limit remainder."""
+    remaining = detail.get("rate_limit_remaining")
+    if not isinstance(remaining, int):
+        return 0.0
+    total = detail.get("rate_limit")
+    low = max(1, int(total * LOW_REMAINING_SHARE)) if isinstance(total, int) and total > 0 else 5
+    if remaining > low:
+        return 0.0
+    return min(MAX_PACE_SECONDS, 60.0 / (remaining + 1))
+
+
+__all__ = ["build_deliverer", "channel_key", "channel_payload", "guard_for", "pace_after", "paced_for",
+           "slow_down", "timeout_of"]
