@@ -11,8 +11,8 @@ from fastapi.openapi.utils import get_openapi
 from api import docs_offline, errors, log_redaction
 from api.routes import deliveries, health, investigations, metrics, tools, trace
 from api.schemas import InvestigationCreate
+from bootstrap import Services
 from config.settings import Settings, get_settings
-from workers.wiring import Services
 
 
 class _Queue:

@@ -12,9 +12,9 @@ from rich.console import Console
 from rich.progress import Progress
 
 from app.intake import Launcher, parse_request, submit_investigation
+from bootstrap import Services
 from cli import processes, render
 from config.settings import Settings
-from workers.wiring import Services
 
 
 def run_ingest(settings: Settings, paths: Sequence[Path], tenant_name: str, *,

@@ -32,8 +32,8 @@ def tenants_create(name: str, as_json: Annotated[bool, typer.Option("--json")] =
                        help="KEY=N cap, repeatable: max_hops, max_retrieval_calls, max_llm_tokens, "
                             "deadline_seconds, llm_tokens_per_day")] = None) -> None:
     """Create a tenant; prints its id, API key (shown once) and webhook signing secret."""
+    from bootstrap import Services
     from storage import repositories as repo
-    from workers.wiring import Services
 
     limits: dict[str, object] = {}
     for item in limit or []:
@@ -54,8 +54,8 @@ def tenants_create(name: str, as_json: Annotated[bool, typer.Option("--json")] =
 
 @tenants_app.command("list")
 def tenants_list() -> None:
+    from bootstrap import Services
     from storage import repositories as repo
-    from workers.wiring import Services
 
     with Services(_settings()).session() as session:
         for t in repo.list_tenants(session):

@@ -15,11 +15,11 @@ from datetime import UTC, datetime, timedelta
 
 from celery import Celery
 
+from bootstrap import Services
 from investigation.state import Status
 from storage import repositories as repo
 from tasks import workflow
 from tasks.steps import Next, _slots
-from workers.wiring import Services
 
 log = logging.getLogger(__name__)
 

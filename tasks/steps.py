@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
+from bootstrap import Services
 from investigation import loop
 from investigation.errors import PermanentError, SleuthError
 from investigation.ports import Reasoner
@@ -34,7 +35,6 @@ from investigation.state import (
 from storage import repositories as repo
 from storage.models import Investigation
 from tasks.llm_usage import LLM_OUT, bound_reasoner, llm_stop_reason, record_llm
-from workers.wiring import Services
 
 log = logging.getLogger(__name__)
 

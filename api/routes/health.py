@@ -16,7 +16,7 @@ from fastapi.responses import JSONResponse
 from sqlalchemy import text
 
 from api.deps import ServicesDep
-from workers.wiring import Services
+from bootstrap import Services
 
 log = logging.getLogger(__name__)
 router = APIRouter(tags=["health"])
