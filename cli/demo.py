@@ -75,11 +75,13 @@ def run_demo(settings: Settings, *, console: Console) -> None:
     with processes.queue_stack(settings) as live:
         live_services = Services(live)
         console.print(f"[bold]3. investigate[/bold] {len(questions)} questions through the queue")
-        ids = [create_and_launch(live_services, DEMO_TENANT, q["question"], "agentic", callback)
+        ids = [create_and_launch(live_services, DEMO_TENANT, q["question"], "agentic", callback,
+                                 audience=q.get("audience", "agent"))
                for q in questions]
         for q, inv_id in zip(questions, ids):
             view = wait_for(live_services, inv_id, timeout=300)
-            print(f"\n=== [{q.get('kind', '?')}] {q['question']}")
+            audience = f" · asked for a {q['audience']}" if q.get("audience") else ""
+            print(f"\n=== [{q.get('kind', '?')}{audience}] {q['question']}")
             print(render.answer_block(view))
             print(f"-- trace: {render.trace_summary(view)}  (GET /v1/investigations/{inv_id}/trace)")
         _wait_deliveries(len(ids))
