@@ -86,17 +86,22 @@ def ask(question: str, tenant: Annotated[str, typer.Option(help="Tenant name")],
 
 
 @app.command()
-def up(port: int = 8000, host: str = "127.0.0.1",
+def up(port: Annotated[int | None, typer.Option(help="API port (default: SLEUTH_API_PORT)")] = None,
+       host: Annotated[str | None, typer.Option(help="API address (default: SLEUTH_API_HOST)")] = None,
        workers: Annotated[int, typer.Option(help="Worker processes")] = 1,
-       concurrency: int = 2) -> None:
+       concurrency: Annotated[int | None, typer.Option(
+           help="Pool processes per worker (default: SLEUTH_WORKER_CONCURRENCY)")] = None) -> None:
     """Embedded Redis (unless SLEUTH_REDIS_URL), the API and workers, in the foreground; Ctrl-C stops all."""
     from cli.commands import run_up
 
-    run_up(_settings(), host=host, port=port, workers=workers, concurrency=concurrency, console=console)
+    settings = _settings()
+    run_up(settings, host=host or settings.api_host, port=port or settings.api_port, workers=workers,
+           concurrency=concurrency or settings.worker_concurrency, console=console)
 
 
 @app.command()
-def api(host: str = "127.0.0.1", port: int = 8000) -> None:
+def api(host: Annotated[str | None, typer.Option(help="default: SLEUTH_API_HOST")] = None,
+        port: Annotated[int | None, typer.Option(help="default: SLEUTH_API_PORT")] = None) -> None:
     """Run only the HTTP API (uvicorn)."""
     import uvicorn
 
@@ -105,7 +110,9 @@ def api(host: str = "127.0.0.1", port: int = 8000) -> None:
 
     logs.configure(_settings())
     # log_config=None: uvicorn's loggers go through Sleuth's handler (JSON or text, like every process).
-    uvicorn.run(create_app(_settings()), host=host, port=port, log_config=None)
+    settings = _settings()
+    uvicorn.run(create_app(settings), host=host or settings.api_host, port=port or settings.api_port,
+                log_config=None)
 
 
 def _beat_schedule_file(settings: Settings) -> Path:
@@ -116,13 +123,16 @@ def _beat_schedule_file(settings: Settings) -> Path:
 
 @app.command()
 def worker(queues: Annotated[str, typer.Option("-Q", "--queues")] = ",".join(ALL_QUEUES),
-           concurrency: int = 2, name: str = "sleuth", beat: bool = False,
+           concurrency: Annotated[int | None, typer.Option(
+               help="Pool processes (default: SLEUTH_WORKER_CONCURRENCY)")] = None,
+           name: str = "sleuth", beat: bool = False,
            loglevel: str = "INFO") -> None:
     """Run one Celery worker on the given queues (optionally with the beat watchdog embedded)."""
     from workers.app import create_celery
 
     celery_app = create_celery(_settings())
-    argv = ["worker", "-Q", queues, "--concurrency", str(concurrency), "-n", f"{name}@%h",
+    argv = ["worker", "-Q", queues, "--concurrency", str(concurrency or _settings().worker_concurrency),
+            "-n", f"{name}@%h",
             f"--loglevel={loglevel}", "-E"]
     if beat:
         argv += ["-B", "-s", str(_beat_schedule_file(_settings()))]

@@ -187,12 +187,6 @@ class Answer(Frozen):
     caveat: str | None = None
 
 
-class Usage(Frozen):
-    """LLM usage of one provider call (zero for the heuristic provider)."""
-
-    input_tokens: int = 0
-    output_tokens: int = 0
-    model: str = "heuristic"
 
 
 class LoopDecision(Frozen):
