@@ -32,8 +32,8 @@ def tenants_create(name: str, as_json: Annotated[bool, typer.Option("--json")] =
                        help="KEY=N cap, repeatable: max_hops, max_retrieval_calls, max_llm_tokens, "
                             "deadline_seconds, llm_tokens_per_day")] = None) -> None:
     """Create a tenant; prints its id, API key (shown once) and webhook signing secret."""
+    from bootstrap import Services
     from storage import repositories as repo
-    from workers.wiring import Services
 
     limits: dict[str, object] = {}
     for item in limit or []:
@@ -54,8 +54,8 @@ def tenants_create(name: str, as_json: Annotated[bool, typer.Option("--json")] =
 
 @tenants_app.command("list")
 def tenants_list() -> None:
+    from bootstrap import Services
     from storage import repositories as repo
-    from workers.wiring import Services
 
     with Services(_settings()).session() as session:
         for t in repo.list_tenants(session):
@@ -89,8 +89,9 @@ def ask(question: str, tenant: Annotated[str, typer.Option(help="Tenant name")],
 def up(port: int = 8000, host: str = "127.0.0.1",
        workers: Annotated[int, typer.Option(help="Worker processes")] = 1,
        concurrency: int = 2) -> None:
-    """Embedded Redis (unless SLEUTH_REDIS_URL), the API and workers, in the foreground; Ctrl-C stops all."""
-    from cli.commands import run_up
+    """Embedded Redis (unless SLEUTH_REDIS_URL), the API, one beat and workers, supervised (a dead child is
+    restarted with backoff); Ctrl-C stops all."""
+    from cli.up import run_up
 
     run_up(_settings(), host=host, port=port, workers=workers, concurrency=concurrency, console=console)
 
@@ -101,9 +102,11 @@ def api(host: str = "127.0.0.1", port: int = 8000) -> None:
     import uvicorn
 
     from api.app import create_app
+    from api.log_redaction import install as redact_logs
     from observability import logs
 
     logs.configure(_settings())
+    redact_logs()  # the access log prints full paths (?key=...): masked before any handler formats them
     # log_config=None: uvicorn's loggers go through Sleuth's handler (JSON or text, like every process).
     uvicorn.run(create_app(_settings()), host=host, port=port, log_config=None)
 

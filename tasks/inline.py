@@ -7,10 +7,10 @@ from concurrent.futures import ThreadPoolExecutor
 from functools import partial
 from typing import Any
 
+from bootstrap import Services
 from investigation.tools.evidence import ENGINE_PREFIX, is_tool_engine
 from observability import step_scope
 from tasks import steps, tool_step
-from workers.wiring import Services
 
 
 def _retrieve_slot(services: Services, inv_id: str, hop: int, slot: tuple[int, str]) -> dict[str, Any]:

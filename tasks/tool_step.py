@@ -15,6 +15,7 @@ from typing import Any
 from adapters.tools.http import HttpToolExecutor
 from adapters.tools.outbound import guard_for, guarded_transport
 from adapters.tools.registry import StoredTool, by_name, load_tools, unseal
+from bootstrap import Services
 from investigation.errors import SleuthError, ToolRefused
 from investigation.tools.evidence import as_passage, is_tool_engine, tool_engine
 from investigation.tools.policy import CallScope, refusal, resolve_arguments
@@ -23,7 +24,6 @@ from investigation.tools.selection import choose, relevance
 from storage import repositories as repo
 from storage.models import Investigation
 from storage.tool_state import ToolState
-from workers.wiring import Services
 
 
 def _scope(inv: Investigation) -> CallScope:

@@ -11,9 +11,9 @@ from typing import Any
 
 import pytest
 
+from bootstrap import Services
 from cli.tool_services import SECRETS, ToolServices, declarations
 from config.settings import Settings
-from workers.wiring import Services
 
 KB = [
     {"id": "suspension", "title": "Failed payments and account suspension",
