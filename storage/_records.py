@@ -77,6 +77,8 @@ def add_evidence(session: Session, *, investigation_id: str, evidence: Sequence[
             grade=str(ev.grade.value if hasattr(ev.grade, "value") else ev.grade),
             hop=ev.hop,
             query=ev.query,
+            visibility=str(ev.visibility.value),
+            flagged=ev.flagged,
         )
         rows.setdefault(ev.id, row_values(record))
     if not rows:

@@ -27,11 +27,13 @@ from investigation.state import (
     Mode,
     Passage,
     Plan,
+    RetrievalScope,
     Route,
     RouteDecision,
     Status,
     StopReason,
     SubQuery,
+    Visibility,
 )
 from investigation.tools.evidence import admit_gaps
 from storage import repositories as repo
@@ -177,6 +179,7 @@ def retrieve(services: Services, inv_id: str, hop: int, index: int, engine: str)
         inv = repo.get_investigation(session, investigation_id=inv_id)
         hop_row = repo.get_hop(session, investigation_id=inv_id, number=hop)
         tenant = inv.tenant_id
+        scope = RetrievalScope.of(inv.audience, inv.principals)
     if hop_row is None or index >= len(hop_row.queries):
         raise LookupError(f"hop {hop} slot {slot} of {inv_id} was never planned")
     query = str(hop_row.queries[index]["text"])
@@ -191,15 +194,15 @@ def retrieve(services: Services, inv_id: str, hop: int, index: int, engine: str)
     elif not services.state.charge(inv_id, "retrieval_calls", 1):
         # A cache hit is still a retrieval call of this investigation: budgets and figures count it.
         payload["error"] = "retrieval_budget"
-    elif (cached := services.state.cache_get(tenant, engine, query, k, None)) is not None:
+    elif (cached := services.state.cache_get(tenant, engine, query, k, scope.cache_terms())) is not None:
         payload.update(passages=cached, cached=True)
     else:
         try:
             # Read the corpus version before searching: hits found before an ingest are never cached as new.
             version = services.state.corpus_version(tenant)
-            hits = services.backends[engine].search(tenant, query, k)
+            hits = services.backends[engine].search(tenant, query, k, acl=scope.acl, visibility=scope.visibility)
             payload["passages"] = [h.model_dump(mode="json") for h in hits]
-            services.state.cache_set(tenant, engine, query, k, None, payload["passages"],
+            services.state.cache_set(tenant, engine, query, k, scope.cache_terms(), payload["passages"],
                                      services.settings.subquery_cache_ttl, version=version)
         except SleuthError as exc:  # the hop degrades: this engine's evidence is missing, recorded
             payload["error"] = f"{type(exc).__name__}: {exc}"
@@ -216,7 +219,8 @@ def retrieve(services: Services, inv_id: str, hop: int, index: int, engine: str)
 
 def _evidence_of(records: list[Any]) -> list[Evidence]:
     return [Evidence(id=r.evidence_id, chunk_id=r.chunk_id, source_id=r.source_id, title=r.title,
-                     text=r.text, score=r.score, grade=Grade(r.grade), hop=r.hop, query=r.query, url=r.url)
+                     text=r.text, score=r.score, grade=Grade(r.grade), hop=r.hop, query=r.query, url=r.url,
+                     visibility=Visibility(r.visibility), flagged=r.flagged)
             for r in records]
 
 
@@ -246,6 +250,7 @@ def reduce(services: Services, inv_id: str, hop: int) -> Next:
         asked = list(inv.subqueries)
         queries, engines, tools = list(hop_row.queries), list(hop_row.engines), list(hop_row.tools or [])
         reasoner = bound_reasoner(services, session, inv)
+        scope = RetrievalScope.of(inv.audience, inv.principals)
 
     stored = services.state.load_hits(inv_id, hop)
     results = []
@@ -270,7 +275,7 @@ def reduce(services: Services, inv_id: str, hop: int) -> Next:
     try:
         out = loop.reduce_hop(reasoner, question=question, plan=plan, hop=hop, mode=mode,
                               results=results, already_seen=already_seen, evidence=evidence, asked=asked,
-                              budget=budget)
+                              budget=budget, scope=scope)
     except LLM_OUT as exc:
         reason = record_llm(services, inv_id, reasoner, "reduce", hop) or llm_stop_reason(exc)
         return fail(services, inv_id, reason=reason, error=f"hop {hop}: {exc}"[:500])
@@ -288,7 +293,9 @@ def reduce(services: Services, inv_id: str, hop: int) -> Next:
            dedup_hits=out.dedup_hits,
            errors={f"{r.engine}:{r.query}": r.error for r in results if r.error})
     _event(services, inv_id, f"grade:{hop}", "grades", hop=hop,
-           grades=[{"id": e.id, "source_id": e.source_id, "grade": e.grade.value, "score": round(e.score, 4)}
+           grades=[{"id": e.id, "source_id": e.source_id, "grade": e.grade.value, "score": round(e.score, 4),
+                    **({"flagged": True} if e.flagged else {}),
+                    **({"visibility": e.visibility.value} if e.visibility.value != "public" else {})}
                    for e in out.new_evidence])
     _event(services, inv_id, f"judge:{hop}", "judgment", hop=hop, **out.judgment.model_dump(mode="json"))
     _event(services, inv_id, f"decide:{hop}", "decision", hop=hop, **decision)
@@ -319,11 +326,12 @@ def synthesize(services: Services, inv_id: str) -> Next:
         question = inv.question
         route = RouteDecision(route=Route(inv.route or "lookup"), reason=inv.route_reason or "")
         reasoner = bound_reasoner(services, session, inv)
+        scope = RetrievalScope.of(inv.audience, inv.principals)
     last = next((h.decision for h in reversed(hops) if h.decision), None) or {}
     s = services.settings
     try:
         final = loop.finish(reasoner, question=question, route=route, evidence=evidence,
-                            k=s.final_k, token_budget=s.evidence_token_budget)
+                            k=s.final_k, token_budget=s.evidence_token_budget, scope=scope)
     except LLM_OUT as exc:
         reason = record_llm(services, inv_id, reasoner, "synthesize") or llm_stop_reason(exc)
         return fail(services, inv_id, reason=reason, error=f"synthesis: {exc}"[:500])
