@@ -91,8 +91,9 @@ def up(port: Annotated[int | None, typer.Option(help="API port (default: SLEUTH_
        workers: Annotated[int, typer.Option(help="Worker processes")] = 1,
        concurrency: Annotated[int | None, typer.Option(
            help="Pool processes per worker (default: SLEUTH_WORKER_CONCURRENCY)")] = None) -> None:
-    """Embedded Redis (unless SLEUTH_REDIS_URL), the API and workers, in the foreground; Ctrl-C stops all."""
-    from cli.commands import run_up
+    """Embedded Redis (unless SLEUTH_REDIS_URL), the API, one beat and workers, supervised (a dead child is
+    restarted with backoff); Ctrl-C stops all."""
+    from cli.up import run_up
 
     settings = _settings()
     run_up(settings, host=host or settings.api_host, port=port or settings.api_port, workers=workers,
@@ -106,9 +107,11 @@ def api(host: Annotated[str | None, typer.Option(help="default: SLEUTH_API_HOST"
     import uvicorn
 
     from api.app import create_app
+    from api.log_redaction import install as redact_logs
     from observability import logs
 
     logs.configure(_settings())
+    redact_logs()  # the access log prints full paths (?key=...): masked before any handler formats them
     # log_config=None: uvicorn's loggers go through Sleuth's handler (JSON or text, like every process).
     settings = _settings()
     uvicorn.run(create_app(settings), host=host or settings.api_host, port=port or settings.api_port,
