@@ -9,10 +9,10 @@ from fastapi import FastAPI
 from fastapi.openapi.utils import get_openapi
 
 from api import docs_offline, errors
-from api.routes import deliveries, health, investigations, metrics, trace
+from api.routes import deliveries, health, investigations, metrics, tools, trace
 from api.schemas import InvestigationCreate
+from bootstrap import Services
 from config.settings import Settings, get_settings
-from workers.wiring import Services
 
 
 class _Queue:
@@ -68,7 +68,7 @@ def create_app(
     app.state.launcher = launcher or queue.launch
     app.state.redeliverer = redeliverer or queue.redeliver
     errors.install(app)
-    for module in (investigations, deliveries, trace, health, metrics):
+    for module in (investigations, deliveries, tools, trace, health, metrics):
         app.include_router(module.router)
     _add_manual_schemas(app)
     return app

@@ -13,10 +13,10 @@ from typing import Any
 from rich.console import Console
 
 from app.intake import Launcher, parse_request, submit_investigation
+from bootstrap import Services
 from cli import processes, render
 from config.settings import Settings
 from investigation.errors import ValidationFailed
-from workers.wiring import Services
 
 
 def run_ingest(settings: Settings, paths: Sequence[Path], tenant_name: str, *,

@@ -11,11 +11,11 @@ from typing import Any, ClassVar
 
 from rich.console import Console
 
+from bootstrap import Services
 from cli import processes, render
 from cli.commands import create_and_launch, ingest_summary, run_ingest, wait_for
 from config.settings import Settings
 from investigation.errors import NotFound
-from workers.wiring import Services
 
 EXAMPLES = Path(__file__).resolve().parents[1] / "examples"
 DEMO_TENANT = "demo"

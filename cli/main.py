@@ -10,6 +10,7 @@ from typing import Annotated
 import typer
 from rich.console import Console
 
+from cli.tools import tools_app
 from config.settings import Settings, get_settings
 from investigation.errors import SleuthError, ValidationFailed
 from workers.names import ALL_QUEUES
@@ -17,6 +18,7 @@ from workers.names import ALL_QUEUES
 app = typer.Typer(add_completion=False, no_args_is_help=True, help=__doc__)
 tenants_app = typer.Typer(no_args_is_help=True, help="Create and list tenants.")
 app.add_typer(tenants_app, name="tenants")
+app.add_typer(tools_app, name="tools")
 console = Console(stderr=True, soft_wrap=True)  # piped output: no wrapping mid-phrase
 
 
@@ -30,8 +32,8 @@ def tenants_create(name: str, as_json: Annotated[bool, typer.Option("--json")] =
                        help="KEY=N cap, repeatable: max_hops, max_retrieval_calls, max_llm_tokens, "
                             "deadline_seconds, llm_tokens_per_day")] = None) -> None:
     """Create a tenant; prints its id, API key (shown once) and webhook signing secret."""
+    from bootstrap import Services
     from storage import repositories as repo
-    from workers.wiring import Services
 
     limits: dict[str, object] = {}
     for item in limit or []:
@@ -52,8 +54,8 @@ def tenants_create(name: str, as_json: Annotated[bool, typer.Option("--json")] =
 
 @tenants_app.command("list")
 def tenants_list() -> None:
+    from bootstrap import Services
     from storage import repositories as repo
-    from workers.wiring import Services
 
     with Services(_settings()).session() as session:
         for t in repo.list_tenants(session):

@@ -75,6 +75,12 @@ class Settings(BaseSettings):
     ticket_max_chars: int = Field(default=4000, ge=200,
                                   description="Longest question taken from a ticket (subject + description).")
 
+    # Tools (tenant-declared HTTP APIs the loop may call; see docs/tools.md)
+    tools_allow_private: bool = Field(default=False, description=(
+        "Operator override: tools may call private/loopback hosts for every tenant (default: only hosts "
+        "on the tenant's allowlist)."))
+    tools_per_hop: int = Field(default=3, ge=0, le=10, description="Most tool calls a hop makes (0 = no tools).")
+
     # API
     api_host: str = Field(default="127.0.0.1",
                           description="API bind address (`sleuth api`/`up` take --host).")

@@ -12,7 +12,7 @@ from observability import metrics
 from workers.names import ALL_QUEUES
 
 if TYPE_CHECKING:
-    from workers.wiring import Services
+    from bootstrap import Services
 
 log = logging.getLogger(__name__)
 

@@ -7,9 +7,9 @@ from concurrent.futures import ThreadPoolExecutor
 from functools import partial
 from typing import Any
 
+from bootstrap import Services
 from observability import step_scope
 from tasks import steps
-from workers.wiring import Services
 
 
 def _retrieve_slot(services: Services, inv_id: str, hop: int, slot: tuple[int, str]) -> dict[str, Any]:

@@ -6,8 +6,8 @@ from celery import Celery
 from kombu.entity import Exchange, Queue
 
 from config.settings import Settings
+from storage.redis_state import kombu_url
 from workers import names
-from workers.wiring import kombu_url
 
 
 def celery_config(settings: Settings) -> dict[str, object]:

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from celery.signals import worker_process_init
 
+from bootstrap import Services
 from config.settings import Settings, get_settings
-from workers.wiring import Services
 
 _settings: Settings | None = None
 _services: Services | None = None

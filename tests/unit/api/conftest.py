@@ -13,9 +13,9 @@ import pytest
 from fastapi.testclient import TestClient
 
 from api.app import create_app
+from bootstrap import Services
 from config.settings import Settings
 from storage import repositories as repo
-from workers.wiring import Services
 
 
 @dataclass

@@ -170,8 +170,8 @@ def test_private_callback_hosts_refused_when_configured(tmp_path: Any, db_url: s
     from fastapi.testclient import TestClient
 
     from api.app import create_app
+    from bootstrap import Services
     from tests.unit.api.conftest import Recorder, make_settings, new_tenant
-    from workers.wiring import Services
 
     services = Services(make_settings(tmp_path / "home", db_url, redis_url, redis_prefix,
                                       webhook_allow_private=False))

@@ -10,8 +10,8 @@ from fastapi.testclient import TestClient
 from prometheus_client.parser import text_string_to_metric_families
 
 from api.app import create_app
+from bootstrap import Services
 from tests.unit.api.conftest import Api, make_settings
-from workers.wiring import Services
 
 pytestmark = pytest.mark.unit
 
