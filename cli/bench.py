@@ -20,12 +20,8 @@ from typing import Any
 
 from rich.console import Console
 
-<<<<<<< HEAD
-from cli import processes, progress
-=======
 from bootstrap import Services
-from cli import processes
->>>>>>> main
+from cli import processes, progress
 from cli.bench_metrics import answer_scores, decision_of, expected_route, hop_stats, recall, summarise
 from cli.commands import wait_for
 from config.settings import Settings
