@@ -3,8 +3,6 @@
 from __future__ import annotations
 
 import json
-import os
-import signal
 import time
 from collections.abc import Sequence
 from pathlib import Path
@@ -16,7 +14,6 @@ from app.intake import Launcher, parse_request, submit_investigation
 from bootstrap import Services
 from cli import processes, render
 from config.settings import Settings
-from investigation.errors import ValidationFailed
 
 
 def run_ingest(settings: Settings, paths: Sequence[Path], tenant_name: str, *,
@@ -184,56 +181,4 @@ def _ask_inline(settings: Settings, question: str, tenant: str, *, mode: str, au
         return wait_for(services, inv_id, console=console, timeout=5)
 
 
-def run_up(settings: Settings, *, host: str, port: int, workers: int, concurrency: int,
-           console: Console) -> None:
-    from workers.embedded_redis import EmbeddedRedis
-
-    if processes.running_stack(settings):
-        raise ValidationFailed("SLEUTH_HOME", "a `sleuth up` already runs for this home")
-    redis_server = None
-    url = settings.redis_url
-    if not url:
-        redis_server = EmbeddedRedis(settings.home)
-        url = redis_server.start()
-        console.print(f"embedded Redis on {url}")
-    from observability import metrics
-
-    metrics.reset_dir(settings)  # counters start from zero with the stack; children share this directory
-    env = processes.child_env(settings, url)
-    procs = []
-    stop = False
-
-    def _stop(*_: object) -> None:
-        nonlocal stop
-        stop = True
-
-    signal.signal(signal.SIGINT, _stop)
-    signal.signal(signal.SIGTERM, _stop)
-    run_file = processes.run_file(settings)
-    try:
-        procs.append(processes.spawn_api(env, host=host, port=port))
-        for i in range(workers):
-            procs.append(processes.spawn_worker(env, concurrency=concurrency, beat=(i == 0),
-                                                name=f"sleuth{i}", quiet=False))
-        run_file.parent.mkdir(parents=True, exist_ok=True)
-        run_file.write_text(json.dumps({"pid": os.getpid(), "redis_url": url,
-                                        "api_url": f"http://{host}:{port}"}))
-        console.print(f"[green]Sleuth is up[/green]: API http://{host}:{port} (docs at /docs), "
-                      f"{workers} worker(s). Ctrl-C stops everything.")
-        while not stop:
-            for proc in procs:
-                if proc.poll() is not None:
-                    console.print(f"[red]child process {proc.pid} exited ({proc.returncode}); shutting down[/red]")
-                    stop = True
-            time.sleep(0.3)
-    finally:
-        console.print("stopping …")
-        for proc in reversed(procs):
-            processes.stop_process(proc)
-        run_file.unlink(missing_ok=True)
-        if redis_server is not None:
-            redis_server.stop()
-        console.print("stopped.")
-
-
-__all__ = ["celery_for", "create_and_launch", "run_ask", "run_ingest", "run_up", "wait_for"]
+__all__ = ["celery_for", "create_and_launch", "ingest_summary", "run_ask", "run_ingest", "wait_for"]

@@ -94,8 +94,9 @@ def ask(question: str, tenant: Annotated[str, typer.Option(help="Tenant name")],
 def up(port: int = 8000, host: str = "127.0.0.1",
        workers: Annotated[int, typer.Option(help="Worker processes")] = 1,
        concurrency: int = 2) -> None:
-    """Embedded Redis (unless SLEUTH_REDIS_URL), the API and workers, in the foreground; Ctrl-C stops all."""
-    from cli.commands import run_up
+    """Embedded Redis (unless SLEUTH_REDIS_URL), the API, one beat and workers, supervised (a dead child is
+    restarted with backoff); Ctrl-C stops all."""
+    from cli.up import run_up
 
     run_up(_settings(), host=host, port=port, workers=workers, concurrency=concurrency, console=console)
 
@@ -106,9 +107,11 @@ def api(host: str = "127.0.0.1", port: int = 8000) -> None:
     import uvicorn
 
     from api.app import create_app
+    from api.log_redaction import install as redact_logs
     from observability import logs
 
     logs.configure(_settings())
+    redact_logs()  # the access log prints full paths (?key=...): masked before any handler formats them
     # log_config=None: uvicorn's loggers go through Sleuth's handler (JSON or text, like every process).
     uvicorn.run(create_app(_settings()), host=host, port=port, log_config=None)
 

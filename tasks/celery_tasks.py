@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import time
 from typing import Any
 
 from celery import Task, shared_task
@@ -69,11 +70,17 @@ def deliver(self: Task, delivery_id: str) -> dict[str, Any]:
 
 @shared_task(name=names.T_WATCHDOG, **_COMMON)
 def watchdog(self: Task) -> dict[str, Any]:
-    """Beat task: any investigation past its deadline moves to a terminal state with the reason."""
+    """Beat task: investigations past their deadline end `failed: deadline`; work a dead worker dropped is
+    re-driven (`tasks.redrive`). One run per interval, however many beats or redeliveries fire it."""
+    from tasks.redrive import redrive
+
     services = runtime.services()
+    interval = services.settings.watchdog_interval
+    if not services.state.once(f"watchdog:{int(time.time() // interval)}", ttl=max(2, int(interval * 2))):
+        return {"skipped": "another watchdog run owns this interval"}
     moved = []
     for inv_id in steps.overdue(services):
         nxt = steps.fail(services, inv_id, reason="deadline", error="deadline passed before completion")
         workflow.dispatch(self.app, inv_id, nxt)
         moved.append(inv_id)
-    return {"failed": moved}
+    return {"failed": moved, "redriven": redrive(self.app, services).as_json()}

@@ -7,6 +7,7 @@ redelivered task finds its own earlier writes and returns the same `Next`.
 
 from __future__ import annotations
 
+import logging
 import time
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -35,12 +36,14 @@ from storage import repositories as repo
 from storage.models import Investigation
 from tasks.llm_usage import LLM_OUT, bound_reasoner, llm_stop_reason, record_llm
 
+log = logging.getLogger(__name__)
+
 
 @dataclass(frozen=True)
 class Next:
     """What to run after a step: a hop's retrievals (+ reducer), synthesis, deliveries, or nothing."""
 
-    kind: str  # "hop" | "synthesize" | "deliver" | "done"
+    kind: str  # "start" | "hop" | "synthesize" | "deliver" | "done"
     hop: int = 0
     slots: tuple[tuple[int, str], ...] = ()  # (sub-query index, engine) pairs of the hop
     deliveries: tuple[str, ...] = ()
@@ -192,6 +195,9 @@ def retrieve(services: Services, inv_id: str, hop: int, index: int, engine: str)
                                      services.settings.subquery_cache_ttl, version=version)
         except SleuthError as exc:  # the hop degrades: this engine's evidence is missing, recorded
             payload["error"] = f"{type(exc).__name__}: {exc}"
+        except Exception as exc:  # an engine bug degrades the hop too: it never kills the run
+            log.exception("retrieval %s of %s hop %s crashed", slot, inv_id, hop)
+            payload["error"] = f"{type(exc).__name__}: {exc}"[:500]
     payload["ms"] = round((time.perf_counter() - started) * 1000, 2)
     services.state.store_hits(inv_id, hop, slot, payload)
     _event(services, inv_id, f"retrieve:{hop}:{slot}", "retrieval", hop=hop, engine=engine, query=query,

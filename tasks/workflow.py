@@ -20,7 +20,9 @@ def hop_canvas(app: Celery, inv_id: str, hop: int, slots: tuple[tuple[int, str],
 
 def dispatch(app: Celery, inv_id: str, nxt: Next) -> None:
     """Enqueue what `nxt` asks for (nothing for "done")."""
-    if nxt.kind == "hop":
+    if nxt.kind == "start":
+        launch(app, inv_id)
+    elif nxt.kind == "hop":
         hop_canvas(app, inv_id, nxt.hop, nxt.slots).apply_async()
     elif nxt.kind == "synthesize":
         app.send_task(names.T_SYNTHESIZE, args=(inv_id,))

@@ -3,6 +3,11 @@
 One index under `index_dir/bm25` holds every tenant; the tenant (and ACL) filter is a MUST clause built here,
 never by the caller. One process writes at a time (tantivy's writer lock); any number of processes read and
 pick up new commits by watching `meta.json`.
+
+Thread safety: tantivy's Python `Index` is a pyo3 object whose methods borrow it (some mutably); two threads
+calling into it at once raise `RuntimeError: Already (mutably) borrowed`. Every call on the `Index` therefore
+happens under `self._lock` (the inline executor's threads, the API threadpool); a `Searcher` is a separate,
+immutable snapshot and is used outside the lock.
 """
 
 from __future__ import annotations
@@ -11,6 +16,7 @@ import os
 import re
 import threading
 import time
+import weakref
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -75,11 +81,12 @@ class EmbeddedBM25:
     def __init__(self, index_dir: Path) -> None:
         self.path = Path(index_dir) / "bm25"
         self._schema = _schema()
-        self._lock = threading.Lock()
+        self._lock = threading.RLock()  # guards every call on the tantivy Index object (see docstring)
         # Opened lazily and per process (Celery forks workers after import).
         self._pid: int | None = None
         self._index: Any = None
         self._meta_stamp: tuple[int, int, int] | None = None
+        _LIVE.add(self)
 
     # -- port ---------------------------------------------------------------------------------------
 
@@ -116,13 +123,14 @@ class EmbeddedBM25:
         words = query_words(query)
         if not words or k <= 0:
             return []
-        index = self._open()
-        try:
-            text_query = index.parse_query(
-                words, ["title", "text"], field_boosts={"title": TITLE_BOOST}
-            )
-        except ValueError:  # belt and braces: should be unreachable with word-only input
-            text_query, _ = index.parse_query_lenient(words, ["title", "text"])
+        with self._lock:
+            index = self._open()
+            try:
+                text_query = index.parse_query(
+                    words, ["title", "text"], field_boosts={"title": TITLE_BOOST}
+                )
+            except ValueError:  # belt and braces: should be unreachable with word-only input
+                text_query, _ = index.parse_query_lenient(words, ["title", "text"])
         clauses: list[tuple[Any, Any]] = [
             (tantivy.Occur.Must, text_query),
             (tantivy.Occur.Must, tantivy.Query.term_query(self._schema, "tenant", tenant)),
@@ -180,6 +188,10 @@ class EmbeddedBM25:
         return doc
 
     def _open(self) -> Any:
+        with self._lock:
+            return self._open_locked()
+
+    def _open_locked(self) -> Any:
         pid = os.getpid()
         if self._index is None or self._pid != pid:
             self.path.mkdir(parents=True, exist_ok=True)
@@ -210,6 +222,10 @@ class EmbeddedBM25:
     def _writer(self) -> _Writer:
         return _Writer(self._open(), self)
 
+    def _new_writer(self, index: Any) -> Any:
+        with self._lock:
+            return index.writer(heap_size=WRITER_HEAP, num_threads=1)
+
     def _invalidate(self) -> None:
         with self._lock:
             self._meta_stamp = None
@@ -226,7 +242,7 @@ class _Writer:
         deadline = time.monotonic() + LOCK_WAIT_SECONDS
         while True:
             try:
-                self._writer = self._index.writer(heap_size=WRITER_HEAP, num_threads=1)
+                self._writer = self._owner._new_writer(self._index)
                 return self._writer
             except ValueError as exc:
                 if "lock" not in str(exc).lower() or time.monotonic() > deadline:
@@ -244,3 +260,15 @@ class _Writer:
             self._writer = None
             self._owner._invalidate()
 
+
+_LIVE: weakref.WeakSet[EmbeddedBM25] = weakref.WeakSet()
+
+
+def _after_fork_in_child() -> None:
+    # A lock held by another thread at fork time would stay held forever in the child (Celery prefork);
+    # the child also reopens the index (`_open` compares pids).
+    for index in list(_LIVE):
+        index._lock = threading.RLock()
+
+
+os.register_at_fork(after_in_child=_after_fork_in_child)

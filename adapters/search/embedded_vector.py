@@ -15,6 +15,7 @@ import re
 import tempfile
 import threading
 import uuid
+import weakref
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -71,6 +72,7 @@ class EmbeddedVectorIndex:
         self.embedder = embedder
         self._stores: dict[str, _Store] = {}
         self._lock = threading.Lock()
+        _LIVE.add(self)
 
     # -- port ---------------------------------------------------------------------------------------
 
@@ -210,3 +212,14 @@ def _meta(chunk: Chunk) -> dict[str, Any]:
         "text": chunk.text, "url": chunk.url, "acl": list(chunk.acl), "position": chunk.position,
     }
 
+
+_LIVE: weakref.WeakSet[EmbeddedVectorIndex] = weakref.WeakSet()
+
+
+def _after_fork_in_child() -> None:
+    # A lock held by another thread at fork time would stay held forever in the child (Celery prefork).
+    for index in list(_LIVE):
+        index._lock = threading.Lock()
+
+
+os.register_at_fork(after_in_child=_after_fork_in_child)
