@@ -14,6 +14,7 @@ from app.intake import Launcher, parse_request, submit_investigation
 from bootstrap import Services
 from cli import processes, render
 from config.settings import Settings
+from investigation.errors import ValidationFailed
 
 
 def run_ingest(settings: Settings, paths: Sequence[Path], tenant_name: str, *,
