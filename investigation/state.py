@@ -85,6 +85,20 @@ class HopState(StrEnum):
     REDUCED = "reduced"
 
 
+class Visibility(StrEnum):
+    """Who a document is written for: anyone (`public`), or the support team only (`internal`)."""
+
+    PUBLIC = "public"
+    INTERNAL = "internal"
+
+
+class Audience(StrEnum):
+    """Who reads the answer: a support agent (may see internal documents) or the customer (never)."""
+
+    AGENT = "agent"
+    CUSTOMER = "customer"
+
+
 class Frozen(BaseModel):
     model_config = ConfigDict(frozen=True)
 
@@ -100,6 +114,7 @@ class Chunk(Frozen):
     updated_at: str | None = None
     acl: tuple[str, ...] = ()
     position: int = 0
+    visibility: Visibility = Visibility.PUBLIC
 
 
 class Passage(Frozen):
@@ -113,6 +128,7 @@ class Passage(Frozen):
     engine: str
     rank: int
     url: str | None = None
+    visibility: Visibility = Visibility.PUBLIC
 
 
 class Evidence(Frozen):
@@ -128,6 +144,8 @@ class Evidence(Frozen):
     hop: int
     query: str
     url: str | None = None
+    visibility: Visibility = Visibility.PUBLIC
+    flagged: bool = False  # the passage addresses an AI or imitates markup: ranked down, never quoted
 
 
 class RouteDecision(Frozen):
@@ -174,6 +192,7 @@ class Citation(Frozen):
     evidence_id: str
     source_id: str
     title: str
+    internal: bool = False  # cites an internal document: fine for an agent, never shown to a customer
 
 
 class Answer(Frozen):
@@ -198,3 +217,31 @@ class LoopDecision(Frozen):
     reason: StopReason | str
     next_queries: tuple[SubQuery, ...] = ()
     detail: str = ""
+
+
+class RetrievalScope(Frozen):
+    """What one investigation may retrieve, enforced inside every engine (before grading, so no provider
+    ever sees the rest): `acl` principals (None = no ACL restriction) and the allowed `visibility` values
+    (None = all)."""
+
+    acl: tuple[str, ...] | None = None
+    visibility: tuple[Visibility, ...] | None = None
+
+    @classmethod
+    def of(cls, audience: str, principals: tuple[str, ...] | list[str] = ()) -> RetrievalScope:
+        """A customer sees public documents whose ACL admits one of `principals` (none: ACL-free ones only);
+        an agent sees everything, restricted to `principals` when given."""
+        principals = tuple(dict.fromkeys(principals))
+        if Audience(audience) is Audience.CUSTOMER:
+            return cls(acl=principals, visibility=(Visibility.PUBLIC,))
+        return cls(acl=principals or None, visibility=None)
+
+    def admits(self, visibility: Visibility) -> bool:
+        return self.visibility is None or visibility in self.visibility
+
+    def cache_terms(self) -> list[str] | None:
+        """The scope as cache-key material: distinct scopes never share cached hits."""
+        if self.acl is None and self.visibility is None:
+            return None
+        terms = ["scope"] + [f"acl:{p}" for p in self.acl or ()] + (["acl:*"] if self.acl is None else [])
+        return terms + [f"visibility:{v.value}" for v in self.visibility or ()]

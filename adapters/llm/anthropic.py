@@ -293,7 +293,7 @@ def _query_kind(text: str, judgment: Judgment) -> QueryKind:
 def _evidence(p: Passage, grade: Grade, score: float, hop: int, query_of: dict[str, str], question: str) -> Evidence:
     return Evidence(id=evidence_id(p.chunk_id), chunk_id=p.chunk_id, source_id=p.source_id, title=p.title,
                     text=p.text, score=round(float(score), 6), grade=grade, hop=hop,
-                    query=query_of.get(p.chunk_id, question), url=p.url)
+                    query=query_of.get(p.chunk_id, question), url=p.url, visibility=p.visibility)
 
 
 def build_claude_reasoner(settings: Settings, *, fallback: Reasoner, limiter: Limiter | None = None) -> ClaudeReasoner:
