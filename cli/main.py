@@ -19,7 +19,7 @@ app = typer.Typer(add_completion=False, no_args_is_help=True, help=__doc__)
 tenants_app = typer.Typer(no_args_is_help=True, help="Create and list tenants.")
 app.add_typer(tenants_app, name="tenants")
 app.add_typer(tools_app, name="tools")
-console = Console(stderr=True)
+console = Console(stderr=True, soft_wrap=True)  # piped output: no wrapping mid-phrase
 
 
 def _settings() -> Settings:
@@ -63,12 +63,14 @@ def tenants_list() -> None:
 
 
 @app.command()
-def ingest(paths: list[Path], tenant: Annotated[str, typer.Option(help="Tenant name")]) -> None:
-    """Index JSONL / .md / .txt documents into both engines (idempotent; embeddings cached)."""
-    from cli.commands import run_ingest
+def ingest(paths: list[Path], tenant: Annotated[str, typer.Option(help="Tenant name")],
+           as_json: Annotated[bool, typer.Option("--json", help="Print the report as JSON")] = False,
+           force: Annotated[bool, typer.Option(help="Write every document again, changed or not")] = False) -> None:
+    """Index JSONL / .md / .txt documents into both engines; unchanged documents are skipped."""
+    from cli.commands import ingest_summary, run_ingest
 
-    report = run_ingest(_settings(), paths, tenant, console=console)
-    print(json.dumps(report))
+    report = run_ingest(_settings(), paths, tenant, console=console, force=force)
+    print(json.dumps(report) if as_json else ingest_summary(report))
 
 
 @app.command()
@@ -76,12 +78,15 @@ def ask(question: str, tenant: Annotated[str, typer.Option(help="Tenant name")],
         as_json: Annotated[bool, typer.Option("--json")] = False,
         mode: Annotated[str, typer.Option(help="agentic | single-shot")] = "agentic",
         audience: Annotated[str, typer.Option(help="agent | customer: who reads the answer "
-                                              "(internal documents never reach a customer)")] = "agent") -> None:
-    """Enqueue one investigation, show live progress, print the cited answer."""
+                                              "(internal documents never reach a customer)")] = "agent",
+        executor: Annotated[str, typer.Option(
+            help="auto: the queue if a broker or `sleuth up` runs, else in this process | queue | inline")]
+        = "auto") -> None:
+    """Answer one question with live progress and the cited answer (through the queue when one runs)."""
     from cli.commands import run_ask
 
     code = run_ask(_settings(), question, tenant, mode=mode, as_json=as_json, console=console,
-                   audience=audience)
+                   audience=audience, executor=executor)
     raise typer.Exit(code)
 
 
@@ -152,14 +157,22 @@ def beat(loglevel: str = "INFO") -> None:
 
 
 @app.command()
-def flower(port: int = 5555, basic_auth: Annotated[str | None, typer.Option(help="user:password")] = None) -> None:
-    """Run Flower on the configured broker."""
+def flower(port: int = 5555, address: Annotated[str, typer.Option(help="Interface to listen on")] = "127.0.0.1",
+           basic_auth: Annotated[str | None, typer.Option(help="user:password")] = None) -> None:
+    """Flower on the configured broker, or on the running `sleuth up` of this SLEUTH_HOME. Off loopback,
+    basic auth is on: --basic-auth, SLEUTH_FLOWER_BASIC_AUTH, or a generated password printed here."""
+    from cli.flower import flower_argv
+    from cli.processes import existing_redis
     from workers.app import create_celery
 
-    argv = ["flower", f"--port={port}"]
-    if basic_auth:
-        argv.append(f"--basic-auth={basic_auth}")
-    create_celery(_settings()).start(argv)
+    settings = existing_redis(_settings())
+    if settings is None:
+        raise ValidationFailed("SLEUTH_REDIS_URL", "no broker: set SLEUTH_REDIS_URL or start `sleuth up` first")
+    argv, generated = flower_argv(settings, port=port, address=address, basic_auth=basic_auth)
+    if generated:
+        console.print(f"Flower basic auth: user [bold]{generated[0]}[/bold] password [bold]{generated[1]}[/bold]")
+    console.print(f"Flower on http://{address}:{port}/ (broker {settings.redis_url})")
+    create_celery(settings).start(argv)
 
 
 @app.command()
