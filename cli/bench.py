@@ -252,25 +252,10 @@ def run_bench(settings: Settings, dataset_dir: Path, *, mode: str, k: int, out: 
         services = Services(live)
         started = time.perf_counter()
         ids: list[str] = []
-<<<<<<< HEAD
-        if executor == "queue":
-            ids = [create_and_launch(services, tenant_name, q["question"], mode,
-                                     audience=q.get("audience", "agent")) for q in questions]
-            views = [wait_for(services, i, timeout=600) for i in ids]
-        else:
-            views = []
-            for q in questions:
-                inv_id = create_and_launch(
-                    services, tenant_name, q["question"], mode, audience=q.get("audience", "agent"),
-                    launch=lambda i: inline.run(services, i, deliver=False))
-                ids.append(inv_id)
-                with services.session() as session:
-                    views.append(repo.investigation_view(
-                        session, investigation=repo.get_investigation(session, investigation_id=inv_id)))
-=======
         with progress.bar(console, "investigations", len(questions)) as update:
             if executor == "queue":
-                ids = [create_and_launch(services, tenant_name, q["question"], mode) for q in questions]
+                ids = [create_and_launch(services, tenant_name, q["question"], mode,
+                                         audience=q.get("audience", "agent")) for q in questions]
                 views = []
                 for i in ids:
                     views.append(wait_for(services, i, timeout=600))
@@ -279,14 +264,13 @@ def run_bench(settings: Settings, dataset_dir: Path, *, mode: str, k: int, out: 
                 views = []
                 for q in questions:
                     inv_id = create_and_launch(
-                        services, tenant_name, q["question"], mode,
+                        services, tenant_name, q["question"], mode, audience=q.get("audience", "agent"),
                         launch=lambda i: inline.run(services, i, deliver=False))
                     ids.append(inv_id)
                     with services.session() as session:
                         views.append(repo.investigation_view(
                             session, investigation=repo.get_investigation(session, investigation_id=inv_id)))
                     update(len(views), len(questions))
->>>>>>> main
         wall = time.perf_counter() - started
         rows = [{**_row(services, q, inv_id, view, k), "mode": mode}
                 for q, inv_id, view in zip(questions, ids, views, strict=True)]
