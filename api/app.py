@@ -9,7 +9,7 @@ from fastapi import FastAPI
 from fastapi.openapi.utils import get_openapi
 
 from api import errors
-from api.routes import deliveries, health, investigations, trace
+from api.routes import channels, deliveries, health, hooks, investigations, trace
 from api.schemas import InvestigationCreate
 from config.settings import Settings, get_settings
 from workers.wiring import Services
@@ -65,7 +65,7 @@ def create_app(
     app.state.launcher = launcher or queue.launch
     app.state.redeliverer = redeliverer or queue.redeliver
     errors.install(app)
-    for module in (investigations, deliveries, trace, health):
+    for module in (investigations, deliveries, channels, hooks, trace, health):
         app.include_router(module.router)
     _add_manual_schemas(app)
     return app

@@ -61,9 +61,11 @@ def services(tmp_path: Path, db_url: str, redis_url: str, redis_prefix: str) -> 
     svc.engine.dispose()
 
 
-def new_tenant(services: Services, limits: dict[str, Any] | None = None) -> tuple[str, str]:
+def new_tenant(services: Services, limits: dict[str, Any] | None = None,
+               allowed_hosts: list[str] | None = None) -> tuple[str, str]:
     with services.session() as session:
-        tenant, key = repo.create_tenant(session, name=f"t-{uuid.uuid4().hex[:10]}", limits=limits)
+        tenant, key = repo.create_tenant(session, name=f"t-{uuid.uuid4().hex[:10]}", limits=limits,
+                                         allowed_hosts=allowed_hosts or [])
         return tenant.id, key
 
 
@@ -71,7 +73,7 @@ def new_tenant(services: Services, limits: dict[str, Any] | None = None) -> tupl
 def api(services: Services) -> Iterator[Api]:
     launcher, redeliverer = Recorder(), Recorder()
     app = create_app(services=services, launcher=launcher, redeliverer=redeliverer)
-    tenant_id, key = new_tenant(services, limits={"max_hops": 2})
+    tenant_id, key = new_tenant(services, limits={"max_hops": 2}, allowed_hosts=["127.0.0.1"])
     _, other_key = new_tenant(services)
     with TestClient(app) as client:
         yield Api(client, services, launcher, redeliverer, tenant_id, key, other_key)
