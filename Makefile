@@ -31,7 +31,7 @@ figures: $(STAMP)
 
 lint: $(STAMP)
 	$(BIN)/ruff check .
-	$(BIN)/mypy investigation adapters storage tasks workers api cli config
+	$(BIN)/mypy investigation adapters storage tasks workers api cli config observability
 
 clean:
 	rm -rf $(VENV) .sleuth

@@ -8,11 +8,11 @@ from typing import Any
 from fastapi import FastAPI
 from fastapi.openapi.utils import get_openapi
 
-from api import errors
-from api.routes import channels, deliveries, health, hooks, investigations, trace
+from api import docs_offline, errors
+from api.routes import channels, deliveries, health, hooks, investigations, metrics, tools, trace
 from api.schemas import InvestigationCreate
+from bootstrap import Services
 from config.settings import Settings, get_settings
-from workers.wiring import Services
 
 
 class _Queue:
@@ -60,15 +60,29 @@ def create_app(
         title="Sleuth",
         version="0.1.0",
         summary="Asynchronous investigations: a routed, graded, budgeted retrieval loop with cited answers.",
+        docs_url=None, redoc_url=None,
     )
+    docs_offline.install(app)
+    _observe(services)
     app.state.services = services
     app.state.launcher = launcher or queue.launch
     app.state.redeliverer = redeliverer or queue.redeliver
     errors.install(app)
-    for module in (investigations, deliveries, channels, hooks, trace, health):
+    for module in (investigations, deliveries, channels, hooks, tools, trace, health, metrics):
         app.include_router(module.router)
     _add_manual_schemas(app)
     return app
+
+
+def _observe(services: Services) -> None:
+    """Metrics and spans of this API process (the process-wide set-up happens once)."""
+    from observability import events, tracing
+    from observability import metrics as sleuth_metrics
+
+    settings = services.settings
+    sleuth_metrics.configure(settings, redis_client=(lambda: services.redis) if settings.redis_url else None)
+    events.install()
+    tracing.configure(settings)
 
 
 def _add_manual_schemas(app: FastAPI) -> None:

@@ -7,9 +7,9 @@ from typing import Annotated
 
 from fastapi import Depends, Request
 
+from bootstrap import Services
 from config.settings import Settings
 from investigation.errors import PayloadTooLarge
-from workers.wiring import Services
 
 
 def get_services(request: Request) -> Services:

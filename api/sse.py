@@ -16,10 +16,10 @@ import redis
 from fastapi.concurrency import run_in_threadpool
 from sse_starlette import ServerSentEvent
 
+from bootstrap import Services
 from investigation.errors import SleuthError
 from investigation.state import Status
 from storage import repositories as repo
-from workers.wiring import Services
 
 POLL_SECONDS = 0.2
 TRACE_EVENT = "trace"

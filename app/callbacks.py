@@ -13,11 +13,11 @@ from typing import Any
 
 from adapters.delivery.channels import target_endpoint
 from adapters.delivery.outbound import OutboundGuard, OutboundRefused
+from bootstrap import Services
 from config.settings import Settings
 from investigation.errors import NotFound, ValidationFailed
 from storage import repositories as repo
 from storage.models import Tenant
-from workers.wiring import Services
 
 CHANNEL_TYPES = {"email": "smtp", "zendesk": "zendesk", "freshdesk": "freshdesk"}
 

@@ -11,11 +11,11 @@ from typing import Any
 from adapters.delivery.channels import SECRET_FIELDS, parse_channel, split, target_endpoint
 from adapters.delivery.outbound import OutboundRefused, canonical_host, normalize_host
 from app.callbacks import guard_for
+from bootstrap import Services
 from investigation.errors import ValidationFailed
 from storage import repositories as repo
 from storage.models import Channel, Tenant
 from storage.secrets import SecretBox
-from workers.wiring import Services
 
 HOOK_TYPES = ("zendesk", "freshdesk")
 

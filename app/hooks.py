@@ -25,11 +25,11 @@ from typing import Any
 
 from app.intake import Launcher, Submitted, parse_request, submit_investigation
 from app.ticket_text import ticket_question
+from bootstrap import Services
 from investigation.errors import Forbidden, NotFound, PayloadTooLarge, ValidationFailed
 from storage import repositories as repo
 from storage.models import Tenant
 from storage.secrets import SecretBox
-from workers.wiring import Services
 
 TOLERANCE_SECONDS = 300
 ZENDESK_CREATED = "zen:event-type:ticket.created"

@@ -13,12 +13,12 @@ from typing import Any
 
 from app.callbacks import check_callbacks
 from app.requests import BudgetOverride, InvestigationRequest
+from bootstrap import Services
 from config.settings import Settings
 from investigation.errors import TransientError
 from investigation.state import Mode, Status, StopReason
 from storage import repositories as repo
 from storage.models import Tenant
-from workers.wiring import Services
 
 log = logging.getLogger(__name__)
 

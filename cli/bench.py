@@ -20,12 +20,12 @@ from typing import Any
 
 from rich.console import Console
 
+from bootstrap import Services
 from cli import processes
 from cli.bench_metrics import answer_scores, decision_of, expected_route, hop_stats, recall, summarise
 from cli.commands import wait_for
 from config.settings import Settings
 from investigation.errors import NotFound, ValidationFailed
-from workers.wiring import Services
 
 GRADE_ORDER = {"correct": 0, "ambiguous": 1, "incorrect": 2}
 

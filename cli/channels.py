@@ -12,9 +12,9 @@ import os
 import sys
 from typing import Any
 
+from bootstrap import Services
 from config.settings import Settings
 from investigation.errors import ValidationFailed
-from workers.wiring import Services
 
 
 def read_secret(flag: str, variable: str | None) -> str | None:

@@ -14,10 +14,10 @@ from rich.console import Console
 from rich.progress import Progress
 
 from app.intake import Launcher, parse_request, submit_investigation
+from bootstrap import Services
 from cli import processes, render
 from config.settings import Settings
 from investigation.errors import ValidationFailed
-from workers.wiring import Services
 
 
 def run_ingest(settings: Settings, paths: Sequence[Path], tenant_name: str, *,
@@ -133,6 +133,9 @@ def run_up(settings: Settings, *, host: str, port: int, workers: int, concurrenc
         redis_server = EmbeddedRedis(settings.home)
         url = redis_server.start()
         console.print(f"embedded Redis on {url}")
+    from observability import metrics
+
+    metrics.reset_dir(settings)  # counters start from zero with the stack; children share this directory
     env = processes.child_env(settings, url)
     procs = []
     stop = False

@@ -13,12 +13,12 @@ from typing import Any, ClassVar
 from rich.console import Console
 
 from app.channels import add_channel, remove_channel, update_allowlist
+from bootstrap import Services
 from cli import processes, render
 from cli.commands import create_and_launch, run_ingest, wait_for
 from cli.mail_sink import MailSink, preview
 from config.settings import Settings
 from investigation.errors import NotFound
-from workers.wiring import Services
 
 EXAMPLES = Path(__file__).resolve().parents[1] / "examples"
 DEMO_TENANT = "demo"

@@ -10,6 +10,7 @@ from typing import Annotated
 import typer
 from rich.console import Console
 
+from cli.tools import tools_app
 from config.settings import Settings, get_settings
 from investigation.errors import SleuthError, ValidationFailed
 from workers.names import ALL_QUEUES
@@ -19,6 +20,7 @@ tenants_app = typer.Typer(no_args_is_help=True, help="Create and list tenants.")
 app.add_typer(tenants_app, name="tenants")
 channels_app = typer.Typer(no_args_is_help=True, help="Delivery channels of a tenant: smtp, zendesk, freshdesk.")
 app.add_typer(channels_app, name="channels")
+app.add_typer(tools_app, name="tools")
 console = Console(stderr=True)
 
 
@@ -32,8 +34,8 @@ def tenants_create(name: str, as_json: Annotated[bool, typer.Option("--json")] =
                        help="KEY=N cap, repeatable: max_hops, max_retrieval_calls, max_llm_tokens, "
                             "deadline_seconds, llm_tokens_per_day")] = None) -> None:
     """Create a tenant; prints its id, API key (shown once) and webhook signing secret."""
+    from bootstrap import Services
     from storage import repositories as repo
-    from workers.wiring import Services
 
     limits: dict[str, object] = {}
     for item in limit or []:
@@ -54,8 +56,8 @@ def tenants_create(name: str, as_json: Annotated[bool, typer.Option("--json")] =
 
 @tenants_app.command("list")
 def tenants_list() -> None:
+    from bootstrap import Services
     from storage import repositories as repo
-    from workers.wiring import Services
 
     with Services(_settings()).session() as session:
         for t in repo.list_tenants(session):
@@ -171,8 +173,11 @@ def api(host: str = "127.0.0.1", port: int = 8000) -> None:
     import uvicorn
 
     from api.app import create_app
+    from observability import logs
 
-    uvicorn.run(create_app(_settings()), host=host, port=port, log_level="info")
+    logs.configure(_settings())
+    # log_config=None: uvicorn's loggers go through Sleuth's handler (JSON or text, like every process).
+    uvicorn.run(create_app(_settings()), host=host, port=port, log_config=None)
 
 
 def _beat_schedule_file(settings: Settings) -> Path:

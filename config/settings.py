@@ -75,6 +75,12 @@ class Settings(BaseSettings):
     ticket_max_chars: int = Field(default=4000, ge=200,
                                   description="Longest question taken from a ticket (subject + description).")
 
+    # Tools (tenant-declared HTTP APIs the loop may call; see docs/tools.md)
+    tools_allow_private: bool = Field(default=False, description=(
+        "Operator override: tools may call private/loopback hosts for every tenant (default: only hosts "
+        "on the tenant's allowlist)."))
+    tools_per_hop: int = Field(default=3, ge=0, le=10, description="Most tool calls a hop makes (0 = no tools).")
+
     # API
     api_host: str = Field(default="127.0.0.1",
                           description="API bind address (`sleuth api`/`up` take --host).")
@@ -83,6 +89,29 @@ class Settings(BaseSettings):
     # Fault injection for the kill-a-worker test only: a retrieve task sleeps this long.
     debug_retrieve_delay_ms: int = Field(default=0, ge=0,
                                          description="Test-only fault injection: sleep per retrieve task.")
+
+    # Observability (docs/observability.md)
+    log_format: str = Field(default="auto", pattern="^(auto|json|text)$",
+                            description="auto: readable text on a terminal, JSON lines otherwise.")
+    log_level: str = Field(default="INFO", description="Level of Sleuth's own loggers (libraries stay at WARNING).")
+    metrics_dir: Path | None = Field(default=None,
+                                     description="prometheus-client multiprocess directory; default SLEUTH_HOME/run/metrics.")
+    metrics_port: int = Field(default=0, ge=0, le=65535,
+                              description="`sleuth worker` serves its pool's /metrics on this port (0 = off).")
+    metrics_max_tenants: int = Field(default=50, ge=0,
+                                     description="Tenants with their own metric label; the rest count as `other`.")
+    metrics_token: SecretStr | None = Field(default=None,
+                                            description="If set, /metrics wants `Authorization: Bearer <token>`.")
+    otel_enabled: bool = Field(default=False, description="Emit OpenTelemetry spans (needs opentelemetry-sdk).")
+    otel_endpoint: str | None = Field(default=None,
+                                      description="OTLP/HTTP traces endpoint, e.g. http://collector:4318/v1/traces.")
+    otel_service_name: str = Field(default="sleuth", description="service.name of the exported spans.")
+    session_secret: SecretStr | None = Field(
+        default=None, description="Signs trace-page cookies and links; default: a random key kept in SLEUTH_HOME/run.")
+    session_ttl_seconds: int = Field(default=8 * 3600, ge=60, description="Lifetime of a trace-page login.")
+    link_ttl_seconds: int = Field(default=900, ge=30, description="Lifetime of a `sleuth trace` signed link.")
+    flower_basic_auth: SecretStr | None = Field(
+        default=None, description="user:password for `sleuth flower` (default: generated when not on loopback).")
 
     anthropic_api_key: SecretStr | None = Field(default=None, validation_alias="ANTHROPIC_API_KEY",
                                                description="Anthropic API key (SLEUTH_LLM=anthropic).")
@@ -175,6 +204,10 @@ class Settings(BaseSettings):
     @property
     def index_dir(self) -> Path:
         return self.home / "index"
+
+    @property
+    def effective_metrics_dir(self) -> Path:
+        return self.metrics_dir or self.home / "run" / "metrics"
 
 
 @lru_cache(maxsize=1)

@@ -16,7 +16,7 @@ from heuristic.router import RouterConfig, route_question
 from heuristic.selection import SelectionConfig, select_evidence
 from heuristic.sufficiency import SufficiencyConfig, judge_evidence
 from heuristic.synthesis import synthesize_answer
-from investigation.ports import Embedder
+from investigation.ports import Embedder, ProgressEvents, TokenBudget
 from investigation.state import (
     Answer,
     Evidence,
@@ -82,6 +82,10 @@ class HeuristicReasoner:
 
     def synthesize(self, question: str, route: RouteDecision, evidence: Sequence[Evidence]) -> Answer:
         return synthesize_answer(question, route, evidence)
+
+    def bind(self, *, budget: TokenBudget, on_event: ProgressEvents | None = None) -> HeuristicReasoner:
+        """No LLM calls, nothing to charge: the same reasoner serves every investigation."""
+        return self
 
     def take_usage(self) -> list[dict[str, object]]:
         return []  # no provider calls, nothing to charge

@@ -9,6 +9,7 @@
     ├── BudgetExceeded          a hop / call / token / deadline budget ran out
     ├── NotFound                no such thing (or it belongs to another tenant)
     └── Forbidden               authenticated but not allowed (or not authenticated)
+        └── ToolRefused         a tool call outside the tenant's tool policy
 """
 
 from __future__ import annotations
@@ -63,3 +64,12 @@ class NotFound(SleuthError):
 
 class Forbidden(SleuthError):
     """Raised when the caller is not authenticated or not allowed."""
+
+
+class ToolRefused(Forbidden):
+    """Raised when a tool call is outside the tenant's policy (route, audience, requester, arguments)."""
+
+    def __init__(self, tool: str, reason: str) -> None:
+        super().__init__(f"tool {tool} refused: {reason}")
+        self.tool = tool
+        self.reason = reason

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from typing import Protocol, runtime_checkable
+from collections.abc import Callable, Sequence
+from typing import Any, Protocol, runtime_checkable
 
 from investigation.state import (
     Answer,
@@ -49,6 +49,25 @@ class Embedder(Protocol):
     def embed(self, texts: Sequence[str]) -> list[list[float]]: ...
 
 
+class TokenBudget(Protocol):
+    """The LLM token budget of one investigation and its tenant: checked before a call, charged after."""
+
+    def check(self, estimate: int) -> None:
+        """Raise BudgetExceeded when a call of about `estimate` input tokens may not start."""
+
+    def charge(self, tokens: int) -> None:
+        """Charge tokens a call used (always succeeds: they are spent)."""
+
+    def stopped(self) -> tuple[str, str] | None:
+        """(reason, detail) once the LLM is out for this investigation, else None."""
+
+    def stop(self, reason: str, detail: str) -> None:
+        """Remember that the LLM is out for this investigation (the first reason wins)."""
+
+
+ProgressEvents = Callable[[dict[str, Any]], None]
+
+
 class Reasoner(Protocol):
     """The decision maker of the loop (heuristic or an LLM). Every method judges against the ORIGINAL
     question and returns typed values; an LLM implementation validates its JSON and falls back safely."""
@@ -82,6 +101,11 @@ class Reasoner(Protocol):
         """Usage of every provider call since the last `take_usage`, oldest first, then forgotten: dicts
         {step, model, input_tokens, output_tokens, cache_read_input_tokens, cache_creation_input_tokens,
         fallback} (+ `reason`/`detail` when a fallback was taken). The heuristic provider returns []."""
+        ...
+
+    def bind(self, *, budget: TokenBudget, on_event: ProgressEvents | None = None) -> Reasoner:
+        """This reasoner for one investigation: calls charged to `budget`, progress sent to `on_event`.
+        A provider that makes no LLM calls returns itself."""
         ...
 
 

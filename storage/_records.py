@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from sqlalchemy import update
@@ -95,6 +95,11 @@ def list_evidence(session: Session, *, investigation_id: str) -> list[EvidenceRe
     return list(session.exec(stmt).all())
 
 
+# Called after a trace event was written for the first time (metrics, logs); never raises into the step.
+EventObserver = Callable[[Session, TraceEvent], None]
+EVENT_OBSERVERS: list[EventObserver] = []
+
+
 def add_event(
     session: Session, *, investigation_id: str, step_key: str, kind: str, hop: int = 0, data: dict[str, Any]
 ) -> bool:
@@ -103,7 +108,11 @@ def add_event(
         investigation_id=investigation_id, step_key=step_key, kind=kind, hop=hop, data=dict(data), at=utcnow()
     )
     with write(session):
-        return insert_ignore(session, TraceEvent, [row_values(event)], ["investigation_id", "step_key"]) == 1
+        added = insert_ignore(session, TraceEvent, [row_values(event)], ["investigation_id", "step_key"]) == 1
+    if added:
+        for observer in EVENT_OBSERVERS:
+            observer(session, event)
+    return added
 
 
 def list_events(session: Session, *, investigation_id: str, after_id: int = 0) -> list[TraceEvent]:

@@ -99,6 +99,7 @@ class Hop(SQLModel, table=True):
     number: int
     queries: list[dict[str, Any]] = Field(default_factory=list, sa_column=Column(JSON, nullable=False))
     engines: list[str] = Field(default_factory=list, sa_column=Column(JSON, nullable=False))
+    tools: list[dict[str, Any]] = Field(default_factory=list, sa_column=Column(JSON, nullable=False))
     state: str = Field(default=HopState.PLANNED.value, max_length=20)  # investigation.state.HopState
     decision: dict[str, Any] | None = Field(default=None, sa_column=Column(JSON))
     created_at: datetime = Field(default_factory=utcnow, sa_type=NAIVE_UTC)
@@ -174,3 +175,19 @@ class DeliveryAttempt(SQLModel, table=True):
     detail: str | None = Field(default=None, sa_column=Column(Text))  # e.g. the SMTP reply, the note id
     uncertain: bool = False  # the request may have reached the receiver although no answer came back
     duration_ms: float = 0.0
+
+
+class ToolRecord(SQLModel, table=True):
+    """A tenant's declared HTTP tool: the validated declaration and its secret, encrypted at rest."""
+
+    __tablename__ = "tool"
+    __table_args__ = (UniqueConstraint("tenant_id", "name", name="uq_tool_name"),)
+
+    id: str = Field(default_factory=lambda: "tool_" + new_id(), primary_key=True, max_length=40)
+    tenant_id: str = Field(foreign_key="tenant.id", index=True, max_length=32)
+    name: str = Field(max_length=63)
+    declaration: dict[str, Any] = Field(default_factory=dict, sa_column=Column(JSON, nullable=False))
+    secret: str = Field(default="", sa_column=Column(Text, nullable=False))  # encrypted; "" = none
+    revision: str = Field(max_length=64)  # changes whenever the declaration or secret changes (cache keys)
+    created_at: datetime = Field(default_factory=utcnow, sa_type=NAIVE_UTC)
+    updated_at: datetime = Field(default_factory=utcnow, sa_type=NAIVE_UTC)

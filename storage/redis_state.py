@@ -66,6 +66,18 @@ def client_from_url(url: str, **kwargs: Any) -> redis.Redis:
     return redis.Redis.from_url(url, **kwargs)
 
 
+def kombu_url(url: str) -> str:
+    """The same server as Celery/kombu spells it: a unix socket is ``redis+socket://`` with the database
+    as ``virtual_host`` (the inverse of `client_from_url`'s translation)."""
+    parts = urlsplit(url)
+    if parts.scheme != "unix":
+        return url
+    query = parse_qs(parts.query)
+    db = (query.pop("db", None) or ["0"])[0]
+    rest = {key: values[0] for key, values in query.items()}
+    return f"redis+socket://{parts.path}?{urlencode({'virtual_host': db, **rest})}"
+
+
 class RedisState:
     """Budgets, dedup sets, caches and locks of Sleuth, under one key prefix."""
 

@@ -44,6 +44,7 @@ from storage._records import (
     save_hop,
 )
 from storage._tenants import authenticate, create_tenant, get_tenant, get_tenant_by_name, list_tenants
+from storage._tools import get_tool, list_tools, put_tool, remove_tool
 from storage._views import event_view, investigation_view
 
 __all__ = [
@@ -63,6 +64,7 @@ __all__ = [
     "get_or_create_delivery",
     "get_tenant",
     "get_tenant_by_name",
+    "get_tool",
     "investigation_view",
     "list_attempts",
     "list_channels",
@@ -73,11 +75,14 @@ __all__ = [
     "list_hops",
     "list_overdue",
     "list_tenants",
+    "list_tools",
     "mark_delivery",
     "mark_hop_reduced",
     "mark_started",
+    "put_tool",
     "record_attempt",
     "remove_channel",
+    "remove_tool",
     "reset_delivery",
     "save_hop",
     "update_allowed_hosts",

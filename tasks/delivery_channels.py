@@ -9,11 +9,11 @@ import time
 from typing import Any
 
 from adapters.delivery.outbound import OutboundGuard
+from bootstrap import Services
 from investigation.errors import NotFound, PermanentError
 from investigation.ports import Deliverer
 from storage import repositories as repo
 from storage.secrets import SecretBox
-from workers.wiring import Services
 
 CHANNEL_TYPE = {"email": "smtp", "zendesk": "zendesk", "freshdesk": "freshdesk"}
 LOW_REMAINING_SHARE = 0.05  # slow down when under 5 % of the window's requests are left

@@ -20,12 +20,12 @@ from typing import Any, Literal
 from redis.exceptions import LockError
 
 from adapters.delivery.policy import BackoffPolicy
+from bootstrap import Services
 from config.settings import Settings
 from investigation.errors import PermanentError, TransientError
 from investigation.ports import Deliverer
 from storage import repositories as repo
 from tasks import delivery_channels as channels_of
-from workers.wiring import Services
 
 log = logging.getLogger(__name__)
 

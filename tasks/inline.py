@@ -1,4 +1,5 @@
-"""In-process executor: runs the same steps as the Celery canvas, in one process (bench `--executor inline`)."""
+"""In-process executor: runs the same steps as the Celery canvas, in one process (bench `--executor inline`,
+`sleuth ask` when no broker runs). Each step gets the same log ids, span and timing as its Celery task."""
 
 from __future__ import annotations
 
@@ -6,31 +7,37 @@ from concurrent.futures import ThreadPoolExecutor
 from functools import partial
 from typing import Any
 
+from bootstrap import Services
+from observability import step_scope
 from tasks import steps
-from workers.wiring import Services
 
 
 def _retrieve_slot(services: Services, inv_id: str, hop: int, slot: tuple[int, str]) -> dict[str, Any]:
-    return steps.retrieve(services, inv_id, hop, slot[0], slot[1])
+    with step_scope("sleuth.retrieve", inv_id, hop=hop):
+        return steps.retrieve(services, inv_id, hop, slot[0], slot[1])
 
 
 def run(services: Services, inv_id: str, *, deliver: bool = True, pool: ThreadPoolExecutor | None = None) -> None:
     """Drive one investigation to its terminal state; retrievals of a hop run in parallel threads."""
-    nxt = steps.start(services, inv_id)
+    with step_scope("sleuth.start", inv_id):
+        nxt = steps.start(services, inv_id)
     own_pool = pool is None
     pool = pool or ThreadPoolExecutor(max_workers=4)
     try:
         while nxt.kind == "hop":
             hop = nxt.hop
             list(pool.map(partial(_retrieve_slot, services, inv_id, hop), nxt.slots))
-            nxt = steps.reduce(services, inv_id, hop)
+            with step_scope("sleuth.reduce", inv_id, hop=hop):
+                nxt = steps.reduce(services, inv_id, hop)
         if nxt.kind == "synthesize":
-            nxt = steps.synthesize(services, inv_id)
+            with step_scope("sleuth.synthesize", inv_id, hop=nxt.hop):
+                nxt = steps.synthesize(services, inv_id)
         if deliver and nxt.kind == "deliver":
             from tasks.delivery_step import attempt_delivery
 
             for delivery_id in nxt.deliveries:
-                attempt_delivery(services, delivery_id)
+                with step_scope("sleuth.deliver", inv_id):
+                    attempt_delivery(services, delivery_id)
     finally:
         if own_pool:
             pool.shutdown(wait=True)

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 from typing import Any
 
+from bootstrap import Services
 from investigation.errors import BudgetExceeded, PermanentError
 from investigation.ports import Reasoner
 from storage import repositories as repo
 from storage.models import Investigation
-from workers.wiring import Services
 
 LLM_STOPS = ("token_budget", "llm_unavailable")
 # A reasoner raises these only when the LLM is out and no fallback may finish (SLEUTH_LLM_FALLBACK=none).

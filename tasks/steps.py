@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
+from bootstrap import Services
 from investigation import loop
 from investigation.errors import PermanentError, SleuthError
 from investigation.ports import Reasoner
@@ -33,7 +34,6 @@ from investigation.state import (
 from storage import repositories as repo
 from storage.models import Investigation
 from tasks.llm_usage import LLM_OUT, bound_reasoner, llm_stop_reason, record_llm
-from workers.wiring import Services
 
 
 @dataclass(frozen=True)

@@ -31,7 +31,10 @@ def dispatch(app: Celery, inv_id: str, nxt: Next) -> None:
 
 def launch(app: Celery, inv_id: str) -> None:
     """Start an investigation that intake has persisted."""
-    app.send_task(names.T_START, args=(inv_id,))
+    from observability import tracing
+
+    with tracing.span("sleuth.enqueue", inv_id):
+        app.send_task(names.T_START, args=(inv_id,))
 
 
 def redeliver(app: Celery, delivery_id: str) -> None:

@@ -6,8 +6,8 @@ from celery import Celery
 from kombu.entity import Exchange, Queue
 
 from config.settings import Settings
+from storage.redis_state import kombu_url
 from workers import names
-from workers.wiring import kombu_url
 
 
 def celery_config(settings: Settings) -> dict[str, object]:
@@ -62,6 +62,7 @@ def create_celery(settings: Settings) -> Celery:
     app = Celery("sleuth", set_as_current=True)
     app.conf.update(celery_config(settings))
     runtime.configure(settings)
+    import observability.celery_signals  # noqa: F401  (logs, metrics and spans of every task)
     import tasks.celery_tasks  # noqa: F401  (registers the shared tasks)
 
     app.finalize()

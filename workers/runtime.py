@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from celery.signals import worker_process_init
 
+from bootstrap import Services
 from config.settings import Settings, get_settings
-from workers.wiring import Services
 
 _settings: Settings | None = None
 _services: Services | None = None
@@ -15,6 +15,11 @@ def configure(settings: Settings) -> None:
     global _settings, _services
     _settings = settings
     _services = None
+
+
+def settings() -> Settings:
+    """The settings this process's Celery app was built with."""
+    return _settings or get_settings()
 
 
 def services() -> Services:

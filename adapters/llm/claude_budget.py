@@ -6,26 +6,14 @@ LLM is out (`token_budget` or `llm_unavailable`), so every later step goes strai
 
 from __future__ import annotations
 
-from typing import Protocol
-
 from investigation.errors import BudgetExceeded
+from investigation.ports import TokenBudget
 from storage.redis_state import RedisState
 
 _DAY = 86_400
 
 
-class TokenBudget(Protocol):
-    def check(self, estimate: int) -> None:
-        """Raise BudgetExceeded when a call of about `estimate` input tokens may not start."""
-
-    def charge(self, tokens: int) -> None:
-        """Charge tokens a call used (always succeeds: they are spent)."""
-
-    def stopped(self) -> tuple[str, str] | None:
-        """(reason, detail) once the LLM is out for this investigation, else None."""
-
-    def stop(self, reason: str, detail: str) -> None:
-        """Remember that the LLM is out for this investigation (the first reason wins)."""
+__all__ = ["NoBudget", "RedisTokenBudget", "TokenBudget"]
 
 
 class NoBudget:

@@ -11,7 +11,7 @@ from fastapi.responses import JSONResponse
 from sqlalchemy import text
 
 from api.deps import ServicesDep
-from workers.wiring import Services
+from bootstrap import Services
 
 router = APIRouter(tags=["health"])
 

@@ -46,9 +46,9 @@ def report(home: Path) -> dict[str, Any]:
     from sqlmodel import select
 
     from adapters.llm.claude_pricing import cost
+    from bootstrap import Services
     from config.settings import Settings
     from storage.models import Investigation, TraceEvent
-    from workers.wiring import Services
 
     services = Services(Settings(home=home))
     rows: list[dict[str, Any]] = []

@@ -10,12 +10,12 @@ import pytest
 from sqlmodel import select
 
 from app.intake import parse_request, submit_investigation
+from bootstrap import Services
 from cli.commands import create_and_launch
 from config.settings import Settings
 from investigation.errors import TransientError, ValidationFailed
 from storage import repositories as repo
 from storage.models import Investigation
-from workers.wiring import Services
 
 pytestmark = pytest.mark.integration
 

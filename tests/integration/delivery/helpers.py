@@ -8,11 +8,11 @@ from pathlib import Path
 from typing import Any
 
 from adapters.delivery.channels import parse_channel, split
+from bootstrap import Services
 from config.settings import Settings
 from storage import repositories as repo
 from storage.models import Tenant
 from storage.secrets import SecretBox
-from workers.wiring import Services
 
 CITATIONS = [{"marker": 1, "evidence_id": "e1", "source_id": "frankfurt", "title": "Frankfurt region"},
              {"marker": 2, "evidence_id": "e2", "source_id": "plans", "title": "Plans and pricing"}]

@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+from bootstrap import Services
 from storage import repositories as repo
 from tasks.delivery_step import attempt_delivery
 from tests.integration.delivery.helpers import (
@@ -19,7 +20,6 @@ from tests.integration.delivery.helpers import (
     new_tenant,
 )
 from tests.support.smtp import SmtpServer, make_certificate, server_context
-from workers.wiring import Services
 
 pytestmark = pytest.mark.integration
 

@@ -12,6 +12,7 @@ from typing import Any
 import pytest
 from sqlmodel import select
 
+from bootstrap import Services
 from storage import repositories as repo
 from storage.models import Channel
 from tasks import delivery_channels
@@ -25,7 +26,6 @@ from tests.integration.delivery.helpers import (
     new_tenant,
 )
 from tests.support.helpdesks import FreshdeskFake, ZendeskFake
-from workers.wiring import Services
 
 pytestmark = pytest.mark.integration
 

@@ -12,11 +12,11 @@ import pytest
 
 from adapters.delivery.outbound import GuardedTransport, OutboundGuard, OutboundRefused
 from adapters.delivery.webhook import WebhookDeliverer
+from bootstrap import Services
 from storage import repositories as repo
 from tasks.delivery_step import attempt_delivery
 from tests.integration.delivery.test_webhook import make_services
 from tests.support.http import Receiver
-from workers.wiring import Services
 
 pytestmark = pytest.mark.integration
 

@@ -13,12 +13,12 @@ from typing import Any
 import pytest
 
 from adapters.delivery.webhook import InvalidSignature, WebhookDeliverer, verify
+from bootstrap import Services
 from config.settings import Settings
 from investigation.errors import PermanentError, TransientError
 from storage import repositories as repo
 from tasks.delivery_step import attempt_delivery
 from tests.support.http import Receiver, free_port
-from workers.wiring import Services
 
 pytestmark = pytest.mark.integration
 

@@ -14,8 +14,8 @@ from pathlib import Path
 
 import pytest
 
+from bootstrap import Services
 from config.settings import Settings
-from workers.wiring import Services
 
 CORPUS = [
     {"id": "plans", "title": "Plans and pricing",

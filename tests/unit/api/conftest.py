@@ -13,9 +13,9 @@ import pytest
 from fastapi.testclient import TestClient
 
 from api.app import create_app
+from bootstrap import Services
 from config.settings import Settings
 from storage import repositories as repo
-from workers.wiring import Services
 
 
 @dataclass
@@ -73,7 +73,7 @@ def new_tenant(services: Services, limits: dict[str, Any] | None = None,
 def api(services: Services) -> Iterator[Api]:
     launcher, redeliverer = Recorder(), Recorder()
     app = create_app(services=services, launcher=launcher, redeliverer=redeliverer)
-    tenant_id, key = new_tenant(services, limits={"max_hops": 2}, allowed_hosts=["127.0.0.1"])
+    tenant_id, key = new_tenant(services, limits={"max_hops": 2})
     _, other_key = new_tenant(services)
     with TestClient(app) as client:
         yield Api(client, services, launcher, redeliverer, tenant_id, key, other_key)

@@ -12,6 +12,14 @@ from tests.unit.api.conftest import Api, count_investigations
 
 pytestmark = pytest.mark.unit
 
+
+@pytest.fixture(autouse=True)
+def _loopback_allowed(api: Api) -> None:
+    """The tests' helpdesks and receivers listen on 127.0.0.1: the tenant allowlists it."""
+    from app.channels import update_allowlist
+
+    update_allowlist(api.services, tenant_id=api.tenant_id, add=["127.0.0.1"], remove=[])
+
 SMTP = {"name": "mail", "type": "smtp", "host": "127.0.0.1", "port": 2525, "username": "bot",
         "password": "hunter2-secret", "starttls": True, "from": "sleuth@acme.test"}
 ZENDESK = {"name": "zd", "type": "zendesk", "subdomain": "acme", "email": "bot@acme.test",

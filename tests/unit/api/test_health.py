@@ -9,8 +9,8 @@ import pytest
 from fastapi.testclient import TestClient
 
 from api.app import create_app
+from bootstrap import Services
 from tests.unit.api.conftest import Api, Recorder, make_settings
-from workers.wiring import Services
 
 pytestmark = pytest.mark.unit
 

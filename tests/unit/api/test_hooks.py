@@ -17,6 +17,14 @@ from tests.unit.api.conftest import Api, count_investigations, new_tenant
 
 pytestmark = pytest.mark.unit
 
+
+@pytest.fixture(autouse=True)
+def _loopback_allowed(api: Api) -> None:
+    """The tests' helpdesks and receivers listen on 127.0.0.1: the tenant allowlists it."""
+    from app.channels import update_allowlist
+
+    update_allowlist(api.services, tenant_id=api.tenant_id, add=["127.0.0.1"], remove=[])
+
 SIGNING = "zd-signing-secret"
 INBOUND = "fd-inbound-secret"
 

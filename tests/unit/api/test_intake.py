@@ -15,7 +15,7 @@ QUESTION = {"question": "Which plan includes SCIM provisioning?"}
 
 
 def test_accepts_at_once_with_location_and_one_enqueue(api: Api) -> None:
-    body = {**QUESTION, "mode": "single-shot", "callback": {"type": "webhook", "url": "http://127.0.0.1:9/h"},
+    body = {**QUESTION, "mode": "single-shot", "callback": {"type": "webhook", "url": "https://hooks.example.com/h"},
             "budget": {"max_hops": 1, "deadline_seconds": 30}}
     response = api.post(body)
     assert response.status_code == 202, response.text
@@ -173,8 +173,8 @@ def test_private_callback_hosts_refused_by_default(tmp_path: Any, db_url: str, r
     from fastapi.testclient import TestClient
 
     from api.app import create_app
+    from bootstrap import Services
     from tests.unit.api.conftest import Recorder, make_settings, new_tenant
-    from workers.wiring import Services
 
     services = Services(make_settings(tmp_path / "home", db_url, redis_url, redis_prefix))
     try:

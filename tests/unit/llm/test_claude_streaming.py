@@ -9,9 +9,9 @@ from pathlib import Path
 import pytest
 
 from api.sse import event_stream
+from bootstrap import Services
 from config.settings import Settings
 from storage import repositories as repo
-from workers.wiring import Services
 
 pytestmark = pytest.mark.unit
 

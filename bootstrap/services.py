@@ -1,0 +1,126 @@
+"""`Services`: builds the clients, engines and providers a process needs, lazily, after fork."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import contextmanager
+from functools import cached_property
+from typing import TYPE_CHECKING
+
+from config.settings import Settings
+from investigation.errors import PermanentError
+
+if TYPE_CHECKING:
+    import redis
+    from sqlalchemy.engine import Engine
+    from sqlmodel import Session
+
+    from investigation.ports import Embedder, Reasoner, SearchBackend
+    from storage.rate_limit import TokenBucketLimiter
+    from storage.redis_state import RedisState
+
+
+class Services:
+    """Everything a worker, the API or the CLI talks to, built on first use from one `Settings`."""
+
+    def __init__(self, settings: Settings) -> None:
+        self.settings = settings
+
+    @cached_property
+    def engine(self) -> Engine:
+        from storage.db import make_engine, migrate
+
+        self.settings.home.mkdir(parents=True, exist_ok=True)
+        engine = make_engine(self.settings.effective_database_url)
+        migrate(engine)
+        return engine
+
+    @contextmanager
+    def session(self) -> Iterator[Session]:
+        from storage.db import session_scope
+
+        with session_scope(self.engine) as session:
+            yield session
+
+    @cached_property
+    def redis(self) -> redis.Redis:
+        from storage.redis_state import client_from_url
+
+        if not self.settings.redis_url:
+            raise PermanentError("no Redis configured: run `sleuth up` or set SLEUTH_REDIS_URL")
+        return client_from_url(self.settings.redis_url)
+
+    @cached_property
+    def state(self) -> RedisState:
+        from storage.redis_state import RedisState
+
+        return RedisState(self.redis, self.settings.redis_prefix)
+
+    @cached_property
+    def embedder(self) -> Embedder:
+        from adapters.search.embedder import MiniLMEmbedder
+
+        return MiniLMEmbedder(cache_dir=self.settings.home / "embeddings",
+                              max_tokens=self.settings.embed_max_tokens)
+
+    @cached_property
+    def backends(self) -> dict[str, SearchBackend]:
+        """Search engines by name, in the order the loop queries them (lexical, vector)."""
+        found: dict[str, SearchBackend] = {}
+        if self.settings.lexical_backend == "embedded":
+            from adapters.search.embedded_lexical import EmbeddedBM25
+
+            found["bm25"] = EmbeddedBM25(self.settings.index_dir)
+        elif self.settings.lexical_backend == "elasticsearch":
+            from adapters.search.elasticsearch import ElasticsearchLexical
+
+            found["elasticsearch"] = ElasticsearchLexical.from_settings(self.settings)
+        else:
+            raise PermanentError(f"lexical backend {self.settings.lexical_backend!r} is not available")
+        if self.settings.vector_backend == "embedded":
+            from adapters.search.embedded_vector import EmbeddedVectorIndex
+
+            found["vector"] = EmbeddedVectorIndex(self.settings.index_dir, self.embedder)
+        elif self.settings.vector_backend == "weaviate":
+            from adapters.search.weaviate import WeaviateVector
+
+            # The same embedder as the embedded index: switching engines never needs a re-embedding.
+            found["weaviate"] = WeaviateVector.from_settings(self.settings, self.embedder)
+        else:
+            raise PermanentError(f"vector backend {self.settings.vector_backend!r} is not available")
+        return found
+
+    @cached_property
+    def reasoner(self) -> Reasoner:
+        """The process-wide provider (unbound: no budgets). Steps use `reasoner_for`."""
+        from adapters.llm.heuristic import heuristic_reasoner
+
+        if self.settings.llm == "heuristic":
+            return heuristic_reasoner(self.embedder)
+        if self.settings.llm == "anthropic":
+            from adapters.llm.anthropic import build_claude_reasoner
+
+            return build_claude_reasoner(self.settings, fallback=heuristic_reasoner(self.embedder),
+                                         limiter=self.llm_limiter)
+        raise PermanentError(f"LLM provider {self.settings.llm!r} is not available")
+
+    @cached_property
+    def llm_limiter(self) -> TokenBucketLimiter | None:
+        """The Redis token bucket shared by every worker using the same API key (None without Redis)."""
+        if not self.settings.redis_url:
+            return None
+        from storage.rate_limit import TokenBucketLimiter
+
+        return TokenBucketLimiter(self.redis, self.settings.redis_prefix)
+
+    def reasoner_for(self, inv_id: str, tenant_id: str, *, daily_limit: int | None = None) -> Reasoner:
+        """The reasoner of one investigation: its calls are charged to the investigation's and the
+        tenant's Redis token budgets before the next call may start, and synthesis tokens are published
+        on the investigation's progress channel. The heuristic provider is returned as is."""
+        if self.settings.llm == "heuristic":
+            return self.reasoner  # no LLM calls: nothing to charge, nothing to publish
+        from adapters.llm.claude_budget import RedisTokenBudget
+
+        limit = self.settings.tenant_daily_llm_tokens if daily_limit is None else daily_limit
+        budget = RedisTokenBudget(self.state, inv_id, tenant_id, limit)
+        return self.reasoner.bind(budget=budget, on_event=lambda event: self.state.publish_progress(inv_id, event))

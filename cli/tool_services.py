@@ -1,0 +1,237 @@
+"""Local sample tenant APIs (account/billing, status page, past tickets) on 127.0.0.1, for the demo, the
+tool bench and the tests: realistic nested JSON with fields that must be projected away (card numbers,
+internal notes, tokens), and switchable failure modes (slow, 5xx, 401, malformed JSON, huge bodies).
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+from urllib.parse import parse_qs, urlsplit
+
+BILLING_TOKEN = "tok-billing-3f9a"
+TICKETS_TOKEN = "tok-tickets-77c1"
+
+ACCOUNTS: dict[str, dict[str, Any]] = {
+    "acct-42": {"email": "dana@acme.test", "plan": "Business", "workspace_state": "read-only",
+                "read_only_reason": "invoice overdue", "region": "eu", "seats": {"used": 18, "limit": 25},
+                "invoices": [("INV-7", "overdue", "2026-10-01", 480), ("INV-6", "paid", "2026-09-01", 480)]},
+    "acct-7": {"email": "lee@globex.test", "plan": "Pro", "workspace_state": "active", "read_only_reason": None,
+               "region": "us", "seats": {"used": 4, "limit": 10},
+               "invoices": [("INV-31", "paid", "2026-11-01", 99), ("INV-30", "paid", "2026-10-01", 99)]},
+    "acct-13": {"email": "sam@initech.test", "plan": "Starter", "workspace_state": "read-only",
+                "read_only_reason": "seat limit exceeded", "region": "apac", "seats": {"used": 6, "limit": 5},
+                "invoices": [("INV-12", "paid", "2026-11-03", 29)]},
+    "acct-21": {"email": "kim@umbrella.test", "plan": "Enterprise", "workspace_state": "active",
+                "read_only_reason": None, "region": "us", "seats": {"used": 140, "limit": 200},
+                "invoices": [("INV-55", "pending", "2026-12-15", 2400), ("INV-54", "paid", "2026-11-15", 2400)]},
+    "acct-999": {"email": "victim@other.test", "plan": "Enterprise", "workspace_state": "active",
+                 "read_only_reason": None, "region": "eu", "seats": {"used": 50, "limit": 50},
+                 "invoices": [("INV-900", "paid", "2026-11-20", 9000)]},
+}
+
+STATUS: dict[str, list[dict[str, str]]] = {
+    "eu": [{"title": "Degraded search performance in the EU region", "status": "investigating",
+            "started_at": "2026-11-30T09:12:00Z", "internal_note": "db-eu-3 disk at 97%, paging oncall"}],
+    "us": [],
+    "apac": [{"title": "Delayed e-mail notifications in APAC", "status": "monitoring",
+              "started_at": "2026-11-30T07:40:00Z", "internal_note": "vendor ticket #5521"}],
+}
+
+TICKETS: dict[str, list[dict[str, str]]] = {
+    "dana@acme.test": [
+        {"id": "T-1001", "subject": "Workspace switched to read-only", "status": "solved",
+         "resolution": "Explained that the workspace returns to normal once invoice INV-5 is paid.",
+         "internal_note": "customer was rude, offered no discount"},
+        {"id": "T-0950", "subject": "Add two seats", "status": "solved",
+         "resolution": "Seats added; prorated on the next invoice.", "internal_note": "upsell candidate"},
+    ],
+    "lee@globex.test": [
+        {"id": "T-2002", "subject": "SSO login fails with ERR_4030", "status": "solved",
+         "resolution": "Re-uploaded the IdP certificate; SSO works again.", "internal_note": "none"},
+    ],
+    "sam@initech.test": [],
+    "kim@umbrella.test": [
+        {"id": "T-3100", "subject": "Export of audit logs", "status": "open",
+         "resolution": "Waiting on engineering for the CSV export fix.", "internal_note": "JIRA-8812"},
+    ],
+}
+
+
+def billing_document(account_id: str) -> dict[str, Any] | None:
+    data = ACCOUNTS.get(account_id)
+    if data is None:
+        return None
+    return {
+        "account": {"id": account_id, "plan": data["plan"], "workspace_state": data["workspace_state"],
+                    "read_only_reason": data["read_only_reason"], "region": data["region"],
+                    "seats": data["seats"], "owner_email": data["email"], "risk_score": 0.42,
+                    "payment_method": {"type": "card", "card_number": "4242424242424242", "cvc": "314",
+                                       "expires": "2027-04"}},
+        "invoices": [{"number": n, "status": s, "due_date": d, "amount": a, "currency": "EUR",
+                      "internal_note": "collections flagged" if s == "overdue" else ""}
+                     for n, s, d, a in data["invoices"]],
+        "api_token": "internal-svc-token-should-never-leak",
+    }
+
+
+@dataclass
+class ToolServices:
+    """The three APIs on one local port; `fail(prefix, mode)` switches a failure mode on for a path."""
+
+    slow_seconds: float = 3.0
+    requests: list[dict[str, Any]] = field(default_factory=list)
+    modes: dict[str, tuple[str, int | None]] = field(default_factory=dict)
+    _lock: threading.Lock = field(default_factory=threading.Lock)
+
+    def __post_init__(self) -> None:
+        services = self
+
+        class Handler(BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"
+
+            def do_GET(self) -> None:
+                services._handle(self)
+
+            def log_message(self, *_: object) -> None:
+                return
+
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.server.daemon_threads = True
+        self.base = f"http://127.0.0.1:{self.server.server_port}"
+        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
+        self.thread.start()
+
+    def close(self) -> None:
+        self.server.shutdown()
+        self.server.server_close()
+
+    def fail(self, prefix: str, mode: str, times: int | None = None) -> None:
+        """mode: slow | 500 | 503 | 401 | malformed | huge; `times` failures, then normal (None: always)."""
+        with self._lock:
+            self.modes[prefix] = (mode, times)
+
+    def reset(self) -> None:
+        with self._lock:
+            self.modes.clear()
+            self.requests.clear()
+
+    def calls(self, prefix: str = "") -> list[dict[str, Any]]:
+        return [r for r in self.requests if r["path"].startswith(prefix)]
+
+    def _mode(self, path: str) -> str | None:
+        with self._lock:
+            for prefix, (mode, times) in self.modes.items():
+                if path.startswith(prefix):
+                    if times is not None:
+                        if times <= 0:
+                            continue
+                        self.modes[prefix] = (mode, times - 1)
+                    return mode
+        return None
+
+    def _handle(self, handler: BaseHTTPRequestHandler) -> None:
+        parts = urlsplit(handler.path)
+        query = {k: v[0] for k, v in parse_qs(parts.query).items()}
+        headers = {k.lower(): v for k, v in handler.headers.items()}
+        self.requests.append({"path": parts.path, "query": query, "at": time.time(),
+                              "authorization": headers.get("authorization"),
+                              "api_key": headers.get("x-api-key")})
+        mode = self._mode(parts.path)
+        if mode == "slow":
+            time.sleep(self.slow_seconds)
+        elif mode in ("500", "502", "503"):
+            return _send(handler, int(mode), b'{"error": "upstream unavailable"}')
+        elif mode == "401":
+            return _send(handler, 401, b'{"error": "unauthorized"}')
+        elif mode == "malformed":
+            return _send(handler, 200, b'{"account": {"id": "acct-42", "plan": ')
+        elif mode == "huge":
+            return _send(handler, 200, b'{"pad": "' + b"x" * 3_000_000 + b'"}')
+        status, body = self._route(parts.path, query, headers)
+        _send(handler, status, json.dumps(body).encode())
+
+    def _route(self, path: str, query: dict[str, str], headers: dict[str, str]) -> tuple[int, Any]:
+        pieces = [p for p in path.split("/") if p]
+        if len(pieces) == 4 and pieces[:2] == ["v1", "accounts"] and pieces[3] == "billing":
+            if headers.get("authorization") != f"Bearer {BILLING_TOKEN}":
+                return 401, {"error": "unauthorized"}
+            document = billing_document(pieces[2])
+            return (200, document) if document else (404, {"error": "no such account"})
+        if pieces == ["v1", "status"]:
+            region = query.get("region", "eu")
+            return 200, {"region": region, "incidents": STATUS.get(region, []),
+                         "checked_at": "2026-11-30T10:42:00Z"}
+        if pieces == ["v1", "tickets"]:
+            if headers.get("x-api-key") != TICKETS_TOKEN:
+                return 401, {"error": "unauthorized"}
+            tickets = TICKETS.get(query.get("email", ""), [])
+            if query.get("ticket"):
+                tickets = [t for t in tickets if t["id"] == query["ticket"]]
+            return 200, {"requester": query.get("email"), "tickets": tickets}
+        return 404, {"error": "not found"}
+
+
+def _send(handler: BaseHTTPRequestHandler, status: int, body: bytes) -> None:
+    handler.send_response(status)
+    handler.send_header("content-type", "application/json")
+    handler.send_header("content-length", str(len(body)))
+    handler.end_headers()
+    try:
+        handler.wfile.write(body)
+    except (BrokenPipeError, ConnectionResetError):
+        pass
+
+
+def declarations(base: str) -> list[dict[str, Any]]:
+    """The sample tools of these services, as a tenant would declare them (see examples/tools/)."""
+    return [
+        {"name": "billing_account",
+         "description": "Billing state of the requester's account: plan, seats, invoices, overdue or unpaid "
+                        "balance, and whether the workspace is read-only and why.",
+         "url": base + "/v1/accounts/{account_id}/billing",
+         "params": {"account_id": {"schema": {"type": "string", "pattern": "^acct-[0-9]{1,6}$"},
+                                   "source": "context.account_id"}},
+         "auth": {"type": "bearer"}, "timeout": 2, "retries": 2, "cache_ttl": 60,
+         "projection": ["account.id", "account.plan", "account.workspace_state", "account.read_only_reason",
+                        "account.seats.used", "account.seats.limit", "invoices[].number", "invoices[].status",
+                        "invoices[].due_date", "invoices[].amount", "invoices[].currency"],
+         "internal_fields": ["account.risk_score", "invoices[].internal_note"],
+         "title": "Billing account {account.id}, fetched {fetched_at}",
+         "gap_message": "I could not reach the billing system, so I could not check your account's billing "
+                        "state.",
+         "policy": {"routes": ["lookup", "multi_part", "multi_hop"], "audiences": ["agent", "customer"],
+                    "requires_requester": True, "subject": "requester", "identifiers": ["account_id"]}},
+        {"name": "service_status",
+         "description": "Status page: current incidents, outage, downtime or degraded service in the "
+                        "requester's region.",
+         "url": base + "/v1/status?region={region}",
+         "params": {"region": {"schema": {"type": "string", "enum": ["eu", "us", "apac"]},
+                               "source": "context.attributes.region"}},
+         "timeout": 2, "retries": 1, "cache_ttl": 30,
+         "projection": ["region", "incidents[].title", "incidents[].status", "incidents[].started_at"],
+         "title": "Status page, region {region}, fetched {fetched_at}",
+         "gap_message": "I could not reach the status page, so I could not check for a current incident.",
+         "policy": {"audiences": ["agent", "customer"], "requires_requester": False, "subject": "any"}},
+        {"name": "past_tickets",
+         "description": "The requester's previous support tickets and our earlier replies: did we already "
+                        "answer this, an earlier ticket about the same problem.",
+         "url": base + "/v1/tickets?email={email}",
+         "params": {"email": {"schema": {"type": "string", "format": "email"},
+                              "source": "context.requester.email"},
+                    "ticket": {"schema": {"type": "string", "pattern": "^T-[0-9]{4}$"}, "source": "question",
+                               "required": False}},
+         "auth": {"type": "header", "header": "X-Api-Key"}, "timeout": 2, "retries": 1, "cache_ttl": 60,
+         "projection": ["tickets[].id", "tickets[].subject", "tickets[].status", "tickets[].resolution"],
+         "internal_fields": ["tickets[].internal_note"],
+         "title": "Past tickets of the requester, fetched {fetched_at}",
+         "gap_message": "I could not reach the ticket history, so I could not check your earlier tickets.",
+         "policy": {"audiences": ["agent", "customer"], "requires_requester": True, "subject": "requester"}},
+    ]
+
+
+SECRETS = {"billing_account": BILLING_TOKEN, "past_tickets": TICKETS_TOKEN}

@@ -1,0 +1,86 @@
+"""`sleuth tools add|list|remove`: a tenant's declared HTTP tools (see docs/tools.md)."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from config.settings import get_settings
+
+tools_app = typer.Typer(no_args_is_help=True, help="Declare the HTTP tools a tenant's investigations may call.")
+
+
+def _secret(secret_file: Path | None) -> str | None:
+    if secret_file is None:
+        return None
+    text = sys.stdin.read() if str(secret_file) == "-" else secret_file.read_text(encoding="utf-8")
+    return text.strip()
+
+
+@tools_app.command("add")
+def tools_add(file: Path, tenant: Annotated[str, typer.Option(help="Tenant name")],
+              operation: Annotated[str | None, typer.Option(
+                  help="FILE is an OpenAPI document: import this operationId as a tool")] = None,
+              secret_file: Annotated[Path | None, typer.Option(
+                  help="File holding the tool's secret ('-' reads stdin); stored encrypted, never shown")] = None,
+              as_json: Annotated[bool, typer.Option("--json")] = False) -> None:
+    """Validate and store the tool declaration(s) in FILE (YAML or JSON) for TENANT."""
+    from adapters.tools.registry import read_file, register, tool_view
+    from storage import repositories as repo
+    from workers.wiring import Services
+
+    settings = get_settings()
+    raws = read_file(file, operation=operation)
+    secret = _secret(secret_file)
+    if secret is not None and len(raws) > 1:
+        raise typer.BadParameter("--secret-file applies to one tool: put one declaration per file")
+    services = Services(settings)
+    with services.session() as session:
+        owner = repo.get_tenant_by_name(session, name=tenant)
+        out = []
+        for raw in raws:
+            record, created = register(session, settings, tenant=owner, raw=raw, secret=secret)
+            out.append({**tool_view(record), "created": created})
+    if as_json:
+        print(json.dumps(out))
+        return
+    for view in out:
+        verb = "added" if view["created"] else "updated"
+        print(f"{verb} tool {view['name']} for {tenant} (secret: {'set' if view['has_secret'] else 'none'})")
+
+
+@tools_app.command("list")
+def tools_list(tenant: Annotated[str, typer.Option(help="Tenant name")],
+               as_json: Annotated[bool, typer.Option("--json")] = False) -> None:
+    """The tenant's tools (declarations; secrets are never shown)."""
+    from adapters.tools.registry import tool_view
+    from storage import repositories as repo
+    from workers.wiring import Services
+
+    with Services(get_settings()).session() as session:
+        owner = repo.get_tenant_by_name(session, name=tenant)
+        views = [tool_view(r) for r in repo.list_tools(session, tenant_id=owner.id)]
+    if as_json:
+        print(json.dumps(views))
+        return
+    for view in views:
+        decl = view["declaration"]
+        policy = decl.get("policy", {})
+        print(f"{view['name']:<20} {decl['method']} {decl['url']}  audiences={','.join(policy.get('audiences', []))}"
+              f"  secret={'set' if view['has_secret'] else 'none'}")
+
+
+@tools_app.command("remove")
+def tools_remove(name: str, tenant: Annotated[str, typer.Option(help="Tenant name")]) -> None:
+    """Remove one tool of the tenant."""
+    from storage import repositories as repo
+    from workers.wiring import Services
+
+    with Services(get_settings()).session() as session:
+        owner = repo.get_tenant_by_name(session, name=tenant)
+        repo.remove_tool(session, tenant_id=owner.id, name=name)
+    print(f"removed tool {name} of {tenant}")

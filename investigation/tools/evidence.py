@@ -1,0 +1,55 @@
+"""A tool call's result as evidence: a passage the reducer fuses, grades and cites like a document;
+and the sentence an answer adds when a tool could not be reached (a gap is admitted, never hidden)."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from investigation.state import Answer, Passage
+from investigation.tools.declaration import ToolDeclaration
+from investigation.tools.projection import evidence_text, leaf_values
+from investigation.tools.templates import render_text
+
+ENGINE_PREFIX = "tool:"
+
+
+def tool_engine(name: str) -> str:
+    """The slot engine name of a tool in a hop (`tool:billing_account`)."""
+    return ENGINE_PREFIX + name
+
+
+def is_tool_engine(engine: str) -> bool:
+    return engine.startswith(ENGINE_PREFIX)
+
+
+def args_digest(args: Mapping[str, Any]) -> str:
+    return hashlib.sha256(json.dumps(args, sort_keys=True, default=str).encode()).hexdigest()[:16]
+
+
+def citation_title(decl: ToolDeclaration, document: Mapping[str, Any], args: Mapping[str, Any],
+                   fetched_at: str) -> str:
+    values: dict[str, Any] = {**leaf_values(document), **{k: v for k, v in args.items()}}
+    values.update(fetched_at=fetched_at, tool=decl.display_name)
+    return render_text(decl.title, values)
+
+
+def as_passage(decl: ToolDeclaration, document: Mapping[str, Any], args: Mapping[str, Any],
+               fetched_at: str, url: str | None = None) -> Passage:
+    """The projected payload as a rank-1 passage of engine `tool:<name>` (stable id per arguments)."""
+    title = citation_title(decl, document, args, fetched_at)
+    digest = args_digest(args)
+    return Passage(chunk_id=f"{tool_engine(decl.name)}:{digest}", source_id=f"{tool_engine(decl.name)}:{digest}",
+                   title=title, text=evidence_text(title, document), score=1.0,
+                   engine=tool_engine(decl.name), rank=1, url=url)
+
+
+def admit_gaps(answer: Answer, gaps: Sequence[str]) -> Answer:
+    """The answer with each tool gap stated in its text and caveat (refusals included)."""
+    if not gaps:
+        return answer
+    admitted = " ".join(dict.fromkeys(gaps))
+    caveat = f"{answer.caveat}; {admitted}" if answer.caveat else admitted
+    return answer.model_copy(update={"text": f"{answer.text}\n\n{admitted}", "caveat": caveat})

@@ -1,0 +1,69 @@
+"""Which tools a hop calls: the planner's cheap-first rule for tools.
+
+Documents are always searched; a tool is added to hop 1 only when its description clearly matches the
+question (or its answer is already cached, which costs nothing); later hops, which run only when the
+evidence is insufficient, accept a weaker match. A tool is called at most once per investigation.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+
+from investigation.text import content_stems
+from investigation.tools.declaration import ToolDeclaration
+
+FIRST_PERSON = re.compile(r"\b(i|i'm|i've|me|my|mine|we|we're|our|ours|us)\b", re.IGNORECASE)
+
+
+@dataclass(frozen=True)
+class SelectionConfig:
+    first_hop: float = 0.5  # relevance a tool needs in hop 1
+    later_hop: float = 0.3  # relevance a tool needs once the documents fell short
+    cached: float = 0.25  # relevance enough when the answer is cached (free)
+    first_person_bonus: float = 0.15  # a requester-scoped tool and a question about "my"/"our" things
+
+
+@dataclass(frozen=True)
+class ToolChoice:
+    """A tool the hop will call, with the relevance and the rule that chose it (for the trace)."""
+
+    name: str
+    relevance: float
+    reason: str
+
+
+def relevance(question: str, decl: ToolDeclaration, similarity: float | None = None,
+              config: SelectionConfig | None = None) -> float:
+    """How well the tool's name and description match the question, 0..1 (lexical, plus the embedding
+    similarity when one is given, plus a bonus when a requester-scoped tool meets a first-person question)."""
+    config = config or SelectionConfig()
+    asked = content_stems(question)
+    described = content_stems(f"{decl.display_name} {decl.description}")
+    lexical = len(asked & described) / len(asked) if asked else 0.0
+    score = lexical if similarity is None else max(lexical, min(1.0, max(0.0, (similarity - 0.2) / 0.5)))
+    if decl.policy.subject == "requester" and FIRST_PERSON.search(question):
+        score += config.first_person_bonus
+    return round(min(score, 1.0), 4)
+
+
+def choose(question: str, hop: int, candidates: Sequence[ToolDeclaration], *, called: set[str],
+           cached: set[str] | None = None, similarity: Mapping[str, float] | None = None,
+           config: SelectionConfig | None = None, limit: int = 3) -> list[ToolChoice]:
+    """The tools to call in `hop`, best first, at most `limit` (candidates are already policy-allowed)."""
+    config = config or SelectionConfig()
+    cached = cached or set()
+    picked: list[ToolChoice] = []
+    for decl in candidates:
+        if decl.name in called:
+            continue
+        score = relevance(question, decl, (similarity or {}).get(decl.name), config)
+        if decl.name in cached and score >= config.cached:
+            picked.append(ToolChoice(decl.name, score, "cached answer, relevant to the question"))
+        elif hop <= 1 and score >= config.first_hop:
+            picked.append(ToolChoice(decl.name, score, "description matches the question"))
+        elif hop > 1 and score >= config.later_hop:
+            picked.append(ToolChoice(decl.name, score, "documents fell short; description matches"))
+    picked.sort(key=lambda c: (-c.relevance, c.name))
+    return picked[:limit]

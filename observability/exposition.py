@@ -1,0 +1,102 @@
+"""Serving the metrics: the multiprocess registry plus scrape-time gauges (queue depth, dead deliveries,
+investigations in flight), for the API's ``/metrics`` and for a worker's exporter port."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Iterator
+from typing import TYPE_CHECKING, Any
+
+from config.settings import Settings
+from observability import metrics
+from workers.names import ALL_QUEUES
+
+if TYPE_CHECKING:
+    from bootstrap import Services
+
+log = logging.getLogger(__name__)
+
+
+class StateCollector:
+    """Gauges read at scrape time from Redis (queue lengths) and the database (dead deliveries, work in
+    flight): a value that is the same whoever asks, so it needs no multiprocess bookkeeping."""
+
+    def __init__(self, services: Services) -> None:
+        self._services = services
+
+    def describe(self) -> list[Any]:
+        return []  # collected at scrape time only; nothing to check at registration
+
+    def collect(self) -> Iterator[Any]:
+        from prometheus_client.core import GaugeMetricFamily
+
+        depth = GaugeMetricFamily("sleuth_queue_depth", "Messages waiting in each Celery queue.",
+                                  labels=["queue"])
+        try:
+            if self._services.settings.redis_url:
+                prefix = f"{self._services.settings.redis_prefix}:celery:"
+                pipe = self._services.redis.pipeline()
+                for queue in ALL_QUEUES:
+                    pipe.llen(prefix + queue)
+                for queue, length in zip(ALL_QUEUES, pipe.execute()):
+                    depth.add_metric([queue], float(length))
+        except Exception:
+            log.warning("metrics: queue depth unavailable", exc_info=True)
+        yield depth
+        dead = GaugeMetricFamily("sleuth_deliveries_dead", "Deliveries now dead (waiting for a redeliver).",
+                                 labels=["channel"])
+        flight = GaugeMetricFamily("sleuth_investigations_in_flight", "Investigations not yet terminal.",
+                                   labels=["status"])
+        try:
+            from sqlalchemy import func
+            from sqlmodel import col, select
+
+            from storage.models import Delivery, Investigation
+
+            with self._services.session() as session:
+                for channel, count in session.exec(
+                        select(Delivery.channel, func.count()).where(Delivery.status == "dead")
+                        .group_by(Delivery.channel)).all():
+                    dead.add_metric([channel], float(count))
+                for status, count in session.exec(
+                        select(Investigation.status, func.count())
+                        .where(col(Investigation.status).in_(("queued", "running")))
+                        .group_by(Investigation.status)).all():
+                    flight.add_metric([status], float(count))
+        except Exception:
+            log.warning("metrics: database gauges unavailable", exc_info=True)
+        yield dead
+        yield flight
+
+
+def registry(settings: Settings, services: Services | None = None) -> Any:
+    """Every process's counters and histograms (from the multiprocess directory), plus `StateCollector`."""
+    from prometheus_client import CollectorRegistry
+    from prometheus_client.multiprocess import MultiProcessCollector
+
+    reg = CollectorRegistry(auto_describe=False)
+    path = metrics.metrics_dir(settings)
+    path.mkdir(parents=True, exist_ok=True)
+    MultiProcessCollector(reg, path=str(path))  # type: ignore[no-untyped-call]
+    if services is not None:
+        reg.register(StateCollector(services))
+    return reg
+
+
+def render(reg: Any) -> tuple[bytes, str]:
+    """The registry in the Prometheus text format, and its content type."""
+    from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
+
+    return generate_latest(reg), CONTENT_TYPE_LATEST
+
+
+def start_worker_exporter(settings: Settings) -> int | None:
+    """Serve this host's/pod's multiprocess metrics on ``settings.metrics_port`` (a worker pod in k8s,
+    where the API cannot read the workers' directory). Returns the port, or None when off."""
+    if not settings.metrics_port:
+        return None
+    from prometheus_client import start_http_server
+
+    start_http_server(settings.metrics_port, registry=registry(settings))
+    log.info("metrics exporter listening", extra={"port": settings.metrics_port})
+    return settings.metrics_port

@@ -1,0 +1,63 @@
+"""Tenants' declared tools: put (create or replace), list, get, remove. The secret arrives sealed."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from typing import Any
+
+from sqlalchemy import delete
+from sqlmodel import Session, col, select
+
+from investigation.errors import NotFound
+from storage._common import write
+from storage.models import ToolRecord, utcnow
+
+
+def _revision(declaration: dict[str, Any], secret: str) -> str:
+    material = json.dumps([declaration, hashlib.sha256(secret.encode()).hexdigest()], sort_keys=True)
+    return hashlib.sha256(material.encode()).hexdigest()
+
+
+def put_tool(session: Session, *, tenant_id: str, name: str, declaration: dict[str, Any],
+             sealed_secret: str | None) -> tuple[ToolRecord, bool]:
+    """Create the tool, or replace its declaration (and its secret when one is given); (record, created)."""
+    with write(session):
+        found = session.exec(select(ToolRecord).where(ToolRecord.tenant_id == tenant_id,
+                                                      ToolRecord.name == name)).first()
+        if found is None:
+            secret = sealed_secret or ""
+            record = ToolRecord(tenant_id=tenant_id, name=name, declaration=declaration, secret=secret,
+                                revision=_revision(declaration, secret))
+            session.add(record)
+            session.flush()
+            return record, True
+        if sealed_secret is not None:
+            found.secret = sealed_secret
+        found.declaration = declaration
+        found.revision = _revision(declaration, found.secret)
+        found.updated_at = utcnow()
+        session.add(found)
+        session.flush()
+        return found, False
+
+
+def list_tools(session: Session, *, tenant_id: str) -> list[ToolRecord]:
+    stmt = select(ToolRecord).where(ToolRecord.tenant_id == tenant_id).order_by(col(ToolRecord.name))
+    return list(session.exec(stmt.execution_options(populate_existing=True)).all())
+
+
+def get_tool(session: Session, *, tenant_id: str, name: str) -> ToolRecord:
+    found = session.exec(select(ToolRecord).where(ToolRecord.tenant_id == tenant_id,
+                                                  ToolRecord.name == name)).first()
+    if found is None:
+        raise NotFound(f"tool {name!r} not found")
+    return found
+
+
+def remove_tool(session: Session, *, tenant_id: str, name: str) -> None:
+    with write(session):
+        result = session.execute(delete(ToolRecord).where(col(ToolRecord.tenant_id) == tenant_id,
+                                                          col(ToolRecord.name) == name))
+        if not result.rowcount:  # type: ignore[attr-defined]
+            raise NotFound(f"tool {name!r} not found")

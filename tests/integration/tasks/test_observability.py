@@ -1,0 +1,81 @@
+"""Metrics, logs and ids from a real Celery worker: the API's /metrics shows what the worker's pool
+processes counted (multiprocess directory), and every task log line carries the investigation's ids."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from fastapi.testclient import TestClient
+from prometheus_client.parser import text_string_to_metric_families
+
+from tests.integration.tasks.conftest import Stack
+
+pytestmark = pytest.mark.integration
+
+
+def _samples(text: str) -> list[tuple[str, dict[str, str], float]]:
+    return [(s.name, dict(s.labels), s.value) for family in text_string_to_metric_families(text)
+            for s in family.samples]
+
+
+def _value(samples: list[tuple[str, dict[str, str], float]], name: str, **labels: str) -> float:
+    return sum(v for n, lab, v in samples if n == name and all(lab.get(k) == x for k, x in labels.items()))
+
+
+def _start_worker(stack: Stack, log_path: Path) -> subprocess.Popen[bytes]:
+    args = [sys.executable, "-m", "cli.main", "worker", "--concurrency", "2", "--name", "obs",
+            "--loglevel", "INFO"]
+    log = open(log_path, "wb")  # noqa: SIM115
+    proc = subprocess.Popen(args, env=stack.env(SLEUTH_LOG_FORMAT="json"), stdout=log,
+                            stderr=subprocess.STDOUT, start_new_session=True)
+    stack.workers.append(proc)
+    return proc
+
+
+def test_worker_metrics_reach_the_api_scrape_and_logs_carry_ids(stack: Stack) -> None:
+    from api.app import create_app
+    from observability import metrics
+
+    log_path = stack.settings.home / "worker-obs.log"
+    _start_worker(stack, log_path)
+    stack.wait_ready()
+    answered = stack.wait(stack.ask("Which plan includes SCIM provisioning?"))
+    greeted = stack.wait(stack.ask("Good morning!"))
+    assert answered["status"] == "answered" and greeted["status"] in ("answered", "refused")
+    stack.stop_workers()  # flushes nothing (mmap files are live), but the log is complete
+
+    metrics._reset_for_tests()
+    with TestClient(create_app(services=stack.services, launcher=lambda _: None)) as client:
+        response = client.get("/metrics")
+    assert response.status_code == 200
+    assert response.headers["content-type"].startswith("text/plain")
+    samples = _samples(response.text)
+    tenant = stack.tenant_id
+    assert _value(samples, "sleuth_investigations_total", status="answered", tenant=tenant) >= 1
+    assert _value(samples, "sleuth_investigations_total", route="direct") == 1
+    assert _value(samples, "sleuth_investigation_duration_seconds_count") == 2
+    assert _value(samples, "sleuth_step_duration_seconds_count", step="retrieve") >= 2
+    assert _value(samples, "sleuth_step_duration_seconds_count", step="reduce") >= 1
+    assert _value(samples, "sleuth_intake_to_start_seconds_count") == 2
+    assert _value(samples, "sleuth_task_queue_wait_seconds_count", task="sleuth.retrieve") >= 2
+    assert _value(samples, "sleuth_retrieval_calls_total", engine="bm25") >= 1
+    assert _value(samples, "sleuth_retrieval_duration_seconds_count", engine="vector") >= 1
+    assert _value(samples, "sleuth_hop_duration_seconds_count") >= 1
+    assert _value(samples, "sleuth_investigation_retrieval_calls_count") == 2
+    queues = {lab["queue"] for n, lab, _ in samples if n == "sleuth_queue_depth"}
+    assert queues == {"plan", "retrieve", "reduce", "llm", "deliver"}
+
+    lines = [json.loads(line) for line in log_path.read_text().splitlines() if line.startswith("{")]
+    task_lines = [line for line in lines if line.get("logger") == "sleuth.tasks"]
+    assert task_lines, log_path.read_text()[-2000:]
+    for line in task_lines:
+        assert {"investigation_id", "tenant_id", "task_id", "hop"} <= set(line), line
+        assert line["tenant_id"] == tenant
+    question_words = "SCIM provisioning"
+    assert not [line for line in lines if question_words in json.dumps(line)], "question text logged at INFO"
+    assert not [line for line in lines if line.get("logger", "").startswith("alembic")]
+    assert not [line for line in lines if "watchdog" in json.dumps(line)]

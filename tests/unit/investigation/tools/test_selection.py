@@ -1,0 +1,64 @@
+"""The planner's tool choice: cheap first, relevant tools only, each tool once."""
+
+from __future__ import annotations
+
+import pytest
+
+from investigation.tools.declaration import parse_declaration
+from investigation.tools.openapi import import_operation
+from investigation.tools.selection import choose, relevance
+from tests.unit.investigation.tools.samples import billing, status, tickets
+
+pytestmark = pytest.mark.unit
+
+TOOLS = [parse_declaration(billing()), parse_declaration(status()), parse_declaration(tickets())]
+
+
+def names(question: str, hop: int = 1, **kw: object) -> list[str]:
+    return [c.name for c in choose(question, hop, TOOLS, called=set(), **kw)]  # type: ignore[arg-type]
+
+
+def test_relevant_tools_are_chosen_in_hop_one() -> None:
+    assert names("Why is my workspace read-only?") == ["billing_account"]
+    assert names("Is there an outage right now? The service seems down.") == ["service_status"]
+    assert names("Did you already answer my previous ticket about this problem?") == ["past_tickets"]
+
+
+def test_document_questions_call_no_tool() -> None:
+    assert names("Which plan includes SCIM provisioning?") == []
+    assert names("How do I rotate an API key?") == []
+
+
+def test_weaker_matches_wait_for_a_later_hop_or_a_cached_answer() -> None:
+    question = "What does my plan include for SSO?"
+    assert names(question) == []
+    assert names(question, hop=2) == ["billing_account"]
+    assert names(question, cached={"billing_account"}) == ["billing_account"]
+
+
+def test_a_tool_is_called_once() -> None:
+    chosen = choose("Why is my workspace read-only?", 2, TOOLS, called={"billing_account"})
+    assert chosen == []
+
+
+def test_embedding_similarity_can_raise_relevance() -> None:
+    decl = TOOLS[0]
+    assert relevance("Am I behind on payments?", decl, similarity=0.8) > relevance("Am I behind on payments?", decl)
+
+
+def test_openapi_operation_import() -> None:
+    spec = {"servers": [{"url": "https://api.acme.test"}],
+            "paths": {"/v1/accounts/{account_id}/billing": {"get": {
+                "operationId": "getBilling", "summary": "Billing account",
+                "description": "Billing state of an account: invoices and overdue balance.",
+                "parameters": [{"name": "account_id", "in": "path", "required": True,
+                                "schema": {"$ref": "#/components/schemas/AccountId"}}],
+                "responses": {"200": {"content": {"application/json": {"schema": {
+                    "type": "object", "properties": {"plan": {}, "invoices": {}}}}}}}}}},
+            "components": {"schemas": {"AccountId": {"type": "string", "pattern": "^acct-[0-9]+$"}}}}
+    raw = import_operation(spec, "getBilling")
+    decl = parse_declaration(raw)
+    assert decl.url == "https://api.acme.test/v1/accounts/{account_id}/billing"
+    assert decl.params["account_id"].source == "context.account_id"
+    assert decl.params["account_id"].json_schema["pattern"] == "^acct-[0-9]+$"
+    assert decl.projection == ("invoices", "plan")
