@@ -8,7 +8,7 @@ from typing import Any
 from fastapi import FastAPI
 from fastapi.openapi.utils import get_openapi
 
-from api import docs_offline, errors
+from api import docs_offline, errors, log_redaction
 from api.routes import channels, deliveries, health, hooks, investigations, metrics, tools, trace
 from api.schemas import InvestigationCreate
 from bootstrap import Services
@@ -68,6 +68,7 @@ def create_app(
     app.state.launcher = launcher or queue.launch
     app.state.redeliverer = redeliverer or queue.redeliver
     errors.install(app)
+    log_redaction.install()
     for module in (investigations, deliveries, channels, hooks, tools, trace, health, metrics):
         app.include_router(module.router)
     _add_manual_schemas(app)

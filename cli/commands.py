@@ -3,15 +3,12 @@
 from __future__ import annotations
 
 import json
-import os
-import signal
 import time
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 from rich.console import Console
-from rich.progress import Progress
 
 from app.intake import Launcher, parse_request, submit_investigation
 from bootstrap import Services
@@ -21,8 +18,11 @@ from investigation.errors import ValidationFailed
 
 
 def run_ingest(settings: Settings, paths: Sequence[Path], tenant_name: str, *,
-               console: Console | None = None) -> dict[str, Any]:
+               console: Console | None = None, force: bool = False) -> dict[str, Any]:
+    """Index documents for a tenant. Documents whose content is unchanged since the last ingest (see
+    `cli.manifest`) are not written again and are reported as `unchanged`."""
     from adapters.search.ingest import ingest, load_documents
+    from cli import manifest, progress
     from storage import repositories as repo
 
     services = Services(settings)
@@ -30,18 +30,37 @@ def run_ingest(settings: Settings, paths: Sequence[Path], tenant_name: str, *,
         tenant = repo.get_tenant_by_name(session, name=tenant_name)
         tenant_id = tenant.id
     documents = load_documents(list(paths))
-    with Progress(console=console, transient=True, disable=console is None) as bar:
-        task = bar.add_task("indexing", total=None)
-
-        def progress(done: int, total: int) -> None:
-            bar.update(task, completed=done, total=total)
-
-        report = ingest(documents, tenant=tenant_id, backends=list(services.backends.values()),
-                        max_words=settings.chunk_tokens, progress=progress)
-    _invalidate_cache(settings, tenant_id)
-    result = report.model_dump(mode="json") if hasattr(report, "model_dump") else dict(vars(report))
-    result["tenant"] = tenant_name
+    backends = list(services.backends.values())
+    path = manifest.path_for(settings.index_dir, tenant_id, list(services.backends))
+    known = {} if force else manifest.load(path)
+    split = manifest.plan(documents, known, [b.count(tenant_id) for b in backends], settings.chunk_tokens)
+    started = time.perf_counter()
+    result: dict[str, Any] = {"tenant": tenant_name, "documents": len(documents), "new": len(split.new),
+                              "changed": len(split.changed), "unchanged": len(split.unchanged),
+                              "chunks_written": 0, "chunks_replaced": 0}
+    if split.to_write:
+        with progress.bar(console, "indexing chunks") as update:
+            report = ingest(split.to_write, tenant=tenant_id, backends=backends,
+                            max_words=settings.chunk_tokens, progress=update)
+        result.update(chunks_written=report.chunks, chunks_replaced=report.removed,
+                      backend_seconds=report.backend_seconds)
+        _invalidate_cache(settings, tenant_id)
+    hashes = dict(known.get("documents", {})) if split.trusted else {}
+    hashes.update({d.id: manifest.doc_hash(d, settings.chunk_tokens) for d in documents})
+    manifest.save(path, hashes, backends[0].count(tenant_id) if backends else 0)
+    result["seconds"] = round(time.perf_counter() - started, 3)
     return result
+
+
+def ingest_summary(report: dict[str, Any]) -> str:
+    """One human line for an ingest report."""
+    parts = [(f"{report['documents']} documents for {report['tenant']}: {report['new']} new, "
+              f"{report['changed']} changed, {report['unchanged']} unchanged")]
+    if report["chunks_written"]:
+        parts.append(f"{report['chunks_written']} chunks written in {report['seconds']:.1f}s")
+    else:
+        parts.append("nothing to index")
+    return "; ".join(parts)
 
 
 def _invalidate_cache(settings: Settings, tenant_id: str) -> None:
@@ -107,12 +126,26 @@ def wait_for(services: Services, inv_id: str, *, console: Console | None = None,
 
 
 def run_ask(settings: Settings, question: str, tenant: str, *, mode: str, as_json: bool,
-            console: Console, audience: str = "agent") -> int:
-    with processes.queue_stack(settings) as live:
-        services = Services(live)
-        inv_id = create_and_launch(services, tenant, question, mode, audience=audience)
-        console.print(f"[bold]investigation {inv_id}[/bold]")
-        view = wait_for(services, inv_id, console=None if as_json else console)
+            console: Console, audience: str = "agent", executor: str = "auto") -> int:
+    """Answer one question. `auto`: through the queue when a broker or a `sleuth up` is there, else
+    the same steps in this process (no worker to start: answers in about a second); `queue` starts an
+    embedded Redis and a worker for the call when nothing runs."""
+    if executor not in ("auto", "queue", "inline"):
+        raise ValidationFailed("executor", "must be auto, queue or inline")
+    live = processes.existing_redis(settings)
+    if executor == "inline" or (executor == "auto" and live is None):
+        if not as_json:
+            console.print("[dim]no broker and no `sleuth up` running: running the steps in this process "
+                          "(start `sleuth up`, or pass --executor queue, to go through Celery)[/dim]")
+        view = _ask_inline(settings, question, tenant, mode=mode, audience=audience,
+                           console=None if as_json else console)
+    else:
+        with processes.queue_stack(settings) as stack:
+            services = Services(stack)
+            inv_id = create_and_launch(services, tenant, question, mode, audience=audience)
+            if not as_json:
+                console.print(f"[bold]investigation {inv_id}[/bold]")
+            view = wait_for(services, inv_id, console=None if as_json else console)
     if as_json:
         print(json.dumps(view, indent=2))
     else:
@@ -121,56 +154,32 @@ def run_ask(settings: Settings, question: str, tenant: str, *, mode: str, as_jso
     return 0 if view["status"] in ("answered", "refused") else 1
 
 
-def run_up(settings: Settings, *, host: str, port: int, workers: int, concurrency: int,
-           console: Console) -> None:
-    from workers.embedded_redis import EmbeddedRedis
-
-    if processes.running_stack(settings):
-        raise ValidationFailed("SLEUTH_HOME", "a `sleuth up` already runs for this home")
-    redis_server = None
-    url = settings.redis_url
-    if not url:
-        redis_server = EmbeddedRedis(settings.home)
-        url = redis_server.start()
-        console.print(f"embedded Redis on {url}")
-    from observability import metrics
-
-    metrics.reset_dir(settings)  # counters start from zero with the stack; children share this directory
-    env = processes.child_env(settings, url)
-    procs = []
-    stop = False
-
-    def _stop(*_: object) -> None:
-        nonlocal stop
-        stop = True
-
-    signal.signal(signal.SIGINT, _stop)
-    signal.signal(signal.SIGTERM, _stop)
-    run_file = processes.run_file(settings)
+def _warm(services: Services) -> None:
     try:
-        procs.append(processes.spawn_api(env, host=host, port=port))
-        for i in range(workers):
-            procs.append(processes.spawn_worker(env, concurrency=concurrency, beat=(i == 0),
-                                                name=f"sleuth{i}", quiet=False))
-        run_file.parent.mkdir(parents=True, exist_ok=True)
-        run_file.write_text(json.dumps({"pid": os.getpid(), "redis_url": url,
-                                        "api_url": f"http://{host}:{port}"}))
-        console.print(f"[green]Sleuth is up[/green]: API http://{host}:{port} (docs at /docs), "
-                      f"{workers} worker(s). Ctrl-C stops everything.")
-        while not stop:
-            for proc in procs:
-                if proc.poll() is not None:
-                    console.print(f"[red]child process {proc.pid} exited ({proc.returncode}); shutting down[/red]")
-                    stop = True
-            time.sleep(0.3)
-    finally:
-        console.print("stopping …")
-        for proc in reversed(procs):
-            processes.stop_process(proc)
-        run_file.unlink(missing_ok=True)
-        if redis_server is not None:
-            redis_server.stop()
-        console.print("stopped.")
+        _ = services.reasoner, services.backends
+        from adapters.search.embedder import embed_matrix
+
+        embed_matrix(services.embedder, ["warm up"], persist=False)
+    except Exception:  # noqa: BLE001 - the step itself reports any real problem
+        return
 
 
-__all__ = ["celery_for", "create_and_launch", "run_ask", "run_ingest", "run_up", "wait_for"]
+def _ask_inline(settings: Settings, question: str, tenant: str, *, mode: str, audience: str,
+                console: Console | None) -> dict[str, Any]:
+    import threading
+
+    from tasks import inline
+
+    with processes.state_redis(settings) as live:
+        services = Services(live)
+        # Load the reasoner, engines and embedding model while intake migrates and writes: the model's
+        # session is built in native code, so this overlaps with the database work.
+        threading.Thread(target=_warm, args=(services,), daemon=True).start()
+        inv_id = create_and_launch(services, tenant, question, mode, audience=audience,
+                                   launch=lambda i: inline.run(services, i))
+        if console is not None:
+            console.print(f"[bold]investigation {inv_id}[/bold]")
+        return wait_for(services, inv_id, console=console, timeout=5)
+
+
+__all__ = ["celery_for", "create_and_launch", "ingest_summary", "run_ask", "run_ingest", "wait_for"]

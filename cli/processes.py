@@ -53,6 +53,13 @@ def spawn_worker(env: dict[str, str], *, queues: Sequence[str] = ALL_QUEUES, con
     return subprocess.Popen(args, env=env, stdout=out, stderr=out, start_new_session=True)
 
 
+def spawn_beat(env: dict[str, str], *, quiet: bool = True) -> subprocess.Popen[bytes]:
+    """The one beat of a stack (the watchdog schedule), in its own process group."""
+    out = subprocess.DEVNULL if quiet else None
+    return subprocess.Popen([sys.executable, "-m", "cli.main", "beat", "--loglevel", "WARNING"], env=env,
+                            stdout=out, stderr=out, start_new_session=True)
+
+
 def spawn_api(env: dict[str, str], *, host: str, port: int) -> subprocess.Popen[bytes]:
     args = [sys.executable, "-m", "cli.main", "api", "--host", host, "--port", str(port)]
     return subprocess.Popen(args, env=env, start_new_session=True)

@@ -30,8 +30,8 @@ def tools_add(file: Path, tenant: Annotated[str, typer.Option(help="Tenant name"
               as_json: Annotated[bool, typer.Option("--json")] = False) -> None:
     """Validate and store the tool declaration(s) in FILE (YAML or JSON) for TENANT."""
     from adapters.tools.registry import read_file, register, tool_view
+    from bootstrap import Services
     from storage import repositories as repo
-    from workers.wiring import Services
 
     settings = get_settings()
     raws = read_file(file, operation=operation)
@@ -58,8 +58,8 @@ def tools_list(tenant: Annotated[str, typer.Option(help="Tenant name")],
                as_json: Annotated[bool, typer.Option("--json")] = False) -> None:
     """The tenant's tools (declarations; secrets are never shown)."""
     from adapters.tools.registry import tool_view
+    from bootstrap import Services
     from storage import repositories as repo
-    from workers.wiring import Services
 
     with Services(get_settings()).session() as session:
         owner = repo.get_tenant_by_name(session, name=tenant)
@@ -77,8 +77,8 @@ def tools_list(tenant: Annotated[str, typer.Option(help="Tenant name")],
 @tools_app.command("remove")
 def tools_remove(name: str, tenant: Annotated[str, typer.Option(help="Tenant name")]) -> None:
     """Remove one tool of the tenant."""
+    from bootstrap import Services
     from storage import repositories as repo
-    from workers.wiring import Services
 
     with Services(get_settings()).session() as session:
         owner = repo.get_tenant_by_name(session, name=tenant)

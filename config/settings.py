@@ -5,7 +5,7 @@ from __future__ import annotations
 from functools import lru_cache
 from pathlib import Path
 
-from pydantic import AliasChoices, Field, SecretStr
+from pydantic import AliasChoices, Field, SecretStr, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 
@@ -49,6 +49,9 @@ class Settings(BaseSettings):
     worker_concurrency: int = Field(default=2, ge=1,
                                     description="Default worker processes (`sleuth worker`/`up` take --concurrency).")
     watchdog_interval: float = Field(default=10.0, gt=0, description="Seconds between beat watchdog runs.")
+    redrive_idle_seconds: float = Field(
+        default=15.0, gt=0, description="An active investigation idle this long with nothing in flight is re-driven "
+        "(see docs/reliability.md).")
 
     # Delivery
     webhook_timeout: float = Field(default=10.0, gt=0, description="Seconds per HTTP delivery attempt (webhook, Zendesk, Freshdesk).")
@@ -182,6 +185,20 @@ class Settings(BaseSettings):
                                     description="Seconds per Weaviate query or batch insert.")
     weaviate_batch_size: int = Field(default=200, ge=1, le=5000,
                                      description="Objects per Weaviate batch insert.")
+
+    @model_validator(mode="after")
+    def _timeouts_agree(self) -> Settings:
+        """The visibility timeout, task time limit, watchdog and deadline must agree (docs/reliability.md):
+        a running task is never handed to a second worker, and lost work is re-driven well before the
+        deadline."""
+        if self.visibility_timeout <= self.task_time_limit:
+            raise ValueError(f"visibility_timeout ({self.visibility_timeout}s) must exceed task_time_limit "
+                             f"({self.task_time_limit}s), or a task still running is redelivered to another worker")
+        if self.redrive_idle_seconds + self.watchdog_interval >= self.deadline_seconds:
+            raise ValueError(f"redrive_idle_seconds + watchdog_interval ({self.redrive_idle_seconds:g}s + "
+                             f"{self.watchdog_interval:g}s) must stay under deadline_seconds "
+                             f"({self.deadline_seconds}s): lost work must be re-driven before the deadline")
+        return self
 
     def as_env(self) -> dict[str, str]:
         """These settings as SLEUTH_* variables, to hand to a child process (secrets excluded)."""

@@ -85,6 +85,9 @@ class _Candidate:
     prior: float  # evidence rank and score
 
 
+_TOOL_RECORD_PRIOR = 0.25
+
+
 def _candidates(question: str, evidence: Sequence[Evidence]) -> list[_Candidate]:
     out: list[_Candidate] = []
     for index, e in enumerate(evidence):
@@ -99,8 +102,10 @@ def _candidates(question: str, evidence: Sequence[Evidence]) -> list[_Candidate]
             if len(words(text)) < 3 or carries_instructions(text):  # orders to an AI are never quoted
                 continue
             stems = frozenset(content_stems(f"{text} {unit.section}") | content_stems(e.title))
+            # A tool's record of the requester's own account says what no general article can.
+            own = _TOOL_RECORD_PRIOR if e.source_id.startswith("tool:") else 0.0
             out.append(_Candidate(index, position, text, stems, weight,
-                                  0.05 * e.score - 0.005 * index - 0.003 * position))
+                                  0.05 * e.score - 0.005 * index - 0.003 * position + own))
     return out
 
 
@@ -208,7 +213,8 @@ def _pick(question: str, route: RouteDecision, evidence: Sequence[Evidence], max
             break
         best = max(pool, key=lambda c: (gain(c), -c.index, -c.position))
         value = gain(best)
-        first = value if first is None else first
+        if first is None:  # the bar for what follows: the tool record's head start does not raise it
+            first = value - (_TOOL_RECORD_PRIOR if evidence[best.index].source_id.startswith("tool:") else 0.0)
         if picked and (value < 0.12 or value < 0.4 * first):
             break
         take(best)

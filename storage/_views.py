@@ -61,7 +61,8 @@ def build_investigation_view(
         "route": inv.route,
         "answer": inv.answer,
         "caveat": inv.caveat,
-        "citations": [{key: c.get(key) for key in _CITATION_KEYS} for c in inv.citations or []],
+        "citations": [{**{key: c.get(key) for key in _CITATION_KEYS}, **({"internal": True} if c.get("internal") else {})}
+                      for c in inv.citations or []],
         "evidence": [_evidence_view(e) for e in order_evidence(evidence, inv.final_evidence_ids or [])],
         "subqueries": list(inv.subqueries or []),
         "hops": inv.hops,

@@ -43,6 +43,7 @@ from storage._records import (
     mark_hop_reduced,
     save_hop,
 )
+from storage._recovery import list_idle, list_stranded_deliveries
 from storage._tenants import authenticate, create_tenant, get_tenant, get_tenant_by_name, list_tenants
 from storage._tools import get_tool, list_tools, put_tool, remove_tool
 from storage._views import event_view, investigation_view
@@ -73,7 +74,9 @@ __all__ = [
     "list_events",
     "list_evidence",
     "list_hops",
+    "list_idle",
     "list_overdue",
+    "list_stranded_deliveries",
     "list_tenants",
     "list_tools",
     "mark_delivery",

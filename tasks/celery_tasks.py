@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import time
 from typing import Any
 
 from celery import Task, shared_task
@@ -28,6 +29,15 @@ def start(self: Task, inv_id: str) -> dict[str, Any]:
              **_COMMON)
 def retrieve(self: Task, inv_id: str, hop: int, index: int, engine: str) -> dict[str, Any]:
     return steps.retrieve(runtime.services(), inv_id, hop, index, engine)
+
+
+@shared_task(name=names.T_TOOL, autoretry_for=(TransientError,), max_retries=2, retry_backoff=True,
+             **_COMMON)
+def tool_call(self: Task, inv_id: str, hop: int, name: str) -> dict[str, Any]:
+    """One declared tool of a hop (its own queue); retries of 5xx happen inside, within its timeout."""
+    from tasks.tool_step import call_tool
+
+    return call_tool(runtime.services(), inv_id, hop, name)
 
 
 @shared_task(name=names.T_REDUCE, autoretry_for=(TransientError,), max_retries=3, retry_backoff=True,
@@ -69,11 +79,17 @@ def deliver(self: Task, delivery_id: str) -> dict[str, Any]:
 
 @shared_task(name=names.T_WATCHDOG, **_COMMON)
 def watchdog(self: Task) -> dict[str, Any]:
-    """Beat task: any investigation past its deadline moves to a terminal state with the reason."""
+    """Beat task: investigations past their deadline end `failed: deadline`; work a dead worker dropped is
+    re-driven (`tasks.redrive`). One run per interval, however many beats or redeliveries fire it."""
+    from tasks.redrive import redrive
+
     services = runtime.services()
+    interval = services.settings.watchdog_interval
+    if not services.state.once(f"watchdog:{int(time.time() // interval)}", ttl=max(2, int(interval * 2))):
+        return {"skipped": "another watchdog run owns this interval"}
     moved = []
     for inv_id in steps.overdue(services):
         nxt = steps.fail(services, inv_id, reason="deadline", error="deadline passed before completion")
         workflow.dispatch(self.app, inv_id, nxt)
         moved.append(inv_id)
-    return {"failed": moved}
+    return {"failed": moved, "redriven": redrive(self.app, services).as_json()}

@@ -3,6 +3,11 @@
 One index under `index_dir/bm25` holds every tenant; the tenant (and ACL) filter is a MUST clause built here,
 never by the caller. One process writes at a time (tantivy's writer lock); any number of processes read and
 pick up new commits by watching `meta.json`.
+
+Thread safety: tantivy's Python `Index` is a pyo3 object whose methods borrow it (some mutably); two threads
+calling into it at once raise `RuntimeError: Already (mutably) borrowed`. Every call on the `Index` therefore
+happens under `self._lock` (the inline executor's threads, the API threadpool); a `Searcher` is a separate,
+immutable snapshot and is used outside the lock.
 """
 
 from __future__ import annotations
@@ -11,6 +16,7 @@ import os
 import re
 import threading
 import time
+import weakref
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -19,7 +25,7 @@ import tantivy
 
 from adapters.search._common import PUBLIC, check_query, check_tenant
 from investigation.errors import PermanentError, TransientError
-from investigation.state import Chunk, Passage
+from investigation.state import Chunk, Passage, Visibility
 
 # Tuned on the dev QA sets (hotpotqa, musique): a title boost of 2 cost ~2 points of recall@10 against
 # 0.5, because short titles that share one query word then outrank the passage that answers.
@@ -43,6 +49,7 @@ def _schema() -> Any:
     sb.add_text_field("text", stored=True, tokenizer_name=ANALYZER)
     sb.add_text_field("url", stored=True, tokenizer_name="raw")
     sb.add_text_field("acl", tokenizer_name="raw")
+    sb.add_text_field("visibility", stored=True, tokenizer_name="raw")
     sb.add_integer_field("position", stored=True)
     return sb.build()
 
@@ -73,13 +80,14 @@ class EmbeddedBM25:
     name = "bm25"
 
     def __init__(self, index_dir: Path) -> None:
-        self.path = Path(index_dir) / "bm25"
+        self.path = Path(index_dir) / "bm25-v2"  # v2: chunks carry a visibility (older indexes: re-ingest)
         self._schema = _schema()
-        self._lock = threading.Lock()
+        self._lock = threading.RLock()  # guards every call on the tantivy Index object (see docstring)
         # Opened lazily and per process (Celery forks workers after import).
         self._pid: int | None = None
         self._index: Any = None
         self._meta_stamp: tuple[int, int, int] | None = None
+        _LIVE.add(self)
 
     # -- port ---------------------------------------------------------------------------------------
 
@@ -109,20 +117,22 @@ class EmbeddedBM25:
         return int(doomed.count)
 
     def search(
-        self, tenant: str, query: str, k: int, *, acl: Sequence[str] | None = None
+        self, tenant: str, query: str, k: int, *, acl: Sequence[str] | None = None,
+        visibility: Sequence[Visibility] | None = None,
     ) -> list[Passage]:
         check_tenant(tenant)
         check_query(query)
         words = query_words(query)
         if not words or k <= 0:
             return []
-        index = self._open()
-        try:
-            text_query = index.parse_query(
-                words, ["title", "text"], field_boosts={"title": TITLE_BOOST}
-            )
-        except ValueError:  # belt and braces: should be unreachable with word-only input
-            text_query, _ = index.parse_query_lenient(words, ["title", "text"])
+        with self._lock:
+            index = self._open()
+            try:
+                text_query = index.parse_query(
+                    words, ["title", "text"], field_boosts={"title": TITLE_BOOST}
+                )
+            except ValueError:  # belt and braces: should be unreachable with word-only input
+                text_query, _ = index.parse_query_lenient(words, ["title", "text"])
         clauses: list[tuple[Any, Any]] = [
             (tantivy.Occur.Must, text_query),
             (tantivy.Occur.Must, tantivy.Query.term_query(self._schema, "tenant", tenant)),
@@ -130,6 +140,9 @@ class EmbeddedBM25:
         if acl is not None:
             allowed = [PUBLIC, *acl]
             clauses.append((tantivy.Occur.Must, tantivy.Query.term_set_query(self._schema, "acl", allowed)))
+        if visibility is not None:
+            shown = [Visibility(v).value for v in visibility]
+            clauses.append((tantivy.Occur.Must, tantivy.Query.term_set_query(self._schema, "visibility", shown)))
         searcher = self._searcher()
         hits = searcher.search(tantivy.Query.boolean_query(clauses), k, count=False).hits
         passages = []
@@ -145,6 +158,7 @@ class EmbeddedBM25:
                     score=float(score),
                     engine=self.name,
                     rank=rank,
+                    visibility=Visibility(doc.get_first("visibility") or "public"),
                 )
             )
         return passages
@@ -177,9 +191,14 @@ class EmbeddedBM25:
         for principal in chunk.acl or (PUBLIC,):
             doc.add_text("acl", principal)
         doc.add_integer("position", chunk.position)
+        doc.add_text("visibility", chunk.visibility.value)
         return doc
 
     def _open(self) -> Any:
+        with self._lock:
+            return self._open_locked()
+
+    def _open_locked(self) -> Any:
         pid = os.getpid()
         if self._index is None or self._pid != pid:
             self.path.mkdir(parents=True, exist_ok=True)
@@ -210,6 +229,10 @@ class EmbeddedBM25:
     def _writer(self) -> _Writer:
         return _Writer(self._open(), self)
 
+    def _new_writer(self, index: Any) -> Any:
+        with self._lock:
+            return index.writer(heap_size=WRITER_HEAP, num_threads=1)
+
     def _invalidate(self) -> None:
         with self._lock:
             self._meta_stamp = None
@@ -226,7 +249,7 @@ class _Writer:
         deadline = time.monotonic() + LOCK_WAIT_SECONDS
         while True:
             try:
-                self._writer = self._index.writer(heap_size=WRITER_HEAP, num_threads=1)
+                self._writer = self._owner._new_writer(self._index)
                 return self._writer
             except ValueError as exc:
                 if "lock" not in str(exc).lower() or time.monotonic() > deadline:
@@ -244,3 +267,15 @@ class _Writer:
             self._writer = None
             self._owner._invalidate()
 
+
+_LIVE: weakref.WeakSet[EmbeddedBM25] = weakref.WeakSet()
+
+
+def _after_fork_in_child() -> None:
+    # A lock held by another thread at fork time would stay held forever in the child (Celery prefork);
+    # the child also reopens the index (`_open` compares pids).
+    for index in list(_LIVE):
+        index._lock = threading.RLock()
+
+
+os.register_at_fork(after_in_child=_after_fork_in_child)

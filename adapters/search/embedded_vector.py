@@ -15,6 +15,7 @@ import re
 import tempfile
 import threading
 import uuid
+import weakref
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -27,7 +28,7 @@ import numpy.typing as npt
 from adapters.search._common import check_query, check_tenant
 from adapters.search.embedder import embed_matrix
 from investigation.ports import Embedder
-from investigation.state import Chunk, Passage
+from investigation.state import Chunk, Passage, Visibility
 
 FloatArray = npt.NDArray[np.float32]
 _UNSAFE = re.compile(r"[^A-Za-z0-9_.-]+")
@@ -71,6 +72,7 @@ class EmbeddedVectorIndex:
         self.embedder = embedder
         self._stores: dict[str, _Store] = {}
         self._lock = threading.Lock()
+        _LIVE.add(self)
 
     # -- port ---------------------------------------------------------------------------------------
 
@@ -101,7 +103,8 @@ class EmbeddedVectorIndex:
         return removed
 
     def search(
-        self, tenant: str, query: str, k: int, *, acl: Sequence[str] | None = None
+        self, tenant: str, query: str, k: int, *, acl: Sequence[str] | None = None,
+        visibility: Sequence[Visibility] | None = None,
     ) -> list[Passage]:
         check_tenant(tenant)
         check_query(query)
@@ -111,6 +114,10 @@ class EmbeddedVectorIndex:
         scores = store.vectors @ embed_matrix(self.embedder, [query], persist=False)[0]
         if acl is not None:
             scores = np.where(store.visible(acl), scores, -np.inf)
+        if visibility is not None:
+            allowed = {Visibility(v).value for v in visibility}
+            shown = np.array([m.get("visibility", "public") in allowed for m in store.meta], dtype=bool)
+            scores = np.where(shown, scores, -np.inf)
         k = min(k, len(scores))
         top = np.argpartition(-scores, k - 1)[:k]
         top = top[np.argsort(-scores[top], kind="stable")]
@@ -123,6 +130,7 @@ class EmbeddedVectorIndex:
                 Passage(
                     chunk_id=m["chunk_id"], source_id=m["source_id"], title=m["title"], text=m["text"],
                     url=m.get("url"), score=float(scores[i]), engine=self.name, rank=len(passages) + 1,
+                    visibility=Visibility(m.get("visibility", "public")),
                 )
             )
         return passages
@@ -208,5 +216,17 @@ def _meta(chunk: Chunk) -> dict[str, Any]:
     return {
         "chunk_id": chunk.chunk_id, "source_id": chunk.source_id, "title": chunk.title,
         "text": chunk.text, "url": chunk.url, "acl": list(chunk.acl), "position": chunk.position,
+        "visibility": chunk.visibility.value,
     }
 
+
+_LIVE: weakref.WeakSet[EmbeddedVectorIndex] = weakref.WeakSet()
+
+
+def _after_fork_in_child() -> None:
+    # A lock held by another thread at fork time would stay held forever in the child (Celery prefork).
+    for index in list(_LIVE):
+        index._lock = threading.Lock()
+
+
+os.register_at_fork(after_in_child=_after_fork_in_child)

@@ -1,8 +1,13 @@
-"""Liveness (``/healthz``: the process answers) and readiness (``/readyz``: everything it needs answers)."""
+"""Liveness (``/healthz``: the process answers) and readiness (``/readyz``: everything it needs answers).
+
+`/readyz` needs no key, so its body says only `ok`/`failed`/`timeout` per dependency: the exception (host,
+port, database name, paths) goes to the server log, never to the caller.
+"""
 
 from __future__ import annotations
 
 import asyncio
+import logging
 from collections.abc import Callable
 from typing import Any
 
@@ -13,6 +18,7 @@ from sqlalchemy import text
 from api.deps import ServicesDep
 from bootstrap import Services
 
+log = logging.getLogger(__name__)
 router = APIRouter(tags=["health"])
 
 CHECK_TIMEOUT_SECONDS = 3.0
@@ -45,19 +51,23 @@ def _backend_checks(services: Services) -> dict[str, Callable[[], None]]:
     return checks
 
 
-async def _run(check: Callable[[], None]) -> str:
+async def _run(name: str, check: Callable[[], None]) -> str:
     try:
         await asyncio.wait_for(asyncio.to_thread(check), timeout=CHECK_TIMEOUT_SECONDS)
     except TimeoutError:
-        return f"timeout after {CHECK_TIMEOUT_SECONDS:g}s"
-    except Exception as exc:  # noqa: BLE001 - whatever broke, readiness reports it by name
-        return f"{type(exc).__name__}: {exc}"[:300]
+        log.warning("readiness check %s timed out after %gs", name, CHECK_TIMEOUT_SECONDS)
+        return "timeout"
+    except Exception as exc:  # noqa: BLE001 - whatever broke, readiness reports it by name only
+        log.warning("readiness check %s failed: %s: %s", name, type(exc).__name__, exc)
+        return "failed"
     return "ok"
 
 
-@router.get("/readyz", responses={503: {"description": "A dependency is down (named in `failed`)"}})
+@router.get("/readyz", responses={503: {"description": "A dependency is down (named in `failed`; "
+                                                     "details only in the server log)"}})
 async def readyz(services: ServicesDep) -> JSONResponse:
-    """Database, Redis and every search backend answer; 503 naming each check that failed."""
+    """Database, Redis and every search backend answer; 503 naming each check that failed (by name and
+    `failed`/`timeout` only)."""
     checks: dict[str, Callable[[], None]] = {
         "database": lambda: _database(services),
         "redis": lambda: _redis(services),
@@ -67,9 +77,10 @@ async def readyz(services: ServicesDep) -> JSONResponse:
         checks.update(await asyncio.wait_for(asyncio.to_thread(_backend_checks, services),
                                              timeout=BUILD_TIMEOUT_SECONDS))
     except Exception as exc:  # noqa: BLE001 - the backends could not even be built (config, index...)
-        results["search"] = f"{type(exc).__name__}: {exc}"[:300]
+        log.warning("readiness: the search backends could not be built: %s: %s", type(exc).__name__, exc)
+        results["search"] = "failed"
     names = list(checks)
-    outcomes = await asyncio.gather(*(_run(checks[n]) for n in names))
+    outcomes = await asyncio.gather(*(_run(n, checks[n]) for n in names))
     results.update(zip(names, outcomes, strict=True))
     failed = sorted(n for n, r in results.items() if r != "ok")
     body = {"status": "ok" if not failed else "unavailable", "checks": results, "failed": failed}

@@ -54,7 +54,10 @@ def test_whole_worker_killed_and_replaced(tmp_path, redis_url: str, redis_prefix
                                           db_url: str) -> None:
     from tests.integration.tasks.conftest import build_stack
 
-    stack = build_stack(tmp_path / "home", redis_url, redis_prefix, visibility_timeout=4, database_url=db_url)
+    # The default visibility timeout (300 s): the replacement worker's watchdog re-drives what the dead
+    # one held within seconds, instead of waiting for the broker to give the messages back.
+    stack = build_stack(tmp_path / "home", redis_url, redis_prefix, redrive_idle_seconds=2.0,
+                        database_url=db_url)
     receiver = Receiver()
     try:
         first = stack.start_worker(concurrency=1, SLEUTH_DEBUG_RETRIEVE_DELAY_MS="3000")
@@ -65,8 +68,8 @@ def test_whole_worker_killed_and_replaced(tmp_path, redis_url: str, redis_prefix
         os.killpg(first.pid, signal.SIGKILL)  # the worker and its pool vanish without acking
         first.wait(timeout=10)
         stack.workers.remove(first)
-        stack.start_worker(concurrency=2)
-        view = stack.wait(inv_id, timeout=120)
+        stack.start_worker(concurrency=2, beat=True)
+        view = stack.wait(inv_id, timeout=60)
         assert view["status"] == "answered", view
         assert wait_until(lambda: len(receiver.requests) >= 1, timeout=30)
         time.sleep(1.5)

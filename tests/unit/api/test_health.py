@@ -47,3 +47,20 @@ def test_readyz_503_naming_redis_when_redis_is_down(tmp_path: Path, db_url: str,
         assert client.get("/healthz").status_code == 200
     finally:
         services.engine.dispose()
+
+
+def test_readyz_names_a_down_database_without_its_details(tmp_path: Path, redis_url: str, redis_prefix: str,
+                                                           caplog: pytest.LogCaptureFixture) -> None:
+    port = _closed_port()
+    db = f"postgresql+psycopg://sleuth_user@127.0.0.1:{port}/secret_customer_db"
+    services = Services(make_settings(tmp_path / "home", db, redis_url, redis_prefix))
+    with TestClient(create_app(services=services, launcher=Recorder(), redeliverer=Recorder())) as client:
+        response = client.get("/readyz")
+    body = response.json()
+    assert response.status_code == 503
+    assert body["failed"] == ["database"] and body["checks"]["database"] == "failed"
+    assert body["checks"]["redis"] == "ok"
+    for secret in ("secret_customer_db", str(port), "127.0.0.1", "sleuth_user", "Error"):
+        assert secret not in response.text
+    # the operator still finds the reason, in the server log
+    assert any("secret_customer_db" in r.getMessage() or str(port) in r.getMessage() for r in caplog.records)

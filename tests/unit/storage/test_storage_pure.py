@@ -109,7 +109,7 @@ def test_the_view_is_json_with_utc_times() -> None:
     deliveries = [Delivery(id="msg_1", investigation_id="i", tenant_id="t", channel="webhook", attempts=2)]
     view = build_investigation_view(inv, [_record("a", 1, 0.9)], deliveries)
     assert json.loads(json.dumps(view)) == view
-    assert view["citations"] == [{"marker": 1, "evidence_id": "a", "source_id": "s-a", "title": "t"}]
+    assert view["citations"] == [{"marker": 1, "evidence_id": "a", "source_id": "s-a", "title": "t", "internal": True}]
     assert view["created_at"] == "2025-01-01T00:00:00+00:00"
     assert view["deliveries"] == [{"id": "msg_1", "channel": "webhook", "status": "pending", "attempts": 2}]
     event = TraceEvent(

@@ -1,0 +1,44 @@
+"""Scans for work a dead worker may have dropped: idle active investigations and stranded deliveries."""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+from sqlalchemy import func
+from sqlmodel import Session, col, select
+
+from storage._common import naive_utc
+from storage._investigations import ACTIVE, TERMINAL
+from storage.models import Delivery, DeliveryAttempt, Investigation, TraceEvent
+
+
+def list_idle(session: Session, *, idle_since: datetime, limit: int = 200) -> list[str]:
+    """Active investigations with no write (row update or trace event) since `idle_since`, oldest first."""
+    cutoff = naive_utc(idle_since)
+    recent = select(TraceEvent.investigation_id).where(
+        col(TraceEvent.investigation_id) == Investigation.id, col(TraceEvent.at) >= cutoff)
+    stmt = (
+        select(Investigation.id)
+        .where(col(Investigation.status).in_(ACTIVE), col(Investigation.updated_at) < cutoff,
+               ~recent.exists())
+        .order_by(col(Investigation.updated_at))
+        .limit(limit)
+    )
+    return list(session.exec(stmt).all())
+
+
+def list_stranded_deliveries(session: Session, *, idle_since: datetime, limit: int = 200) -> list[str]:
+    """Pending deliveries of finished investigations untouched since `idle_since` (no attempt after it)."""
+    cutoff = naive_utc(idle_since)
+    last_attempt = (select(func.max(DeliveryAttempt.at)).where(col(DeliveryAttempt.delivery_id) == Delivery.id)
+                    .scalar_subquery())
+    stmt = (
+        select(Delivery.id)
+        .join(Investigation, col(Investigation.id) == col(Delivery.investigation_id))
+        .where(col(Delivery.status) == "pending", col(Investigation.status).in_(TERMINAL),
+               col(Delivery.created_at) < cutoff,
+               func.coalesce(last_attempt, col(Delivery.created_at)) < cutoff)
+        .order_by(col(Delivery.created_at))
+        .limit(limit)
+    )
+    return list(session.exec(stmt).all())
