@@ -21,7 +21,7 @@ from typing import Any
 from rich.console import Console
 
 from bootstrap import Services
-from cli import processes
+from cli import processes, progress
 from cli.bench_metrics import answer_scores, decision_of, expected_route, hop_stats, recall, summarise
 from cli.commands import wait_for
 from config.settings import Settings
@@ -131,10 +131,12 @@ def _bench_tenant(services: Services, bench: BenchSet, console: Console) -> str:
     docs = load_documents(list(bench.corpus))
     console.print(f"ingesting {len(docs)} documents into tenant {name} …")
     started = time.perf_counter()
-    report = ingest(docs, tenant=tenant_id, backends=list(services.backends.values()),
-                    max_words=services.settings.chunk_tokens)
+    with progress.bar(console, "indexing chunks") as update:
+        report = ingest(docs, tenant=tenant_id, backends=list(services.backends.values()),
+                        max_words=services.settings.chunk_tokens, progress=update)
     secs = time.perf_counter() - started
-    console.print(f"ingested {len(docs)} documents in {secs:.1f}s ({len(docs) / secs:.1f} documents/s): {report}")
+    console.print(f"ingested {len(docs)} documents ({report.chunks} chunks) in {secs:.1f}s "
+                  f"({len(docs) / secs:.1f} documents/s)")
     return tenant_id
 
 
@@ -240,19 +242,24 @@ def run_bench(settings: Settings, dataset_dir: Path, *, mode: str, k: int, out: 
         services = Services(live)
         started = time.perf_counter()
         ids: list[str] = []
-        if executor == "queue":
-            ids = [create_and_launch(services, tenant_name, q["question"], mode) for q in questions]
-            views = [wait_for(services, i, timeout=600) for i in ids]
-        else:
-            views = []
-            for q in questions:
-                inv_id = create_and_launch(
-                    services, tenant_name, q["question"], mode,
-                    launch=lambda i: inline.run(services, i, deliver=False))
-                ids.append(inv_id)
-                with services.session() as session:
-                    views.append(repo.investigation_view(
-                        session, investigation=repo.get_investigation(session, investigation_id=inv_id)))
+        with progress.bar(console, "investigations", len(questions)) as update:
+            if executor == "queue":
+                ids = [create_and_launch(services, tenant_name, q["question"], mode) for q in questions]
+                views = []
+                for i in ids:
+                    views.append(wait_for(services, i, timeout=600))
+                    update(len(views), len(ids))
+            else:
+                views = []
+                for q in questions:
+                    inv_id = create_and_launch(
+                        services, tenant_name, q["question"], mode,
+                        launch=lambda i: inline.run(services, i, deliver=False))
+                    ids.append(inv_id)
+                    with services.session() as session:
+                        views.append(repo.investigation_view(
+                            session, investigation=repo.get_investigation(session, investigation_id=inv_id)))
+                    update(len(views), len(questions))
         wall = time.perf_counter() - started
         rows = [{**_row(services, q, inv_id, view, k), "mode": mode}
                 for q, inv_id, view in zip(questions, ids, views, strict=True)]

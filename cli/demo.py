@@ -13,7 +13,7 @@ from rich.console import Console
 
 from bootstrap import Services
 from cli import processes, render
-from cli.commands import create_and_launch, run_ingest, wait_for
+from cli.commands import create_and_launch, ingest_summary, run_ingest, wait_for
 from config.settings import Settings
 from investigation.errors import NotFound
 
@@ -63,7 +63,7 @@ def run_demo(settings: Settings, *, console: Console) -> None:
     kb = EXAMPLES / "kb"
     console.print(f"[bold]1. ingest[/bold] {kb}")
     report = run_ingest(settings, [kb], DEMO_TENANT, console=console)
-    console.print(f"   {report}")
+    console.print(f"   {ingest_summary(report)}")
     questions = [json.loads(line) for line in (EXAMPLES / "demo_questions.jsonl").read_text().splitlines()
                  if line.strip()]
     _Receiver.secret, _Receiver.received = secret, []
@@ -81,7 +81,7 @@ def run_demo(settings: Settings, *, console: Console) -> None:
             view = wait_for(live_services, inv_id, timeout=300)
             print(f"\n=== [{q.get('kind', '?')}] {q['question']}")
             print(render.answer_block(view))
-            print(f"-- trace: {render.trace_summary(view)}  (GET /v1/investigations/{inv_id}/trace)")
+            print(f"-- trace: {render.trace_summary(view)}  (`sleuth trace {inv_id}` opens the trace page)")
         _wait_deliveries(len(ids))
     server.shutdown()
     verified = sum(r["verified"] for r in _Receiver.received)

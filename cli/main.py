@@ -19,7 +19,7 @@ app = typer.Typer(add_completion=False, no_args_is_help=True, help=__doc__)
 tenants_app = typer.Typer(no_args_is_help=True, help="Create and list tenants.")
 app.add_typer(tenants_app, name="tenants")
 app.add_typer(tools_app, name="tools")
-console = Console(stderr=True)
+console = Console(stderr=True, soft_wrap=True)  # piped output: no wrapping mid-phrase
 
 
 def _settings() -> Settings:
@@ -63,12 +63,14 @@ def tenants_list() -> None:
 
 
 @app.command()
-def ingest(paths: list[Path], tenant: Annotated[str, typer.Option(help="Tenant name")]) -> None:
-    """Index JSONL / .md / .txt documents into both engines (idempotent; embeddings cached)."""
-    from cli.commands import run_ingest
+def ingest(paths: list[Path], tenant: Annotated[str, typer.Option(help="Tenant name")],
+           as_json: Annotated[bool, typer.Option("--json", help="Print the report as JSON")] = False,
+           force: Annotated[bool, typer.Option(help="Write every document again, changed or not")] = False) -> None:
+    """Index JSONL / .md / .txt documents into both engines; unchanged documents are skipped."""
+    from cli.commands import ingest_summary, run_ingest
 
-    report = run_ingest(_settings(), paths, tenant, console=console)
-    print(json.dumps(report))
+    report = run_ingest(_settings(), paths, tenant, console=console, force=force)
+    print(json.dumps(report) if as_json else ingest_summary(report))
 
 
 @app.command()
@@ -76,28 +78,36 @@ def ask(question: str, tenant: Annotated[str, typer.Option(help="Tenant name")],
         as_json: Annotated[bool, typer.Option("--json")] = False,
         mode: Annotated[str, typer.Option(help="agentic | single-shot")] = "agentic",
         audience: Annotated[str, typer.Option(help="agent | customer: who reads the answer "
-                                              "(internal documents never reach a customer)")] = "agent") -> None:
-    """Enqueue one investigation, show live progress, print the cited answer."""
+                                              "(internal documents never reach a customer)")] = "agent",
+        executor: Annotated[str, typer.Option(
+            help="auto: the queue if a broker or `sleuth up` runs, else in this process | queue | inline")]
+        = "auto") -> None:
+    """Answer one question with live progress and the cited answer (through the queue when one runs)."""
     from cli.commands import run_ask
 
     code = run_ask(_settings(), question, tenant, mode=mode, as_json=as_json, console=console,
-                   audience=audience)
+                   audience=audience, executor=executor)
     raise typer.Exit(code)
 
 
 @app.command()
-def up(port: int = 8000, host: str = "127.0.0.1",
+def up(port: Annotated[int | None, typer.Option(help="API port (default: SLEUTH_API_PORT)")] = None,
+       host: Annotated[str | None, typer.Option(help="API address (default: SLEUTH_API_HOST)")] = None,
        workers: Annotated[int, typer.Option(help="Worker processes")] = 1,
-       concurrency: int = 2) -> None:
+       concurrency: Annotated[int | None, typer.Option(
+           help="Pool processes per worker (default: SLEUTH_WORKER_CONCURRENCY)")] = None) -> None:
     """Embedded Redis (unless SLEUTH_REDIS_URL), the API, one beat and workers, supervised (a dead child is
     restarted with backoff); Ctrl-C stops all."""
     from cli.up import run_up
 
-    run_up(_settings(), host=host, port=port, workers=workers, concurrency=concurrency, console=console)
+    settings = _settings()
+    run_up(settings, host=host or settings.api_host, port=port or settings.api_port, workers=workers,
+           concurrency=concurrency or settings.worker_concurrency, console=console)
 
 
 @app.command()
-def api(host: str = "127.0.0.1", port: int = 8000) -> None:
+def api(host: Annotated[str | None, typer.Option(help="default: SLEUTH_API_HOST")] = None,
+        port: Annotated[int | None, typer.Option(help="default: SLEUTH_API_PORT")] = None) -> None:
     """Run only the HTTP API (uvicorn)."""
     import uvicorn
 
@@ -108,7 +118,9 @@ def api(host: str = "127.0.0.1", port: int = 8000) -> None:
     logs.configure(_settings())
     redact_logs()  # the access log prints full paths (?key=...): masked before any handler formats them
     # log_config=None: uvicorn's loggers go through Sleuth's handler (JSON or text, like every process).
-    uvicorn.run(create_app(_settings()), host=host, port=port, log_config=None)
+    settings = _settings()
+    uvicorn.run(create_app(settings), host=host or settings.api_host, port=port or settings.api_port,
+                log_config=None)
 
 
 def _beat_schedule_file(settings: Settings) -> Path:
@@ -119,13 +131,16 @@ def _beat_schedule_file(settings: Settings) -> Path:
 
 @app.command()
 def worker(queues: Annotated[str, typer.Option("-Q", "--queues")] = ",".join(ALL_QUEUES),
-           concurrency: int = 2, name: str = "sleuth", beat: bool = False,
+           concurrency: Annotated[int | None, typer.Option(
+               help="Pool processes (default: SLEUTH_WORKER_CONCURRENCY)")] = None,
+           name: str = "sleuth", beat: bool = False,
            loglevel: str = "INFO") -> None:
     """Run one Celery worker on the given queues (optionally with the beat watchdog embedded)."""
     from workers.app import create_celery
 
     celery_app = create_celery(_settings())
-    argv = ["worker", "-Q", queues, "--concurrency", str(concurrency), "-n", f"{name}@%h",
+    argv = ["worker", "-Q", queues, "--concurrency", str(concurrency or _settings().worker_concurrency),
+            "-n", f"{name}@%h",
             f"--loglevel={loglevel}", "-E"]
     if beat:
         argv += ["-B", "-s", str(_beat_schedule_file(_settings()))]
@@ -142,14 +157,22 @@ def beat(loglevel: str = "INFO") -> None:
 
 
 @app.command()
-def flower(port: int = 5555, basic_auth: Annotated[str | None, typer.Option(help="user:password")] = None) -> None:
-    """Run Flower on the configured broker."""
+def flower(port: int = 5555, address: Annotated[str, typer.Option(help="Interface to listen on")] = "127.0.0.1",
+           basic_auth: Annotated[str | None, typer.Option(help="user:password")] = None) -> None:
+    """Flower on the configured broker, or on the running `sleuth up` of this SLEUTH_HOME. Off loopback,
+    basic auth is on: --basic-auth, SLEUTH_FLOWER_BASIC_AUTH, or a generated password printed here."""
+    from cli.flower import flower_argv
+    from cli.processes import existing_redis
     from workers.app import create_celery
 
-    argv = ["flower", f"--port={port}"]
-    if basic_auth:
-        argv.append(f"--basic-auth={basic_auth}")
-    create_celery(_settings()).start(argv)
+    settings = existing_redis(_settings())
+    if settings is None:
+        raise ValidationFailed("SLEUTH_REDIS_URL", "no broker: set SLEUTH_REDIS_URL or start `sleuth up` first")
+    argv, generated = flower_argv(settings, port=port, address=address, basic_auth=basic_auth)
+    if generated:
+        console.print(f"Flower basic auth: user [bold]{generated[0]}[/bold] password [bold]{generated[1]}[/bold]")
+    console.print(f"Flower on http://{address}:{port}/ (broker {settings.redis_url})")
+    create_celery(settings).start(argv)
 
 
 @app.command()

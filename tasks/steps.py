@@ -112,7 +112,7 @@ def start(services: Services, inv_id: str) -> Next:
         except PermanentError as exc:  # e.g. SLEUTH_LLM=anthropic without a key: fail clearly, at once
             error = str(exc)
     if reasoner is None:
-        return fail(services, inv_id, reason="llm_unavailable", error=error)
+        return fail(services, inv_id, reason=StopReason.LLM_UNAVAILABLE, error=error)
 
     try:
         outcome = loop.start(reasoner, question=question, mode=mode)
