@@ -91,6 +91,10 @@ class DeliveryDetail(DeliveryPublic):
 
 class DeliveryList(BaseModel):
     id: str
+    deliveries: list[DeliveryDetail]
+
+
+class DeliveryPage(BaseModel):
     deliveries: list[DeliveryPublic]
 
 
