@@ -59,6 +59,10 @@ class DeliveryDetail(DeliveryPublic):
 
 class DeliveryList(BaseModel):
     id: str
+    deliveries: list[DeliveryDetail]
+
+
+class DeliveryPage(BaseModel):
     deliveries: list[DeliveryPublic]
 
 
