@@ -11,7 +11,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from app.callbacks import check_callback
+from app.callbacks import check_callbacks
 from app.requests import BudgetOverride, InvestigationRequest
 from bootstrap import Services
 from config.settings import Settings
@@ -61,24 +61,28 @@ def effective_budget(override: BudgetOverride | None, tenant_limits: dict[str, A
 
 def submit_investigation(services: Services, *, tenant: Tenant, request: InvestigationRequest,
                          launch: Launcher, idempotency_key: str | None = None,
-                         rate_limit: bool = True, fair: bool = True) -> Submitted:
+                         rate_limit: bool = True, fair: bool = True,
+                         same_key_same_request: bool = True) -> Submitted:
     """Create (or, for a repeated idempotency key, find) the tenant's investigation and enqueue it.
 
     Raises ValidationFailed (a field named) before anything is written, Conflict when the idempotency key
     was used for a different request, TooManyRequests over the tenant's intake rate (`rate_limit`), and
     TransientError when the queue cannot take it (the investigation is then marked failed, so nothing
     waits forever). With `fair`, a tenant at its in-flight cap has the investigation held back in order
-    (`app.admission`); an operator's own runs (CLI bench) may pass False for both.
+    (`app.admission`); an operator's own runs (CLI bench) may pass False for both. Helpdesk hooks key on
+    the ticket, whose text may change between triggers: they pass `same_key_same_request=False`.
     """
     from app import admission
 
     settings = services.settings
     budget = effective_budget(request.budget, tenant.limits, settings, mode=request.mode)
-    callback = request.callback.model_dump(mode="json") if request.callback is not None else None
-    if callback is not None:
-        check_callback(callback, settings, field="callback")
+    callback: Any = None
+    if request.callback is not None:
+        raw = ([c.model_dump(mode="json") for c in request.callback] if isinstance(request.callback, list)
+               else request.callback.model_dump(mode="json"))
+        callback = check_callbacks(services, raw, tenant=tenant, field="callback")
     context = request.context.model_dump(mode="json", exclude_none=True) if request.context else {}
-    if idempotency_key is not None:
+    if idempotency_key is not None and same_key_same_request:
         _same_request_or_conflict(services, tenant, idempotency_key, request=request, budget=budget,
                                   callback=callback, context=context)
     if rate_limit:
@@ -94,7 +98,7 @@ def submit_investigation(services: Services, *, tenant: Tenant, request: Investi
             _enqueue(services, launch, inv_id)
         else:
             admission.admit(services, tenant, inv_id, lambda i: _enqueue(services, launch, i))
-    else:  # a race between two first uses of the key: the loser still must not differ
+    elif same_key_same_request:  # a race between two first uses of the key: the loser must not differ
         _same_request_or_conflict(services, tenant, idempotency_key or "", request=request, budget=budget,
                                   callback=callback, context=context)
     return Submitted(id=inv_id, created=created)

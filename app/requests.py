@@ -7,9 +7,19 @@ so every way in is validated by the same rules.
 from __future__ import annotations
 
 import unicodedata
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
-from pydantic import AnyHttpUrl, BaseModel, ConfigDict, EmailStr, Field, StrictInt, field_validator
+from pydantic import (
+    AnyHttpUrl,
+    BaseModel,
+    ConfigDict,
+    Discriminator,
+    EmailStr,
+    Field,
+    StrictInt,
+    Tag,
+    field_validator,
+)
 
 from investigation.state import Mode
 
@@ -17,6 +27,8 @@ Audience = Literal["agent", "customer"]
 
 
 def _has_nul(value: Any) -> bool:
+    if isinstance(value, BaseModel):
+        return False  # its own fields were checked by its own validator
     if isinstance(value, str):
         return "\x00" in value
     if isinstance(value, dict):
@@ -36,7 +48,7 @@ def is_blank(text: str) -> bool:
 class _Strict(BaseModel):
     model_config = ConfigDict(extra="forbid", strict=False)
 
-    @field_validator("*", mode="before")
+    @field_validator("*", mode="after")
     @classmethod
     def _no_nul(cls, value: Any) -> Any:
         # PostgreSQL cannot store U+0000 in text; every database refuses it here, naming the field.
@@ -50,6 +62,50 @@ class WebhookCallback(_Strict):
 
     type: Literal["webhook"]
     url: AnyHttpUrl
+
+
+class EmailCallback(_Strict):
+    """Mail the answer (text + HTML, cited) through the tenant's SMTP channel `channel`."""
+
+    type: Literal["email"]
+    channel: str = Field(min_length=1, max_length=100)
+    to: list[EmailStr] = Field(min_length=1, max_length=20)
+    reply_to_message_id: str | None = Field(default=None, max_length=500,
+                                            description="Thread the mail under this Message-ID.")
+
+
+class ZendeskCallback(_Strict):
+    """Post the answer as an internal note (or, with `public`, a public reply) on a Zendesk ticket."""
+
+    type: Literal["zendesk"]
+    channel: str = Field(min_length=1, max_length=100)
+    ticket_id: int = Field(ge=1)
+    public: bool = False
+
+
+class FreshdeskCallback(_Strict):
+    """Post the answer as a private note on a Freshdesk ticket."""
+
+    type: Literal["freshdesk"]
+    channel: str = Field(min_length=1, max_length=100)
+    ticket_id: int = Field(ge=1)
+
+
+Callback = Annotated[WebhookCallback | EmailCallback | ZendeskCallback | FreshdeskCallback,
+                     Field(discriminator="type")]
+MAX_CALLBACKS = 10
+
+
+def _one_or_many(value: Any) -> str:
+    return "list" if isinstance(value, list) else "object"
+
+
+# Errors name the branch taken: ("callback", "object", "webhook", "url") or ("callback", "list", 0, ...).
+Callbacks = Annotated[
+    Annotated[Callback, Tag("object")]
+    | Annotated[Annotated[list[Callback], Field(min_length=1, max_length=MAX_CALLBACKS)], Tag("list")],
+    Discriminator(_one_or_many),
+]
 
 
 class BudgetOverride(_Strict):
@@ -91,7 +147,8 @@ class InvestigationRequest(_Strict):
     """The body of ``POST /v1/investigations`` and what every other entry point submits."""
 
     question: str = Field(min_length=1, description="The question or ticket text, kept verbatim.")
-    callback: WebhookCallback | None = None
+    callback: Callbacks | None = Field(
+        default=None, description="Where the answer goes: one callback, or a list (each delivered exactly once).")
     mode: Literal["agentic", "single-shot"] = Mode.AGENTIC.value
     budget: BudgetOverride | None = None
     audience: Audience = Field(default="agent", description="Who reads the answer: internal documents "

@@ -9,17 +9,20 @@ from pathlib import Path
 from typing import Any
 
 from rich.console import Console
-from rich.progress import Progress
 
 from app.intake import Launcher, parse_request, submit_investigation
 from bootstrap import Services
 from cli import processes, render
 from config.settings import Settings
+from investigation.errors import ValidationFailed
 
 
 def run_ingest(settings: Settings, paths: Sequence[Path], tenant_name: str, *,
-               console: Console | None = None) -> dict[str, Any]:
+               console: Console | None = None, force: bool = False) -> dict[str, Any]:
+    """Index documents for a tenant. Documents whose content is unchanged since the last ingest (see
+    `cli.manifest`) are not written again and are reported as `unchanged`."""
     from adapters.search.ingest import ingest, load_documents
+    from cli import manifest, progress
     from storage import repositories as repo
 
     services = Services(settings)
@@ -27,18 +30,37 @@ def run_ingest(settings: Settings, paths: Sequence[Path], tenant_name: str, *,
         tenant = repo.get_tenant_by_name(session, name=tenant_name)
         tenant_id = tenant.id
     documents = load_documents(list(paths))
-    with Progress(console=console, transient=True, disable=console is None) as bar:
-        task = bar.add_task("indexing", total=None)
-
-        def progress(done: int, total: int) -> None:
-            bar.update(task, completed=done, total=total)
-
-        report = ingest(documents, tenant=tenant_id, backends=list(services.backends.values()),
-                        max_words=settings.chunk_tokens, progress=progress)
-    _invalidate_cache(settings, tenant_id)
-    result = report.model_dump(mode="json") if hasattr(report, "model_dump") else dict(vars(report))
-    result["tenant"] = tenant_name
+    backends = list(services.backends.values())
+    path = manifest.path_for(settings.index_dir, tenant_id, list(services.backends))
+    known = {} if force else manifest.load(path)
+    split = manifest.plan(documents, known, [b.count(tenant_id) for b in backends], settings.chunk_tokens)
+    started = time.perf_counter()
+    result: dict[str, Any] = {"tenant": tenant_name, "documents": len(documents), "new": len(split.new),
+                              "changed": len(split.changed), "unchanged": len(split.unchanged),
+                              "chunks_written": 0, "chunks_replaced": 0}
+    if split.to_write:
+        with progress.bar(console, "indexing chunks") as update:
+            report = ingest(split.to_write, tenant=tenant_id, backends=backends,
+                            max_words=settings.chunk_tokens, progress=update)
+        result.update(chunks_written=report.chunks, chunks_replaced=report.removed,
+                      backend_seconds=report.backend_seconds)
+        _invalidate_cache(settings, tenant_id)
+    hashes = dict(known.get("documents", {})) if split.trusted else {}
+    hashes.update({d.id: manifest.doc_hash(d, settings.chunk_tokens) for d in documents})
+    manifest.save(path, hashes, backends[0].count(tenant_id) if backends else 0)
+    result["seconds"] = round(time.perf_counter() - started, 3)
     return result
+
+
+def ingest_summary(report: dict[str, Any]) -> str:
+    """One human line for an ingest report."""
+    parts = [(f"{report['documents']} documents for {report['tenant']}: {report['new']} new, "
+              f"{report['changed']} changed, {report['unchanged']} unchanged")]
+    if report["chunks_written"]:
+        parts.append(f"{report['chunks_written']} chunks written in {report['seconds']:.1f}s")
+    else:
+        parts.append("nothing to index")
+    return "; ".join(parts)
 
 
 def _invalidate_cache(settings: Settings, tenant_id: str) -> None:
@@ -62,7 +84,7 @@ def celery_for(settings: Settings):  # type: ignore[no-untyped-def]
 
 
 def create_and_launch(services: Services, tenant_name: str, question: str, mode: str,
-                      callback: dict[str, Any] | None = None, *, audience: str = "agent",
+                      callback: dict[str, Any] | list[dict[str, Any]] | None = None, *, audience: str = "agent",
                       launch: Launcher | None = None) -> str:
     """Submit a question for a tenant named on the command line (the same intake as the API)."""
     from storage import repositories as repo
@@ -105,12 +127,26 @@ def wait_for(services: Services, inv_id: str, *, console: Console | None = None,
 
 
 def run_ask(settings: Settings, question: str, tenant: str, *, mode: str, as_json: bool,
-            console: Console, audience: str = "agent") -> int:
-    with processes.queue_stack(settings) as live:
-        services = Services(live)
-        inv_id = create_and_launch(services, tenant, question, mode, audience=audience)
-        console.print(f"[bold]investigation {inv_id}[/bold]")
-        view = wait_for(services, inv_id, console=None if as_json else console)
+            console: Console, audience: str = "agent", executor: str = "auto") -> int:
+    """Answer one question. `auto`: through the queue when a broker or a `sleuth up` is there, else
+    the same steps in this process (no worker to start: answers in about a second); `queue` starts an
+    embedded Redis and a worker for the call when nothing runs."""
+    if executor not in ("auto", "queue", "inline"):
+        raise ValidationFailed("executor", "must be auto, queue or inline")
+    live = processes.existing_redis(settings)
+    if executor == "inline" or (executor == "auto" and live is None):
+        if not as_json:
+            console.print("[dim]no broker and no `sleuth up` running: running the steps in this process "
+                          "(start `sleuth up`, or pass --executor queue, to go through Celery)[/dim]")
+        view = _ask_inline(settings, question, tenant, mode=mode, audience=audience,
+                           console=None if as_json else console)
+    else:
+        with processes.queue_stack(settings) as stack:
+            services = Services(stack)
+            inv_id = create_and_launch(services, tenant, question, mode, audience=audience)
+            if not as_json:
+                console.print(f"[bold]investigation {inv_id}[/bold]")
+            view = wait_for(services, inv_id, console=None if as_json else console)
     if as_json:
         print(json.dumps(view, indent=2))
     else:
@@ -119,4 +155,32 @@ def run_ask(settings: Settings, question: str, tenant: str, *, mode: str, as_jso
     return 0 if view["status"] in ("answered", "refused") else 1
 
 
-__all__ = ["celery_for", "create_and_launch", "run_ask", "run_ingest", "wait_for"]
+def _warm(services: Services) -> None:
+    try:
+        _ = services.reasoner, services.backends
+        from adapters.search.embedder import embed_matrix
+
+        embed_matrix(services.embedder, ["warm up"], persist=False)
+    except Exception:  # noqa: BLE001 - the step itself reports any real problem
+        return
+
+
+def _ask_inline(settings: Settings, question: str, tenant: str, *, mode: str, audience: str,
+                console: Console | None) -> dict[str, Any]:
+    import threading
+
+    from tasks import inline
+
+    with processes.state_redis(settings) as live:
+        services = Services(live)
+        # Load the reasoner, engines and embedding model while intake migrates and writes: the model's
+        # session is built in native code, so this overlaps with the database work.
+        threading.Thread(target=_warm, args=(services,), daemon=True).start()
+        inv_id = create_and_launch(services, tenant, question, mode, audience=audience,
+                                   launch=lambda i: inline.run(services, i))
+        if console is not None:
+            console.print(f"[bold]investigation {inv_id}[/bold]")
+        return wait_for(services, inv_id, console=console, timeout=5)
+
+
+__all__ = ["celery_for", "create_and_launch", "ingest_summary", "run_ask", "run_ingest", "wait_for"]

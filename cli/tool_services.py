@@ -10,6 +10,7 @@ import threading
 import time
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
@@ -17,19 +18,19 @@ BILLING_TOKEN = "tok-billing-3f9a"
 TICKETS_TOKEN = "tok-tickets-77c1"
 
 ACCOUNTS: dict[str, dict[str, Any]] = {
-    "acct-42": {"email": "dana@acme.test", "plan": "Business", "workspace_state": "read-only",
-                "read_only_reason": "invoice overdue", "region": "eu", "seats": {"used": 18, "limit": 25},
+    "acct-42": {"email": "dana@acme.io", "plan": "Business", "workspace_state": "read-only",
+                "read_only_reason": "invoice INV-7 is overdue", "region": "eu", "seats": {"used": 18, "limit": 25},
                 "invoices": [("INV-7", "overdue", "2026-10-01", 480), ("INV-6", "paid", "2026-09-01", 480)]},
-    "acct-7": {"email": "lee@globex.test", "plan": "Pro", "workspace_state": "active", "read_only_reason": None,
+    "acct-7": {"email": "lee@globex.io", "plan": "Pro", "workspace_state": "active", "read_only_reason": None,
                "region": "us", "seats": {"used": 4, "limit": 10},
                "invoices": [("INV-31", "paid", "2026-11-01", 99), ("INV-30", "paid", "2026-10-01", 99)]},
-    "acct-13": {"email": "sam@initech.test", "plan": "Starter", "workspace_state": "read-only",
-                "read_only_reason": "seat limit exceeded", "region": "apac", "seats": {"used": 6, "limit": 5},
+    "acct-13": {"email": "sam@initech.io", "plan": "Starter", "workspace_state": "read-only",
+                "read_only_reason": "6 members exceed the seat limit of 5", "region": "apac", "seats": {"used": 6, "limit": 5},
                 "invoices": [("INV-12", "paid", "2026-11-03", 29)]},
-    "acct-21": {"email": "kim@umbrella.test", "plan": "Enterprise", "workspace_state": "active",
+    "acct-21": {"email": "kim@umbrella.io", "plan": "Enterprise", "workspace_state": "active",
                 "read_only_reason": None, "region": "us", "seats": {"used": 140, "limit": 200},
                 "invoices": [("INV-55", "pending", "2026-12-15", 2400), ("INV-54", "paid", "2026-11-15", 2400)]},
-    "acct-999": {"email": "victim@other.test", "plan": "Enterprise", "workspace_state": "active",
+    "acct-999": {"email": "victim@other.io", "plan": "Enterprise", "workspace_state": "active",
                  "read_only_reason": None, "region": "eu", "seats": {"used": 50, "limit": 50},
                  "invoices": [("INV-900", "paid", "2026-11-20", 9000)]},
 }
@@ -43,19 +44,19 @@ STATUS: dict[str, list[dict[str, str]]] = {
 }
 
 TICKETS: dict[str, list[dict[str, str]]] = {
-    "dana@acme.test": [
+    "dana@acme.io": [
         {"id": "T-1001", "subject": "Workspace switched to read-only", "status": "solved",
          "resolution": "Explained that the workspace returns to normal once invoice INV-5 is paid.",
          "internal_note": "customer was rude, offered no discount"},
         {"id": "T-0950", "subject": "Add two seats", "status": "solved",
          "resolution": "Seats added; prorated on the next invoice.", "internal_note": "upsell candidate"},
     ],
-    "lee@globex.test": [
+    "lee@globex.io": [
         {"id": "T-2002", "subject": "SSO login fails with ERR_4030", "status": "solved",
          "resolution": "Re-uploaded the IdP certificate; SSO works again.", "internal_note": "none"},
     ],
-    "sam@initech.test": [],
-    "kim@umbrella.test": [
+    "sam@initech.io": [],
+    "kim@umbrella.io": [
         {"id": "T-3100", "subject": "Export of audit logs", "status": "open",
          "resolution": "Waiting on engineering for the CSV export fix.", "internal_note": "JIRA-8812"},
     ],
@@ -68,6 +69,7 @@ def billing_document(account_id: str) -> dict[str, Any] | None:
         return None
     return {
         "account": {"id": account_id, "plan": data["plan"], "workspace_state": data["workspace_state"],
+                    "read_only": data["workspace_state"] == "read-only",
                     "read_only_reason": data["read_only_reason"], "region": data["region"],
                     "seats": data["seats"], "owner_email": data["email"], "risk_score": 0.42,
                     "payment_method": {"type": "card", "card_number": "4242424242424242", "cvc": "314",
@@ -164,7 +166,10 @@ class ToolServices:
             return (200, document) if document else (404, {"error": "no such account"})
         if pieces == ["v1", "status"]:
             region = query.get("region", "eu")
-            return 200, {"region": region, "incidents": STATUS.get(region, []),
+            incidents = STATUS.get(region, [])
+            overall = ("all systems operational, no outage or incident" if not incidents else
+                       "partial outage: " + "; ".join(f"{i['title']} ({i['status']})" for i in incidents))
+            return 200, {"region": region, "overall": overall, "incidents": incidents,
                          "checked_at": "2026-11-30T10:42:00Z"}
         if pieces == ["v1", "tickets"]:
             if headers.get("x-api-key") != TICKETS_TOKEN:
@@ -187,51 +192,19 @@ def _send(handler: BaseHTTPRequestHandler, status: int, body: bytes) -> None:
         pass
 
 
-def declarations(base: str) -> list[dict[str, Any]]:
-    """The sample tools of these services, as a tenant would declare them (see examples/tools/)."""
-    return [
-        {"name": "billing_account",
-         "description": "Billing state of the requester's account: plan, seats, invoices, overdue or unpaid "
-                        "balance, and whether the workspace is read-only and why.",
-         "url": base + "/v1/accounts/{account_id}/billing",
-         "params": {"account_id": {"schema": {"type": "string", "pattern": "^acct-[0-9]{1,6}$"},
-                                   "source": "context.account_id"}},
-         "auth": {"type": "bearer"}, "timeout": 2, "retries": 2, "cache_ttl": 60,
-         "projection": ["account.id", "account.plan", "account.workspace_state", "account.read_only_reason",
-                        "account.seats.used", "account.seats.limit", "invoices[].number", "invoices[].status",
-                        "invoices[].due_date", "invoices[].amount", "invoices[].currency"],
-         "internal_fields": ["account.risk_score", "invoices[].internal_note"],
-         "title": "Billing account {account.id}, fetched {fetched_at}",
-         "gap_message": "I could not reach the billing system, so I could not check your account's billing "
-                        "state.",
-         "policy": {"routes": ["lookup", "multi_part", "multi_hop"], "audiences": ["agent", "customer"],
-                    "requires_requester": True, "subject": "requester", "identifiers": ["account_id"]}},
-        {"name": "service_status",
-         "description": "Status page: current incidents, outage, downtime or degraded service in the "
-                        "requester's region.",
-         "url": base + "/v1/status?region={region}",
-         "params": {"region": {"schema": {"type": "string", "enum": ["eu", "us", "apac"]},
-                               "source": "context.attributes.region"}},
-         "timeout": 2, "retries": 1, "cache_ttl": 30,
-         "projection": ["region", "incidents[].title", "incidents[].status", "incidents[].started_at"],
-         "title": "Status page, region {region}, fetched {fetched_at}",
-         "gap_message": "I could not reach the status page, so I could not check for a current incident.",
-         "policy": {"audiences": ["agent", "customer"], "requires_requester": False, "subject": "any"}},
-        {"name": "past_tickets",
-         "description": "The requester's previous support tickets and our earlier replies: did we already "
-                        "answer this, an earlier ticket about the same problem.",
-         "url": base + "/v1/tickets?email={email}",
-         "params": {"email": {"schema": {"type": "string", "format": "email"},
-                              "source": "context.requester.email"},
-                    "ticket": {"schema": {"type": "string", "pattern": "^T-[0-9]{4}$"}, "source": "question",
-                               "required": False}},
-         "auth": {"type": "header", "header": "X-Api-Key"}, "timeout": 2, "retries": 1, "cache_ttl": 60,
-         "projection": ["tickets[].id", "tickets[].subject", "tickets[].status", "tickets[].resolution"],
-         "internal_fields": ["tickets[].internal_note"],
-         "title": "Past tickets of the requester, fetched {fetched_at}",
-         "gap_message": "I could not reach the ticket history, so I could not check your earlier tickets.",
-         "policy": {"audiences": ["agent", "customer"], "requires_requester": True, "subject": "requester"}},
-    ]
+EXAMPLE_BASE = "https://api.example.com"
+EXAMPLE_TOOLS = Path(__file__).resolve().parents[1] / "examples" / "tools"
 
+
+def declarations(base: str) -> list[dict[str, Any]]:
+    """The sample tools of these services (examples/tools/*.yaml) pointed at `base`."""
+    import yaml
+
+    found = []
+    for name in ("billing_account", "service_status", "past_tickets"):
+        raw = yaml.safe_load((EXAMPLE_TOOLS / f"{name}.yaml").read_text(encoding="utf-8"))
+        raw["url"] = str(raw["url"]).replace(EXAMPLE_BASE, base)
+        found.append(raw)
+    return found
 
 SECRETS = {"billing_account": BILLING_TOKEN, "past_tickets": TICKETS_TOKEN}

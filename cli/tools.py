@@ -30,8 +30,8 @@ def tools_add(file: Path, tenant: Annotated[str, typer.Option(help="Tenant name"
               as_json: Annotated[bool, typer.Option("--json")] = False) -> None:
     """Validate and store the tool declaration(s) in FILE (YAML or JSON) for TENANT."""
     from adapters.tools.registry import read_file, register, tool_view
+    from bootstrap import Services
     from storage import repositories as repo
-    from workers.wiring import Services
 
     settings = get_settings()
     raws = read_file(file, operation=operation)
@@ -58,8 +58,8 @@ def tools_list(tenant: Annotated[str, typer.Option(help="Tenant name")],
                as_json: Annotated[bool, typer.Option("--json")] = False) -> None:
     """The tenant's tools (declarations; secrets are never shown)."""
     from adapters.tools.registry import tool_view
+    from bootstrap import Services
     from storage import repositories as repo
-    from workers.wiring import Services
 
     with Services(get_settings()).session() as session:
         owner = repo.get_tenant_by_name(session, name=tenant)
@@ -77,10 +77,26 @@ def tools_list(tenant: Annotated[str, typer.Option(help="Tenant name")],
 @tools_app.command("remove")
 def tools_remove(name: str, tenant: Annotated[str, typer.Option(help="Tenant name")]) -> None:
     """Remove one tool of the tenant."""
+    from bootstrap import Services
     from storage import repositories as repo
-    from workers.wiring import Services
 
     with Services(get_settings()).session() as session:
         owner = repo.get_tenant_by_name(session, name=tenant)
         repo.remove_tool(session, tenant_id=owner.id, name=name)
     print(f"removed tool {name} of {tenant}")
+
+
+@tools_app.command("bench")
+def tools_bench(labelled: Annotated[Path, typer.Option(help="Labelled tool questions (JSONL)")] = Path(
+                    "examples/tools/labelled.jsonl"),
+                adversarial: Annotated[Path, typer.Option(help="Adversarial cases (JSONL)")] = Path(
+                    "examples/tools/adversarial.jsonl"),
+                out: Annotated[Path | None, typer.Option(help="One JSON line per case")] = None) -> None:
+    """Tool figures on local sample APIs: correct tool-backed answers, calls per investigation, added
+    latency (p95), calls outside policy on the adversarial set."""
+    from rich.console import Console
+
+    from cli.tools_bench import run_tools_bench
+
+    run_tools_bench(get_settings(), labelled=labelled, adversarial=adversarial, out=out,
+                    console=Console(stderr=True))

@@ -124,7 +124,7 @@ def grade_passages(question: str, passages: Sequence[Passage], hop: int, query_o
         Evidence(
             id=evidence_id(p.chunk_id), chunk_id=p.chunk_id, source_id=p.source_id, title=p.title,
             text=p.text, score=round(s, 6), grade=band(s, config), hop=hop,
-            query=query_of.get(p.chunk_id, question), url=p.url,
+            query=query_of.get(p.chunk_id, question), url=p.url, visibility=p.visibility,
         )
         for p, s in zip(passages, scores, strict=True)
     ]

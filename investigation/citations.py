@@ -10,7 +10,8 @@ import hashlib
 import re
 from collections.abc import Sequence
 
-from investigation.state import Answer, Citation, Evidence
+from investigation.state import Answer, Citation, Evidence, RetrievalScope, Visibility
+from investigation.text import split_sentences
 
 MARKER = re.compile(r"\s?\[(\d{1,3})\]")
 
@@ -28,15 +29,28 @@ def markers_in(text: str) -> list[int]:
 def cite(evidence: Sequence[Evidence]) -> tuple[Citation, ...]:
     """Citations numbering `evidence` 1, 2, … in the order given."""
     return tuple(
-        Citation(marker=i, evidence_id=e.id, source_id=e.source_id, title=e.title)
+        Citation(marker=i, evidence_id=e.id, source_id=e.source_id, title=e.title,
+                 internal=e.visibility is Visibility.INTERNAL)
         for i, e in enumerate(evidence, start=1)
     )
 
 
-def validate(answer: Answer, evidence: Sequence[Evidence]) -> Answer:
-    """Drop dangling markers and citations; keep only citations used in the text, renumbered densely."""
+def validate(answer: Answer, evidence: Sequence[Evidence], scope: RetrievalScope | None = None) -> Answer:
+    """Drop dangling markers and citations; keep only citations used in the text, renumbered densely, each
+    marked `internal` from its evidence. With a `scope`, every sentence citing evidence the scope does not
+    admit (internal text for a customer) is removed first."""
     by_id = {e.id: e for e in evidence}
-    valid = {c.marker: c for c in answer.citations
+    if scope is not None:
+        barred = {c.marker for c in answer.citations
+                  if c.evidence_id in by_id and not scope.admits(by_id[c.evidence_id].visibility)}
+        if barred:
+            kept = [s for s in split_sentences(answer.text) if not set(markers_in(s)) & barred]
+            note = f"removed {len(split_sentences(answer.text)) - len(kept)} sentence(s) citing internal documents"
+            answer = answer.model_copy(update={
+                "text": " ".join(kept), "citations": tuple(c for c in answer.citations if c.marker not in barred),
+                "caveat": f"{answer.caveat}; {note}" if answer.caveat else note})
+    valid = {c.marker: c.model_copy(update={"internal": by_id[c.evidence_id].visibility is Visibility.INTERNAL})
+             for c in answer.citations
              if c.evidence_id in by_id and by_id[c.evidence_id].source_id == c.source_id}
     used = markers_in(answer.text)
     dangling = [m for m in used if m not in valid]

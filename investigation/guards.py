@@ -74,6 +74,27 @@ def carries_instructions(text: str) -> bool:
     return bool(_INSTRUCTIONS.search(_HIDDEN.sub("", text)))
 
 
+# Markup that imitates a prompt's fences or roles, role labels in capitals, and HTML hidden from readers.
+_IMITATION = re.compile(
+    r"<\s*/?\s*(?:evidence|context|document|instructions?|assistant|user|human|question|draft)\s*>"
+    r"|\b(?:SYSTEM|ASSISTANT|DEVELOPER)\s*:|\bnew\s+instructions?\s*:"
+    r"|<\w+\b[^>]*(?:display\s*:\s*none|visibility\s*:\s*hidden|\shidden\b)[^>]*>",
+    re.IGNORECASE)
+_ROLE = re.compile(r"\b(?:SYSTEM|ASSISTANT|DEVELOPER)\s*:")
+
+
+def untrusted(text: str) -> bool:
+    """True when a passage addresses an AI or imitates markup (fake fences, role labels, hidden HTML): it is
+    flagged in the trace, ranked below clean evidence, and never quoted."""
+    clean = _HIDDEN.sub("", text)
+    if carries_instructions(clean):
+        return True
+    match = _IMITATION.search(clean)
+    # Role labels count only in capitals ("SYSTEM:"), not "Operating system: Linux".
+    return match is not None and (not match.group(0).rstrip(": ").isalpha() or bool(_ROLE.search(clean))
+                                  or "instruction" in match.group(0).lower())
+
+
 def grounding(question: str, evidence: Sequence[Evidence]) -> str:
     """The text a query may draw names from: the question and every passage not graded incorrect that
     does not carry instructions for an AI."""

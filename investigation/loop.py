@@ -12,11 +12,13 @@ from dataclasses import dataclass
 from investigation.answers import evidence_tokens, refusal
 from investigation.citations import validate
 from investigation.fusion import RankedList, rrf
+from investigation.guards import untrusted
 from investigation.policy import BudgetSnapshot, decide
 from investigation.ports import Reasoner
 from investigation.state import (
     Answer,
     Evidence,
+    Grade,
     Judgment,
     LoopAction,
     LoopDecision,
@@ -24,6 +26,7 @@ from investigation.state import (
     Passage,
     Plan,
     QueryKind,
+    RetrievalScope,
     Route,
     RouteDecision,
     Status,
@@ -100,13 +103,17 @@ def start(reasoner: Reasoner, *, question: str, mode: Mode) -> StartOutcome:
 
 def reduce_hop(reasoner: Reasoner, *, question: str, plan: Plan, hop: int, mode: Mode,
                results: Sequence[SlotResult], already_seen: set[str], evidence: Sequence[Evidence],
-               asked: Sequence[str], budget: BudgetSnapshot) -> HopOutcome:
-    """Fuse → dedup against `already_seen` → grade new passages → judge all evidence → decide."""
+               asked: Sequence[str], budget: BudgetSnapshot, scope: RetrievalScope | None = None) -> HopOutcome:
+    """Fuse → dedup against `already_seen` → grade new passages → judge all evidence → decide. Passages the
+    `scope` does not admit are dropped before grading (the engines already filter; this is the backstop)."""
+    if scope is not None:
+        results = [SlotResult(r.query, r.engine, [p for p in r.passages if scope.admits(p.visibility)], r.error)
+                   for r in results]
     ok = [r for r in results if r.error is None]
     fused = rrf([RankedList(query=r.query, passages=r.passages) for r in ok])
     fresh = [p for p in fused.passages if p.chunk_id not in already_seen]
     dedup_hits = [p.chunk_id for p in fused.passages if p.chunk_id in already_seen]
-    new_evidence = reasoner.grade(question, fresh, hop, fused.query_of) if fresh else []
+    new_evidence = [_inert(e) for e in reasoner.grade(question, fresh, hop, fused.query_of)] if fresh else []
     known = {e.chunk_id for e in evidence}
     new_evidence = [e for e in new_evidence if e.chunk_id not in known]
     everything = [*evidence, *new_evidence]
@@ -130,10 +137,25 @@ def reduce_hop(reasoner: Reasoner, *, question: str, plan: Plan, hop: int, mode:
                       judgment=judgment, decision=decision)
 
 
+def _inert(evidence: Evidence) -> Evidence:
+    """Untrusted text stays inert: flagged, graded incorrect and scored below any clean evidence, whatever
+    the reasoner thought of it (it never grounds a query and is never handed to synthesis)."""
+    if not untrusted(f"{evidence.title}\n{evidence.text}"):
+        return evidence
+    return evidence.model_copy(update={"flagged": True, "grade": Grade.INCORRECT,
+                                       "score": round(min(evidence.score, 0.0) - 1.0, 6)})
+
+
 def finish(reasoner: Reasoner, *, question: str, route: RouteDecision, evidence: Sequence[Evidence], k: int,
-           token_budget: int) -> FinalOutcome:
-    """Rank and compress the evidence, synthesize a cited answer (or refuse), validate its citations."""
+           token_budget: int, scope: RetrievalScope | None = None) -> FinalOutcome:
+    """Rank and compress the evidence, synthesize a cited answer (or refuse), validate its citations.
+
+    With a `scope`, evidence it does not admit never reaches the reasoner, and a sentence citing such
+    evidence is removed (an answer left with nothing is a refusal)."""
+    evidence = [e for e in evidence if not e.flagged and (scope is None or scope.admits(e.visibility))]
     selected = reasoner.select(question, evidence, k, token_budget)
-    answer = validate(reasoner.synthesize(question, route, selected), selected)
+    answer = validate(reasoner.synthesize(question, route, selected), selected, scope)
+    if not answer.refused and not answer.text.strip():
+        answer = refusal("no document this audience may read answers the question")
     status = Status.REFUSED if answer.refused else Status.ANSWERED
     return FinalOutcome(selected=selected, answer=answer, evidence_tokens=evidence_tokens(selected), status=status)

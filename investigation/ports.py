@@ -14,15 +14,18 @@ from investigation.state import (
     Plan,
     RouteDecision,
     SubQuery,
+    Visibility,
 )
 
 
 @runtime_checkable
 class SearchBackend(Protocol):
-    """A lexical or vector engine. Tenant (and ACL) filtering is enforced INSIDE the backend.
+    """A lexical or vector engine. Tenant, ACL and visibility filtering is enforced INSIDE the backend.
 
     `search` raises `ValidationFailed("query", ...)` on an empty/whitespace query. `acl=None` means
     no ACL restriction; otherwise a chunk is visible when it has no acl or shares a principal with `acl`.
+    `visibility=None` means every visibility; otherwise only chunks whose visibility is listed (a customer
+    audience passes `(Visibility.PUBLIC,)`). Passages carry their chunk's visibility.
     """
 
     name: str  # "bm25", "vector", "elasticsearch", "weaviate"
@@ -32,7 +35,8 @@ class SearchBackend(Protocol):
     def delete(self, tenant: str, source_ids: Sequence[str]) -> int: ...
 
     def search(
-        self, tenant: str, query: str, k: int, *, acl: Sequence[str] | None = None
+        self, tenant: str, query: str, k: int, *, acl: Sequence[str] | None = None,
+        visibility: Sequence[Visibility] | None = None,
     ) -> list[Passage]: ...
 
     def count(self, tenant: str) -> int: ...

@@ -54,6 +54,10 @@ class StopReason(StrEnum):
     ERROR = "error"
 
 
+# The reasons an investigation goes on without the LLM (to the heuristic fallback) or stops for it.
+LLM_STOPS = frozenset({StopReason.TOKEN_BUDGET, StopReason.LLM_UNAVAILABLE})
+
+
 class PlanKind(StrEnum):
     """How a plan relates to the question: searched as written, split into parts, rewritten, or bridged."""
 
@@ -85,6 +89,20 @@ class HopState(StrEnum):
     REDUCED = "reduced"
 
 
+class Visibility(StrEnum):
+    """Who a document is written for: anyone (`public`), or the support team only (`internal`)."""
+
+    PUBLIC = "public"
+    INTERNAL = "internal"
+
+
+class Audience(StrEnum):
+    """Who reads the answer: a support agent (may see internal documents) or the customer (never)."""
+
+    AGENT = "agent"
+    CUSTOMER = "customer"
+
+
 class Frozen(BaseModel):
     model_config = ConfigDict(frozen=True)
 
@@ -100,6 +118,7 @@ class Chunk(Frozen):
     updated_at: str | None = None
     acl: tuple[str, ...] = ()
     position: int = 0
+    visibility: Visibility = Visibility.PUBLIC
 
 
 class Passage(Frozen):
@@ -113,6 +132,7 @@ class Passage(Frozen):
     engine: str
     rank: int
     url: str | None = None
+    visibility: Visibility = Visibility.PUBLIC
 
 
 class Evidence(Frozen):
@@ -128,6 +148,8 @@ class Evidence(Frozen):
     hop: int
     query: str
     url: str | None = None
+    visibility: Visibility = Visibility.PUBLIC
+    flagged: bool = False  # the passage addresses an AI or imitates markup: ranked down, never quoted
 
 
 class RouteDecision(Frozen):
@@ -174,6 +196,7 @@ class Citation(Frozen):
     evidence_id: str
     source_id: str
     title: str
+    internal: bool = False  # cites an internal document: fine for an agent, never shown to a customer
 
 
 class Answer(Frozen):
@@ -183,12 +206,6 @@ class Answer(Frozen):
     caveat: str | None = None
 
 
-class Usage(Frozen):
-    """LLM usage of one provider call (zero for the heuristic provider)."""
-
-    input_tokens: int = 0
-    output_tokens: int = 0
-    model: str = "heuristic"
 
 
 class LoopDecision(Frozen):
@@ -198,3 +215,31 @@ class LoopDecision(Frozen):
     reason: StopReason | str
     next_queries: tuple[SubQuery, ...] = ()
     detail: str = ""
+
+
+class RetrievalScope(Frozen):
+    """What one investigation may retrieve, enforced inside every engine (before grading, so no provider
+    ever sees the rest): `acl` principals (None = no ACL restriction) and the allowed `visibility` values
+    (None = all)."""
+
+    acl: tuple[str, ...] | None = None
+    visibility: tuple[Visibility, ...] | None = None
+
+    @classmethod
+    def of(cls, audience: str, principals: tuple[str, ...] | list[str] = ()) -> RetrievalScope:
+        """A customer sees public documents whose ACL admits one of `principals` (none: ACL-free ones only);
+        an agent sees everything, restricted to `principals` when given."""
+        principals = tuple(dict.fromkeys(principals))
+        if Audience(audience) is Audience.CUSTOMER:
+            return cls(acl=principals, visibility=(Visibility.PUBLIC,))
+        return cls(acl=principals or None, visibility=None)
+
+    def admits(self, visibility: Visibility) -> bool:
+        return self.visibility is None or visibility in self.visibility
+
+    def cache_terms(self) -> list[str] | None:
+        """The scope as cache-key material: distinct scopes never share cached hits."""
+        if self.acl is None and self.visibility is None:
+            return None
+        terms = ["scope"] + [f"acl:{p}" for p in self.acl or ()] + (["acl:*"] if self.acl is None else [])
+        return terms + [f"visibility:{v.value}" for v in self.visibility or ()]

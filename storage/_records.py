@@ -15,10 +15,12 @@ from storage.models import EvidenceRecord, Hop, TraceEvent, utcnow
 
 
 def save_hop(
-    session: Session, *, investigation_id: str, number: int, queries: list[dict[str, Any]], engines: list[str]
+    session: Session, *, investigation_id: str, number: int, queries: list[dict[str, Any]], engines: list[str],
+    tools: list[dict[str, Any]] | None = None,
 ) -> Hop:
     """The planned hop; when it exists already (a redelivered task), the existing row unchanged."""
-    hop = Hop(investigation_id=investigation_id, number=number, queries=list(queries), engines=list(engines))
+    hop = Hop(investigation_id=investigation_id, number=number, queries=list(queries), engines=list(engines),
+              tools=list(tools or []))
     with write(session):
         insert_ignore(session, Hop, [row_values(hop)], ["investigation_id", "number"])
         saved = get_hop(session, investigation_id=investigation_id, number=number)
@@ -75,6 +77,8 @@ def add_evidence(session: Session, *, investigation_id: str, evidence: Sequence[
             grade=str(ev.grade.value if hasattr(ev.grade, "value") else ev.grade),
             hop=ev.hop,
             query=ev.query,
+            visibility=str(ev.visibility.value),
+            flagged=ev.flagged,
         )
         rows.setdefault(ev.id, row_values(record))
     if not rows:

@@ -121,6 +121,8 @@ class EvidenceRecord(SQLModel, table=True):
     grade: str = Field(max_length=20)
     hop: int
     query: str = Field(sa_column=Column(Text, nullable=False))
+    visibility: str = Field(default="public", max_length=20)  # investigation.state.Visibility
+    flagged: bool = False
 
 
 class TraceEvent(SQLModel, table=True):

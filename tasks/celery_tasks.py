@@ -44,6 +44,15 @@ def retrieve(self: Task, inv_id: str, hop: int, index: int, engine: str) -> dict
     return steps.retrieve(runtime.services(), inv_id, hop, index, engine)
 
 
+@shared_task(name=names.T_TOOL, autoretry_for=(TransientError,), max_retries=2, retry_backoff=True,
+             **_COMMON)
+def tool_call(self: Task, inv_id: str, hop: int, name: str) -> dict[str, Any]:
+    """One declared tool of a hop (its own queue); retries of 5xx happen inside, within its timeout."""
+    from tasks.tool_step import call_tool
+
+    return call_tool(runtime.services(), inv_id, hop, name)
+
+
 @shared_task(name=names.T_REDUCE, autoretry_for=(TransientError,), max_retries=3, retry_backoff=True,
              **_COMMON)
 def reduce(self: Task, _results: list[Any], inv_id: str, hop: int) -> dict[str, Any]:

@@ -8,11 +8,15 @@ from functools import partial
 from typing import Any
 
 from bootstrap import Services
+from investigation.tools.evidence import ENGINE_PREFIX, is_tool_engine
 from observability import step_scope
-from tasks import steps
+from tasks import steps, tool_step
 
 
 def _retrieve_slot(services: Services, inv_id: str, hop: int, slot: tuple[int, str]) -> dict[str, Any]:
+    if is_tool_engine(slot[1]):
+        with step_scope("sleuth.tool_call", inv_id, hop=hop):
+            return tool_step.call_tool(services, inv_id, hop, slot[1].removeprefix(ENGINE_PREFIX))
     with step_scope("sleuth.retrieve", inv_id, hop=hop):
         return steps.retrieve(services, inv_id, hop, slot[0], slot[1])
 

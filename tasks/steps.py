@@ -7,6 +7,7 @@ redelivered task finds its own earlier writes and returns the same `Next`.
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 import time
 from dataclasses import dataclass
@@ -26,14 +27,18 @@ from investigation.state import (
     Mode,
     Passage,
     Plan,
+    RetrievalScope,
     Route,
     RouteDecision,
     Status,
     StopReason,
     SubQuery,
+    Visibility,
 )
+from investigation.tools.evidence import admit_gaps
 from storage import repositories as repo
 from storage.models import Investigation
+from tasks import tool_step
 from tasks.llm_usage import LLM_OUT, bound_reasoner, llm_stop_reason, record_llm
 
 log = logging.getLogger(__name__)
@@ -53,8 +58,10 @@ class Next:
                 "deliveries": list(self.deliveries)}
 
 
-def _slots(queries: list[dict[str, Any]], engines: list[str]) -> tuple[tuple[int, str], ...]:
-    return tuple((i, e) for i in range(len(queries)) for e in engines)
+def _slots(queries: list[dict[str, Any]], engines: list[str],
+           tools: list[dict[str, Any]] | None = None) -> tuple[tuple[int, str], ...]:
+    """The hop's chord slots: every sub-query × engine, then one slot per planned tool call."""
+    return tuple((i, e) for i in range(len(queries)) for e in engines) + tool_step.tool_slots(tools or [])
 
 
 def _limits(services: Services, inv: Investigation) -> dict[str, int]:
@@ -92,7 +99,7 @@ def start(services: Services, inv_id: str) -> Next:
             return Next("deliver", deliveries=_pending_deliveries(services, inv_id))
         existing = repo.get_hop(session, investigation_id=inv_id, number=1)
         if existing is not None:  # redelivered after hop 1 was planned
-            return Next("hop", 1, _slots(existing.queries, existing.engines))
+            return Next("hop", 1, _slots(existing.queries, existing.engines, existing.tools))
         repo.update_investigation(session, investigation_id=inv_id, status=Status.RUNNING.value)
         question, mode = inv.question, Mode(inv.mode)
         limits = _limits(services, inv)
@@ -105,7 +112,7 @@ def start(services: Services, inv_id: str) -> Next:
         except PermanentError as exc:  # e.g. SLEUTH_LLM=anthropic without a key: fail clearly, at once
             error = str(exc)
     if reasoner is None:
-        return fail(services, inv_id, reason="llm_unavailable", error=error)
+        return fail(services, inv_id, reason=StopReason.LLM_UNAVAILABLE, error=error)
 
     try:
         outcome = loop.start(reasoner, question=question, mode=mode)
@@ -153,10 +160,13 @@ def _plan_hop(services: Services, inv_id: str, number: int, queries: list[SubQue
         if plan is not None:
             fields["plan"] = plan.model_dump(mode="json")
         repo.update_investigation(session, investigation_id=inv_id, **fields)
-        repo.save_hop(session, investigation_id=inv_id, number=number, queries=qdicts, engines=engines)
+    tools = tool_step.plan_tools(services, inv_id, number)
+    with services.session() as session:
+        tools = repo.save_hop(session, investigation_id=inv_id, number=number, queries=qdicts,
+                              engines=engines, tools=tools).tools  # a redelivered step keeps the first plan
     _event(services, inv_id, f"hop:{number}", "hop", hop=number, queries=[q.text for q in queries],
-           engines=engines)
-    return Next("hop", number, _slots(qdicts, engines))
+           engines=engines, tools=tools)
+    return Next("hop", number, _slots(qdicts, engines, tools))
 
 
 def retrieve(services: Services, inv_id: str, hop: int, index: int, engine: str) -> dict[str, Any]:
@@ -169,6 +179,7 @@ def retrieve(services: Services, inv_id: str, hop: int, index: int, engine: str)
         inv = repo.get_investigation(session, investigation_id=inv_id)
         hop_row = repo.get_hop(session, investigation_id=inv_id, number=hop)
         tenant = inv.tenant_id
+        scope = RetrievalScope.of(inv.audience, inv.principals)
     if hop_row is None or index >= len(hop_row.queries):
         raise LookupError(f"hop {hop} slot {slot} of {inv_id} was never planned")
     query = str(hop_row.queries[index]["text"])
@@ -183,15 +194,15 @@ def retrieve(services: Services, inv_id: str, hop: int, index: int, engine: str)
     elif not services.state.charge(inv_id, "retrieval_calls", 1):
         # A cache hit is still a retrieval call of this investigation: budgets and figures count it.
         payload["error"] = "retrieval_budget"
-    elif (cached := services.state.cache_get(tenant, engine, query, k, None)) is not None:
+    elif (cached := services.state.cache_get(tenant, engine, query, k, scope.cache_terms())) is not None:
         payload.update(passages=cached, cached=True)
     else:
         try:
             # Read the corpus version before searching: hits found before an ingest are never cached as new.
             version = services.state.corpus_version(tenant)
-            hits = services.backends[engine].search(tenant, query, k)
+            hits = services.backends[engine].search(tenant, query, k, acl=scope.acl, visibility=scope.visibility)
             payload["passages"] = [h.model_dump(mode="json") for h in hits]
-            services.state.cache_set(tenant, engine, query, k, None, payload["passages"],
+            services.state.cache_set(tenant, engine, query, k, scope.cache_terms(), payload["passages"],
                                      services.settings.subquery_cache_ttl, version=version)
         except SleuthError as exc:  # the hop degrades: this engine's evidence is missing, recorded
             payload["error"] = f"{type(exc).__name__}: {exc}"
@@ -208,7 +219,8 @@ def retrieve(services: Services, inv_id: str, hop: int, index: int, engine: str)
 
 def _evidence_of(records: list[Any]) -> list[Evidence]:
     return [Evidence(id=r.evidence_id, chunk_id=r.chunk_id, source_id=r.source_id, title=r.title,
-                     text=r.text, score=r.score, grade=Grade(r.grade), hop=r.hop, query=r.query, url=r.url)
+                     text=r.text, score=r.score, grade=Grade(r.grade), hop=r.hop, query=r.query, url=r.url,
+                     visibility=Visibility(r.visibility), flagged=r.flagged)
             for r in records]
 
 
@@ -217,7 +229,7 @@ def _next_after(services: Services, inv_id: str, decision: dict[str, Any], hop: 
         with services.session() as session:
             nxt = repo.get_hop(session, investigation_id=inv_id, number=hop + 1)
         if nxt is not None:
-            return Next("hop", hop + 1, _slots(nxt.queries, nxt.engines))
+            return Next("hop", hop + 1, _slots(nxt.queries, nxt.engines, nxt.tools))
     return Next("synthesize", hop)
 
 
@@ -236,16 +248,18 @@ def reduce(services: Services, inv_id: str, hop: int) -> Next:
         question, mode = inv.question, Mode(inv.mode)
         plan = Plan.model_validate(inv.plan) if inv.plan else Plan(original=question, subqueries=())
         asked = list(inv.subqueries)
-        queries, engines = list(hop_row.queries), list(hop_row.engines)
+        queries, engines, tools = list(hop_row.queries), list(hop_row.engines), list(hop_row.tools or [])
         reasoner = bound_reasoner(services, session, inv)
+        scope = RetrievalScope.of(inv.audience, inv.principals)
 
     stored = services.state.load_hits(inv_id, hop)
     results = []
-    for index, engine in _slots(queries, engines):
+    for index, engine in _slots(queries, engines, tools):
         payload = stored.get(f"{index}:{engine}")
         if payload is None:
-            results.append(loop.SlotResult(query=str(queries[index]["text"]), engine=engine, passages=[],
-                                           error="missing result"))
+            query = (tool_step.tool_query(engine) if tool_step.is_tool_engine(engine)
+                     else str(queries[index]["text"]))
+            results.append(loop.SlotResult(query=query, engine=engine, passages=[], error="missing result"))
             continue
         results.append(loop.SlotResult(
             query=payload["query"], engine=engine, error=payload.get("error"),
@@ -262,7 +276,7 @@ def reduce(services: Services, inv_id: str, hop: int) -> Next:
     try:
         out = loop.reduce_hop(reasoner, question=question, plan=plan, hop=hop, mode=mode,
                               results=results, already_seen=already_seen, evidence=evidence, asked=asked,
-                              budget=budget)
+                              budget=budget, scope=scope)
     except LLM_OUT as exc:
         reason = record_llm(services, inv_id, reasoner, "reduce", hop) or llm_stop_reason(exc)
         return fail(services, inv_id, reason=reason, error=f"hop {hop}: {exc}"[:500])
@@ -280,7 +294,9 @@ def reduce(services: Services, inv_id: str, hop: int) -> Next:
            dedup_hits=out.dedup_hits,
            errors={f"{r.engine}:{r.query}": r.error for r in results if r.error})
     _event(services, inv_id, f"grade:{hop}", "grades", hop=hop,
-           grades=[{"id": e.id, "source_id": e.source_id, "grade": e.grade.value, "score": round(e.score, 4)}
+           grades=[{"id": e.id, "source_id": e.source_id, "grade": e.grade.value, "score": round(e.score, 4),
+                    **({"flagged": True} if e.flagged else {}),
+                    **({"visibility": e.visibility.value} if e.visibility.value != "public" else {})}
                    for e in out.new_evidence])
     _event(services, inv_id, f"judge:{hop}", "judgment", hop=hop, **out.judgment.model_dump(mode="json"))
     _event(services, inv_id, f"decide:{hop}", "decision", hop=hop, **decision)
@@ -311,15 +327,18 @@ def synthesize(services: Services, inv_id: str) -> Next:
         question = inv.question
         route = RouteDecision(route=Route(inv.route or "lookup"), reason=inv.route_reason or "")
         reasoner = bound_reasoner(services, session, inv)
+        scope = RetrievalScope.of(inv.audience, inv.principals)
     last = next((h.decision for h in reversed(hops) if h.decision), None) or {}
     s = services.settings
     try:
         final = loop.finish(reasoner, question=question, route=route, evidence=evidence,
-                            k=s.final_k, token_budget=s.evidence_token_budget)
+                            k=s.final_k, token_budget=s.evidence_token_budget, scope=scope)
     except LLM_OUT as exc:
         reason = record_llm(services, inv_id, reasoner, "synthesize") or llm_stop_reason(exc)
         return fail(services, inv_id, reason=reason, error=f"synthesis: {exc}"[:500])
     llm_stop = record_llm(services, inv_id, reasoner, "synthesize")
+    # A tool that could not be reached is a gap the answer admits, never a silent omission.
+    final = dataclasses.replace(final, answer=admit_gaps(final.answer, tool_step.gaps(services, inv_id)))
     stop_reason = llm_stop or str(last.get("reason") or StopReason.SUFFICIENT)
     citations = [c.model_dump(mode="json") for c in final.answer.citations]
     with services.session() as session:

@@ -5,13 +5,17 @@ from __future__ import annotations
 from celery import Celery, chord, group
 from celery.canvas import Signature
 
+from investigation.tools.evidence import ENGINE_PREFIX
 from tasks.steps import Next
 from workers import names
 
 
 def hop_canvas(app: Celery, inv_id: str, hop: int, slots: tuple[tuple[int, str], ...]) -> Signature:
-    """A hop = chord(every sub-query × every engine → retrieve) → reduce, with an error callback."""
-    header = group(app.signature(names.T_RETRIEVE, args=(inv_id, hop, index, engine))
+    """A hop = chord(every sub-query × every engine → retrieve, every planned tool → tool_call) → reduce,
+    with an error callback. Tool calls run on their own queue; their arguments are not task arguments."""
+    header = group(app.signature(names.T_TOOL, args=(inv_id, hop, engine.removeprefix(ENGINE_PREFIX)))
+                   if engine.startswith(ENGINE_PREFIX)
+                   else app.signature(names.T_RETRIEVE, args=(inv_id, hop, index, engine))
                    for index, engine in slots)
     body = app.signature(names.T_REDUCE, args=(inv_id, hop))
     body.on_error(app.signature(names.T_HOP_FAILED, args=(inv_id, hop)))

@@ -71,10 +71,9 @@ class EmbeddedRedis:
     def stop(self) -> None:
         if self.process is None:
             return
-        try:
-            redis.Redis(unix_socket_path=str(self.socket), socket_timeout=2).shutdown(nosave=True)
-        except (redis.RedisError, OSError):
-            pass
+        # SIGTERM is redis-server's graceful shutdown (the AOF is flushed). A SHUTDOWN command through
+        # redis-py would be retried with backoff when the server closes the connection: seconds lost.
+        self.process.terminate()
         try:
             self.process.wait(timeout=5)
         except subprocess.TimeoutExpired:

@@ -21,7 +21,7 @@ from adapters.search import es_schema
 from adapters.search._common import ItemFailure, check_query, check_tenant, raise_for_failures
 from adapters.search._translate import RETRY_STATUSES, bulk_item_reason, error_type, translate_elasticsearch
 from investigation.errors import PermanentError, SleuthError, TransientError
-from investigation.state import Chunk, Passage
+from investigation.state import Chunk, Passage, Visibility
 
 if TYPE_CHECKING:
     from elasticsearch import Elasticsearch
@@ -154,13 +154,15 @@ class ElasticsearchLexical:
                 deleted += int(response.get("deleted", 0))
         return deleted
 
-    def search(self, tenant: str, query: str, k: int, *, acl: Sequence[str] | None = None) -> list[Passage]:
-        return [hit.passage for hit in self._search(tenant, query, k, acl=acl, offset=0, highlight=False)]
+    def search(self, tenant: str, query: str, k: int, *, acl: Sequence[str] | None = None,
+               visibility: Sequence[Visibility] | None = None) -> list[Passage]:
+        return [hit.passage for hit in self._search(tenant, query, k, acl=acl, offset=0, highlight=False,
+                                                    visibility=visibility)]
 
     def search_hits(self, tenant: str, query: str, k: int, *, acl: Sequence[str] | None = None,
-                    offset: int = 0) -> list[Hit]:
+                    offset: int = 0, visibility: Sequence[Visibility] | None = None) -> list[Hit]:
         """Like `search`, with highlighted snippets and paging (`offset` = ES `from`)."""
-        return self._search(tenant, query, k, acl=acl, offset=offset, highlight=True)
+        return self._search(tenant, query, k, acl=acl, offset=offset, highlight=True, visibility=visibility)
 
     def count(self, tenant: str) -> int:
         check_tenant(tenant)
@@ -235,12 +237,13 @@ class ElasticsearchLexical:
     # -- internals ----------------------------------------------------------------------------------
 
     def _search(self, tenant: str, query: str, k: int, *, acl: Sequence[str] | None, offset: int,
-                highlight: bool) -> list[Hit]:
+                highlight: bool, visibility: Sequence[Visibility] | None = None) -> list[Hit]:
         check_tenant(tenant)
         check_query(query)
         if k <= 0:
             return []
-        body = es_schema.search_body(tenant, query, k, acl=acl, offset=max(0, offset), highlight=highlight)
+        body = es_schema.search_body(tenant, query, k, acl=acl, offset=max(0, offset), highlight=highlight,
+                                     visibility=visibility)
         with self._errors("search"):
             response = self._ready_client().search(index=self.alias, **body)
         hits = []
@@ -249,7 +252,7 @@ class ElasticsearchLexical:
             passage = Passage(
                 chunk_id=source["chunk_id"], source_id=source["source_id"], title=source.get("title") or "",
                 text=source.get("text") or "", url=source.get("url"), score=float(raw.get("_score") or 0.0),
-                engine=self.name, rank=rank,
+                engine=self.name, rank=rank, visibility=Visibility(source.get("visibility") or "public"),
             )
             marks = raw.get("highlight", {})
             hits.append(Hit(passage, tuple(marks.get("text", ())) or tuple(marks.get("title", ()))))

@@ -25,7 +25,7 @@ import tantivy
 
 from adapters.search._common import PUBLIC, check_query, check_tenant
 from investigation.errors import PermanentError, TransientError
-from investigation.state import Chunk, Passage
+from investigation.state import Chunk, Passage, Visibility
 
 # Tuned on the dev QA sets (hotpotqa, musique): a title boost of 2 cost ~2 points of recall@10 against
 # 0.5, because short titles that share one query word then outrank the passage that answers.
@@ -49,6 +49,7 @@ def _schema() -> Any:
     sb.add_text_field("text", stored=True, tokenizer_name=ANALYZER)
     sb.add_text_field("url", stored=True, tokenizer_name="raw")
     sb.add_text_field("acl", tokenizer_name="raw")
+    sb.add_text_field("visibility", stored=True, tokenizer_name="raw")
     sb.add_integer_field("position", stored=True)
     return sb.build()
 
@@ -79,7 +80,7 @@ class EmbeddedBM25:
     name = "bm25"
 
     def __init__(self, index_dir: Path) -> None:
-        self.path = Path(index_dir) / "bm25"
+        self.path = Path(index_dir) / "bm25-v2"  # v2: chunks carry a visibility (older indexes: re-ingest)
         self._schema = _schema()
         self._lock = threading.RLock()  # guards every call on the tantivy Index object (see docstring)
         # Opened lazily and per process (Celery forks workers after import).
@@ -116,7 +117,8 @@ class EmbeddedBM25:
         return int(doomed.count)
 
     def search(
-        self, tenant: str, query: str, k: int, *, acl: Sequence[str] | None = None
+        self, tenant: str, query: str, k: int, *, acl: Sequence[str] | None = None,
+        visibility: Sequence[Visibility] | None = None,
     ) -> list[Passage]:
         check_tenant(tenant)
         check_query(query)
@@ -138,6 +140,9 @@ class EmbeddedBM25:
         if acl is not None:
             allowed = [PUBLIC, *acl]
             clauses.append((tantivy.Occur.Must, tantivy.Query.term_set_query(self._schema, "acl", allowed)))
+        if visibility is not None:
+            shown = [Visibility(v).value for v in visibility]
+            clauses.append((tantivy.Occur.Must, tantivy.Query.term_set_query(self._schema, "visibility", shown)))
         searcher = self._searcher()
         hits = searcher.search(tantivy.Query.boolean_query(clauses), k, count=False).hits
         passages = []
@@ -153,6 +158,7 @@ class EmbeddedBM25:
                     score=float(score),
                     engine=self.name,
                     rank=rank,
+                    visibility=Visibility(doc.get_first("visibility") or "public"),
                 )
             )
         return passages
@@ -185,6 +191,7 @@ class EmbeddedBM25:
         for principal in chunk.acl or (PUBLIC,):
             doc.add_text("acl", principal)
         doc.add_integer("position", chunk.position)
+        doc.add_text("visibility", chunk.visibility.value)
         return doc
 
     def _open(self) -> Any:

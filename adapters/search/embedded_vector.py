@@ -28,7 +28,7 @@ import numpy.typing as npt
 from adapters.search._common import check_query, check_tenant
 from adapters.search.embedder import embed_matrix
 from investigation.ports import Embedder
-from investigation.state import Chunk, Passage
+from investigation.state import Chunk, Passage, Visibility
 
 FloatArray = npt.NDArray[np.float32]
 _UNSAFE = re.compile(r"[^A-Za-z0-9_.-]+")
@@ -103,7 +103,8 @@ class EmbeddedVectorIndex:
         return removed
 
     def search(
-        self, tenant: str, query: str, k: int, *, acl: Sequence[str] | None = None
+        self, tenant: str, query: str, k: int, *, acl: Sequence[str] | None = None,
+        visibility: Sequence[Visibility] | None = None,
     ) -> list[Passage]:
         check_tenant(tenant)
         check_query(query)
@@ -113,6 +114,10 @@ class EmbeddedVectorIndex:
         scores = store.vectors @ embed_matrix(self.embedder, [query], persist=False)[0]
         if acl is not None:
             scores = np.where(store.visible(acl), scores, -np.inf)
+        if visibility is not None:
+            allowed = {Visibility(v).value for v in visibility}
+            shown = np.array([m.get("visibility", "public") in allowed for m in store.meta], dtype=bool)
+            scores = np.where(shown, scores, -np.inf)
         k = min(k, len(scores))
         top = np.argpartition(-scores, k - 1)[:k]
         top = top[np.argsort(-scores[top], kind="stable")]
@@ -125,6 +130,7 @@ class EmbeddedVectorIndex:
                 Passage(
                     chunk_id=m["chunk_id"], source_id=m["source_id"], title=m["title"], text=m["text"],
                     url=m.get("url"), score=float(scores[i]), engine=self.name, rank=len(passages) + 1,
+                    visibility=Visibility(m.get("visibility", "public")),
                 )
             )
         return passages
@@ -210,6 +216,7 @@ def _meta(chunk: Chunk) -> dict[str, Any]:
     return {
         "chunk_id": chunk.chunk_id, "source_id": chunk.source_id, "title": chunk.title,
         "text": chunk.text, "url": chunk.url, "acl": list(chunk.acl), "position": chunk.position,
+        "visibility": chunk.visibility.value,
     }
 
 

@@ -12,9 +12,9 @@ from collections.abc import Sequence
 from typing import Any
 
 from adapters.search._common import PUBLIC, timestamp, visible_to
-from investigation.state import Chunk
+from investigation.state import Chunk, Visibility
 
-SCHEMA_VERSION = 1  # bump when the mapping changes; `ElasticsearchLexical.reindex` moves the alias
+SCHEMA_VERSION = 2  # v2: `visibility`; bump when the mapping changes; `ElasticsearchLexical.reindex` moves the alias
 TITLE_BOOST = 2  # the issue's "title^2"; the embedded engine tunes its own (see embedded_lexical)
 IDENTIFIER_BOOST = 3.0
 HIGHLIGHT_FRAGMENT_CHARS = 160
@@ -22,7 +22,7 @@ HIGHLIGHT_FRAGMENTS = 3
 # The unified highlighter reads offsets from the postings (`index_options: offsets`), so it never
 # re-analyses a long text; the cap only bounds the fallback path on an index built without offsets.
 HIGHLIGHT_MAX_ANALYZED = 1_000_000
-SOURCE_FIELDS = ["chunk_id", "source_id", "title", "text", "url"]
+SOURCE_FIELDS = ["chunk_id", "source_id", "title", "text", "url", "visibility"]
 _SEP = "\x1f"
 # A query word that looks like an identifier: error codes (ERR_4021), invoice numbers (INV-2024-001),
 # versions (v2.3.1): letters and digits together, or parts joined by `_`.
@@ -75,6 +75,7 @@ def index_body(*, shards: int, replicas: int) -> dict[str, Any]:
                          "fields": {"ids": identifier_field}},
                 "url": {"type": "keyword", "index": False},
                 "acl": {"type": "keyword"},
+                "visibility": {"type": "keyword"},
                 "updated_at": {"type": "date", "ignore_malformed": True},
                 "position": {"type": "integer"},
             },
@@ -92,7 +93,7 @@ def document(tenant: str, chunk: Chunk) -> dict[str, Any]:
     body: dict[str, Any] = {
         "tenant_id": tenant, "chunk_id": chunk.chunk_id, "source_id": chunk.source_id,
         "title": chunk.title, "text": chunk.text, "acl": list(chunk.acl) or [PUBLIC],
-        "position": chunk.position,
+        "position": chunk.position, "visibility": chunk.visibility.value,
     }
     if chunk.url:
         body["url"] = chunk.url
@@ -122,16 +123,20 @@ def identifiers(query: str) -> list[str]:
     return list(found)
 
 
-def tenant_filter(tenant: str, acl: Sequence[str] | None) -> list[dict[str, Any]]:
-    """The clauses no search may omit: this tenant only, and (when given) what `acl` may see."""
+def tenant_filter(tenant: str, acl: Sequence[str] | None,
+                  visibility: Sequence[Visibility] | None = None) -> list[dict[str, Any]]:
+    """The clauses no search may omit: this tenant only, and (when given) what `acl` may see and the
+    visibilities allowed (a chunk indexed without one is not shown to a restricted caller)."""
     clauses: list[dict[str, Any]] = [{"term": {"tenant_id": tenant}}]
     if acl is not None:
         clauses.append({"terms": {"acl": visible_to(acl)}})
+    if visibility is not None:
+        clauses.append({"terms": {"visibility": [Visibility(v).value for v in visibility]}})
     return clauses
 
 
 def search_body(tenant: str, query: str, k: int, *, acl: Sequence[str] | None = None, offset: int = 0,
-                highlight: bool = False) -> dict[str, Any]:
+                highlight: bool = False, visibility: Sequence[Visibility] | None = None) -> dict[str, Any]:
     """`POST /<alias>/_search`: BM25 over title^2 and text, an exact path for identifiers, filters."""
     should: list[dict[str, Any]] = [{
         "multi_match": {"query": query, "fields": [f"title^{TITLE_BOOST}", "text"], "type": "best_fields",
@@ -145,7 +150,7 @@ def search_body(tenant: str, query: str, k: int, *, acl: Sequence[str] | None = 
             {"term": {"source_id": {"value": ident, "case_insensitive": True, "boost": IDENTIFIER_BOOST}}},
         ]
     body: dict[str, Any] = {
-        "query": {"bool": {"filter": tenant_filter(tenant, acl), "should": should, "minimum_should_match": 1}},
+        "query": {"bool": {"filter": tenant_filter(tenant, acl, visibility), "should": should, "minimum_should_match": 1}},
         "size": k,
         "from": offset,
         "_source": SOURCE_FIELDS,

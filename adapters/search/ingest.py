@@ -1,5 +1,9 @@
 """Knowledge-base ingest: load documents (.jsonl, .md, .txt, folders), chunk them, write them to every engine.
 
+A document is `public` unless it says `"visibility": "internal"` (a JSONL field, or a front matter block
+`---` / `visibility: internal` / `---` at the top of a .md/.txt file, which may also set id, title, url,
+updated_at and acl).
+
 Everything is validated before anything is written, so a bad file never leaves a half-ingested corpus.
 """
 
@@ -16,13 +20,15 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 
 from investigation.errors import ValidationFailed
 from investigation.ports import SearchBackend
-from investigation.state import Chunk
+from investigation.state import Chunk, Visibility
 
 EXTENSIONS = (".jsonl", ".md", ".txt")
 UPSERT_BATCH = 2048  # chunks per backend call: bounds memory; the vector store rewrites once per batch
 _HEADING = re.compile(r"^[ \t]{0,3}#{1,6}[ \t]+(.+?)(?:[ \t]+#+)?[ \t]*$", re.MULTILINE)
 _PARAGRAPHS = re.compile(r"\n\s*\n")
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+")
+_FRONT_MATTER = re.compile(r"\A---[ \t]*\n(.*?)\n---[ \t]*(?:\n|\Z)", re.DOTALL)
+_FRONT_KEYS = ("id", "title", "url", "updated_at", "visibility", "acl")
 
 
 class SourceDocument(BaseModel):
@@ -36,6 +42,7 @@ class SourceDocument(BaseModel):
     url: str | None = None
     updated_at: str | None = None
     acl: tuple[str, ...] = ()
+    visibility: Visibility = Visibility.PUBLIC
 
     @field_validator("id", "text")
     @classmethod
@@ -134,15 +141,36 @@ def _records(path: Path, label: str, problems: list[tuple[str, str]]) -> Iterato
         yield where, record
 
 
+def front_matter(content: str) -> tuple[dict[str, Any], str]:
+    """A leading `---` block of `key: value` lines (id, title, url, updated_at, visibility, acl as a
+    comma-separated or [bracketed] list) and the content after it; ({}, content) when there is none."""
+    match = _FRONT_MATTER.match(content)
+    if not match:
+        return {}, content
+    fields: dict[str, Any] = {}
+    for line in match.group(1).splitlines():
+        key, sep, value = line.partition(":")
+        key, value = key.strip().lower(), value.strip().strip("\"'")
+        if not sep or key not in _FRONT_KEYS or not value:
+            continue
+        if key == "acl":
+            fields[key] = [p.strip(" \"'") for p in value.strip("[]").split(",") if p.strip(" \"'")]
+        else:
+            fields[key] = value.lower() if key == "visibility" else value
+    return fields, content[match.end():]
+
+
 def _plain_document(path: Path, content: str) -> dict[str, Any]:
-    """A .md/.txt file: id = slug of the file name, title = first markdown heading or the file name."""
+    """A .md/.txt file: id = slug of the file name, title = first markdown heading or the file name; a
+    front matter block may set visibility (and id, title, url, updated_at, acl)."""
+    fields, content = front_matter(content)
     title, text = path.stem, content
     heading = _HEADING.search(content) if path.suffix.lower() == ".md" else None
     if heading:
         title = heading.group(1)
         text = content[: heading.start()].rstrip() + "\n\n" + content[heading.end() :].lstrip()
     slug = re.sub(r"[^\w]+", "-", path.stem.lower()).strip("-_") or path.stem
-    return {"id": slug, "title": title, "text": text}
+    return {"id": slug, "title": title, "text": text, **fields}
 
 
 # -- chunking ---------------------------------------------------------------------------------------
@@ -206,7 +234,7 @@ def _join(group: list[tuple[str, int]]) -> str:
 def _chunk(doc: SourceDocument, position: int, text: str) -> Chunk:
     return Chunk(
         chunk_id=f"{doc.id}#{position}", source_id=doc.id, title=doc.title, text=text, url=doc.url,
-        updated_at=doc.updated_at, acl=doc.acl, position=position,
+        updated_at=doc.updated_at, acl=doc.acl, position=position, visibility=doc.visibility,
     )
 
 

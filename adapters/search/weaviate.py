@@ -24,7 +24,7 @@ from adapters.search.embedded_vector import chunk_embedding_text
 from adapters.search.embedder import embed_matrix
 from investigation.errors import PermanentError, SleuthError, TransientError
 from investigation.ports import Embedder
-from investigation.state import Chunk, Passage
+from investigation.state import Chunk, Passage, Visibility
 
 if TYPE_CHECKING:
     from weaviate import WeaviateClient
@@ -143,7 +143,8 @@ class WeaviateVector:
                         break
         return deleted
 
-    def search(self, tenant: str, query: str, k: int, *, acl: Sequence[str] | None = None) -> list[Passage]:
+    def search(self, tenant: str, query: str, k: int, *, acl: Sequence[str] | None = None,
+               visibility: Sequence[Visibility] | None = None) -> list[Passage]:
         check_tenant(tenant)
         check_query(query)
         if k <= 0:
@@ -156,7 +157,8 @@ class WeaviateVector:
             if not self._tenant_exists(name):
                 return []
             response = self._collection().with_tenant(name).query.near_vector(
-                near_vector=vector, target_vector=schema.VECTOR, limit=k, filters=schema.acl_filter(acl),
+                near_vector=vector, target_vector=schema.VECTOR, limit=k,
+                filters=schema.acl_filter(acl, visibility),
                 return_metadata=MetadataQuery(distance=True), return_properties=schema.RETURNED,
             )
         # Cosine distance = 1 - cosine similarity: the score is the embedded index's score, comparable.
@@ -164,7 +166,7 @@ class WeaviateVector:
                 for rank, o in enumerate(response.objects, start=1)]
 
     def hybrid_search(self, tenant: str, query: str, k: int, *, acl: Sequence[str] | None = None,
-                      alpha: float = 0.5) -> list[Passage]:
+                      alpha: float = 0.5, visibility: Sequence[Visibility] | None = None) -> list[Passage]:
         """Weaviate's own hybrid (BM25 on title^2/text + our vector, relative-score fusion; alpha 1 = pure
         vector). An option for a single-engine deployment: Sleuth's default stays RRF over ES + Weaviate."""
         check_tenant(tenant)
@@ -183,7 +185,7 @@ class WeaviateVector:
             response = self._collection().with_tenant(name).query.hybrid(
                 query=query, vector=vector, target_vector=schema.VECTOR, alpha=alpha, limit=k,
                 query_properties=[f"title^{schema.TITLE_BOOST}", "text"], fusion_type=HybridFusion.RELATIVE_SCORE,
-                filters=schema.acl_filter(acl), return_metadata=MetadataQuery(score=True),
+                filters=schema.acl_filter(acl, visibility), return_metadata=MetadataQuery(score=True),
                 return_properties=schema.RETURNED,
             )
         return [schema.passage(o, engine=f"{self.name}-hybrid", rank=rank, score=float(o.metadata.score or 0.0))

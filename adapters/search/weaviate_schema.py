@@ -11,11 +11,11 @@ from datetime import datetime
 from typing import Any
 
 from adapters.search._common import PUBLIC, timestamp, visible_to
-from investigation.state import Chunk, Passage
+from investigation.state import Chunk, Passage, Visibility
 
 VECTOR = "default"  # the one named vector: bring-your-own MiniLM vectors, cosine distance
-PROPERTIES = ["chunk_id", "source_id", "title", "text", "acl", "updated_at", "url", "position"]
-RETURNED = ["chunk_id", "source_id", "title", "text", "url"]
+PROPERTIES = ["chunk_id", "source_id", "title", "text", "acl", "visibility", "updated_at", "url", "position"]
+RETURNED = ["chunk_id", "source_id", "title", "text", "url", "visibility"]
 TITLE_BOOST = 2  # in Weaviate's own hybrid (BM25 half), mirroring Elasticsearch's title^2
 # Namespace of object ids: uuid5(namespace, tenant + US + chunk_id) is stable across processes and runs.
 NAMESPACE = uuid.UUID("5f1e7c2a-3b4d-5e6f-8a9b-0c1d2e3f4a5b")
@@ -49,7 +49,7 @@ def object_id(tenant: str, chunk_id: str) -> uuid.UUID:
 def properties(chunk: Chunk) -> dict[str, Any]:
     props: dict[str, Any] = {
         "chunk_id": chunk.chunk_id, "source_id": chunk.source_id, "title": chunk.title, "text": chunk.text,
-        "acl": list(chunk.acl) or [PUBLIC], "position": chunk.position,
+        "acl": list(chunk.acl) or [PUBLIC], "position": chunk.position, "visibility": chunk.visibility.value,
     }
     if chunk.url:
         props["url"] = chunk.url
@@ -79,6 +79,7 @@ def collection_spec(name: str) -> dict[str, Any]:
             Property(name="title", data_type=DataType.TEXT, tokenization=Tokenization.WORD),
             Property(name="text", data_type=DataType.TEXT, tokenization=Tokenization.WORD),
             keyword("acl", DataType.TEXT_ARRAY),
+            keyword("visibility"),
             Property(name="updated_at", data_type=DataType.DATE),
             Property(name="url", data_type=DataType.TEXT, index_filterable=False, index_searchable=False,
                      skip_vectorization=True),
@@ -87,13 +88,19 @@ def collection_spec(name: str) -> dict[str, Any]:
     }
 
 
-def acl_filter(acl: Sequence[str] | None) -> Any:
-    """`acl` contains any of what the caller may see; None = no ACL restriction."""
-    if acl is None:
-        return None
+def acl_filter(acl: Sequence[str] | None, visibility: Sequence[Visibility] | None = None) -> Any:
+    """`acl` contains any of what the caller may see (None = no ACL restriction), and the chunk's
+    visibility is one of `visibility` (None = any; an object stored without one is not shown then)."""
     from weaviate.classes.query import Filter
 
-    return Filter.by_property("acl").contains_any(visible_to(acl))
+    filters = []
+    if acl is not None:
+        filters.append(Filter.by_property("acl").contains_any(visible_to(acl)))
+    if visibility is not None:
+        filters.append(Filter.by_property("visibility").contains_any([Visibility(v).value for v in visibility]))
+    if not filters:
+        return None
+    return filters[0] if len(filters) == 1 else Filter.all_of(filters)
 
 
 def source_filter(source_ids: Sequence[str]) -> Any:
@@ -108,4 +115,5 @@ def passage(obj: Any, *, engine: str, rank: int, score: float) -> Passage:
     return Passage(
         chunk_id=str(props["chunk_id"]), source_id=str(props["source_id"]), title=str(props.get("title") or ""),
         text=str(props.get("text") or ""), url=props.get("url") or None, score=score, engine=engine, rank=rank,
+        visibility=Visibility(props.get("visibility") or "public"),
     )

@@ -85,6 +85,9 @@ class ToolDeclaration(_Strict):
     projection: tuple[str, ...] = Field(min_length=1, max_length=100)
     internal_fields: tuple[str, ...] = Field(default=(), max_length=100)
     title: str = Field(default="{tool}", max_length=300)
+    # Sentences stating the result in words (each rendered once per list item when it names `a[].b`,
+    # and left out when a value it names is absent): what graders and extractive answers read first.
+    summary: tuple[str, ...] = Field(default=(), max_length=20)
     gap_message: str | None = Field(default=None, max_length=300)
     policy: ToolPolicy = ToolPolicy()
 
@@ -153,6 +156,11 @@ def _check(decl: ToolDeclaration) -> ToolDeclaration:
         if var not in leaves and var not in decl.params and var not in SPECIAL_TITLE_VARIABLES:
             raise ValidationFailed("title", f"unknown template variable {{{var}}}; use a projected field, "
                                             f"a parameter, {{fetched_at}} or {{tool}}")
+    for i, sentence in enumerate(decl.summary):
+        for var in variables(sentence):
+            if var.replace("[]", "") not in leaves and var not in decl.params:
+                raise ValidationFailed(f"summary[{i}]", f"unknown template variable {{{var}}}; use a projected "
+                                                        "field or a parameter")
     for i, route in enumerate(decl.policy.routes):
         if route not in RETRIEVAL_ROUTES:
             raise ValidationFailed(f"policy.routes[{i}]", f"{route!r} is not a retrieval route; one of "

@@ -10,7 +10,7 @@ from typing import Any
 
 from investigation.state import Answer, Passage
 from investigation.tools.declaration import ToolDeclaration
-from investigation.tools.projection import evidence_text, leaf_values
+from investigation.tools.projection import evidence_text, leaf_values, summary_sentences
 from investigation.tools.templates import render_text
 
 ENGINE_PREFIX = "tool:"
@@ -23,6 +23,11 @@ def tool_engine(name: str) -> str:
 
 def is_tool_engine(engine: str) -> bool:
     return engine.startswith(ENGINE_PREFIX)
+
+
+def tool_query(engine: str) -> str:
+    """The "query" a tool result is filed under (its own group when the evidence is ranked)."""
+    return f"{engine.removeprefix(ENGINE_PREFIX).replace('_', ' ')} (tool)"
 
 
 def args_digest(args: Mapping[str, Any]) -> str:
@@ -42,7 +47,8 @@ def as_passage(decl: ToolDeclaration, document: Mapping[str, Any], args: Mapping
     title = citation_title(decl, document, args, fetched_at)
     digest = args_digest(args)
     return Passage(chunk_id=f"{tool_engine(decl.name)}:{digest}", source_id=f"{tool_engine(decl.name)}:{digest}",
-                   title=title, text=evidence_text(title, document), score=1.0,
+                   title=title, score=1.0,
+                   text=evidence_text(title, document, summary_sentences(decl.summary, document, args)),
                    engine=tool_engine(decl.name), rank=1, url=url)
 
 

@@ -107,12 +107,54 @@ def leaf_values(document: Any) -> dict[str, Any]:
     return values
 
 
+def summary_sentences(templates: Sequence[str], document: Mapping[str, Any], params: Mapping[str, Any],
+                      *, max_items: int = 5) -> list[str]:
+    """Each template rendered with the document's values: once per item of the list it walks (`a[].b`),
+    and skipped wherever a value it names is absent (so a field hidden from this audience never shows)."""
+    out: list[str] = []
+    for template in templates:
+        names = [m.group(1).strip() for m in re.finditer(r"\{([^{}]*)\}", template)]
+        lists = {n.split("[]", 1)[0] for n in names if "[]" in n}
+        rows: list[dict[str, Any]] = []
+        if len(lists) == 1:
+            (head,) = lists
+            items = _at(document, head)
+            for item in (items if isinstance(items, list) else [])[:max_items]:
+                rows.append({n: (_at(item, n.split("[].", 1)[1]) if n.startswith(head + "[].")
+                                 else _value(document, params, n)) for n in names})
+        elif not lists:
+            rows.append({n: _value(document, params, n) for n in names})
+        for row in rows:
+            if all(v is not None and v != "" for v in row.values()):
+                out.append(_fill(template, row))
+    return out
+
+
+def _fill(template: str, row: Mapping[str, Any]) -> str:
+    return re.sub(r"\{([^{}]*)\}", lambda m: str(row[m.group(1).strip()]), template)
+
+
+def _at(node: Any, path: str) -> Any:
+    for part in path.split("."):
+        if not isinstance(node, Mapping):
+            return None
+        node = node.get(part)
+    return node
+
+
+def _value(document: Mapping[str, Any], params: Mapping[str, Any], name: str) -> Any:
+    return params[name] if name in params else _at(document, name)
+
+
 def _label(path: str) -> str:
     return path.replace("_", " ")
 
 
-def evidence_text(title: str, document: Mapping[str, Any]) -> str:
-    """The projected payload as readable evidence: one `field: value` statement per leaf."""
+def evidence_text(title: str, document: Mapping[str, Any], summary: Sequence[str] = ()) -> str:
+    """The projected payload as readable evidence: the declaration's summary sentences when it has any
+    (the tenant's wording of the result), else one `field: value` statement per leaf."""
+    said = " ".join(s.strip() for s in summary)
     parts = [f"{_label(path)}: {value}" for path, value in flatten(document).items()]
-    text = f"{title}. " + "; ".join(parts) + ("." if parts else "no data returned.")
+    facts = "; ".join(parts) + "." if parts else "No data returned."
+    text = said or f"{title}: {facts}"
     return text if len(text) <= MAX_TEXT else text[: MAX_TEXT - 1] + "…"

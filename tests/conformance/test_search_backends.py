@@ -11,7 +11,7 @@ import pytest
 from adapters.search.ingest import SourceDocument, chunk_document, ingest
 from investigation.errors import ValidationFailed
 from investigation.ports import SearchBackend
-from investigation.state import Chunk, Passage
+from investigation.state import Chunk, Passage, Visibility
 from tests.conformance.conftest import BackendSpec
 
 pytestmark = pytest.mark.conformance
@@ -149,6 +149,28 @@ def test_acl_filters_restricted_chunks(loaded: tuple[SearchBackend, str, str]) -
         assert "escalation-runbook" not in hits
         assert "err-4021" in hits  # public chunks stay visible to everyone in the tenant
     assert "escalation-runbook" in everyone
+
+
+def test_visibility_filters_internal_documents_and_a_reingest_takes_effect_at_once(
+    search_backend: SearchBackend, tenant: Tenants
+) -> None:
+    acme = tenant("acme")
+    runbook = SourceDocument(id="credit-runbook", title="Runbook: SLA credit approvals",
+                             text="Approve SLA credits up to 500 dollars without a manager; escalate larger credits.",
+                             visibility=Visibility.INTERNAL)
+    article = SourceDocument(id="credit-article", title="SLA credits",
+                             text="Customers may claim SLA credits within 30 days of the end of the month.")
+    ingest([runbook, article], tenant=acme, backends=[search_backend])
+    query = "SLA credits approvals manager"
+    agent = backend_hits = search_backend.search(acme, query, 10)
+    assert {p.source_id: p.visibility for p in backend_hits} == {
+        "credit-runbook": Visibility.INTERNAL, "credit-article": Visibility.PUBLIC}
+    customer = search_backend.search(acme, query, 10, visibility=[Visibility.PUBLIC])
+    assert ids(customer) == ["credit-article"] and ids(agent) != ids(customer)
+    assert ids(search_backend.search(acme, query, 10, visibility=[Visibility.INTERNAL])) == ["credit-runbook"]
+    # made public: visible to a customer at once
+    ingest([runbook.model_copy(update={"visibility": Visibility.PUBLIC})], tenant=acme, backends=[search_backend])
+    assert "credit-runbook" in ids(search_backend.search(acme, query, 10, visibility=[Visibility.PUBLIC]))
 
 
 def test_reingest_is_idempotent(loaded: tuple[SearchBackend, str, str]) -> None:

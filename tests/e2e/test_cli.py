@@ -34,10 +34,11 @@ def home(tmp_path_factory: pytest.TempPathFactory) -> Path:
     info = json.loads(created.stdout)
     assert info["api_key"].startswith("sk_") and info["webhook_secret"].startswith("whsec_")
     (home / "tenant.json").write_text(created.stdout)
-    ingested = sleuth(home, "ingest", str(KB), "--tenant", "acme")
+    ingested = sleuth(home, "ingest", str(KB), "--tenant", "acme", "--json")
     assert ingested.returncode == 0, ingested.stderr
     report = json.loads(ingested.stdout)
-    assert report["documents"] >= 40 and report["chunks"] >= report["documents"]
+    assert report["documents"] >= 40 and report["new"] == report["documents"]
+    assert report["chunks_written"] >= report["documents"]
     return home
 
 
@@ -48,14 +49,29 @@ def test_duplicate_tenant_and_bad_ingest_are_clear_errors(home: Path, tmp_path: 
     bad.write_text('{"id": "x1", "title": "ok", "text": "fine"}\n{"id": "x2", "title": "no text"}\n')
     failed = sleuth(home, "ingest", str(bad), "--tenant", "acme")
     assert failed.returncode != 0 and "bad.jsonl:2" in failed.stderr and "text" in failed.stderr
-    again = sleuth(home, "ingest", str(KB), "--tenant", "acme")  # idempotent: same counts
+    again = sleuth(home, "ingest", str(KB), "--tenant", "acme")  # nothing changed: nothing written
     assert again.returncode == 0, again.stderr
+    assert "0 new, 0 changed" in again.stdout and "unchanged; nothing to index" in again.stdout, again.stdout
+    assert "\n" not in again.stdout.strip()  # one line, never wrapped when piped
     missing = sleuth(home, "ingest", str(KB), "--tenant", "nobody")
     assert missing.returncode != 0
 
 
+def test_ask_with_nothing_running_answers_in_process(home: Path) -> None:
+    done = sleuth(home, "ask", "What does error ERR_4030 mean?", "--tenant", "acme")
+    assert done.returncode == 0, done.stderr
+    assert "running the steps in this process" in done.stderr
+    assert "Sources:" in done.stdout and "error-codes-reference" in done.stdout
+    assert "{" not in done.stdout.splitlines()[0]  # an answer, not a dict
+    assert not (home / "run" / "redis.sock").exists()
+    # piped: the >80-column notice stays on one line (no wrapping mid-phrase)
+    assert any(line.startswith("no broker") and line.endswith("to go through Celery)")
+               for line in done.stderr.splitlines()), done.stderr
+
+
 def test_ask_starts_its_own_embedded_stack(home: Path) -> None:
-    done = sleuth(home, "ask", "What does error ERR_4030 mean?", "--tenant", "acme", "--json")
+    done = sleuth(home, "ask", "What does error ERR_4030 mean?", "--tenant", "acme", "--json",
+                  "--executor", "queue")
     assert done.returncode == 0, done.stderr
     view = json.loads(done.stdout)
     assert view["status"] == "answered" and view["citations"]

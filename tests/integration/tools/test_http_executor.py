@@ -51,10 +51,10 @@ def test_a_call_returns_only_projected_fields(services: ToolServices) -> None:
 
 
 def test_header_auth_and_query_parameters(services: ToolServices) -> None:
-    result = executor().call(tool(services, "past_tickets"), {"email": "lee@globex.test", "ticket": "T-2002"},
+    result = executor().call(tool(services, "past_tickets"), {"email": "lee@globex.io", "ticket": "T-2002"},
                              secret=TICKETS_TOKEN)
     assert result.ok and (result.document or {})["tickets"][0]["id"] == "T-2002"
-    assert services.calls()[0]["query"] == {"email": "lee@globex.test", "ticket": "T-2002"}
+    assert services.calls()[0]["query"] == {"email": "lee@globex.io", "ticket": "T-2002"}
     assert services.calls()[0]["api_key"] == TICKETS_TOKEN
 
 

@@ -16,13 +16,14 @@ import pytest
 from adapters.search import es_schema
 from adapters.search.elasticsearch import ElasticsearchConfig, ElasticsearchLexical
 from investigation.errors import PermanentError, TransientError, ValidationFailed
-from investigation.state import Chunk
+from investigation.state import Chunk, Visibility
 from tests.unit.adapters.fixtures.http_fake import Exchange, FakeServer, Reply, load, serve
 
 pytestmark = pytest.mark.unit
 
 ALIAS = "sleuth-chunks"
-INDEX = "sleuth-chunks-v1"
+INDEX = "sleuth-chunks-v1"  # what the recorded get_alias fixture names as the current index
+CURRENT = f"sleuth-chunks-v{es_schema.SCHEMA_VERSION}"  # what a first use creates
 MAJOR = elasticsearch.__versionstr__.split(".")[0]
 # Every 2xx answer of a real cluster carries this header; the client refuses to talk to anything else.
 PRODUCT = {"X-Elastic-Product": "Elasticsearch"}
@@ -73,7 +74,7 @@ def backend(server: FakeServer, **overrides: Any) -> ElasticsearchLexical:
 
 def test_first_use_creates_the_versioned_index_with_its_mappings_behind_the_alias(es: FakeServer) -> None:
     es.route("HEAD", f"/_alias/{ALIAS}", Reply(404))
-    es.route("PUT", f"/{INDEX}", Reply(200, load("elasticsearch/create_index.json")))
+    es.route("PUT", f"/{CURRENT}", Reply(200, load("elasticsearch/create_index.json")))
     es.route("POST", f"/{ALIAS}/_count", Reply(200, load("elasticsearch/count.json")))
     b = backend(es, api_key="VnVhQ2ZHY0JDZGJrUW0tZTVhT3g6dWkybHAyYXhUTm1zeWFrdzl0dk5udw==", replicas=0)
 
@@ -89,7 +90,7 @@ def test_first_use_creates_the_versioned_index_with_its_mappings_behind_the_alia
     props = mapping["properties"]
     assert {k: props[k]["type"] for k in props} == {
         "tenant_id": "keyword", "chunk_id": "keyword", "source_id": "keyword", "title": "text", "text": "text",
-        "url": "keyword", "acl": "keyword", "updated_at": "date", "position": "integer"}
+        "url": "keyword", "acl": "keyword", "visibility": "keyword", "updated_at": "date", "position": "integer"}
     assert props["text"]["analyzer"] == props["title"]["analyzer"] == "english"
     assert props["title"]["fields"]["keyword"]["type"] == "keyword"
     assert props["text"]["fields"]["ids"]["analyzer"] == "sleuth_identifier"
@@ -102,7 +103,7 @@ def test_first_use_creates_the_versioned_index_with_its_mappings_behind_the_alia
 
 def test_a_concurrent_creator_winning_the_race_is_not_an_error(es: FakeServer) -> None:
     es.route("HEAD", f"/_alias/{ALIAS}", Reply(404))
-    es.route("PUT", f"/{INDEX}", Reply(400, load("elasticsearch/index_already_exists_400.json")))
+    es.route("PUT", f"/{CURRENT}", Reply(400, load("elasticsearch/index_already_exists_400.json")))
     es.route("POST", f"/{ALIAS}/_count", Reply(200, load("elasticsearch/count.json")))
     assert backend(es).count("acme") == 9
 
@@ -126,7 +127,7 @@ def test_bulk_ingest_sends_ndjson_index_actions_in_chunks(ready: FakeServer) -> 
     assert action == {"index": {"_index": ALIAS, "_id": es_schema.doc_id("acme", "a#0")}}
     assert source == {"tenant_id": "acme", "chunk_id": "a#0", "source_id": "a", "title": "Title of a",
                       "text": "Text of a part 0", "acl": ["group:l2"], "position": 0, "url": "https://kb/a",
-                      "updated_at": "2024-05-01T00:00:00Z"}
+                      "updated_at": "2024-05-01T00:00:00Z", "visibility": "public"}
     public = first.ndjson()[3]
     assert public["acl"] == [es_schema.PUBLIC] and "url" not in public and "updated_at" not in public
 
@@ -204,6 +205,20 @@ def test_an_empty_acl_sees_public_chunks_only(ready: FakeServer) -> None:
     backend(ready).search("acme", "password", 2, acl=[])
     body = ready.requests("POST", f"/{ALIAS}/_search")[0].json()
     assert body["query"]["bool"]["filter"][1] == {"terms": {"acl": [es_schema.PUBLIC]}}
+
+
+def test_a_customer_search_filters_by_visibility_and_passages_carry_it(ready: FakeServer) -> None:
+    found = load("elasticsearch/search.json")
+    found["hits"]["hits"][0]["_source"]["visibility"] = "internal"
+    ready.route("POST", f"/{ALIAS}/_search", Reply(200, found))
+    passages = backend(ready).search("acme", "password", 2, acl=[], visibility=[Visibility.PUBLIC])
+    body = ready.requests("POST", f"/{ALIAS}/_search")[0].json()
+    assert body["query"]["bool"]["filter"] == [{"term": {"tenant_id": "acme"}},
+                                               {"terms": {"acl": [es_schema.PUBLIC]}},
+                                               {"terms": {"visibility": ["public"]}}]
+    assert "visibility" in body["_source"]
+    assert passages[0].visibility is Visibility.INTERNAL  # what the engine returned is reported as is
+    assert all(p.visibility is Visibility.PUBLIC for p in passages[1:])  # a chunk without one: public
 
 
 @pytest.mark.parametrize("query", ["", "   ", "\n\t"])

@@ -199,3 +199,27 @@ def test_ingest_requires_a_tenant(tmp_path: Path) -> None:
     with pytest.raises(ValidationFailed) as caught:
         ingest([SourceDocument(**GOOD[0])], tenant=" ", backends=[EmbeddedBM25(tmp_path)])
     assert caught.value.field == "tenant"
+
+
+def test_visibility_from_a_jsonl_field_and_from_markdown_or_text_front_matter(tmp_path: Path) -> None:
+    (tmp_path / "kb.jsonl").write_text(
+        json.dumps({"id": "rb", "title": "Runbook", "text": "Staff only.", "visibility": "internal"}) + "\n"
+        + json.dumps({"id": "faq", "title": "FAQ", "text": "Anyone."}) + "\n", encoding="utf-8")
+    (tmp_path / "escalation.md").write_text("---\nvisibility: internal\nacl: [staff, tier2]\n---\n"
+                                            "# Escalations\n\nPage the on-call.\n", encoding="utf-8")
+    (tmp_path / "notes.txt").write_text("---\nvisibility: public\n---\nRelease notes\nAll good.\n",
+                                        encoding="utf-8")
+    docs = {d.id: d for d in load_documents([tmp_path])}
+    assert {k: d.visibility.value for k, d in docs.items()} == {
+        "rb": "internal", "faq": "public", "escalation": "internal", "notes": "public"}
+    assert docs["escalation"].title == "Escalations" and docs["escalation"].acl == ("staff", "tier2")
+    assert "---" not in docs["escalation"].text and "visibility" not in docs["notes"].text
+    assert {c.visibility.value for c in chunk_document(docs["rb"])} == {"internal"}
+
+
+def test_an_unknown_visibility_is_rejected_with_its_place(tmp_path: Path) -> None:
+    (tmp_path / "kb.jsonl").write_text(json.dumps({"id": "x", "title": "X", "text": "t", "visibility": "secret"}),
+                                       encoding="utf-8")
+    with pytest.raises(ValidationFailed) as caught:
+        load_documents([tmp_path / "kb.jsonl"])
+    assert "kb.jsonl:1: visibility" in str(caught.value)

@@ -18,7 +18,7 @@ from adapters.search import weaviate_schema as schema
 from adapters.search.embedded_vector import chunk_embedding_text
 from adapters.search.weaviate import WeaviateConfig, WeaviateVector
 from investigation.errors import PermanentError, TransientError, ValidationFailed
-from investigation.state import Chunk
+from investigation.state import Chunk, Visibility
 from tests.unit.adapters.fixtures import weaviate_fake as wf
 from tests.unit.adapters.fixtures.http_fake import Reply, load
 
@@ -211,6 +211,21 @@ def test_near_vector_search_filters_by_acl_inside_the_tenant(
     assert {p.engine for p in passages} == {"weaviate"}
     assert passages[0].url is None and passages[1].url == "https://help.acme.test/reset-password"
     assert passages[0].text == HITS[0]["text"]
+
+
+def test_a_customer_search_filters_by_acl_and_visibility_together(
+    known: wf.WeaviateFake, vec: WeaviateVector
+) -> None:
+    known.reply("Search", wf.search_reply([{**HITS[0], "visibility": "internal"}, HITS[1]]))
+    passages = vec.search("acme", "mailbox sync error", 5, acl=[], visibility=[Visibility.PUBLIC])
+    request = known.grpc_calls("Search")[0].request
+    assert request.filters.operator == request.filters.OPERATOR_AND
+    acl, visibility = request.filters.filters
+    assert acl.target.property == "acl" and list(acl.value_text_array.values) == [schema.PUBLIC]
+    assert visibility.target.property == "visibility"
+    assert list(visibility.value_text_array.values) == ["public"]
+    assert "visibility" in set(request.properties.non_ref_properties)
+    assert [p.visibility for p in passages] == [Visibility.INTERNAL, Visibility.PUBLIC]
 
 
 def test_search_without_acl_sends_no_filter(known: wf.WeaviateFake, vec: WeaviateVector) -> None:

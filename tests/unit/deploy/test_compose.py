@@ -20,9 +20,9 @@ pytestmark = pytest.mark.unit
 
 COMPOSE = ROOT / "docker-compose.yml"
 ENGINES = {"redis", "postgres", "elasticsearch", "weaviate", "mailpit"}
-APP = {"api", "worker-plan", "worker-retrieve", "worker-llm", "worker-deliver", "beat", "flower"}
+APP = {"api", "worker-plan", "worker-retrieve", "worker-llm", "worker-deliver", "worker-tools", "beat", "flower"}
 WORKER_GROUPS = {"worker-plan": {"plan"}, "worker-retrieve": {"retrieve", "reduce"}, "worker-llm": {"llm"},
-                 "worker-deliver": {"deliver"}}
+                 "worker-deliver": {"deliver"}, "worker-tools": {"tools"}}
 _VAR = re.compile(r"\$\{(\w+)(?::?-([^}]*))?\}")
 
 

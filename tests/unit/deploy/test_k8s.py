@@ -22,7 +22,8 @@ pytestmark = pytest.mark.unit
 BASE = ROOT / "k8s" / "base"
 OVERLAY = ROOT / "k8s" / "overlays" / "example"
 WORKERS = {"sleuth-worker-plan": {"plan"}, "sleuth-worker-retrieve": {"retrieve", "reduce"},
-           "sleuth-worker-llm": {"llm"}, "sleuth-worker-deliver": {"deliver"}}
+           "sleuth-worker-llm": {"llm"}, "sleuth-worker-deliver": {"deliver"},
+           "sleuth-worker-tools": {"tools"}}
 DEPLOYMENTS = {"sleuth-api", "sleuth-beat", "sleuth-flower", *WORKERS}
 
 

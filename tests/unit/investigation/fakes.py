@@ -6,7 +6,7 @@ import hashlib
 import math
 from collections.abc import Sequence
 
-from investigation.state import Evidence, Grade, Passage
+from investigation.state import Evidence, Grade, Passage, Visibility
 from investigation.text import content_words, stem
 
 
@@ -29,12 +29,12 @@ class BagOfWordsEmbedder:
 
 
 def passage(chunk_id: str, title: str, text: str, *, engine: str = "bm25", rank: int = 1,
-            score: float = 1.0) -> Passage:
+            score: float = 1.0, visibility: Visibility = Visibility.PUBLIC) -> Passage:
     return Passage(chunk_id=chunk_id, source_id=chunk_id.split("#")[0], title=title, text=text,
-                   score=score, engine=engine, rank=rank)
+                   score=score, engine=engine, rank=rank, visibility=visibility)
 
 
 def evidence(chunk_id: str, title: str, text: str, *, grade: Grade = Grade.CORRECT, score: float = 0.7,
-             hop: int = 1, query: str = "q") -> Evidence:
+             hop: int = 1, query: str = "q", visibility: Visibility = Visibility.PUBLIC) -> Evidence:
     return Evidence(id=f"ev_{chunk_id}", chunk_id=chunk_id, source_id=chunk_id.split("#")[0], title=title,
-                    text=text, score=score, grade=grade, hop=hop, query=query)
+                    text=text, score=score, grade=grade, hop=hop, query=query, visibility=visibility)

@@ -65,5 +65,5 @@ def tickets(base: str = BASE, **overrides: Any) -> dict[str, Any]:
     return decl
 
 
-CONTEXT = {"requester": {"email": "dana@acme.test", "name": "Dana"}, "account_id": "acct-42",
+CONTEXT = {"requester": {"email": "dana@acme.io", "name": "Dana"}, "account_id": "acct-42",
            "ticket_id": "T-1001", "attributes": {"region": "eu"}}

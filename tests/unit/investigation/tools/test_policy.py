@@ -32,9 +32,9 @@ def test_arguments_come_from_the_context() -> None:
 
 def test_a_question_parameter_is_extracted_and_validated() -> None:
     args = resolve_arguments(TICKETS, scope("Did you already answer T-2002?", audience="agent"))
-    assert args == {"email": "dana@acme.test", "ticket": "T-2002"}
+    assert args == {"email": "dana@acme.io", "ticket": "T-2002"}
     assert resolve_arguments(TICKETS, scope("Did you answer this before?", audience="agent")) == {
-        "email": "dana@acme.test"}
+        "email": "dana@acme.io"}
 
 
 def test_two_candidate_values_are_refused_not_guessed() -> None:
@@ -59,7 +59,7 @@ def test_a_question_about_another_account_is_refused() -> None:
 
 
 def test_missing_required_context_is_refused() -> None:
-    context = {"requester": {"email": "dana@acme.test"}}
+    context = {"requester": {"email": "dana@acme.io"}}
     with pytest.raises(ToolRefused, match="account_id"):
         resolve_arguments(BILLING, scope(context=context))
 

@@ -1,0 +1,184 @@
+"""The tool steps of a hop: choose the tools a hop calls (under the role policy), call one tool as a
+retrieval slot of the hop's chord, and read back the gaps an answer must admit.
+
+Arguments are never task arguments: the tool task gets (investigation, hop, tool name) and re-derives
+the arguments from the stored context and question under the policy, so a redelivered task, a Flower
+screen or a retrieved passage can neither see nor change them.
+"""
+
+from __future__ import annotations
+
+import time
+from datetime import UTC, datetime
+from typing import Any
+
+from adapters.tools.http import HttpToolExecutor
+from adapters.tools.outbound import guard_for, guarded_transport
+from adapters.tools.registry import StoredTool, by_name, load_tools, unseal
+from bootstrap import Services
+from investigation.errors import SleuthError, ToolRefused
+from investigation.tools.evidence import as_passage, is_tool_engine, tool_engine, tool_query
+from investigation.tools.policy import CallScope, refusal, resolve_arguments
+from investigation.tools.projection import project
+from investigation.tools.selection import choose, relevance
+from storage import repositories as repo
+from storage.models import Investigation
+from storage.tool_state import ToolState
+
+
+def _scope(inv: Investigation) -> CallScope:
+    return CallScope(route=inv.route or "lookup", audience=inv.audience or "agent", question=inv.question,
+                     context=dict(inv.context or {}))
+
+
+def _event(services: Services, inv_id: str, step_key: str, kind: str, hop: int, **data: Any) -> None:
+    with services.session() as session:
+        repo.add_event(session, investigation_id=inv_id, step_key=step_key, kind=kind, hop=hop, data=data)
+
+
+def _state(services: Services) -> ToolState:
+    return ToolState(services.redis, services.settings.redis_prefix)
+
+
+def plan_tools(services: Services, inv_id: str, hop: int) -> list[dict[str, Any]]:
+    """The tools hop `hop` calls: relevant, inside policy, not called before; refusals are traced."""
+    limit = services.settings.tools_per_hop
+    if limit <= 0:
+        return []
+    with services.session() as session:
+        inv = repo.get_investigation(session, investigation_id=inv_id)
+        tools = load_tools(session, tenant_id=inv.tenant_id)
+        called = {t["name"] for h in repo.list_hops(session, investigation_id=inv_id) if h.number < hop
+                  for t in (h.tools or [])}
+    if not tools:
+        return []
+    scope = _scope(inv)
+    similarity = _similarities(services, scope.question, tools)
+    allowed, refused = [], []
+    for tool in tools:
+        decl = tool.declaration
+        if relevance(scope.question, decl, similarity.get(decl.name)) < 0.3 or decl.name in called:
+            continue  # not a candidate: nothing to refuse
+        try:
+            reason = refusal(decl, scope)
+            if reason:
+                raise ToolRefused(decl.name, reason)
+            resolve_arguments(decl, scope)
+            allowed.append(tool)
+        except ToolRefused as exc:
+            refused.append({"tool": decl.name, "reason": exc.reason})
+    state = _state(services)
+    cached = {t.declaration.name for t in allowed if _cached(state, inv.tenant_id, t, scope)}
+    chosen = choose(scope.question, hop, [t.declaration for t in allowed], called=called, cached=cached,
+                    similarity=similarity, limit=limit)
+    planned = [{"name": c.name, "relevance": c.relevance, "reason": c.reason} for c in chosen]
+    for item in refused:
+        _event(services, inv_id, f"tool-refused:{hop}:{item['tool']}", "tool_refused", hop, **item)
+    return planned
+
+
+def _similarities(services: Services, question: str, tools: list[StoredTool]) -> dict[str, float]:
+    """Cosine similarity of the question and each tool's description (the local embedder)."""
+    from adapters.search.embedder import embed_matrix
+
+    texts = [question, *(f"{t.declaration.display_name}: {t.declaration.description}" for t in tools)]
+    matrix = embed_matrix(services.embedder, texts, persist=False)
+    scores = matrix[1:] @ matrix[0]
+    return {t.declaration.name: float(score) for t, score in zip(tools, scores, strict=True)}
+
+
+def _cached(state: ToolState, tenant: str, tool: StoredTool, scope: CallScope) -> bool:
+    try:
+        args = resolve_arguments(tool.declaration, scope)
+    except ToolRefused:
+        return False
+    return state.cached(tenant, tool.declaration.name, ToolState.digest(tool.revision, args, "agent"))
+
+
+def tool_slots(tools: list[dict[str, Any]]) -> tuple[tuple[int, str], ...]:
+    """The chord slots of a hop's tools: (0, "tool:<name>")."""
+    return tuple((0, tool_engine(str(t["name"]))) for t in tools)
+
+
+def call_tool(services: Services, inv_id: str, hop: int, name: str) -> dict[str, Any]:
+    """One tool call of a hop. Its projected result (or its error) is parked in Redis for the reducer."""
+    slot = f"0:{tool_engine(name)}"
+    stored = services.state.load_hit(inv_id, hop, slot)
+    if stored is not None:
+        return {"slot": slot, "hits": len(stored.get("passages", [])), "error": stored.get("error")}
+    with services.session() as session:
+        inv = repo.get_investigation(session, investigation_id=inv_id)
+        tenant = repo.get_tenant(session, tenant_id=inv.tenant_id)
+        tool = by_name(load_tools(session, tenant_id=inv.tenant_id)).get(name)
+        allow_hosts = list(tenant.allowed_hosts or [])
+    scope = _scope(inv)
+    # Its own "query": a tool result is ranked as the leader of its own group, not against the documents.
+    payload: dict[str, Any] = {"query": tool_query(tool_engine(name)), "engine": tool_engine(name), "passages": [],
+                               "error": None, "cached": False, "ms": 0.0, "tool": name}
+    trace: dict[str, Any] = {"tool": name, "status_code": None, "attempts": 0}
+    started = time.perf_counter()
+    try:
+        if tool is None:
+            raise ToolRefused(name, "the tool was removed")
+        decl = tool.declaration
+        args = resolve_arguments(decl, scope)  # the policy again, at call time: never trust the plan alone
+        trace["args"] = args
+        state = _state(services)
+        digest = ToolState.digest(tool.revision, args, "agent")
+        document = state.cache_get(inv.tenant_id, name, digest)
+        if document is not None:
+            payload["cached"] = True
+        elif time.time() > services.state.usage(inv_id).get("deadline_ts", float("inf")):
+            payload["error"] = "deadline"
+        elif not services.state.charge(inv_id, "retrieval_calls", 1):
+            payload["error"] = "retrieval_budget"
+        elif not state.allow(inv.tenant_id, name):
+            payload["error"] = "circuit open after repeated failures"
+        else:
+            guard = guard_for(allow_hosts, allow_private=services.settings.tools_allow_private)
+            result = HttpToolExecutor(transport=guarded_transport(guard)).call(
+                decl, args, secret=unseal(services.settings, tool))
+            trace.update(status_code=result.status_code, attempts=result.attempts)
+            if result.ok or result.retryable:
+                trace["breaker"] = state.record(inv.tenant_id, name, ok=result.ok)
+            if result.ok and result.document is not None:
+                document = result.document
+                state.cache_set(inv.tenant_id, name, digest, document, decl.cache_ttl)
+            else:
+                payload["error"] = result.error
+        if document is not None:
+            visible = project(document, decl.fields_for(scope.audience))
+            fetched = datetime.now(UTC).strftime("%H:%M")
+            passage = as_passage(decl, visible, args, fetched)
+            payload["passages"] = [passage.model_dump(mode="json")]
+            trace.update(title=passage.title, payload=visible)
+    except ToolRefused as exc:
+        payload["error"] = f"refused: {exc.reason}"
+        trace["refused"] = exc.reason
+    except SleuthError as exc:  # e.g. a secret that no longer decrypts: a gap, not a crash
+        payload["error"] = f"{type(exc).__name__}: {exc}"
+    payload["ms"] = round((time.perf_counter() - started) * 1000, 2)
+    services.state.store_hits(inv_id, hop, slot, payload)
+    _event(services, inv_id, f"tool:{hop}:{name}", "tool_refused" if "refused" in trace else "tool_call", hop,
+           ms=payload["ms"], cached=payload["cached"], error=payload["error"], **trace)
+    return {"slot": slot, "hits": len(payload["passages"]), "error": payload["error"]}
+
+
+def gaps(services: Services, inv_id: str) -> list[str]:
+    """The sentences an answer adds for tool calls that failed (refusals are traced, not admitted)."""
+    with services.session() as session:
+        inv = repo.get_investigation(session, investigation_id=inv_id)
+        events = [e for e in repo.list_events(session, investigation_id=inv_id) if e.kind == "tool_call"]
+        tools = by_name(load_tools(session, tenant_id=inv.tenant_id))
+    out = []
+    for event in events:
+        error = event.data.get("error")
+        name = str(event.data.get("tool"))
+        if error and name in tools:
+            out.append(tools[name].declaration.gap_sentence(str(error)))
+        elif error:
+            out.append(f"I could not reach the {name.replace('_', ' ')} system ({error}).")
+    return out
+
+
+__all__ = ["call_tool", "gaps", "is_tool_engine", "plan_tools", "tool_query", "tool_slots"]

@@ -1,0 +1,77 @@
+"""`sleuth flower` finds a running `sleuth up` (its run file) like `ask` does; off loopback it wants auth."""
+
+from __future__ import annotations
+
+import json
+import os
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import httpx
+import pytest
+
+from cli.flower import flower_argv, is_loopback
+from config.settings import Settings
+
+pytestmark = pytest.mark.integration
+
+
+def _port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def _get(url: str, timeout: float = 60, **kw: object) -> httpx.Response:
+    deadline = time.monotonic() + timeout
+    while True:
+        try:
+            return httpx.get(url, timeout=2, **kw)  # type: ignore[arg-type]
+        except httpx.HTTPError:
+            if time.monotonic() > deadline:
+                raise
+            time.sleep(0.3)
+
+
+def test_flower_argv_requires_auth_off_loopback() -> None:
+    settings = Settings()
+    assert is_loopback("127.0.0.1") and is_loopback("::1") and is_loopback("localhost")
+    assert not is_loopback("0.0.0.0") and not is_loopback("")
+    argv, generated = flower_argv(settings, port=5555, address="127.0.0.1", basic_auth=None)
+    assert generated is None and not any(a.startswith("--basic-auth") for a in argv)
+    argv, generated = flower_argv(settings, port=5555, address="0.0.0.0", basic_auth=None)
+    assert generated is not None and f"--basic-auth={generated[0]}:{generated[1]}" in argv
+    argv, generated = flower_argv(Settings(flower_basic_auth="ops:pw"), port=1, address="0.0.0.0",
+                                  basic_auth=None)
+    assert generated is None and "--basic-auth=ops:pw" in argv
+
+
+def test_flower_finds_a_running_stack_of_the_same_home(tmp_path: Path, redis_url: str,
+                                                        redis_prefix: str) -> None:
+    home = tmp_path / "home"
+    (home / "run").mkdir(parents=True)
+    # What `sleuth up` leaves while it runs: its pid (this test process is alive) and its Redis.
+    (home / "run" / "up.json").write_text(json.dumps({"pid": os.getpid(), "redis_url": redis_url}))
+    env = {k: v for k, v in os.environ.items() if not k.startswith("SLEUTH_")}
+    env.update(SLEUTH_HOME=str(home), SLEUTH_REDIS_PREFIX=redis_prefix)
+    port = _port()
+    proc = subprocess.Popen([sys.executable, "-m", "cli.main", "flower", "--port", str(port)], env=env,
+                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, start_new_session=True)
+    try:
+        page = _get(f"http://127.0.0.1:{port}/")
+        assert page.status_code == 200 and "Flower" in page.text
+    finally:
+        proc.terminate()
+        out = proc.communicate(timeout=20)[0].decode()
+    assert "create_celery needs" not in out
+
+
+def test_flower_without_any_broker_says_what_to_do(tmp_path: Path) -> None:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("SLEUTH_")}
+    env["SLEUTH_HOME"] = str(tmp_path / "nothing")
+    done = subprocess.run([sys.executable, "-m", "cli.main", "flower"], env=env, capture_output=True,
+                          text=True, timeout=60, check=False)
+    assert done.returncode != 0 and "sleuth up" in done.stderr and "Traceback" not in done.stderr
