@@ -14,6 +14,7 @@ from rich.console import Console
 from bootstrap import Services
 from cli import processes, render
 from cli.commands import create_and_launch, ingest_summary, run_ingest, wait_for
+from cli.tool_services import ToolServices, register_samples
 from config.settings import Settings
 from investigation.errors import NotFound
 
@@ -59,7 +60,10 @@ def _tenant(services: Services, console: Console) -> tuple[str, str]:
 
 def run_demo(settings: Settings, *, console: Console) -> None:
     services = Services(settings)
-    _, secret = _tenant(services, console)
+    tenant_id, secret = _tenant(services, console)
+    tool_api = ToolServices()  # the tenant's own account/billing, status and tickets APIs, on 127.0.0.1
+    tools = register_samples(services, tenant_id, tool_api.base)
+    console.print(f"   tools declared: {', '.join(tools)} (examples/tools/, on {tool_api.base})")
     kb = EXAMPLES / "kb"
     console.print(f"[bold]1. ingest[/bold] {kb}")
     report = run_ingest(settings, [kb], DEMO_TENANT, console=console)
@@ -75,7 +79,8 @@ def run_demo(settings: Settings, *, console: Console) -> None:
     with processes.queue_stack(settings) as live:
         live_services = Services(live)
         console.print(f"[bold]3. investigate[/bold] {len(questions)} questions through the queue")
-        ids = [create_and_launch(live_services, DEMO_TENANT, q["question"], "agentic", callback)
+        ids = [create_and_launch(live_services, DEMO_TENANT, q["question"], "agentic", callback,
+                                 audience=q.get("audience", "agent"), context=q.get("context"))
                for q in questions]
         for q, inv_id in zip(questions, ids):
             view = wait_for(live_services, inv_id, timeout=300)
@@ -84,6 +89,7 @@ def run_demo(settings: Settings, *, console: Console) -> None:
             print(f"-- trace: {render.trace_summary(view)}  (`sleuth trace {inv_id}` opens the trace page)")
         _wait_deliveries(len(ids))
     server.shutdown()
+    tool_api.close()
     verified = sum(r["verified"] for r in _Receiver.received)
     print(f"\nwebhooks received: {len(_Receiver.received)}, signatures verified: {verified}")
 
