@@ -101,7 +101,7 @@ def run_demo(settings: Settings, *, console: Console) -> None:
     # The first question is also answered by e-mail (a callback list: each delivered exactly once).
     first_callback: list[dict[str, Any]] = [callback, {"type": "email", "channel": DEMO_MAIL, "to": [AGENT]}]
     console.print("[bold]2. start[/bold] embedded Redis + a Celery worker process (queues: "
-                  "plan, retrieve, reduce, llm, deliver)")
+                  "plan, retrieve, reduce, llm, deliver, tools)")
     with processes.queue_stack(settings) as live:
         live_services = Services(live)
         console.print(f"[bold]3. investigate[/bold] {len(questions)} questions through the queue")
