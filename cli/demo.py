@@ -102,11 +102,12 @@ def run_demo(settings: Settings, *, console: Console) -> None:
         live_services = Services(live)
         console.print(f"[bold]3. investigate[/bold] {len(questions)} questions through the queue")
         ids = [create_and_launch(live_services, DEMO_TENANT, q["question"], "agentic",
-                                 first_callback if i == 0 else callback)
+                                 first_callback if i == 0 else callback, audience=q.get("audience", "agent"))
                for i, q in enumerate(questions)]
         for q, inv_id in zip(questions, ids):
             view = wait_for(live_services, inv_id, timeout=300)
-            print(f"\n=== [{q.get('kind', '?')}] {q['question']}")
+            audience = f" · asked for a {q['audience']}" if q.get("audience") else ""
+            print(f"\n=== [{q.get('kind', '?')}{audience}] {q['question']}")
             print(render.answer_block(view))
             print(f"-- trace: {render.trace_summary(view)}  (`sleuth trace {inv_id}` opens the trace page)")
         _wait_deliveries(len(ids))
