@@ -94,6 +94,7 @@ _TOOL_RECORD_PRIOR = 0.25
 
 def _candidates(question: str, evidence: Sequence[Evidence]) -> list[_Candidate]:
     out: list[_Candidate] = []
+    asked = content_stems(question)
     for index, e in enumerate(evidence):
         # The selection ranked the evidence (links and bridges included): its leaders count fully even when
         # their grade against the original question is low (the second hop of a chain often is).
@@ -107,7 +108,7 @@ def _candidates(question: str, evidence: Sequence[Evidence]) -> list[_Candidate]
                 continue
             stems = frozenset(content_stems(f"{text} {unit.section}") | content_stems(e.title))
             # A tool's record of the requester's own account says what no general article can.
-            own = _TOOL_RECORD_PRIOR if e.source_id.startswith("tool:") else 0.0
+            own = _TOOL_RECORD_PRIOR if e.source_id.startswith("tool:") and stems & asked else 0.0
             out.append(_Candidate(index, position, text, stems, weight,
                                   0.05 * e.score - 0.005 * index - 0.003 * position + own))
     return out

@@ -39,7 +39,7 @@ def test_view_is_the_public_json(api: Api) -> None:
     view = api.client.get(f"/v1/investigations/{inv_id}", headers=api.auth()).json()
     assert view["id"] == inv_id and view["status"] == "answered" and view["answer"] == "Frankfurt [1]."
     assert view["citations"] == [{"marker": 1, "evidence_id": "e1", "source_id": "frankfurt",
-                                  "title": "Frankfurt"}]
+                                  "title": "Frankfurt", "internal": False}]
     for key in ("route", "evidence", "subqueries", "hops", "retrieval_calls", "stop_reason", "deliveries"):
         assert key in view
 
