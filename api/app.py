@@ -9,7 +9,7 @@ from fastapi import FastAPI
 from fastapi.openapi.utils import get_openapi
 
 from api import docs_offline, errors, log_redaction
-from api.routes import deliveries, health, investigations, metrics, tools, trace
+from api.routes import console, deliveries, health, investigations, metrics, tools, trace
 from api.schemas import InvestigationCreate
 from bootstrap import Services
 from config.settings import Settings, get_settings
@@ -63,16 +63,28 @@ def create_app(
         docs_url=None, redoc_url=None,
     )
     docs_offline.install(app)
+    _static_console(app)
     _observe(services)
     app.state.services = services
     app.state.launcher = launcher or queue.launch
     app.state.redeliverer = redeliverer or queue.redeliver
     errors.install(app)
     log_redaction.install()
-    for module in (investigations, deliveries, tools, trace, health, metrics):
+    for module in (investigations, deliveries, tools, trace, console, health, metrics):
         app.include_router(module.router)
     _add_manual_schemas(app)
     return app
+
+
+def _static_console(app: FastAPI) -> None:
+    """The operator pages' stylesheet and script (no CDN, no inline code)."""
+    from pathlib import Path
+
+    from fastapi.staticfiles import StaticFiles
+
+    from api.pages import STATIC
+
+    app.mount(STATIC, StaticFiles(directory=Path(__file__).resolve().parent / "static"), name="console")
 
 
 def _observe(services: Services) -> None:
