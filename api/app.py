@@ -9,7 +9,7 @@ from fastapi import FastAPI
 from fastapi.openapi.utils import get_openapi
 
 from api import docs_offline, errors, log_redaction
-from api.routes import console, deliveries, health, investigations, metrics, tools, trace
+from api.routes import channels, console, deliveries, health, hooks, investigations, metrics, tools, trace
 from api.schemas import InvestigationCreate
 from bootstrap import Services
 from config.settings import Settings, get_settings
@@ -70,7 +70,7 @@ def create_app(
     app.state.redeliverer = redeliverer or queue.redeliver
     errors.install(app)
     log_redaction.install()
-    for module in (investigations, deliveries, tools, trace, console, health, metrics):
+    for module in (investigations, deliveries, channels, hooks, tools, trace, console, health, metrics):
         app.include_router(module.router)
     _add_manual_schemas(app)
     return app

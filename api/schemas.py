@@ -11,8 +11,10 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict
 
 from app.requests import BudgetOverride, InvestigationRequest, WebhookCallback
+from storage.views import CitationPublic, EvidencePublic, InvestigationPublic
 
-__all__ = ["BudgetOverride", "InvestigationCreate", "InvestigationRequest", "WebhookCallback"]
+__all__ = ["BudgetOverride", "CitationPublic", "EvidencePublic", "InvestigationCreate", "InvestigationPublic",
+           "InvestigationRequest", "WebhookCallback"]
 
 
 # What a client may send is defined once, in the application layer, for every way in.
@@ -21,40 +23,6 @@ InvestigationCreate = InvestigationRequest
 
 class _Open(BaseModel):
     model_config = ConfigDict(extra="allow")
-
-
-class CitationPublic(_Open):
-    marker: int
-    evidence_id: str
-    source_id: str
-    title: str
-
-
-class EvidencePublic(_Open):
-    id: str
-    source_id: str
-    title: str
-    text: str
-    score: float
-    grade: str
-    hop: int
-    query: str
-
-
-class InvestigationPublic(_Open):
-    """THE public view of an investigation (also the webhook payload)."""
-
-    id: str
-    status: str
-    route: str | None = None
-    answer: str | None = None
-    citations: list[CitationPublic] = []
-    evidence: list[EvidencePublic] = []
-    subqueries: list[Any] = []
-    hops: int = 0
-    retrieval_calls: int = 0
-    stop_reason: str | None = None
-    deliveries: list[Any] = []
 
 
 class TraceEventPublic(_Open):
@@ -91,6 +59,10 @@ class DeliveryDetail(DeliveryPublic):
 
 class DeliveryList(BaseModel):
     id: str
+    deliveries: list[DeliveryDetail]
+
+
+class DeliveryPage(BaseModel):
     deliveries: list[DeliveryPublic]
 
 

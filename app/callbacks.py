@@ -1,31 +1,74 @@
-"""Where an answer may be sent: the checks every callback passes at intake (and again at send time)."""
+"""Where an answer may be sent: the checks every callback passes at intake (send time checks again).
+
+A callback is one object or a list. Each webhook URL, and the endpoint of each named channel (its SMTP
+host or helpdesk base URL), must pass the tenant's outbound guard (`adapters.delivery.outbound`:
+private, loopback, link-local, multicast and reserved addresses refused unless the tenant's allowlist
+names the host); each named channel must exist, belong to the tenant, and be of the callback's type.
+The checked callback carries the channel's id, so a later rename cannot redirect a delivery.
+"""
 
 from __future__ import annotations
 
-import ipaddress
 from typing import Any
-from urllib.parse import urlsplit
 
+from adapters.delivery.channels import target_endpoint
+from adapters.delivery.outbound import OutboundGuard, OutboundRefused
+from bootstrap import Services
 from config.settings import Settings
-from investigation.errors import ValidationFailed
+from investigation.errors import NotFound, ValidationFailed
+from storage import repositories as repo
+from storage.models import Tenant
+
+CHANNEL_TYPES = {"email": "smtp", "zendesk": "zendesk", "freshdesk": "freshdesk"}
 
 
-def check_callback(callback: dict[str, Any], settings: Settings, *, field: str = "callback") -> None:
-    """Refuse a callback Sleuth must not call (ValidationFailed naming the field)."""
-    if callback.get("type") == "webhook":
-        check_callback_host(str(callback["url"]), settings, field=f"{field}.url")
+def guard_for(tenant: Tenant, settings: Settings) -> OutboundGuard:
+    """The tenant's outbound policy."""
+    return OutboundGuard.for_hosts(tenant.allowed_hosts or [], allow_private=settings.webhook_allow_private)
 
 
-def check_callback_host(url: str, settings: Settings, *, field: str = "callback.url") -> None:
-    """Refuse loopback/private callback hosts unless ``settings.webhook_allow_private`` (SSRF guard)."""
-    if settings.webhook_allow_private:
-        return
-    host = urlsplit(url).hostname or ""
-    if host == "localhost" or host.endswith(".localhost"):
-        raise ValidationFailed(field, "private or loopback hosts are not allowed")
+def check_callbacks(services: Services, callback: dict[str, Any] | list[dict[str, Any]], *, tenant: Tenant,
+                    field: str = "callback") -> dict[str, Any] | list[dict[str, Any]]:
+    """The callback(s) as they will be stored (channel ids added); ValidationFailed naming the field."""
+    guard = guard_for(tenant, services.settings)
+    if isinstance(callback, dict):
+        return check_callback(services, callback, tenant=tenant, guard=guard, field=field)
+    return [check_callback(services, entry, tenant=tenant, guard=guard, field=f"{field}.{i}")
+            for i, entry in enumerate(callback)]
+
+
+def check_callback(services: Services, callback: dict[str, Any], *, tenant: Tenant, guard: OutboundGuard,
+                   field: str = "callback") -> dict[str, Any]:
+    """One callback: refuse a target Sleuth must not call, or a channel the tenant does not have."""
+    kind = callback.get("type")
+    if kind == "webhook":
+        try:
+            guard.check_url(str(callback["url"]))
+        except OutboundRefused as exc:
+            raise ValidationFailed(f"{field}.url", str(exc)) from None
+        return dict(callback)
+    expected = CHANNEL_TYPES.get(str(kind))
+    if expected is None:
+        raise ValidationFailed(f"{field}.type", "must be webhook, email, zendesk or freshdesk")
+    with services.session() as session:
+        try:
+            channel = repo.get_channel(session, tenant_id=tenant.id, name=str(callback.get("channel")))
+        except NotFound:
+            raise ValidationFailed(f"{field}.channel", f"no channel named {callback.get('channel')!r} "
+                                   "(see `sleuth channels list`)") from None
+        channel_id, ctype, config = channel.id, channel.type, dict(channel.config)
+    if ctype != expected:
+        raise ValidationFailed(f"{field}.channel", f"{callback.get('channel')!r} is a {ctype} channel, "
+                               f"not {expected}")
+    endpoint = target_endpoint(ctype, config)
     try:
-        address = ipaddress.ip_address(host)
-    except ValueError:
-        return
-    if not address.is_global:
-        raise ValidationFailed(field, "private or loopback hosts are not allowed")
+        if isinstance(endpoint, tuple):
+            guard.check_host(*endpoint)
+        else:
+            guard.check_url(endpoint)
+    except OutboundRefused as exc:
+        raise ValidationFailed(f"{field}.channel", str(exc)) from None
+    return {**callback, "channel_id": channel_id}
+
+
+__all__ = ["check_callback", "check_callbacks", "guard_for"]

@@ -11,7 +11,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from app.callbacks import check_callback
+from app.callbacks import check_callbacks
 from app.requests import BudgetOverride, InvestigationRequest
 from bootstrap import Services
 from config.settings import Settings
@@ -68,9 +68,11 @@ def submit_investigation(services: Services, *, tenant: Tenant, request: Investi
     """
     settings = services.settings
     budget = effective_budget(request.budget, tenant.limits, settings, mode=request.mode)
-    callback = request.callback.model_dump(mode="json") if request.callback is not None else None
-    if callback is not None:
-        check_callback(callback, settings, field="callback")
+    callback: Any = None
+    if request.callback is not None:
+        raw = ([c.model_dump(mode="json") for c in request.callback] if isinstance(request.callback, list)
+               else request.callback.model_dump(mode="json"))
+        callback = check_callbacks(services, raw, tenant=tenant, field="callback")
     context = request.context.model_dump(mode="json", exclude_none=True) if request.context else {}
     with services.session() as session:
         inv, created = repo.create_investigation(

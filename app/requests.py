@@ -6,9 +6,9 @@ so every way in is validated by the same rules.
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Annotated, Any, Literal
 
-from pydantic import AnyHttpUrl, BaseModel, ConfigDict, EmailStr, Field, field_validator
+from pydantic import AnyHttpUrl, BaseModel, ConfigDict, Discriminator, EmailStr, Field, Tag, field_validator
 
 from investigation.state import Mode
 
@@ -24,6 +24,50 @@ class WebhookCallback(_Strict):
 
     type: Literal["webhook"]
     url: AnyHttpUrl
+
+
+class EmailCallback(_Strict):
+    """Mail the answer (text + HTML, cited) through the tenant's SMTP channel `channel`."""
+
+    type: Literal["email"]
+    channel: str = Field(min_length=1, max_length=100)
+    to: list[EmailStr] = Field(min_length=1, max_length=20)
+    reply_to_message_id: str | None = Field(default=None, max_length=500,
+                                            description="Thread the mail under this Message-ID.")
+
+
+class ZendeskCallback(_Strict):
+    """Post the answer as an internal note (or, with `public`, a public reply) on a Zendesk ticket."""
+
+    type: Literal["zendesk"]
+    channel: str = Field(min_length=1, max_length=100)
+    ticket_id: int = Field(ge=1)
+    public: bool = False
+
+
+class FreshdeskCallback(_Strict):
+    """Post the answer as a private note on a Freshdesk ticket."""
+
+    type: Literal["freshdesk"]
+    channel: str = Field(min_length=1, max_length=100)
+    ticket_id: int = Field(ge=1)
+
+
+Callback = Annotated[WebhookCallback | EmailCallback | ZendeskCallback | FreshdeskCallback,
+                     Field(discriminator="type")]
+MAX_CALLBACKS = 10
+
+
+def _one_or_many(value: Any) -> str:
+    return "list" if isinstance(value, list) else "object"
+
+
+# Errors name the branch taken: ("callback", "object", "webhook", "url") or ("callback", "list", 0, ...).
+Callbacks = Annotated[
+    Annotated[Callback, Tag("object")]
+    | Annotated[Annotated[list[Callback], Field(min_length=1, max_length=MAX_CALLBACKS)], Tag("list")],
+    Discriminator(_one_or_many),
+]
 
 
 class BudgetOverride(_Strict):
@@ -64,7 +108,8 @@ class InvestigationRequest(_Strict):
     """The body of ``POST /v1/investigations`` and what every other entry point submits."""
 
     question: str = Field(min_length=1, description="The question or ticket text, kept verbatim.")
-    callback: WebhookCallback | None = None
+    callback: Callbacks | None = Field(
+        default=None, description="Where the answer goes: one callback, or a list (each delivered exactly once).")
     mode: Literal["agentic", "single-shot"] = Mode.AGENTIC.value
     budget: BudgetOverride | None = None
     audience: Audience = Field(default="agent", description="Who reads the answer: internal documents "

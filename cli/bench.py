@@ -26,6 +26,7 @@ from cli.bench_metrics import answer_scores, decision_of, expected_route, hop_st
 from cli.commands import wait_for
 from config.settings import Settings
 from investigation.errors import NotFound, ValidationFailed
+from investigation.guards import untrusted
 
 GRADE_ORDER = {"correct": 0, "ambiguous": 1, "incorrect": 2}
 
@@ -67,10 +68,13 @@ def load_set(dataset_dir: Path, *, decisions: bool, corpus_dir: Path | None, lim
             for field in ("question", "route"):
                 if field not in raw:
                     raise ValidationFailed(f"{file.name}:{n}: {field}", "missing")
+            if raw.get("audience", "agent") not in ("agent", "customer"):
+                raise ValidationFailed(f"{file.name}:{n}: audience", "must be agent or customer")
+            answers = [raw["answer"]] if raw.get("answer") else []
             rows.append({"id": raw.get("id") or f"{file.stem}-{n:03d}", "question": raw["question"],
                          "gold": list(raw.get("gold_source_ids") or []),
-                         "answers": [raw["answer"]] if raw.get("answer") else [], "type": raw["route"],
-                         "route": raw["route"]})
+                         "answers": [*answers, *(raw.get("answer_aliases") or [])], "type": raw["route"],
+                         "route": raw["route"], "audience": raw.get("audience", "agent")})
         home = file.parent
     else:
         file = dataset_dir / "questions.jsonl"
@@ -215,6 +219,12 @@ def _row(services: Services, q: dict[str, Any], inv_id: str, view: dict[str, Any
                              if gold and q["in_corpus"] else []),
            "gold_answers": q.get("answers") or []}
     row["answer_scores"] = answer_scores(view["answer"], row["gold_answers"]) if q["in_corpus"] else None
+    # Audience and untrusted text: which cited documents are internal, and does the answer quote a flagged one.
+    by_id = {r.evidence_id: r for r in records}
+    cited = [by_id[c["evidence_id"]] for c in view.get("citations") or [] if c.get("evidence_id") in by_id]
+    row["audience"] = q.get("audience", "agent")
+    row["internal_cited"] = sorted({r.source_id for r in cited if getattr(r, "visibility", "public") == "internal"})
+    row["injected_quoted"] = any(getattr(r, "flagged", False) for r in cited) or untrusted(view["answer"] or "")
     return row
 
 
@@ -244,7 +254,8 @@ def run_bench(settings: Settings, dataset_dir: Path, *, mode: str, k: int, out: 
         ids: list[str] = []
         with progress.bar(console, "investigations", len(questions)) as update:
             if executor == "queue":
-                ids = [create_and_launch(services, tenant_name, q["question"], mode) for q in questions]
+                ids = [create_and_launch(services, tenant_name, q["question"], mode,
+                                         audience=q.get("audience", "agent")) for q in questions]
                 views = []
                 for i in ids:
                     views.append(wait_for(services, i, timeout=600))
@@ -253,7 +264,7 @@ def run_bench(settings: Settings, dataset_dir: Path, *, mode: str, k: int, out: 
                 views = []
                 for q in questions:
                     inv_id = create_and_launch(
-                        services, tenant_name, q["question"], mode,
+                        services, tenant_name, q["question"], mode, audience=q.get("audience", "agent"),
                         launch=lambda i: inline.run(services, i, deliver=False))
                     ids.append(inv_id)
                     with services.session() as session:

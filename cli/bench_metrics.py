@@ -53,8 +53,18 @@ def token_f1(prediction: str, gold: str) -> float:
     return 2 * precision * recall / (precision + recall)
 
 
+_SENTENCE = re.compile(r"(?<=[.!?])\s+(?=[\"'(\[]?[A-Z0-9$€£])")
+
+
+def first_sentence(answer: str | None) -> str:
+    """The first sentence of an answer (citation markers and preamble removed): what an agent pastes."""
+    body = answer_body(answer)
+    return _SENTENCE.split(body, maxsplit=1)[0] if body else ""
+
+
 def answer_scores(answer: str | None, golds: Sequence[str]) -> dict[str, float] | None:
-    """EM, token F1, containment (a gold answer appears whole) and gold-token recall, best over golds.
+    """EM, token F1, containment (a gold answer appears whole), answer-first (the first sentence contains
+    one) and gold-token recall, best over golds.
 
     None when there is no gold answer (greetings, out-of-corpus questions).
     """
@@ -73,6 +83,8 @@ def answer_scores(answer: str | None, golds: Sequence[str]) -> dict[str, float] 
         "em": float(any(norm == normalise_answer(g) for g in golds)),
         "f1": round(max(token_f1(body, g) for g in golds), 4),
         "contains": float(any(f" {normalise_answer(g)} " in padded for g in golds)),
+        "first": float(any(f" {normalise_answer(g)} " in f" {normalise_answer(first_sentence(answer))} "
+                           for g in golds)),
         "token_recall": round(max(recalls), 4),
     }
 
@@ -169,6 +181,7 @@ def summarise(rows: Sequence[dict[str, Any]], *, k: int, max_hops: int = 3) -> d
     direct = [r for r in rows if r.get("expected_route") == "direct"]
     routed = [r for r in rows if r.get("expected_route") in ROUTES[:4]]
     labelled = [r for r in rows if r.get("expected_route")]
+    customer = [r for r in rows if r.get("audience") == "customer"]
     all_hops = [h for r in rows for h in r.get("loop", [])]
     follow_ups = [h for h in all_hops if h["hop"] > 1]
     fused = sum(h["fused"] for h in all_hops)
@@ -213,6 +226,13 @@ def summarise(rows: Sequence[dict[str, Any]], *, k: int, max_hops: int = 3) -> d
             "direct_questions": len(direct),
             "direct_retrieval_calls": sum(int(r.get("retrieval_calls") or 0) for r in direct),
         },
+        "audience": {
+            "customer_questions": len(customer),
+            "internal_leaks": sum(bool(r.get("internal_cited")) for r in customer),
+            "agent_internal_citations": sum(len(r.get("internal_cited") or []) for r in rows
+                                            if r.get("audience", "agent") != "customer"),
+            "injected_quoted": sum(bool(r.get("injected_quoted")) for r in rows),
+        },
         "loop_health": {
             "stop_reasons": dict(sorted(stops.items(), key=lambda kv: (-kv[1], kv[0]))),
             "hops_histogram": {str(n): hist[n] for n in sorted(hist)},
@@ -225,6 +245,7 @@ def summarise(rows: Sequence[dict[str, Any]], *, k: int, max_hops: int = 3) -> d
             "exact_match": _mean([a["em"] for a in answers]),
             "f1": _mean([a["f1"] for a in answers]),
             "contains": _mean([a["contains"] for a in answers]),
+            "answer_first": _mean([a.get("first", 0.0) for a in answers]),
             "token_recall": _mean([a["token_recall"] for a in answers]),
         },
     }

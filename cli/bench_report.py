@@ -15,12 +15,17 @@ from cli.bench_metrics import ROUTES, summarise
 
 # Issue 4's targets (embedded engines, heuristic provider, k = 10), keyed by dataset folder name.
 TARGETS: dict[str, dict[str, tuple[str, float]]] = {
-    "hotpotqa": {"recall@5": (">=", 0.93), "recall@10": (">=", 0.97), "all_gold@10": (">=", 0.94)},
-    "musique": {"recall@10": (">=", 0.78), "all_gold@10": (">=", 0.50)},
+    "hotpotqa": {"recall@5": (">=", 0.93), "recall@10": (">=", 0.97), "all_gold@10": (">=", 0.94),
+                 "contains": (">=", 0.75), "route_accuracy": (">=", 0.85)},
+    "musique": {"recall@10": (">=", 0.78), "all_gold@10": (">=", 0.50), "route_accuracy": (">=", 0.85)},
+    # the two labelled support sets (issue 10): the demo KB (examples/) and the second product (parcelo/)
+    "examples": {"contains": (">=", 0.85), "answer_first": (">=", 0.75), "refusal_rate": (">=", 0.90)},
+    "parcelo": {"contains": (">=", 0.85), "answer_first": (">=", 0.75), "refusal_rate": (">=", 0.90)},
 }
 COMMON_TARGETS: dict[str, tuple[str, float]] = {
     "avg_evidence_tokens": ("<=", 1500.0), "over_hop_cap": ("<=", 0.0), "refusal_rate": (">=", 0.80),
-    "false_refusal_rate": ("<=", 0.05), "direct_retrieval_calls": ("<=", 0.0)}
+    "false_refusal_rate": ("<=", 0.05), "direct_retrieval_calls": ("<=", 0.0), "internal_leaks": ("<=", 0.0),
+    "injected_quoted": ("<=", 0.0)}
 _COLOURS = ("#2563eb", "#9ca3af", "#16a34a", "#d97706", "#dc2626", "#7c3aed")
 
 
@@ -58,7 +63,12 @@ def print_summary(summary: dict[str, Any], console: Console) -> None:
                   f"{_fmt(health['thrash_rate'])} of {health['follow_up_hops']} follow-up hops, duplicate "
                   f"evidence {_fmt(health['duplicate_evidence_rate'])}")
     console.print(f"answers ({ans['scored']}): EM {_fmt(ans['exact_match'])}  F1 {_fmt(ans['f1'])}  "
-                  f"contains gold {_fmt(ans['contains'])}  gold-token recall {_fmt(ans['token_recall'])}")
+                  f"contains gold {_fmt(ans['contains'])}  answer-first {_fmt(ans.get('answer_first'))}  "
+                  f"gold-token recall {_fmt(ans['token_recall'])}")
+    aud = summary.get("audience") or {}
+    console.print(f"audience: internal leaks {aud.get('internal_leaks', 0)} of {aud.get('customer_questions', 0)} "
+                  f"customer questions, internal citations in agent answers {aud.get('agent_internal_citations', 0)}, "
+                  f"answers quoting injected text {aud.get('injected_quoted', 0)}")
 
 
 def _present_routes(confusion: dict[str, dict[str, int]]) -> list[str]:
@@ -185,14 +195,21 @@ def write_report(path: Path, summary: dict[str, Any], rows: Sequence[dict[str, A
         _card("retrieval calls / question", summary["avg_retrieval_calls"]),
         _card("evidence tokens / question", summary["avg_evidence_tokens"], _target_of("avg_evidence_tokens", dataset)),
         _card("questions over the hop cap", summary["over_hop_cap"], _target_of("over_hop_cap", dataset)),
-        _card("route accuracy", dec["route_accuracy"]),
+        _card("route accuracy", dec["route_accuracy"], _target_of("route_accuracy", dataset)),
         _card("out-of-corpus refused", ref["refusal_rate"],
               _target_of("refusal_rate", dataset) if ref["out_of_corpus_questions"] else None),
         _card("false refusals", ref["false_refusal_rate"],
               _target_of("false_refusal_rate", dataset) if ref["in_corpus_questions"] else None),
         _card("retrieval calls on greetings", ref["direct_retrieval_calls"],
               _target_of("direct_retrieval_calls", dataset) if ref["direct_questions"] else None),
-        _card("answer F1 (not a target yet)", ans["f1"]),
+        _card("answer contains gold", ans["contains"], _target_of("contains", dataset)),
+        _card("answer first (1st sentence has it)", ans.get("answer_first"), _target_of("answer_first", dataset)),
+        _card("answer EM / F1", f"{_fmt(ans['exact_match'])} / {_fmt(ans['f1'])}"),
+        _card("internal leaks (customer audience)", (summary.get("audience") or {}).get("internal_leaks", 0),
+              _target_of("internal_leaks", dataset) if (summary.get("audience") or {}).get("customer_questions")
+              else None),
+        _card("answers quoting injected text", (summary.get("audience") or {}).get("injected_quoted", 0),
+              _target_of("injected_quoted", dataset)),
     ]
     charts = []
     if summary[f"recall@{k}_by_hop"]:

@@ -84,7 +84,7 @@ def celery_for(settings: Settings):  # type: ignore[no-untyped-def]
 
 
 def create_and_launch(services: Services, tenant_name: str, question: str, mode: str,
-                      callback: dict[str, Any] | None = None, *, audience: str = "agent",
+                      callback: dict[str, Any] | list[dict[str, Any]] | None = None, *, audience: str = "agent",
                       launch: Launcher | None = None) -> str:
     """Submit a question for a tenant named on the command line (the same intake as the API)."""
     from storage import repositories as repo

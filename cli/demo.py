@@ -1,5 +1,6 @@
 """`sleuth demo`: ingest the bundled knowledge base, run sample investigations through the queue with a
-signed-webhook receiver listening, print cited answers and one-line traces."""
+signed-webhook receiver and a local SMTP sink listening, print cited answers, one-line traces, and the
+first answer as the e-mail an agent would get."""
 
 from __future__ import annotations
 
@@ -11,14 +12,18 @@ from typing import Any, ClassVar
 
 from rich.console import Console
 
+from app.channels import add_channel, remove_channel, update_allowlist
 from bootstrap import Services
 from cli import processes, render
 from cli.commands import create_and_launch, ingest_summary, run_ingest, wait_for
+from cli.mail_sink import MailSink, preview
 from config.settings import Settings
 from investigation.errors import NotFound
 
 EXAMPLES = Path(__file__).resolve().parents[1] / "examples"
 DEMO_TENANT = "demo"
+DEMO_MAIL = "demo-mail"
+AGENT = "agent@example.com"
 
 
 class _Receiver(BaseHTTPRequestHandler):
@@ -54,7 +59,24 @@ def _tenant(services: Services, console: Console) -> tuple[str, str]:
         except NotFound:
             tenant, key = repo.create_tenant(session, name=DEMO_TENANT)
             console.print(f"created tenant [bold]{DEMO_TENANT}[/bold]; API key (shown once): {key}")
-        return tenant.id, tenant.webhook_secret
+        tenant_id, secret = tenant.id, tenant.webhook_secret
+    # The demo's receivers listen on loopback, which deliveries refuse unless the tenant allows it.
+    update_allowlist(services, tenant_id=tenant_id, add=["127.0.0.1"], remove=[])
+    return tenant_id, secret
+
+
+def _mail_channel(services: Services, sink: MailSink) -> None:
+    """(Re)create the demo's SMTP channel pointing at this run's sink."""
+    from storage import repositories as repo
+
+    with services.session() as session:
+        tenant = repo.get_tenant_by_name(session, name=DEMO_TENANT)
+    try:
+        remove_channel(services, tenant=tenant, name=DEMO_MAIL)
+    except NotFound:
+        pass
+    add_channel(services, tenant=tenant, data={"name": DEMO_MAIL, "type": "smtp", "host": "127.0.0.1",
+                                               "port": sink.port, "from": "sleuth@demo.example.com"})
 
 
 def run_demo(settings: Settings, *, console: Console) -> None:
@@ -69,23 +91,36 @@ def run_demo(settings: Settings, *, console: Console) -> None:
     _Receiver.secret, _Receiver.received = secret, []
     server = HTTPServer(("127.0.0.1", 0), _Receiver)
     threading.Thread(target=server.serve_forever, daemon=True).start()
-    callback = {"type": "webhook", "url": f"http://127.0.0.1:{server.server_port}/sleuth-hook"}
+    callback: dict[str, Any] = {"type": "webhook", "url": f"http://127.0.0.1:{server.server_port}/sleuth-hook"}
+    sink = MailSink()
+    _mail_channel(services, sink)
+    # The first question is also answered by e-mail (a callback list: each delivered exactly once).
+    first_callback: list[dict[str, Any]] = [callback, {"type": "email", "channel": DEMO_MAIL, "to": [AGENT]}]
     console.print("[bold]2. start[/bold] embedded Redis + a Celery worker process (queues: "
                   "plan, retrieve, reduce, llm, deliver)")
     with processes.queue_stack(settings) as live:
         live_services = Services(live)
         console.print(f"[bold]3. investigate[/bold] {len(questions)} questions through the queue")
-        ids = [create_and_launch(live_services, DEMO_TENANT, q["question"], "agentic", callback)
-               for q in questions]
+        ids = [create_and_launch(live_services, DEMO_TENANT, q["question"], "agentic",
+                                 first_callback if i == 0 else callback, audience=q.get("audience", "agent"))
+               for i, q in enumerate(questions)]
         for q, inv_id in zip(questions, ids):
             view = wait_for(live_services, inv_id, timeout=300)
-            print(f"\n=== [{q.get('kind', '?')}] {q['question']}")
+            audience = f" · asked for a {q['audience']}" if q.get("audience") else ""
+            print(f"\n=== [{q.get('kind', '?')}{audience}] {q['question']}")
             print(render.answer_block(view))
             print(f"-- trace: {render.trace_summary(view)}  (`sleuth trace {inv_id}` opens the trace page)")
         _wait_deliveries(len(ids))
+        sink.wait(1)
     server.shutdown()
+    sink.close()
     verified = sum(r["verified"] for r in _Receiver.received)
     print(f"\nwebhooks received: {len(_Receiver.received)}, signatures verified: {verified}")
+    print(f"e-mails received by the local SMTP sink (127.0.0.1:{sink.port}): {len(sink.messages)}")
+    for message in sink.messages[:1]:
+        print("--- e-mail to " + AGENT + " ---")
+        print(preview(message))
+        print("---")
 
 
 def _wait_deliveries(count: int, timeout: float = 30.0) -> None:

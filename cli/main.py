@@ -18,6 +18,8 @@ from workers.names import ALL_QUEUES
 app = typer.Typer(add_completion=False, no_args_is_help=True, help=__doc__)
 tenants_app = typer.Typer(no_args_is_help=True, help="Create and list tenants.")
 app.add_typer(tenants_app, name="tenants")
+channels_app = typer.Typer(no_args_is_help=True, help="Delivery channels of a tenant: smtp, zendesk, freshdesk.")
+app.add_typer(channels_app, name="channels")
 app.add_typer(tools_app, name="tools")
 console = Console(stderr=True, soft_wrap=True)  # piped output: no wrapping mid-phrase
 
@@ -62,6 +64,76 @@ def tenants_list() -> None:
             print(f"{t.id}  {t.name}  key {t.api_key_prefix}…")
 
 
+@tenants_app.command("update")
+def tenants_update(name: str,
+                   allow_host: Annotated[list[str] | None, typer.Option(
+                       help="Open a host (name or address) for this tenant's deliveries although it is "
+                            "private/loopback; repeatable")] = None,
+                   remove_host: Annotated[list[str] | None, typer.Option(help="Close a host again; repeatable")] = None,
+                   as_json: Annotated[bool, typer.Option("--json")] = False) -> None:
+    """Change a tenant: its outbound allowlist."""
+    from cli.channels import update_tenant
+
+    update_tenant(_settings(), tenant=name, allow=allow_host or [], disallow=remove_host or [], as_json=as_json)
+
+
+_SECRET_HELP = "name of the environment variable holding it, or - for stdin"
+
+
+@channels_app.command("add")
+def channels_add(
+    name: str,
+    tenant: Annotated[str, typer.Option(help="Tenant name")],
+    type_: Annotated[str, typer.Option("--type", help="smtp | zendesk | freshdesk")],
+    host: Annotated[str | None, typer.Option(help="smtp: relay host")] = None,
+    port: Annotated[int | None, typer.Option(help="smtp: relay port (default 587)")] = None,
+    username: Annotated[str | None, typer.Option(help="smtp: AUTH user")] = None,
+    password_env: Annotated[str | None, typer.Option(help=f"smtp: AUTH password, {_SECRET_HELP}")] = None,
+    starttls: Annotated[bool, typer.Option("--starttls", help="smtp: upgrade with STARTTLS")] = False,
+    ssl: Annotated[bool, typer.Option("--ssl", help="smtp: implicit TLS (port 465)")] = False,
+    from_: Annotated[str | None, typer.Option("--from", help="smtp: sender address")] = None,
+    subdomain: Annotated[str | None, typer.Option(help="zendesk: SUBDOMAIN.zendesk.com")] = None,
+    email: Annotated[str | None, typer.Option(help="zendesk: the API user's e-mail")] = None,
+    token_env: Annotated[str | None, typer.Option(help=f"zendesk: API token, {_SECRET_HELP}")] = None,
+    signing_secret_env: Annotated[str | None, typer.Option(
+        help=f"zendesk: webhook signing secret (inbound hooks), {_SECRET_HELP}")] = None,
+    domain: Annotated[str | None, typer.Option(help="freshdesk: acme.freshdesk.com (or acme)")] = None,
+    api_key_env: Annotated[str | None, typer.Option(help=f"freshdesk: API key, {_SECRET_HELP}")] = None,
+    inbound_secret_env: Annotated[str | None, typer.Option(
+        help=f"freshdesk: X-Sleuth-Secret of inbound hooks, {_SECRET_HELP}")] = None,
+    base_url: Annotated[str | None, typer.Option(help="helpdesks: self-hosted proxy or test server")] = None,
+    as_json: Annotated[bool, typer.Option("--json")] = False,
+) -> None:
+    """Add a delivery channel; secrets come from environment variables (or stdin), never from flags."""
+    from cli.channels import add, read_secret
+
+    fields = {"type": type_, "host": host, "port": port, "username": username,
+              "password": read_secret("password_env", password_env), "starttls": starttls or None,
+              "ssl": ssl or None, "from": from_, "subdomain": subdomain, "email": email,
+              "token": read_secret("token_env", token_env),
+              "signing_secret": read_secret("signing_secret_env", signing_secret_env), "domain": domain,
+              "api_key": read_secret("api_key_env", api_key_env),
+              "inbound_secret": read_secret("inbound_secret_env", inbound_secret_env), "base_url": base_url}
+    add(_settings(), name=name, tenant=tenant, fields=fields, as_json=as_json)
+
+
+@channels_app.command("list")
+def channels_list(tenant: Annotated[str, typer.Option(help="Tenant name")],
+                  as_json: Annotated[bool, typer.Option("--json")] = False) -> None:
+    """The tenant's channels (secrets masked)."""
+    from cli.channels import list_
+
+    list_(_settings(), tenant=tenant, as_json=as_json)
+
+
+@channels_app.command("remove")
+def channels_remove(name: str, tenant: Annotated[str, typer.Option(help="Tenant name")]) -> None:
+    """Remove a channel; pending deliveries to it end dead."""
+    from cli.channels import remove
+
+    remove(_settings(), name=name, tenant=tenant)
+
+
 @app.command()
 def ingest(paths: list[Path], tenant: Annotated[str, typer.Option(help="Tenant name")],
            as_json: Annotated[bool, typer.Option("--json", help="Print the report as JSON")] = False,
@@ -91,18 +163,23 @@ def ask(question: str, tenant: Annotated[str, typer.Option(help="Tenant name")],
 
 
 @app.command()
-def up(port: int = 8000, host: str = "127.0.0.1",
+def up(port: Annotated[int | None, typer.Option(help="API port (default: SLEUTH_API_PORT)")] = None,
+       host: Annotated[str | None, typer.Option(help="API address (default: SLEUTH_API_HOST)")] = None,
        workers: Annotated[int, typer.Option(help="Worker processes")] = 1,
-       concurrency: int = 2) -> None:
+       concurrency: Annotated[int | None, typer.Option(
+           help="Pool processes per worker (default: SLEUTH_WORKER_CONCURRENCY)")] = None) -> None:
     """Embedded Redis (unless SLEUTH_REDIS_URL), the API, one beat and workers, supervised (a dead child is
     restarted with backoff); Ctrl-C stops all."""
     from cli.up import run_up
 
-    run_up(_settings(), host=host, port=port, workers=workers, concurrency=concurrency, console=console)
+    settings = _settings()
+    run_up(settings, host=host or settings.api_host, port=port or settings.api_port, workers=workers,
+           concurrency=concurrency or settings.worker_concurrency, console=console)
 
 
 @app.command()
-def api(host: str = "127.0.0.1", port: int = 8000) -> None:
+def api(host: Annotated[str | None, typer.Option(help="default: SLEUTH_API_HOST")] = None,
+        port: Annotated[int | None, typer.Option(help="default: SLEUTH_API_PORT")] = None) -> None:
     """Run only the HTTP API (uvicorn)."""
     import uvicorn
 
@@ -113,7 +190,9 @@ def api(host: str = "127.0.0.1", port: int = 8000) -> None:
     logs.configure(_settings())
     redact_logs()  # the access log prints full paths (?key=...): masked before any handler formats them
     # log_config=None: uvicorn's loggers go through Sleuth's handler (JSON or text, like every process).
-    uvicorn.run(create_app(_settings()), host=host, port=port, log_config=None)
+    settings = _settings()
+    uvicorn.run(create_app(settings), host=host or settings.api_host, port=port or settings.api_port,
+                log_config=None)
 
 
 def _beat_schedule_file(settings: Settings) -> Path:
@@ -124,13 +203,16 @@ def _beat_schedule_file(settings: Settings) -> Path:
 
 @app.command()
 def worker(queues: Annotated[str, typer.Option("-Q", "--queues")] = ",".join(ALL_QUEUES),
-           concurrency: int = 2, name: str = "sleuth", beat: bool = False,
+           concurrency: Annotated[int | None, typer.Option(
+               help="Pool processes (default: SLEUTH_WORKER_CONCURRENCY)")] = None,
+           name: str = "sleuth", beat: bool = False,
            loglevel: str = "INFO") -> None:
     """Run one Celery worker on the given queues (optionally with the beat watchdog embedded)."""
     from workers.app import create_celery
 
     celery_app = create_celery(_settings())
-    argv = ["worker", "-Q", queues, "--concurrency", str(concurrency), "-n", f"{name}@%h",
+    argv = ["worker", "-Q", queues, "--concurrency", str(concurrency or _settings().worker_concurrency),
+            "-n", f"{name}@%h",
             f"--loglevel={loglevel}", "-E"]
     if beat:
         argv += ["-B", "-s", str(_beat_schedule_file(_settings()))]

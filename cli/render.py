@@ -43,5 +43,6 @@ def answer_block(view: dict[str, Any]) -> str:
     if citations:
         lines.append("Sources:")
         for c in citations:
-            lines.append(f"  [{c['marker']}] {c['title']} ({c['source_id']})")
+            internal = " — internal" if c.get("internal") else ""
+            lines.append(f"  [{c['marker']}] {c['title']} ({c['source_id']}){internal}")
     return "\n".join(lines)

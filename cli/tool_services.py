@@ -69,6 +69,7 @@ def billing_document(account_id: str) -> dict[str, Any] | None:
         return None
     return {
         "account": {"id": account_id, "plan": data["plan"], "workspace_state": data["workspace_state"],
+                    "read_only": data["workspace_state"] == "read-only",
                     "read_only_reason": data["read_only_reason"], "region": data["region"],
                     "seats": data["seats"], "owner_email": data["email"], "risk_score": 0.42,
                     "payment_method": {"type": "card", "card_number": "4242424242424242", "cvc": "314",
@@ -166,8 +167,8 @@ class ToolServices:
         if pieces == ["v1", "status"]:
             region = query.get("region", "eu")
             incidents = STATUS.get(region, [])
-            overall = ("all systems operational" if not incidents else
-                       "; ".join(f"{i['title']} ({i['status']})" for i in incidents))
+            overall = ("all systems operational, no outage or incident" if not incidents else
+                       "partial outage: " + "; ".join(f"{i['title']} ({i['status']})" for i in incidents))
             return 200, {"region": region, "overall": overall, "incidents": incidents,
                          "checked_at": "2026-11-30T10:42:00Z"}
         if pieces == ["v1", "tickets"]:

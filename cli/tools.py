@@ -84,3 +84,19 @@ def tools_remove(name: str, tenant: Annotated[str, typer.Option(help="Tenant nam
         owner = repo.get_tenant_by_name(session, name=tenant)
         repo.remove_tool(session, tenant_id=owner.id, name=name)
     print(f"removed tool {name} of {tenant}")
+
+
+@tools_app.command("bench")
+def tools_bench(labelled: Annotated[Path, typer.Option(help="Labelled tool questions (JSONL)")] = Path(
+                    "examples/tools/labelled.jsonl"),
+                adversarial: Annotated[Path, typer.Option(help="Adversarial cases (JSONL)")] = Path(
+                    "examples/tools/adversarial.jsonl"),
+                out: Annotated[Path | None, typer.Option(help="One JSON line per case")] = None) -> None:
+    """Tool figures on local sample APIs: correct tool-backed answers, calls per investigation, added
+    latency (p95), calls outside policy on the adversarial set."""
+    from rich.console import Console
+
+    from cli.tools_bench import run_tools_bench
+
+    run_tools_bench(get_settings(), labelled=labelled, adversarial=adversarial, out=out,
+                    console=Console(stderr=True))

@@ -61,7 +61,7 @@ class Settings(BaseSettings):
     webhook_backoff_max: float = Field(default=600.0, ge=0,
                                        description="Longest wait between two attempts, seconds.")
     webhook_allow_private: bool = Field(
-        default=True, description="Operator override: allow private/loopback/link-local delivery targets for "
+        default=False, description="Operator override: allow private/loopback/link-local delivery targets for "
         "every tenant (default refused; prefer `sleuth tenants update T --allow-host HOST`).")
     smtp_timeout: float = Field(default=20.0, gt=0, description="Seconds per SMTP delivery attempt.")
     smtp_ca_file: Path | None = Field(default=None,

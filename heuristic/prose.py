@@ -74,8 +74,6 @@ def _end(text: str) -> str:
     return text if not text or text[-1] in ".!?\"”')" else text + "."
 
 
-def _cells(row: str) -> list[str]:
-    return [inline(c.strip()) for c in row.strip().strip("|").split("|")]
 
 
 def _split_rows(block: str) -> tuple[list[str], list[list[str]]]:

@@ -26,7 +26,6 @@ from investigation.state import (
     PlanKind,
     RouteDecision,
     SubQuery,
-    Usage,
 )
 
 
@@ -36,7 +35,6 @@ class HeuristicReasoner:
     `vectorise` turns texts into a unit-vector matrix (rows); by default it stacks `embedder.embed`."""
 
     name = "heuristic"
-    usage = Usage()
 
     def __init__(self, embedder: Embedder, *,
                  router: RouterConfig | None = None, grader: GraderConfig | None = None,

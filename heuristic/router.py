@@ -66,10 +66,35 @@ _BRIDGE_CUES = (
     re.compile(r"\b(born|died|located|founded|formed|based|headquartered|released|published|"
                r"directed|written|produced|performed|created|played|starred|named)\s+(in|by|at|on|after)\s+"
                r"(the|a|an)\s+\w+\s+(that|which|who|where|whose)\b", re.IGNORECASE),
-    re.compile(r"\bthe\s+([a-z]+\s+){0,2}(of|containing|for|by|with)\s+[A-Z\"“]"),
-    # "… by a singer-songwriter from what state?": the answer is an attribute of someone to be found first.
-    re.compile(r"\b(by|of|for|with|at)\s+(a|an)\s+([\w-]+\s+){0,3}(from|of|in|at|by|for)\s+(what|which)\s+\w+",
-               re.IGNORECASE),
+    re.compile(r"\bthe\s+([a-z]+\s+){0,3}(of|containing|for|by|with)\s+[A-Z\"“]"),
+    # A noun described by a participle phrase: "the book named after the artist", "the country premiering X".
+    re.compile(r"\bthe\s+[a-z]+\s+([a-z]{3,}ed|[a-z]{3,}ing)\s+((after|as|by|in|for|during|on|from)\s+(the|a|an)\b|"
+               r"[A-Z])"),
+    # "the founder of the band Porcupine Tree": a role in something named.
+    re.compile(r"\bthe\s+([a-z]+\s+){0,4}of\s+the\s+[a-z]+\s+[A-Z]"),
+    # An appositive asking for a detail of the described thing: "How to Eat, released in which year, is …".
+    re.compile(r",\s+([a-z]+ed|[a-z]+ing)\s+(in|by|on|at|from)\s+(which|what|whom?)\b", re.IGNORECASE),
+    # "the same book as X", "in the same county as Y": what X shares must be found first.
+    re.compile(r"\bthe\s+same\s+[a-z]+\s+as\b", re.IGNORECASE),
+    # "… by a singer-songwriter from what state?", "worked with the mayor of what city?": the answer is an
+    # attribute of someone or something to be found first.
+    re.compile(r"\b(by|of|for|with|at|on|in|to)\s+(a|an|the)\s+([\w-]+\s+){0,3}(from|of|in|at|by|for|on)\s+"
+               r"(what|which|whom?)\b", re.IGNORECASE),
+    # An indefinite description with a relative clause: "published by a house that was founded in 2005".
+    re.compile(r"\b(a|an|another)\s+([\w-]+\s+){0,4}(that|which|who|whose)\s+(\w+\s+)?(was|were|is|are|has|had|"
+               r"originally|first|also|later|[a-z]+ed|[a-z]+s)\b", re.IGNORECASE),
+    # A description by a participle: "a network founded by who", "a company headquartered in what city".
+    re.compile(r"\b(a|an|the)\s+([\w-]+\s+){0,3}(founded|created|owned|headquartered|based|located|formed|"
+               r"started|established|operated|broadcast|aired|produced|published|directed|written)\s+"
+               r"(by|in|at|on)\s+(what|which|whom?)\b", re.IGNORECASE),
+    # A contact clause around a name: "the city Kevin Durant played for", "the country Ceelmakoile is in".
+    re.compile(r"\bthe\s+[a-z]+\s+(?:[A-Z][\w'’.-]*\s+)+(?:is|was|were|are|has|had|did|does|[a-z]+ed|played|"
+               r"fought|won|lost|joined|left|made|wrote|sang|built|founded)\b"),
+    # A name used as a description: "the It'll Be Me singer", "the Titanic director".
+    re.compile(r"\bthe\s+(?:[A-Z\"“][\w'’\"”.-]*\s+)+(singer|director|author|composer|creator|founder|owner|"
+               r"producer|writer|band|performer|actor|actress|star|artist|team|company|network|label)\b"),
+    # An appositive description between commas: "X, known for Y, is …", "X, which aired in 2001, …".
+    re.compile(r",\s+(known|best\s+known|famous|noted|who|which|whose)\b[^,?]{3,},\s+\w+", re.IGNORECASE),
 )
 
 
@@ -165,7 +190,7 @@ def route_question(question: str, embedder: Embedder | None = None,
     return RouteDecision(route=Route.LOOKUP, reason="single fact lookup", confidence=0.6)
 
 
-_IDENTIFIER = re.compile(r"\b[A-Z]{2,}_?\d{3,}\b")
+_IDENTIFIER = re.compile(r"\b[A-Z]{2,}[_-]?\d{3,}\b")
 _MEANING = re.compile(r"\b(mean|means|meaning|stand\s+for|stands\s+for|definition)\b", re.IGNORECASE)
 _CLAUSES = re.compile(r"(?<=[.!?])\s+|[,;:]\s+(?=(?:so\s+)?(?:what|how|when|where|why|which|who|can|could|do|does|"
                       r"is|are|will|would|should)\b)|\s+-\s+", re.IGNORECASE)

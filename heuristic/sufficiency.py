@@ -167,9 +167,21 @@ def unsupported_names(question: str, evidence: Sequence[Evidence]) -> list[str]:
     none of its names is mentioned, or no evidence agrees with the question well enough to be correct.
     (A question whose other names are all found in correct evidence keeps going despite one odd name.)"""
     missing = missing_names(question, evidence)
-    if missing and len(missing) < len(focus_names(question)) and any(e.grade is Grade.CORRECT for e in evidence):
+    if not missing:
+        return []
+    # A name most passages mention (the product, the company: "Acme Cloud") tells nothing about whether the
+    # knowledge base covers what is asked; only a found name that is specific to some passages vouches.
+    found = [n for n in focus_names(question) if fold(n) not in {fold(m) for m in missing}]
+    specific = [n for n in found if not _ubiquitous(n, evidence)]
+    if specific and any(e.grade is Grade.CORRECT for e in evidence):
         return []
     return missing
+
+
+def _ubiquitous(name: str, evidence: Sequence[Evidence]) -> bool:
+    """True when at least 4 passages and over half of them mention `name`."""
+    holders = sum(covers(name, e) for e in evidence)
+    return holders >= 4 and holders > 0.5 * len(evidence)
 
 
 def has_support(question: str, evidence: Sequence[Evidence]) -> bool:

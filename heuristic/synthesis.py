@@ -45,6 +45,10 @@ _ANSWER_KINDS: tuple[tuple[re.Pattern[str], re.Pattern[str]], ...] = (
     (re.compile(r"\bwhere\b", re.IGNORECASE), re.compile(r"→|\bsettings\b|\bin\s+[A-Z]\w+|\bat\s+[A-Z]\w+")),
 )
 _CONTEXT_BONUS = 0.35
+# A sentence that sets a name against another ("Do not confuse X with Y") says what the answer is NOT.
+_CONTRAST = re.compile(r"\b(?:do\s+not|don't|not\s+to\s+be)\s+confuse|\bunlike\b|\bas\s+opposed\s+to\b|"
+                       r"\bnot\s+the\s+same\s+as\b|\bdiffers?\s+from\b", re.IGNORECASE)
+_RESTATES = 0.75  # share of a sentence's content stems already in the question: it restates the question
 
 
 def content_stems(text: str) -> set[str]:
@@ -149,6 +153,10 @@ def _gain(c: _Candidate, terms: dict[str, float], state: _State, kind: re.Patter
     shape = -0.15 if length > 60 else (-0.1 if length < 5 else 0.0)
     if c.text.rstrip(" .").endswith(":"):  # a list's lead-in says nothing by itself
         shape -= 0.3
+    if _contrasts(c):
+        shape -= 0.3
+    if not typed and restates(c.text, state.question):
+        shape -= 0.25  # it repeats the question's situation and adds nothing the question asked for
     return c.weight * (0.4 * base + 0.8 * new + typed + min(0.24, chain) + nearby) + shape + c.prior
 
 
@@ -159,6 +167,18 @@ class _State:
     places: set[tuple[int, int]]
     asked: set[str]
     kind_found: bool = False
+    question: frozenset[str] = frozenset()
+
+
+def restates(sentence: str, question_stems: frozenset[str] | set[str]) -> bool:
+    """True when nearly everything a sentence says is already in the question (a worked example of the
+    asker's own situation, the question rephrased): quoting it first would not answer anything."""
+    stems = content_stems(sentence)
+    return len(stems) >= 3 and len(stems & question_stems) >= _RESTATES * len(stems)
+
+
+def _contrasts(c: _Candidate) -> bool:
+    return bool(_CONTRAST.search(c.text))
 
 
 def _anchor_terms(question: str, candidates: Sequence[_Candidate]) -> set[str]:
@@ -187,7 +207,7 @@ def _pick(question: str, route: RouteDecision, evidence: Sequence[Evidence], max
     bridge = {i: content_stems(e.query) - question_stems for i, e in enumerate(evidence)}
     picked: list[_Candidate] = []
     state = _State(covered=set(), linked=_anchor_terms(question, candidates), places=set(),
-                   asked=set(_terms_of(ask_sentence(question))))
+                   asked=set(_terms_of(ask_sentence(question))), question=frozenset(content_stems(question)))
 
     def take(c: _Candidate) -> None:
         picked.append(c)
@@ -218,11 +238,31 @@ def _pick(question: str, route: RouteDecision, evidence: Sequence[Evidence], max
         if picked and (value < 0.12 or value < 0.4 * first):
             break
         take(best)
-    # The situation first (sentences about the question's names: "ERR_4030 means …"), then what follows.
-    names = [fold(n) for n in focus_names(question)]
+    # Answer first: the sentence that holds what was asked (the kind of value, next to the asked terms), then
+    # the situation (sentences about the question's names: "ERR_4030 means …"), then what follows; for a
+    # comparison the per-entity sentences keep their order after the lead.
     if route.route is not Route.MULTI_PART:
+        names = [fold(n) for n in focus_names(question)]
         picked.sort(key=lambda c: not any(n in fold(c.text) for n in names))
+    if picked:
+        lead = max(picked, key=lambda c: _answers(c, kind, state, terms))
+        picked.remove(lead)
+        picked.insert(0, lead)
     return picked
+
+
+def _answers(c: _Candidate, kind: re.Pattern[str] | None, state: _State,
+             terms: dict[str, float]) -> tuple[bool, bool, bool, float]:
+    """How well a picked sentence answers the asking sentence: it holds the expected kind of value next to
+    the asked terms, it neither restates the question nor sets a name against another, and it covers the
+    asked terms (weighted) with something the question did not already say."""
+    asked = c.stems & state.asked
+    typed = kind is not None and bool(asked) and bool(kind.search(c.text))
+    clean = not restates(c.text, state.question) and not _contrasts(c)
+    novel = bool(content_stems(c.text) - state.question)
+    total = sum(terms.values()) or 1.0
+    cover = sum(terms.get(t, 0.0) for t in asked) / total + 0.5 * sum(terms.get(t, 0.0) for t in c.stems) / total
+    return typed, clean, novel, round(cover + 0.001 * c.weight, 6)
 
 
 def _repeats(c: _Candidate, picked: Sequence[_Candidate]) -> bool:

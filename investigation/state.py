@@ -54,6 +54,10 @@ class StopReason(StrEnum):
     ERROR = "error"
 
 
+# The reasons an investigation goes on without the LLM (to the heuristic fallback) or stops for it.
+LLM_STOPS = frozenset({StopReason.TOKEN_BUDGET, StopReason.LLM_UNAVAILABLE})
+
+
 class PlanKind(StrEnum):
     """How a plan relates to the question: searched as written, split into parts, rewritten, or bridged."""
 
@@ -202,12 +206,6 @@ class Answer(Frozen):
     caveat: str | None = None
 
 
-class Usage(Frozen):
-    """LLM usage of one provider call (zero for the heuristic provider)."""
-
-    input_tokens: int = 0
-    output_tokens: int = 0
-    model: str = "heuristic"
 
 
 class LoopDecision(Frozen):

@@ -170,9 +170,6 @@ def numbers(text: str) -> list[str]:
     return [m.group(0).rstrip(",") for m in _NUMBER.finditer(text)]
 
 
-def years(text: str) -> list[str]:
-    """Four-digit years (1000–2099)."""
-    return [m.group(1) for m in _YEAR.finditer(text)]
 
 
 def dates(text: str) -> list[str]:

@@ -75,7 +75,9 @@ def update_allowed_hosts(session: Session, *, tenant_id: str, add: Sequence[str]
         if tenant is None:
             raise NotFound(f"tenant {tenant_id} not found")
         hosts = [h for h in tenant.allowed_hosts or [] if h not in set(remove)]
-        hosts += [h for h in add if h not in hosts]
+        for host in add:
+            if host not in hosts:
+                hosts.append(host)
         tenant.allowed_hosts = hosts
         session.add(tenant)
     return tenant

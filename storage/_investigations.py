@@ -15,8 +15,9 @@ from storage._common import insert_ignore, naive_utc, row_values, write
 from storage._deliveries import delivery_rows
 from storage.models import Investigation, Tenant, utcnow
 
-ACTIVE = (Status.QUEUED.value, Status.RUNNING.value)
-TERMINAL = (Status.ANSWERED.value, Status.REFUSED.value, Status.FAILED.value)
+# Derived from `Status.terminal`, the one definition of which statuses are final.
+ACTIVE = tuple(s.value for s in Status if not s.terminal)
+TERMINAL = tuple(s.value for s in Status if s.terminal)
 _READONLY_FIELDS = frozenset({"id", "tenant_id", "idempotency_key", "created_at"})
 
 

@@ -47,7 +47,7 @@ from storage._records import (
 from storage._recovery import list_idle, list_stranded_deliveries
 from storage._tenants import authenticate, create_tenant, get_tenant, get_tenant_by_name, list_tenants
 from storage._tools import get_tool, list_tools, put_tool, remove_tool
-from storage._views import event_view, investigation_view
+from storage.views import event_view, investigation_view
 
 __all__ = [
     "add_event",

@@ -7,10 +7,10 @@ from typing import Any
 from bootstrap import Services
 from investigation.errors import BudgetExceeded, PermanentError
 from investigation.ports import Reasoner
+from investigation.state import LLM_STOPS, StopReason
 from storage import repositories as repo
 from storage.models import Investigation
 
-LLM_STOPS = ("token_budget", "llm_unavailable")
 # A reasoner raises these only when the LLM is out and no fallback may finish (SLEUTH_LLM_FALLBACK=none).
 LLM_OUT = (BudgetExceeded, PermanentError)
 _TOKEN_FIELDS = ("input_tokens", "cache_read_input_tokens", "cache_creation_input_tokens")
@@ -24,7 +24,7 @@ def bound_reasoner(services: Services, session: Any, inv: Investigation) -> Reas
 
 
 def llm_stop_reason(exc: Exception) -> str:
-    return "token_budget" if isinstance(exc, BudgetExceeded) else "llm_unavailable"
+    return StopReason.TOKEN_BUDGET if isinstance(exc, BudgetExceeded) else StopReason.LLM_UNAVAILABLE
 
 
 def record_llm(services: Services, inv_id: str, reasoner: Reasoner | None, phase: str, hop: int = 0) -> str | None:

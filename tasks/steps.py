@@ -112,7 +112,7 @@ def start(services: Services, inv_id: str) -> Next:
         except PermanentError as exc:  # e.g. SLEUTH_LLM=anthropic without a key: fail clearly, at once
             error = str(exc)
     if reasoner is None:
-        return fail(services, inv_id, reason="llm_unavailable", error=error)
+        return fail(services, inv_id, reason=StopReason.LLM_UNAVAILABLE, error=error)
 
     try:
         outcome = loop.start(reasoner, question=question, mode=mode)
@@ -257,7 +257,8 @@ def reduce(services: Services, inv_id: str, hop: int) -> Next:
     for index, engine in _slots(queries, engines, tools):
         payload = stored.get(f"{index}:{engine}")
         if payload is None:
-            query = question if tool_step.is_tool_engine(engine) else str(queries[index]["text"])
+            query = (tool_step.tool_query(engine) if tool_step.is_tool_engine(engine)
+                     else str(queries[index]["text"]))
             results.append(loop.SlotResult(query=query, engine=engine, passages=[], error="missing result"))
             continue
         results.append(loop.SlotResult(

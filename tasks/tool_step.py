@@ -17,7 +17,7 @@ from adapters.tools.outbound import guard_for, guarded_transport
 from adapters.tools.registry import StoredTool, by_name, load_tools, unseal
 from bootstrap import Services
 from investigation.errors import SleuthError, ToolRefused
-from investigation.tools.evidence import as_passage, is_tool_engine, tool_engine
+from investigation.tools.evidence import as_passage, is_tool_engine, tool_engine, tool_query
 from investigation.tools.policy import CallScope, refusal, resolve_arguments
 from investigation.tools.projection import project
 from investigation.tools.selection import choose, relevance
@@ -53,10 +53,11 @@ def plan_tools(services: Services, inv_id: str, hop: int) -> list[dict[str, Any]
     if not tools:
         return []
     scope = _scope(inv)
+    similarity = _similarities(services, scope.question, tools)
     allowed, refused = [], []
     for tool in tools:
         decl = tool.declaration
-        if relevance(scope.question, decl) < 0.3 or decl.name in called:
+        if relevance(scope.question, decl, similarity.get(decl.name)) < 0.3 or decl.name in called:
             continue  # not a candidate: nothing to refuse
         try:
             reason = refusal(decl, scope)
@@ -69,11 +70,21 @@ def plan_tools(services: Services, inv_id: str, hop: int) -> list[dict[str, Any]
     state = _state(services)
     cached = {t.declaration.name for t in allowed if _cached(state, inv.tenant_id, t, scope)}
     chosen = choose(scope.question, hop, [t.declaration for t in allowed], called=called, cached=cached,
-                    limit=limit)
+                    similarity=similarity, limit=limit)
     planned = [{"name": c.name, "relevance": c.relevance, "reason": c.reason} for c in chosen]
     for item in refused:
         _event(services, inv_id, f"tool-refused:{hop}:{item['tool']}", "tool_refused", hop, **item)
     return planned
+
+
+def _similarities(services: Services, question: str, tools: list[StoredTool]) -> dict[str, float]:
+    """Cosine similarity of the question and each tool's description (the local embedder)."""
+    from adapters.search.embedder import embed_matrix
+
+    texts = [question, *(f"{t.declaration.display_name}: {t.declaration.description}" for t in tools)]
+    matrix = embed_matrix(services.embedder, texts, persist=False)
+    scores = matrix[1:] @ matrix[0]
+    return {t.declaration.name: float(score) for t, score in zip(tools, scores, strict=True)}
 
 
 def _cached(state: ToolState, tenant: str, tool: StoredTool, scope: CallScope) -> bool:
@@ -101,7 +112,8 @@ def call_tool(services: Services, inv_id: str, hop: int, name: str) -> dict[str,
         tool = by_name(load_tools(session, tenant_id=inv.tenant_id)).get(name)
         allow_hosts = list(tenant.allowed_hosts or [])
     scope = _scope(inv)
-    payload: dict[str, Any] = {"query": inv.question, "engine": tool_engine(name), "passages": [],
+    # Its own "query": a tool result is ranked as the leader of its own group, not against the documents.
+    payload: dict[str, Any] = {"query": tool_query(tool_engine(name)), "engine": tool_engine(name), "passages": [],
                                "error": None, "cached": False, "ms": 0.0, "tool": name}
     trace: dict[str, Any] = {"tool": name, "status_code": None, "attempts": 0}
     started = time.perf_counter()
@@ -169,4 +181,4 @@ def gaps(services: Services, inv_id: str) -> list[str]:
     return out
 
 
-__all__ = ["call_tool", "gaps", "is_tool_engine", "plan_tools", "tool_slots"]
+__all__ = ["call_tool", "gaps", "is_tool_engine", "plan_tools", "tool_query", "tool_slots"]

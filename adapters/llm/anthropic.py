@@ -13,7 +13,13 @@ from typing import Any
 
 from adapters.llm.claude_budget import TokenBudget
 from adapters.llm.claude_calls import ClaudeCalls, Events, Invalid, LLMOut
-from adapters.llm.claude_transport import Limiter, MessagesTransport, RateLimits, RetryPolicy, make_client
+from adapters.llm.claude_transport import (
+    Limiter,
+    MessagesTransport,
+    RateLimits,
+    claude_retry_policy,
+    make_client,
+)
 from config.settings import Settings
 from heuristic.selection import select_evidence
 from heuristic.sufficiency import has_support
@@ -303,7 +309,7 @@ def build_claude_reasoner(settings: Settings, *, fallback: Reasoner, limiter: Li
     secret = settings.anthropic_api_key.get_secret_value()
     client = make_client(api_key=secret, base_url=settings.anthropic_base_url, timeout=settings.llm_timeout)
     transport = MessagesTransport(
-        client, RetryPolicy(settings.llm_max_retries, settings.llm_backoff_base, settings.llm_backoff_max),
+        client, claude_retry_policy(settings.llm_max_retries, settings.llm_backoff_base, settings.llm_backoff_max),
         limiter, key_id(secret),
         RateLimits(settings.llm_requests_per_minute, settings.llm_input_tokens_per_minute,
                    settings.llm_output_tokens_per_minute, settings.llm_rate_limit_max_wait))

@@ -19,15 +19,15 @@ from investigation.errors import BudgetExceeded, LLMUnavailable
 from investigation.guards import rejected_tools
 from investigation.ports import Reasoner
 from investigation.prompts import PromptSpec
+from investigation.state import StopReason
 
 M = TypeVar("M", bound=BaseModel)
 T = TypeVar("T")
-STOP_REASONS = ("token_budget", "llm_unavailable")
 Events = Callable[[dict[str, Any]], None]
 
 
 class LLMOut(Exception):
-    """The LLM may not or cannot be called any more for this investigation (`reason` in STOP_REASONS)."""
+    """The LLM may not or cannot be called any more for this investigation (`reason` in `LLM_STOPS`)."""
 
     def __init__(self, reason: str, detail: str) -> None:
         super().__init__(f"{reason}: {detail}")
@@ -113,7 +113,7 @@ class ClaudeCalls:
         try:
             self.budget.check(estimate_tokens(spec))
         except BudgetExceeded as exc:
-            raise LLMOut("token_budget", str(exc)) from exc
+            raise LLMOut(StopReason.TOKEN_BUDGET, str(exc)) from exc
         fast = spec.role == "fast"
         model = self.model_fast if fast else self.model_synthesis
         on_text = (lambda delta, attempt: self.emit({"type": "token", "text": delta, "attempt": attempt})) \
@@ -122,7 +122,7 @@ class ClaudeCalls:
             reply = self.transport.send(spec, model, effort=self.effort_fast if fast else self.effort_synthesis,
                                         on_text=on_text)
         except LLMUnavailable as exc:
-            raise LLMOut("llm_unavailable", str(exc)) from exc
+            raise LLMOut(StopReason.LLM_UNAVAILABLE, str(exc)) from exc
         self.budget.charge(total_tokens(reply.usage))
         self._usage.append({"kind": "llm_call", "step": spec.step, "model": reply.model or model, **reply.usage,
                             "fallback": False, "attempts": reply.attempts, "waited_s": round(reply.waited, 3),
@@ -140,7 +140,7 @@ class ClaudeCalls:
         self.note(step, kind="llm_fallback", reason=stop.reason, detail=stop.detail)
         if self.fallback_mode == "heuristic":
             return heuristic()
-        if stop.reason == "token_budget":
+        if stop.reason == StopReason.TOKEN_BUDGET:
             raise BudgetExceeded("llm_tokens", stop.detail)
         raise LLMUnavailable(stop.detail)
 

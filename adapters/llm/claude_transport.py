@@ -16,6 +16,7 @@ from typing import Any, Protocol
 
 import anthropic
 
+from adapters.backoff import Backoff
 from investigation.errors import LLMUnavailable, TransientError
 from investigation.prompts import PromptSpec
 from investigation.text import count_tokens
@@ -23,25 +24,10 @@ from investigation.text import count_tokens
 RETRYABLE_STATUS = frozenset({408, 409, 429, 500, 502, 503, 504, 529})
 
 
-@dataclass(frozen=True)
-class RetryPolicy:
-    """Bounded, jittered exponential backoff; a server's retry-after is honoured, never shortened."""
-
-    max_retries: int = 3
-    base: float = 1.0
-    max_delay: float = 20.0
-
-    def delay(self, retry: int, retry_after: float | None, rand: Callable[[], float] = random.random) -> float | None:
-        """Seconds before retry number `retry` (1-based), or None when the policy gives up."""
-        if retry > self.max_retries:
-            return None
-        if retry_after is not None:
-            if retry_after > self.max_delay:
-                return None  # waiting less would disrespect the server; waiting more breaks our bound
-            # A little jitter on top, so workers told the same retry-after do not return in lockstep.
-            return float(min(self.max_delay, retry_after + rand() * min(1.0, self.base)))
-        backoff = min(self.max_delay, self.base * 2 ** (retry - 1))
-        return float(backoff * (0.5 + rand() / 2))
+def claude_retry_policy(max_retries: int = 3, base: float = 1.0, max_delay: float = 20.0) -> Backoff:
+    """The Claude retry policy: `max_retries` retries after the first attempt; a retry-after longer than
+    `max_delay` gives up (a worker is blocked in this call)."""
+    return Backoff(base=base, cap=max_delay, max_attempts=max_retries + 1, long_retry_after="give_up")
 
 
 class Limiter(Protocol):
@@ -128,7 +114,7 @@ class MessagesTransport:
     """One SDK client per process; `send` turns a `PromptSpec` into a Messages API request."""
 
     client: anthropic.Anthropic
-    policy: RetryPolicy = field(default_factory=RetryPolicy)
+    policy: Backoff = field(default_factory=claude_retry_policy)
     limiter: Limiter | None = None
     key: str = "default"
     limits: RateLimits = field(default_factory=RateLimits)
@@ -155,12 +141,12 @@ class MessagesTransport:
 
     def send(self, spec: PromptSpec, model: str, *, effort: str | None = None,
              on_text: Callable[[str, int], None] | None = None) -> Reply:
-        """The reply, after at most `policy.max_retries` retries. `on_text(delta, attempt)` streams text."""
+        """The reply, after at most `policy.max_attempts` attempts. `on_text(delta, attempt)` streams text."""
         params = self.params(spec, model, effort)
         estimate = estimate_tokens(spec)
         waited = 0.0
         last = ""
-        for attempt in range(1, self.policy.max_retries + 2):
+        for attempt in range(1, self.policy.max_attempts + 1):
             retry_after: float | None = None
             try:
                 if self.limiter is not None:

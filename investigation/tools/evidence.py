@@ -25,6 +25,11 @@ def is_tool_engine(engine: str) -> bool:
     return engine.startswith(ENGINE_PREFIX)
 
 
+def tool_query(engine: str) -> str:
+    """The "query" a tool result is filed under (its own group when the evidence is ranked)."""
+    return f"{engine.removeprefix(ENGINE_PREFIX).replace('_', ' ')} (tool)"
+
+
 def args_digest(args: Mapping[str, Any]) -> str:
     return hashlib.sha256(json.dumps(args, sort_keys=True, default=str).encode()).hexdigest()[:16]
 

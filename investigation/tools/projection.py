@@ -151,10 +151,10 @@ def _label(path: str) -> str:
 
 
 def evidence_text(title: str, document: Mapping[str, Any], summary: Sequence[str] = ()) -> str:
-    """The projected payload as readable evidence: the summary sentences, then one `field: value`
-    statement per leaf."""
-    parts = [f"{_label(path)}: {value}" for path, value in flatten(document).items()]
+    """The projected payload as readable evidence: the declaration's summary sentences when it has any
+    (the tenant's wording of the result), else one `field: value` statement per leaf."""
     said = " ".join(s.strip() for s in summary)
+    parts = [f"{_label(path)}: {value}" for path, value in flatten(document).items()]
     facts = "; ".join(parts) + "." if parts else "No data returned."
-    text = f"{title}. {said} Details: {facts}" if said else f"{title}. {facts}"
+    text = said or f"{title}: {facts}"
     return text if len(text) <= MAX_TEXT else text[: MAX_TEXT - 1] + "…"

@@ -17,6 +17,11 @@ from investigation.tools.declaration import ToolDeclaration
 FIRST_PERSON = re.compile(r"\b(i|i'm|i've|me|my|mine|we|we're|our|ours|us)\b", re.IGNORECASE)
 
 
+def _stems(text: str) -> set[str]:
+    # The light stemmer gives "invoices" → "invoic" but keeps "invoice": drop a final "e" on both sides.
+    return {s[:-1] if len(s) > 3 and s.endswith("e") else s for s in content_stems(text)}
+
+
 @dataclass(frozen=True)
 class SelectionConfig:
     first_hop: float = 0.5  # relevance a tool needs in hop 1
@@ -39,8 +44,8 @@ def relevance(question: str, decl: ToolDeclaration, similarity: float | None = N
     """How well the tool's name and description match the question, 0..1 (lexical, plus the embedding
     similarity when one is given, plus a bonus when a requester-scoped tool meets a first-person question)."""
     config = config or SelectionConfig()
-    asked = content_stems(question)
-    described = content_stems(f"{decl.display_name} {decl.description}")
+    asked = _stems(question)
+    described = _stems(f"{decl.display_name} {decl.description}")
     lexical = len(asked & described) / len(asked) if asked else 0.0
     score = lexical if similarity is None else max(lexical, min(1.0, max(0.0, (similarity - 0.2) / 0.5)))
     if decl.policy.subject == "requester" and FIRST_PERSON.search(question):

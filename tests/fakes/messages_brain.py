@@ -164,11 +164,11 @@ def claude_against(url: str, *, embedder: Embedder | None = None, fallback_mode:
     import time
 
     from adapters.llm.anthropic import ClaudeReasoner
-    from adapters.llm.claude_transport import MessagesTransport, RetryPolicy, make_client
+    from adapters.llm.claude_transport import MessagesTransport, claude_retry_policy, make_client
     from tests.unit.investigation.fakes import BagOfWordsEmbedder
 
     transport = MessagesTransport(make_client(api_key="sk-test-key", base_url=url, timeout=timeout),
-                                  RetryPolicy(retries, backoff, max_delay),
+                                  claude_retry_policy(retries, backoff, max_delay),
                                   sleep=time.sleep if sleep is None else sleep)
     return ClaudeReasoner(transport, model_fast="claude-haiku-5-5", model_synthesis="claude-sonnet-5-5",
                           fallback=HeuristicReasoner(embedder or BagOfWordsEmbedder()),

@@ -226,6 +226,7 @@ def test_investigation_view_is_the_public_json_shape(session: Session, tenant: T
         "id",
         "status",
         "mode",
+        "audience",
         "question",
         "route",
         "answer",
@@ -243,7 +244,8 @@ def test_investigation_view_is_the_public_json_shape(session: Session, tenant: T
         "finished_at",
         "deliveries",
     ]
-    assert view["citations"][0] == {"marker": 1, "evidence_id": "e3", "source_id": "doc-e3", "title": "T e3"}
+    assert view["citations"][0] == {"marker": 1, "evidence_id": "e3", "source_id": "doc-e3", "title": "T e3",
+                                    "internal": False}
     assert [e["id"] for e in view["evidence"]] == ["e3", "e1", "e2", "e4"]
     assert set(view["evidence"][0]) == {"id", "source_id", "title", "text", "score", "grade", "hop", "query"}
     assert (view["route"], view["subqueries"], view["hops"], view["retrieval_calls"]) == (

@@ -15,7 +15,7 @@ QUESTION = {"question": "Which plan includes SCIM provisioning?"}
 
 
 def test_accepts_at_once_with_location_and_one_enqueue(api: Api) -> None:
-    body = {**QUESTION, "mode": "single-shot", "callback": {"type": "webhook", "url": "http://127.0.0.1:9/h"},
+    body = {**QUESTION, "mode": "single-shot", "callback": {"type": "webhook", "url": "https://hooks.example.com/h"},
             "budget": {"max_hops": 1, "deadline_seconds": 30}}
     response = api.post(body)
     assert response.status_code == 202, response.text
@@ -74,7 +74,10 @@ def _loc(response: Any) -> list[list[Any]]:
     ({"question": 42}, "question"),
     ({"question": "q", "mode": "turbo"}, "mode"),
     ({"question": "q", "surprise": True}, "surprise"),
-    ({"question": "q", "callback": {"type": "carrier-pigeon", "url": "http://x.test/"}}, "type"),
+    ({"question": "q", "callback": {"type": "carrier-pigeon", "url": "http://x.test/"}}, "callback"),
+    ({"question": "q", "callback": []}, "callback"),
+    ({"question": "q", "callback": [{"type": "email", "channel": "mail", "to": ["not-an-address"]}]}, "to"),
+    ({"question": "q", "callback": {"type": "zendesk", "channel": "zd", "ticket_id": 0}}, "ticket_id"),
     ({"question": "q", "callback": {"type": "webhook", "url": "not a url"}}, "url"),
     ({"question": "q", "callback": {"type": "webhook", "url": "ftp://x.test/"}}, "url"),
     ({"question": "q", "callback": {"type": "webhook"}}, "url"),
@@ -165,21 +168,22 @@ def test_overlong_idempotency_key_is_422(api: Api) -> None:
     assert any("Idempotency-Key" in loc for loc in _loc(response))
 
 
-def test_private_callback_hosts_refused_when_configured(tmp_path: Any, db_url: str, redis_url: str,
-                                                         redis_prefix: str) -> None:
+def test_private_callback_hosts_refused_by_default(tmp_path: Any, db_url: str, redis_url: str,
+                                                    redis_prefix: str) -> None:
     from fastapi.testclient import TestClient
 
     from api.app import create_app
     from bootstrap import Services
     from tests.unit.api.conftest import Recorder, make_settings, new_tenant
 
-    services = Services(make_settings(tmp_path / "home", db_url, redis_url, redis_prefix,
-                                      webhook_allow_private=False))
+    services = Services(make_settings(tmp_path / "home", db_url, redis_url, redis_prefix))
     try:
         _, key = new_tenant(services)
         launcher = Recorder()
         with TestClient(create_app(services=services, launcher=launcher, redeliverer=Recorder())) as client:
-            for url in ("http://127.0.0.1:8080/h", "http://localhost/h", "http://10.1.2.3/h", "http://[::1]/h"):
+            for url in ("http://127.0.0.1:8080/h", "http://localhost/h", "http://10.1.2.3/h", "http://[::1]/h",
+                        "http://169.254.169.254/latest/meta-data", "http://0.0.0.0/h", "http://2130706433/h",
+                        "http://0x7f.1/h", "http://[::ffff:127.0.0.1]/h", "http://localhost./h"):
                 response = client.post("/v1/investigations", headers={"Authorization": f"Bearer {key}"},
                                        json={"question": "q", "callback": {"type": "webhook", "url": url}})
                 assert response.status_code == 422, url

@@ -16,7 +16,7 @@ pytestmark = pytest.mark.unit
 
 
 def _create(api: Api, question: str = "Which region keeps data in Germany?") -> str:
-    response = api.post({"question": question, "callback": {"type": "webhook", "url": "http://127.0.0.1:9/h"}})
+    response = api.post({"question": question, "callback": {"type": "webhook", "url": "https://hooks.example.com/h"}})
     assert response.status_code == 202, response.text
     return str(response.json()["id"])
 
@@ -39,7 +39,7 @@ def test_view_is_the_public_json(api: Api) -> None:
     view = api.client.get(f"/v1/investigations/{inv_id}", headers=api.auth()).json()
     assert view["id"] == inv_id and view["status"] == "answered" and view["answer"] == "Frankfurt [1]."
     assert view["citations"] == [{"marker": 1, "evidence_id": "e1", "source_id": "frankfurt",
-                                  "title": "Frankfurt"}]
+                                  "title": "Frankfurt", "internal": False}]
     for key in ("route", "evidence", "subqueries", "hops", "retrieval_calls", "stop_reason", "deliveries"):
         assert key in view
 
@@ -160,7 +160,7 @@ def test_deliveries_list_detail_and_redeliver(api: Api) -> None:
     detail = api.client.get(f"/v1/deliveries/{delivery_id}", headers=api.auth()).json()
     assert detail["status"] == "dead" and detail["attempts"] == 1
     assert detail["attempt_log"] == [{"number": 1, "at": detail["attempt_log"][0]["at"], "status_code": 500,
-                                      "error": "boom", "duration_ms": 12.5}]
+                                      "error": "boom", "detail": None, "uncertain": False, "duration_ms": 12.5}]
     again = api.client.post(f"/v1/deliveries/{delivery_id}/redeliver", headers=api.auth())
     assert again.status_code == 202 and again.json()["status"] == "pending"
     assert api.redeliverer.calls == [delivery_id]

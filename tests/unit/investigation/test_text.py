@@ -12,7 +12,6 @@ from investigation.text import (
     fold,
     split_sentences,
     stem,
-    years,
 )
 
 pytestmark = pytest.mark.unit
@@ -49,6 +48,5 @@ def test_sentences_do_not_break_on_initials_or_abbreviations() -> None:
 
 
 def test_years_dates_and_stems() -> None:
-    assert years("born in 1952, died 2001") == ["1952", "2001"]
     assert dates("premiered on September 23, 1962") == ["September 23, 1962"]
     assert stem("directed") == stem("director") == stem("directors")

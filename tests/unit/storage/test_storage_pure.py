@@ -12,9 +12,9 @@ import pytest
 from investigation.errors import ValidationFailed
 from storage._common import iso, naive_utc
 from storage._tenants import hash_api_key, new_api_key, new_webhook_secret, validate_tenant_name
-from storage._views import build_investigation_view, event_view, order_evidence
 from storage.models import Delivery, EvidenceRecord, Investigation, TraceEvent
 from storage.redis_state import RedisState, cache_digest, client_from_url, normalise_query
+from storage.views import build_investigation_view, event_view, order_evidence
 from tests.conftest import redis_url_pair
 
 pytestmark = pytest.mark.unit
@@ -107,7 +107,7 @@ def test_the_view_is_json_with_utc_times() -> None:
         finished_at=datetime(2025, 1, 1, 0, 1),
     )
     deliveries = [Delivery(id="msg_1", investigation_id="i", tenant_id="t", channel="webhook", attempts=2)]
-    view = build_investigation_view(inv, [_record("a", 1, 0.9)], deliveries)
+    view = build_investigation_view(inv, [_record("a", 1, 0.9)], deliveries).model_dump(mode="json")
     assert json.loads(json.dumps(view)) == view
     assert view["citations"] == [{"marker": 1, "evidence_id": "a", "source_id": "s-a", "title": "t", "internal": True}]
     assert view["created_at"] == "2025-01-01T00:00:00+00:00"

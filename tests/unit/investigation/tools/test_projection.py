@@ -7,7 +7,7 @@ import pytest
 from investigation.state import Answer
 from investigation.tools.declaration import parse_declaration
 from investigation.tools.evidence import admit_gaps, as_passage
-from investigation.tools.projection import MAX_ITEMS, evidence_text, flatten, project
+from investigation.tools.projection import MAX_ITEMS, evidence_text, flatten, project, summary_sentences
 from investigation.tools.templates import render_url
 from tests.unit.investigation.tools.samples import billing
 
@@ -47,9 +47,18 @@ def test_top_level_lists_long_lists_and_long_strings_are_capped() -> None:
 def test_evidence_text_states_each_field() -> None:
     doc = project(RESPONSE, parse_declaration(billing()).projection)
     text = evidence_text("Billing account acct-42", doc)
-    assert text.startswith("Billing account acct-42. account.id: acct-42; account.plan: Business")
+    assert text.startswith("Billing account acct-42: account.id: acct-42; account.plan: Business")
     assert "invoices[1].status: overdue" in text
     assert flatten({"a": [{"b": 1}, {"b": None}]}) == {"a[1].b": 1}
+
+
+def test_summary_sentences_render_per_list_item_and_skip_absent_values() -> None:
+    doc = project(RESPONSE, parse_declaration(billing()).fields_for("customer"))
+    said = summary_sentences(["Plan {account.plan}, risk {account.risk_score}.",
+                              "Invoice {invoices[].number} is {invoices[].status}.",
+                              "Account {account_id} on {account.plan}."], doc, {"account_id": "acct-42"})
+    assert said == ["Invoice INV-7 is overdue.", "Invoice INV-6 is paid.", "Account acct-42 on Business."]
+    assert evidence_text("Billing", doc, said) == " ".join(said)
 
 
 def test_passage_title_and_stable_id() -> None:

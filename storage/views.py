@@ -1,10 +1,13 @@
-"""The public JSON shape of an investigation and of a trace event (HTTP API, `sleuth ask --json`, webhooks)."""
+"""THE public shape of an investigation (HTTP API, webhook payload, `sleuth ask --json`) and of a trace
+event: typed models built from rows here, in one place. The models forbid unknown keys, so a field added
+to the JSON is added to its model (and so to OpenAPI) or it fails loudly."""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 from typing import Any
 
+from pydantic import BaseModel, ConfigDict
 from sqlmodel import Session, col, select
 
 from storage._common import iso
@@ -15,14 +18,88 @@ from storage.models import Delivery, EvidenceRecord, Investigation, TraceEvent
 _CITATION_KEYS = ("marker", "evidence_id", "source_id", "title")
 
 
+class _Public(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class CitationPublic(_Public):
+    """A numbered citation: marker [n] in the answer → the evidence it came from."""
+
+    marker: int
+    evidence_id: str
+    source_id: str
+    title: str
+    internal: bool = False  # the source is an internal document (agent audience only)
+
+
+class EvidencePublic(_Public):
+    id: str
+    source_id: str
+    title: str
+    text: str
+    score: float
+    grade: str
+    hop: int
+    query: str
+
+
+class LlmStepUsage(_Public):
+    calls: int = 0
+    input_tokens: int = 0
+    output_tokens: int = 0
+    cache_read_input_tokens: int = 0
+    cache_creation_input_tokens: int = 0
+    models: list[str] = []
+    fallbacks: int = 0
+
+
+class LlmUsagePublic(_Public):
+    input_tokens: int = 0
+    output_tokens: int = 0
+    calls: int = 0
+    by_step: dict[str, LlmStepUsage] = {}
+
+
+class DeliverySummary(_Public):
+    id: str
+    channel: str
+    status: str
+    attempts: int
+
+
+class InvestigationPublic(_Public):
+    """THE public view of an investigation (HTTP, webhook payload, `--json`)."""
+
+    id: str
+    status: str
+    mode: str
+    audience: str = "agent"
+    question: str
+    route: str | None = None
+    answer: str | None = None
+    caveat: str | None = None
+    citations: list[CitationPublic] = []
+    evidence: list[EvidencePublic] = []
+    subqueries: list[str] = []
+    hops: int = 0
+    retrieval_calls: int = 0
+    evidence_tokens: int = 0
+    llm: LlmUsagePublic = LlmUsagePublic()
+    stop_reason: str | None = None
+    error: str | None = None
+    created_at: str | None = None
+    finished_at: str | None = None
+    deliveries: list[DeliverySummary] = []
+
+
 def investigation_view(session: Session, *, investigation: Investigation) -> dict[str, Any]:
-    """The investigation as the outside world sees it (JSON-serialisable)."""
+    """The investigation as the outside world sees it: `InvestigationPublic` as JSON-ready data."""
     evidence = list_evidence(session, investigation_id=investigation.id)
     deliveries = list_deliveries(session, investigation_id=investigation.id)
     calls = session.exec(select(TraceEvent).where(
         TraceEvent.investigation_id == investigation.id, col(TraceEvent.kind).in_(LLM_EVENT_KINDS),
     ).order_by(col(TraceEvent.id))).all()
-    return build_investigation_view(investigation, evidence, deliveries, llm_events=calls)
+    return build_investigation_view(investigation, evidence, deliveries, llm_events=calls).model_dump(mode="json")
 
 
 LLM_EVENT_KINDS = ("llm_call", "llm_fallback")
@@ -51,12 +128,13 @@ def llm_usage_view(inv: Investigation, events: Sequence[TraceEvent]) -> dict[str
 def build_investigation_view(
     inv: Investigation, evidence: Sequence[EvidenceRecord], deliveries: Sequence[Delivery],
     llm_events: Sequence[TraceEvent] = (),
-) -> dict[str, Any]:
+) -> InvestigationPublic:
     """`investigation_view` from rows already loaded (pure)."""
-    return {
+    return InvestigationPublic.model_validate({
         "id": inv.id,
         "status": inv.status,
         "mode": inv.mode,
+        "audience": inv.audience,
         "question": inv.question,
         "route": inv.route,
         "answer": inv.answer,
@@ -76,7 +154,7 @@ def build_investigation_view(
         "deliveries": [
             {"id": d.id, "channel": d.channel, "status": d.status, "attempts": d.attempts} for d in deliveries
         ],
-    }
+    })
 
 
 def order_evidence(evidence: Sequence[EvidenceRecord], final_ids: Sequence[str]) -> list[EvidenceRecord]:
