@@ -76,7 +76,7 @@ def console(tmp_path: Path, redis_url: str, redis_prefix: str, browser: Any) -> 
 
     from api.app import create_app
 
-    stack = build_stack(tmp_path / "home", redis_url, redis_prefix)
+    stack = build_stack(tmp_path / "home", redis_url, redis_prefix, webhook_allow_private=True)
     redeliverer, launched = Recorder(), []
     app = create_app(services=stack.services, launcher=launched.append, redeliverer=redeliverer)
     port = _port()

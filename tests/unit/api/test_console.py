@@ -77,7 +77,7 @@ def test_a_signed_link_signs_in_and_lands_on_the_trace_without_a_secret_in_the_u
 
 def test_list_filters_and_redeliver_button(api: Api) -> None:
     first = api.post({"question": "What is ERR_4021?",
-                      "callback": {"type": "webhook", "url": "http://127.0.0.1:9/h"}}).json()["id"]
+                      "callback": {"type": "webhook", "url": "https://hooks.example.com/h"}}).json()["id"]
     api.post({"question": "Hello there"})
     with api.services.session() as db:
         repo.finish_investigation(db, investigation_id=first, status="failed", stop_reason="error", error="x")
