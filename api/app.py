@@ -9,7 +9,8 @@ from fastapi import FastAPI
 from fastapi.openapi.utils import get_openapi
 
 from api import docs_offline, errors, log_redaction
-from api.routes import channels, console, deliveries, health, hooks, investigations, metrics, tools, trace
+from api.openapi_errors import document_errors
+from api.routes import channels, deliveries, health, hooks, investigations, metrics, tenant, tools, trace
 from api.schemas import InvestigationCreate
 from bootstrap import Services
 from config.settings import Settings, get_settings
@@ -70,7 +71,7 @@ def create_app(
     app.state.redeliverer = redeliverer or queue.redeliver
     errors.install(app)
     log_redaction.install()
-    for module in (investigations, deliveries, channels, hooks, tools, trace, console, health, metrics):
+    for module in (investigations, deliveries, channels, hooks, tools, tenant, trace, health, metrics):
         app.include_router(module.router)
     _add_manual_schemas(app)
     return app
@@ -110,7 +111,7 @@ def _add_manual_schemas(app: FastAPI) -> None:
             components = schema.setdefault("components", {}).setdefault("schemas", {})
             components.update(manual.pop("$defs", {}))
             components["InvestigationCreate"] = manual
-            app.openapi_schema = schema
+            app.openapi_schema = document_errors(schema)
         return app.openapi_schema
 
     app.openapi = openapi  # type: ignore[method-assign]

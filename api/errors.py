@@ -1,7 +1,8 @@
 """The ONE mapping from Sleuth's error tree to HTTP responses (registered by `create_app`).
 
     ValidationFailed → 422 {"detail": [{"loc": ["body", field], "msg": ...}]}
-    PayloadTooLarge  → 413      NotFound       → 404      BudgetExceeded → 429
+    PayloadTooLarge  → 413      NotFound       → 404      BudgetExceeded → 429 (+ Retry-After when known)
+    Conflict         → 409
     NotAuthenticated → 401      Forbidden      → 403      TransientError → 503 (+ Retry-After)
     PermanentError   → 400      other SleuthError → 500
 """
@@ -15,11 +16,13 @@ from fastapi.responses import JSONResponse
 
 from investigation.errors import (
     BudgetExceeded,
+    Conflict,
     Forbidden,
     NotFound,
     PayloadTooLarge,
     PermanentError,
     SleuthError,
+    TooManyRequests,
     TransientError,
     ValidationFailed,
 )
@@ -40,6 +43,7 @@ class FieldError(ValidationFailed):
 _STATUS: tuple[tuple[type[SleuthError], int], ...] = (
     (ValidationFailed, 422),
     (PayloadTooLarge, 413),
+    (Conflict, 409),
     (NotFound, 404),
     (NotAuthenticated, 401),
     (Forbidden, 403),
@@ -67,7 +71,7 @@ async def sleuth_error_handler(request: Request, exc: Exception) -> JSONResponse
         return JSONResponse({"detail": [{"loc": loc, "msg": exc.message, "type": "value_error"}]}, 422)
     if isinstance(exc, NotAuthenticated):
         headers["www-authenticate"] = "Bearer"
-    if isinstance(exc, TransientError) and exc.retry_after is not None:
+    if isinstance(exc, TransientError | TooManyRequests) and exc.retry_after is not None:
         headers["retry-after"] = str(max(0, math.ceil(exc.retry_after)))
     detail = str(exc) if code != 500 else "internal error"
     return JSONResponse({"detail": detail}, code, headers=headers or None)

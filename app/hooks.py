@@ -177,7 +177,9 @@ def _submit(services: Services, kind: str, channel_id: str, tenant: Tenant, name
         request = parse_request({"question": question, "context": context,
                                  "callback": {"type": kind, "channel": name, "ticket_id": event.ticket_id}})
     key = f"{kind}:{channel_id}:{event.ticket_id}:{event.event_id or 'ticket'}"[:200]
-    return submit_investigation(services, tenant=tenant, request=request, launch=launch, idempotency_key=key)
+    # The ticket is the key; its text may change between triggers (no 409 for a helpdesk).
+    return submit_investigation(services, tenant=tenant, request=request, launch=launch, idempotency_key=key,
+                                same_key_same_request=False)
 
 
 def receive_zendesk(services: Services, channel_id: str, headers: Mapping[str, str], raw: bytes,

@@ -60,12 +60,20 @@ def effective_budget(override: BudgetOverride | None, tenant_limits: dict[str, A
 
 
 def submit_investigation(services: Services, *, tenant: Tenant, request: InvestigationRequest,
-                         launch: Launcher, idempotency_key: str | None = None) -> Submitted:
+                         launch: Launcher, idempotency_key: str | None = None,
+                         rate_limit: bool = True, fair: bool = True,
+                         same_key_same_request: bool = True) -> Submitted:
     """Create (or, for a repeated idempotency key, find) the tenant's investigation and enqueue it.
 
-    Raises ValidationFailed (a field named) before anything is written, and TransientError when the
-    queue cannot take it (the investigation is then marked failed, so nothing waits forever).
+    Raises ValidationFailed (a field named) before anything is written, Conflict when the idempotency key
+    was used for a different request, TooManyRequests over the tenant's intake rate (`rate_limit`), and
+    TransientError when the queue cannot take it (the investigation is then marked failed, so nothing
+    waits forever). With `fair`, a tenant at its in-flight cap has the investigation held back in order
+    (`app.admission`); an operator's own runs (CLI bench) may pass False for both. Helpdesk hooks key on
+    the ticket, whose text may change between triggers: they pass `same_key_same_request=False`.
     """
+    from app import admission
+
     settings = services.settings
     budget = effective_budget(request.budget, tenant.limits, settings, mode=request.mode)
     callback: Any = None
@@ -74,6 +82,11 @@ def submit_investigation(services: Services, *, tenant: Tenant, request: Investi
                else request.callback.model_dump(mode="json"))
         callback = check_callbacks(services, raw, tenant=tenant, field="callback")
     context = request.context.model_dump(mode="json", exclude_none=True) if request.context else {}
+    if idempotency_key is not None and same_key_same_request:
+        _same_request_or_conflict(services, tenant, idempotency_key, request=request, budget=budget,
+                                  callback=callback, context=context)
+    if rate_limit:
+        admission.check_rate(services, tenant)
     with services.session() as session:
         inv, created = repo.create_investigation(
             session, tenant=tenant, question=request.question, mode=request.mode, callback=callback,
@@ -81,8 +94,38 @@ def submit_investigation(services: Services, *, tenant: Tenant, request: Investi
             audience=request.audience, principals=list(request.principals), context=context)
         inv_id = inv.id
     if created:
-        _enqueue(services, launch, inv_id)
+        if not fair:
+            _enqueue(services, launch, inv_id)
+        else:
+            admission.admit(services, tenant, inv_id, lambda i: _enqueue(services, launch, i))
+    elif same_key_same_request:  # a race between two first uses of the key: the loser must not differ
+        _same_request_or_conflict(services, tenant, idempotency_key or "", request=request, budget=budget,
+                                  callback=callback, context=context)
     return Submitted(id=inv_id, created=created)
+
+
+def _same_request_or_conflict(services: Services, tenant: Tenant, key: str, *, request: InvestigationRequest,
+                              budget: dict[str, int], callback: dict[str, Any] | None,
+                              context: dict[str, Any]) -> None:
+    """Conflict (409) when `key` already names an investigation of this tenant asked differently."""
+    from sqlmodel import select
+
+    from investigation.errors import Conflict
+    from storage.models import Investigation
+
+    with services.session() as session:
+        inv = session.exec(select(Investigation).where(Investigation.tenant_id == tenant.id,
+                                                       Investigation.idempotency_key == key)).first()
+        if inv is None:
+            return
+        before = {"question": inv.question, "mode": inv.mode, "callback": inv.callback, "budget": inv.budget,
+                  "audience": inv.audience, "principals": list(inv.principals), "context": inv.context or {}}
+    now = {"question": request.question, "mode": request.mode, "callback": callback, "budget": budget,
+           "audience": request.audience, "principals": list(request.principals), "context": context}
+    differing = sorted(k for k in now if now[k] != before[k])
+    if differing:
+        raise Conflict(f"Idempotency-Key {key!r} was already used for a different request "
+                       f"(differs in: {', '.join(differing)}); use a new key for a new question")
 
 
 def _enqueue(services: Services, launch: Launcher, inv_id: str) -> None:

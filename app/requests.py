@@ -6,17 +6,55 @@ so every way in is validated by the same rules.
 
 from __future__ import annotations
 
+import unicodedata
 from typing import Annotated, Any, Literal
 
-from pydantic import AnyHttpUrl, BaseModel, ConfigDict, Discriminator, EmailStr, Field, Tag, field_validator
+from pydantic import (
+    AnyHttpUrl,
+    BaseModel,
+    ConfigDict,
+    Discriminator,
+    EmailStr,
+    Field,
+    StrictInt,
+    Tag,
+    field_validator,
+)
 
 from investigation.state import Mode
 
 Audience = Literal["agent", "customer"]
 
 
+def _has_nul(value: Any) -> bool:
+    if isinstance(value, BaseModel):
+        return False  # its own fields were checked by its own validator
+    if isinstance(value, str):
+        return "\x00" in value
+    if isinstance(value, dict):
+        return any(_has_nul(k) or _has_nul(v) for k, v in value.items())
+    if isinstance(value, list | tuple):
+        return any(_has_nul(v) for v in value)
+    return False
+
+
+def is_blank(text: str) -> bool:
+    """Nothing a person could read: only whitespace, control, format (zero-width, bidi) or unassigned
+    characters."""
+    return all(ch.isspace() or unicodedata.category(ch) in ("Cc", "Cf", "Cn", "Co", "Cs", "Zs", "Zl", "Zp")
+               for ch in text)
+
+
 class _Strict(BaseModel):
     model_config = ConfigDict(extra="forbid", strict=False)
+
+    @field_validator("*", mode="after")
+    @classmethod
+    def _no_nul(cls, value: Any) -> Any:
+        # PostgreSQL cannot store U+0000 in text; every database refuses it here, naming the field.
+        if _has_nul(value):
+            raise ValueError("must not contain NUL (U+0000) characters")
+        return value
 
 
 class WebhookCallback(_Strict):
@@ -73,10 +111,11 @@ Callbacks = Annotated[
 class BudgetOverride(_Strict):
     """Per-investigation limits; each may only lower (never raise) the tenant's and the server's limits."""
 
-    max_hops: int | None = Field(default=None, ge=1, le=10)
-    max_retrieval_calls: int | None = Field(default=None, ge=1, le=500)
-    max_llm_tokens: int | None = Field(default=None, ge=0, le=10_000_000)
-    deadline_seconds: int | None = Field(default=None, ge=5, le=3600)
+    # Strict: `"2"`, `2.0` or `true` are refused, as the schema says (integer).
+    max_hops: StrictInt | None = Field(default=None, ge=1, le=10)
+    max_retrieval_calls: StrictInt | None = Field(default=None, ge=1, le=500)
+    max_llm_tokens: StrictInt | None = Field(default=None, ge=0, le=10_000_000)
+    deadline_seconds: StrictInt | None = Field(default=None, ge=5, le=3600)
 
 
 class Requester(_Strict):
@@ -121,8 +160,8 @@ class InvestigationRequest(_Strict):
     @field_validator("question")
     @classmethod
     def _not_blank(cls, value: str) -> str:
-        if not value.strip():
-            raise ValueError("must not be blank")
+        if is_blank(value):
+            raise ValueError("question is blank (only spaces or invisible characters)")
         return value
 
     @field_validator("principals")

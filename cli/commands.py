@@ -85,12 +85,13 @@ def celery_for(settings: Settings):  # type: ignore[no-untyped-def]
 
 def create_and_launch(services: Services, tenant_name: str, question: str, mode: str,
                       callback: dict[str, Any] | list[dict[str, Any]] | None = None, *, audience: str = "agent",
-                      launch: Launcher | None = None) -> str:
+                      launch: Launcher | None = None, context: dict[str, Any] | None = None) -> str:
     """Submit a question for a tenant named on the command line (the same intake as the API)."""
     from storage import repositories as repo
     from tasks import workflow
 
-    request = parse_request({"question": question, "mode": mode, "callback": callback, "audience": audience})
+    request = parse_request({"question": question, "mode": mode, "callback": callback, "audience": audience,
+                             "context": context})
     with services.session() as session:
         tenant = repo.get_tenant_by_name(session, name=tenant_name)
     if launch is None:
@@ -99,7 +100,8 @@ def create_and_launch(services: Services, tenant_name: str, question: str, mode:
         def launch(inv_id: str) -> None:
             workflow.launch(app, inv_id)
 
-    return submit_investigation(services, tenant=tenant, request=request, launch=launch).id
+    # An operator's own runs (ask, bench) are not rate limited; fairness still applies.
+    return submit_investigation(services, tenant=tenant, request=request, launch=launch, rate_limit=False).id
 
 
 def wait_for(services: Services, inv_id: str, *, console: Console | None = None,

@@ -17,6 +17,7 @@ from bootstrap import Services
 from cli import processes, render
 from cli.commands import create_and_launch, ingest_summary, run_ingest, wait_for
 from cli.mail_sink import MailSink, preview
+from cli.tool_services import ToolServices, register_samples
 from config.settings import Settings
 from investigation.errors import NotFound
 
@@ -81,7 +82,10 @@ def _mail_channel(services: Services, sink: MailSink) -> None:
 
 def run_demo(settings: Settings, *, console: Console) -> None:
     services = Services(settings)
-    _, secret = _tenant(services, console)
+    tenant_id, secret = _tenant(services, console)
+    tool_api = ToolServices()  # the tenant's own account/billing, status and tickets APIs, on 127.0.0.1
+    tools = register_samples(services, tenant_id, tool_api.base)
+    console.print(f"   tools declared: {', '.join(tools)} (examples/tools/, on {tool_api.base})")
     kb = EXAMPLES / "kb"
     console.print(f"[bold]1. ingest[/bold] {kb}")
     report = run_ingest(settings, [kb], DEMO_TENANT, console=console)
@@ -97,12 +101,13 @@ def run_demo(settings: Settings, *, console: Console) -> None:
     # The first question is also answered by e-mail (a callback list: each delivered exactly once).
     first_callback: list[dict[str, Any]] = [callback, {"type": "email", "channel": DEMO_MAIL, "to": [AGENT]}]
     console.print("[bold]2. start[/bold] embedded Redis + a Celery worker process (queues: "
-                  "plan, retrieve, reduce, llm, deliver)")
+                  "plan, retrieve, reduce, llm, deliver, tools)")
     with processes.queue_stack(settings) as live:
         live_services = Services(live)
         console.print(f"[bold]3. investigate[/bold] {len(questions)} questions through the queue")
         ids = [create_and_launch(live_services, DEMO_TENANT, q["question"], "agentic",
-                                 first_callback if i == 0 else callback, audience=q.get("audience", "agent"))
+                                 first_callback if i == 0 else callback, audience=q.get("audience", "agent"),
+                                 context=q.get("context"))
                for i, q in enumerate(questions)]
         for q, inv_id in zip(questions, ids):
             view = wait_for(live_services, inv_id, timeout=300)
@@ -114,6 +119,7 @@ def run_demo(settings: Settings, *, console: Console) -> None:
         sink.wait(1)
     server.shutdown()
     sink.close()
+    tool_api.close()
     verified = sum(r["verified"] for r in _Receiver.received)
     print(f"\nwebhooks received: {len(_Receiver.received)}, signatures verified: {verified}")
     print(f"e-mails received by the local SMTP sink (127.0.0.1:{sink.port}): {len(sink.messages)}")

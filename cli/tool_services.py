@@ -19,7 +19,7 @@ TICKETS_TOKEN = "tok-tickets-77c1"
 
 ACCOUNTS: dict[str, dict[str, Any]] = {
     "acct-42": {"email": "dana@acme.io", "plan": "Business", "workspace_state": "read-only",
-                "read_only_reason": "invoice INV-7 is overdue", "region": "eu", "seats": {"used": 18, "limit": 25},
+                "read_only_reason": "the organization is suspended for non-payment (invoice INV-7 is overdue)", "region": "eu", "seats": {"used": 18, "limit": 25},
                 "invoices": [("INV-7", "overdue", "2026-10-01", 480), ("INV-6", "paid", "2026-09-01", 480)]},
     "acct-7": {"email": "lee@globex.io", "plan": "Pro", "workspace_state": "active", "read_only_reason": None,
                "region": "us", "seats": {"used": 4, "limit": 10},
@@ -208,3 +208,16 @@ def declarations(base: str) -> list[dict[str, Any]]:
     return found
 
 SECRETS = {"billing_account": BILLING_TOKEN, "past_tickets": TICKETS_TOKEN}
+
+
+def register_samples(services: Any, tenant_id: str, base: str) -> list[str]:
+    """Declare the sample tools for a tenant (its allowlist opens 127.0.0.1 for them); their names."""
+    from adapters.tools.registry import register
+    from storage import repositories as repo
+
+    with services.session() as session:
+        repo.update_allowed_hosts(session, tenant_id=tenant_id, add=["127.0.0.1"])
+        tenant = repo.get_tenant(session, tenant_id=tenant_id)
+        for raw in declarations(base):
+            register(session, services.settings, tenant=tenant, raw=raw, secret=SECRETS.get(raw["name"]))
+    return [str(raw["name"]) for raw in declarations(base)]

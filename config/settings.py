@@ -43,6 +43,13 @@ class Settings(BaseSettings):
     max_question_bytes: int = Field(default=8192,
                                     description="Largest request body the API accepts (413 above).")
 
+    # Fairness between tenants (a tenant's `limits` override both; 0 = no limit)
+    tenant_max_in_flight: int = Field(
+        default=4, ge=0, description="Investigations of one tenant running at once; the rest wait in order.")
+    tenant_intake_per_minute: int = Field(
+        default=60, ge=0, description="Submissions per tenant per minute (a burst of this size, then this "
+        "rate); above it 429 + Retry-After.")
+
     # Celery
     visibility_timeout: int = Field(default=300, ge=1, description="Seconds before an unacked task is redelivered.")
     task_time_limit: int = Field(default=120, ge=1, description="Hard Celery time limit per task, seconds.")

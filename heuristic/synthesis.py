@@ -94,6 +94,7 @@ _TOOL_RECORD_PRIOR = 0.25
 
 def _candidates(question: str, evidence: Sequence[Evidence]) -> list[_Candidate]:
     out: list[_Candidate] = []
+    asked = content_stems(question)
     for index, e in enumerate(evidence):
         # The selection ranked the evidence (links and bridges included): its leaders count fully even when
         # their grade against the original question is low (the second hop of a chain often is).
@@ -101,13 +102,13 @@ def _candidates(question: str, evidence: Sequence[Evidence]) -> list[_Candidate]
                      1.0 if index < 3 else 0.75 if index < 6 else 0.0)
         for position, unit in enumerate(units(e.text, question)):
             text = with_context(unit)
-            if unit.section.endswith("?"):  # an FAQ answer: its "Yes."/"No." answers the FAQ's question
-                text = re.sub(r"^(yes|no)[.,!]\s+(?=\w)", "", text, flags=re.IGNORECASE)
+            # A bare "Yes."/"No." answers some other question (an FAQ's, the previous item's): never ours.
+            text = re.sub(r"^(yes|no)[.,!]\s+(?=\w)", "", text, flags=re.IGNORECASE)
             if len(words(text)) < 3 or carries_instructions(text):  # orders to an AI are never quoted
                 continue
             stems = frozenset(content_stems(f"{text} {unit.section}") | content_stems(e.title))
             # A tool's record of the requester's own account says what no general article can.
-            own = _TOOL_RECORD_PRIOR if e.source_id.startswith("tool:") else 0.0
+            own = _TOOL_RECORD_PRIOR if e.source_id.startswith("tool:") and stems & asked else 0.0
             out.append(_Candidate(index, position, text, stems, weight,
                                   0.05 * e.score - 0.005 * index - 0.003 * position + own))
     return out

@@ -5,8 +5,10 @@
     ├── PermanentError          fail fast, never retried
     │   ├── ValidationFailed    bad input; names the field
     │   ├── PayloadTooLarge     input over a size limit
+    │   ├── Conflict            an idempotency key reused for a different request
     │   └── LLMUnavailable      the LLM cannot answer now (retries exhausted, or unfixable by retrying)
     ├── BudgetExceeded          a hop / call / token / deadline budget ran out
+    │   └── TooManyRequests     a tenant's intake rate limit; says when to retry
     ├── NotFound                no such thing (or it belongs to another tenant)
     └── Forbidden               authenticated but not allowed (or not authenticated)
         └── ToolRefused         a tool call outside the tenant's tool policy
@@ -44,6 +46,10 @@ class PayloadTooLarge(PermanentError):
     """Raised when an input exceeds its size limit."""
 
 
+class Conflict(PermanentError):
+    """Raised when an idempotency key is reused with a different request (the Stripe behaviour: 409)."""
+
+
 class LLMUnavailable(PermanentError):
     """Raised when the LLM cannot answer now: retries exhausted, or an error retrying cannot fix."""
 
@@ -56,6 +62,14 @@ class BudgetExceeded(SleuthError):
     def __init__(self, budget: str, message: str = "") -> None:
         super().__init__(message or f"budget exceeded: {budget}")
         self.budget = budget
+
+
+class TooManyRequests(BudgetExceeded):
+    """Raised when a tenant submits faster than its intake rate limit; `retry_after` is in seconds."""
+
+    def __init__(self, budget: str, message: str, *, retry_after: float) -> None:
+        super().__init__(budget, message)
+        self.retry_after = retry_after
 
 
 class NotFound(SleuthError):

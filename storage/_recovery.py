@@ -42,3 +42,18 @@ def list_stranded_deliveries(session: Session, *, idle_since: datetime, limit: i
         .limit(limit)
     )
     return list(session.exec(stmt).all())
+
+
+def count_active(session: Session, *, tenant_id: str) -> int:
+    """Queued or running investigations of a tenant (the ones held back by fairness included)."""
+    stmt = select(func.count()).select_from(Investigation).where(
+        col(Investigation.tenant_id) == tenant_id, col(Investigation.status).in_(ACTIVE))
+    return int(session.exec(stmt).one())
+
+
+def active_among(session: Session, *, ids: list[str]) -> set[str]:
+    """Which of `ids` are still queued or running."""
+    if not ids:
+        return set()
+    stmt = select(Investigation.id).where(col(Investigation.id).in_(ids), col(Investigation.status).in_(ACTIVE))
+    return set(session.exec(stmt).all())

@@ -41,7 +41,8 @@ def validate_tenant_name(name: str) -> str:
 
 
 # Caps a tenant may carry; an investigation's budget can only lower them (see api/routes/investigations.py).
-TENANT_LIMITS = ("max_hops", "max_retrieval_calls", "max_llm_tokens", "deadline_seconds", "llm_tokens_per_day")
+TENANT_LIMITS = ("max_hops", "max_retrieval_calls", "max_llm_tokens", "deadline_seconds", "llm_tokens_per_day",
+                 "max_in_flight", "intake_per_minute")
 
 
 def validate_limits(limits: dict[str, Any] | None) -> dict[str, int]:

@@ -44,16 +44,18 @@ from storage._records import (
     mark_hop_reduced,
     save_hop,
 )
-from storage._recovery import list_idle, list_stranded_deliveries
+from storage._recovery import active_among, count_active, list_idle, list_stranded_deliveries
 from storage._tenants import authenticate, create_tenant, get_tenant, get_tenant_by_name, list_tenants
 from storage._tools import get_tool, list_tools, put_tool, remove_tool
 from storage.views import event_view, investigation_view
 
 __all__ = [
+    "active_among",
     "add_event",
     "add_evidence",
     "authenticate",
     "channel_view",
+    "count_active",
     "count_investigations_by_status",
     "create_channel",
     "create_investigation",

@@ -17,11 +17,24 @@ log = get_task_logger(__name__)
 _COMMON: dict[str, Any] = {"bind": True, "acks_late": True, "reject_on_worker_lost": True}
 
 
+def _dispatch(app: Any, inv_id: str, nxt: steps.Next) -> None:
+    """Enqueue `nxt`; once the investigation is terminal, a held one of its tenant may start."""
+    workflow.dispatch(app, inv_id, nxt)
+    if nxt.kind == "deliver":
+        from app.admission import release
+        from storage import repositories as repo
+
+        services = runtime.services()
+        with services.session() as session:
+            tenant_id = repo.get_investigation(session, investigation_id=inv_id).tenant_id
+        release(services, tenant_id, lambda i: workflow.launch(app, i))
+
+
 @shared_task(name=names.T_START, autoretry_for=(TransientError,), max_retries=3, retry_backoff=True,
              **_COMMON)
 def start(self: Task, inv_id: str) -> dict[str, Any]:
     nxt = steps.start(runtime.services(), inv_id)
-    workflow.dispatch(self.app, inv_id, nxt)
+    _dispatch(self.app, inv_id, nxt)
     return nxt.as_json()
 
 
@@ -45,7 +58,7 @@ def tool_call(self: Task, inv_id: str, hop: int, name: str) -> dict[str, Any]:
 def reduce(self: Task, _results: list[Any], inv_id: str, hop: int) -> dict[str, Any]:
     # The chord's member results are summaries only; the reducer re-reads the hits from Redis.
     nxt = steps.reduce(runtime.services(), inv_id, hop)
-    workflow.dispatch(self.app, inv_id, nxt)
+    _dispatch(self.app, inv_id, nxt)
     return nxt.as_json()
 
 
@@ -55,7 +68,7 @@ def hop_failed(self: Task, request: Any, exc: BaseException, traceback: Any, inv
     """Error callback of a hop's chord: the investigation ends `failed` with the reason, never hangs."""
     log.error("hop %s of %s failed: %r", hop, inv_id, exc)
     nxt = steps.fail(runtime.services(), inv_id, reason="error", error=f"hop {hop}: {exc!r}"[:500])
-    workflow.dispatch(self.app, inv_id, nxt)
+    _dispatch(self.app, inv_id, nxt)
     return nxt.as_json()
 
 
@@ -63,7 +76,7 @@ def hop_failed(self: Task, request: Any, exc: BaseException, traceback: Any, inv
              **_COMMON)
 def synthesize(self: Task, inv_id: str) -> dict[str, Any]:
     nxt = steps.synthesize(runtime.services(), inv_id)
-    workflow.dispatch(self.app, inv_id, nxt)
+    _dispatch(self.app, inv_id, nxt)
     return nxt.as_json()
 
 
@@ -90,6 +103,9 @@ def watchdog(self: Task) -> dict[str, Any]:
     moved = []
     for inv_id in steps.overdue(services):
         nxt = steps.fail(services, inv_id, reason="deadline", error="deadline passed before completion")
-        workflow.dispatch(self.app, inv_id, nxt)
+        _dispatch(self.app, inv_id, nxt)
         moved.append(inv_id)
-    return {"failed": moved, "redriven": redrive(self.app, services).as_json()}
+    from app.admission import held_tenants, release
+
+    released = [i for t in held_tenants(services) for i in release(services, t, lambda i: workflow.launch(self.app, i))]
+    return {"failed": moved, "released": released, "redriven": redrive(self.app, services).as_json()}

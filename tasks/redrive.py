@@ -59,6 +59,11 @@ def redrive(app: Celery, services: Services, *, now: datetime | None = None,
         idle = repo.list_idle(session, idle_since=idle_since)
         stranded = repo.list_stranded_deliveries(session, idle_since=idle_since)
     done = Redriven()
+    if idle:  # investigations held back by tenant fairness wait on purpose (app.admission releases them)
+        from app.admission import held_ids
+
+        waiting = held_ids(services)
+        idle = [i for i in idle if i not in waiting]
     if not idle and not stranded:
         return done
     held = in_flight if in_flight is not None else in_flight_text(app, services.settings)

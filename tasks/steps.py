@@ -264,6 +264,9 @@ def reduce(services: Services, inv_id: str, hop: int) -> Next:
         results.append(loop.SlotResult(
             query=payload["query"], engine=engine, error=payload.get("error"),
             passages=[Passage.model_validate(p) for p in payload.get("passages", [])]))
+    for payload in tool_step.related_slots(stored):  # documents about a tool's finding
+        results.append(loop.SlotResult(query=payload["query"], engine=payload["engine"], error=None,
+                                       passages=[Passage.model_validate(p) for p in payload["passages"]]))
     candidate_ids = sorted({p.chunk_id for r in results for p in r.passages})
     fresh = services.state.first_seen(inv_id, hop, candidate_ids)
     already_seen = set(candidate_ids) - fresh

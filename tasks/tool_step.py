@@ -17,6 +17,7 @@ from adapters.tools.outbound import guard_for, guarded_transport
 from adapters.tools.registry import StoredTool, by_name, load_tools, unseal
 from bootstrap import Services
 from investigation.errors import SleuthError, ToolRefused
+from investigation.state import Passage, RetrievalScope
 from investigation.tools.evidence import as_passage, is_tool_engine, tool_engine, tool_query
 from investigation.tools.policy import CallScope, refusal, resolve_arguments
 from investigation.tools.projection import project
@@ -95,6 +96,14 @@ def _cached(state: ToolState, tenant: str, tool: StoredTool, scope: CallScope) -
     return state.cached(tenant, tool.declaration.name, ToolState.digest(tool.revision, args, "agent"))
 
 
+RELATED = "related"  # slot prefix of the documents found for a tool's finding
+
+
+def related_slots(stored: dict[str, dict[str, Any]]) -> list[dict[str, Any]]:
+    """The parked knowledge-base look-ups of a hop's tool findings (see `call_tool`)."""
+    return [payload for slot, payload in sorted(stored.items()) if slot.startswith(f"{RELATED}:")]
+
+
 def tool_slots(tools: list[dict[str, Any]]) -> tuple[tuple[int, str], ...]:
     """The chord slots of a hop's tools: (0, "tool:<name>")."""
     return tuple((0, tool_engine(str(t["name"]))) for t in tools)
@@ -152,6 +161,13 @@ def call_tool(services: Services, inv_id: str, hop: int, name: str) -> dict[str,
             passage = as_passage(decl, visible, args, fetched)
             payload["passages"] = [passage.model_dump(mode="json")]
             trace.update(title=passage.title, payload=visible)
+            if decl.search_kb:  # parked next to the tool's own slot, filed under the finding as its query
+                finding = passage.text.split(". ")[0][:300]
+                related = _look_up(services, inv, finding)
+                services.state.store_hits(inv_id, hop, f"{RELATED}:{tool_engine(name)}", {
+                    "query": finding, "engine": tool_engine(name), "error": None,
+                    "passages": [p.model_dump(mode="json") for p in related]})
+                trace["related"] = [p.chunk_id for p in related]
     except ToolRefused as exc:
         payload["error"] = f"refused: {exc.reason}"
         trace["refused"] = exc.reason
@@ -162,6 +178,23 @@ def call_tool(services: Services, inv_id: str, hop: int, name: str) -> dict[str,
     _event(services, inv_id, f"tool:{hop}:{name}", "tool_refused" if "refused" in trace else "tool_call", hop,
            ms=payload["ms"], cached=payload["cached"], error=payload["error"], **trace)
     return {"slot": slot, "hits": len(payload["passages"]), "error": payload["error"]}
+
+
+def _look_up(services: Services, inv: Investigation, query: str, k: int = 5) -> list[Passage]:
+    """The knowledge base's passages about a tool's finding, under the same audience and ACL filter as
+    any retrieval; each engine search is charged as a retrieval call."""
+    scope = RetrievalScope.of(inv.audience, inv.principals)
+    found: dict[str, Passage] = {}
+    for backend in services.backends.values():
+        if not services.state.charge(inv.id, "retrieval_calls", 1):
+            break
+        try:
+            hits = backend.search(inv.tenant_id, query, k, acl=scope.acl, visibility=scope.visibility)
+        except SleuthError:
+            continue
+        for hit in hits:
+            found.setdefault(hit.chunk_id, hit)
+    return sorted(found.values(), key=lambda p: (p.rank, p.engine))
 
 
 def gaps(services: Services, inv_id: str) -> list[str]:
@@ -181,4 +214,4 @@ def gaps(services: Services, inv_id: str) -> list[str]:
     return out
 
 
-__all__ = ["call_tool", "gaps", "is_tool_engine", "plan_tools", "tool_query", "tool_slots"]
+__all__ = ["call_tool", "gaps", "is_tool_engine", "plan_tools", "related_slots", "tool_query", "tool_slots"]

@@ -9,10 +9,13 @@ from fastapi.responses import HTMLResponse, Response
 from api import trace_page
 from api.console_auth import session_tenant
 from api.deps import ServicesDep
+from api.routes import console
 from api.routes.console import html, to_login
 from storage import repositories as repo
 
 router = APIRouter(tags=["trace"])
+# The sign-in, link, list and redeliver pages travel with the trace page (one include in the app).
+router.include_router(console.router)
 
 
 @router.get("/trace/{investigation_id}", response_class=HTMLResponse,

@@ -89,6 +89,9 @@ class ToolDeclaration(_Strict):
     # and left out when a value it names is absent): what graders and extractive answers read first.
     summary: tuple[str, ...] = Field(default=(), max_length=20)
     gap_message: str | None = Field(default=None, max_length=300)
+    # Look the result up in the knowledge base too (one search per engine with its first summary sentence),
+    # so the answer can say what the record means ("suspended for non-payment" → the suspension article).
+    search_kb: bool = True
     policy: ToolPolicy = ToolPolicy()
 
     def fields_for(self, audience: str) -> tuple[str, ...]:

@@ -190,3 +190,32 @@ def test_low_rate_limit_remainder_slows_the_channel_before_a_429(services: Servi
         desk.close()
     key = delivery_channels.channel_key("zendesk", delivery(services, ids[1]).target)
     assert delivery_channels.paced_for(services, key) > 0
+
+
+def test_a_burst_through_429s_delivers_each_note_once(services: Services, desk: Any) -> None:
+    """Ten answers to one helpdesk that rate-limits twice: every ticket gets exactly one note."""
+    tickets = list(range(500, 510))
+    desk.tickets |= set(tickets)
+    desk.notes.update({t: [] for t in tickets})
+    if isinstance(desk, ZendeskFake):
+        desk.tags.update({t: [] for t in tickets})
+    ids = setup(services, desk, tickets=tickets)
+    served = {"n": 0}
+    original = desk.route
+
+    def route(method: str, path: str, headers: dict[str, str], body: bytes) -> Any:
+        served["n"] += 1
+        if served["n"] in (3, 7):  # the 3rd and 7th request are rate-limited
+            return 429, {"error": "rate limited"}, False
+        return original(method, path, headers, body)
+
+    desk.route = route  # type: ignore[method-assign]
+    paced = _run_until_settled(services, ids)["paced"]
+    notes = [len(desk.notes[t]) for t in tickets]
+    rate_limited = sum(1 for i in (3, 7) if i <= served["n"])
+    print(f"\n[{kind(desk)}] 429 burst: deliveries={len(ids)} attempted={desk.writes()} "
+          f"delivered={sum(1 for d in ids if delivery(services, d).status == 'delivered')} "
+          f"duplicates={sum(n - 1 for n in notes if n > 1)} rate_limited={rate_limited} held_by_pace={paced}")
+    assert notes == [1] * len(tickets)
+    assert all(delivery(services, d).status == "delivered" for d in ids)
+    assert desk.writes() == len(tickets) + rate_limited

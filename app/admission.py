@@ -1,0 +1,162 @@
+"""Fairness between tenants at intake: per-tenant in-flight caps and a per-tenant intake rate limit.
+
+At most `max_in_flight` investigations of a tenant run at once; the others are persisted (`queued`) and
+held back in order in a per-tenant Redis list, then launched one by one as running ones finish (`release`,
+called after every terminal step and by the watchdog). One tenant's burst therefore occupies at most its
+cap of worker slots, and another tenant's question goes straight to the queues. Admitted ids live in a
+Redis set pruned against the database on every decision, so a lost release can only delay, never leak a
+slot.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable
+
+from bootstrap import Services
+from investigation.errors import TooManyRequests
+from storage import repositories as repo
+from storage.models import Tenant
+
+log = logging.getLogger(__name__)
+
+Launcher = Callable[[str], None]
+LOCK_SECONDS = 10
+
+
+def max_in_flight(services: Services, tenant: Tenant) -> int:
+    return int((tenant.limits or {}).get("max_in_flight", services.settings.tenant_max_in_flight))
+
+
+def intake_per_minute(services: Services, tenant: Tenant) -> int:
+    return int((tenant.limits or {}).get("intake_per_minute", services.settings.tenant_intake_per_minute))
+
+
+def check_rate(services: Services, tenant: Tenant, *, clock: Callable[[], float] | None = None) -> None:
+    """Take one submission from the tenant's bucket, or raise TooManyRequests saying when to retry."""
+    from storage.rate_limit import TokenBucketLimiter
+
+    per_minute = intake_per_minute(services, tenant)
+    if per_minute <= 0 or not services.settings.redis_url:  # no Redis: no queue, nothing to protect
+        return
+    limiter = TokenBucketLimiter(services.redis, services.settings.redis_prefix, clock=clock)
+    wait = limiter.try_acquire(f"intake:{tenant.id}", {"requests": 1}, {"requests": per_minute})
+    if wait > 0:
+        raise TooManyRequests("intake_per_minute", f"tenant intake limit of {per_minute} investigations per "
+                              f"minute reached; retry in {wait:.1f}s", retry_after=wait)
+
+
+def _held_key(services: Services, tenant_id: str) -> str:
+    return f"{services.settings.redis_prefix}:fair:held:{tenant_id}"
+
+
+def _running_key(services: Services, tenant_id: str) -> str:
+    return f"{services.settings.redis_prefix}:fair:running:{tenant_id}"
+
+
+def _lock(services: Services, tenant_id: str):  # type: ignore[no-untyped-def]
+    return services.redis.lock(f"{services.settings.redis_prefix}:fair:lock:{tenant_id}",
+                               timeout=LOCK_SECONDS, blocking_timeout=LOCK_SECONDS)
+
+
+def _ids(raw: list[object] | set[object]) -> list[str]:
+    return [r.decode() if isinstance(r, bytes) else str(r) for r in raw]
+
+
+def _running(services: Services, tenant_id: str) -> set[str]:
+    """The tenant's admitted investigations that are still active (finished ones are pruned: the
+    database is the truth, so a lost release never leaks a slot)."""
+    key = _running_key(services, tenant_id)
+    admitted = _ids(services.redis.smembers(key))
+    if not admitted:
+        return set()
+    with services.session() as session:
+        still = repo.active_among(session, ids=admitted)
+    gone = [a for a in admitted if a not in still]
+    if gone:
+        services.redis.srem(key, *gone)
+    return still
+
+
+def _launch(services: Services, tenant_id: str, inv_id: str, launch: Launcher) -> None:
+    """Launch outside the lock (an inline executor runs the whole investigation inside `launch`); on
+    failure the slot is given back."""
+    try:
+        launch(inv_id)
+    except Exception:
+        services.redis.srem(_running_key(services, tenant_id), inv_id)
+        raise
+
+
+def admit(services: Services, tenant: Tenant, inv_id: str, launch: Launcher) -> bool:
+    """Launch `inv_id` now (True) or hold it behind the tenant's earlier ones (False). `inv_id` is
+    already persisted as queued."""
+    cap = max_in_flight(services, tenant)
+    if cap <= 0 or not services.settings.redis_url:
+        launch(inv_id)
+        return True
+    key = _held_key(services, tenant.id)
+    with _lock(services, tenant.id):
+        held = int(services.redis.llen(key))
+        running = len(_running(services, tenant.id))
+        now = held == 0 and running < cap
+        if now:
+            services.redis.sadd(_running_key(services, tenant.id), inv_id)
+        else:
+            services.redis.rpush(key, inv_id)
+    if now:
+        _launch(services, tenant.id, inv_id, launch)
+        return True
+    log.info("investigation %s held back: tenant %s has %d running (cap %d), %d waiting", inv_id, tenant.id,
+             running, cap, held + 1)
+    return False
+
+
+def release(services: Services, tenant_id: str, launch: Launcher) -> list[str]:
+    """Launch the tenant's oldest held investigations while it is under its cap; the ids launched."""
+    key = _held_key(services, tenant_id)
+    if not services.redis.llen(key):
+        return []
+    chosen: list[str] = []
+    with _lock(services, tenant_id):
+        held = _ids(services.redis.lrange(key, 0, -1))
+        with services.session() as session:
+            tenant = repo.get_tenant(session, tenant_id=tenant_id)
+            still = repo.active_among(session, ids=held)
+        for gone in set(held) - still:  # failed by the watchdog (deadline) while waiting
+            services.redis.lrem(key, 0, gone)
+        cap = max_in_flight(services, tenant)
+        running = len(_running(services, tenant_id))
+        for inv_id in (h for h in held if h in still):
+            if cap > 0 and running + len(chosen) >= cap:
+                break
+            services.redis.sadd(_running_key(services, tenant_id), inv_id)
+            services.redis.lrem(key, 1, inv_id)
+            chosen.append(inv_id)
+    for i, inv_id in enumerate(chosen):
+        try:
+            launch(inv_id)
+        except Exception:
+            for back in reversed(chosen[i:]):  # the failed one and the rest, in order, at the head of the line
+                services.redis.srem(_running_key(services, tenant_id), back)
+                services.redis.lpush(key, back)
+            raise
+    return chosen
+
+
+def held_tenants(services: Services) -> list[str]:
+    """Tenants with investigations waiting (for the watchdog's periodic release)."""
+    prefix = _held_key(services, "")
+    return [k.decode()[len(prefix):] if isinstance(k, bytes) else str(k)[len(prefix):]
+            for k in services.redis.scan_iter(match=prefix + "*", count=500)]
+
+
+def held_ids(services: Services) -> set[str]:
+    """Every investigation currently held back (the re-drive must not start these)."""
+    ids: set[str] = set()
+    for tenant_id in held_tenants(services):
+        ids.update(_ids(services.redis.lrange(_held_key(services, tenant_id), 0, -1)))
+    return ids
+
+
+__all__ = ["admit", "check_rate", "held_ids", "held_tenants", "intake_per_minute", "max_in_flight", "release"]
