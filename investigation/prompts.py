@@ -294,6 +294,7 @@ class PromptSpec:
     tool: dict[str, Any] | None
     user: str
     max_tokens: int
+    tools: tuple[dict[str, Any], ...] = ()  # several offered tools (the tenant's declared tools), none forced
 
 
 def route_request(question: str) -> PromptSpec:
