@@ -16,7 +16,7 @@ import yaml
 from tests.unit.deploy.settings_env import EXTERNAL, ROOT, env_to_field, settings_from_env
 from workers.names import ALL_QUEUES
 
-pytestmark = pytest.mark.unit
+pytestmark = pytest.mark.integration
 
 COMPOSE = ROOT / "docker-compose.yml"
 ENGINES = {"redis", "postgres", "elasticsearch", "weaviate", "mailpit"}
