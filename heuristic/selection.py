@@ -31,6 +31,7 @@ class SelectionConfig:
     reserve_per_query: int = 1
     reserve_per_bridge: int = 2  # a bridging query's leaders: the second hop of a chain
     reserve_correct: int = 2  # the passages graded correct with the highest agreement are always kept
+    repeat_bonus_share: float = 0.5  # a document's n-th further chunk takes this share^n of the bonuses
 
 
 def _key(e: Evidence) -> tuple[float, int, str]:
@@ -65,7 +66,7 @@ def final_scores(question: str, evidence: Sequence[Evidence], config: SelectionC
         bonus += config.chain_bonus * chain.get(e.chunk_id, 0.0)
         nth = seen_sources.get(e.source_id, 0)
         seen_sources[e.source_id] = nth + 1
-        scores[e.chunk_id] = e.score + bonus * 0.5 ** nth
+        scores[e.chunk_id] = e.score + bonus * config.repeat_bonus_share ** nth
     return scores
 
 
