@@ -6,7 +6,7 @@ import pytest
 
 from tests.unit.api.conftest import Api
 
-pytestmark = pytest.mark.unit
+pytestmark = pytest.mark.integration
 
 
 @pytest.mark.parametrize("path", ["/v1/investigations/x", "/v1/investigations/x/trace",

@@ -11,7 +11,7 @@ from api import session
 from storage import repositories as repo
 from tests.unit.api.conftest import Api
 
-pytestmark = pytest.mark.unit
+pytestmark = pytest.mark.integration
 
 
 def _login(api: Api, key: str | None = None, next_path: str = "/investigations") -> object:

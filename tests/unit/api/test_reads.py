@@ -12,7 +12,7 @@ import pytest
 from storage import repositories as repo
 from tests.unit.api.conftest import Api
 
-pytestmark = pytest.mark.unit
+pytestmark = pytest.mark.integration
 
 
 def _create(api: Api, question: str = "Which region keeps data in Germany?") -> str:
