@@ -64,6 +64,7 @@ def create_app(
         docs_url=None, redoc_url=None,
     )
     docs_offline.install(app)
+    _static_console(app)
     _observe(services)
     app.state.services = services
     app.state.launcher = launcher or queue.launch
@@ -74,6 +75,17 @@ def create_app(
         app.include_router(module.router)
     _add_manual_schemas(app)
     return app
+
+
+def _static_console(app: FastAPI) -> None:
+    """The operator pages' stylesheet and script (no CDN, no inline code)."""
+    from pathlib import Path
+
+    from fastapi.staticfiles import StaticFiles
+
+    from api.pages import STATIC
+
+    app.mount(STATIC, StaticFiles(directory=Path(__file__).resolve().parent / "static"), name="console")
 
 
 def _observe(services: Services) -> None:

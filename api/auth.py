@@ -44,9 +44,16 @@ async def page_tenant(
     credentials: Annotated[HTTPAuthorizationCredentials | None, Depends(_bearer)],
     key: Annotated[str | None, Query(description="API key, for browsers (EventSource, links).")] = None,
 ) -> Tenant:
-    """Like `bearer_tenant`, but also accepts ``?key=`` (a browser cannot set headers on a link or an
-    EventSource). Prefer the header: URLs end up in logs."""
+    """Like `bearer_tenant`, but also accepts the operator pages' session cookie (an EventSource cannot
+    set headers) and, for old scripts, ``?key=``. Prefer the header or the cookie: URLs end up in logs."""
     api_key = credentials.credentials if credentials is not None else key
+    if api_key is None and request.cookies.get("sleuth_session"):
+        # The trace page's EventSource: same-origin, authenticated by the signed session cookie.
+        from api.console_auth import session_tenant
+
+        tenant = await run_in_threadpool(session_tenant, request)
+        if tenant is not None:
+            return tenant
     return await run_in_threadpool(_authenticate, request, api_key)
 
 

@@ -98,15 +98,16 @@ def run_demo(settings: Settings, *, console: Console) -> None:
     callback: dict[str, Any] = {"type": "webhook", "url": f"http://127.0.0.1:{server.server_port}/sleuth-hook"}
     sink = MailSink()
     _mail_channel(services, sink)
-    # The first question is also answered by e-mail (a callback list: each delivered exactly once).
-    first_callback: list[dict[str, Any]] = [callback, {"type": "email", "channel": DEMO_MAIL, "to": [AGENT]}]
+    # The first cited lookup is also answered by e-mail (a callback list: each delivered exactly once).
+    mailed = next((i for i, q in enumerate(questions) if q.get("kind") == "lookup"), 0)
+    both: list[dict[str, Any]] = [callback, {"type": "email", "channel": DEMO_MAIL, "to": [AGENT]}]
     console.print("[bold]2. start[/bold] embedded Redis + a Celery worker process (queues: "
                   "plan, retrieve, reduce, llm, deliver, tools)")
     with processes.queue_stack(settings) as live:
         live_services = Services(live)
         console.print(f"[bold]3. investigate[/bold] {len(questions)} questions through the queue")
         ids = [create_and_launch(live_services, DEMO_TENANT, q["question"], "agentic",
-                                 first_callback if i == 0 else callback, audience=q.get("audience", "agent"),
+                                 both if i == mailed else callback, audience=q.get("audience", "agent"),
                                  context=q.get("context"))
                for i, q in enumerate(questions)]
         for q, inv_id in zip(questions, ids):

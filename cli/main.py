@@ -282,6 +282,28 @@ def bench(dataset_dir: Path, mode: str = "agentic", k: int = 10,
 
 
 @app.command()
+def trace(investigation_id: str,
+          base_url: Annotated[str | None, typer.Option(help="The API's address as the browser reaches it")] = None,
+          ) -> None:
+    """Print a short-lived sign-in link to an investigation's trace page (no API key in the URL)."""
+    from api import session
+    from bootstrap import Services
+    from cli.processes import running_stack
+    from storage import repositories as repo
+
+    settings = _settings()
+    with Services(settings).session() as db:
+        inv = repo.get_investigation(db, investigation_id=investigation_id)
+        tenant = repo.get_tenant(db, tenant_id=inv.tenant_id)
+    live = running_stack(settings) or {}
+    base = (base_url or str(live.get("api_url") or f"http://{settings.api_host}:{settings.api_port}")).rstrip("/")
+    token = session.link_token(settings, tenant.id, tenant.api_key_hash, inv.id)
+    print(f"{base}/link/{token}")
+    console.print(f"valid for {settings.link_ttl_seconds // 60} minutes; it signs the browser in as "
+                  f"tenant {tenant.name} and opens the trace page")
+
+
+@app.command()
 def demo() -> None:
     """Ingest the bundled knowledge base and run sample investigations end to end through the queue."""
     from cli.demo import run_demo

@@ -30,6 +30,8 @@ class SelectionConfig:
     strong_sources: int = 3
     reserve_per_query: int = 1
     reserve_per_bridge: int = 2  # a bridging query's leaders: the second hop of a chain
+    reserve_correct: int = 2  # the passages graded correct with the highest agreement are always kept
+    repeat_bonus_share: float = 0.5  # a document's n-th further chunk takes this share^n of the bonuses
 
 
 def _key(e: Evidence) -> tuple[float, int, str]:
@@ -52,16 +54,19 @@ def final_scores(question: str, evidence: Sequence[Evidence], config: SelectionC
     bridges = [b for b in (bridge_terms(question, q) for q in sorted({e.query for e in pool})) if b]
     chain = _chain_partners(question, pool, list({e.chunk_id: e for e in [*anchors, *strong]}.values()), config)
     scores: dict[str, float] = {}
-    for e in pool:
-        score = e.score
+    seen_sources: dict[str, int] = {}
+    for e in pool:  # best first: a document's first chunk takes the full bonuses, each further one half as much
+        bonus = 0.0
         if e.chunk_id in linked:
-            score += config.link_bonus
+            bonus += config.link_bonus
         elif e.chunk_id in backlinked:
-            score += config.backlink_bonus
+            bonus += config.backlink_bonus
         if any(lexical_agreement(b, e.title) >= 0.5 for b in bridges):
-            score += config.bridge_bonus
-        score += config.chain_bonus * chain.get(e.chunk_id, 0.0)
-        scores[e.chunk_id] = score
+            bonus += config.bridge_bonus
+        bonus += config.chain_bonus * chain.get(e.chunk_id, 0.0)
+        nth = seen_sources.get(e.source_id, 0)
+        seen_sources[e.source_id] = nth + 1
+        scores[e.chunk_id] = e.score + bonus * config.repeat_bonus_share ** nth
     return scores
 
 
@@ -128,6 +133,10 @@ def rank_evidence(question: str, evidence: Sequence[Evidence], k: int,
             if depth < min(limit, len(members)) and _worth_reserving(question, by_chunk[members[depth]]) \
                     and members[depth] not in chosen and len(chosen) < k:
                 chosen.append(members[depth])
+    # The passages that agree best with the original question are always handed on, whatever the links say.
+    for e in sorted((e for e in evidence if e.grade is Grade.CORRECT), key=_key)[: config.reserve_correct]:
+        if e.chunk_id not in chosen and len(chosen) < k:
+            chosen.append(e.chunk_id)
     # Each specific name of the question keeps its best passage: it anchors the answer (and shows the
     # knowledge base does talk about it).
     for name in focus_names(question):

@@ -102,8 +102,8 @@ def _candidates(question: str, evidence: Sequence[Evidence]) -> list[_Candidate]
                      1.0 if index < 3 else 0.75 if index < 6 else 0.0)
         for position, unit in enumerate(units(e.text, question)):
             text = with_context(unit)
-            if unit.section.endswith("?"):  # an FAQ answer: its "Yes."/"No." answers the FAQ's question
-                text = re.sub(r"^(yes|no)[.,!]\s+(?=\w)", "", text, flags=re.IGNORECASE)
+            # A bare "Yes."/"No." answers some other question (an FAQ's, the previous item's): never ours.
+            text = re.sub(r"^(yes|no)[.,!]\s+(?=\w)", "", text, flags=re.IGNORECASE)
             if len(words(text)) < 3 or carries_instructions(text):  # orders to an AI are never quoted
                 continue
             stems = frozenset(content_stems(f"{text} {unit.section}") | content_stems(e.title))

@@ -83,11 +83,25 @@ _IMITATION = re.compile(
 _ROLE = re.compile(r"\b(?:SYSTEM|ASSISTANT|DEVELOPER)\s*:")
 
 
+# What only text aimed at an AI says (a whole passage is judged by these; `carries_instructions` also
+# catches sentences such as 'search for "Acme Cloud"' that are harmless in a how-to for people).
+_ADDRESSES_AI = re.compile(
+    r"\bignore\s+(?:all\s+|any\s+)?(?:the\s+)?(?:previous|prior|above|earlier|preceding)\s+"
+    r"(?:instructions?|rules|prompts?|messages?)"
+    r"|\b(?:system|developer|operator)\s+(?:prompt|override|notice)"
+    r"|\b(?:call|invoke)\s+(?:the\s+)?(?:tool|function)s?\b|\bcall\s+`?record_\w+"
+    r"|\breveal\s+(?:your|the)\s+(?:system\s+prompt|instructions)"
+    r"|\bnote\s+to\s+the\s+(?:ai|assistant|model)"
+    r"|\b(?:ai|llm|chatbot|language\s+model)(?:\s+(?:agents?|assistants?|models?))?\s*[,:]"
+    r"|<\s*/?\s*(?:system|tool_use|passage|retrieved_passages)\b",
+    re.IGNORECASE)
+
+
 def untrusted(text: str) -> bool:
     """True when a passage addresses an AI or imitates markup (fake fences, role labels, hidden HTML): it is
     flagged in the trace, ranked below clean evidence, and never quoted."""
     clean = _HIDDEN.sub("", text)
-    if carries_instructions(clean):
+    if _ADDRESSES_AI.search(clean):
         return True
     match = _IMITATION.search(clean)
     # Role labels count only in capitals ("SYSTEM:"), not "Operating system: Linux".

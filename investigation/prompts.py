@@ -191,6 +191,10 @@ queries that introduce anything else are discarded by the pipeline.
 
 SYNTHESIS_SYSTEM = _COMMON + f"""
 Your job: WRITE THE ANSWER to the original question for a helpdesk agent, using ONLY the numbered passages.
+- Answer first: the first sentence states the answer in the question's terms (the value for how much, how \
+many, how long, when or which; both sides of a comparison; the resolved chain for a multi-step question), \
+so it can be pasted into a reply as is. Then only sentences that support it.
+- Never restate the question, repeat a sentence, contradict another sentence, or write a fragment.
 - Cite every sentence with the marker of each passage that supports it, e.g. "The Team plan includes \
 SSO [2]." Markers are the passage ids in square brackets; cite no other numbers.
 - Do not add facts, advice, links or contact details that no passage states. Be brief (at most 5 sentences).
@@ -294,6 +298,7 @@ class PromptSpec:
     tool: dict[str, Any] | None
     user: str
     max_tokens: int
+    tools: tuple[dict[str, Any], ...] = ()  # several offered tools (the tenant's declared tools), none forced
 
 
 def route_request(question: str) -> PromptSpec:

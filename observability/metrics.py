@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import logging
 import os
+import socket
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -124,7 +125,11 @@ def configure(settings: Settings, *, redis_client: Callable[[], Any] | None = No
         os.environ["PROMETHEUS_MULTIPROC_DIR"] = str(path)
         from prometheus_client import values
 
-        values.ValueClass = values.get_value_class()  # type: ignore[no-untyped-call]
+        # The host name is part of each process's file name: containers sharing the directory (compose
+        # mounts one volume into every Sleuth container) all have small pids that would collide.
+        host = socket.gethostname().replace("_", "-")
+        values.ValueClass = values.MultiProcessValue(  # type: ignore[no-untyped-call]
+            process_identifier=lambda: f"{host}-{os.getpid()}")
         _tenants = TenantLabels(settings.metrics_max_tenants, redis_client,
                                 f"{settings.redis_prefix}:metrics:tenants")
         _metrics = _build()

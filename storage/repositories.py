@@ -33,6 +33,7 @@ from storage._investigations import (
     list_overdue,
     update_investigation,
 )
+from storage._listing import count_investigations_by_status, list_dead_deliveries, list_investigations
 from storage._records import (
     add_event,
     add_evidence,
@@ -55,6 +56,7 @@ __all__ = [
     "authenticate",
     "channel_view",
     "count_active",
+    "count_investigations_by_status",
     "create_channel",
     "create_investigation",
     "create_tenant",
@@ -71,12 +73,14 @@ __all__ = [
     "investigation_view",
     "list_attempts",
     "list_channels",
+    "list_dead_deliveries",
     "list_deliveries",
     "list_deliveries_by_status",
     "list_events",
     "list_evidence",
     "list_hops",
     "list_idle",
+    "list_investigations",
     "list_overdue",
     "list_stranded_deliveries",
     "list_tenants",

@@ -19,9 +19,10 @@ from bootstrap import Services
 from investigation.errors import SleuthError, ToolRefused
 from investigation.state import Passage, RetrievalScope
 from investigation.tools.evidence import as_passage, is_tool_engine, tool_engine, tool_query
-from investigation.tools.policy import CallScope, refusal, resolve_arguments
+from investigation.tools.policy import CallScope, check_proposed, refusal, resolve_arguments
 from investigation.tools.projection import project
 from investigation.tools.selection import choose, relevance
+from investigation.tools.tool_use import definitions, validate_tool_use
 from storage import repositories as repo
 from storage.models import Investigation
 from storage.tool_state import ToolState
@@ -68,14 +69,46 @@ def plan_tools(services: Services, inv_id: str, hop: int) -> list[dict[str, Any]
             allowed.append(tool)
         except ToolRefused as exc:
             refused.append({"tool": decl.name, "reason": exc.reason})
-    state = _state(services)
-    cached = {t.declaration.name for t in allowed if _cached(state, inv.tenant_id, t, scope)}
-    chosen = choose(scope.question, hop, [t.declaration for t in allowed], called=called, cached=cached,
-                    similarity=similarity, limit=limit)
-    planned = [{"name": c.name, "relevance": c.relevance, "reason": c.reason} for c in chosen]
+    proposals = _model_proposals(services, inv, hop, [t for t in tools if t.declaration.name not in called])
+    if proposals is not None:  # an LLM chose: each proposal is checked against schema and policy
+        planned: list[dict[str, Any]] = []
+        for name, arguments in proposals[:limit]:
+            try:
+                use = validate_tool_use([t.declaration for t in tools], scope, name, arguments)
+                if use.name not in called and all(p["name"] != use.name for p in planned):
+                    planned.append({"name": use.name, "relevance": 1.0, "reason": "chosen by the model",
+                                    "args": use.args})
+            except ToolRefused as exc:
+                refused.append({"tool": exc.tool, "reason": f"the model asked: {exc.reason}"})
+    else:
+        state = _state(services)
+        cached = {t.declaration.name for t in allowed if _cached(state, inv.tenant_id, t, scope)}
+        chosen = choose(scope.question, hop, [t.declaration for t in allowed], called=called, cached=cached,
+                        similarity=similarity, limit=limit)
+        planned = [{"name": c.name, "relevance": c.relevance, "reason": c.reason} for c in chosen]
     for item in refused:
         _event(services, inv_id, f"tool-refused:{hop}:{item['tool']}", "tool_refused", hop, **item)
     return planned
+
+
+def _model_proposals(services: Services, inv: Investigation, hop: int,
+                     candidates: list[StoredTool]) -> list[tuple[str, Any]] | None:
+    """With an LLM provider: the tool calls it proposes from the policy-filtered definitions (None with
+    the heuristic provider, or when the LLM is out)."""
+    if services.settings.llm == "heuristic" or not candidates:
+        return None
+    from adapters.llm.claude_tools import propose_tool_calls
+    from tasks.llm_usage import bound_reasoner, record_llm
+
+    scope = _scope(inv)
+    offered = definitions([t.declaration for t in candidates], scope)
+    if not offered:
+        return []
+    with services.session() as session:
+        reasoner = bound_reasoner(services, session, inv)
+    proposals = propose_tool_calls(reasoner, scope.question, offered)
+    record_llm(services, inv.id, reasoner, "tools", hop)
+    return proposals
 
 
 def _similarities(services: Services, question: str, tools: list[StoredTool]) -> dict[str, float]:
@@ -109,6 +142,16 @@ def tool_slots(tools: list[dict[str, Any]]) -> tuple[tuple[int, str], ...]:
     return tuple((0, tool_engine(str(t["name"]))) for t in tools)
 
 
+def planned_args(services: Services, inv_id: str, hop: int, name: str) -> dict[str, Any] | None:
+    """The arguments a model proposed for this tool in this hop (None: derive them from the context)."""
+    with services.session() as session:
+        row = repo.get_hop(session, investigation_id=inv_id, number=hop)
+    for entry in (row.tools if row is not None else []) or []:
+        if entry.get("name") == name and isinstance(entry.get("args"), dict):
+            return dict(entry["args"])
+    return None
+
+
 def call_tool(services: Services, inv_id: str, hop: int, name: str) -> dict[str, Any]:
     """One tool call of a hop. Its projected result (or its error) is parked in Redis for the reducer."""
     slot = f"0:{tool_engine(name)}"
@@ -130,7 +173,9 @@ def call_tool(services: Services, inv_id: str, hop: int, name: str) -> dict[str,
         if tool is None:
             raise ToolRefused(name, "the tool was removed")
         decl = tool.declaration
-        args = resolve_arguments(decl, scope)  # the policy again, at call time: never trust the plan alone
+        # The policy again, at call time: never trust the plan alone. A model's arguments are re-checked.
+        chosen = planned_args(services, inv_id, hop, name)
+        args = check_proposed(decl, scope, chosen) if chosen is not None else resolve_arguments(decl, scope)
         trace["args"] = args
         state = _state(services)
         digest = ToolState.digest(tool.revision, args, "agent")

@@ -270,3 +270,25 @@ def session(db_engine: Engine) -> Iterator[Session]:
 def session_factory(db_engine: Engine) -> Callable[[], Session]:
     """New sessions on the test's database (one per thread in concurrency tests)."""
     return lambda: Session(db_engine, expire_on_commit=False)
+
+
+# -- honest markers -----------------------------------------------------------------------------------
+
+# Fixtures that reach a service (Redis, a database server or file, a worker, the ONNX model). A test that
+# uses one is not a `unit` test: `-m unit` must run with nothing but Python.
+SERVICE_FIXTURES = frozenset({
+    "redis_url", "redis_py_url", "redis_prefix", "redis_client", "redis_state", "db_url", "empty_db_url",
+    "db_engine", "session", "services", "api", "stack", "embedder", "worker",
+})
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Refuse a `unit` test that uses a service fixture (mark it `integration`), and give every test
+    outside tests/unit a marker of its folder when it has none, so `-m` selections are complete."""
+    wrong = [item.nodeid for item in items
+             if item.get_closest_marker("unit") is not None
+             and SERVICE_FIXTURES & set(getattr(item, "fixturenames", ()))]
+    if wrong:
+        files = "\n  ".join(sorted({w.split("::")[0] for w in wrong}))
+        raise pytest.UsageError(f"{len(wrong)} tests marked `unit` use a service fixture "
+                                f"({', '.join(sorted(SERVICE_FIXTURES))}); mark them integration, in:\n  {files}")

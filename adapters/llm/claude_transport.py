@@ -135,6 +135,9 @@ class MessagesTransport:
         if spec.tool is not None:
             params["tools"] = [spec.tool]
             params["tool_choice"] = {"type": "auto", "disable_parallel_tool_use": True}
+        elif spec.tools:  # the tenant's declared tools: the model may call none, one or several
+            params["tools"] = list(spec.tools)
+            params["tool_choice"] = {"type": "auto"}
         if effort:
             params["output_config"] = {"effort": effort}
         return params

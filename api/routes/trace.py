@@ -1,32 +1,34 @@
-"""``/trace/{id}``: the human-readable trace page (``?key=`` or Bearer auth, for a browser)."""
+"""``/trace/{id}``: the human trace page (session cookie from /login or a `sleuth trace` link; a Bearer
+key works too). No key ever goes in the URL."""
 
 from __future__ import annotations
 
-from fastapi import APIRouter
-from fastapi.responses import HTMLResponse
+from fastapi import APIRouter, Request
+from fastapi.responses import HTMLResponse, Response
 
 from api import trace_page
-from api.auth import PageTenantDep
+from api.console_auth import session_tenant
 from api.deps import ServicesDep
+from api.routes import console
+from api.routes.console import html, to_login
 from storage import repositories as repo
 
 router = APIRouter(tags=["trace"])
-
-# Self-contained and script-free: even a document smuggling markup past escaping could not run code.
-_HEADERS = {
-    "content-security-policy": "default-src 'none'; style-src 'unsafe-inline'; frame-ancestors 'none'",
-    "x-content-type-options": "nosniff",
-    "referrer-policy": "no-referrer",  # the page URL may carry ?key=
-    "cache-control": "no-store",
-}
+# The sign-in, link, list and redeliver pages travel with the trace page (one include in the app).
+router.include_router(console.router)
 
 
-@router.get("/trace/{investigation_id}", response_class=HTMLResponse)
-def trace_html(investigation_id: str, tenant: PageTenantDep, services: ServicesDep) -> HTMLResponse:
-    """Question, route, each hop's queries, retrievals, grades, decisions, answer and evidence."""
+@router.get("/trace/{investigation_id}", response_class=HTMLResponse,
+            responses={303: {"description": "Not signed in: to /login"}})
+def trace_html(investigation_id: str, request: Request, services: ServicesDep) -> Response:
+    """Summary (answer, why it stopped, citations → evidence, searches per hop, what was missing), then
+    the details collapsed; live updates while the investigation runs."""
+    tenant = session_tenant(request)
+    if tenant is None:
+        return to_login(request)
     with services.session() as session:
         inv = repo.get_investigation(session, investigation_id=investigation_id, tenant_id=tenant.id)
         view = repo.investigation_view(session, investigation=inv)
         events = [repo.event_view(e) for e in repo.list_events(session, investigation_id=investigation_id)]
         question = inv.question
-    return HTMLResponse(trace_page.render(view, events, question), headers=_HEADERS)
+    return html(trace_page.render(view, events, question))

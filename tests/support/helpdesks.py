@@ -122,7 +122,7 @@ class ZendeskFake(_Fake):
             if not shape_ok:
                 return 422, {"error": "RecordInvalid", "description": "bad ticket update"}, False
             comment = {"id": self.new_id(), "type": "Comment", "html_body": data["ticket"]["comment"]["html_body"],
-                       "public": data["ticket"]["comment"]["public"]}
+                       "public": data["ticket"]["comment"]["public"], "created_at": time.time()}
             with self.lock:
                 self.notes[ticket].append(comment)
                 self.tags[ticket] += data["ticket"].get("additional_tags", [])
@@ -165,7 +165,7 @@ class FreshdeskFake(_Fake):
                     and isinstance(data.get("body"), str) and data["body"] and data.get("private") is True):
                 return 400, {"description": "Validation failed", "errors": [{"field": "body"}]}, False
             note = {"id": self.new_id(), "body": data["body"], "body_text": re.sub(r"<[^>]+>", "", data["body"]),
-                    "private": True, "ticket_id": ticket}
+                    "private": True, "ticket_id": ticket, "created_at": time.time()}
             with self.lock:
                 self.notes[ticket].append(note)
             return 201, note, True

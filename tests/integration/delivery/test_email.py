@@ -190,3 +190,17 @@ def test_loopback_smtp_host_is_refused_without_the_allowlist(services: Services)
             assert "loopback" in (repo.get_delivery(session, delivery_id=delivery_id).last_error or "")
     finally:
         server.close()
+
+
+def test_a_dead_mail_can_be_redelivered_with_the_same_message_id(services: Services) -> None:
+    server = SmtpServer(replies=["550 5.1.1 Mailbox unavailable"])
+    try:
+        _, delivery_id = _email_delivery(services, server)
+        assert attempt_delivery(services, delivery_id).status == "dead"
+        with services.session() as session:
+            repo.reset_delivery(session, delivery_id=delivery_id)  # POST /v1/deliveries/{id}/redeliver
+        outcome = attempt_delivery(services, delivery_id)
+        assert (outcome.status, outcome.attempt) == ("delivered", 2)
+        assert [m.message["Message-ID"] for m in server.received] == [f"<{delivery_id}@acme.test>"]
+    finally:
+        server.close()

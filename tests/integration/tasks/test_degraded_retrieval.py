@@ -20,7 +20,8 @@ class CrashingEngine:
 
     name = "vector"
 
-    def search(self, tenant: str, query: str, k: int, *, acl: Sequence[str] | None = None) -> list[Passage]:
+    def search(self, tenant: str, query: str, k: int, *, acl: Sequence[str] | None = None,
+               visibility: Sequence[str] | None = None) -> list[Passage]:
         raise RuntimeError("Already mutably borrowed")
 
     def upsert(self, tenant: str, chunks: Sequence[Chunk]) -> int:

@@ -13,6 +13,7 @@ from fastapi.testclient import TestClient
 from prometheus_client.parser import text_string_to_metric_families
 
 from tests.integration.tasks.conftest import Stack
+from workers.names import ALL_QUEUES
 
 pytestmark = pytest.mark.integration
 
@@ -67,7 +68,7 @@ def test_worker_metrics_reach_the_api_scrape_and_logs_carry_ids(stack: Stack) ->
     assert _value(samples, "sleuth_hop_duration_seconds_count") >= 1
     assert _value(samples, "sleuth_investigation_retrieval_calls_count") == 2
     queues = {lab["queue"] for n, lab, _ in samples if n == "sleuth_queue_depth"}
-    assert queues == {"plan", "retrieve", "reduce", "llm", "deliver"}
+    assert queues == set(ALL_QUEUES)
 
     lines = [json.loads(line) for line in log_path.read_text().splitlines() if line.startswith("{")]
     task_lines = [line for line in lines if line.get("logger") == "sleuth.tasks"]

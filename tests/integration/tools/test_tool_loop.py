@@ -72,3 +72,36 @@ def test_internal_fields_only_reach_agent_answers(tools: ToolStack, api: ToolSer
     agent = tool_events(tools.run("Why is my workspace read-only?", DANA, audience="agent"))[0]
     assert "risk_score" not in str(customer["payload"]) and "collections flagged" not in str(customer["payload"])
     assert "risk_score" in str(agent["payload"]) and "collections flagged" in str(agent["payload"])
+
+
+def test_a_slow_api_times_out_into_an_admitted_gap(tools: ToolStack) -> None:
+    tools.api.fail("/v1/accounts", "slow")  # 3 s against the declared 2 s timeout
+    view = tools.run("Why is my workspace read-only?", DANA)
+    call = tool_events(view)[0]
+    assert call["error"] == "timed out after 2s" and call["attempts"] == 1
+    assert "I could not reach the billing system" in str(view["answer"])
+    assert view["status"] == "answered"  # the documents still answer
+
+
+def test_repeated_failures_open_the_circuit_then_no_call_goes_out(tools: ToolStack) -> None:
+    from storage.tool_state import ToolState
+
+    tools.api.fail("/v1/accounts", "503")
+    state = ToolState(tools.services.redis, tools.services.settings.redis_prefix)
+    for _ in range(state.breaker.threshold - 1):
+        state.record(tools.tenant_id, "billing_account", ok=False)
+    tools.run("Why is my workspace read-only?", DANA)  # the 5th failure opens it
+    assert state.breaker_state(tools.tenant_id, "billing_account") == "open"
+    before = len(tools.api.calls())
+    view = tools.run("Why is my workspace read-only?", DANA)
+    assert tool_events(view)[0]["error"] == "circuit open after repeated failures"
+    assert len(tools.api.calls()) == before
+    assert "I could not reach the billing system" in str(view["answer"])
+
+
+def test_the_budget_is_charged_per_tool_call(tools: ToolStack) -> None:
+    view = tools.run("Why is my workspace read-only?", DANA)
+    docs = [e for e in view["events"] if e["kind"] == "retrieval"]
+    look_ups = len(tools.services.backends)  # the tool's finding searched in each engine
+    assert "related" in tool_events(view)[0]
+    assert view["retrieval_calls"] == len(docs) + 1 + look_ups

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import time
 from pathlib import Path
 
 import numpy as np
@@ -11,7 +10,7 @@ import pytest
 from adapters.search.embedder import MiniLMEmbedder
 from investigation.errors import PermanentError
 
-pytestmark = pytest.mark.unit
+pytestmark = pytest.mark.integration
 
 TEXTS = [
     "How do I reset my password?",
@@ -44,9 +43,7 @@ def test_similar_texts_are_closer_than_unrelated_ones(embedder: MiniLMEmbedder) 
 def test_cache_hit_returns_identical_vectors_without_running_the_model(tmp_path: Path) -> None:
     texts = [f"Ticket {i}: the customer cannot sync mailbox number {i} after the update." for i in range(64)]
     cold_embedder = MiniLMEmbedder(cache_dir=tmp_path)
-    started = time.perf_counter()
     cold = cold_embedder.embed_array(texts)
-    cold_seconds = time.perf_counter() - started
 
     warm_embedder = MiniLMEmbedder(cache_dir=tmp_path)  # a fresh process would start like this
 
@@ -54,12 +51,9 @@ def test_cache_hit_returns_identical_vectors_without_running_the_model(tmp_path:
         raise AssertionError(f"model ran for {len(batch)} cached texts")
 
     warm_embedder._infer = no_inference  # type: ignore[method-assign,assignment]
-    started = time.perf_counter()
     warm = warm_embedder.embed_array(texts)
-    warm_seconds = time.perf_counter() - started
     assert np.array_equal(cold, warm)
     assert warm_embedder._session is None  # the model was never even loaded
-    assert warm_seconds * 5 < cold_seconds, (cold_seconds, warm_seconds)
     assert np.array_equal(warm_embedder.embed_array(texts[:3]), cold[:3])  # in-memory LRU path
 
 

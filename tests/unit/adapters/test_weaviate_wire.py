@@ -22,7 +22,7 @@ from investigation.state import Chunk, Visibility
 from tests.unit.adapters.fixtures import weaviate_fake as wf
 from tests.unit.adapters.fixtures.http_fake import Reply, load
 
-pytestmark = pytest.mark.unit
+pytestmark = pytest.mark.integration
 
 DIM = 4
 

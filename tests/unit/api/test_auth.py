@@ -6,12 +6,12 @@ import pytest
 
 from tests.unit.api.conftest import Api
 
-pytestmark = pytest.mark.unit
+pytestmark = pytest.mark.integration
 
 
 @pytest.mark.parametrize("path", ["/v1/investigations/x", "/v1/investigations/x/trace",
                                   "/v1/investigations/x/events", "/v1/investigations/x/deliveries",
-                                  "/v1/deliveries/x", "/trace/x"])
+                                  "/v1/deliveries/x"])
 def test_missing_key_is_401(api: Api, path: str) -> None:
     response = api.client.get(path)
     assert response.status_code == 401
@@ -45,9 +45,15 @@ def test_unknown_id_is_404(api: Api) -> None:
     assert response.status_code == 404 and "not found" in response.json()["detail"]
 
 
-def test_trace_page_accepts_key_in_query(api: Api) -> None:
+def test_pages_without_a_session_go_to_the_sign_in_form(api: Api) -> None:
+    for path in ("/trace/x", "/investigations"):
+        response = api.client.get(path, follow_redirects=False)
+        assert response.status_code == 303 and response.headers["location"].startswith("/login?next=")
+
+
+def test_a_key_in_the_page_url_is_neither_accepted_nor_echoed(api: Api) -> None:
     inv_id = api.post({"question": "q?"}).json()["id"]
-    assert api.client.get(f"/trace/{inv_id}?key={api.key}").status_code == 200
-    assert api.client.get(f"/trace/{inv_id}?key=sk_wrong").status_code == 401
-    # ?key= is for browser pages only; the JSON API wants the header.
+    response = api.client.get(f"/trace/{inv_id}?key={api.key}", follow_redirects=False)
+    assert response.status_code == 303 and api.key not in response.headers["location"]
+    # The JSON API wants the header.
     assert api.client.get(f"/v1/investigations/{inv_id}?key={api.key}").status_code == 401

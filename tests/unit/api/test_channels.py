@@ -10,7 +10,7 @@ import pytest
 from storage import repositories as repo
 from tests.unit.api.conftest import Api, count_investigations
 
-pytestmark = pytest.mark.unit
+pytestmark = pytest.mark.integration
 
 
 @pytest.fixture(autouse=True)

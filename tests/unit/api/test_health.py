@@ -12,7 +12,7 @@ from api.app import create_app
 from bootstrap import Services
 from tests.unit.api.conftest import Api, Recorder, make_settings
 
-pytestmark = pytest.mark.unit
+pytestmark = pytest.mark.integration
 
 
 def _closed_port() -> int:

@@ -15,7 +15,7 @@ from app.hooks import zendesk_signature
 from storage import repositories as repo
 from tests.unit.api.conftest import Api, count_investigations, new_tenant
 
-pytestmark = pytest.mark.unit
+pytestmark = pytest.mark.integration
 
 
 @pytest.fixture(autouse=True)

@@ -9,7 +9,7 @@ import pytest
 
 from tests.unit.api.conftest import Api, count_investigations
 
-pytestmark = pytest.mark.unit
+pytestmark = pytest.mark.integration
 
 QUESTION = {"question": "Which plan includes SCIM provisioning?"}
 

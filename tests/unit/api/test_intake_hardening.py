@@ -11,7 +11,7 @@ from app import admission
 from storage import repositories as repo
 from tests.unit.api.conftest import Api, count_investigations, new_tenant
 
-pytestmark = pytest.mark.unit
+pytestmark = pytest.mark.integration
 
 QUESTION = {"question": "Which plan includes SCIM provisioning?"}
 

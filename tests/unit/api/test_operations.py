@@ -13,7 +13,7 @@ from api.app import create_app
 from bootstrap import Services
 from tests.unit.api.conftest import Api, make_settings
 
-pytestmark = pytest.mark.unit
+pytestmark = pytest.mark.integration
 
 
 @pytest.mark.parametrize("page", ["/docs", "/redoc"])

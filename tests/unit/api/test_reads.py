@@ -12,7 +12,7 @@ import pytest
 from storage import repositories as repo
 from tests.unit.api.conftest import Api
 
-pytestmark = pytest.mark.unit
+pytestmark = pytest.mark.integration
 
 
 def _create(api: Api, question: str = "Which region keeps data in Germany?") -> str:
@@ -137,12 +137,14 @@ def test_trace_page_shows_the_story_and_escapes_documents(api: Api) -> None:
     _finish(api, inv_id, answer="Frankfurt <i>region</i> [1].")
     response = api.client.get(f"/trace/{inv_id}", headers=api.auth())
     assert response.status_code == 200 and response.headers["content-type"].startswith("text/html")
-    assert "script-src" not in response.headers["content-security-policy"]
+    csp = response.headers["content-security-policy"]
+    assert "script-src 'self'" in csp and "unsafe-inline" not in csp  # only the server's own file
     page = response.text
     assert "<script>" not in page and "&lt;script&gt;alert(1)&lt;/script&gt;" in page
     assert "<img" not in page and "<b>Frankfurt</b>" not in page and "<i>region</i>" not in page
     for expected in ("lookup", "single fact", "data residency Germany", "bm25", "frankfurt#0", "1.5",
-                     "correct", "sufficient", 'href="#ev-e1"', 'id="ev-e1"', "Hop 1"):
+                     "correct", "sufficient", 'href="#ev-e1"', 'id="ev-e1"', "Hop 1", "Why it stopped",
+                     'href="#cite-1"', "What was searched", "What was missing"):
         assert expected in page, expected
 
 

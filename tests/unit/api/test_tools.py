@@ -12,7 +12,7 @@ from storage.models import ToolRecord
 from tests.unit.api.conftest import Api
 from tests.unit.investigation.tools.samples import billing, status
 
-pytestmark = pytest.mark.unit
+pytestmark = pytest.mark.integration
 
 
 def post(api: Api, declaration: dict[str, Any], secret: str | None = None, key: str | None = None) -> Any:

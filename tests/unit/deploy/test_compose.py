@@ -16,7 +16,7 @@ import yaml
 from tests.unit.deploy.settings_env import EXTERNAL, ROOT, env_to_field, settings_from_env
 from workers.names import ALL_QUEUES
 
-pytestmark = pytest.mark.unit
+pytestmark = pytest.mark.integration
 
 COMPOSE = ROOT / "docker-compose.yml"
 ENGINES = {"redis", "postgres", "elasticsearch", "weaviate", "mailpit"}
@@ -49,8 +49,12 @@ def option(command: list[str], name: str) -> str:
     return command[command.index(name) + 1]
 
 
+MONITORING = {"prometheus", "grafana"}  # behind the `monitoring` profile
+
+
 def test_every_service_is_there(services: dict[str, Any]) -> None:
-    assert set(services) == ENGINES | APP
+    assert set(services) == ENGINES | APP | MONITORING
+    assert all(services[name].get("profiles") == ["monitoring"] for name in MONITORING)
 
 
 def test_every_service_has_a_health_check(services: dict[str, Any]) -> None:

@@ -14,7 +14,7 @@ from storage.redis_state import RedisState
 from tests.fakes.messages_api import FakeMessagesAPI, Tool
 from tests.fakes.messages_brain import claude_against
 
-pytestmark = pytest.mark.unit
+pytestmark = pytest.mark.integration
 
 QUESTION = "Which plan includes SCIM provisioning?"
 ROUTE = Tool({"route": "lookup", "reason": "one fact", "confidence": 0.9})

@@ -10,7 +10,7 @@ from tests.fakes.messages_api import FakeMessagesAPI, Text, Tool
 from tests.fakes.messages_brain import claude_against
 from tests.unit.investigation.fakes import BagOfWordsEmbedder, evidence, passage
 
-pytestmark = pytest.mark.unit
+pytestmark = pytest.mark.integration
 
 QUESTION = "Where was the performer of Hello Love born?"
 PLAN = Plan(original=QUESTION, subqueries=(SubQuery(text=QUESTION, purpose="original question"),))

@@ -14,7 +14,7 @@ from tests.fakes.messages_api import FakeMessagesAPI
 from tests.fakes.messages_brain import HeuristicBrain, claude_against
 from tests.unit.investigation.fakes import BagOfWordsEmbedder, evidence, passage
 
-pytestmark = pytest.mark.unit
+pytestmark = pytest.mark.integration
 
 FAST, STRONG = "claude-haiku-5-5", "claude-sonnet-5-5"
 QUESTION = "What does error ERR_4021 mean?"

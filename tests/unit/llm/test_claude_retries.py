@@ -9,7 +9,7 @@ from investigation.errors import PermanentError
 from tests.fakes.messages_api import Error, FakeMessagesAPI, Malformed, Slow, Tool, overloaded, rate_limited
 from tests.fakes.messages_brain import claude_against
 
-pytestmark = pytest.mark.unit
+pytestmark = pytest.mark.integration
 
 QUESTION = "Which plan includes SCIM provisioning?"
 ROUTE = Tool({"route": "lookup", "reason": "one fact", "confidence": 0.9})

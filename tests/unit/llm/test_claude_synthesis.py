@@ -10,7 +10,7 @@ from tests.fakes.messages_api import FakeMessagesAPI, Text, overloaded
 from tests.fakes.messages_brain import claude_against
 from tests.unit.investigation.fakes import evidence
 
-pytestmark = pytest.mark.unit
+pytestmark = pytest.mark.integration
 
 QUESTION = "Which plan includes SCIM provisioning?"
 LOOKUP = RouteDecision(route=Route.LOOKUP, reason="")

@@ -6,7 +6,7 @@ import pytest
 
 from observability.metrics import OTHER_TENANT, TenantLabels
 
-pytestmark = pytest.mark.unit
+pytestmark = pytest.mark.integration
 
 
 def test_local_cap_keeps_the_first_tenants_and_folds_the_rest() -> None:

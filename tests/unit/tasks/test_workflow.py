@@ -49,3 +49,11 @@ def test_config_routes_every_task_to_its_queue_and_acks_late() -> None:
     assert {q.name for q in conf["task_queues"]} == set(names.ALL_QUEUES)
     assert conf["broker_transport_options"]["global_keyprefix"] == "x:celery:"
     assert names.T_WATCHDOG in {v["task"] for v in conf["beat_schedule"].values()}
+
+
+def test_a_hops_tool_calls_are_chord_members_on_the_tools_queue_with_ids_only() -> None:
+    app = Celery("t", set_as_current=False)
+    sig = hop_canvas(app, "inv1", 1, ((0, "bm25"), (0, "vector"), (0, "tool:billing_account")))
+    assert [t.task for t in sig.tasks] == [names.T_RETRIEVE, names.T_RETRIEVE, names.T_TOOL]
+    assert tuple(sig.tasks[2].args) == ("inv1", 1, "billing_account")  # no context, no arguments
+    assert names.ROUTES[names.T_TOOL] == names.Q_TOOLS and names.Q_TOOLS in names.ALL_QUEUES

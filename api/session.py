@@ -1,0 +1,105 @@
+"""Signed browser sessions for the operator pages: an API key typed once into a form becomes an HttpOnly,
+SameSite=Strict cookie naming the tenant; `sleuth trace ID` prints a short-lived signed link instead.
+
+Tokens are ``base64url(json).base64url(hmac_sha256)`` under ``SLEUTH_SESSION_SECRET`` (or a random key
+kept in SLEUTH_HOME/run/session.key, fine for one host). A token also carries the first characters of the
+tenant's key hash, so rotating the API key ends every session made with the old one.
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import hmac
+import json
+import os
+import secrets
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+from config.settings import Settings
+
+COOKIE = "sleuth_session"
+_key_cache: dict[Path, bytes] = {}
+
+
+@dataclass(frozen=True)
+class Claims:
+    """What a valid token says: whose it is, what for, until when."""
+
+    tenant_id: str
+    key_tag: str
+    kind: str  # "session" | "link"
+    expires: float
+    investigation_id: str | None = None
+
+
+def secret_key(settings: Settings) -> bytes:
+    """The signing key: the configured secret, else one generated once per SLEUTH_HOME (mode 0600)."""
+    if settings.session_secret is not None:
+        return settings.session_secret.get_secret_value().encode()
+    path = (settings.home / "run" / "session.key").resolve()
+    if path in _key_cache:
+        return _key_cache[path]
+    path.parent.mkdir(parents=True, exist_ok=True)
+    try:
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    except FileExistsError:
+        key = path.read_bytes().strip()
+    else:
+        key = secrets.token_urlsafe(32).encode()
+        with os.fdopen(fd, "wb") as f:
+            f.write(key)
+    _key_cache[path] = key
+    return key
+
+
+def key_tag(api_key_hash: str) -> str:
+    return api_key_hash[:12]
+
+
+def _b64(data: bytes) -> str:
+    return base64.urlsafe_b64encode(data).rstrip(b"=").decode()
+
+
+def _unb64(text: str) -> bytes:
+    return base64.urlsafe_b64decode(text + "=" * (-len(text) % 4))
+
+
+def sign(key: bytes, claims: Claims) -> str:
+    body = _b64(json.dumps({"t": claims.tenant_id, "h": claims.key_tag, "k": claims.kind,
+                            "e": int(claims.expires), "i": claims.investigation_id},
+                           separators=(",", ":")).encode())
+    mac = _b64(hmac.new(key, body.encode(), hashlib.sha256).digest())
+    return f"{body}.{mac}"
+
+
+def verify(key: bytes, token: str, *, kind: str, now: Callable[[], float] = time.time) -> Claims | None:
+    """The claims of a genuine, unexpired token of `kind`; None otherwise (never raises)."""
+    try:
+        body, mac = token.split(".", 1)
+        expected = _b64(hmac.new(key, body.encode(), hashlib.sha256).digest())
+        if not hmac.compare_digest(mac, expected):
+            return None
+        data = json.loads(_unb64(body))
+        claims = Claims(tenant_id=str(data["t"]), key_tag=str(data["h"]), kind=str(data["k"]),
+                        expires=float(data["e"]), investigation_id=data.get("i"))
+    except (ValueError, KeyError, TypeError):
+        return None
+    if claims.kind != kind or claims.expires < now():
+        return None
+    return claims
+
+
+def session_token(settings: Settings, tenant_id: str, api_key_hash: str, *, now: float | None = None) -> str:
+    expires = (now or time.time()) + settings.session_ttl_seconds
+    return sign(secret_key(settings), Claims(tenant_id, key_tag(api_key_hash), "session", expires))
+
+
+def link_token(settings: Settings, tenant_id: str, api_key_hash: str, investigation_id: str, *,
+               now: float | None = None) -> str:
+    expires = (now or time.time()) + settings.link_ttl_seconds
+    return sign(secret_key(settings),
+                Claims(tenant_id, key_tag(api_key_hash), "link", expires, investigation_id))

@@ -1,0 +1,60 @@
+"""OpenTelemetry (off by default): one trace per investigation across its steps, checked with the SDK's
+in-memory exporter on the in-process executor (the same step scopes the Celery signals open)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import pytest
+
+from tests.integration.tasks.conftest import Stack
+
+pytestmark = pytest.mark.integration
+
+otel = pytest.importorskip("opentelemetry.sdk.trace.export.in_memory_span_exporter")
+
+
+@pytest.fixture()
+def exporter() -> Iterator[object]:
+    from observability import tracing
+
+    tracing.shutdown()
+    memory = otel.InMemorySpanExporter()
+    yield memory
+    tracing.shutdown()
+
+
+def test_tracing_is_off_by_default(stack: Stack) -> None:
+    from observability import tracing
+
+    tracing.shutdown()
+    assert tracing.configure(stack.settings) is None and not tracing.enabled()
+
+
+def test_one_trace_per_investigation_across_every_step(stack: Stack, exporter: object) -> None:
+    from cli.commands import create_and_launch
+    from observability import events, tracing
+    from tasks import inline
+
+    tracing.configure(stack.settings, exporter=exporter)
+    events.install()
+    services = stack.services
+    first = create_and_launch(services, stack.tenant_name, "Which plan includes SCIM provisioning?", "agentic",
+                              launch=lambda i: inline.run(services, i))
+    second = create_and_launch(services, stack.tenant_name, "Good morning!", "agentic",
+                               launch=lambda i: inline.run(services, i))
+    spans = exporter.get_finished_spans()  # type: ignore[attr-defined]
+    by_trace: dict[int, list[object]] = {}
+    for span in spans:
+        by_trace.setdefault(span.context.trace_id, []).append(span)
+    assert set(by_trace) == {tracing.trace_id_of(first), tracing.trace_id_of(second)}
+    names = {s.name for s in by_trace[tracing.trace_id_of(first)]}
+    assert {"sleuth.investigation", "sleuth.start", "sleuth.retrieve", "sleuth.reduce",
+            "sleuth.synthesize"} <= names, names
+    (root,) = [s for s in by_trace[tracing.trace_id_of(first)] if s.name == "sleuth.investigation"]
+    assert root.parent is None and root.attributes["sleuth.status"] == "answered"
+    for span in by_trace[tracing.trace_id_of(first)]:
+        if span is not root:
+            assert span.parent is not None and span.parent.span_id == root.context.span_id, span.name
+    retrieves = [s for s in by_trace[tracing.trace_id_of(first)] if s.name == "sleuth.retrieve"]
+    assert all(s.attributes["sleuth.hop"] >= 1 for s in retrieves)
