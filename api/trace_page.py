@@ -167,7 +167,21 @@ def _missing(view: Mapping[str, Any], events: Sequence[Mapping[str, Any]]) -> st
     return "<ul>" + "".join(f"<li>{e(i)}</li>" for i in items) + "</ul>"
 
 
-def _deliveries(view: Mapping[str, Any]) -> str:
+def _attempts(delivery_id: Any, events: Sequence[Mapping[str, Any]]) -> str:
+    """Every attempt of one delivery from its trace events: status code / SMTP reply, detail, latency."""
+    lines = []
+    for ev in events:
+        data = ev.get("data") or {}
+        if ev.get("kind") != "delivery" or data.get("delivery_id") != delivery_id:
+            continue
+        said = data.get("error") or data.get("detail") or ""
+        lines.append(f'<li>attempt {e(data.get("attempt"))}: {e(data.get("outcome"))}'
+                     f'{" · " + e(data.get("status_code")) if data.get("status_code") is not None else ""}'
+                     f'{" · " + e(said) if said else ""} · {e(data.get("duration_ms"))} ms</li>')
+    return f'<ul class="muted">{"".join(lines)}</ul>' if lines else ""
+
+
+def _deliveries(view: Mapping[str, Any], events: Sequence[Mapping[str, Any]] = ()) -> str:
     rows = view.get("deliveries") or []
     if not rows:
         return ""
@@ -178,7 +192,7 @@ def _deliveries(view: Mapping[str, Any]) -> str:
             button = (f' <form method="post" action="/console/deliveries/{e(d.get("id"))}/redeliver" '
                       'class="inline"><button class="action" type="submit">Redeliver</button></form>')
         items.append(f'<li>{e(d.get("channel"))}: <span class="badge {e(d.get("status"))}">{e(d.get("status"))}'
-                     f'</span> after {e(d.get("attempts"))} attempt(s){button}</li>')
+                     f'</span> after {e(d.get("attempts"))} attempt(s){button}{_attempts(d.get("id"), events)}</li>')
     return f'<h3>Delivery</h3><ul>{"".join(items)}</ul>'
 
 
@@ -227,7 +241,7 @@ def render(view: Mapping[str, Any], events: Sequence[Mapping[str, Any]], questio
         f"<h3>Where each citation comes from</h3>{_sources(view)}"
         f"<h3>What was searched</h3>{_searched(events)}"
         f"<h3>What was missing</h3>{_missing(view, events)}"
-        f"{_deliveries(view)}</section>{live}"
+        f"{_deliveries(view, events)}</section>{live}"
         f'<h2 id="details-h">Details</h2>{_details(view, events)}</div>'
     )
     return layout(f"Trace {str(view.get('id'))[:12]}", body, script=running)

@@ -25,7 +25,9 @@ def progress_line(event: dict[str, Any]) -> str | None:
     if kind in ("llm_fallback", "llm_guard"):
         return f"{kind.replace('_', ' ')}: {data.get('reason') or data.get('detail') or ''}".rstrip(": ")
     if kind == "delivery":
-        return f"delivery: {data.get('channel', 'webhook')} attempt {data.get('attempt')} → {data.get('status')}"
+        said = data.get("detail") or data.get("error") or ""
+        return (f"delivery: {data.get('channel', 'webhook')} attempt {data.get('attempt')} → "
+                f"{data.get('outcome') or data.get('status')}" + (f" ({said})" if said else ""))
     return None
 
 

@@ -22,22 +22,24 @@ from cryptography.x509.oid import NameOID
 from tests.support.http import free_port
 
 
-def make_certificate(directory: Path) -> tuple[Path, Path]:
-    """A self-signed certificate for localhost / 127.0.0.1 (cert.pem, key.pem), valid for one day."""
+def make_certificate(directory: Path, names: tuple[str, ...] = ("localhost",),
+                     with_loopback_ip: bool = True) -> tuple[Path, Path]:
+    """A self-signed certificate for `names` (and 127.0.0.1) as (cert.pem, key.pem), valid for one day."""
     key = ec.generate_private_key(ec.SECP256R1())
-    name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "localhost")])
+    name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, names[0])])
+    alt: list[x509.GeneralName] = [x509.DNSName(n) for n in names]
+    if with_loopback_ip:
+        alt.append(x509.IPAddress(ipaddress.ip_address("127.0.0.1")))
     now = dt.datetime.now(dt.UTC)
     cert = (
         x509.CertificateBuilder().subject_name(name).issuer_name(name).public_key(key.public_key())
         .serial_number(x509.random_serial_number())
         .not_valid_before(now - dt.timedelta(minutes=5)).not_valid_after(now + dt.timedelta(days=1))
-        .add_extension(x509.SubjectAlternativeName([x509.DNSName("localhost"),
-                                                    x509.IPAddress(ipaddress.ip_address("127.0.0.1"))]),
-                       critical=False)
+        .add_extension(x509.SubjectAlternativeName(alt), critical=False)
         .add_extension(x509.BasicConstraints(ca=True, path_length=None), critical=True)
         .sign(key, hashes.SHA256())
     )
-    cert_path, key_path = directory / "smtp-cert.pem", directory / "smtp-key.pem"
+    cert_path, key_path = directory / f"{names[0]}-cert.pem", directory / f"{names[0]}-key.pem"
     cert_path.write_bytes(cert.public_bytes(serialization.Encoding.PEM))
     key_path.write_bytes(key.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8,
                                            serialization.NoEncryption()))

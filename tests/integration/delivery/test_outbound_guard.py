@@ -112,3 +112,51 @@ def test_redirects_to_forbidden_addresses_are_refused() -> None:
     finally:
         inner.close()
         outer.close()
+
+
+def test_https_is_pinned_to_the_address_and_verified_against_the_name(tmp_path: Path) -> None:
+    """TLS to a pinned address still checks the certificate against the host name (SNI), not the address."""
+    import ssl
+    import threading
+    from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+    from tests.support.smtp import make_certificate
+
+    cert, key = make_certificate(tmp_path, names=("hooks.acme.test",), with_loopback_ip=False)
+    seen: list[str] = []
+
+    class Handler(BaseHTTPRequestHandler):
+        def do_POST(self) -> None:
+            self.rfile.read(int(self.headers.get("content-length", 0)))
+            seen.append(self.headers.get("host", ""))
+            self.send_response(204)
+            self.end_headers()
+
+        def log_message(self, *_: object) -> None:
+            return
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    context = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
+    context.load_cert_chain(cert, key)
+    server.socket = context.wrap_socket(server.socket, server_side=True)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    port = server.server_port
+    trust = ssl.create_default_context(cafile=str(cert))
+    try:
+        guard = OutboundGuard.for_hosts(["hooks.acme.test"], resolver=lambda host, p: ["127.0.0.1"])
+        deliverer = WebhookDeliverer(3.0, guard=guard, transport=httpx.HTTPTransport(verify=trust))
+        result = deliverer.deliver(delivery_id="msg_tls", target={"url": f"https://hooks.acme.test:{port}/h"},
+                                   payload={}, secret="whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw")
+        deliverer.close()
+        assert result["status_code"] == 204 and seen == [f"hooks.acme.test:{port}"]
+        # The same address under a name the certificate does not carry fails verification.
+        other = OutboundGuard.for_hosts(["other.acme.test"], resolver=lambda host, p: ["127.0.0.1"])
+        wrong = WebhookDeliverer(3.0, guard=other, transport=httpx.HTTPTransport(verify=trust))
+        with pytest.raises(Exception, match="(?i)certificate|ssl|tls|could not reach"):
+            wrong.deliver(delivery_id="msg_tls2", target={"url": f"https://other.acme.test:{port}/h"},
+                          payload={}, secret="whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw")
+        wrong.close()
+        assert len(seen) == 1
+    finally:
+        server.shutdown()
+        server.server_close()
