@@ -178,6 +178,19 @@ def up(port: Annotated[int | None, typer.Option(help="API port (default: SLEUTH_
 
 
 @app.command()
+def chaos(scenario: Annotated[str | None, typer.Option(help="One scenario (default: all)")] = None,
+          scale: Annotated[str, typer.Option(help="small | full")] = "small",
+          report: Annotated[Path | None, typer.Option("--report", help="Write an HTML report here")] = None,
+          as_json: Annotated[Path | None, typer.Option("--json", help="Write the figures as JSON here")] = None,
+          ) -> None:
+    """Run fault scenarios against a real `sleuth up` on this machine; print the figures (exit 1 on a failure)."""
+    from cli.chaos.run import run_chaos
+
+    raise typer.Exit(run_chaos(scenario=scenario, scale=scale, report_path=report, console=console,
+                               json_path=as_json))
+
+
+@app.command()
 def api(host: Annotated[str | None, typer.Option(help="default: SLEUTH_API_HOST")] = None,
         port: Annotated[int | None, typer.Option(help="default: SLEUTH_API_PORT")] = None) -> None:
     """Run only the HTTP API (uvicorn)."""
