@@ -85,10 +85,10 @@ def kill_workers(h: Harness) -> Result:
                 recoveries.append(round(time.monotonic() - killed_at, 1))
                 break
             time.sleep(0.2)
-    done = h.wait_all("big", ids, timeout=240)
+    done = h.wait_all("big", ids, timeout=240 if h.scale.name == "small" else 1200)
     beats = _beat_processes(h)
     h.wait_deliveries(set().union(*[{d["id"] for d in v.get("deliveries", [])} for v in done.values()]) if done
-                      else set(), timeout=60)
+                      else set(), timeout=60 if h.scale.name == "small" else 240)
     accepted = h.receiver.accepted()
     mine = {d["id"] for v in done.values() for d in v.get("deliveries", [])}
     dup = sum(1 for i in mine if accepted.get(i, 0) > 1)
