@@ -25,7 +25,7 @@ demo: $(STAMP)
 test: $(STAMP)
 	$(BIN)/python -m pytest -q
 
-# The README's evaluation figures (needs ../shared/data; about 5 minutes).
+# The README's evaluation figures (the bundled samples in examples/bench; about 5 minutes).
 figures: $(STAMP)
 	bash scripts/bench_figures.sh
 
