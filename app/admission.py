@@ -11,7 +11,7 @@ slot.
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from datetime import timedelta
 
 from bootstrap import Services
@@ -61,7 +61,7 @@ def _lock(services: Services, tenant_id: str):  # type: ignore[no-untyped-def]
                                timeout=LOCK_SECONDS, blocking_timeout=LOCK_SECONDS)
 
 
-def _ids(raw: list[object] | set[object]) -> list[str]:
+def _ids(raw: Iterable[object]) -> list[str]:
     return [r.decode() if isinstance(r, bytes) else str(r) for r in raw]
 
 

@@ -178,7 +178,7 @@ def up(port: Annotated[int | None, typer.Option(help="API port (default: SLEUTH_
 
 
 @app.command()
-def chaos(scenario: Annotated[str | None, typer.Option(help="One scenario (default: all)")] = None,
+def chaos(scenario: Annotated[str | None, typer.Option(help="Scenario name(s), comma-separated (default: all)")] = None,
           scale: Annotated[str, typer.Option(help="small | full")] = "small",
           report: Annotated[Path | None, typer.Option("--report", help="Write an HTML report here")] = None,
           as_json: Annotated[Path | None, typer.Option("--json", help="Write the figures as JSON here")] = None,

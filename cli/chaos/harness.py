@@ -43,7 +43,7 @@ class Scale:
 
 
 SCALES = {
-    "small": Scale("small", workers=1, kill_n=6, kill_rounds=2, redis_n=4, webhook_n=3, webhook_down_s=4.0,
+    "small": Scale("small", workers=1, kill_n=4, kill_rounds=2, redis_n=3, webhook_n=3, webhook_down_s=4.0,
                    burst_big=12, burst_small=3, st_examples=2, st_phases="fuzzing"),
     "full": Scale("full", workers=2, kill_n=200, kill_rounds=8, redis_n=40, webhook_n=20, webhook_down_s=300.0,
                   burst_big=480, burst_small=20, st_examples=20, st_phases="coverage,fuzzing,stateful"),

@@ -17,7 +17,7 @@ def run_chaos(*, scenario: str | None, scale: str, report_path: Path | None, con
               json_path: Path | None = None) -> int:
     if scale not in SCALES:
         raise ValidationFailed("scale", f"one of {', '.join(SCALES)}")
-    names = list(SCENARIOS) if scenario in (None, "all") else [scenario]
+    names = list(SCENARIOS) if scenario in (None, "all") else [n.strip() for n in scenario.split(",")]
     unknown = [n for n in names if n not in SCENARIOS and n not in NOT_BUILT]
     if unknown:
         raise ValidationFailed("scenario", f"one of {', '.join([*SCENARIOS, *NOT_BUILT])}")

@@ -57,10 +57,10 @@ def test_worker_killed_mid_note_post_leaves_exactly_one_note(tmp_path: Path, red
         assert pid is not None, "no deliver task in flight"
         os.kill(pid, signal.SIGKILL)  # mid-request: the helpdesk stored the note, nobody heard the answer
 
-        def delivered() -> bool:
+        def delivered() -> bool:  # marked delivered, then the attempt is logged: wait for both
             with stack.services.session() as session:
                 [d] = repo.list_deliveries(session, investigation_id=inv_id)
-                return d.status == "delivered"
+                return d.status == "delivered" and d.attempts >= 1
 
         assert wait_until(delivered, timeout=90), "never delivered after the kill"
         with stack.services.session() as session:
