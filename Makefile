@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: demo test install clean lint figures
+.PHONY: demo test install clean lint figures chaos
 
 $(BIN)/python:
 	$(PY) -m venv $(VENV)
@@ -25,9 +25,14 @@ demo: $(STAMP)
 test: $(STAMP)
 	$(BIN)/python -m pytest -q
 
-# The README's evaluation figures (needs ../shared/data; about 5 minutes).
+# The README's evaluation figures (the bundled samples in examples/bench; about 5 minutes).
 figures: $(STAMP)
 	bash scripts/bench_figures.sh
+
+# Fault scenarios against a real `sleuth up` (SCALE=full for the issue's figures; ~small takes 2-3 min).
+SCALE ?= small
+chaos: $(STAMP)
+	$(BIN)/sleuth chaos --scale $(SCALE) --report chaos-report.html
 
 lint: $(STAMP)
 	$(BIN)/ruff check .

@@ -11,17 +11,19 @@ slot.
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
+from datetime import timedelta
 
 from bootstrap import Services
 from investigation.errors import TooManyRequests
 from storage import repositories as repo
-from storage.models import Tenant
+from storage.models import Tenant, utcnow
 
 log = logging.getLogger(__name__)
 
 Launcher = Callable[[str], None]
 LOCK_SECONDS = 10
+HELD_DEADLINE = timedelta(days=1)  # while held, the watchdog leaves it alone; the run's own deadline starts at release
 
 
 def max_in_flight(services: Services, tenant: Tenant) -> int:
@@ -59,7 +61,7 @@ def _lock(services: Services, tenant_id: str):  # type: ignore[no-untyped-def]
                                timeout=LOCK_SECONDS, blocking_timeout=LOCK_SECONDS)
 
 
-def _ids(raw: list[object] | set[object]) -> list[str]:
+def _ids(raw: Iterable[object]) -> list[str]:
     return [r.decode() if isinstance(r, bytes) else str(r) for r in raw]
 
 
@@ -103,6 +105,8 @@ def admit(services: Services, tenant: Tenant, inv_id: str, launch: Launcher) -> 
         if now:
             services.redis.sadd(_running_key(services, tenant.id), inv_id)
         else:
+            with services.session() as session:
+                repo.update_investigation(session, investigation_id=inv_id, deadline_at=utcnow() + HELD_DEADLINE)
             services.redis.rpush(key, inv_id)
     if now:
         _launch(services, tenant.id, inv_id, launch)
@@ -133,6 +137,12 @@ def release(services: Services, tenant_id: str, launch: Launcher) -> list[str]:
             services.redis.sadd(_running_key(services, tenant_id), inv_id)
             services.redis.lrem(key, 1, inv_id)
             chosen.append(inv_id)
+        with services.session() as session:  # the deadline is a budget of the run: it starts now
+            for inv_id in chosen:
+                inv = repo.get_investigation(session, investigation_id=inv_id)
+                seconds = int((inv.budget or {}).get("deadline_seconds") or services.settings.deadline_seconds)
+                repo.update_investigation(session, investigation_id=inv_id,
+                                          deadline_at=utcnow() + timedelta(seconds=seconds))
     for i, inv_id in enumerate(chosen):
         try:
             launch(inv_id)

@@ -27,8 +27,7 @@ def inbound_path(channel: Channel) -> str | None:
 
 def view(services: Services, channel: Channel) -> dict[str, Any]:
     """The public view: configuration, which secrets are set (masked), and the inbound URL."""
-    names = sorted(SecretBox.from_settings(services.settings).open(channel.secrets))
-    out = repo.channel_view(channel, names)
+    out = repo.channel_view(channel)
     path = inbound_path(channel)
     if path is not None:
         base = (services.settings.public_url or "").rstrip("/")

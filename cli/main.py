@@ -178,6 +178,19 @@ def up(port: Annotated[int | None, typer.Option(help="API port (default: SLEUTH_
 
 
 @app.command()
+def chaos(scenario: Annotated[str | None, typer.Option(help="Scenario name(s), comma-separated (default: all)")] = None,
+          scale: Annotated[str, typer.Option(help="small | full")] = "small",
+          report: Annotated[Path | None, typer.Option("--report", help="Write an HTML report here")] = None,
+          as_json: Annotated[Path | None, typer.Option("--json", help="Write the figures as JSON here")] = None,
+          ) -> None:
+    """Run fault scenarios against a real `sleuth up` on this machine; print the figures (exit 1 on a failure)."""
+    from cli.chaos.run import run_chaos
+
+    raise typer.Exit(run_chaos(scenario=scenario, scale=scale, report_path=report, console=console,
+                               json_path=as_json))
+
+
+@app.command()
 def api(host: Annotated[str | None, typer.Option(help="default: SLEUTH_API_HOST")] = None,
         port: Annotated[int | None, typer.Option(help="default: SLEUTH_API_PORT")] = None) -> None:
     """Run only the HTTP API (uvicorn)."""
@@ -193,6 +206,13 @@ def api(host: Annotated[str | None, typer.Option(help="default: SLEUTH_API_HOST"
     settings = _settings()
     uvicorn.run(create_app(settings), host=host or settings.api_host, port=port or settings.api_port,
                 log_config=None)
+
+
+def _quiet_when_json() -> list[str]:
+    """Celery's banner is for people: with JSON logs (production), only JSON lines reach the log."""
+    from observability import logs
+
+    return ["--quiet"] if logs.use_json(_settings(), sys.stderr) else []
 
 
 def _beat_schedule_file(settings: Settings) -> Path:
@@ -216,7 +236,7 @@ def worker(queues: Annotated[str, typer.Option("-Q", "--queues")] = ",".join(ALL
             f"--loglevel={loglevel}", "-E"]
     if beat:
         argv += ["-B", "-s", str(_beat_schedule_file(_settings()))]
-    celery_app.worker_main(argv)
+    celery_app.worker_main(_quiet_when_json() + argv)
 
 
 @app.command()
@@ -224,7 +244,7 @@ def beat(loglevel: str = "INFO") -> None:
     """Run Celery beat alone (the watchdog schedule) — one per deployment."""
     from workers.app import create_celery
 
-    create_celery(_settings()).start(["beat", f"--loglevel={loglevel}", "-s",
+    create_celery(_settings()).start([*_quiet_when_json(), "beat", f"--loglevel={loglevel}", "-s",
                                       str(_beat_schedule_file(_settings()))])
 
 

@@ -45,7 +45,7 @@ class Settings(BaseSettings):
 
     # Fairness between tenants (a tenant's `limits` override both; 0 = no limit)
     tenant_max_in_flight: int = Field(
-        default=4, ge=0, description="Investigations of one tenant running at once; the rest wait in order.")
+        default=2, ge=0, description="Investigations of one tenant running at once; the rest wait in order.")
     tenant_intake_per_minute: int = Field(
         default=60, ge=0, description="Submissions per tenant per minute (a burst of this size, then this "
         "rate); above it 429 + Retry-After.")

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 
 from heuristic.focus import focus_names
 from heuristic.grader import weighted_terms
+from heuristic.planner import base_title
 from heuristic.prose import units, with_context
 from heuristic.router import compared_entities
 from heuristic.sufficiency import has_support, unsupported_names
@@ -48,6 +49,7 @@ _CONTEXT_BONUS = 0.35
 # A sentence that sets a name against another ("Do not confuse X with Y") says what the answer is NOT.
 _CONTRAST = re.compile(r"\b(?:do\s+not|don't|not\s+to\s+be)\s+confuse|\bunlike\b|\bas\s+opposed\s+to\b|"
                        r"\bnot\s+the\s+same\s+as\b|\bdiffers?\s+from\b", re.IGNORECASE)
+_FOLLOW = 0.2  # multi-hop: what a picked sentence names is the next link of the chain
 _RESTATES = 0.75  # share of a sentence's content stems already in the question: it restates the question
 
 
@@ -158,7 +160,10 @@ def _gain(c: _Candidate, terms: dict[str, float], state: _State, kind: re.Patter
         shape -= 0.3
     if not typed and restates(c.text, state.question):
         shape -= 0.25  # it repeats the question's situation and adds nothing the question asked for
-    return c.weight * (0.4 * base + 0.8 * new + typed + min(0.24, chain) + nearby) + shape + c.prior
+    title = state.titles[c.index] if c.index < len(state.titles) else ""
+    followed = (state.follow if len(title) >= 3 and title in state.said and title not in state.question_text
+                else 0.0)
+    return c.weight * (0.4 * base + 0.8 * new + typed + min(0.24, chain) + nearby + followed) + shape + c.prior
 
 
 @dataclass
@@ -169,6 +174,10 @@ class _State:
     asked: set[str]
     kind_found: bool = False
     question: frozenset[str] = frozenset()
+    question_text: str = ""
+    follow: float = 0.0  # bonus for a sentence of a passage a picked sentence names (multi-hop only)
+    said: str = ""  # folded text of the sentences picked so far
+    titles: tuple[str, ...] = ()  # folded base titles of the evidence, by index
 
 
 def restates(sentence: str, question_stems: frozenset[str] | set[str]) -> bool:
@@ -208,10 +217,14 @@ def _pick(question: str, route: RouteDecision, evidence: Sequence[Evidence], max
     bridge = {i: content_stems(e.query) - question_stems for i, e in enumerate(evidence)}
     picked: list[_Candidate] = []
     state = _State(covered=set(), linked=_anchor_terms(question, candidates), places=set(),
-                   asked=set(_terms_of(ask_sentence(question))), question=frozenset(content_stems(question)))
+                   asked=set(_terms_of(ask_sentence(question))), question=frozenset(content_stems(question)),
+                   question_text=fold(question),
+                   titles=tuple(fold(base_title(e.title)).strip() for e in evidence),
+                   follow=_FOLLOW if route.route is Route.MULTI_HOP else 0.0)
 
     def take(c: _Candidate) -> None:
         picked.append(c)
+        state.said += " " + fold(c.text)
         state.covered.update(c.stems)
         state.linked.update(content_stems(c.text) - question_stems)
         state.places.add((c.index, c.position))
@@ -246,10 +259,22 @@ def _pick(question: str, route: RouteDecision, evidence: Sequence[Evidence], max
         names = [fold(n) for n in focus_names(question)]
         picked.sort(key=lambda c: not any(n in fold(c.text) for n in names))
     if picked:
-        lead = max(picked, key=lambda c: _answers(c, kind, state, terms))
+        pool = picked
+        if route.route is Route.MULTI_HOP:
+            # A chain's answer sits at its end: a sentence of a passage that another picked sentence names
+            # ("… published by Two Dollar Radio" → "Two Dollar Radio is … based in Columbus, Ohio").
+            ends = [c for c in picked if _named_by_other(c, picked, evidence)
+                    and (kind is None or _answers(c, kind, state, terms)[0])]
+            pool = ends or picked
+        lead = max(pool, key=lambda c: _answers(c, kind, state, terms))
         picked.remove(lead)
         picked.insert(0, lead)
     return picked
+
+
+def _named_by_other(c: _Candidate, picked: Sequence[_Candidate], evidence: Sequence[Evidence]) -> bool:
+    title = fold(base_title(evidence[c.index].title)).strip()
+    return len(title) >= 3 and any(o.index != c.index and title in fold(o.text) for o in picked)
 
 
 def _answers(c: _Candidate, kind: re.Pattern[str] | None, state: _State,

@@ -21,7 +21,7 @@ log = logging.getLogger("sleuth.tasks")
 SENT_AT = "sleuth_sent_at"
 _STEP = {"sleuth.start": "start", "sleuth.retrieve": "retrieve", "sleuth.reduce": "reduce",
          "sleuth.synthesize": "synthesize", "sleuth.deliver": "deliver", "sleuth.hop_failed": "hop_failed",
-         "sleuth.watchdog": "watchdog"}
+         "sleuth.watchdog": "watchdog", "sleuth.tool_call": "tool_call"}
 _started: dict[str, float] = {}
 _ids: OrderedDict[str, tuple[str, str]] = OrderedDict()  # delivery or investigation id → (inv, tenant)
 
@@ -110,7 +110,7 @@ def bind_task(name: str, task_id: str | None, args: tuple[Any, ...]) -> None:
         inv_arg = args[1] if name == "sleuth.reduce" else args[0]  # reduce gets the chord results first
         inv, tenant = _owner("investigation", str(inv_arg))
         fields.update(investigation_id=inv, tenant_id=tenant or None)
-        hop_arg = {"sleuth.retrieve": 1, "sleuth.reduce": 2, "sleuth.hop_failed": 4}.get(name)
+        hop_arg = {"sleuth.retrieve": 1, "sleuth.tool_call": 1, "sleuth.reduce": 2, "sleuth.hop_failed": 4}.get(name)
         fields["hop"] = args[hop_arg] if hop_arg is not None and len(args) > hop_arg else 0
     logs.bind(**fields)
 

@@ -30,7 +30,8 @@ QUIET_LOGGERS = (
 )
 # Kept at INFO: lines an operator reads.
 LOUD_LOGGERS = ("uvicorn.access", "uvicorn.error", "celery.apps.worker")
-_STANDARD = set(vars(logging.LogRecord("", 0, "", 0, "", None, None))) | {"message", "asctime"}
+# Record attributes that are not extra fields (uvicorn adds an ANSI-coloured copy of its message).
+_STANDARD = set(vars(logging.LogRecord("", 0, "", 0, "", None, None))) | {"message", "asctime", "color_message"}
 
 
 def bind(**fields: Any) -> None:

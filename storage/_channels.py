@@ -15,6 +15,7 @@ from storage.models import Channel, Tenant
 from storage.secrets import SecretBox
 
 CHANNEL_TYPES = ("smtp", "zendesk", "freshdesk")
+SECRETS_SET = "secrets_set"  # config key: names of the secrets the channel holds (values encrypted apart)
 _NAME = re.compile(r"[A-Za-z0-9_.-]{1,100}")
 
 
@@ -25,8 +26,10 @@ def create_channel(session: Session, *, tenant_id: str, name: str, type: str, co
         raise ValidationFailed("name", "1-100 characters of letters, digits, '_', '.' or '-'")
     if type not in CHANNEL_TYPES:
         raise ValidationFailed("type", f"must be one of {', '.join(CHANNEL_TYPES)}")
-    channel = Channel(tenant_id=tenant_id, name=name, type=type, config=dict(config),
-                      secrets=box.seal({k: v for k, v in secrets.items() if v}))
+    present = {k: v for k, v in secrets.items() if v}
+    # Which secrets are set is kept in the clear, so listing channels never decrypts anything.
+    channel = Channel(tenant_id=tenant_id, name=name, type=type,
+                      config={**config, SECRETS_SET: sorted(present)}, secrets=box.seal(present))
     with write(session):
         if not insert_ignore(session, Channel, [row_values(channel)], ["tenant_id", "name"]):
             raise ValidationFailed("name", f"the tenant already has a channel named {name!r}")
@@ -60,10 +63,11 @@ def remove_channel(session: Session, *, tenant_id: str, name: str) -> None:
         session.execute(delete(Channel).where(col(Channel.id) == channel.id))
 
 
-def channel_view(channel: Channel, secret_names: list[str] | None = None) -> dict[str, Any]:
+def channel_view(channel: Channel) -> dict[str, Any]:
     """The public view: config and which secrets are set, never their values."""
-    return {"id": channel.id, "name": channel.name, "type": channel.type, **channel.config,
-            "secrets": {name: "********" for name in (secret_names or [])},
+    config = {k: v for k, v in channel.config.items() if k != SECRETS_SET}
+    return {"id": channel.id, "name": channel.name, "type": channel.type, **config,
+            "secrets": {name: "********" for name in channel.config.get(SECRETS_SET) or []},
             "created_at": iso(channel.created_at)}
 
 

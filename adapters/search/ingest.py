@@ -90,7 +90,9 @@ def load_documents(paths: Sequence[Path]) -> list[SourceDocument]:
             documents.append(doc)
     if problems:
         field, message = problems[0]
-        more = f" (and {len(problems) - 1} more problem(s))" if len(problems) > 1 else ""
+        # Every problem is named (up to 20), so one run of `sleuth ingest` shows everything to fix.
+        more = "".join(f"; {f}: {m}" for f, m in problems[1:20])
+        more += f" (and {len(problems) - 20} more problem(s))" if len(problems) > 20 else ""
         raise ValidationFailed(field, message + more)
     return documents
 

@@ -3,6 +3,7 @@ throwaway certificate, AUTH, and scripted replies to DATA (e.g. 451 once, then 2
 
 from __future__ import annotations
 
+import asyncio
 import datetime as dt
 import ipaddress
 import ssl
@@ -63,6 +64,7 @@ class _Handler:
     replies: list[str] = field(default_factory=list)
     received: list[Received] = field(default_factory=list)
     attempts: int = 0
+    hold_after_data: float = 0.0  # keep the message, answer DATA this much later (worker-death tests)
 
     async def handle_DATA(self, server: Any, session: Any, envelope: Any) -> str:
         self.attempts += 1
@@ -71,6 +73,8 @@ class _Handler:
             if not reply.startswith("250"):
                 return reply
         self.received.append(Received(envelope.mail_from, list(envelope.rcpt_tos), bytes(envelope.content)))
+        if self.hold_after_data:
+            await asyncio.sleep(self.hold_after_data)
         return "250 2.0.0 Ok: queued as SLEUTHTEST"
 
 

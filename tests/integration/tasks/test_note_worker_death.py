@@ -57,10 +57,10 @@ def test_worker_killed_mid_note_post_leaves_exactly_one_note(tmp_path: Path, red
         assert pid is not None, "no deliver task in flight"
         os.kill(pid, signal.SIGKILL)  # mid-request: the helpdesk stored the note, nobody heard the answer
 
-        def delivered() -> bool:
+        def delivered() -> bool:  # marked delivered, then the attempt is logged: wait for both
             with stack.services.session() as session:
                 [d] = repo.list_deliveries(session, investigation_id=inv_id)
-                return d.status == "delivered"
+                return d.status == "delivered" and d.attempts >= 1
 
         assert wait_until(delivered, timeout=90), "never delivered after the kill"
         with stack.services.session() as session:
@@ -82,3 +82,43 @@ def test_worker_killed_mid_note_post_leaves_exactly_one_note(tmp_path: Path, red
         desk.close()
 
 
+
+
+def test_worker_killed_mid_smtp_send_keeps_one_message_id(tmp_path: Path, redis_url: str, redis_prefix: str,
+                                                           db_url: str) -> None:
+    """SMTP cannot be asked what it already accepted: a mail may go twice, but always as the same
+    Message-ID, so mail clients show one message in the thread. This measures how often."""
+    from tests.support.smtp import SmtpServer
+
+    stack = build_stack(tmp_path / "home", redis_url, redis_prefix, database_url=db_url, smtp_timeout=6.0,
+                        delivery_lock_margin=1.0)
+    server = SmtpServer()
+    server.handler.hold_after_data = 4.0
+    try:
+        with stack.services.session() as session:
+            tenant = repo.get_tenant(session, tenant_id=stack.tenant_id)
+        add_channel(stack.services, tenant=tenant, data={"name": "mail", "type": "smtp", "host": "127.0.0.1",
+                                                         "port": server.port, "from": "sleuth@acme.example.com"})
+        stack.start_worker(concurrency=1)
+        stack.wait_ready()
+        inv_id = stack.ask("What does error ERR_4021 mean?",
+                           callback={"type": "email", "channel": "mail", "to": ["agent@example.com"]})
+        assert wait_until(lambda: len(server.received) == 1, timeout=90), "the mail was never sent"
+        pid = _active_pid(stack, names.T_DELIVER)
+        assert pid is not None
+        os.kill(pid, signal.SIGKILL)
+        server.handler.hold_after_data = 0.0
+
+        def delivered() -> bool:
+            with stack.services.session() as session:
+                [d] = repo.list_deliveries(session, investigation_id=inv_id)
+                return d.status == "delivered"
+
+        assert wait_until(delivered, timeout=90)
+        ids = {m.message["Message-ID"] for m in server.received}
+        print(f"\n[email] worker killed mid-send: attempted={server.handler.attempts} "
+              f"received={len(server.received)} distinct_message_ids={len(ids)}")
+        assert len(ids) == 1
+    finally:
+        stack.stop_workers()
+        server.close()

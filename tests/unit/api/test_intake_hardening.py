@@ -3,12 +3,14 @@ Idempotency-Key, visible tenant caps, the per-tenant rate limit and in-flight fa
 
 from __future__ import annotations
 
+from datetime import timedelta
 from typing import Any
 
 import pytest
 
 from app import admission
 from storage import repositories as repo
+from storage.models import utcnow
 from tests.unit.api.conftest import Api, count_investigations, new_tenant
 
 pytestmark = pytest.mark.integration
@@ -95,12 +97,20 @@ def test_a_tenant_at_its_in_flight_cap_is_held_back_in_order(api: Api) -> None:
     big_id, big = new_tenant(api.services, limits={"max_in_flight": 2})
     ids = [api.post({"question": f"burst question {i}?"}, key=big).json()["id"] for i in range(5)]
     assert api.launcher.calls == ids[:2]  # the rest wait, persisted as queued
+    with api.services.session() as session:  # a held one is not "overdue" while it waits its turn
+        held = repo.get_investigation(session, investigation_id=ids[4])
+        assert held.status == "queued" and held.deadline_at > utcnow() + timedelta(hours=1)
+        overdue = repo.list_overdue(session, now=utcnow() + timedelta(minutes=30))
+        assert set(overdue) & set(ids[2:]) == set()  # only the two running ones could be
     small = api.post(QUESTION).json()["id"]
     assert api.launcher.calls == [*ids[:2], small]  # another tenant goes straight to the queue
     # one of the running ones finishes: exactly the next in line starts
     with api.services.session() as session:
         repo.finish_investigation(session, investigation_id=ids[0], status="answered", stop_reason="sufficient")
     assert admission.release(api.services, big_id, api.launcher) == [ids[2]]
+    with api.services.session() as session:  # its deadline budget starts when it is released
+        released = repo.get_investigation(session, investigation_id=ids[2])
+        assert released.deadline_at < utcnow() + timedelta(seconds=api.services.settings.deadline_seconds + 5)
     assert admission.release(api.services, big_id, api.launcher) == []  # still at the cap
     for done in ids[1:3]:
         with api.services.session() as session:

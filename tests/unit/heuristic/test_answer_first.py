@@ -88,3 +88,14 @@ def test_descriptions_to_resolve_first_route_as_multi_hop(question: str) -> None
 ])
 def test_plain_support_lookups_stay_lookups(question: str) -> None:
     assert route_question(question).route is Route.LOOKUP
+
+
+def test_a_multi_hop_answer_leads_with_the_end_of_the_chain() -> None:
+    question = ("Grace Krilanovich's first novel was published by an independent publishing house that was "
+                "founded in 2005, and is based where?")
+    author = evidence("gk#0", "Grace Krilanovich", "Grace Krilanovich is an American author. Her first novel, "
+                      "\"The Orange Eats Creeps\", was published by Two Dollar Radio in 2010.")
+    house = evidence("tdr#0", "Two Dollar Radio", "Two Dollar Radio is an independent publishing house based in "
+                     "Columbus, Ohio. It was founded in 2005.", grade=Grade.AMBIGUOUS, score=0.4)
+    answer = synthesize_answer(question, HOP, [author, house])
+    assert "Columbus, Ohio" in _first(answer.text)

@@ -1,0 +1,48 @@
+"""A webhook receiver on 127.0.0.1 for chaos runs: can be switched down (503) and counts each delivery id."""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections import Counter
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+
+class ChaosReceiver:
+    """Answers 204 (or 503 while `down`); records (webhook-id, status, time) of every POST."""
+
+    def __init__(self) -> None:
+        self.down = False
+        self.log: list[tuple[str, int, float]] = []
+        self._lock = threading.Lock()
+        owner = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def do_POST(self) -> None:
+                self.rfile.read(int(self.headers.get("content-length", 0)))
+                status = 503 if owner.down else 204
+                with owner._lock:
+                    owner.log.append((self.headers.get("webhook-id", ""), status, time.time()))
+                self.send_response(status)
+                self.send_header("content-length", "0")
+                self.end_headers()
+
+            def log_message(self, *_: object) -> None:
+                return
+
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.url = f"http://127.0.0.1:{self.server.server_port}/hooks/chaos"
+        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+
+    def accepted(self) -> Counter[str]:
+        """Delivery id → number of times it was accepted (2xx)."""
+        with self._lock:
+            return Counter(i for i, status, _ in self.log if status < 300)
+
+    def attempts(self) -> int:
+        with self._lock:
+            return len(self.log)
+
+    def close(self) -> None:
+        self.server.shutdown()
+        self.server.server_close()

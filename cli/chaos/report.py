@@ -1,0 +1,104 @@
+"""The chaos results as a console table and as one self-contained HTML page (inline SVG charts)."""
+
+from __future__ import annotations
+
+import html
+from pathlib import Path
+from typing import Any
+
+from rich.console import Console
+from rich.table import Table
+
+from cli.chaos.scenarios import Result
+
+COLOURS = {"big": "#d9534f", "small": "#0275d8"}
+
+
+def _verdict(result: Result) -> str:
+    return "not run" if result.passed is None else ("PASS" if result.passed else "FAIL")
+
+
+def print_table(results: list[Result], console: Console, *, title: str) -> None:
+    table = Table(title=title)
+    table.add_column("scenario")
+    table.add_column("result")
+    table.add_column("figures")
+    for r in results:
+        figures = "; ".join(f"{k}: {v}" for k, v in r.figures.items())
+        style = {"PASS": "green", "FAIL": "red"}.get(_verdict(r), "yellow")
+        table.add_row(r.name, f"[{style}]{_verdict(r)}[/{style}]", (figures + (f" — {r.note}" if r.note else "")))
+    console.print(table)
+
+
+def _latency_svg(latency: dict[str, list[float]]) -> str:
+    """One row of dots per tenant (intake → terminal seconds) with its p50 and p95 marked."""
+    values = [v for vs in latency.values() for v in vs]
+    if not values:
+        return ""
+    width, row, left = 640, 60, 70
+    top = max(values) * 1.05 or 1.0
+    parts = [f'<svg width="{width}" height="{row * len(latency) + 30}" role="img">']
+    for i, (tenant, vs) in enumerate(sorted(latency.items())):
+        y = 20 + i * row + row / 2
+        parts.append(f'<text x="0" y="{y + 4}" font-size="12">{html.escape(tenant)}</text>')
+        parts.append(f'<line x1="{left}" x2="{width - 10}" y1="{y}" y2="{y}" stroke="#ddd"/>')
+        for v in vs:
+            x = left + (width - left - 10) * v / top
+            parts.append(f'<circle cx="{x:.1f}" cy="{y}" r="3" fill="{COLOURS.get(tenant, "#555")}" '
+                         'fill-opacity="0.45"/>')
+        for p in (50, 95):
+            ordered = sorted(vs)
+            q = ordered[min(len(ordered) - 1, round(p / 100 * (len(ordered) - 1)))]
+            x = left + (width - left - 10) * q / top
+            parts.append(f'<line x1="{x:.1f}" x2="{x:.1f}" y1="{y - 14}" y2="{y + 14}" stroke="#222"/>'
+                         f'<text x="{x + 3:.1f}" y="{y - 16}" font-size="10">p{p} {q:.1f}s</text>')
+    parts.append(f'<text x="{left}" y="{row * len(latency) + 26}" font-size="11">0 s … {top:.1f} s '
+                 '(intake → terminal)</text></svg>')
+    return "".join(parts)
+
+
+def _depth_svg(samples: list[tuple[float, int]]) -> str:
+    if len(samples) < 2:
+        return ""
+    width, height, pad = 640, 180, 30
+    t_max = max(t for t, _ in samples) or 1.0
+    d_max = max(d for _, d in samples) or 1
+    points = " ".join(f"{pad + (width - 2 * pad) * t / t_max:.1f},{height - pad - (height - 2 * pad) * d / d_max:.1f}"
+                      for t, d in samples)
+    return (f'<svg width="{width}" height="{height}" role="img">'
+            f'<polyline points="{points}" fill="none" stroke="#5cb85c" stroke-width="2"/>'
+            f'<line x1="{pad}" x2="{width - pad}" y1="{height - pad}" y2="{height - pad}" stroke="#999"/>'
+            f'<text x="{pad}" y="{height - 8}" font-size="11">0 s</text>'
+            f'<text x="{width - pad - 40}" y="{height - 8}" font-size="11">{t_max:.0f} s</text>'
+            f'<text x="2" y="{pad}" font-size="11">{d_max}</text>'
+            '<text x="200" y="14" font-size="11">messages waiting in the queues</text></svg>')
+
+
+def write_html(results: list[Result], path: Path, *, title: str, settings: dict[str, str]) -> None:
+    rows = []
+    for r in results:
+        verdict = _verdict(r)
+        colour = {"PASS": "#dff0d8", "FAIL": "#f2dede"}.get(verdict, "#fcf8e3")
+        figures = "".join(f"<li>{html.escape(str(k))}: <b>{html.escape(str(v))}</b></li>"
+                          for k, v in r.figures.items())
+        charts = ""
+        if r.charts.get("latency"):
+            charts += "<h4>Latency per tenant</h4>" + _latency_svg(r.charts["latency"])
+        if r.charts.get("depth"):
+            charts += "<h4>Queue depth over time</h4>" + _depth_svg(r.charts["depth"])
+        rows.append(f'<tr style="background:{colour}"><td>{html.escape(r.name)}</td><td><b>{verdict}</b></td>'
+                    f'<td><ul>{figures}</ul>{html.escape(r.note)}{charts}</td></tr>')
+    knobs = "".join(f"<code>{html.escape(k)}={html.escape(v)}</code> " for k, v in settings.items())
+    passed = sum(r.passed is True for r in results)
+    page = (f"<!doctype html><html><head><meta charset='utf-8'><title>{html.escape(title)}</title>"
+            "<style>body{font-family:sans-serif;margin:2em}table{border-collapse:collapse;width:100%}"
+            "td{border:1px solid #ccc;padding:.5em;vertical-align:top}ul{margin:0}</style></head><body>"
+            f"<h1>{html.escape(title)}</h1><p>{passed}/{len(results)} scenarios passed. Stack settings: "
+            f"{knobs}</p><table><tr><th>scenario</th><th>result</th><th>figures and charts</th></tr>"
+            + "".join(rows) + "</table></body></html>")
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(page, encoding="utf-8")
+
+
+def as_json(results: list[Result]) -> list[dict[str, Any]]:
+    return [{"scenario": r.name, "passed": r.passed, "figures": r.figures, "note": r.note} for r in results]
