@@ -176,12 +176,16 @@ def _ask_inline(settings: Settings, question: str, tenant: str, *, mode: str, au
         services = Services(live)
         # Load the reasoner, engines and embedding model while intake migrates and writes: the model's
         # session is built in native code, so this overlaps with the database work.
-        threading.Thread(target=_warm, args=(services,), daemon=True).start()
+        warm = threading.Thread(target=_warm, args=(services,), daemon=True)
+        warm.start()
         inv_id = create_and_launch(services, tenant, question, mode, audience=audience,
                                    launch=lambda i: inline.run(services, i))
         if console is not None:
             console.print(f"[bold]investigation {inv_id}[/bold]")
-        return wait_for(services, inv_id, console=console, timeout=5)
+        view = wait_for(services, inv_id, console=console, timeout=5)
+        # Never exit while the model is still loading in native code (onnxruntime aborts the process).
+        warm.join()
+        return view
 
 
 __all__ = ["celery_for", "create_and_launch", "ingest_summary", "run_ask", "run_ingest", "wait_for"]

@@ -64,6 +64,8 @@ def test_ask_with_nothing_running_answers_in_process(home: Path) -> None:
     assert "Sources:" in done.stdout and "error-codes-reference" in done.stdout
     assert "{" not in done.stdout.splitlines()[0]  # an answer, not a dict
     assert not (home / "run" / "redis.sock").exists()
+    greeting = sleuth(home, "ask", "Good morning!", "--tenant", "acme")  # done before the model loads
+    assert greeting.returncode == 0 and "terminate called" not in greeting.stderr, greeting.stderr
     # piped: the >80-column notice stays on one line (no wrapping mid-phrase)
     assert any(line.startswith("no broker") and line.endswith("to go through Celery)")
                for line in done.stderr.splitlines()), done.stderr
