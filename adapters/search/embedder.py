@@ -240,9 +240,12 @@ _LIVE: weakref.WeakSet[MiniLMEmbedder] = weakref.WeakSet()
 
 
 def _after_fork_in_child() -> None:
-    # A lock held by another thread at fork time would stay held forever in the child (Celery prefork).
+    # A lock held by another thread at fork time would stay held forever in the child (Celery prefork), and
+    # an ONNX Runtime session does not survive fork (its thread pool stays in the parent): the child loads
+    # its own on first use.
     for embedder in list(_LIVE):
         embedder._lock = threading.Lock()
+        embedder._session = None
 
 
 os.register_at_fork(after_in_child=_after_fork_in_child)
