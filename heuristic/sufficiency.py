@@ -80,11 +80,8 @@ def _judge(question: str, plan: Plan, evidence: Sequence[Evidence], absent: list
     if uncovered and coverage < config.content_coverage:
         missing.append("unresolved: " + " ".join(dict.fromkeys(uncovered)))
 
-    answered: list[str] = []
-    decomposed = plan.kind is PlanKind.DECOMPOSED
+    answered: list[str] = []  # (a decomposed plan was judged part by part above)
     for sub in plan.subqueries:
-        if decomposed and sub.text == plan.original and len(plan.subqueries) > 1:
-            continue  # the parts answer it together
         sub_stems = content_stems(sub.text)
         best = max((len(sub_stems & content_stems(f"{e.title} {e.text}")) / max(1, len(sub_stems))
                     for e in correct), default=0.0)
@@ -93,13 +90,12 @@ def _judge(question: str, plan: Plan, evidence: Sequence[Evidence], absent: list
 
     bridged = any(e.hop > 1 and e.grade is Grade.CORRECT and query_key(e.query) != query_key(question)
                   for e in evidence)
-    needs_bridge = has_bridge_cue(question) and not decomposed
+    needs_bridge = has_bridge_cue(question)
     if needs_bridge and not bridged:
         missing.append("bridge: the entity the question describes is not resolved yet")
 
     conflicts = _conflicting_titles(correct)
-    unanswered = [s.text for s in plan.subqueries if s.text not in answered
-                  and not (decomposed and s.text == plan.original)]
+    unanswered = [s.text for s in plan.subqueries if s.text not in answered]
     sufficient = bool(correct) and not missing and not unanswered
     top = sorted((e.score for e in correct), reverse=True)[:3]
     strength = sum(top) / len(top) if top else 0.0
