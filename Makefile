@@ -25,7 +25,7 @@ demo: $(STAMP)
 	$(BIN)/sleuth demo
 
 test: $(STAMP)
-	$(BIN)/python -m pytest -q
+	$(BIN)/python -m pytest -p no:cacheprovider --durations=15
 
 # The README's evaluation figures (the bundled samples in examples/bench; about 5 minutes).
 figures: $(STAMP)
