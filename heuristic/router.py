@@ -53,7 +53,7 @@ _INDEPENDENT_SPLIT = (
 )
 # Bridge cues: a description that must be resolved before the question can be ("the film that…",
 # "the state where X's performer died", "the director of the film …", "X's performer").
-_BRIDGE_CUES = (
+_DESCRIPTION_CUES = (
     re.compile(r"\bthe\s+(\w+\s+){0,3}(that|which|who|whom|whose|where|when)\b", re.IGNORECASE),
     re.compile(r"\b(the|a|an|its|his|her|their)\s+(\w+\s+){0,2}(of|for|by|from|in|at|on|with)\s+"
                r"(the|a|an|its|his|her|their)\s+\w+", re.IGNORECASE),
@@ -66,6 +66,9 @@ _BRIDGE_CUES = (
     re.compile(r"\b(born|died|located|founded|formed|based|headquartered|released|published|"
                r"directed|written|produced|performed|created|played|starred|named)\s+(in|by|at|on|after)\s+"
                r"(the|a|an)\s+\w+\s+(that|which|who|where|whose)\b", re.IGNORECASE),
+)
+_BRIDGE_CUES = (
+    *_DESCRIPTION_CUES,
     re.compile(r"\bthe\s+([a-z]+\s+){0,2}(of|containing|for|by|with)\s+[A-Z\"“]"),
     # "… by a singer-songwriter from what state?": the answer is an attribute of someone to be found first.
     re.compile(r"\b(by|of|for|with|at)\s+(a|an)\s+([\w-]+\s+){0,3}(from|of|in|at|by|for)\s+(what|which)\s+\w+",
@@ -75,18 +78,7 @@ _BRIDGE_CUES = (
 # Routing reads more kinds of description than the loop's depth estimate does: the stop rules were
 # measured with the cues above, and a third hop only pays off for what those find.
 _ROUTE_CUES = (
-    re.compile(r"\bthe\s+(\w+\s+){0,3}(that|which|who|whom|whose|where|when)\b", re.IGNORECASE),
-    re.compile(r"\b(the|a|an|its|his|her|their)\s+(\w+\s+){0,2}(of|for|by|from|in|at|on|with)\s+"
-               r"(the|a|an|its|his|her|their)\s+\w+", re.IGNORECASE),
-    re.compile(r"\w['’]s\s+(\w+\s+){0,2}(performer|director|author|composer|creator|founder|owner|"
-               r"producer|writer|singer|band|father|mother|wife|husband|spouse|son|daughter|child|"
-               r"sibling|brother|sister|team|country|city|state|birthplace|capital|home|alma mater|"
-               r"employer|label|publisher|developer|manufacturer|parent|successor|predecessor|"
-               r"headquarters|leader|president|member|architect|designer|inventor|star|actor|actress|"
-               r"[a-z]+er|[a-z]+or)\b", re.IGNORECASE),
-    re.compile(r"\b(born|died|located|founded|formed|based|headquartered|released|published|"
-               r"directed|written|produced|performed|created|played|starred|named)\s+(in|by|at|on|after)\s+"
-               r"(the|a|an)\s+\w+\s+(that|which|who|where|whose)\b", re.IGNORECASE),
+    *_DESCRIPTION_CUES,
     re.compile(r"\bthe\s+([a-z]+\s+){0,3}(of|containing|for|by|with)\s+[A-Z\"“]"),
     # A noun described by a participle phrase: "the book named after the artist", "the country premiering X".
     re.compile(r"\bthe\s+[a-z]+\s+([a-z]{3,}ed|[a-z]{3,}ing)\s+((after|as|by|in|for|during|on|from)\s+(the|a|an)\b|"

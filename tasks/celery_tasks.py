@@ -20,7 +20,7 @@ _COMMON: dict[str, Any] = {"bind": True, "acks_late": True, "reject_on_worker_lo
 def _dispatch(app: Any, inv_id: str, nxt: steps.Next) -> None:
     """Enqueue `nxt`; once the investigation is terminal, a held one of its tenant may start."""
     workflow.dispatch(app, inv_id, nxt)
-    if nxt.kind == "deliver":
+    if nxt.kind == steps.NextKind.DELIVER:
         from app.admission import release
         from storage import repositories as repo
 

@@ -28,15 +28,15 @@ def run(services: Services, inv_id: str, *, deliver: bool = True, pool: ThreadPo
     own_pool = pool is None
     pool = pool or ThreadPoolExecutor(max_workers=4)
     try:
-        while nxt.kind == "hop":
+        while nxt.kind == steps.NextKind.HOP:
             hop = nxt.hop
             list(pool.map(partial(_retrieve_slot, services, inv_id, hop), nxt.slots))
             with step_scope("sleuth.reduce", inv_id, hop=hop):
                 nxt = steps.reduce(services, inv_id, hop)
-        if nxt.kind == "synthesize":
+        if nxt.kind == steps.NextKind.SYNTHESIZE:
             with step_scope("sleuth.synthesize", inv_id, hop=nxt.hop):
                 nxt = steps.synthesize(services, inv_id)
-        if deliver and nxt.kind == "deliver":
+        if deliver and nxt.kind == steps.NextKind.DELIVER:
             from tasks.delivery_step import attempt_delivery
 
             for delivery_id in nxt.deliveries:

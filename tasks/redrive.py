@@ -19,7 +19,7 @@ from bootstrap import Services
 from investigation.state import Status
 from storage import repositories as repo
 from tasks import workflow
-from tasks.steps import Next, _slots
+from tasks.steps import Next, NextKind, _slots
 
 log = logging.getLogger(__name__)
 
@@ -41,11 +41,11 @@ def next_step(services: Services, inv_id: str) -> Next | None:
             return None
         hops = repo.list_hops(session, investigation_id=inv_id)
     if not hops:
-        return Next("start")
+        return Next(NextKind.START)
     last = hops[-1]
     if last.state != "reduced":
-        return Next("hop", last.number, _slots(last.queries, last.engines))
-    return Next("synthesize", last.number)
+        return Next(NextKind.HOP, last.number, _slots(last.queries, last.engines))
+    return Next(NextKind.SYNTHESIZE, last.number)
 
 
 def redrive(app: Celery, services: Services, *, now: datetime | None = None,

@@ -12,6 +12,7 @@ import logging
 import time
 from dataclasses import dataclass
 from datetime import UTC, datetime
+from enum import StrEnum
 from typing import Any
 
 from bootstrap import Services
@@ -44,11 +45,21 @@ from tasks.llm_usage import LLM_OUT, bound_reasoner, llm_stop_reason, record_llm
 log = logging.getLogger(__name__)
 
 
+class NextKind(StrEnum):
+    """What the canvas runs after a step (`tasks.workflow.follow`)."""
+
+    START = "start"
+    HOP = "hop"
+    SYNTHESIZE = "synthesize"
+    DELIVER = "deliver"
+    DONE = "done"
+
+
 @dataclass(frozen=True)
 class Next:
     """What to run after a step: a hop's retrievals (+ reducer), synthesis, deliveries, or nothing."""
 
-    kind: str  # "start" | "hop" | "synthesize" | "deliver" | "done"
+    kind: NextKind
     hop: int = 0
     slots: tuple[tuple[int, str], ...] = ()  # (sub-query index, engine) pairs of the hop
     deliveries: tuple[str, ...] = ()
@@ -96,10 +107,10 @@ def start(services: Services, inv_id: str) -> Next:
     with services.session() as session:
         inv = repo.get_investigation(session, investigation_id=inv_id)
         if Status(inv.status).terminal:
-            return Next("deliver", deliveries=_pending_deliveries(services, inv_id))
+            return Next(NextKind.DELIVER, deliveries=_pending_deliveries(services, inv_id))
         existing = repo.get_hop(session, investigation_id=inv_id, number=1)
         if existing is not None:  # redelivered after hop 1 was planned
-            return Next("hop", 1, _slots(existing.queries, existing.engines, existing.tools))
+            return Next(NextKind.HOP, 1, _slots(existing.queries, existing.engines, existing.tools))
         repo.update_investigation(session, investigation_id=inv_id, status=Status.RUNNING.value)
         question, mode = inv.question, Mode(inv.mode)
         limits = _limits(services, inv)
@@ -136,7 +147,7 @@ def start(services: Services, inv_id: str) -> Next:
                 evidence_tokens=0)
         _event(services, inv_id, "synthesis", "synthesis", status=status.value,
                answer=answer.text if answer else None, citations=[])
-        return Next("deliver", deliveries=_pending_deliveries(services, inv_id))
+        return Next(NextKind.DELIVER, deliveries=_pending_deliveries(services, inv_id))
 
     plan = outcome.plan
     _event(services, inv_id, "plan", "plan", original=plan.original, plan_kind=plan.kind,
@@ -166,7 +177,7 @@ def _plan_hop(services: Services, inv_id: str, number: int, queries: list[SubQue
                               engines=engines, tools=tools).tools  # a redelivered step keeps the first plan
     _event(services, inv_id, f"hop:{number}", "hop", hop=number, queries=[q.text for q in queries],
            engines=engines, tools=tools)
-    return Next("hop", number, _slots(qdicts, engines, tools))
+    return Next(NextKind.HOP, number, _slots(qdicts, engines, tools))
 
 
 def retrieve(services: Services, inv_id: str, hop: int, index: int, engine: str) -> dict[str, Any]:
@@ -229,8 +240,8 @@ def _next_after(services: Services, inv_id: str, decision: dict[str, Any], hop: 
         with services.session() as session:
             nxt = repo.get_hop(session, investigation_id=inv_id, number=hop + 1)
         if nxt is not None:
-            return Next("hop", hop + 1, _slots(nxt.queries, nxt.engines, nxt.tools))
-    return Next("synthesize", hop)
+            return Next(NextKind.HOP, hop + 1, _slots(nxt.queries, nxt.engines, nxt.tools))
+    return Next(NextKind.SYNTHESIZE, hop)
 
 
 def reduce(services: Services, inv_id: str, hop: int) -> Next:
@@ -238,7 +249,7 @@ def reduce(services: Services, inv_id: str, hop: int) -> Next:
     with services.session() as session:
         inv = repo.get_investigation(session, investigation_id=inv_id)
         if Status(inv.status).terminal:
-            return Next("deliver", deliveries=_pending_deliveries(services, inv_id))
+            return Next(NextKind.DELIVER, deliveries=_pending_deliveries(services, inv_id))
         hop_row = repo.get_hop(session, investigation_id=inv_id, number=hop)
         if hop_row is None:
             raise LookupError(f"hop {hop} of {inv_id} was never planned")
@@ -311,7 +322,7 @@ def reduce(services: Services, inv_id: str, hop: int) -> Next:
     decision["action"] = "stop"
     with services.session() as session:
         repo.mark_hop_reduced(session, investigation_id=inv_id, number=hop, decision=decision)
-    return Next("synthesize", hop)
+    return Next(NextKind.SYNTHESIZE, hop)
 
 
 def _decision_json(decision: LoopDecision) -> dict[str, Any]:
@@ -324,7 +335,7 @@ def synthesize(services: Services, inv_id: str) -> Next:
     with services.session() as session:
         inv = repo.get_investigation(session, investigation_id=inv_id)
         if Status(inv.status).terminal:
-            return Next("deliver", deliveries=_pending_deliveries(services, inv_id))
+            return Next(NextKind.DELIVER, deliveries=_pending_deliveries(services, inv_id))
         evidence = _evidence_of(repo.list_evidence(session, investigation_id=inv_id))
         hops = repo.list_hops(session, investigation_id=inv_id)
         question = inv.question
@@ -354,7 +365,7 @@ def synthesize(services: Services, inv_id: str) -> Next:
     _event(services, inv_id, "synthesis", "synthesis", status=final.status.value, answer=final.answer.text,
            citations=citations, caveat=final.answer.caveat, evidence_tokens=final.evidence_tokens,
            selected=[e.id for e in final.selected])
-    return Next("deliver", deliveries=_pending_deliveries(services, inv_id))
+    return Next(NextKind.DELIVER, deliveries=_pending_deliveries(services, inv_id))
 
 
 def fail(services: Services, inv_id: str, *, reason: str, error: str) -> Next:
@@ -365,7 +376,7 @@ def fail(services: Services, inv_id: str, *, reason: str, error: str) -> Next:
     if moved:
         _event(services, inv_id, f"fail:{reason}", "stop", reason=reason, error=error,
                at=datetime.now(UTC).isoformat())
-    return Next("deliver", deliveries=_pending_deliveries(services, inv_id))
+    return Next(NextKind.DELIVER, deliveries=_pending_deliveries(services, inv_id))
 
 
 def overdue(services: Services) -> list[str]:

@@ -6,7 +6,7 @@ from celery import Celery, chord, group
 from celery.canvas import Signature
 
 from investigation.tools.evidence import ENGINE_PREFIX
-from tasks.steps import Next
+from tasks.steps import Next, NextKind
 from workers import names
 
 
@@ -24,13 +24,13 @@ def hop_canvas(app: Celery, inv_id: str, hop: int, slots: tuple[tuple[int, str],
 
 def dispatch(app: Celery, inv_id: str, nxt: Next) -> None:
     """Enqueue what `nxt` asks for (nothing for "done")."""
-    if nxt.kind == "start":
+    if nxt.kind == NextKind.START:
         launch(app, inv_id)
-    elif nxt.kind == "hop":
+    elif nxt.kind == NextKind.HOP:
         hop_canvas(app, inv_id, nxt.hop, nxt.slots).apply_async()
-    elif nxt.kind == "synthesize":
+    elif nxt.kind == NextKind.SYNTHESIZE:
         app.send_task(names.T_SYNTHESIZE, args=(inv_id,))
-    elif nxt.kind == "deliver":
+    elif nxt.kind == NextKind.DELIVER:
         for delivery_id in nxt.deliveries:
             app.send_task(names.T_DELIVER, args=(delivery_id,))
 
