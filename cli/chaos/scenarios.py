@@ -88,7 +88,7 @@ def kill_workers(h: Harness) -> Result:
     done = h.wait_all("big", ids, timeout=240 if h.scale.name == "small" else 1200)
     beats = _beat_processes(h)
     h.wait_deliveries(set().union(*[{d["id"] for d in v.get("deliveries", [])} for v in done.values()]) if done
-                      else set(), timeout=60 if h.scale.name == "small" else 240)
+                      else set(), timeout=150 if h.scale.name == "small" else 240)
     accepted = h.receiver.accepted()
     mine = {d["id"] for v in done.values() for d in v.get("deliveries", [])}
     dup = sum(1 for i in mine if accepted.get(i, 0) > 1)
