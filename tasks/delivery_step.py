@@ -19,7 +19,7 @@ from typing import Any, Literal
 
 from redis.exceptions import LockError
 
-from adapters.delivery.policy import BackoffPolicy
+from adapters.backoff import Backoff
 from bootstrap import Services
 from config.settings import Settings
 from investigation.errors import PermanentError, TransientError
@@ -60,9 +60,9 @@ class _Job:
         return self.started > self.attempts or self.last_uncertain
 
 
-def backoff_policy(settings: Settings) -> BackoffPolicy:
+def backoff_policy(settings: Settings) -> Backoff:
     """The retry policy of every delivery channel."""
-    return BackoffPolicy(settings.webhook_backoff_base, settings.webhook_backoff_max,
+    return Backoff(settings.webhook_backoff_base, settings.webhook_backoff_max,
                          settings.webhook_max_attempts)
 
 
