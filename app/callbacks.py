@@ -60,15 +60,20 @@ def check_callback(services: Services, callback: dict[str, Any], *, tenant: Tena
     if ctype != expected:
         raise ValidationFailed(f"{field}.channel", f"{callback.get('channel')!r} is a {ctype} channel, "
                                f"not {expected}")
-    endpoint = target_endpoint(ctype, config)
+    check_endpoint(guard, ctype, config, field=f"{field}.channel")
+    return {**callback, "channel_id": channel_id}
+
+
+def check_endpoint(guard: OutboundGuard, channel_type: str, config: dict[str, Any], *, field: str) -> None:
+    """Refuse a channel whose endpoint (an SMTP host and port, or a helpdesk URL) the guard refuses."""
+    endpoint = target_endpoint(channel_type, config)
     try:
         if isinstance(endpoint, tuple):
             guard.check_host(*endpoint)
         else:
             guard.check_url(endpoint)
     except OutboundRefused as exc:
-        raise ValidationFailed(f"{field}.channel", str(exc)) from None
-    return {**callback, "channel_id": channel_id}
+        raise ValidationFailed(field, str(exc)) from None
 
 
-__all__ = ["check_callback", "check_callbacks", "guard_for"]
+__all__ = ["check_callback", "check_callbacks", "check_endpoint", "guard_for"]

@@ -9,8 +9,8 @@ from __future__ import annotations
 from typing import Any
 
 from adapters.delivery.channels import SECRET_FIELDS, parse_channel, split, target_endpoint
-from adapters.delivery.outbound import OutboundRefused, canonical_host, normalize_host
-from app.callbacks import guard_for
+from adapters.delivery.outbound import canonical_host, normalize_host
+from app.callbacks import check_endpoint, guard_for
 from bootstrap import Services
 from investigation.errors import ValidationFailed
 from storage import repositories as repo
@@ -39,15 +39,8 @@ def add_channel(services: Services, *, tenant: Tenant, data: dict[str, Any]) -> 
     """Validate, check the endpoint against the tenant's outbound guard, encrypt the secrets, store."""
     spec = parse_channel(data)
     config, secrets = split(spec)
-    endpoint = target_endpoint(spec.type, config)
-    guard = guard_for(tenant, services.settings)
-    try:
-        if isinstance(endpoint, tuple):
-            guard.check_host(*endpoint)
-        else:
-            guard.check_url(endpoint)
-    except OutboundRefused as exc:
-        raise ValidationFailed("host" if isinstance(endpoint, tuple) else "base_url", str(exc)) from None
+    field = "host" if isinstance(target_endpoint(spec.type, config), tuple) else "base_url"
+    check_endpoint(guard_for(tenant, services.settings), spec.type, config, field=field)
     with services.session() as session:
         channel = repo.create_channel(session, tenant_id=tenant.id, name=spec.name, type=spec.type,
                                       config=config, secrets=secrets, box=SecretBox.from_settings(services.settings))

@@ -14,9 +14,8 @@ from typing import Any
 
 import httpx
 
-from adapters.delivery.helpdesk import MAX_PAGES, HelpdeskClient, contains, rate_limit
+from adapters.delivery.helpdesk import MAX_PAGES, HelpdeskClient, contains, prepare_note, rate_limit
 from adapters.delivery.outbound import OutboundGuard
-from adapters.delivery.render import reference, render
 from adapters.delivery.webhook import ReceiverRejected
 from adapters.delivery.zendesk import ticket_id_of
 
@@ -58,14 +57,10 @@ class FreshdeskDeliverer:
                 secret: str, resume: bool = False) -> dict[str, object]:
         """Post the private note once; with `resume`, first make sure an earlier attempt did not already."""
         ticket = ticket_id_of(target)
-        ref = reference(delivery_id)
-        trace_url = payload.get("trace_url")
-        rendered = render(payload, delivery_id=delivery_id, trace_url=trace_url if isinstance(trace_url, str) else None)
-        if resume:
-            existing = self.find(ticket, ref)
-            if existing is not None:
-                return {"status_code": 200, "detail": f"already on ticket {ticket} as note {existing}; "
-                        "not posted again", "duplicate_avoided": True}
+        rendered, already = prepare_note(self.find, ticket=ticket, delivery_id=delivery_id, payload=payload,
+                                         resume=resume, noun="note")
+        if already is not None:
+            return already
         response = self._client.request("POST", f"/api/v2/tickets/{ticket}/notes",
                                         json={"body": rendered.html, "private": True}, write=True,
                                         not_found=f"Freshdesk ticket {ticket} does not exist")

@@ -10,6 +10,7 @@ from typing import Any
 import httpx
 
 from adapters.delivery.outbound import GuardedTransport, OutboundGuard
+from adapters.delivery.render import Rendered, reference, render
 from adapters.delivery.webhook import ReceiverRejected, ReceiverUnavailable, parse_retry_after
 
 USER_AGENT = "Sleuth/1 (+helpdesk notes)"
@@ -101,3 +102,18 @@ def contains(texts: list[Any], needle: str) -> bool:
 
 
 __all__ = ["MAX_PAGES", "HelpdeskClient", "contains", "rate_limit"]
+
+
+def prepare_note(find: Callable[[int, str], Any], *, ticket: int, delivery_id: str, payload: dict[str, object],
+                 resume: bool, noun: str) -> tuple[Rendered, dict[str, object] | None]:
+    """The rendered note, and — when `resume` and the ticket already carries this delivery's reference —
+    the attempt's result saying so (the note must not be posted again)."""
+    trace_url = payload.get("trace_url")
+    rendered = render(payload, delivery_id=delivery_id, trace_url=trace_url if isinstance(trace_url, str) else None)
+    if resume:
+        existing = find(ticket, reference(delivery_id))
+        if existing is not None:
+            return rendered, {"status_code": 200, "detail": f"already on ticket {ticket} as {noun} {existing}; "
+                              "not posted again", "duplicate_avoided": True}
+    return rendered, None
+

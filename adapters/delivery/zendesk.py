@@ -16,9 +16,8 @@ from urllib.parse import urlsplit
 
 import httpx
 
-from adapters.delivery.helpdesk import MAX_PAGES, HelpdeskClient, contains, rate_limit
+from adapters.delivery.helpdesk import MAX_PAGES, HelpdeskClient, contains, prepare_note, rate_limit
 from adapters.delivery.outbound import OutboundGuard
-from adapters.delivery.render import reference, render
 from adapters.delivery.webhook import ReceiverRejected
 
 
@@ -76,14 +75,10 @@ class ZendeskDeliverer:
                 secret: str, resume: bool = False) -> dict[str, object]:
         """Post the note once; with `resume`, first make sure an earlier attempt did not already."""
         ticket = ticket_id_of(target)
-        ref = reference(delivery_id)
-        trace_url = payload.get("trace_url")
-        rendered = render(payload, delivery_id=delivery_id, trace_url=trace_url if isinstance(trace_url, str) else None)
-        if resume:
-            existing = self.find(ticket, ref)
-            if existing is not None:
-                return {"status_code": 200, "detail": f"already on ticket {ticket} as comment {existing}; "
-                        "not posted again", "duplicate_avoided": True}
+        rendered, already = prepare_note(self.find, ticket=ticket, delivery_id=delivery_id, payload=payload,
+                                         resume=resume, noun="comment")
+        if already is not None:
+            return already
         body = {"ticket": {"comment": {"html_body": rendered.html, "public": bool(target.get("public", False))},
                            "additional_tags": [f"sleuth_{rendered.outcome}"]}}
         response = self._client.request("PUT", f"/api/v2/tickets/{ticket}.json", json=body, write=True,
