@@ -231,7 +231,8 @@ def _row(services: Services, q: dict[str, Any], inv_id: str, view: dict[str, Any
 def run_bench(settings: Settings, dataset_dir: Path, *, mode: str, k: int, out: Path, executor: str,
               limit: int | None, workers: int, concurrency: int, console: Console, decisions: bool = False,
               corpus_dir: Path | None = None, report: Path | None = None,
-              baseline: Path | None = None) -> dict[str, Any]:
+              baseline: Path | None = None, profile: Path | None = None) -> dict[str, Any]:
+    from cli.bench_profile import profiling
     from cli.commands import create_and_launch
     from storage import repositories as repo
     from tasks import inline
@@ -248,7 +249,7 @@ def run_bench(settings: Settings, dataset_dir: Path, *, mode: str, k: int, out: 
     stack = (processes.queue_stack(settings, workers=workers, concurrency=concurrency,
                                    env={"SLEUTH_FINAL_K": str(k), "SLEUTH_DEADLINE_SECONDS": "3600"})
              if executor == "queue" else processes.state_redis(settings))
-    with stack as live:
+    with stack as live, profiling(profile) as pool:
         services = Services(live)
         started = time.perf_counter()
         ids: list[str] = []
@@ -265,7 +266,7 @@ def run_bench(settings: Settings, dataset_dir: Path, *, mode: str, k: int, out: 
                 for q in questions:
                     inv_id = create_and_launch(
                         services, tenant_name, q["question"], mode, audience=q.get("audience", "agent"),
-                        launch=lambda i: inline.run(services, i, deliver=False))
+                        launch=lambda i: inline.run(services, i, deliver=False, pool=pool))
                     ids.append(inv_id)
                     with services.session() as session:
                         views.append(repo.investigation_view(
