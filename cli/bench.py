@@ -251,7 +251,7 @@ def run_bench(settings: Settings, dataset_dir: Path, *, mode: str, k: int, out: 
              if executor == "queue" else processes.state_redis(settings))
     with stack as live, profiling(profile) as pool:
         services = Services(live)
-        started = time.perf_counter()
+        started, cpu_started = time.perf_counter(), time.process_time()
         ids: list[str] = []
         with progress.bar(console, "investigations", len(questions)) as update:
             if executor == "queue":
@@ -273,13 +273,15 @@ def run_bench(settings: Settings, dataset_dir: Path, *, mode: str, k: int, out: 
                             session, investigation=repo.get_investigation(session, investigation_id=inv_id)))
                     update(len(views), len(questions))
         wall = time.perf_counter() - started
+        cpu = time.process_time() - cpu_started  # this process only (all its threads), not Redis or workers
         rows = [{**_row(services, q, inv_id, view, k), "mode": mode}
                 for q, inv_id, view in zip(questions, ids, views, strict=True)]
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
     summary = {"dataset": bench.name, "mode": mode, "executor": executor, "k": k,
                **summarise(rows, k=k, max_hops=settings.max_hops), "wall_seconds": round(wall, 2),
-               "investigations_per_second": round(len(rows) / wall, 3) if wall else None}
+               "investigations_per_second": round(len(rows) / wall, 3) if wall else None,
+               "cpu_seconds": round(cpu, 2), "cpu_ms_per_investigation": round(1000 * cpu / max(1, len(rows)), 1)}
     print(json.dumps(summary, indent=2))
     from cli.bench_report import print_summary, write_report
 
