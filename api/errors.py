@@ -5,10 +5,12 @@
     Conflict         → 409
     NotAuthenticated → 401      Forbidden      → 403      TransientError → 503 (+ Retry-After)
     PermanentError   → 400      other SleuthError → 500
+    the database unreachable (SQLAlchemy OperationalError, InterfaceError, pool timeout) → 503 + Retry-After
 """
 
 from __future__ import annotations
 
+import logging
 import math
 
 from fastapi import FastAPI, Request
@@ -26,6 +28,10 @@ from investigation.errors import (
     TransientError,
     ValidationFailed,
 )
+from storage.db import database_unavailable_errors
+
+log = logging.getLogger(__name__)
+DATABASE_RETRY_AFTER = 5  # seconds: a failover or restart is usually back by then; clients keep retrying
 
 
 class NotAuthenticated(Forbidden):
@@ -77,6 +83,16 @@ async def sleuth_error_handler(request: Request, exc: Exception) -> JSONResponse
     return JSONResponse({"detail": detail}, code, headers=headers or None)
 
 
+async def database_unavailable_handler(request: Request, exc: Exception) -> JSONResponse:
+    """The database did not answer: a 503 the client may retry (the details go to the log only). Nothing
+    was half-written: every write is one transaction, rolled back when the connection failed."""
+    log.error("database unavailable during %s %s: %s", request.method, request.url.path, exc)
+    return JSONResponse({"detail": "the database is unavailable; retry later"}, 503,
+                        headers={"retry-after": str(DATABASE_RETRY_AFTER)})
+
+
 def install(app: FastAPI) -> None:
-    """Register the handler for the whole tree on `app`."""
+    """Register the handler for the whole tree on `app`, and the 503 for an unreachable database."""
     app.add_exception_handler(SleuthError, sleuth_error_handler)
+    for error in database_unavailable_errors():
+        app.add_exception_handler(error, database_unavailable_handler)

@@ -1,4 +1,4 @@
-"""Fairness between tenants at intake: per-tenant in-flight caps and a per-tenant intake rate limit.
+"""Fairness between tenants: per-tenant in-flight caps and intake rate at intake, priorities at the queues.
 
 At most `max_in_flight` investigations of a tenant run at once; the others are persisted (`queued`) and
 held back in order in a per-tenant Redis list, then launched one by one as running ones finish (`release`,
@@ -6,11 +6,17 @@ called after every terminal step and by the watchdog). One tenant's burst theref
 cap of worker slots, and another tenant's question goes straight to the queues. Admitted ids live in a
 Redis set pruned against the database on every decision, so a lost release can only delay, never leak a
 slot.
+
+At the queues, every step an investigation sends carries its tenant's `priority`: the fewer investigations
+a tenant has admitted or waiting, the lower the number, and workers take the lowest number first across
+all queues. A tenant asking one question is served ahead of the backlog of a tenant that submitted a
+hundred: its steps wait for the steps already running, not for the queued burst.
 """
 
 from __future__ import annotations
 
 import logging
+import math
 from collections.abc import Callable, Iterable
 from datetime import timedelta
 
@@ -154,6 +160,22 @@ def release(services: Services, tenant_id: str, launch: Launcher) -> list[str]:
     return chosen
 
 
+def priority(services: Services, tenant_id: str) -> int:
+    """The queue priority of the tenant's next step: 0 (first) for a tenant with one investigation running
+    or waiting, then one level per doubling of that load (log2 buckets: tenants of similar load share a
+    level and keep FIFO among themselves), at most the last step of `PRIORITY_STEPS`."""
+    from workers.names import PRIORITY_STEPS
+
+    if not services.settings.redis_url:
+        return 0
+    pipe = services.redis.pipeline()
+    pipe.scard(_running_key(services, tenant_id))
+    pipe.llen(_held_key(services, tenant_id))
+    running, held = pipe.execute()
+    load = max(1, int(running) + int(held))
+    return min(PRIORITY_STEPS[-1], math.ceil(math.log2(load)))
+
+
 def held_tenants(services: Services) -> list[str]:
     """Tenants with investigations waiting (for the watchdog's periodic release)."""
     prefix = _held_key(services, "")
@@ -169,4 +191,5 @@ def held_ids(services: Services) -> set[str]:
     return ids
 
 
-__all__ = ["admit", "check_rate", "held_ids", "held_tenants", "intake_per_minute", "max_in_flight", "release"]
+__all__ = ["admit", "check_rate", "held_ids", "held_tenants", "intake_per_minute", "max_in_flight", "priority",
+           "release"]

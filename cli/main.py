@@ -182,12 +182,15 @@ def chaos(scenario: Annotated[str | None, typer.Option(help="Scenario name(s), c
           scale: Annotated[str, typer.Option(help="small | full")] = "small",
           report: Annotated[Path | None, typer.Option("--report", help="Write an HTML report here")] = None,
           as_json: Annotated[Path | None, typer.Option("--json", help="Write the figures as JSON here")] = None,
+          postgres: Annotated[str | None, typer.Option(
+              "--postgres", help="PostgreSQL server URL where a scratch database may be created (database-down)")
+          ] = None,
           ) -> None:
     """Run fault scenarios against a real `sleuth up` on this machine; print the figures (exit 1 on a failure)."""
     from cli.chaos.run import run_chaos
 
     raise typer.Exit(run_chaos(scenario=scenario, scale=scale, report_path=report, console=console,
-                               json_path=as_json))
+                               json_path=as_json, postgres_url=postgres))
 
 
 @app.command()

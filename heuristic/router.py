@@ -39,11 +39,16 @@ _COMPARISON = re.compile(
     r"(\bboth\b|\bneither\b|\beither\b|\bin common\b|\bthe same\b|\bsame\s+\w+|\bbetween\b.+\band\b|"
     r"\b(older|younger|oldest|youngest|earlier|later|first|larger|largest|smaller|bigger|longer|"
     r"shorter|taller|higher|lower|more|less|fewer|farther|further|closer|newer|better)\b.*\bor\b|"
-    r",\s*(the\s+)?[\w\"“'][^,?]*\bor\b[^,?]+\?\s*$|\b(also|too)\b.*\?\s*$|\brespective(ly)?\b|"
+    r",\s*(the\s+)?[\w\"“'][^,?]*\bor\b[^,?]+\?\s*$|(?<!\bthat\s)(?<!\bwhich\s)(?<!\bwho\s)\b(also|too)\b.*\?\s*$|\brespective(ly)?\b|"
     r"\bwhich\s+(one\s+)?(of\s+(them|the\s+two)\s+)?(was|is|were|are|came|had|has|did)\b|"
     r"\bvs\.?(?!\w)|\bversus\b|\bcompar(e|ed|es|ing|ison)\b|\bdifferences?\b|\bdiffer\b|"
     r"\b(on|for|in|at|with|from|under)\s+(the\s+)?[\w-]+(\s+[\w-]+)?,?\s+(and|or|vs\.?|versus)\s+"
-    r"(on|for|in|at|with|from|under)\s)",
+    r"(on|for|in|at|with|from|under)\s|"
+    # "Is X longer than Y?", "Did X or Y open first?": a comparative after the two names.
+    r"\b(older|younger|earlier|later|larger|smaller|bigger|longer|shorter|taller|higher|lower|more|less|fewer|"
+    r"newer|wider|deeper|heavier)\s+(\w+\s+)?than\b|"
+    r"^\s*(did|was|is|were|are|does|do|has|had)\b[^?]*\bor\b[^?]*\b(first|earlier|later|older|younger|"
+    r"longer|more|most|less|larger|smaller|bigger)\b)",
     re.IGNORECASE,
 )
 _CONJUNCTION = frozenset(["and", "or", "&", "vs", "vs.", "versus", "compared", "than", "nor"])
@@ -75,10 +80,65 @@ _BRIDGE_CUES = (
                re.IGNORECASE),
 )
 
+# Kinds of things a question about the world describes instead of naming: people by role, works,
+# organisations, places. "The author of X", "which band from Y", "X's coach", "a film starring Z" all point
+# at such a thing, which must be found before what is asked of it can be. Attributes (price, limit, URL,
+# population) are not kinds: "the price of X" is one lookup.
+_KINDS = (
+    r"(?:actor|actress|singer|songwriter|singer-songwriter|performer|director|filmmaker|author|writer|novelist|poet|"
+    r"playwright|screenwriter|composer|lyricist|producer|creator|co-creator|founder|co-founder|owner|host|presenter|"
+    r"coach|manager|player|footballer|quarterback|pitcher|captain|frontman|vocalist|guitarist|drummer|bassist|"
+    r"rapper|musician|artist|painter|sculptor|architect|designer|inventor|scientist|politician|president|"
+    r"minister|senator|governor|mayor|king|queen|prince|princess|emperor|ruler|chairman|husband|wife|spouse|"
+    r"father|mother|son|daughter|brother|sister|sibling|grandson|granddaughter|grandfather|grandmother|uncle|"
+    r"aunt|nephew|niece|teammate|successor|predecessor|namesake|character|protagonist|narrator|star|co-star|"
+    r"mentor|pupil|student|teacher|professor|"
+    r"film|movie|album|song|single|novel|book|series|sitcom|episode|opera|musical|poem|painting|franchise|"
+    r"soundtrack|sequel|prequel|adaptation|magazine|newspaper|documentary|comedy|drama|thriller|"
+    r"band|group|duo|trio|team|club|company|corporation|conglomerate|studio|network|broadcaster|university|"
+    r"college|school|airline|brand|publisher|party|agency|league|"
+    r"city|town|village|country|nation|state|province|county|birthplace|hometown|stadium|arena|venue|island|"
+    r"river|mountain|airport|headquarters|district|borough)s?"
+)
+_PARTICIPLES = (
+    r"(?:created|founded|co-founded|directed|written|produced|composed|released|recorded|formed|owned|designed|"
+    r"developed|built|hosted|published|named|led|fronted|coached|managed|based|located|born|sung|performed|"
+    r"played|starring|featuring|adapted|set|broadcast|aired|established)"
+)
+_KIND_CUES = (
+    # A kind linked to a name: "The director of Inception", "the 1997 novel by Arundhati Roy".
+    re.compile(r"\b(?i:the|a|an|its|his|her|their)\s+(?:[\w'’-]+\s+){0,3}" + _KINDS
+               + r"\s+(?:of|by|from|behind|starring|featuring)\s+(?:(?i:the)\s+)?[A-Z0-9\"“]"),
+    # A kind qualified before it: "Which American film director", "What 1988 Telugu comedy", "which
+    # rapper and producer from Compton", "which band that also included …", "which series created by …".
+    re.compile(r"\b(?i:which|what)\s+(?:(?:\d{4}|[A-Z][\w-]+)\s+)+(?:[\w-]+\s+){0,3}" + _KINDS + r"\b"),
+    re.compile(r"\b(?i:which|what)\s+(?:[\w-]+\s+){0,3}" + _KINDS + r"(?:(?:,|\s+and|,\s+and)\s+[\w-]+)*,?\s+"
+               r"(?:from|who|whom|whose|that|which|where|with|" + _PARTICIPLES + r")\b"),
+    # A kind belonging to a name: "Serena Williams' first coach", "Madonna's first husband".
+    re.compile(r"\b[A-Z][\w.-]*(?:['’]s|s['’])\s+(?:[a-z-]+\s+){0,2}" + _KINDS + r"\b"),
+    # A kind described by a participle phrase around a name: "a 2014 animated film starring Chris Pratt",
+    # "series created by Matt Groening".
+    re.compile(r"\b" + _KINDS + r"\s+(?:[a-z]+\s+)?" + _PARTICIPLES + r"\s+(?:(?:by|in|at|on|after|for|with)\s+)?"
+               r"(?:(?i:the|a|an)\s+)?[A-Z0-9\"“]"),
+    # A contact clause after a kind: "the state the Battle of Mine Creek was fought in".
+    re.compile(r"\b(?i:the)\s+" + _KINDS + r"\s+(?:(?i:the)\s+)?[A-Z][\w'’.-]*(?:\s+(?:of|de|the|and|[A-Z][\w'’.-]*))*"
+               r"\s+(?:is|was|were|are|has|had|did|does|[a-z]+ed)\b"),
+    # A name used as a description, at the start too: "The Grand Budapest Hotel director's previous film".
+    re.compile(r"\b(?i:the)\s+(?:[A-Z\"“][\w'’\"”.-]*\s+)+(?:director|author|singer|creator|founder|producer|"
+               r"writer|composer|band|performer|star|team|company)"),
+)
+
+_ATTRIBUTES = (r"(?:price|prices|cost|costs|fee|fees|limit|limits|cap|quota|size|length|duration|amount|number|rate|"
+               r"timeout|window|allowance|version|url|address|status|balance|discount|charge|deadline)")
+
 # Routing reads more kinds of description than the loop's depth estimate does: the stop rules were
 # measured with the cues above, and a third hop only pays off for what those find.
 _ROUTE_CUES = (
-    *_DESCRIPTION_CUES,
+    _DESCRIPTION_CUES[0],
+    # "the X of the Y", unless X is a quantity or setting of Y ("the price of the Pro plan"): one lookup.
+    re.compile(r"\b(the|a|an|its|his|her|their)\s+(?!(?:\w+\s+){0,2}?" + _ATTRIBUTES + r"\s+(?:of|for|on|in)\b)"
+               r"(\w+\s+){0,2}(of|for|by|from|in|at|on|with)\s+(the|a|an|its|his|her|their)\s+\w+", re.IGNORECASE),
+    *_DESCRIPTION_CUES[2:],
     re.compile(r"\bthe\s+([a-z]+\s+){0,3}(of|containing|for|by|with)\s+[A-Z\"“]"),
     # A noun described by a participle phrase: "the book named after the artist", "the country premiering X".
     re.compile(r"\bthe\s+[a-z]+\s+([a-z]{3,}ed|[a-z]{3,}ing)\s+((after|as|by|in|for|during|on|from)\s+(the|a|an)\b|"
@@ -108,6 +168,7 @@ _ROUTE_CUES = (
                r"producer|writer|band|performer|actor|actress|star|artist|team|company|network|label)\b"),
     # An appositive description between commas: "X, known for Y, is …", "X, which aired in 2001, …".
     re.compile(r",\s+(known|best\s+known|famous|noted|who|which|whose)\b[^,?]{3,},\s+\w+", re.IGNORECASE),
+    *_KIND_CUES,
 )
 
 
@@ -168,6 +229,9 @@ def _joined(between: str) -> bool:
     if re.fullmatch(r"[\s,\"“”']*(,?\s*(and|or|&|vs\.?|versus)\s+(the\s+\w+\s+(of\s+)?)?(the\s+)?)[\s\"“”']*",
                     between):
         return True
+    if re.fullmatch(r"[\s,\"“”']*((is|was|are|were)\s+)?([a-z]+er|more\s+[a-z]+|less\s+[a-z]+)\s+than\s+(the\s+)?"
+                    r"[\s\"“”']*", between):
+        return True  # "X longer than the Y"
     tokens = re.findall(r"[\w&.]+", between)
     return (0 < len(tokens) <= 5 and any(t in _CONJUNCTION for t in tokens)
             and all(t in _CONJUNCTION or t in STOPWORDS or t in ("to", "with") for t in tokens)

@@ -18,11 +18,12 @@ from heuristic.planner import base_title
 from heuristic.prose import units, with_context
 from heuristic.router import compared_entities
 from heuristic.sufficiency import has_support, unsupported_names
+from heuristic.verdicts import both_verdict, is_yes_no, temporal_winner
 from investigation.answers import refusal
 from investigation.citations import cite
 from investigation.guards import carries_instructions
 from investigation.state import Answer, Evidence, Grade, Route, RouteDecision
-from investigation.text import ask_sentence, fold, stem, words
+from investigation.text import NAME_CONNECTORS, ask_sentence, capitalised_spans, fold, stem, words
 from investigation.text import content_stems as _content_stems
 
 DIRECT_REPLY = ("Hello! I'm Sleuth. Ask me a question about your knowledge base and I will investigate it "
@@ -32,20 +33,37 @@ _SORRY_REPLY = "No problem at all! Ask me anything about your knowledge base whe
 _BOT_REPLY = ("I'm Sleuth, an automated assistant. Ask me a question about your knowledge base and I will "
               "investigate it and answer with citations.")
 _BYE_REPLY = "You're welcome, glad it helped! Have a good one, and ask me anything whenever you need."
+_DURATION = re.compile(r"\b\d[\d,.]*\s*(-|to\s+\d+\s*)?(business\s+|calendar\s+|working\s+)?"
+                       r"(seconds?|minutes?|hours?|days?|weeks?|months?|years?)\b", re.IGNORECASE)
+# Month names; "may" only as "May" (the modal verb "may approve" is no date).
+_MONTH = (r"\b(?:january|february|march|april|june|july|august|september|october|november|december)\b|"
+          r"(?-i:\bMay\b)")
+_MEASURE = re.compile(r"\b(?:population|attendance|capacity|enrollment|elevation|height|area)\b", re.IGNORECASE)
+_PLACE_ASKED = re.compile(r"(?:^|[.?!;,]\s*|\band\s+)where\b|\b(?:what|which)\s+(?:[a-z]+\s+)?(?:city|town|state|country|county|province|"
+                          r"region|island|village|nation|continent|borough|district|location)\b", re.IGNORECASE)
+# A place as prose names it: "in Columbus", "from Portland, Oregon", "at Fort Worth" (case matters here).
+_PLACE = re.compile(r"\b(?:in|at|from|near)\s+(?:the\s+)?[A-Z][\w'-]+|\b[A-Z][\w'-]+,\s+[A-Z][\w'-]+|→|\bsettings\b")
 _ANSWER_KINDS: tuple[tuple[re.Pattern[str], re.Pattern[str]], ...] = (
-    (re.compile(r"\bhow\s+(long|soon|many\s+(days|hours|minutes|weeks|months|years))\b|\buntil\s+when\b", re.IGNORECASE),
-     re.compile(r"\b\d[\d,.]*\s*(-|to\s+\d+\s*)?(seconds?|minutes?|hours?|days?|weeks?|months?|years?)\b", re.IGNORECASE)),
+    (re.compile(r"\bhow\s+(long|soon|many\s+(days|hours|minutes|weeks|months|years))\b|\buntil\s+when\b|"
+                r"\bwhat(?:'s|\s+is|\s+are)\s+the\s+(?:[\w-]+\s+){0,3}(?:timeout|retention(?:\s+period)?|lifetime|"
+                r"duration|grace\s+period|trial(?:\s+period)?)\b", re.IGNORECASE), _DURATION),
+    # "By when must …": a deadline is a date or a time from an event ("within 30 days after …").
+    (re.compile(r"\bby\s+when\b|\bdeadline\b|\bhow\s+late\b", re.IGNORECASE),
+     re.compile(_DURATION.pattern + r"|\b(1[0-9]{3}|20[0-9]{2})\b|" + _MONTH, re.IGNORECASE)),
     (re.compile(r"\bhow\s+much\b.*\b(cost|price|charge|pay|fee)|\b(cost|price|fee|charge)s?\b.*\?|\bhow\s+much\s+is\b", re.IGNORECASE),
      re.compile(r"[$€£]\s?\d|\b\d[\d,.]*\s*(usd|eur|gbp|dollars?|euros?)\b|\bfree\b", re.IGNORECASE)),
+    (_PLACE_ASKED, _PLACE),
     (re.compile(r"\bwhen\b|\bwhat\s+(date|year|day|time)\b", re.IGNORECASE),
-     re.compile(r"\b(1[0-9]{3}|20[0-9]{2})\b|\b(january|february|march|april|may|june|july|august|september|"
-                r"october|november|december)\b|\b\d{1,2}:\d{2}\b", re.IGNORECASE)),
-    (re.compile(r"\bhow\s+(many|much|often|far|big|large|fast)\b|\bwhat\s+(number|percentage|share)\b|"
-                r"\b(limit|maximum|minimum|max|min)\b", re.IGNORECASE),
+     re.compile(r"\b(1[0-9]{3}|20[0-9]{2})\b|" + _MONTH + r"|\b\d{1,2}:\d{2}\b", re.IGNORECASE)),
+    (re.compile(r"\bhow\s+(many|much|often|far|big|large|fast|tall|high|old)\b|\bwhat\s+(number|percentage|share)\b|"
+                r"\b(limit|maximum|minimum|max|min)\b|" + _MEASURE.pattern, re.IGNORECASE),
      re.compile(r"\b\d[\d,.]*\b")),
-    (re.compile(r"\bwhere\b", re.IGNORECASE), re.compile(r"→|\bsettings\b|\bin\s+[A-Z]\w+|\bat\s+[A-Z]\w+")),
 )
 _CONTEXT_BONUS = 0.35
+_FOCUS_WEIGHT = 4.0  # the asking clause's terms weigh this much more in what a chain's end must cover
+_TYPED_SHARE = 0.6  # a sentence with the asked kind of value is added when its gain is this share of the best
+# A yes/no comparison asks whether both share something ("Are X and Y both …", "the same …", "Does Y also …").
+_BOTH = re.compile(r"\b(?:both|same|also|too)\b", re.IGNORECASE)
 # A sentence that sets a name against another ("Do not confuse X with Y") says what the answer is NOT.
 _CONTRAST = re.compile(r"\b(?:do\s+not|don't|not\s+to\s+be)\s+confuse|\bunlike\b|\bas\s+opposed\s+to\b|"
                        r"\bnot\s+the\s+same\s+as\b|\bdiffers?\s+from\b", re.IGNORECASE)
@@ -153,7 +171,8 @@ def _gain(c: _Candidate, terms: dict[str, float], state: _State, kind: re.Patter
     typed = _CONTEXT_BONUS if _typed(c, kind, state) else 0.0
     nearby = 0.08 if (c.index, c.position - 1) in state.places or (c.index, c.position + 1) in state.places else 0.0
     length = len(c.text.split())
-    shape = -0.15 if length > 60 else (-0.1 if length < 5 else 0.0)
+    # A short sentence that holds the asked value ("Idle timeout: 7 days.") is the ideal answer, not a fragment.
+    shape = -0.15 if length > 60 else (-0.1 if length < 5 and not typed else 0.0)
     if c.text.rstrip(" .").endswith(":"):  # a list's lead-in says nothing by itself
         shape -= 0.3
     if _contrasts(c):
@@ -178,6 +197,9 @@ class _State:
     follow: float = 0.0  # bonus for a sentence of a passage a picked sentence names (multi-hop only)
     said: str = ""  # folded text of the sentences picked so far
     titles: tuple[str, ...] = ()  # folded base titles of the evidence, by index
+    focus: frozenset[str] = frozenset()  # the stems of the question's asking clause
+    measure: frozenset[str] = frozenset()  # the measured quantity a number question names (population)
+    named: tuple[bool, ...] = ()  # the evidence's title is a name ("M. Ward"), not a topic ("Batch printing")
 
 
 def restates(sentence: str, question_stems: frozenset[str] | set[str]) -> bool:
@@ -206,10 +228,18 @@ def _anchor_terms(question: str, candidates: Sequence[_Candidate]) -> set[str]:
 def _typed(c: _Candidate, kind: re.Pattern[str] | None, state: _State) -> bool:
     """The sentence holds the kind of answer asked for, next to what is asked about ("90 days" next to
     "data … deleted", not "15 minutes" next to "payment")."""
-    return kind is not None and not state.kind_found and bool(c.stems & state.asked) and bool(kind.search(c.text))
+    return (kind is not None and not state.kind_found and bool(c.stems & state.asked) and state.measure <= c.stems
+            and bool(kind.search(c.text)))
 
 
-def _pick(question: str, route: RouteDecision, evidence: Sequence[Evidence], max_sentences: int) -> list[_Candidate]:
+def measure_of(question: str) -> set[str]:
+    """The measured quantity a number question names ("what was the population of …" → population): a
+    number answers it only next to that word, not a birth year of the same passage."""
+    found = _MEASURE.search(question)
+    return content_stems(found.group(0)) if found else set()
+
+
+def _pick(question: str, route: RouteDecision, evidence: Sequence[Evidence], max_sentences: int) -> _Composition:
     candidates = _candidates(question, evidence)
     terms = _terms(question)
     kind = answer_kind(question)
@@ -220,6 +250,8 @@ def _pick(question: str, route: RouteDecision, evidence: Sequence[Evidence], max
                    asked=set(_terms_of(ask_sentence(question))), question=frozenset(content_stems(question)),
                    question_text=fold(question),
                    titles=tuple(fold(base_title(e.title)).strip() for e in evidence),
+                   named=tuple(is_name(e.title) for e in evidence), focus=frozenset(focus_terms(question)),
+                   measure=frozenset(measure_of(question)),
                    follow=_FOLLOW if route.route is Route.MULTI_HOP else 0.0)
 
     def take(c: _Candidate) -> None:
@@ -233,13 +265,18 @@ def _pick(question: str, route: RouteDecision, evidence: Sequence[Evidence], max
     def gain(c: _Candidate) -> float:
         return _gain(c, terms, state, kind, bridge)
 
-    if route.route is Route.MULTI_PART:
-        for name in compared_entities(question):
-            key = fold(name)
-            holders = [c for c in candidates if c not in picked and key in fold(c.text)] or [
-                c for c in candidates if c not in picked and key in fold(evidence[c.index].title)]
-            if holders:  # a sentence about the entity ("Business: …") rather than one mentioning it
-                take(max(holders, key=lambda c: gain(c) + (0.3 if fold(c.text).startswith(key) else 0.0)))
+    entities = compared_entities(question) if route.route is Route.MULTI_PART else []
+    sides: list[_Candidate] = []  # one sentence per compared entity, in the question's order
+    for name in entities:
+        key = fold(name)
+        holders = [c for c in candidates if c not in picked and key in fold(c.text)] or [
+            c for c in candidates if c not in picked and key in fold(evidence[c.index].title)]
+        if holders:  # a sentence about the entity ("Business: …") rather than one mentioning it
+            side = max(holders, key=lambda c: gain(c) + (0.3 if fold(c.text).startswith(key) else 0.0))
+            take(side)
+            sides.append(side)
+    # What each sentence would add before anything is picked (the bar a typed sentence is held to below).
+    fresh = {id(c): gain(c) for c in candidates} if kind is not None else {}
     first = None
     while len(picked) < max_sentences:
         pool = [c for c in candidates if c not in picked and not _repeats(c, picked)]
@@ -252,6 +289,25 @@ def _pick(question: str, route: RouteDecision, evidence: Sequence[Evidence], max
         if picked and (value < 0.12 or value < 0.4 * first):
             break
         take(best)
+    if kind is not None and picked and first is not None and not any(_answers(c, kind, state, terms)[0] for c in picked):
+        # Nothing picked holds the asked kind of value: the best sentence that does, when it is nearly as good,
+        # answers the question ("within 30 days after …" for "by when"), the rest only surrounds it.
+        typed = [c for c in candidates if c not in picked and _answers(c, kind, state, terms)[0]]
+        best_typed = max(typed, key=lambda c: (fresh[id(c)], -c.index, -c.position), default=None)
+        if best_typed is not None and fresh[id(best_typed)] >= _TYPED_SHARE * first:
+            if len(picked) >= max_sentences:
+                picked.pop()
+            take(best_typed)
+    if len(sides) >= 2 and len(sides) == len(entities):
+        return _comparison(question, entities, sides, picked, candidates, evidence)
+    end = _chain_end(picked, candidates, state, kind, terms) if route.route is Route.MULTI_HOP else None
+    if end is not None and kind is not None and not kind.search(end.text) and any(
+            _answers(c, kind, state, terms)[0] for c in picked):
+        end = None  # a picked sentence already holds the asked kind of value; this link adds nothing
+    if end is not None and end not in picked:
+        if len(picked) >= max_sentences:
+            picked.pop()
+        picked.append(end)
     # Answer first: the sentence that holds what was asked (the kind of value, next to the asked terms), then
     # the situation (sentences about the question's names: "ERR_4030 means …"), then what follows; for a
     # comparison the per-entity sentences keep their order after the lead.
@@ -260,21 +316,129 @@ def _pick(question: str, route: RouteDecision, evidence: Sequence[Evidence], max
         picked.sort(key=lambda c: not any(n in fold(c.text) for n in names))
     if picked:
         pool = picked
-        if route.route is Route.MULTI_HOP:
-            # A chain's answer sits at its end: a sentence of a passage that another picked sentence names
-            # ("… published by Two Dollar Radio" → "Two Dollar Radio is … based in Columbus, Ohio").
-            ends = [c for c in picked if _named_by_other(c, picked, evidence)
-                    and (kind is None or _answers(c, kind, state, terms)[0])]
-            pool = ends or picked
+        if end is not None:
+            # A chain's answer sits at its end: the sentence of a passage that another picked sentence names
+            # ("… published by Two Dollar Radio" → "Two Dollar Radio is … based in Columbus, Ohio"); the
+            # sentence that names it follows, so the chain reads answer → link.
+            pool = [end]
+            namer = next((c for c in picked if c.index != end.index and _names(fold(c.text), state.titles[end.index])),
+                         None)
+            if namer is not None:
+                picked.remove(namer)
+                picked.insert(0, namer)
         lead = max(pool, key=lambda c: _answers(c, kind, state, terms))
         picked.remove(lead)
         picked.insert(0, lead)
-    return picked
+    return _Composition(picked)
 
 
-def _named_by_other(c: _Candidate, picked: Sequence[_Candidate], evidence: Sequence[Evidence]) -> bool:
-    title = fold(base_title(evidence[c.index].title)).strip()
-    return len(title) >= 3 and any(o.index != c.index and title in fold(o.text) for o in picked)
+@dataclass(frozen=True)
+class _Composition:
+    """The sentences of the answer in order; the first `joined` of them form its first sentence (both sides
+    of a comparison), after `prefix` ("Yes: ", "No: ")."""
+
+    sentences: list[_Candidate]
+    joined: int = 1
+    prefix: str = ""
+
+
+def _typed_near(text: str, kind: re.Pattern[str] | None, asked: set[str]) -> bool:
+    """The asked kind of value sits right after an asked word ("based in Philadelphia" for "based in what
+    state"), not just anywhere in the sentence ("compete in the National Football League")."""
+    if kind is None:
+        return False
+    for match in kind.finditer(text):
+        before = text[max(0, match.start() - 40): match.start()]
+        if content_stems(before) & asked:
+            return True
+    return False
+
+
+def focus_terms(question: str) -> set[str]:
+    """The terms of the question's last clause that asks something ("… a German musician whose godfather
+    is whom?" → godfather): what the end of a chain must say, beyond what identifies the entity."""
+    parts = re.split(r"\b(?:who|whom|whose|which|what|where|when|how)\b", question, flags=re.IGNORECASE)
+    for part in reversed(parts[1:]):
+        stems = content_stems(part)
+        if stems:
+            return stems
+    return set()
+
+
+def is_name(title: str) -> bool:
+    """A title that is a proper name ("M. Ward", "Philadelphia Eagles", "Always (2011 film)"): every word but
+    the connectors is capitalised (or a number); a topic title ("Batch label printing") is not."""
+    bare = re.sub(r"\s*\([^)]*\)\s*$", "", title).strip()
+    tokens = [w for w in re.findall(r"[^\W_][\w'’.-]*", bare) if fold(w) not in NAME_CONNECTORS]
+    return bool(tokens) and all(w[0].isupper() or w[0].isdigit() for w in tokens)
+
+
+def _names(text: str, title: str) -> bool:
+    """The folded `text` names the folded `title` as a whole name ("m. ward" in "by m. ward.")."""
+    return len(title) >= 3 and re.search(r"(?<![\w])" + re.escape(title) + r"(?![\w])", text) is not None
+
+
+def _chain_end(picked: Sequence[_Candidate], candidates: Sequence[_Candidate], state: _State,
+               kind: re.Pattern[str] | None, terms: dict[str, float]) -> _Candidate | None:
+    """The sentence at the end of a multi-hop chain: in a passage whose title a picked sentence of another
+    passage names (and the question does not), the one that holds the asked kind of value and covers what
+    the naming sentence leaves open ("M. Ward is … from Portland, Oregon" after "… album by M. Ward")."""
+    best: tuple[tuple[bool, bool, float, int, int], _Candidate] | None = None
+    for c in candidates:
+        title = state.titles[c.index] if c.index < len(state.titles) else ""
+        if len(title) < 3 or _names(state.question_text, title) or not state.named[c.index]:
+            continue
+        namers = [p for p in picked if p.index != c.index and _names(fold(p.text), title)]
+        if not namers:
+            continue
+        said = set().union(*(p.stems for p in namers))
+        open_terms = {t: w * (_FOCUS_WEIGHT if t in state.focus else 1.0) for t, w in terms.items() if t not in said}
+        total = sum(open_terms.values()) or 1.0
+        cover = sum(w for t, w in open_terms.items() if t in c.stems) / total
+        typed = kind is not None and bool(kind.search(c.text))
+        if not typed and cover <= 0 and c.position > 0:
+            continue
+        lead_named = 0.1 if picked and namers[0] is picked[0] else 0.0
+        score = round(cover + (0.1 if c.position == 0 else 0.0) + lead_named + 0.05 * c.weight, 6)
+        key = (typed, typed and _typed_near(c.text, kind, state.asked), score, -c.index, -c.position)
+        if best is None or key > best[0]:
+            best = (key, c)
+    return best[1] if best else None
+
+
+def _about(name: str, candidates: Sequence[_Candidate], evidence: Sequence[Evidence]) -> list[str]:
+    """The sentences about a compared entity: those of its own passage and those naming it."""
+    key = fold(name)
+    own = [c.text for c in candidates if key in fold(evidence[c.index].title) or fold(base_title(
+        evidence[c.index].title)).strip() in (key, key.removeprefix("the "))]
+    return own + [c.text for c in candidates if key in fold(c.text) and c.text not in own]
+
+
+def _broad_names(evidence: Sequence[Evidence]) -> frozenset[str]:
+    """Names so common in the evidence that sharing them tells two things apart from nothing ("United States")."""
+    counts: dict[str, int] = {}
+    for e in evidence:
+        for span in {fold(s) for s in capitalised_spans(e.text)}:
+            counts[span] = counts.get(span, 0) + 1
+    return frozenset(n for n, k in counts.items() if k >= max(3, len(evidence) // 3))
+
+
+def _comparison(question: str, entities: Sequence[str], sides: list[_Candidate], picked: list[_Candidate],
+                candidates: Sequence[_Candidate], evidence: Sequence[Evidence]) -> _Composition:
+    """Both sides in the first sentence: "Yes: …; …" when both entities have what a yes/no question asks,
+    "No: …; …" when one lacks it; for "which came first" the earlier entity's sentence leads."""
+    about = [_about(name, candidates, evidence) for name in entities]
+    prefix = ""
+    order = list(sides)
+    if is_yes_no(question) and _BOTH.search(ask_sentence(question)):
+        verdict = both_verdict(question, entities, about, _broad_names(evidence))
+        prefix = "" if verdict is None else ("Yes: " if verdict else "No: ")
+    else:
+        winner = temporal_winner(question, about)
+        if winner is not None:
+            order.insert(0, order.pop(winner))
+    rest = [c for c in picked if c not in order]
+    return _Composition(order + rest, joined=len(order), prefix=prefix)
 
 
 def _answers(c: _Candidate, kind: re.Pattern[str] | None, state: _State,
@@ -283,7 +447,7 @@ def _answers(c: _Candidate, kind: re.Pattern[str] | None, state: _State,
     the asked terms, it neither restates the question nor sets a name against another, and it covers the
     asked terms (weighted) with something the question did not already say."""
     asked = c.stems & state.asked
-    typed = kind is not None and bool(asked) and bool(kind.search(c.text))
+    typed = kind is not None and bool(asked) and state.measure <= c.stems and bool(kind.search(c.text))
     clean = not restates(c.text, state.question) and not _contrasts(c)
     novel = bool(content_stems(c.text) - state.question)
     total = sum(terms.values()) or 1.0
@@ -294,6 +458,14 @@ def _answers(c: _Candidate, kind: re.Pattern[str] | None, state: _State,
 def _repeats(c: _Candidate, picked: Sequence[_Candidate]) -> bool:
     """A sentence that says (nearly) what a picked one says."""
     return any(len(c.stems & p.stems) >= 0.8 * max(1, min(len(c.stems), len(p.stems))) for p in picked)
+
+
+def _join(sentences: Sequence[str]) -> str:
+    """Cited sentences as one: "A [1]; B [2]." (both sides of a comparison in the first sentence)."""
+    if len(sentences) <= 1:
+        return "".join(sentences)
+    parts = [s.rstrip()[:-1] if s.rstrip()[-1:] in ".!?" else s.rstrip() for s in sentences]
+    return "; ".join(parts) + "."
 
 
 def _cited(sentence: str, marker: int) -> str:
@@ -312,13 +484,16 @@ def synthesize_answer(question: str, route: RouteDecision, evidence: Sequence[Ev
         absent = unsupported_names(question, evidence)
         return refusal(f"the knowledge base does not mention {', '.join(absent)}" if absent and evidence
                        else "no evidence in the knowledge base agrees with the question")
-    picked = _pick(question, route, evidence, max_sentences)
+    composition = _pick(question, route, evidence, max_sentences)
+    picked = composition.sentences
     if not picked:
         return refusal("the evidence holds no sentence that answers the question")
     used = list(dict.fromkeys(c.index for c in picked))
     citations = cite([evidence[i] for i in used])
     marker_of = {i: c.marker for i, c in zip(used, citations, strict=True)}
-    text = " ".join(_cited(c.text, marker_of[c.index]) for c in picked)
+    cited = [_cited(c.text, marker_of[c.index]) for c in picked]
+    head = _join(cited[: composition.joined])
+    text = " ".join([composition.prefix + head if composition.prefix else head, *cited[composition.joined:]])
     weak = not any(evidence[i].grade is Grade.CORRECT for i in used)
     return Answer(text=text, citations=citations,
                   caveat="the supporting evidence is weak; verify before relying on it" if weak else None)

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any
 
 from config.settings import Settings
 from observability import metrics
-from workers.names import ALL_QUEUES
+from workers.names import ALL_QUEUES, queue_keys
 
 if TYPE_CHECKING:
     from bootstrap import Services
@@ -37,9 +37,12 @@ class StateCollector:
                 prefix = f"{self._services.settings.redis_prefix}:celery:"
                 pipe = self._services.redis.pipeline()
                 for queue in ALL_QUEUES:
-                    pipe.llen(prefix + queue)
-                for queue, length in zip(ALL_QUEUES, pipe.execute()):
-                    depth.add_metric([queue], float(length))
+                    for key in queue_keys(queue):  # every priority's list
+                        pipe.llen(prefix + key)
+                lengths = pipe.execute()
+                per = len(lengths) // len(ALL_QUEUES)
+                for i, queue in enumerate(ALL_QUEUES):
+                    depth.add_metric([queue], float(sum(lengths[i * per:(i + 1) * per])))
         except Exception:
             log.warning("metrics: queue depth unavailable", exc_info=True)
         yield depth

@@ -30,6 +30,16 @@ _PG_MIGRATION_LOCK = 0x51E07
 IMMEDIATE = "sleuth_begin_immediate"
 
 
+def database_unavailable_errors() -> tuple[type[Exception], ...]:
+    """Connection-level errors: the server gone, refused, reset, a pool timeout, SQLite locked past its busy
+    timeout. The API answers them with 503 + Retry-After, the tasks retry later (nothing is half-written:
+    every write is one transaction)."""
+    from sqlalchemy.exc import DisconnectionError, InterfaceError, OperationalError
+    from sqlalchemy.exc import TimeoutError as PoolTimeout
+
+    return (OperationalError, InterfaceError, DisconnectionError, PoolTimeout)
+
+
 def make_engine(url: str, **kwargs: Any) -> Engine:
     """An engine configured for several processes sharing the database; `kwargs` go to `create_engine`."""
     parsed = make_url(url)

@@ -2,36 +2,88 @@
 
 from __future__ import annotations
 
+import contextlib
+import functools
+import random
 import time
+from collections.abc import Callable
 from typing import Any
 
 from celery import Task, shared_task
 from celery.utils.log import get_task_logger
+from redis.exceptions import LockError
 
 from investigation.errors import TransientError
+from storage.db import database_unavailable_errors
 from tasks import steps, workflow
 from workers import names, runtime
 
 log = get_task_logger(__name__)
 
 _COMMON: dict[str, Any] = {"bind": True, "acks_late": True, "reject_on_worker_lost": True}
+# The database unreachable (restart, failover, network): the step is sent again later, not failed. Waits
+# double from 1 s to 8 s (half of each jittered), for 30 retries: at least ~110 s of outage is ridden out,
+# about the deadline; a step that finds its investigation terminal afterwards does nothing.
+DB_RETRIES = 30
+DB_BACKOFF_CAP = 8.0
+
+
+def db_retry_delay(retries: int, rand: Callable[[], float] = random.random) -> float:
+    """Seconds before the next try of a step that found the database unreachable `retries` times before."""
+    ceiling = min(DB_BACKOFF_CAP, 2.0 ** min(retries, 10))
+    return ceiling / 2 + rand() * ceiling / 2
+
+
+def retry_when_database_down(fn: Callable[..., Any]) -> Callable[..., Any]:
+    """Steps are idempotent: one that failed because the database was unreachable runs again later."""
+
+    @functools.wraps(fn)
+    def run(self: Task, *args: Any, **kwargs: Any) -> Any:
+        try:
+            return fn(self, *args, **kwargs)
+        except database_unavailable_errors() as exc:
+            delay = db_retry_delay(self.request.retries)
+            log.warning("%s: database unavailable (%s); retry %d in %.1fs", self.name, type(exc).__name__,
+                        self.request.retries + 1, delay)
+            # A task without a retry limit (deliver) keeps none; the others may retry DB_RETRIES times.
+            limit = None if self.max_retries is None else max(DB_RETRIES, self.max_retries)
+            raise self.retry(exc=exc, countdown=delay, max_retries=limit) from exc
+
+    return run
+
+
+_TENANT_OF: dict[str, str] = {}  # investigation -> tenant (never changes): one query per process
+
+
+def tenant_of(services: Any, inv_id: str) -> str:
+    if (tenant_id := _TENANT_OF.get(inv_id)) is None:
+        from storage import repositories as repo
+
+        with services.session() as session:
+            tenant_id = repo.get_investigation(session, investigation_id=inv_id).tenant_id
+        if len(_TENANT_OF) > 50_000:
+            _TENANT_OF.clear()
+        _TENANT_OF[inv_id] = tenant_id
+    return tenant_id
 
 
 def _dispatch(app: Any, inv_id: str, nxt: steps.Next) -> None:
-    """Enqueue `nxt`; once the investigation is terminal, a held one of its tenant may start."""
-    workflow.dispatch(app, inv_id, nxt)
-    if nxt.kind == steps.NextKind.DELIVER:
-        from app.admission import release
-        from storage import repositories as repo
+    """Enqueue `nxt` at its tenant's queue priority; once the investigation is terminal, a held one of
+    its tenant may start."""
+    if nxt.kind == steps.NextKind.DONE:
+        return
+    from app.admission import priority, release
 
-        services = runtime.services()
-        with services.session() as session:
-            tenant_id = repo.get_investigation(session, investigation_id=inv_id).tenant_id
+    services = runtime.services()
+    tenant_id = tenant_of(services, inv_id)
+    workflow.dispatch(app, inv_id, nxt, priority=priority(services, tenant_id))
+    if nxt.kind == steps.NextKind.DELIVER:
         release(services, tenant_id, lambda i: workflow.launch(app, i))
 
 
 @shared_task(name=names.T_START, autoretry_for=(TransientError,), max_retries=3, retry_backoff=True,
              **_COMMON)
+@retry_when_database_down
 def start(self: Task, inv_id: str) -> dict[str, Any]:
     nxt = steps.start(runtime.services(), inv_id)
     _dispatch(self.app, inv_id, nxt)
@@ -40,12 +92,14 @@ def start(self: Task, inv_id: str) -> dict[str, Any]:
 
 @shared_task(name=names.T_RETRIEVE, autoretry_for=(TransientError,), max_retries=2, retry_backoff=True,
              **_COMMON)
+@retry_when_database_down
 def retrieve(self: Task, inv_id: str, hop: int, index: int, engine: str) -> dict[str, Any]:
     return steps.retrieve(runtime.services(), inv_id, hop, index, engine)
 
 
 @shared_task(name=names.T_TOOL, autoretry_for=(TransientError,), max_retries=2, retry_backoff=True,
              **_COMMON)
+@retry_when_database_down
 def tool_call(self: Task, inv_id: str, hop: int, name: str) -> dict[str, Any]:
     """One declared tool of a hop (its own queue); retries of 5xx happen inside, within its timeout."""
     from tasks.tool_step import call_tool
@@ -55,9 +109,10 @@ def tool_call(self: Task, inv_id: str, hop: int, name: str) -> dict[str, Any]:
 
 @shared_task(name=names.T_REDUCE, autoretry_for=(TransientError,), max_retries=3, retry_backoff=True,
              **_COMMON)
+@retry_when_database_down
 def reduce(self: Task, _results: list[Any], inv_id: str, hop: int) -> dict[str, Any]:
     # The chord's member results are summaries only; the reducer re-reads the hits from Redis.
-    nxt = steps.reduce(runtime.services(), inv_id, hop)
+    nxt = steps.reduce(runtime.services(), inv_id, hop, owner=self.request.id)
     _dispatch(self.app, inv_id, nxt)
     return nxt.as_json()
 
@@ -74,6 +129,7 @@ def hop_failed(self: Task, request: Any, exc: BaseException, traceback: Any, inv
 
 @shared_task(name=names.T_SYNTHESIZE, autoretry_for=(TransientError,), max_retries=3, retry_backoff=True,
              **_COMMON)
+@retry_when_database_down
 def synthesize(self: Task, inv_id: str) -> dict[str, Any]:
     nxt = steps.synthesize(runtime.services(), inv_id)
     _dispatch(self.app, inv_id, nxt)
@@ -81,6 +137,7 @@ def synthesize(self: Task, inv_id: str) -> dict[str, Any]:
 
 
 @shared_task(name=names.T_DELIVER, max_retries=None, **_COMMON)
+@retry_when_database_down
 def deliver(self: Task, delivery_id: str) -> dict[str, Any]:
     from tasks.delivery_step import attempt_delivery
 
@@ -93,19 +150,30 @@ def deliver(self: Task, delivery_id: str) -> dict[str, Any]:
 @shared_task(name=names.T_WATCHDOG, **_COMMON)
 def watchdog(self: Task) -> dict[str, Any]:
     """Beat task: investigations past their deadline end `failed: deadline`; work a dead worker dropped is
-    re-driven (`tasks.redrive`). One run per interval, however many beats or redeliveries fire it."""
+    re-driven (`tasks.redrive`). One run per interval, however many beats or redeliveries fire it, and
+    never two at once: a run that looks for lost work waits for worker replies (seconds), and its message
+    has the first queue priority, so overlapping runs could occupy every worker process."""
     from tasks.redrive import redrive
 
     services = runtime.services()
     interval = services.settings.watchdog_interval
     if not services.state.once(f"watchdog:{int(time.time() // interval)}", ttl=max(2, int(interval * 2))):
         return {"skipped": "another watchdog run owns this interval"}
-    moved = []
-    for inv_id in steps.overdue(services):
-        nxt = steps.fail(services, inv_id, reason="deadline", error="deadline passed before completion")
-        _dispatch(self.app, inv_id, nxt)
-        moved.append(inv_id)
-    from app.admission import held_tenants, release
+    running = services.redis.lock(f"{services.settings.redis_prefix}:watchdog:running",
+                                  timeout=services.settings.task_time_limit, blocking=False)
+    if not running.acquire(blocking=False):
+        return {"skipped": "the previous watchdog run is still going"}
+    try:
+        moved = []
+        for inv_id in steps.overdue(services):
+            nxt = steps.fail(services, inv_id, reason="deadline", error="deadline passed before completion")
+            _dispatch(self.app, inv_id, nxt)
+            moved.append(inv_id)
+        from app.admission import held_tenants, release
 
-    released = [i for t in held_tenants(services) for i in release(services, t, lambda i: workflow.launch(self.app, i))]
-    return {"failed": moved, "released": released, "redriven": redrive(self.app, services).as_json()}
+        released = [i for t in held_tenants(services)
+                    for i in release(services, t, lambda i: workflow.launch(self.app, i))]
+        return {"failed": moved, "released": released, "redriven": redrive(self.app, services).as_json()}
+    finally:
+        with contextlib.suppress(LockError):  # expired after the time limit: nothing to give back
+            running.release()

@@ -15,6 +15,7 @@ from datetime import UTC, datetime, timedelta
 
 from celery import Celery
 
+from app.admission import priority
 from bootstrap import Services
 from investigation.state import Status
 from storage import repositories as repo
@@ -83,8 +84,9 @@ def redrive(app: Celery, services: Services, *, now: datetime | None = None,
         with services.session() as session:  # also marks it active: not re-driven again before it idles
             repo.add_event(session, investigation_id=inv_id, step_key=f"redrive:{now.timestamp():.3f}",
                            kind="redrive", hop=nxt.hop, data={"step": label, "reason": "no message in flight"})
+            tenant_id = repo.get_investigation(session, investigation_id=inv_id).tenant_id
         log.warning("re-driving %s of investigation %s: nothing in flight", label, inv_id)
-        workflow.dispatch(app, inv_id, nxt)
+        workflow.dispatch(app, inv_id, nxt, priority=priority(services, tenant_id))
         done.investigations[inv_id] = label
     for delivery_id in stranded:
         log.warning("re-driving delivery %s: pending with no message in flight", delivery_id)

@@ -244,8 +244,27 @@ def _next_after(services: Services, inv_id: str, decision: dict[str, Any], hop: 
     return Next(NextKind.SYNTHESIZE, hop)
 
 
-def reduce(services: Services, inv_id: str, hop: int) -> Next:
-    """Fuse, dedup, grade against the original question, judge sufficiency, decide continue/stop."""
+def reduce(services: Services, inv_id: str, hop: int, *, owner: str | None = None) -> Next:
+    """Fuse, dedup, grade against the original question, judge sufficiency, decide continue/stop.
+
+    `owner` (the Celery message id) claims the hop first (`tasks.claims`): of two reducers of one hop
+    running at once, or one after the other from different messages, only one advances the loop; the
+    other returns DONE. The in-process executor (one driver per investigation) passes no owner."""
+    if owner is None or not services.settings.redis_url:
+        return _reduce(services, inv_id, hop)
+    from tasks.claims import Claim, HopLease
+
+    key = f"{services.settings.redis_prefix}:lease:reduce:{inv_id}:{hop}"
+    with HopLease(services.redis, key, owner) as lease:
+        if lease.claim in (Claim.ACQUIRED, Claim.MINE_DONE):
+            return _reduce(services, inv_id, hop)
+    log.info("reducer %s of %s hop %s stands down: %s", owner, inv_id, hop, lease.claim)
+    _event(services, inv_id, f"reduce-dup:{hop}:{owner}", "duplicate_reducer", hop=hop, owner=owner,
+           claim=str(lease.claim))
+    return Next(NextKind.DONE, hop)
+
+
+def _reduce(services: Services, inv_id: str, hop: int) -> Next:
     with services.session() as session:
         inv = repo.get_investigation(session, investigation_id=inv_id)
         if Status(inv.status).terminal:

@@ -21,7 +21,10 @@ def celery_config(settings: Settings) -> dict[str, object]:
     transport = {"visibility_timeout": settings.visibility_timeout,
                  "global_keyprefix": f"{settings.redis_prefix}:celery:",
                  "unacked_restore_interval": min(10, max(1, settings.visibility_timeout // 4)),
-                 "unacked_restore_throttle": 1}
+                 "unacked_restore_throttle": 1,
+                 # Per-tenant fairness at the queues: steps carry a priority (`app.admission.priority`);
+                 # a worker takes the lowest number first, across every queue it reads.
+                 "priority_steps": list(names.PRIORITY_STEPS)}
     return {
         "broker_url": url,
         "result_backend": url,
@@ -40,6 +43,7 @@ def celery_config(settings: Settings) -> dict[str, object]:
         # A task is acknowledged only after it ran; a killed worker's task goes back to the queue.
         "task_acks_late": True,
         "task_reject_on_worker_lost": True,
+        # One message per process at a time: a priority message is never stuck behind a prefetched one.
         "worker_prefetch_multiplier": 1,
         "task_time_limit": settings.task_time_limit,
         "task_soft_time_limit": max(1, settings.task_time_limit - 10),

@@ -16,7 +16,6 @@ from config.settings import Settings
 from workers import names
 
 INSPECT_TIMEOUT = 2.0  # a worker's main process on a loaded host can take over a second to reply
-PRIORITY_SEP = "\x06\x16"  # kombu's Redis transport: `<queue>\x06\x16<priority>` holds other priorities
 
 
 def _task_args(info: dict[str, Any]) -> str:
@@ -41,7 +40,7 @@ def queued(app: Celery, settings: Settings) -> list[str]:
     with app.connection_for_read() as conn:
         client = conn.default_channel.client  # the transport's redis-py client (prefix added by kombu)
         for queue in names.ALL_QUEUES:
-            for key in [queue] + [f"{queue}{PRIORITY_SEP}{p}" for p in (3, 6, 9)]:
+            for key in names.queue_keys(queue):
                 for raw in client.lrange(key, 0, -1):
                     texts.append(_argsrepr(raw))
     return texts

@@ -8,6 +8,16 @@ Q_DELIVER = "deliver"
 Q_TOOLS = "tools"  # tenants' HTTP APIs: a slow one never starves document retrieval
 ALL_QUEUES = (Q_PLAN, Q_RETRIEVE, Q_REDUCE, Q_LLM, Q_DELIVER, Q_TOOLS)
 
+# Message priorities (kombu's Redis transport: one list per step, priority 0 consumed first, across every
+# queue a worker reads). `app.admission.priority` gives a lightly loaded tenant's steps the low numbers.
+PRIORITY_STEPS = tuple(range(10))
+PRIORITY_SEP = "\x06\x16"  # kombu's Redis transport: `<queue>\x06\x16<priority>` holds priority > 0
+
+
+def queue_keys(queue: str) -> list[str]:
+    """The Redis lists (without the key prefix) holding `queue`'s messages, highest priority first."""
+    return [queue if p == 0 else f"{queue}{PRIORITY_SEP}{p}" for p in PRIORITY_STEPS]
+
 T_START = "sleuth.start"
 T_RETRIEVE = "sleuth.retrieve"
 T_TOOL = "sleuth.tool_call"

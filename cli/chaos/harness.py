@@ -40,13 +40,18 @@ class Scale:
     burst_small: int
     st_examples: int
     st_phases: str
+    db_n: int
+    db_down_s: float
+    storm_n: int
 
 
 SCALES = {
     "small": Scale("small", workers=1, kill_n=4, kill_rounds=2, redis_n=3, webhook_n=3, webhook_down_s=4.0,
-                   burst_big=12, burst_small=3, st_examples=2, st_phases="fuzzing"),
+                   burst_big=12, burst_small=3, st_examples=2, st_phases="fuzzing",
+                   db_n=3, db_down_s=8.0, storm_n=3),
     "full": Scale("full", workers=2, kill_n=200, kill_rounds=8, redis_n=40, webhook_n=20, webhook_down_s=300.0,
-                  burst_big=480, burst_small=20, st_examples=20, st_phases="coverage,fuzzing,stateful"),
+                  burst_big=480, burst_small=20, st_examples=20, st_phases="coverage,fuzzing,stateful",
+                  db_n=20, db_down_s=30.0, storm_n=20),
 }
 
 # Settings of the stack under test (shown in the report): recovery knobs tightened so a small run is short.
@@ -82,6 +87,9 @@ class Harness:
     proc: subprocess.Popen[bytes] | None = None
     receiver: ChaosReceiver = field(default_factory=ChaosReceiver)
     log_path: Path | None = None
+    database_url: str | None = None  # default: SQLite in the home
+    extra_env: dict[str, str] = field(default_factory=dict)  # a scenario's own stack settings
+    proxy: Any = None  # a `TcpProxy` in front of the database, when the scenario takes it down
 
     @property
     def base(self) -> str:
@@ -90,8 +98,17 @@ class Harness:
     def env(self) -> dict[str, str]:
         env = {k: v for k, v in os.environ.items() if not k.startswith("SLEUTH_")}
         env.update(STACK_ENV)
+        env.update(self.extra_env)
         env["SLEUTH_HOME"] = str(self.home)
+        if self.database_url:
+            env["SLEUTH_DATABASE_URL"] = self.database_url
         return env
+
+    def settings(self, **overrides: Any) -> Any:
+        """Settings of this stack for code run in the chaos process (prepare, probes)."""
+        from config.settings import Settings
+
+        return Settings(home=self.home, database_url=self.database_url, **overrides)
 
     # -- lifecycle ----------------------------------------------------------------------------------
 
@@ -99,11 +116,9 @@ class Harness:
         """Two tenants (`big`, `small`) with the example KB, loopback callbacks allowed."""
         from adapters.search.ingest import ingest, load_documents
         from bootstrap import Services
-        from config.settings import Settings
         from storage import repositories as repo
 
-        settings = Settings(home=self.home)
-        services = Services(settings)
+        services = Services(self.settings())
         docs = load_documents([KB])
         for name in ("big", "small"):
             with services.session() as session:
@@ -135,13 +150,12 @@ class Harness:
 
     def workers_ready(self) -> bool:
         from bootstrap import Services  # noqa: F401  (keeps the import graph of the CLI)
-        from config.settings import Settings
         from workers.app import create_celery
 
         info = self.run_info()
         if not info:
             return False
-        app = create_celery(Settings(home=self.home, redis_url=str(info["redis_url"])))
+        app = create_celery(self.settings(redis_url=str(info["redis_url"])))
         try:
             return len(app.control.ping(timeout=1.0) or []) >= self.scale.workers
         finally:
@@ -174,11 +188,11 @@ class Harness:
         return client_from_url(str(self.run_info()["redis_url"]), socket_timeout=2)
 
     def queue_depths(self) -> dict[str, int]:
-        from workers.names import ALL_QUEUES
+        from workers.names import ALL_QUEUES, queue_keys
 
         client = self.redis()
-        try:
-            return {q: int(client.llen(f"sleuth:celery:{q}")) for q in ALL_QUEUES}
+        try:  # every priority's list of each queue
+            return {q: sum(int(client.llen(f"sleuth:celery:{k}")) for k in queue_keys(q)) for q in ALL_QUEUES}
         finally:
             client.close()
 

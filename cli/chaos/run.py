@@ -1,45 +1,83 @@
-"""`sleuth chaos`: start one stack, run the chosen scenarios against it, print and write the figures."""
+"""`sleuth chaos`: start one stack, run the chosen scenarios against it, then the scenarios that need a stack
+of their own (PostgreSQL behind a proxy, an LLM provider storm); print and write the figures."""
 
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
+from contextlib import AbstractContextManager
 from pathlib import Path
 
 from rich.console import Console
 
-from cli.chaos import report
-from cli.chaos.harness import SCALES, STACK_ENV, Harness
-from cli.chaos.scenarios import NOT_BUILT, SCENARIOS, Result, run_one
+from cli.chaos import faults, report
+from cli.chaos.harness import SCALES, STACK_ENV, Harness, Scale
+from cli.chaos.llm_storm import StormServer
+from cli.chaos.scenarios import SCENARIOS, Result, run_one
 from investigation.errors import ValidationFailed
+
+SHARED = {**SCENARIOS, "injection-corpus": faults.injection_corpus}
+OWN_STACK = ("database-down", "llm-storm")
+
+
+def _own_stack(name: str, scale: Scale, postgres_url: str | None
+               ) -> tuple[AbstractContextManager[Harness] | None, Callable[[Harness], Result], Callable[[], None]]:
+    """(the stack's context manager or None when it cannot run here, the scenario, clean-up)."""
+    if name == "database-down":
+        stack = faults.postgres_stack(scale, postgres_url) if postgres_url else None
+        return stack, faults.database_down, lambda: None
+    storm = StormServer()
+    return faults.storm_stack(scale, storm), lambda h: faults.llm_storm(h, storm), storm.close
+
+
+def _start(harness: Harness, console: Console) -> None:
+    console.print(f"chaos ({harness.scale.name}): preparing a stack in {harness.home} …")
+    harness.prepare()
+    harness.start()
+    console.print(f"sleuth up is ready on {harness.base}")
+
+
+def _report_one(result: Result, console: Console) -> None:
+    console.print(f"  {result.name}: {'PASS' if result.passed else result.passed} {result.figures} {result.note}")
 
 
 def run_chaos(*, scenario: str | None, scale: str, report_path: Path | None, console: Console,
-              json_path: Path | None = None) -> int:
+              json_path: Path | None = None, postgres_url: str | None = None) -> int:
     if scale not in SCALES:
         raise ValidationFailed("scale", f"one of {', '.join(SCALES)}")
-    names = list(SCENARIOS) if scenario in (None, "all") else [n.strip() for n in scenario.split(",")]
-    unknown = [n for n in names if n not in SCENARIOS and n not in NOT_BUILT]
+    every = [*SHARED, *OWN_STACK]
+    names = every if scenario in (None, "all") else [n.strip() for n in scenario.split(",")]
+    unknown = [n for n in names if n not in every]
     if unknown:
-        raise ValidationFailed("scenario", f"one of {', '.join([*SCENARIOS, *NOT_BUILT])}")
-    harness = Harness(SCALES[scale])
-    console.print(f"chaos ({scale}): preparing a stack in {harness.home} …")
+        raise ValidationFailed("scenario", f"one of {', '.join(every)}")
     results: list[Result] = []
-    try:
-        harness.prepare()
-        harness.start()
-        console.print(f"sleuth up is ready on {harness.base}")
-        for name in names:
-            if name in NOT_BUILT:
-                results.append(Result(name, None, note=NOT_BUILT[name]))
-                continue
-            console.print(f"→ {name} …")
-            results.append(run_one(name, harness))
-            console.print(f"  {name}: {'PASS' if results[-1].passed else results[-1].passed} "
-                          f"{results[-1].figures} {results[-1].note}")
-    finally:
-        harness.stop()
-    if scenario in (None, "all"):
-        results += [Result(n, None, note=why) for n, why in NOT_BUILT.items()]
+    shared = [n for n in names if n in SHARED]
+    if shared:
+        harness = Harness(SCALES[scale])
+        try:
+            _start(harness, console)
+            for name in shared:
+                console.print(f"→ {name} …")
+                results.append(run_one(name, harness, SHARED[name]))
+                _report_one(results[-1], console)
+        finally:
+            harness.stop()
+    for name in (n for n in names if n in OWN_STACK):
+        stack, run, clean = _own_stack(name, SCALES[scale], postgres_url)
+        if stack is None:
+            results.append(Result(name, None, note="needs PostgreSQL: pass --postgres URL (a server where a "
+                                                   "scratch database may be created)"))
+            continue
+        console.print(f"→ {name} (a stack of its own) …")
+        try:
+            with stack as own:
+                _start(own, console)
+                results.append(run_one(name, own, run))
+        except Exception as exc:  # noqa: BLE001 - a stack that cannot start is a failed row
+            results.append(Result(name, False, note=f"{type(exc).__name__}: {exc}"[:300]))
+        finally:
+            clean()
+        _report_one(results[-1], console)
     title = f"sleuth chaos --scale {scale}"
     report.print_table(results, console, title=title)
     if report_path is not None:

@@ -230,11 +230,10 @@ def isolation(h: Harness) -> Result:
     """Tenant `small` never sees tenant `big`'s documents, investigations, traces or events."""
     from adapters.search.ingest import SourceDocument, ingest
     from bootstrap import Services
-    from config.settings import Settings
 
     canary = f"ZEBRACANARY{uuid.uuid4().hex[:8].upper()}"
     secret = f"unlockcode{uuid.uuid4().hex[:10]}"  # only in the document, never in a question
-    services = Services(Settings(home=h.home, redis_url=str(h.run_info()["redis_url"])))
+    services = Services(h.settings(redis_url=str(h.run_info()["redis_url"])))
     ingest([SourceDocument(id="canary", title=f"{canary} policy",
                            text=f"The {canary} procedure is secret to tenant big: the code {secret} unlocks it.")],
            tenant=h.tenants["big"].id, backends=list(services.backends.values()))
@@ -263,7 +262,6 @@ def isolation(h: Harness) -> Result:
 def bad_documents(h: Harness) -> Result:
     """Binary, malformed and duplicate documents at ingest: each named, the index unchanged."""
     from bootstrap import Services
-    from config.settings import Settings
 
     folder = h.home.parent / "bad-docs"
     folder.mkdir(exist_ok=True)
@@ -271,7 +269,7 @@ def bad_documents(h: Harness) -> Result:
     (folder / "broken.jsonl").write_text('{"id": "x1", "title": "ok", "text": "fine"}\n{"id": "x2", "title"\n')
     (folder / "dups.jsonl").write_text('{"id": "d", "title": "a", "text": "one"}\n'
                                        '{"id": "d", "title": "b", "text": "two"}\n')
-    services = Services(Settings(home=h.home))
+    services = Services(h.settings())
     backends = list(services.backends.values())
     before = [b.count(h.tenants["small"].id) for b in backends]
     run = subprocess.run([sys.executable, "-m", "cli.main", "ingest", str(folder), "--tenant", "small"],
@@ -284,12 +282,6 @@ def bad_documents(h: Harness) -> Result:
                   note=run.stderr.strip().splitlines()[-1][:200] if run.stderr.strip() else "")
 
 
-NOT_BUILT = {
-    "database-down": "not built this session (needs a stoppable PostgreSQL)",
-    "llm-storm": "not built this session (the local Messages-API fake exists in tests/fakes)",
-    "injection-corpus": "covered by tests/unit/llm/test_claude_injection.py, not yet a chaos scenario",
-}
-
 SCENARIOS: dict[str, Callable[[Harness], Result]] = {
     "kill-workers": kill_workers,
     "redis-restart": redis_restart,
@@ -301,10 +293,10 @@ SCENARIOS: dict[str, Callable[[Harness], Result]] = {
 }
 
 
-def run_one(name: str, h: Harness) -> Result:
+def run_one(name: str, h: Harness, scenario: Callable[[Harness], Result] | None = None) -> Result:
     started = time.monotonic()
     try:
-        result = SCENARIOS[name](h)
+        result = (scenario or SCENARIOS[name])(h)
     except Exception as exc:  # noqa: BLE001 - a broken scenario is a failed row, the others still run
         result = Result(name, False, note=f"{type(exc).__name__}: {exc}"[:300])
     result.figures["seconds"] = round(time.monotonic() - started, 1)

@@ -97,3 +97,43 @@ def test_bridge_depth_counts_nested_descriptions() -> None:
     assert bridge_depth("When was Ada Lovelace born?") == 0
     assert bridge_depth("What country was the author of Brand a citizen of?") == 1
     assert bridge_depth("How many Publix stores are in the state where Hello Love's performer died?") == 2
+
+
+# -- the kind of question, not its strings: a described thing (a role, a work, an organisation, a place)
+# must be found before what is asked of it.
+
+@pytest.mark.parametrize("question", [
+    "The director of Inception was born in which city?",  # a role of a named work, at the sentence start
+    "The 1997 novel by Arundhati Roy won which literary prize?",  # a work by a named person
+    "Which American film director hosted the 1999 MTV Movie Awards?",  # a kind qualified by a nationality
+    "Which rapper and producer from Compton founded Aftermath Entertainment?",  # a kind described after it
+    "Which animated series created by Matt Groening premiered in 1999?",  # a kind described by a participle
+    "What sport did the brother of Serena Williams' first coach play?",  # a kind belonging to a name
+    "What Danish company produces the toy featured in a 2014 animated film starring Chris Pratt?",
+    "The Grand Budapest Hotel director's previous film was set on which fictional island?",  # name as description
+    "Who are the candidates for governor in the state the Battle of Mine Creek was fought in?",  # contact clause
+    "Eric Clapton was a member of which band that also included Ginger Baker?",  # "also" in a relative clause
+])
+def test_described_things_are_multi_hop(question: str) -> None:
+    assert route_question(question).route is Route.MULTI_HOP
+
+
+@pytest.mark.parametrize("question", [
+    "What is the price of the Pro plan per month?",  # an attribute of a named thing: one lookup
+    "What is the maximum attachment size in the Outlook add-in?",
+    "Which plan includes audit logs?",  # a bare wh-noun
+    "How long are backups kept for Team customers?",
+    "Which regions does the Enterprise plan support?",
+])
+def test_attributes_and_bare_kinds_stay_lookups(question: str) -> None:
+    assert route_question(question).route is Route.LOOKUP
+
+
+@pytest.mark.parametrize(("question", "names"), [
+    ("Is Mount Kilimanjaro taller than Mont Blanc?", ["Mount Kilimanjaro", "Mont Blanc"]),
+    ("Did the Eiffel Tower or the Statue of Liberty open first?", None),
+])
+def test_comparatives_after_the_names_are_multi_part(question: str, names: list[str] | None) -> None:
+    assert route_question(question).route is Route.MULTI_PART
+    if names is not None:
+        assert compared_entities(question) == names

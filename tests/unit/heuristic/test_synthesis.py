@@ -36,12 +36,12 @@ def test_the_expected_kind_of_answer_is_recognised() -> None:
     assert long is not None and long.search("for 90 days")
 
 
-def test_a_comparison_gets_a_sentence_per_entity() -> None:
+def test_a_comparison_gets_a_sentence_per_entity_both_in_the_first_sentence() -> None:
     sla = evidence("sla#0", "SLA", "| Plan | Uptime | Credit | |---|---|---| | Free | None | None | "
                    "| Team | 99.5% | 10% | | Business | 99.9% | 30% |")
     answer = synthesize_answer("How do the Team and Business plans compare on uptime?",
                                RouteDecision(route=Route.MULTI_PART, reason="t"), [sla])
-    assert answer.text.startswith("Team: Uptime 99.5%; Credit 10% [1]. Business: Uptime 99.9%; Credit 30% [1].")
+    assert answer.text.startswith("Team: Uptime 99.5%; Credit 10% [1]; Business: Uptime 99.9%; Credit 30% [1].")
 
 
 def test_a_refusal_names_what_the_knowledge_base_does_not_mention() -> None:
