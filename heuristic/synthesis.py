@@ -23,7 +23,7 @@ from investigation.answers import refusal
 from investigation.citations import cite
 from investigation.guards import carries_instructions
 from investigation.state import Answer, Evidence, Grade, Route, RouteDecision
-from investigation.text import NAME_CONNECTORS, ask_sentence, capitalised_spans, fold, stem, words
+from investigation.text import NAME_CONNECTORS, STOPWORDS, ask_sentence, capitalised_spans, fold, stem, words
 from investigation.text import content_stems as _content_stems
 
 DIRECT_REPLY = ("Hello! I'm Sleuth. Ask me a question about your knowledge base and I will investigate it "
@@ -354,15 +354,34 @@ def _typed_near(text: str, kind: re.Pattern[str] | None, asked: set[str]) -> boo
     return False
 
 
+_WH_WORD = re.compile(r"\b(?:who|whom|whose|which|what|where|when|how)\b", re.IGNORECASE)
+
+
+def _relative(question: str, start: int) -> bool:
+    """A wh-word right after a noun opens a relative clause ("the city where …", "a musician whose …"); after
+    the start, punctuation, a preposition or a verb it asks ("…, what was …", "based in what state")."""
+    before = question[:start].rstrip()
+    if not before or before[-1] in ".,;:?!(\"“":
+        return False
+    previous = re.findall(r"[\w'-]+", before)
+    return bool(previous) and fold(previous[-1]) not in STOPWORDS
+
+
 def focus_terms(question: str) -> set[str]:
-    """The terms of the question's last clause that asks something ("… a German musician whose godfather
-    is whom?" → godfather): what the end of a chain must say, beyond what identifies the entity."""
-    parts = re.split(r"\b(?:who|whom|whose|which|what|where|when|how)\b", question, flags=re.IGNORECASE)
-    for part in reversed(parts[1:]):
-        stems = content_stems(part)
-        if stems:
-            return stems
-    return set()
+    """The terms of the clause that asks ("Who was the first president of the association which …" →
+    first, president, association; "… a musician whose godfather is whom?" → godfather): what the end of a
+    chain must say, beyond what identifies the entities on the way."""
+    marks = [(m.start(), m.end(), _relative(question, m.start())) for m in _WH_WORD.finditer(question)]
+    asking = [m for m in marks if not m[2]]
+    if not asking:
+        return set()
+    start, end, _ = asking[-1]
+    following = [m[0] for m in marks if m[0] >= end]
+    stems = content_stems(question[end: following[0] if following else len(question)])
+    if stems:
+        return stems
+    preceding = [m[1] for m in marks if m[1] <= start]
+    return content_stems(question[preceding[-1] if preceding else 0: start])
 
 
 def is_name(title: str) -> bool:
@@ -384,11 +403,19 @@ def _chain_end(picked: Sequence[_Candidate], candidates: Sequence[_Candidate], s
     passage names (and the question does not), the one that holds the asked kind of value and covers what
     the naming sentence leaves open ("M. Ward is … from Portland, Oregon" after "… album by M. Ward")."""
     best: tuple[tuple[bool, bool, float, int, int], _Candidate] | None = None
+    # Names the picked sentences introduce (not the question's): a sentence elsewhere that mentions one and says
+    # what the asking clause asks continues the chain too ("Hall, who was the first president of the American
+    # Psychological Association" after "… published by the American Psychological Association").
+    bridges = {p.index: [n for n in (fold(x) for x in capitalised_spans(p.text))
+                         if len(n) >= 4 and n not in state.question_text and n not in state.titles[p.index]]
+               for p in picked}
     for c in candidates:
         title = state.titles[c.index] if c.index < len(state.titles) else ""
-        if len(title) < 3 or _names(state.question_text, title) or not state.named[c.index]:
-            continue
-        namers = [p for p in picked if p.index != c.index and _names(fold(p.text), title)]
+        by_title = len(title) >= 3 and not _names(state.question_text, title) and state.named[c.index]
+        text = fold(c.text)
+        namers = [p for p in picked if p.index != c.index and (
+            (by_title and _names(fold(p.text), title))
+            or (state.focus & c.stems and any(_names(text, n) for n in bridges.get(p.index, []))))]
         if not namers:
             continue
         said = set().union(*(p.stems for p in namers))
