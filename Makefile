@@ -38,7 +38,7 @@ chaos: $(STAMP)
 
 lint: $(STAMP)
 	$(BIN)/ruff check .
-	$(BIN)/mypy investigation adapters storage tasks workers api cli config observability
+	$(BIN)/mypy  # the packages and tests/ ([tool.mypy] files in pyproject.toml)
 
 clean:
 	rm -rf $(VENV) .sleuth

@@ -5,9 +5,11 @@ Rule for missing services (`require_or_skip`): skip locally, fail when ``CI=true
     redis_url        session  broker/backend URL for Celery/kombu (``redis://`` or ``redis+socket://``)
     redis_py_url     session  the same server as a redis-py URL (``redis://`` or ``unix://``)
     redis_prefix     function unique key prefix; every key under it is deleted after the test
+    module_redis_prefix  module  the same for every test of a module (a worker shared by the module)
     redis_client     function redis-py client (decode_responses=True)
     redis_state      function `RedisState(redis_client, redis_prefix)`
     db_url           function a fresh, migrated database; parametrized over sqlite and postgresql
+    module_db_url    module   the same, one per module (and database) for a worker shared by the module
     empty_db_url     function the same, but empty (not migrated)
     db_engine        function `make_engine(db_url)`
     session          function a `Session` on `db_engine` (expire_on_commit=False)
@@ -22,6 +24,7 @@ import threading
 import uuid
 import warnings
 from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import NoReturn
 from urllib.parse import parse_qs, urlsplit
@@ -112,10 +115,8 @@ def redis_py_url(_redis_urls: tuple[str, str]) -> str:
     return _redis_urls[1]
 
 
-@pytest.fixture
-def redis_prefix(redis_py_url: str) -> Iterator[str]:
-    prefix = "t" + uuid.uuid4().hex[:10]
-    yield prefix
+def delete_prefix(redis_py_url: str, prefix: str) -> None:
+    """Delete every key under `prefix` (what a test or a module wrote)."""
     client = client_from_url(redis_py_url)
     try:
         keys = list(client.scan_iter(match=f"{prefix}:*", count=1000))
@@ -123,6 +124,20 @@ def redis_prefix(redis_py_url: str) -> Iterator[str]:
             client.delete(*keys[start : start + 500])
     finally:
         client.close()
+
+
+@pytest.fixture
+def redis_prefix(redis_py_url: str) -> Iterator[str]:
+    prefix = "t" + uuid.uuid4().hex[:10]
+    yield prefix
+    delete_prefix(redis_py_url, prefix)
+
+
+@pytest.fixture(scope="module")
+def module_redis_prefix(redis_py_url: str) -> Iterator[str]:
+    prefix = "m" + uuid.uuid4().hex[:10]
+    yield prefix
+    delete_prefix(redis_py_url, prefix)
 
 
 @pytest.fixture
@@ -222,10 +237,11 @@ def _sqlite_template(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return path
 
 
-@pytest.fixture(params=["sqlite", "postgresql"])
-def db_url(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[str]:
-    if request.param == "sqlite":
-        path = tmp_path / "sleuth.db"
+@contextmanager
+def _migrated_database(request: pytest.FixtureRequest, kind: str, directory: Path) -> Iterator[str]:
+    """A fresh, migrated database of `kind` (a copy of the session's template), dropped afterwards."""
+    if kind == "sqlite":
+        path = directory / "sleuth.db"
         shutil.copyfile(request.getfixturevalue("_sqlite_template"), path)
         url = f"sqlite:///{path}"
         migrate(url)
@@ -238,6 +254,18 @@ def db_url(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[str]:
         yield url
     finally:
         postgres.drop_later(name)
+
+
+@pytest.fixture(params=["sqlite", "postgresql"])
+def db_url(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[str]:
+    with _migrated_database(request, request.param, tmp_path) as url:
+        yield url
+
+
+@pytest.fixture(scope="module", params=["sqlite", "postgresql"])
+def module_db_url(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    with _migrated_database(request, request.param, tmp_path_factory.mktemp("db")) as url:
+        yield url
 
 
 @pytest.fixture(params=["sqlite", "postgresql"])
@@ -277,8 +305,9 @@ def session_factory(db_engine: Engine) -> Callable[[], Session]:
 # Fixtures that reach a service (Redis, a database server or file, a worker, the ONNX model). A test that
 # uses one is not a `unit` test: `-m unit` must run with nothing but Python.
 SERVICE_FIXTURES = frozenset({
-    "redis_url", "redis_py_url", "redis_prefix", "redis_client", "redis_state", "db_url", "empty_db_url",
-    "db_engine", "session", "services", "api", "stack", "embedder", "worker",
+    "redis_url", "redis_py_url", "redis_prefix", "module_redis_prefix", "redis_client", "redis_state", "db_url",
+    "module_db_url", "empty_db_url", "db_engine", "session", "services", "api", "stack", "shared_stack", "queue",
+    "embedder", "worker",
 })
 
 

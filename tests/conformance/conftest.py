@@ -15,6 +15,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from functools import cache, partial
 from pathlib import Path
+from typing import Any
 from urllib.parse import urlsplit
 
 import pytest
@@ -56,9 +57,9 @@ ES_INDEX = f"sleuth-conformance-{RUN}"
 WEAVIATE_COLLECTION = f"SleuthConformance{RUN}"
 
 
-def _env_settings(**overrides: object) -> Settings:
+def _env_settings(**overrides: Any) -> Settings:
     """Settings from the environment (URLs, API keys, CA certs...) with this run's index names."""
-    return Settings(**overrides)  # type: ignore[arg-type]
+    return Settings(**overrides)
 
 
 def make_elasticsearch(index: str) -> SearchBackend:
@@ -111,9 +112,13 @@ def _drop_external_stores(embedding_cache: Path) -> Iterator[None]:
     yield
     for spec in _external_specs(embedding_cache):
         if _reachable.get(spec.name):
+            from adapters.search.elasticsearch import ElasticsearchLexical
+            from adapters.search.weaviate import WeaviateVector
+
             backend = spec.make()
-            backend.drop()  # type: ignore[attr-defined]
-            backend.close()  # type: ignore[attr-defined]
+            assert isinstance(backend, ElasticsearchLexical | WeaviateVector)
+            backend.drop()
+            backend.close()
 
 
 BACKENDS = ["bm25", "vector"]

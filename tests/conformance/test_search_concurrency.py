@@ -5,7 +5,8 @@ from __future__ import annotations
 
 import multiprocessing
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
+from functools import partial
 
 import pytest
 
@@ -20,12 +21,12 @@ Tenants = Callable[[str], str]
 THREADS = 8
 
 
-def _run_together(jobs: list[Callable[[], None]]) -> list[BaseException]:
+def _run_together(jobs: Sequence[Callable[[], object]]) -> list[BaseException]:
     """Start every job at the same instant (a barrier) in its own thread; the errors they raised."""
     errors: list[BaseException] = []
     barrier = threading.Barrier(len(jobs))
 
-    def wrap(job: Callable[[], None]) -> None:
+    def wrap(job: Callable[[], object]) -> None:
         barrier.wait()
         try:
             job()
@@ -47,7 +48,7 @@ def test_first_searches_from_many_threads_at_once(backend_spec: BackendSpec, ten
     ingest(ACME, tenant=acme, backends=[backend_spec.make()])
     for _ in range(15):
         backend = backend_spec.make()
-        errors = _run_together([lambda b=backend: b.search(acme, "ERR_4021 mailbox sync", 3)] * THREADS)
+        errors = _run_together([partial(backend.search, acme, "ERR_4021 mailbox sync", 3)] * THREADS)
         assert errors == []
         _close(backend)
 

@@ -17,7 +17,7 @@ from typing import Any
 import pytest
 
 from tests.conftest import require_or_skip
-from tests.integration.tasks.conftest import Stack, build_stack
+from tests.support.stack import Stack, build_stack
 from tests.unit.api.conftest import Recorder
 
 pytestmark = pytest.mark.e2e
@@ -77,7 +77,8 @@ def console(tmp_path: Path, redis_url: str, redis_prefix: str, browser: Any) -> 
     from api.app import create_app
 
     stack = build_stack(tmp_path / "home", redis_url, redis_prefix, webhook_allow_private=True)
-    redeliverer, launched = Recorder(), []
+    redeliverer = Recorder()
+    launched: list[str] = []
     app = create_app(services=stack.services, launcher=launched.append, redeliverer=redeliverer)
     port = _port()
     server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning"))

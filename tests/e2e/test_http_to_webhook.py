@@ -4,8 +4,6 @@ through a real API process, a real Celery worker process, real Redis and a real 
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 import time
 from collections.abc import Iterator
 from typing import Any
@@ -13,43 +11,41 @@ from typing import Any
 import httpx
 import pytest
 
-from tests.integration.tasks.conftest import Stack, build_stack, wait_until
-from tests.support.http import Receiver, free_port
+from tests.support.api_process import api_process
+from tests.support.http import Receiver
+from tests.support.stack import Stack, build_stack, with_new_tenant
+from tests.support.wait import wait_until
 
 pytestmark = pytest.mark.e2e
 
 
-@pytest.fixture()
-def live(tmp_path, redis_url: str, redis_prefix: str,  # type: ignore[no-untyped-def]
-         db_url: str) -> Iterator[tuple[Stack, str]]:
-    stack = build_stack(tmp_path / "home", redis_url, redis_prefix, database_url=db_url)
-    port = free_port()
-    api = subprocess.Popen([sys.executable, "-m", "cli.main", "api", "--port", str(port)], env=stack.env(),
-                           stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
-    base = f"http://127.0.0.1:{port}"
-    stack.start_worker()
+@pytest.fixture(scope="module")
+def server(tmp_path_factory: pytest.TempPathFactory, redis_url: str, module_redis_prefix: str,
+           module_db_url: str) -> Iterator[tuple[Stack, str]]:
+    """A real `sleuth api` process and one worker for the module, per database."""
+    stack = build_stack(tmp_path_factory.mktemp("live") / "home", redis_url, module_redis_prefix,
+                        database_url=module_db_url)
+    stack.start_worker()  # boots while the API does
     try:
-        assert wait_until(lambda: _up(base), timeout=60), "API did not start"
-        stack.wait_ready()
-        yield stack, base
+        with api_process(stack.env()) as base:
+            stack.wait_ready()
+            yield stack, base
     finally:
-        from cli.processes import stop_process
-
-        stop_process(api)
         stack.stop_workers()
 
 
-def _up(base: str) -> bool:
-    try:
-        return httpx.get(base + "/healthz", timeout=1).status_code == 200
-    except httpx.HTTPError:
-        return False
+@pytest.fixture()
+def live(server: tuple[Stack, str]) -> tuple[Stack, str]:
+    """The module's API and worker, seen as a tenant of the test's own."""
+    stack, base = server
+    return with_new_tenant(stack), base
 
 
 def _wait_terminal(base: str, key: str, inv_id: str, timeout: float = 90) -> dict[str, Any]:
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
-        view = httpx.get(f"{base}/v1/investigations/{inv_id}", headers={"Authorization": f"Bearer {key}"}).json()
+        view: dict[str, Any] = httpx.get(f"{base}/v1/investigations/{inv_id}",
+                                         headers={"Authorization": f"Bearer {key}"}).json()
         if view["status"] in ("answered", "refused", "failed"):
             return view
         time.sleep(0.2)

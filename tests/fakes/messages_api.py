@@ -103,7 +103,8 @@ class Recorded:
     @property
     def step(self) -> str:
         if self.tools:
-            return STEP_OF_TOOL.get(self.tools[0]["name"], self.tools[0]["name"])
+            name = str(self.tools[0]["name"])
+            return STEP_OF_TOOL.get(name, name)
         system = system_text(self.body)
         return "direct" if "reply to small talk" in system else "synthesize"
 

@@ -55,8 +55,7 @@ class Received:
 
     @property
     def message(self) -> EmailMessage:
-        parsed: EmailMessage = message_from_bytes(self.data, policy=policy.default)  # type: ignore[assignment]
-        return parsed
+        return message_from_bytes(self.data, policy=policy.default)
 
 
 @dataclass

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import os
-import socket
 import subprocess
 import sys
 import time
@@ -12,24 +11,20 @@ from pathlib import Path
 
 import httpx
 import pytest
+from pydantic import SecretStr
 
 from cli.flower import flower_argv, is_loopback
 from config.settings import Settings
+from tests.support.http import free_port
 
 pytestmark = pytest.mark.integration
 
 
-def _port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
-def _get(url: str, timeout: float = 60, **kw: object) -> httpx.Response:
+def _get(url: str, timeout: float = 60) -> httpx.Response:
     deadline = time.monotonic() + timeout
     while True:
         try:
-            return httpx.get(url, timeout=2, **kw)  # type: ignore[arg-type]
+            return httpx.get(url, timeout=2)
         except httpx.HTTPError:
             if time.monotonic() > deadline:
                 raise
@@ -44,7 +39,7 @@ def test_flower_argv_requires_auth_off_loopback() -> None:
     assert generated is None and not any(a.startswith("--basic-auth") for a in argv)
     argv, generated = flower_argv(settings, port=5555, address="0.0.0.0", basic_auth=None)
     assert generated is not None and f"--basic-auth={generated[0]}:{generated[1]}" in argv
-    argv, generated = flower_argv(Settings(flower_basic_auth="ops:pw"), port=1, address="0.0.0.0",
+    argv, generated = flower_argv(Settings(flower_basic_auth=SecretStr("ops:pw")), port=1, address="0.0.0.0",
                                   basic_auth=None)
     assert generated is None and "--basic-auth=ops:pw" in argv
 
@@ -57,7 +52,7 @@ def test_flower_finds_a_running_stack_of_the_same_home(tmp_path: Path, redis_url
     (home / "run" / "up.json").write_text(json.dumps({"pid": os.getpid(), "redis_url": redis_url}))
     env = {k: v for k, v in os.environ.items() if not k.startswith("SLEUTH_")}
     env.update(SLEUTH_HOME=str(home), SLEUTH_REDIS_PREFIX=redis_prefix)
-    port = _port()
+    port = free_port()
     proc = subprocess.Popen([sys.executable, "-m", "cli.main", "flower", "--port", str(port)], env=env,
                             stdout=subprocess.PIPE, stderr=subprocess.STDOUT, start_new_session=True)
     try:

@@ -6,13 +6,14 @@ import os
 import signal
 import subprocess
 import sys
-import time
+from collections.abc import Callable
 from pathlib import Path
 
 import psutil
 import pytest
 
 from cli.supervisor import Child, RestartPolicy, Supervisor
+from tests.support.wait import wait_until
 
 pytestmark = pytest.mark.integration
 
@@ -34,23 +35,24 @@ def _spawn(code: str, *args: str) -> subprocess.Popen[bytes]:
     return subprocess.Popen([sys.executable, "-c", code, *args], start_new_session=True)
 
 
-def _wait(predicate, timeout: float = 20.0) -> bool:  # type: ignore[no-untyped-def]
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if predicate():
-            return True
-        time.sleep(0.05)
-    return False
+def _wait(predicate: Callable[[], object], timeout: float = 20.0) -> bool:
+    return wait_until(predicate, timeout, interval=0.05)
 
 
 def _alive(pid: int) -> bool:
     try:
-        return psutil.Process(pid).status() != psutil.STATUS_ZOMBIE
+        return bool(psutil.Process(pid).status() != psutil.STATUS_ZOMBIE)
     except psutil.NoSuchProcess:
         return False
 
 
-def _tick_until(sup: Supervisor, predicate, timeout: float = 20.0) -> bool:  # type: ignore[no-untyped-def]
+def _next_start(child: Child) -> float:
+    """When the supervisor will start `child` again (it must have planned a restart)."""
+    assert child.next_start is not None
+    return child.next_start
+
+
+def _tick_until(sup: Supervisor, predicate: Callable[[], object], timeout: float = 20.0) -> bool:
     def step() -> bool:
         sup.tick()
         return bool(predicate())
@@ -58,7 +60,8 @@ def _tick_until(sup: Supervisor, predicate, timeout: float = 20.0) -> bool:  # t
 
 
 def test_a_killed_child_is_cleaned_up_with_its_group_and_restarted_after_backoff(tmp_path: Path) -> None:
-    clock, messages = Clock(), []
+    clock = Clock()
+    messages: list[str] = []
     pidfile = tmp_path / "grandchild.pid"
     family = Child("worker0", lambda: _spawn(FAMILY, str(pidfile)))
     bystander = Child("api", lambda: _spawn("import time; time.sleep(300)"))
@@ -92,7 +95,8 @@ def test_a_killed_child_is_cleaned_up_with_its_group_and_restarted_after_backoff
 
 
 def test_a_child_that_keeps_dying_is_reported_not_restarted_in_a_loop() -> None:
-    clock, messages = Clock(), []
+    clock = Clock()
+    messages: list[str] = []
     starts: list[int] = []
 
     def crashing() -> subprocess.Popen[bytes]:
@@ -136,14 +140,14 @@ def test_a_child_up_long_enough_starts_a_fresh_backoff() -> None:
             assert child.pid is not None
             os.kill(child.pid, signal.SIGKILL)
             assert _tick_until(sup, lambda: child.next_start is not None)
-            assert child.next_start - clock.now == expected
-            clock.now = child.next_start
+            assert _next_start(child) - clock.now == expected
+            clock.now = _next_start(child)
             sup.tick()
         clock.now += 61
         sup.tick()  # stable now: its history is forgotten
         assert child.pid is not None
         os.kill(child.pid, signal.SIGKILL)
         assert _tick_until(sup, lambda: child.next_start is not None)
-        assert child.next_start - clock.now == 1.0
+        assert _next_start(child) - clock.now == 1.0
     finally:
         sup.stop()

@@ -4,6 +4,7 @@ implicit TLS, AUTH, a 4xx-then-accept server and a 5xx server — through `attem
 from __future__ import annotations
 
 from collections.abc import Iterator
+from email.message import EmailMessage
 from pathlib import Path
 
 import pytest
@@ -38,6 +39,13 @@ def services(tmp_path: Path, db_url: str, redis_url: str, redis_prefix: str,
     svc.engine.dispose()
 
 
+def body_of(message: EmailMessage, subtype: str) -> str:
+    """The text of the message's `subtype` ("plain", "html") body part."""
+    part = message.get_body((subtype,))
+    assert part is not None, f"no text/{subtype} part"
+    return str(part.get_content())
+
+
 def _email_delivery(services: Services, server: SmtpServer, **channel: object) -> tuple[str, str]:
     tenant = new_tenant(services)
     add_channel(services, tenant, name="mail", type="smtp", host="127.0.0.1", port=server.port,
@@ -62,8 +70,8 @@ def test_plain_smtp_sends_one_multipart_mail_with_footnotes(services: Services) 
     assert msg["In-Reply-To"] == "<t-77@helpdesk>" == msg["References"]
     assert msg["Subject"].startswith("Re: [Sleuth] Answer: Which region keeps our data in Germany?")
     assert msg.get_content_type() == "multipart/alternative"
-    text = msg.get_body(("plain",)).get_content()
-    html = msg.get_body(("html",)).get_content()
+    text = body_of(msg, "plain")
+    html = body_of(msg, "html")
     assert "Frankfurt region [1]" in text and "[1] Frankfurt region" in text and "[2] Plans and pricing" in text
     assert f"Trace: https://sleuth.acme.test/trace/{inv_id}" in text
     assert f"Sleuth ref {delivery_id}" in text and f"Sleuth ref {delivery_id}" in html
@@ -172,7 +180,7 @@ def test_refusal_and_failure_are_worded_for_forwarding(services: Services) -> No
         server.close()
     subjects = [m.message["Subject"] for m in server.received]
     assert subjects.count("[Sleuth] No answer found: Which region keeps our data in Germany?") == 2
-    assert "did not guess" in server.received[0].message.get_body(("plain",)).get_content()
+    assert "did not guess" in body_of(server.received[0].message, "plain")
     assert subjects[2].startswith("[Sleuth] Could not answer")
     assert sorted(m.rcpt_tos[0] for m in server.received[:2]) == ["a@acme.test", "b@acme.test"]
 

@@ -210,7 +210,7 @@ def test_a_burst_through_429s_delivers_each_note_once(services: Services, desk: 
             return 429, {"error": "rate limited"}, False
         return original(method, path, headers, body)
 
-    desk.route = route  # type: ignore[method-assign]
+    desk.route = route
     paced = _run_until_settled(services, ids)["paced"]
     notes = [len(desk.notes[t]) for t in tickets]
     rate_limited = sum(1 for i in (3, 7) if i <= served["n"])

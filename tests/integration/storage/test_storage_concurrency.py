@@ -30,7 +30,7 @@ THREADS = 8
 def race(session_factory: Callable[[], Session], work: Callable[[Session, int], T]) -> list[T]:
     """Run `work` in THREADS threads released together; re-raise the first error."""
     barrier = threading.Barrier(THREADS)
-    results: list[T | None] = [None] * THREADS
+    results: dict[int, T] = {}
     errors: list[BaseException] = []
 
     def run(i: int) -> None:
@@ -48,7 +48,7 @@ def race(session_factory: Callable[[], Session], work: Callable[[Session, int], 
         t.join(timeout=60)
     if errors:
         raise errors[0]
-    return results  # type: ignore[return-value]
+    return [results[i] for i in range(THREADS)]
 
 
 def _count(session: Session, model: type, **where: str) -> int:

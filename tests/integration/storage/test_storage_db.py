@@ -29,7 +29,7 @@ def test_sqlite_connections_are_set_up_for_several_processes(tmp_path: Path) -> 
 
 def test_postgresql_engines_ping_before_use() -> None:
     engine = make_engine("postgresql+psycopg://nobody@127.0.0.1:1/none")  # no connection is made
-    assert engine.pool._pre_ping  # type: ignore[attr-defined]
+    assert engine.pool._pre_ping
 
 
 def test_session_scope_commits_on_success_and_rolls_back_on_error(db_engine: Engine) -> None:

@@ -6,7 +6,7 @@ import pytest
 from sqlmodel import Session
 
 from investigation.errors import NotFound, ValidationFailed
-from storage.models import Investigation, Tenant
+from storage.models import Delivery, Investigation, Tenant
 from storage.repositories import (
     get_delivery,
     get_or_create_delivery,
@@ -20,7 +20,7 @@ from storage.repositories import (
 pytestmark = pytest.mark.integration
 
 
-def _delivery(session: Session, inv: Investigation, channel: str = "webhook"):  # type: ignore[no-untyped-def]
+def _delivery(session: Session, inv: Investigation, channel: str = "webhook") -> Delivery:
     return get_or_create_delivery(
         session,
         investigation_id=inv.id,

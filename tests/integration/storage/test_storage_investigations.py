@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import time
 from datetime import UTC, datetime, timedelta
+from typing import Any
 
 import pytest
 from sqlmodel import Session, func, select
@@ -63,7 +64,8 @@ def test_create_persists_the_question_verbatim_with_its_delivery(session: Sessio
 
 
 def test_the_same_idempotency_key_returns_the_same_investigation(session: Session, tenant: Tenant) -> None:
-    kwargs = {"question": "q?", "mode": "agentic", "callback": CALLBACK, "budget": {}, "deadline_seconds": 60}
+    kwargs: dict[str, Any] = {"question": "q?", "mode": "agentic", "callback": CALLBACK, "budget": {},
+                              "deadline_seconds": 60}
     first, created = create_investigation(session, tenant=tenant, idempotency_key="k", **kwargs)
     again, created_again = create_investigation(session, tenant=tenant, idempotency_key="k", **kwargs)
     assert created and not created_again
@@ -82,7 +84,7 @@ def test_idempotency_keys_are_per_tenant_and_optional(
 
 
 def test_invalid_intake_is_refused(session: Session, tenant: Tenant) -> None:
-    cases = {
+    cases: dict[str, dict[str, Any]] = {
         "question": {"question": "   "},
         "mode": {"mode": "turbo"},
         "callback": {"callback": {"url": "https://x"}},

@@ -117,6 +117,7 @@ def test_events_are_written_once_per_step_and_listed_in_order(
     events = list_events(session, investigation_id=inv_id)
     assert [e.step_key for e in events] == ["route", "hop:1:plan", "hop:1:reduce"]
     assert events[0].data == {"route": "lookup"}
+    assert events[0].id is not None
     later = list_events(session, investigation_id=inv_id, after_id=events[0].id)
     assert [e.kind for e in later] == ["plan", "reduce"]
     view = event_view(events[1])

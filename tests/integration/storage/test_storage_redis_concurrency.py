@@ -8,6 +8,7 @@ import random
 import threading
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
+from typing import TypeVar
 
 import pytest
 
@@ -15,11 +16,13 @@ from storage.redis_state import RedisState, client_from_url
 
 pytestmark = pytest.mark.integration
 
+T = TypeVar("T")
 
-def _together(n: int, work: Callable[[int], object]) -> list[object]:
+
+def _together(n: int, work: Callable[[int], T]) -> list[T]:
     barrier = threading.Barrier(n)
 
-    def run(i: int) -> object:
+    def run(i: int) -> T:
         barrier.wait()
         return work(i)
 
@@ -41,8 +44,8 @@ def test_threads_never_overspend_a_budget(redis_state: RedisState) -> None:
 
     results = _together(16, spend)
     usage = redis_state.usage("inv")
-    assert sum(c for c, _ in results) == usage["retrieval_calls"] == 100  # type: ignore[misc]
-    assert sum(t for _, t in results) == usage["llm_tokens"] <= 1000  # type: ignore[misc]
+    assert sum(c for c, _ in results) == usage["retrieval_calls"] == 100
+    assert sum(t for _, t in results) == usage["llm_tokens"] <= 1000
 
 
 def _spend_in_process(url: str, prefix: str, attempts: int) -> int:
@@ -61,7 +64,7 @@ def test_tenant_tokens_never_exceed_the_daily_limit(redis_state: RedisState) -> 
     charged = _together(
         12, lambda i: sum(7 for _ in range(20) if redis_state.charge_tenant_tokens("acme", 7, 500))
     )
-    assert sum(charged) == redis_state.tenant_tokens_used("acme") <= 500  # type: ignore[arg-type]
+    assert sum(charged) == redis_state.tenant_tokens_used("acme") <= 500
     assert redis_state.tenant_tokens_used("acme") > 500 - 7
 
 
@@ -76,7 +79,7 @@ def test_each_passage_is_new_to_exactly_one_worker(redis_state: RedisState) -> N
             claimed |= redis_state.mark_seen("inv", mine[start : start + 30])
         return claimed
 
-    claims: list[set[str]] = _together(8, claim)  # type: ignore[assignment]
+    claims = _together(8, claim)
     assert sum(len(c) for c in claims) == len(hashes)
     assert set().union(*claims) == set(hashes)
     assert redis_state.seen_count("inv") == len(hashes)
@@ -90,7 +93,7 @@ def test_each_passage_is_first_seen_at_exactly_one_hop(redis_state: RedisState) 
         random.Random(hop).shuffle(mine)
         return redis_state.first_seen("inv", hop, mine)
 
-    claims: list[set[str]] = _together(8, reduce_hop)  # type: ignore[assignment]
+    claims = _together(8, reduce_hop)
     assert sum(len(c) for c in claims) == len(hashes)
     assert set().union(*claims) == set(hashes)
     assert [reduce_hop(hop) for hop in range(8)] == claims  # each hop, reduced again, gets the same set

@@ -195,11 +195,11 @@ def test_prefix_must_be_one_segment(redis_client: redis.Redis) -> None:
 def test_the_shared_redis_urls_reach_one_server_from_kombu_celery_and_redis_py(
     redis_url: str, redis_py_url: str, redis_client: redis.Redis, redis_prefix: str
 ) -> None:
-    import kombu
     from celery import Celery
+    from kombu.connection import Connection
 
     redis_client.set(f"{redis_prefix}:probe", "here")
-    with kombu.Connection(redis_url) as conn:
+    with Connection(redis_url) as conn:
         assert conn.default_channel.client.get(f"{redis_prefix}:probe") in ("here", b"here")
     app = Celery("probe", broker=redis_url, backend=redis_url)
     try:

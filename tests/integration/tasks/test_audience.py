@@ -9,10 +9,12 @@ from pathlib import Path
 import pytest
 
 from adapters.search.ingest import SourceDocument, ingest
+from bootstrap import Services
 from investigation.state import Visibility
 from storage import repositories as repo
+from storage.models import EvidenceRecord, Investigation
 from tasks import inline
-from tests.integration.tasks.conftest import build_stack
+from tests.support.stack import build_stack
 
 pytestmark = pytest.mark.integration
 
@@ -23,7 +25,7 @@ RUNBOOK = SourceDocument(
          "approve one late SLA credit claim per customer per year as a goodwill exception.")
 
 
-def _ask(services, tenant_name: str, audience: str) -> tuple[object, list[object]]:  # type: ignore[no-untyped-def]
+def _ask(services: Services, tenant_name: str, audience: str) -> tuple[Investigation, list[EvidenceRecord]]:
     from app.intake import parse_request, submit_investigation
 
     with services.session() as session:

@@ -10,7 +10,7 @@ import pytest
 from investigation.state import Chunk, Passage
 from storage import repositories as repo
 from tasks import inline
-from tests.integration.tasks.conftest import build_stack
+from tests.support.stack import build_stack
 
 pytestmark = pytest.mark.integration
 
@@ -41,7 +41,7 @@ def test_a_crashing_engine_degrades_the_hop_and_the_run_finishes(
         tmp_path: Path, redis_url: str, redis_prefix: str, db_url: str) -> None:
     stack = build_stack(tmp_path / "home", redis_url, redis_prefix, database_url=db_url)
     services = stack.services
-    services.backends["vector"] = CrashingEngine()  # type: ignore[assignment]
+    services.backends["vector"] = CrashingEngine()
     with services.session() as session:
         tenant = repo.get_tenant_by_name(session, name=stack.tenant_name)
         inv, _ = repo.create_investigation(session, tenant=tenant, question="How much does the Business "

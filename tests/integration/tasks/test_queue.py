@@ -1,4 +1,7 @@
-"""Whole investigations through a real Celery worker process on real Redis and a real database."""
+"""Whole investigations through a real Celery worker process on real Redis and a real database.
+
+One worker per database serves the module (`queue`: a tenant of each test's own on it); the watchdog test
+starts its own worker, which consumes only some queues."""
 
 from __future__ import annotations
 
@@ -15,60 +18,50 @@ def _kinds(stack: Stack, inv_id: str) -> list[str]:
         return [e.kind for e in repo.list_events(session, investigation_id=inv_id)]
 
 
-def test_lookup_is_answered_with_valid_citations_and_a_full_trace(stack: Stack) -> None:
-    stack.start_worker()
-    stack.wait_ready()
-    inv_id = stack.ask("What does error ERR_4021 mean?")
-    view = stack.wait(inv_id)
+def test_lookup_is_answered_with_valid_citations_and_a_full_trace(queue: Stack) -> None:
+    inv_id = queue.ask("What does error ERR_4021 mean?")
+    view = queue.wait(inv_id)
     assert view["status"] == "answered", view
     assert view["citations"], view
     evidence_ids = {e["id"] for e in view["evidence"]}
     assert all(c["evidence_id"] in evidence_ids for c in view["citations"])
     assert "err-4021" in {c["source_id"] for c in view["citations"]}
     assert view["retrieval_calls"] >= 2 and view["hops"] >= 1
-    kinds = _kinds(stack, inv_id)
+    kinds = _kinds(queue, inv_id)
     for kind in ("route", "plan", "hop", "retrieval", "fusion", "grades", "judgment", "decision", "synthesis"):
         assert kind in kinds, kinds
     assert kinds.index("route") < kinds.index("retrieval") < kinds.index("decision") < kinds.index("synthesis")
 
 
-def test_greeting_is_answered_without_retrieval(stack: Stack) -> None:
-    stack.start_worker()
-    stack.wait_ready()
-    view = stack.wait(stack.ask("Hi there, thanks a lot for the help yesterday!"))
+def test_greeting_is_answered_without_retrieval(queue: Stack) -> None:
+    view = queue.wait(queue.ask("Hi there, thanks a lot for the help yesterday!"))
     assert view["status"] == "answered"
     assert view["route"] == "direct"
     assert view["retrieval_calls"] == 0
     assert view["stop_reason"] == "direct"
 
 
-def test_question_outside_the_corpus_is_refused(stack: Stack) -> None:
-    stack.start_worker()
-    stack.wait_ready()
-    view = stack.wait(stack.ask("How do I configure the on-premise Kubernetes operator for air-gapped clusters?"))
+def test_question_outside_the_corpus_is_refused(queue: Stack) -> None:
+    view = queue.wait(queue.ask("How do I configure the on-premise Kubernetes operator for air-gapped clusters?"))
     assert view["status"] == "refused", view
     assert not view["citations"]
 
 
-def test_single_shot_mode_stops_after_one_hop(stack: Stack) -> None:
-    stack.start_worker()
-    stack.wait_ready()
-    view = stack.wait(stack.ask("Which plan includes SCIM provisioning?", mode="single-shot"))
+def test_single_shot_mode_stops_after_one_hop(queue: Stack) -> None:
+    view = queue.wait(queue.ask("Which plan includes SCIM provisioning?", mode="single-shot"))
     assert view["hops"] == 1 and view["retrieval_calls"] == 2
     assert view["stop_reason"] == "single_shot"
 
 
-def test_tenant_b_never_retrieves_tenant_a_documents(stack: Stack) -> None:
-    stack.start_worker()
-    stack.wait_ready()
-    with stack.services.session() as session:
-        other, _ = repo.create_tenant(session, name=stack.tenant_name + "-b")
-    original = stack.tenant_name
-    stack.tenant_name = other.name
+def test_tenant_b_never_retrieves_tenant_a_documents(queue: Stack) -> None:
+    with queue.services.session() as session:
+        other, _ = repo.create_tenant(session, name=queue.tenant_name + "-b")
+    original = queue.tenant_name
+    queue.tenant_name = other.name
     try:
-        view = stack.wait(stack.ask("What does error ERR_4021 mean?"))
+        view = queue.wait(queue.ask("What does error ERR_4021 mean?"))
     finally:
-        stack.tenant_name = original
+        queue.tenant_name = original
     assert view["status"] == "refused"
     assert view["evidence"] == []
 

@@ -5,13 +5,15 @@ from __future__ import annotations
 import os
 import signal
 import time
+from pathlib import Path
 
 import pytest
 
 from cli.commands import celery_for
 from storage import repositories as repo
-from tests.integration.tasks.conftest import Stack, wait_until
 from tests.support.http import Receiver
+from tests.support.stack import Stack, build_stack
+from tests.support.wait import wait_until
 
 pytestmark = pytest.mark.integration
 
@@ -36,10 +38,15 @@ def test_pool_process_killed_mid_retrieval(stack: Stack) -> None:
     stack.start_worker(concurrency=2, SLEUTH_DEBUG_RETRIEVE_DELAY_MS="2500")
     stack.wait_ready()
     inv_id = stack.ask("What does error ERR_4021 mean?", callback={"type": "webhook", "url": receiver.url})
-    pid: list[int] = []
-    assert wait_until(lambda: bool(pid.append(p) or True) if (p := _active_retrieve_pid(stack)) else False,
-                      timeout=30)
-    os.kill(pid[0], signal.SIGKILL)  # the child executing the retrieval dies; its message goes back
+    found: list[int] = []
+
+    def retrieving() -> bool:
+        pid = _active_retrieve_pid(stack)
+        found.extend([] if pid is None else [pid])
+        return pid is not None
+
+    assert wait_until(retrieving, timeout=30)
+    os.kill(found[0], signal.SIGKILL)  # the child executing the retrieval dies; its message goes back
     view = stack.wait(inv_id, timeout=120)
     assert view["status"] == "answered", view
     assert wait_until(lambda: len(receiver.requests) >= 1, timeout=30)
@@ -50,10 +57,7 @@ def test_pool_process_killed_mid_retrieval(stack: Stack) -> None:
     receiver.close()
 
 
-def test_whole_worker_killed_and_replaced(tmp_path, redis_url: str, redis_prefix: str,  # type: ignore[no-untyped-def]
-                                          db_url: str) -> None:
-    from tests.integration.tasks.conftest import build_stack
-
+def test_whole_worker_killed_and_replaced(tmp_path: Path, redis_url: str, redis_prefix: str, db_url: str) -> None:
     # The default visibility timeout (300 s): the replacement worker's watchdog re-drives what the dead
     # one held within seconds, instead of waiting for the broker to give the messages back.
     stack = build_stack(tmp_path / "home", redis_url, redis_prefix, redrive_idle_seconds=2.0,

@@ -81,7 +81,8 @@ def build(home: Path, redis_url: str, prefix: str, api: ToolServices, **override
         tenant, _ = repo.create_tenant(session, name=name, allowed_hosts=["127.0.0.1"])
         for raw in declarations(api.base):
             register(session, settings, tenant=tenant, raw=raw, secret=SECRETS.get(raw["name"]))
-    ingest([SourceDocument(**d) for d in KB], tenant=tenant.id, backends=list(services.backends.values()))
+    docs = [SourceDocument(id=d["id"], title=d["title"], text=d["text"]) for d in KB]
+    ingest(docs, tenant=tenant.id, backends=list(services.backends.values()))
     return ToolStack(services, api, name, tenant.id)
 
 

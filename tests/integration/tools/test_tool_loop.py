@@ -3,6 +3,8 @@ cached per tenant, failures admitted in the answer, refusals traced — and noth
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 
 from cli.tool_services import ToolServices
@@ -11,8 +13,8 @@ from tests.integration.tools.conftest import DANA, ToolStack, tool_events
 pytestmark = pytest.mark.integration
 
 
-def cited_sources(view: dict[str, object]) -> list[str]:
-    return [str(c["source_id"]) for c in view["citations"]]  # type: ignore[index, union-attr]
+def cited_sources(view: dict[str, Any]) -> list[str]:
+    return [str(c["source_id"]) for c in view["citations"]]
 
 
 def test_a_billing_question_calls_the_tool_and_cites_it(tools: ToolStack) -> None:

@@ -8,12 +8,13 @@ import base64
 import copy
 import json
 from collections.abc import Iterator
+from importlib.metadata import version
 from typing import Any
 
-import elasticsearch
 import pytest
 
 from adapters.search import es_schema
+from adapters.search._common import PUBLIC
 from adapters.search.elasticsearch import ElasticsearchConfig, ElasticsearchLexical
 from investigation.errors import PermanentError, TransientError, ValidationFailed
 from investigation.state import Chunk, Visibility
@@ -24,7 +25,7 @@ pytestmark = pytest.mark.unit
 ALIAS = "sleuth-chunks"
 INDEX = "sleuth-chunks-v1"  # what the recorded get_alias fixture names as the current index
 CURRENT = f"sleuth-chunks-v{es_schema.SCHEMA_VERSION}"  # what a first use creates
-MAJOR = elasticsearch.__versionstr__.split(".")[0]
+MAJOR = version("elasticsearch").split(".")[0]
 # Every 2xx answer of a real cluster carries this header; the client refuses to talk to anything else.
 PRODUCT = {"X-Elastic-Product": "Elasticsearch"}
 ITEMS = load("elasticsearch/bulk_items.json")
@@ -129,7 +130,7 @@ def test_bulk_ingest_sends_ndjson_index_actions_in_chunks(ready: FakeServer) -> 
                       "text": "Text of a part 0", "acl": ["group:l2"], "position": 0, "url": "https://kb/a",
                       "updated_at": "2024-05-01T00:00:00Z", "visibility": "public"}
     public = first.ndjson()[3]
-    assert public["acl"] == [es_schema.PUBLIC] and "url" not in public and "updated_at" not in public
+    assert public["acl"] == [PUBLIC] and "url" not in public and "updated_at" not in public
 
 
 def test_same_chunk_in_two_tenants_gets_two_documents() -> None:
@@ -169,7 +170,7 @@ def test_search_filters_by_tenant_and_acl_and_parses_hits_and_highlights(ready: 
     body = ready.requests("POST", f"/{ALIAS}/_search")[0].json()
     query = body["query"]["bool"]
     assert query["filter"] == [{"term": {"tenant_id": "acme"}},
-                               {"terms": {"acl": [es_schema.PUBLIC, "user:ann", "group:l2"]}}]
+                               {"terms": {"acl": [PUBLIC, "user:ann", "group:l2"]}}]
     assert query["minimum_should_match"] == 1
     multi = query["should"][0]["multi_match"]
     assert multi["query"] == "sync fails with ERR_4021" and multi["fields"] == ["title^2", "text"]
@@ -204,7 +205,7 @@ def test_an_empty_acl_sees_public_chunks_only(ready: FakeServer) -> None:
     ready.route("POST", f"/{ALIAS}/_search", Reply(200, load("elasticsearch/search.json")))
     backend(ready).search("acme", "password", 2, acl=[])
     body = ready.requests("POST", f"/{ALIAS}/_search")[0].json()
-    assert body["query"]["bool"]["filter"][1] == {"terms": {"acl": [es_schema.PUBLIC]}}
+    assert body["query"]["bool"]["filter"][1] == {"terms": {"acl": [PUBLIC]}}
 
 
 def test_a_customer_search_filters_by_visibility_and_passages_carry_it(ready: FakeServer) -> None:
@@ -214,7 +215,7 @@ def test_a_customer_search_filters_by_visibility_and_passages_carry_it(ready: Fa
     passages = backend(ready).search("acme", "password", 2, acl=[], visibility=[Visibility.PUBLIC])
     body = ready.requests("POST", f"/{ALIAS}/_search")[0].json()
     assert body["query"]["bool"]["filter"] == [{"term": {"tenant_id": "acme"}},
-                                               {"terms": {"acl": [es_schema.PUBLIC]}},
+                                               {"terms": {"acl": [PUBLIC]}},
                                                {"terms": {"visibility": ["public"]}}]
     assert "visibility" in body["_source"]
     assert passages[0].visibility is Visibility.INTERNAL  # what the engine returned is reported as is
@@ -292,7 +293,7 @@ def test_http_errors_are_translated_after_the_clients_own_retries(
     assert f"HTTP {status}" in str(caught.value)
     assert load(f"elasticsearch/{fixture}")["error"]["type"] in str(caught.value)
     if retried:
-        assert caught.value.retry_after == retry_after  # type: ignore[attr-defined]
+        assert isinstance(caught.value, TransientError) and caught.value.retry_after == retry_after
 
 
 def test_an_unreachable_cluster_is_transient_and_ping_says_so() -> None:

@@ -15,6 +15,7 @@ import grpc
 import pytest
 
 from adapters.search import weaviate_schema as schema
+from adapters.search._common import PUBLIC
 from adapters.search.embedded_vector import chunk_embedding_text
 from adapters.search.weaviate import WeaviateConfig, WeaviateVector
 from investigation.errors import PermanentError, TransientError, ValidationFailed
@@ -144,7 +145,7 @@ def test_batch_import_sends_our_vectors_deterministic_ids_and_properties(
     assert [(a.prop_name, list(a.values)) for a in first.properties.text_array_properties] == [
         ("acl", ["group:l2"])]
     public = calls[0].request.objects[1]
-    assert [list(a.values) for a in public.properties.text_array_properties] == [[schema.PUBLIC]]
+    assert [list(a.values) for a in public.properties.text_array_properties] == [[PUBLIC]]
     assert "url" not in public.properties.non_ref_properties
 
 
@@ -199,7 +200,7 @@ def test_near_vector_search_filters_by_acl_inside_the_tenant(
     assert (request.collection, request.tenant, request.limit) == ("SleuthChunk", "acme", 5)
     assert request.filters.operator == request.filters.OPERATOR_CONTAINS_ANY
     assert request.filters.target.property == "acl"
-    assert list(request.filters.value_text_array.values) == [schema.PUBLIC, "user:ann"]
+    assert list(request.filters.value_text_array.values) == [PUBLIC, "user:ann"]
     assert list(request.near_vector.targets.target_vectors) == ["default"]
     assert request.near_vector.vectors[0].vector_bytes == fp32(embedder.embed(["mailbox sync error"])[0])
     assert set(request.properties.non_ref_properties) == set(schema.RETURNED)
@@ -221,7 +222,7 @@ def test_a_customer_search_filters_by_acl_and_visibility_together(
     request = known.grpc_calls("Search")[0].request
     assert request.filters.operator == request.filters.OPERATOR_AND
     acl, visibility = request.filters.filters
-    assert acl.target.property == "acl" and list(acl.value_text_array.values) == [schema.PUBLIC]
+    assert acl.target.property == "acl" and list(acl.value_text_array.values) == [PUBLIC]
     assert visibility.target.property == "visibility"
     assert list(visibility.value_text_array.values) == ["public"]
     assert "visibility" in set(request.properties.non_ref_properties)
@@ -253,7 +254,7 @@ def test_hybrid_is_weaviates_own_fusion_with_our_vector(
     assert hybrid.fusion_type == hybrid.FUSION_TYPE_RELATIVE_SCORE
     assert hybrid.vector_bytes == fp32(embedder.embed(["ERR_4021 sync"])[0])
     assert list(hybrid.targets.target_vectors) == ["default"]
-    assert list(known.grpc_calls("Search")[0].request.filters.value_text_array.values) == [schema.PUBLIC]
+    assert list(known.grpc_calls("Search")[0].request.filters.value_text_array.values) == [PUBLIC]
     assert [p.score for p in passages] == pytest.approx([0.93, 0.41])
     assert {p.engine for p in passages} == {"weaviate-hybrid"}
     with pytest.raises(PermanentError):

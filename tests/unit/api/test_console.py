@@ -4,6 +4,8 @@ with filters, redelivery of a dead delivery from the browser, and tokens that ca
 from __future__ import annotations
 
 import time
+from collections.abc import Mapping
+from typing import Protocol
 
 import pytest
 
@@ -14,7 +16,18 @@ from tests.unit.api.conftest import Api
 pytestmark = pytest.mark.integration
 
 
-def _login(api: Api, key: str | None = None, next_path: str = "/investigations") -> object:
+class Reply(Protocol):
+    """What the test client answers (httpx's or httpx2's Response, by Starlette version)."""
+
+    @property
+    def status_code(self) -> int: ...
+    @property
+    def text(self) -> str: ...
+    @property
+    def headers(self) -> Mapping[str, str]: ...
+
+
+def _login(api: Api, key: str | None = None, next_path: str = "/investigations") -> Reply:
     return api.client.post("/login", data={"key": key or api.key, "next": next_path}, follow_redirects=False)
 
 

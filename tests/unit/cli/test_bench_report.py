@@ -47,7 +47,8 @@ def test_answer_scores_use_the_best_alias_and_ignore_citations() -> None:
     scores = answer_scores(answer, ["Granville Stanley Hall", "Stanley Hall"])
     assert scores is not None
     assert scores["contains"] == 1.0 and scores["em"] == 0.0 and scores["token_recall"] == 1.0
-    assert answer_scores("Stanley Hall [2]", ["stanley hall"])["em"] == 1.0  # type: ignore[index]
+    cited = answer_scores("Stanley Hall [2]", ["stanley hall"])
+    assert cited is not None and cited["em"] == 1.0
     assert answer_scores("anything", []) is None
 
 

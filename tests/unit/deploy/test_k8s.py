@@ -48,6 +48,7 @@ def by_kind(docs: list[dict[str, Any]], kind: str) -> dict[str, dict[str, Any]]:
 
 
 def container(deployment: dict[str, Any]) -> dict[str, Any]:
+    only: dict[str, Any]
     (only,) = deployment["spec"]["template"]["spec"]["containers"]
     return only
 
@@ -162,7 +163,9 @@ def test_disruption_budgets_cover_api_and_workers_not_beat(base: list[dict[str, 
 def test_keda_scales_each_worker_group_on_its_prefixed_queue_lists(base: list[dict[str, Any]]) -> None:
     prefix = by_kind(base, "ConfigMap")["sleuth-config"]["data"]["SLEUTH_REDIS_PREFIX"]
     config = celery_config(Settings.model_validate({"redis_url": "redis://redis:6379/0", "redis_prefix": prefix}))
-    keyprefix = config["broker_transport_options"]["global_keyprefix"]  # type: ignore[index]
+    options = config["broker_transport_options"]
+    assert isinstance(options, dict)
+    keyprefix = options["global_keyprefix"]
     auths = by_kind(base, "TriggerAuthentication")
     scaled = by_kind(base, "ScaledObject")
     assert set(scaled) == set(WORKERS)

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from heuristic.compression import compress, evidence_tokens
+from heuristic.compression import compress
+from investigation.answers import evidence_tokens
 from tests.unit.investigation.fakes import evidence
 
 pytestmark = pytest.mark.unit

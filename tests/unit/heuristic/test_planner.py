@@ -6,7 +6,7 @@ import pytest
 
 from heuristic.planner import bridge_queries, part_queries, plan_question
 from heuristic.router import route_question
-from investigation.state import Grade, Plan, SubQuery
+from investigation.state import Grade, Plan, PlanKind, SubQuery
 from investigation.text import query_key
 from tests.unit.investigation.fakes import evidence
 
@@ -66,6 +66,6 @@ def test_dates_and_aliases_of_the_subject_are_not_bridges() -> None:
 
 
 def test_part_queries_ask_for_missing_compared_entities_once() -> None:
-    plan = Plan(original="Are A and B both x?", subqueries=(SubQuery(text="Are A and B both x?"),), kind="decomposed")
+    plan = Plan(original="Are A and B both x?", subqueries=(SubQuery(text="Are A and B both x?"),), kind=PlanKind.DECOMPOSED)
     assert [q.text for q in part_queries(plan, ["entity: Guitar World"], [])] == ["Guitar World"]
     assert part_queries(plan, ["entity: Guitar World"], ["guitar world"]) == []

@@ -32,7 +32,7 @@ def test_ranking_does_not_depend_on_arrival_order() -> None:
 
 
 def test_selected_evidence_fits_the_token_budget() -> None:
-    from heuristic.compression import evidence_tokens
+    from investigation.answers import evidence_tokens
 
     assert evidence_tokens(select_evidence(QUESTION, [*NOISE, TOWN, ANCHOR], 10, 60)) <= 60
 

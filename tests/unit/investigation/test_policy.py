@@ -2,10 +2,22 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 import pytest
 
 from investigation.policy import BudgetSnapshot, decide
-from investigation.state import Grade, Judgment, LoopAction, Mode, QueryKind, StopReason, SubQuery
+from investigation.state import (
+    Evidence,
+    Grade,
+    Judgment,
+    LoopAction,
+    LoopDecision,
+    Mode,
+    QueryKind,
+    StopReason,
+    SubQuery,
+)
 from tests.unit.investigation.fakes import evidence
 
 pytestmark = pytest.mark.unit
@@ -19,16 +31,15 @@ NEXT = [SubQuery(text="Stephen King state live", kind=QueryKind.BRIDGE),
 PROBE = [SubQuery(text="Overdrive", purpose="probe: Overdrive", kind=QueryKind.PROBE)]
 
 
-def budget(**overrides: float) -> BudgetSnapshot:
-    values: dict[str, float] = {"hops_done": 1, "max_hops": 3, "retrieval_calls": 2, "max_retrieval_calls": 24,
-                                "llm_tokens": 0, "max_llm_tokens": 60_000, "seconds_left": 100.0}
-    values.update(overrides)
-    return BudgetSnapshot(**values)  # type: ignore[arg-type]
+def budget(*, hops_done: int = 1, retrieval_calls: int = 2, llm_tokens: int = 0,
+           seconds_left: float = 100.0) -> BudgetSnapshot:
+    return BudgetSnapshot(hops_done=hops_done, max_hops=3, retrieval_calls=retrieval_calls, max_retrieval_calls=24,
+                          llm_tokens=llm_tokens, max_llm_tokens=60_000, seconds_left=seconds_left)
 
 
 def run(*, mode: Mode = Mode.AGENTIC, judgment: Judgment = INSUFFICIENT, b: BudgetSnapshot | None = None,
-        ev: list = RELEVANT, new: list = RELEVANT, candidates: list = NEXT,  # type: ignore[type-arg]
-        question: str = QUESTION):
+        ev: Sequence[Evidence] = RELEVANT, new: Sequence[Evidence] = RELEVANT,
+        candidates: Sequence[SubQuery] = NEXT, question: str = QUESTION) -> LoopDecision:
     return decide(question=question, mode=mode, judgment=judgment, budget=b or budget(), evidence=ev,
                   new_evidence=new, candidates=candidates, engines=2)
 

@@ -8,7 +8,7 @@ import pytest
 from pydantic import ValidationError
 
 from investigation import prompts
-from investigation.state import Grade, Plan, Route, SubQuery
+from investigation.state import Grade, Plan, PlanKind, Route, SubQuery
 from tests.unit.investigation.fakes import evidence
 
 pytestmark = pytest.mark.unit
@@ -82,7 +82,7 @@ def test_outputs_are_validated_strictly() -> None:
 
 def test_judge_and_next_hop_prompts_carry_grades_plan_and_asked() -> None:
     ev = [evidence("a#0", "Hello Love", "A song by Hank Snow.", grade=Grade.CORRECT, hop=2, query="Hello Love")]
-    plan = Plan(original="q", subqueries=(SubQuery(text="q", purpose="original question"),), kind="as_is")
+    plan = Plan(original="q", subqueries=(SubQuery(text="q", purpose="original question"),), kind=PlanKind.AS_IS)
     judge = prompts.judge_request("q", plan, prompts.evidence_items(ev, 50))
     assert 'grade="correct"' in judge.user and 'hop="2"' in judge.user and '<plan kind="as_is">' in judge.user
     nxt = prompts.next_queries_request("q", plan, prompts.evidence_items(ev, 50), ["q", "Hello Love"], ["x"])

@@ -4,8 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from adapters.llm.claude_transport import LLMUnavailable
-from investigation.errors import PermanentError
+from investigation.errors import LLMUnavailable, PermanentError
 from tests.fakes.messages_api import Error, FakeMessagesAPI, Malformed, Slow, Tool, overloaded, rate_limited
 from tests.fakes.messages_brain import claude_against
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import pytest
+import redis
 
 from observability.metrics import OTHER_TENANT, TenantLabels
 
@@ -17,7 +18,7 @@ def test_local_cap_keeps_the_first_tenants_and_folds_the_rest() -> None:
     assert TenantLabels(0)("a") == OTHER_TENANT
 
 
-def test_redis_cap_is_shared_by_processes(redis_client, redis_prefix) -> None:  # type: ignore[no-untyped-def]
+def test_redis_cap_is_shared_by_processes(redis_client: redis.Redis, redis_prefix: str) -> None:
     key = f"{redis_prefix}:metrics:tenants"
     first = TenantLabels(2, lambda: redis_client, key)
     second = TenantLabels(2, lambda: redis_client, key)  # another process, same Redis

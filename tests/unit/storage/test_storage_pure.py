@@ -106,7 +106,7 @@ def test_the_view_is_json_with_utc_times() -> None:
         created_at=datetime(2025, 1, 1),
         finished_at=datetime(2025, 1, 1, 0, 1),
     )
-    deliveries = [Delivery(id="msg_1", investigation_id="i", tenant_id="t", channel="webhook", attempts=2)]
+    deliveries = [Delivery(id="msg_1", investigation_id="i", tenant_id="t", channel="webhook", slot="webhook", attempts=2)]
     view = build_investigation_view(inv, [_record("a", 1, 0.9)], deliveries).model_dump(mode="json")
     assert json.loads(json.dumps(view)) == view
     assert view["citations"] == [{"marker": 1, "evidence_id": "a", "source_id": "s-a", "title": "t", "internal": True}]

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 from celery import Celery
 
@@ -37,7 +39,7 @@ def test_task_args_are_ids_never_text() -> None:
 def test_config_routes_every_task_to_its_queue_and_acks_late() -> None:
     from config.settings import Settings
 
-    conf = celery_config(Settings(redis_url="redis://127.0.0.1:6379/13", redis_prefix="x"))
+    conf: dict[str, Any] = celery_config(Settings(redis_url="redis://127.0.0.1:6379/13", redis_prefix="x"))
     assert conf["task_acks_late"] is True and conf["task_reject_on_worker_lost"] is True
     assert conf["worker_prefetch_multiplier"] == 1
     routes = conf["task_routes"]

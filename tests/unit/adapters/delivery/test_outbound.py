@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import pytest
 
 from adapters.delivery.outbound import (
@@ -51,7 +53,7 @@ def test_localhost_names_are_refused_without_resolving(name: str) -> None:
         OutboundGuard(resolver=never).pin(name, 80)
 
 
-def fake_dns(table: dict[str, list[str]]):  # type: ignore[no-untyped-def]
+def fake_dns(table: dict[str, list[str]]) -> Callable[[str, int], list[str]]:
     def resolve(host: str, port: int) -> list[str]:
         if host not in table:
             raise OSError("Name or service not known")

@@ -14,8 +14,8 @@ pytestmark = pytest.mark.unit
 TOOLS = [parse_declaration(billing()), parse_declaration(status()), parse_declaration(tickets())]
 
 
-def names(question: str, hop: int = 1, **kw: object) -> list[str]:
-    return [c.name for c in choose(question, hop, TOOLS, called=set(), **kw)]  # type: ignore[arg-type]
+def names(question: str, hop: int = 1, cached: set[str] | None = None) -> list[str]:
+    return [c.name for c in choose(question, hop, TOOLS, called=set(), cached=cached)]
 
 
 def test_relevant_tools_are_chosen_in_hop_one() -> None:

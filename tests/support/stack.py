@@ -1,0 +1,116 @@
+"""A real queue for tests: settings on one Redis prefix, a database, the embedded search engines with a small
+ingested corpus, a tenant, and Celery worker subprocesses started on demand."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import uuid
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from bootstrap import Services
+from config.settings import Settings
+
+CORPUS = [
+    {"id": "plans", "title": "Plans and pricing",
+     "text": "Acme offers three plans. The Team plan costs 20 dollars per user per month and includes SSO. "
+             "The Business plan costs 45 dollars per user per month and includes SCIM provisioning and "
+             "data residency in the Frankfurt region."},
+    {"id": "sla", "title": "Service level agreement",
+     "text": "The Business plan guarantees 99.95 percent monthly uptime. The Team plan guarantees 99.9 "
+             "percent. Service credits of 10 percent are paid when uptime falls below the guarantee."},
+    {"id": "frankfurt", "title": "Frankfurt region",
+     "text": "The Frankfurt region (eu-central) stores all customer data inside Germany. It is available "
+             "to customers on the Business plan."},
+    {"id": "err-4021", "title": "Error ERR_4021",
+     "text": "ERR_4021 means the API key was rotated and the old key has expired. Create a new key in "
+             "Settings, API keys."},
+]
+
+
+@dataclass
+class Stack:
+    """One tenant (with the corpus) on one settings/services graph, and the workers this Stack started."""
+
+    settings: Settings
+    services: Services
+    tenant_id: str
+    tenant_name: str
+    api_key: str
+    webhook_secret: str
+    workers: list[subprocess.Popen[bytes]] = field(default_factory=list)
+
+    def env(self, **extra: str) -> dict[str, str]:
+        env = dict(os.environ)
+        env.update(self.settings.as_env())
+        env.update(extra)
+        return env
+
+    def start_worker(self, *, concurrency: int = 2, beat: bool = False, name: str | None = None,
+                     queues: str | None = None, **extra_env: str) -> subprocess.Popen[bytes]:
+        args = [sys.executable, "-m", "cli.main", "worker", "--concurrency", str(concurrency),
+                "--name", name or f"w{uuid.uuid4().hex[:6]}", "--loglevel", "WARNING"]
+        if queues:
+            args += ["-Q", queues]
+        if beat:
+            args.append("--beat")
+        log = open(self.settings.home / f"worker-{len(self.workers)}.log", "wb")  # noqa: SIM115
+        proc = subprocess.Popen(args, env=self.env(**extra_env), stdout=log, stderr=subprocess.STDOUT,
+                                start_new_session=True)
+        self.workers.append(proc)
+        return proc
+
+    def wait_ready(self, count: int = 1, timeout: float = 60) -> None:
+        from cli.processes import wait_for_workers
+
+        assert self.settings.redis_url
+        wait_for_workers(self.settings, self.settings.redis_url, count=count, timeout=timeout)
+
+    def stop_workers(self) -> None:
+        from cli.processes import stop_process
+
+        for proc in self.workers:
+            stop_process(proc, timeout=10)
+        self.workers.clear()
+
+    def ask(self, question: str, *, mode: str = "agentic", callback: dict[str, object] | None = None) -> str:
+        from cli.commands import create_and_launch
+
+        return create_and_launch(self.services, self.tenant_name, question, mode, callback)
+
+    def wait(self, inv_id: str, timeout: float = 90) -> dict[str, Any]:
+        from cli.commands import wait_for
+
+        return wait_for(self.services, inv_id, timeout=timeout)
+
+
+def _new_tenant(services: Services) -> tuple[str, str, str, str]:
+    """(id, name, API key, webhook secret) of a new tenant allowed to call back to 127.0.0.1, with the
+    corpus ingested for it."""
+    from adapters.search.ingest import SourceDocument, ingest
+    from storage import repositories as repo
+
+    name = f"t-{uuid.uuid4().hex[:8]}"
+    with services.session() as session:
+        tenant, key = repo.create_tenant(session, name=name, allowed_hosts=["127.0.0.1"])
+        tenant_id, secret = tenant.id, tenant.webhook_secret
+    docs = [SourceDocument(id=d["id"], title=d["title"], text=d["text"]) for d in CORPUS]
+    ingest(docs, tenant=tenant_id, backends=list(services.backends.values()))
+    return tenant_id, name, key, secret
+
+
+def build_stack(home: Path, redis_url: str, prefix: str, **overrides: Any) -> Stack:
+    """Settings for `home` on one Redis prefix (`overrides` are Settings fields), Services, and a tenant."""
+    settings = Settings(home=home, redis_url=redis_url, redis_prefix=prefix, watchdog_interval=1.0,
+                        webhook_backoff_base=0.2, webhook_backoff_max=1.0, **overrides)
+    services = Services(settings)
+    return Stack(settings, services, *_new_tenant(services))
+
+
+def with_new_tenant(stack: Stack) -> Stack:
+    """The same settings, services and running workers, seen as a new tenant of its own: what a test on a
+    shared worker works with (it stops no worker of the stack it came from)."""
+    return Stack(stack.settings, stack.services, *_new_tenant(stack.services))
