@@ -38,7 +38,7 @@ figures: $(STAMP)
 # Fault scenarios against a real `sleuth up` (SCALE=full for the issue's figures; ~small takes 2-3 min).
 SCALE ?= small
 chaos: $(STAMP)
-	$(BIN)/sleuth chaos --scale $(SCALE) --report chaos-report.html
+	$(BIN)/sleuth chaos --scale $(SCALE) --report chaos-report.html $(if $(POSTGRES),--postgres $(POSTGRES))
 
 lint: $(STAMP)
 	$(BIN)/ruff check .

@@ -12,12 +12,15 @@ import re
 from collections.abc import Iterable, Sequence
 from itertools import pairwise
 
+from investigation.memo import memoised
 from investigation.state import Evidence
 from investigation.text import (
     MONTHS,
     QUESTION_WORDS,
     STOPWORDS,
+    TEXT_CACHE_SIZE,
     capitalised_spans,
+    content_words,
     fold,
     quoted_titles,
     stem,
@@ -83,12 +86,20 @@ def _vocabulary(texts: Iterable[str]) -> tuple[set[str], str]:
     vocab: set[str] = set()
     sequences: list[str] = []
     for text in texts:
-        ws = _plain_words(text)
-        vocab.update(_norm(w) for w in ws)
-        vocab.update(a + b for a, b in pairwise(ws))
-        vocab.update(w.replace("-", "") for w in words(text) if "-" in w)
-        sequences.append(" ".join(_norm(w) for w in ws))
+        text_vocab, sequence = _text_vocabulary(text)
+        vocab |= text_vocab
+        sequences.append(sequence)
     return vocab, " | ".join(sequences)
+
+
+@memoised(TEXT_CACHE_SIZE)
+def _text_vocabulary(text: str) -> tuple[frozenset[str], str]:
+    """`_vocabulary` of one text, computed once per passage (investigation/memo.py)."""
+    ws = _plain_words(text)
+    vocab = {_norm(w) for w in ws}
+    vocab.update(a + b for a, b in pairwise(ws))
+    vocab.update(w.replace("-", "") for w in words(text) if "-" in w)
+    return frozenset(vocab), " ".join(_norm(w) for w in ws)
 
 
 def mentioned(name: str, vocab: set[str], sequence: str) -> bool:
@@ -171,3 +182,63 @@ def mentioning(name: str, evidence: Sequence[Evidence]) -> list[Evidence]:
         if mentioned(name, vocab, sequence):
             out.append(e)
     return out
+
+
+# What an existence, offer or price question asks about, in its own (often lowercase) words: "Is there a
+# desktop app for Windows?", "Do you offer freight quotes?", "the price of the thermal label printer". A
+# feature the knowledge base never mentions is not answered from the passages next to it.
+_ASKED_THING = (
+    re.compile(r"\b(?:is|are)\s+there\s+(?:an?|any|some)?\s*(?P<np>[^?.;]+)", re.IGNORECASE),
+    re.compile(r"\b(?:do|does)\s+(?:you|\w+(?:\s+\w+)?)\s+(?:offer|provide|have|sell|support|make|include)\s+"
+               r"(?!to\b)(?:an?|any|some)?\s*(?P<np>[^?.;]+)", re.IGNORECASE),
+    re.compile(r"\b(?:price|cost)\s+of\s+(?:the|an?)?\s*(?P<np>[^?.;]+)", re.IGNORECASE),
+)
+# "Can Parcelo print packing slips with our logo?", "Can I ship live animals?", "can I dispute it?": what the
+# asker wants to do (with something). Its object is often the knowledge base's everyday vocabulary ("Can we pay EUR invoices by
+# SEPA?"), so it is only unsupported when most of its words are missing.
+_ASKED_ABILITY = re.compile(r"(?:^|[.,;!?]\s*)(?:can|could)\s+(?:i|we|you|they|customers?|(?-i:[A-Z][\w-]*(?:\s+[A-Z][\w-]*)*))\s+"
+                            r"(?!(?:get|use|have|be|compare|tell|explain|help|see|find|do)\b)(?P<verb>[a-z]+)\s+"
+                            r"(?P<np>[^?.;]+)", re.IGNORECASE)
+# Where the asked-about thing ends: a purpose or condition clause, or the asker's own situation.
+_ASKED_END = re.compile(r"\s+(?:so|that|which|because|when|if|instead|since|while|to|as|where|we|i|you|they|"
+                        r"on\s+(?:our|their|my))\b.*$", re.IGNORECASE)
+# Words that qualify any feature and so say nothing about whether the knowledge base has it.
+_VAGUE = frozenset(["official", "native", "new", "current", "own", "real", "proper", "good", "simple", "easy",
+                    "possible", "available", "way", "option", "options", "app", "apps", "thing", "things", "kind",
+                    "type", "support", "vs", "versus", "any", "also", "still"])
+
+
+def asked_terms(question: str, patterns: Sequence[re.Pattern[str]] = _ASKED_THING) -> list[str]:
+    """The content words naming what an existence, offer or price question asks about (`_ASKED_THING`),
+    or with `patterns=(_ASKED_ABILITY,)` what a "can I …" question wants to act on."""
+    out: list[str] = []
+    for pattern in patterns:
+        for match in pattern.finditer(question):
+            phrase = _ASKED_END.sub("", match.group("np"))
+            if "verb" in pattern.groupindex and not content_words(phrase):
+                phrase = match.group("verb")  # "can I dispute it?": the action is what is asked about
+            for word in content_words(phrase):
+                if any(word != other and word in other.split("-") for other in out):
+                    continue  # a part of a hyphenated word already taken ("premise" of "on-premise")
+                if word not in _VAGUE and word not in out and not word[:1].isdigit() and len(word) > 2:
+                    out.append(word)
+    return out
+
+
+def missing_terms(question: str, evidence: Sequence[Evidence]) -> list[str]:
+    """The asked-about words (`asked_terms`) that no evidence passage mentions, in the question's order; for a
+    "can I …" question, its object's words when most of them are missing."""
+    terms, ability = asked_terms(question), asked_terms(question, (_ASKED_ABILITY,))
+    if not (terms or ability) or not evidence:
+        return []
+    texts = [f"{e.title}. {e.text}" for e in evidence]
+    vocab, sequence = _vocabulary(texts)
+    # The parts of hyphenated words count too ("money-back" mentions "money").
+    vocab.update(_norm(p) for text in texts for w in words(text) if "-" in w for p in w.split("-") if p)
+    missing = [t for t in terms if not mentioned(t, vocab, sequence)]
+    if missing:
+        return missing
+    # The product or company most passages name says nothing about what is asked of it.
+    ability = [t for t in ability if len(texts) < 4 or 2 * sum(t in fold(text) for text in texts) <= len(texts)]
+    unable = [t for t in ability if not mentioned(t, vocab, sequence)]
+    return unable if unable and 2 * len(unable) >= len(ability) else []

@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from heuristic.focus import focus_names, missing_names
+from heuristic.focus import focus_names, missing_names, missing_terms
 from heuristic.grader import resolves_bridge
 from heuristic.router import bridge_depth, has_bridge_cue
 from investigation.state import Evidence, Grade, Judgment, Plan, PlanKind
@@ -154,17 +154,20 @@ def absent_names(question: str, evidence: Sequence[Evidence]) -> list[str]:
     if not evidence:
         return []
     if all(e.hop <= 1 for e in evidence):
-        return missing_names(question, evidence)
+        return missing_names(question, evidence) or missing_terms(question, evidence)
     return unsupported_names(question, evidence)
 
 
 def unsupported_names(question: str, evidence: Sequence[Evidence]) -> list[str]:
     """Names of the question that no evidence mentions, when that makes the question unanswerable here:
     none of its names is mentioned, or no evidence agrees with the question well enough to be correct.
-    (A question whose other names are all found in correct evidence keeps going despite one odd name.)"""
+    (A question whose other names are all found in correct evidence keeps going despite one odd name.)
+
+    What a yes/no, offer or price question asks about (`focus.asked_terms`: "desktop app", "on-premise
+    appliance") is its focus when no name is missing: no evidence mentioning it, no other name vouches for it."""
     missing = missing_names(question, evidence)
     if not missing:
-        return []
+        return missing_terms(question, evidence)
     # A name most passages mention (the product, the company: "Acme Cloud") tells nothing about whether the
     # knowledge base covers what is asked; only a found name that is specific to some passages vouches.
     found = [n for n in focus_names(question) if fold(n) not in {fold(m) for m in missing}]

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from heuristic.focus import focus_names, missing_names
+from heuristic.focus import focus_names, missing_names, missing_terms
 from heuristic.planner import probe_queries
-from heuristic.sufficiency import has_support, judge_evidence
+from heuristic.sufficiency import has_support, judge_evidence, unsupported_names
 from investigation.state import Grade, Plan, QueryKind
 from tests.unit.investigation.fakes import evidence
 
@@ -54,3 +54,51 @@ def test_one_odd_name_is_forgiven_when_the_rest_is_found_in_correct_evidence() -
                       score=0.8, hop=2)]
     assert missing_names(question, found) == ["Brittishh"]
     assert has_support(question, found)
+
+
+# -- the asked-about thing in its own lowercase words: a name found elsewhere in the question does not vouch
+# for a feature no passage mentions.
+
+SHOP = [
+    evidence("apps#0", "Integrations", "Acme Cloud has a Slack app and a Zendesk app for Windows and Mac browsers.",
+             score=0.62, hop=2),
+    evidence("plans#0", "Plans and pricing", "Acme Cloud Team costs $20 per seat; Business costs $45 per seat.",
+             score=0.64, hop=2),
+    evidence("refunds#0", "Refund policy", "Annual plans have a 14-day money-back guarantee on an approved refund.",
+             score=0.6, hop=2),
+    evidence("claims#0", "Filing a claim", "File a claim within 60 days; approved claims are paid in 5 days.",
+             score=0.6, hop=2),
+]
+
+
+@pytest.mark.parametrize(("question", "terms"), [
+    ("Is there an Acme Cloud desktop app for Windows?", ["desktop"]),  # "Windows" is found, the app is not
+    ("What is the price of the Acme Cloud on-premise appliance?", ["on-premise", "appliance"]),
+    ("Do you offer freight shipping quotes?", ["freight", "shipping", "quotes"]),
+    ("My claim was rejected, can I dispute it?", ["dispute"]),  # the action is what is asked about
+    ("Can Acme Cloud print packing slips with our logo?", ["packing", "slips", "logo"]),
+])
+def test_an_unmentioned_asked_thing_is_refused_with_its_words(question: str, terms: list[str]) -> None:
+    assert missing_terms(question, SHOP) == terms
+    assert unsupported_names(question, SHOP) == terms
+    assert not has_support(question, SHOP)
+
+
+@pytest.mark.parametrize("question", [
+    "Is there a Slack app for Acme Cloud?",
+    "Is there a money back guarantee?",  # the parts of a hyphenated word count
+    "How long do I have to file a claim?",  # "do I have to" is not "do you have"
+    "What is the price of the Business plan?",
+    "Can we file a claim for an approved refund?",  # the object's words are there
+])
+def test_a_mentioned_asked_thing_is_answered(question: str) -> None:
+    assert missing_terms(question, SHOP) == []
+    assert has_support(question, SHOP)
+
+
+def test_an_unmentioned_asked_thing_is_probed_first() -> None:
+    question = "Is there an Acme Cloud desktop app?"
+    hop_one = [e.model_copy(update={"hop": 1}) for e in SHOP]
+    judgment = judge_evidence(question, Plan(original=question, subqueries=()), hop_one)
+    assert judgment.absent == ("desktop",) and not judgment.sufficient
+    assert [p.text for p in probe_queries(question, judgment.absent, [question])] == ["desktop"]

@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from cli.bench_metrics import first_sentence
-from heuristic.synthesis import answer_kind, synthesize_answer
+from heuristic.synthesis import answer_kind, focus_terms, synthesize_answer
 from heuristic.verdicts import both_verdict, is_yes_no, temporal_winner
 from investigation.state import Grade, Route, RouteDecision
 from tests.unit.investigation.fakes import evidence
@@ -99,3 +99,67 @@ def test_the_default_duration_leads_not_how_to_change_it() -> None:
         "Idle timeout: 7 days. Any value from 15 minutes to 30 days is allowed."))
     answer = synthesize_answer("What's the default idle session timeout?", LOOKUP, [sessions])
     assert "7 days" in first_sentence(answer.text)
+
+
+def test_a_chain_end_says_what_the_asking_clause_asks_not_what_identifies_the_entity() -> None:
+    question = "The manuscript of Sonata K 12 is in the hand of a German musician whose godfather is whom?"
+    sonata = evidence("k12#0", "Sonata K 12", (
+        "The manuscript of Sonata K 12 is in the hand of Carl Anton Berg."), score=0.9)
+    berg = evidence("berg#0", "Carl Anton Berg", (
+        "Carl Anton Berg (1714 – 1788) was a German musician and composer.\n\n"
+        "His second name was given in honour of his godfather Georg Fell."), grade=Grade.AMBIGUOUS, score=0.45,
+        hop=2, query="Carl Anton Berg godfather")
+    answer = synthesize_answer(question, HOP, [sonata, berg])
+    assert "Georg Fell" in first_sentence(answer.text), answer.text
+
+
+def test_a_topic_title_is_no_chain_link_in_a_support_article() -> None:
+    question = "We need SAML single sign-on. How many labels per month does the plan that offers it include?"
+    plans = evidence("plans#0", "Plans and pricing", (
+        "SAML single sign-on is included in Scale. "
+        "Scale costs $299 per month and includes 20,000 labels per month and batch label printing."), score=0.8)
+    batch = evidence("batch#0", "Batch label printing", "Accounts can buy up to 500 labels in one batch.",
+                     score=0.6)
+    answer = synthesize_answer(question, HOP, [plans, batch])
+    assert "20,000" in first_sentence(answer.text), answer.text
+
+
+def test_a_measured_quantity_is_answered_by_a_number_next_to_it_not_a_birth_year() -> None:
+    question = "At the 2011 census, what was the population of the town where Kerry Dale was born?"
+    kerry = evidence("kerry#0", "Kerry Dale", "Kerry Dale (born 2 June 1961) is a retired race walker. "
+                     "She was born in Younge, New South Wales.", score=0.9)
+    town = evidence("younge#0", "Younge", "Younge is a town in New South Wales. "
+                    "At the 2011 census, Younge had a population of 6,960.", grade=Grade.AMBIGUOUS, score=0.5, hop=2)
+    answer = synthesize_answer(question, HOP, [kerry, town])
+    assert "6,960" in first_sentence(answer.text), answer.text
+
+
+def test_may_the_modal_verb_is_no_date_and_a_relative_where_asks_no_place() -> None:
+    deadline = answer_kind("By when must a customer submit a claim?")
+    assert deadline is not None and not deadline.search("team leads may approve one exception")
+    assert deadline.search("due on 3 May")
+    population = answer_kind("What was the population of the city where she was born?")
+    assert population is not None and population.search("a population of 6,960")
+    assert not population.search("born in Younge")
+
+
+def test_a_chain_continues_through_a_sentence_that_mentions_the_bridge_name() -> None:
+    question = "Who was the first president of the association which published Journal of Mind Studies?"
+    journal = evidence("jms#0", "Journal of Mind Studies", (
+        "The Journal of Mind Studies is an academic journal published by the Northern Psychological Association."),
+        score=0.9)
+    essay = evidence("youth#0", "Youth", (
+        "The study of youth began with a book by Granville Hale. "
+        "Hale, who was the first president of the Northern Psychological Association, saw youth as turmoil."),
+        grade=Grade.INCORRECT, score=0.4)
+    answer = synthesize_answer(question, HOP, [journal, essay])
+    assert "Hale" in first_sentence(answer.text), answer.text
+
+
+@pytest.mark.parametrize(("question", "focus"), [
+    ("Who was the first president of the association which published Journal of X?", {"first", "president", "associ"}),
+    ("The manuscript is in the hand of a German musician whose godfather is whom?", {"godfath"}),
+    ("At the 2011 census, what was the population of the city where Kerry Dale was born?", {"city", "popul"}),
+])
+def test_the_focus_is_the_asking_clause_not_a_relative_one(question: str, focus: set[str]) -> None:
+    assert focus_terms(question) == focus
