@@ -74,6 +74,6 @@ def stats() -> dict[str, tuple[int, int, int]]:
     out: dict[str, tuple[int, int, int]] = {}
     for cache in _caches:
         info = cache.cache_info()
-        name = f"{cache.__wrapped__.__module__}.{cache.__wrapped__.__qualname__}"  # type: ignore[attr-defined]
+        name = f"{cache.__wrapped__.__module__}.{cache.__wrapped__.__qualname__}"
         out[name] = (info.hits, info.misses, info.currsize)
     return out
