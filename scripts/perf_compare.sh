@@ -6,7 +6,7 @@
 # sub-query cache off; the per-question JSONL are compared (retrieved ids, route, answer), and AFTER runs
 # the support set once more with SLEUTH_TEXT_CACHE=false. Then ingest (examples/kb, fresh homes), the
 # embedder alone, and the HTTP API (sleuth up --workers 1) unless BENCH_ONLY=1. Prints one JSON line per
-# measurement. SKIP_BENCH=1 runs only ingest, embedder and API.
+# measurement. SKIP_BENCH=1 runs only ingest, embedder and API; ONLY=examples,parcelo a subset of the benches.
 set -uo pipefail
 BEFORE=$(realpath "$1"); AFTER=$(realpath "$2"); OUT=$(realpath -m "$3"); SRC=${4:-}
 HERE=$(cd "$(dirname "$0")" && pwd)
@@ -35,6 +35,10 @@ bench() {  # side name args [extra env]
 }
 
 [ -n "${SKIP_BENCH:-}" ] && DATASETS=()
+if [ -n "${ONLY:-}" ]; then  # ONLY=examples,parcelo: a subset of the sample benches
+  kept=(); for entry in "${DATASETS[@]}"; do [[ ",$ONLY," == *",${entry%%:*},"* ]] && kept+=("$entry"); done
+  DATASETS=("${kept[@]}")
+fi
 for entry in "${DATASETS[@]}"; do
   name=${entry%%:*}; args=${entry#*:}
   home_for "$name" "$args"
@@ -49,7 +53,7 @@ diff = [k for k in a if any(a[k][f] != b.get(k, {}).get(f) for f in ("retrieved"
 print(json.dumps({"compared": sys.argv[1].rsplit("/", 1)[-1], "rows": [len(a), len(b)], "differing": diff}))
 EOF
 done
-[ -z "${SKIP_BENCH:-}" ] && python3 - "$OUT/after-examples.jsonl" "$OUT/after-uncached-examples.jsonl" <<'EOF'
+[ -f "$OUT/after-uncached-examples.jsonl" ] && python3 - "$OUT/after-examples.jsonl" "$OUT/after-uncached-examples.jsonl" <<'EOF'
 import json, sys
 load = lambda p: {r["id"]: r for r in map(json.loads, open(p))}
 a, b = load(sys.argv[1]), load(sys.argv[2])
