@@ -23,11 +23,11 @@ from tests.unit.investigation.fakes import evidence
 pytestmark = pytest.mark.unit
 
 QUESTION = "What state did the director of Maximum Overdrive live in?"
-RELEVANT = [evidence("mo#0", "Maximum Overdrive", "A film directed by Stephen King.")]
+RELEVANT = [evidence("mo#0", "Maximum Overdrive", "A film directed by Stephen King, shot near Bangor.")]
 BRIDGED = [evidence("sk#0", "Stephen King", "He lives in Maine.", hop=2, query="Stephen King state live")]
 INSUFFICIENT = Judgment(sufficient=False, missing_information=("bridge: unresolved",))
-NEXT = [SubQuery(text="Stephen King state live", kind=QueryKind.BRIDGE),
-        SubQuery(text="Bangor state live", kind=QueryKind.BRIDGE)]
+NEXT = [SubQuery(text="Stephen King state live", kind=QueryKind.BRIDGE, follows="Stephen King"),
+        SubQuery(text="Bangor state live", kind=QueryKind.BRIDGE, follows="Bangor")]
 PROBE = [SubQuery(text="Overdrive", purpose="probe: Overdrive", kind=QueryKind.PROBE)]
 
 
