@@ -127,10 +127,11 @@ def clean_name(name: str, sentence: str, passage: str) -> str:
     """A capitalised span without the sentence-opening words the capitalisation let in ("Go to Settings" →
     "Settings", "No. The Free" → "Free"): a leading word is dropped when the span opens the sentence and
     the passage also writes that word in lower case, or it is a stopword."""
+    opens = sentence.lstrip(" #*-\"“").startswith(name.split()[0]) if name.split() else False
     if ". " in name:
-        name = name.rsplit(". ", 1)[1]
+        name, opens = name.rsplit(". ", 1)[1], True  # what follows a full stop opens a sentence too
     tokens = name.split()
-    if len(tokens) < 2 or not sentence.lstrip(" #*-\"“").startswith(tokens[0]):
+    if len(tokens) < 2 or not opens:
         return name
     lower = set(re.findall(r"(?<![\w-])[a-z][a-z'-]*", passage))
     while len(tokens) > 1 and (fold(tokens[0]) in STOPWORDS or fold(tokens[0]) in lower
@@ -145,6 +146,17 @@ _STATE = re.compile(r"\b(?:is|are|was|were|becomes?|became|gets?|got|stays?|rema
                     r"(?:now\s+|then\s+|automatically\s+|immediately\s+)?(?!not\b)([a-z]+(?:ed|en)|[a-z]+-[a-z]+)\b")
 _NOT_STATES = frozenset(["used", "based", "needed", "required", "called", "named", "listed", "shown", "described",
                          "included", "sent", "given", "made", "done", "seen", "taken", "known", "charged", "billed"])
+
+
+def _listed_beside_the_question(name: str, sentence: str, question_stems: set[str]) -> bool:
+    """True when `name` is one item of a parenthesised list that also holds a word of the question: a
+    sibling of what the question states, not what follows from it."""
+    for group in re.findall(r"\(([^()]*)\)", sentence):
+        if fold(name) in fold(group) and "," in group:
+            others = [item for item in group.split(",") if fold(name) not in fold(item)]
+            if any(content_stems(item) & question_stems for item in others):
+                return True
+    return False
 
 
 def introduced_terms(sentence: str, question: str) -> list[str]:
@@ -189,9 +201,11 @@ def mentions(source: Evidence, question: str, config: PlannerConfig = PlannerCon
             if name in terms:
                 # A question about named things bridges through names (measured on HotpotQA/MuSiQue); one
                 # without names (a support ticket) through the terms and states its articles introduce.
-                weight *= 0.5 if named else 1.5
+                weight *= 0.5 if named else 2.0
             elif not named:
                 weight *= 0.6  # capitalised words in a support article are mostly headings and UI labels
+            if not named and _listed_beside_the_question(name, sentence, question_stems):
+                weight *= 0.3  # "(card declined, 3-D Secure not confirmed)": an alternative to what is asked
             if weight > 0 and (key not in found or found[key][1] < weight):
                 found[key] = (name, weight)
     return sorted(found.values(), key=lambda item: (-item[1], fold(item[0])))
