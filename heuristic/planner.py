@@ -120,7 +120,7 @@ _TERM = re.compile(r"(?<![\w-])[a-z][a-z0-9]*(?:[-_][a-z0-9]+)+(?![\w-])")
 # Words that say what a question asks, not what to look for: "how long", "what happens", "do we get".
 _ASKING_WORDS = frozenset(["long", "much", "many", "far", "often", "soon", "fast", "quickly", "happen", "happens",
                            "happened", "get", "gets", "got", "give", "want", "need", "keep", "make", "take", "think",
-                           "use", "know", "tell", "mean", "means", "still", "now", "last", "week", "month", "day"])
+                           "use", "know", "tell", "mean", "means", "still"])
 
 
 def clean_name(name: str, sentence: str, passage: str) -> str:
@@ -128,12 +128,13 @@ def clean_name(name: str, sentence: str, passage: str) -> str:
     "Settings", "No. The Free" → "Free"): a leading word is dropped when the span opens the sentence and
     the passage also writes that word in lower case, or it is a stopword."""
     opens = sentence.lstrip(" #*-\"“").startswith(name.split()[0]) if name.split() else False
-    if ". " in name:
-        name, opens = name.rsplit(". ", 1)[1], True  # what follows a full stop opens a sentence too
+    lower = set(re.findall(r"(?<![\w-])[a-z][a-z'-]*", passage))
+    head, dot, rest = name.partition(". ")
+    if dot and len(head.split()) == 1 and (fold(head) in STOPWORDS or fold(head) in lower or fold(head) == "yes"):
+        name, opens = rest, True  # "No. The Free": what follows the full stop opens a sentence ("W. Fawell" stays)
     tokens = name.split()
     if len(tokens) < 2 or not opens:
         return name
-    lower = set(re.findall(r"(?<![\w-])[a-z][a-z'-]*", passage))
     while len(tokens) > 1 and (fold(tokens[0]) in STOPWORDS or fold(tokens[0]) in lower
                                or fold(tokens[0]) in NAME_CONNECTORS):
         tokens = tokens[1:]

@@ -116,3 +116,9 @@ def test_a_question_about_names_still_bridges_through_names() -> None:
                        "was Ben-Hur, directed by William Wyler, and it was re-opened in 1950.")
     [query, *_] = bridge_queries(question, [passage], [question])
     assert query.follows in ("Ben-Hur", "William Wyler", "Rome")
+
+
+def test_an_initial_is_not_a_full_stop() -> None:
+    sentence = "The Harris W. Fawell Congressional Papers are held at North Central College."
+    assert clean_name("Harris W. Fawell Congressional Papers", sentence, sentence) == \
+        "Harris W. Fawell Congressional Papers"
