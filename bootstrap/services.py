@@ -24,7 +24,10 @@ class Services:
     """Everything a worker, the API or the CLI talks to, built on first use from one `Settings`."""
 
     def __init__(self, settings: Settings) -> None:
+        from investigation import memo
+
         self.settings = settings
+        memo.set_enabled(settings.text_cache)  # process-wide, like the settings it comes from
 
     @cached_property
     def engine(self) -> Engine:

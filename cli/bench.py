@@ -231,7 +231,8 @@ def _row(services: Services, q: dict[str, Any], inv_id: str, view: dict[str, Any
 def run_bench(settings: Settings, dataset_dir: Path, *, mode: str, k: int, out: Path, executor: str,
               limit: int | None, workers: int, concurrency: int, console: Console, decisions: bool = False,
               corpus_dir: Path | None = None, report: Path | None = None,
-              baseline: Path | None = None) -> dict[str, Any]:
+              baseline: Path | None = None, profile: Path | None = None) -> dict[str, Any]:
+    from cli.bench_profile import profiling
     from cli.commands import create_and_launch
     from storage import repositories as repo
     from tasks import inline
@@ -248,9 +249,9 @@ def run_bench(settings: Settings, dataset_dir: Path, *, mode: str, k: int, out: 
     stack = (processes.queue_stack(settings, workers=workers, concurrency=concurrency,
                                    env={"SLEUTH_FINAL_K": str(k), "SLEUTH_DEADLINE_SECONDS": "3600"})
              if executor == "queue" else processes.state_redis(settings))
-    with stack as live:
+    with stack as live, profiling(profile) as pool:
         services = Services(live)
-        started = time.perf_counter()
+        started, cpu_started = time.perf_counter(), time.process_time()
         ids: list[str] = []
         with progress.bar(console, "investigations", len(questions)) as update:
             if executor == "queue":
@@ -265,20 +266,22 @@ def run_bench(settings: Settings, dataset_dir: Path, *, mode: str, k: int, out: 
                 for q in questions:
                     inv_id = create_and_launch(
                         services, tenant_name, q["question"], mode, audience=q.get("audience", "agent"),
-                        launch=lambda i: inline.run(services, i, deliver=False))
+                        launch=lambda i: inline.run(services, i, deliver=False, pool=pool))
                     ids.append(inv_id)
                     with services.session() as session:
                         views.append(repo.investigation_view(
                             session, investigation=repo.get_investigation(session, investigation_id=inv_id)))
                     update(len(views), len(questions))
         wall = time.perf_counter() - started
+        cpu = time.process_time() - cpu_started  # this process only (all its threads), not Redis or workers
         rows = [{**_row(services, q, inv_id, view, k), "mode": mode}
                 for q, inv_id, view in zip(questions, ids, views, strict=True)]
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
     summary = {"dataset": bench.name, "mode": mode, "executor": executor, "k": k,
                **summarise(rows, k=k, max_hops=settings.max_hops), "wall_seconds": round(wall, 2),
-               "investigations_per_second": round(len(rows) / wall, 3) if wall else None}
+               "investigations_per_second": round(len(rows) / wall, 3) if wall else None,
+               "cpu_seconds": round(cpu, 2), "cpu_ms_per_investigation": round(1000 * cpu / max(1, len(rows)), 1)}
     print(json.dumps(summary, indent=2))
     from cli.bench_report import print_summary, write_report
 

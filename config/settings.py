@@ -40,6 +40,9 @@ class Settings(BaseSettings):
                                   description="Tokens the embedder reads per text.")
     subquery_cache_ttl: int = Field(default=3600, ge=0,
                                     description="Seconds a cached sub-query result lives (0 = off).")
+    text_cache: bool = Field(default=True, description=(
+        "Memoise per-text work of the heuristic reasoner (folded words, stems, names; docs/performance.md); "
+        "false runs the same code uncached, for the equality check."))
     max_question_bytes: int = Field(default=8192,
                                     description="Largest request body the API accepts (413 above).")
 

@@ -12,11 +12,13 @@ import re
 from collections.abc import Iterable, Sequence
 from itertools import pairwise
 
+from investigation.memo import memoised
 from investigation.state import Evidence
 from investigation.text import (
     MONTHS,
     QUESTION_WORDS,
     STOPWORDS,
+    TEXT_CACHE_SIZE,
     capitalised_spans,
     content_words,
     fold,
@@ -84,12 +86,20 @@ def _vocabulary(texts: Iterable[str]) -> tuple[set[str], str]:
     vocab: set[str] = set()
     sequences: list[str] = []
     for text in texts:
-        ws = _plain_words(text)
-        vocab.update(_norm(w) for w in ws)
-        vocab.update(a + b for a, b in pairwise(ws))
-        vocab.update(w.replace("-", "") for w in words(text) if "-" in w)
-        sequences.append(" ".join(_norm(w) for w in ws))
+        text_vocab, sequence = _text_vocabulary(text)
+        vocab |= text_vocab
+        sequences.append(sequence)
     return vocab, " | ".join(sequences)
+
+
+@memoised(TEXT_CACHE_SIZE)
+def _text_vocabulary(text: str) -> tuple[frozenset[str], str]:
+    """`_vocabulary` of one text, computed once per passage (investigation/memo.py)."""
+    ws = _plain_words(text)
+    vocab = {_norm(w) for w in ws}
+    vocab.update(a + b for a, b in pairwise(ws))
+    vocab.update(w.replace("-", "") for w in words(text) if "-" in w)
+    return frozenset(vocab), " ".join(_norm(w) for w in ws)
 
 
 def mentioned(name: str, vocab: set[str], sequence: str) -> bool:

@@ -13,8 +13,9 @@ from heuristic.compression import compress
 from heuristic.focus import focus_names, mentioning
 from heuristic.grader import bridge_terms, lexical_agreement, weighted_terms
 from heuristic.planner import base_title, find_anchors, linked_titles, linked_titles_to, mentions
+from investigation.memo import memoised
 from investigation.state import Evidence, Grade
-from investigation.text import content_stems, words
+from investigation.text import TEXT_CACHE_SIZE, content_stems, words
 
 
 @dataclass(frozen=True)
@@ -70,6 +71,7 @@ def final_scores(question: str, evidence: Sequence[Evidence], config: SelectionC
     return scores
 
 
+@memoised(TEXT_CACHE_SIZE)
 def _padded(text: str) -> str:
     return f" {' '.join(words(text))} "
 

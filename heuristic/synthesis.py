@@ -3,7 +3,10 @@ question, markdown turned into plain sentences, each cited), or a refusal when n
 
 Sentences are chosen greedily by what they add: question terms not yet covered (names and numbers count
 double), the kind of answer the question asks for (a duration for "how long", a price for "how much does …
-cost"), the evidence's grade, and for comparisons one sentence per compared entity first.
+cost"), the evidence's grade, and for comparisons one sentence per compared entity first. The answer then
+leads with what was asked: the sentence holding the asked kind of value (`heuristic.kinds`), the end of a
+multi-hop chain (`heuristic.chains`), or both sides of a comparison in one first sentence with its verdict
+("Yes: …; …", the earlier entity first: `heuristic.verdicts`).
 """
 
 from __future__ import annotations
@@ -12,18 +15,21 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from heuristic.chains import ChainContext, Sentence, chain_end, is_name, named_in
 from heuristic.focus import focus_names
 from heuristic.grader import weighted_terms
+from heuristic.kinds import answer_kind, focus_terms, measure_of
 from heuristic.planner import base_title
 from heuristic.prose import units, with_context
 from heuristic.router import compared_entities
 from heuristic.sufficiency import has_support, unsupported_names
-from heuristic.verdicts import both_verdict, is_yes_no, temporal_winner
+from heuristic.verdicts import about as verdict_about
+from heuristic.verdicts import both_verdict, broad_names, is_yes_no, temporal_winner
 from investigation.answers import refusal
 from investigation.citations import cite
 from investigation.guards import carries_instructions
 from investigation.state import Answer, Evidence, Grade, Route, RouteDecision
-from investigation.text import NAME_CONNECTORS, ask_sentence, capitalised_spans, fold, stem, words
+from investigation.text import ask_sentence, fold, words
 from investigation.text import content_stems as _content_stems
 
 DIRECT_REPLY = ("Hello! I'm Sleuth. Ask me a question about your knowledge base and I will investigate it "
@@ -33,34 +39,7 @@ _SORRY_REPLY = "No problem at all! Ask me anything about your knowledge base whe
 _BOT_REPLY = ("I'm Sleuth, an automated assistant. Ask me a question about your knowledge base and I will "
               "investigate it and answer with citations.")
 _BYE_REPLY = "You're welcome, glad it helped! Have a good one, and ask me anything whenever you need."
-_DURATION = re.compile(r"\b\d[\d,.]*\s*(-|to\s+\d+\s*)?(business\s+|calendar\s+|working\s+)?"
-                       r"(seconds?|minutes?|hours?|days?|weeks?|months?|years?)\b", re.IGNORECASE)
-# Month names; "may" only as "May" (the modal verb "may approve" is no date).
-_MONTH = (r"\b(?:january|february|march|april|june|july|august|september|october|november|december)\b|"
-          r"(?-i:\bMay\b)")
-_MEASURE = re.compile(r"\b(?:population|attendance|capacity|enrollment|elevation|height|area)\b", re.IGNORECASE)
-_PLACE_ASKED = re.compile(r"(?:^|[.?!;,]\s*|\band\s+)where\b|\b(?:what|which)\s+(?:[a-z]+\s+)?(?:city|town|state|country|county|province|"
-                          r"region|island|village|nation|continent|borough|district|location)\b", re.IGNORECASE)
-# A place as prose names it: "in Columbus", "from Portland, Oregon", "at Fort Worth" (case matters here).
-_PLACE = re.compile(r"\b(?:in|at|from|near)\s+(?:the\s+)?[A-Z][\w'-]+|\b[A-Z][\w'-]+,\s+[A-Z][\w'-]+|→|\bsettings\b")
-_ANSWER_KINDS: tuple[tuple[re.Pattern[str], re.Pattern[str]], ...] = (
-    (re.compile(r"\bhow\s+(long|soon|many\s+(days|hours|minutes|weeks|months|years))\b|\buntil\s+when\b|"
-                r"\bwhat(?:'s|\s+is|\s+are)\s+the\s+(?:[\w-]+\s+){0,3}(?:timeout|retention(?:\s+period)?|lifetime|"
-                r"duration|grace\s+period|trial(?:\s+period)?)\b", re.IGNORECASE), _DURATION),
-    # "By when must …": a deadline is a date or a time from an event ("within 30 days after …").
-    (re.compile(r"\bby\s+when\b|\bdeadline\b|\bhow\s+late\b", re.IGNORECASE),
-     re.compile(_DURATION.pattern + r"|\b(1[0-9]{3}|20[0-9]{2})\b|" + _MONTH, re.IGNORECASE)),
-    (re.compile(r"\bhow\s+much\b.*\b(cost|price|charge|pay|fee)|\b(cost|price|fee|charge)s?\b.*\?|\bhow\s+much\s+is\b", re.IGNORECASE),
-     re.compile(r"[$€£]\s?\d|\b\d[\d,.]*\s*(usd|eur|gbp|dollars?|euros?)\b|\bfree\b", re.IGNORECASE)),
-    (_PLACE_ASKED, _PLACE),
-    (re.compile(r"\bwhen\b|\bwhat\s+(date|year|day|time)\b", re.IGNORECASE),
-     re.compile(r"\b(1[0-9]{3}|20[0-9]{2})\b|" + _MONTH + r"|\b\d{1,2}:\d{2}\b", re.IGNORECASE)),
-    (re.compile(r"\bhow\s+(many|much|often|far|big|large|fast|tall|high|old)\b|\bwhat\s+(number|percentage|share)\b|"
-                r"\b(limit|maximum|minimum|max|min)\b|" + _MEASURE.pattern, re.IGNORECASE),
-     re.compile(r"\b\d[\d,.]*\b")),
-)
 _CONTEXT_BONUS = 0.35
-_FOCUS_WEIGHT = 4.0  # the asking clause's terms weigh this much more in what a chain's end must cover
 _TYPED_SHARE = 0.6  # a sentence with the asked kind of value is added when its gain is this share of the best
 # A yes/no comparison asks whether both share something ("Are X and Y both …", "the same …", "Does Y also …").
 _BOTH = re.compile(r"\b(?:both|same|also|too)\b", re.IGNORECASE)
@@ -99,21 +78,11 @@ def direct_answer(question: str) -> Answer:
 
 
 
-@dataclass(frozen=True)
-class _Candidate:
-    index: int  # evidence index
-    position: int
-    text: str
-    stems: frozenset[str]
-    weight: float  # grade weight of its evidence
-    prior: float  # evidence rank and score
-
-
 _TOOL_RECORD_PRIOR = 0.25
 
 
-def _candidates(question: str, evidence: Sequence[Evidence]) -> list[_Candidate]:
-    out: list[_Candidate] = []
+def _candidates(question: str, evidence: Sequence[Evidence]) -> list[Sentence]:
+    out: list[Sentence] = []
     asked = content_stems(question)
     for index, e in enumerate(evidence):
         # The selection ranked the evidence (links and bridges included): its leaders count fully even when
@@ -129,22 +98,9 @@ def _candidates(question: str, evidence: Sequence[Evidence]) -> list[_Candidate]
             stems = frozenset(content_stems(f"{text} {unit.section}") | content_stems(e.title))
             # A tool's record of the requester's own account says what no general article can.
             own = _TOOL_RECORD_PRIOR if e.source_id.startswith("tool:") and stems & asked else 0.0
-            out.append(_Candidate(index, position, text, stems, weight,
+            out.append(Sentence(index, position, text, stems, weight,
                                   0.05 * e.score - 0.005 * index - 0.003 * position + own))
     return out
-
-
-def answer_kind(question: str) -> re.Pattern[str] | None:
-    """What an answer to this question looks like: "how many times" → a number of times; else a duration,
-    a price, a date, a number or a place."""
-    counted = re.search(r"\bhow\s+(?:many|much)\s+([a-z]{3,})", question, re.IGNORECASE)
-    if counted and counted.group(1).lower() not in ("time", "longer", "more", "does", "do", "is", "are", "will"):
-        noun = re.escape(stem(counted.group(1).lower())[:5])
-        return re.compile(r"\b\d[\d,.]*\s*(?:[a-z-]+\s+){0,2}" + noun, re.IGNORECASE)
-    for asks, looks in _ANSWER_KINDS:
-        if asks.search(question):
-            return looks
-    return None
 
 
 def _terms(question: str) -> dict[str, float]:
@@ -158,7 +114,7 @@ def _terms(question: str) -> dict[str, float]:
     return terms
 
 
-def _gain(c: _Candidate, terms: dict[str, float], state: _State, kind: re.Pattern[str] | None,
+def _gain(c: Sentence, terms: dict[str, float], state: _State, kind: re.Pattern[str] | None,
           bridge: dict[int, set[str]]) -> float:
     """What a sentence adds: uncovered question terms, the expected kind of answer, and a link to what was
     picked already (the chain: the sentence after "ERR_4030 means suspended" is about suspension)."""
@@ -201,6 +157,11 @@ class _State:
     measure: frozenset[str] = frozenset()  # the measured quantity a number question names (population)
     named: tuple[bool, ...] = ()  # the evidence's title is a name ("M. Ward"), not a topic ("Batch printing")
 
+    @property
+    def chain(self) -> ChainContext:
+        return ChainContext(question_text=self.question_text, titles=self.titles, named=self.named,
+                            focus=self.focus, asked=frozenset(self.asked))
+
 
 def restates(sentence: str, question_stems: frozenset[str] | set[str]) -> bool:
     """True when nearly everything a sentence says is already in the question (a worked example of the
@@ -209,11 +170,11 @@ def restates(sentence: str, question_stems: frozenset[str] | set[str]) -> bool:
     return len(stems) >= 3 and len(stems & question_stems) >= _RESTATES * len(stems)
 
 
-def _contrasts(c: _Candidate) -> bool:
+def _contrasts(c: Sentence) -> bool:
     return bool(_CONTRAST.search(c.text))
 
 
-def _anchor_terms(question: str, candidates: Sequence[_Candidate]) -> set[str]:
+def _anchor_terms(question: str, candidates: Sequence[Sentence]) -> set[str]:
     """What the sentences about the question's specific names say besides the question: the resolved
     bridge ("ERR_4030" → organization, suspended; "Sydney" → AP-1, Business), which the answer links to."""
     names = [fold(n) for n in focus_names(question)]
@@ -225,18 +186,11 @@ def _anchor_terms(question: str, candidates: Sequence[_Candidate]) -> set[str]:
     return linked
 
 
-def _typed(c: _Candidate, kind: re.Pattern[str] | None, state: _State) -> bool:
+def _typed(c: Sentence, kind: re.Pattern[str] | None, state: _State) -> bool:
     """The sentence holds the kind of answer asked for, next to what is asked about ("90 days" next to
     "data … deleted", not "15 minutes" next to "payment")."""
     return (kind is not None and not state.kind_found and bool(c.stems & state.asked) and state.measure <= c.stems
             and bool(kind.search(c.text)))
-
-
-def measure_of(question: str) -> set[str]:
-    """The measured quantity a number question names ("what was the population of …" → population): a
-    number answers it only next to that word, not a birth year of the same passage."""
-    found = _MEASURE.search(question)
-    return content_stems(found.group(0)) if found else set()
 
 
 def _pick(question: str, route: RouteDecision, evidence: Sequence[Evidence], max_sentences: int) -> _Composition:
@@ -245,7 +199,7 @@ def _pick(question: str, route: RouteDecision, evidence: Sequence[Evidence], max
     kind = answer_kind(question)
     question_stems = set(terms)
     bridge = {i: content_stems(e.query) - question_stems for i, e in enumerate(evidence)}
-    picked: list[_Candidate] = []
+    picked: list[Sentence] = []
     state = _State(covered=set(), linked=_anchor_terms(question, candidates), places=set(),
                    asked=set(_terms_of(ask_sentence(question))), question=frozenset(content_stems(question)),
                    question_text=fold(question),
@@ -254,7 +208,7 @@ def _pick(question: str, route: RouteDecision, evidence: Sequence[Evidence], max
                    measure=frozenset(measure_of(question)),
                    follow=_FOLLOW if route.route is Route.MULTI_HOP else 0.0)
 
-    def take(c: _Candidate) -> None:
+    def take(c: Sentence) -> None:
         picked.append(c)
         state.said += " " + fold(c.text)
         state.covered.update(c.stems)
@@ -262,11 +216,11 @@ def _pick(question: str, route: RouteDecision, evidence: Sequence[Evidence], max
         state.places.add((c.index, c.position))
         state.kind_found = state.kind_found or _typed(c, kind, state)
 
-    def gain(c: _Candidate) -> float:
+    def gain(c: Sentence) -> float:
         return _gain(c, terms, state, kind, bridge)
 
     entities = compared_entities(question) if route.route is Route.MULTI_PART else []
-    sides: list[_Candidate] = []  # one sentence per compared entity, in the question's order
+    sides: list[Sentence] = []  # one sentence per compared entity, in the question's order
     for name in entities:
         key = fold(name)
         holders = [c for c in candidates if c not in picked and key in fold(c.text)] or [
@@ -300,7 +254,7 @@ def _pick(question: str, route: RouteDecision, evidence: Sequence[Evidence], max
             take(best_typed)
     if len(sides) >= 2 and len(sides) == len(entities):
         return _comparison(question, entities, sides, picked, candidates, evidence)
-    end = _chain_end(picked, candidates, state, kind, terms) if route.route is Route.MULTI_HOP else None
+    end = chain_end(picked, candidates, state.chain, kind, terms) if route.route is Route.MULTI_HOP else None
     if end is not None and kind is not None and not kind.search(end.text) and any(
             _answers(c, kind, state, terms)[0] for c in picked):
         end = None  # a picked sentence already holds the asked kind of value; this link adds nothing
@@ -321,7 +275,7 @@ def _pick(question: str, route: RouteDecision, evidence: Sequence[Evidence], max
             # ("… published by Two Dollar Radio" → "Two Dollar Radio is … based in Columbus, Ohio"); the
             # sentence that names it follows, so the chain reads answer → link.
             pool = [end]
-            namer = next((c for c in picked if c.index != end.index and _names(fold(c.text), state.titles[end.index])),
+            namer = next((c for c in picked if c.index != end.index and named_in(fold(c.text), state.titles[end.index])),
                          None)
             if namer is not None:
                 picked.remove(namer)
@@ -337,101 +291,21 @@ class _Composition:
     """The sentences of the answer in order; the first `joined` of them form its first sentence (both sides
     of a comparison), after `prefix` ("Yes: ", "No: ")."""
 
-    sentences: list[_Candidate]
+    sentences: list[Sentence]
     joined: int = 1
     prefix: str = ""
 
 
-def _typed_near(text: str, kind: re.Pattern[str] | None, asked: set[str]) -> bool:
-    """The asked kind of value sits right after an asked word ("based in Philadelphia" for "based in what
-    state"), not just anywhere in the sentence ("compete in the National Football League")."""
-    if kind is None:
-        return False
-    for match in kind.finditer(text):
-        before = text[max(0, match.start() - 40): match.start()]
-        if content_stems(before) & asked:
-            return True
-    return False
-
-
-def focus_terms(question: str) -> set[str]:
-    """The terms of the question's last clause that asks something ("… a German musician whose godfather
-    is whom?" → godfather): what the end of a chain must say, beyond what identifies the entity."""
-    parts = re.split(r"\b(?:who|whom|whose|which|what|where|when|how)\b", question, flags=re.IGNORECASE)
-    for part in reversed(parts[1:]):
-        stems = content_stems(part)
-        if stems:
-            return stems
-    return set()
-
-
-def is_name(title: str) -> bool:
-    """A title that is a proper name ("M. Ward", "Philadelphia Eagles", "Always (2011 film)"): every word but
-    the connectors is capitalised (or a number); a topic title ("Batch label printing") is not."""
-    bare = re.sub(r"\s*\([^)]*\)\s*$", "", title).strip()
-    tokens = [w for w in re.findall(r"[^\W_][\w'’.-]*", bare) if fold(w) not in NAME_CONNECTORS]
-    return bool(tokens) and all(w[0].isupper() or w[0].isdigit() for w in tokens)
-
-
-def _names(text: str, title: str) -> bool:
-    """The folded `text` names the folded `title` as a whole name ("m. ward" in "by m. ward.")."""
-    return len(title) >= 3 and re.search(r"(?<![\w])" + re.escape(title) + r"(?![\w])", text) is not None
-
-
-def _chain_end(picked: Sequence[_Candidate], candidates: Sequence[_Candidate], state: _State,
-               kind: re.Pattern[str] | None, terms: dict[str, float]) -> _Candidate | None:
-    """The sentence at the end of a multi-hop chain: in a passage whose title a picked sentence of another
-    passage names (and the question does not), the one that holds the asked kind of value and covers what
-    the naming sentence leaves open ("M. Ward is … from Portland, Oregon" after "… album by M. Ward")."""
-    best: tuple[tuple[bool, bool, float, int, int], _Candidate] | None = None
-    for c in candidates:
-        title = state.titles[c.index] if c.index < len(state.titles) else ""
-        if len(title) < 3 or _names(state.question_text, title) or not state.named[c.index]:
-            continue
-        namers = [p for p in picked if p.index != c.index and _names(fold(p.text), title)]
-        if not namers:
-            continue
-        said = set().union(*(p.stems for p in namers))
-        open_terms = {t: w * (_FOCUS_WEIGHT if t in state.focus else 1.0) for t, w in terms.items() if t not in said}
-        total = sum(open_terms.values()) or 1.0
-        cover = sum(w for t, w in open_terms.items() if t in c.stems) / total
-        typed = kind is not None and bool(kind.search(c.text))
-        if not typed and cover <= 0 and c.position > 0:
-            continue
-        lead_named = 0.1 if picked and namers[0] is picked[0] else 0.0
-        score = round(cover + (0.1 if c.position == 0 else 0.0) + lead_named + 0.05 * c.weight, 6)
-        key = (typed, typed and _typed_near(c.text, kind, state.asked), score, -c.index, -c.position)
-        if best is None or key > best[0]:
-            best = (key, c)
-    return best[1] if best else None
-
-
-def _about(name: str, candidates: Sequence[_Candidate], evidence: Sequence[Evidence]) -> list[str]:
-    """The sentences about a compared entity: those of its own passage and those naming it."""
-    key = fold(name)
-    own = [c.text for c in candidates if key in fold(evidence[c.index].title) or fold(base_title(
-        evidence[c.index].title)).strip() in (key, key.removeprefix("the "))]
-    return own + [c.text for c in candidates if key in fold(c.text) and c.text not in own]
-
-
-def _broad_names(evidence: Sequence[Evidence]) -> frozenset[str]:
-    """Names so common in the evidence that sharing them tells two things apart from nothing ("United States")."""
-    counts: dict[str, int] = {}
-    for e in evidence:
-        for span in {fold(s) for s in capitalised_spans(e.text)}:
-            counts[span] = counts.get(span, 0) + 1
-    return frozenset(n for n, k in counts.items() if k >= max(3, len(evidence) // 3))
-
-
-def _comparison(question: str, entities: Sequence[str], sides: list[_Candidate], picked: list[_Candidate],
-                candidates: Sequence[_Candidate], evidence: Sequence[Evidence]) -> _Composition:
+def _comparison(question: str, entities: Sequence[str], sides: list[Sentence], picked: list[Sentence],
+                candidates: Sequence[Sentence], evidence: Sequence[Evidence]) -> _Composition:
     """Both sides in the first sentence: "Yes: …; …" when both entities have what a yes/no question asks,
     "No: …; …" when one lacks it; for "which came first" the earlier entity's sentence leads."""
-    about = [_about(name, candidates, evidence) for name in entities]
+    sentences = [(c.text, evidence[c.index].title) for c in candidates]
+    about = [verdict_about(name, sentences) for name in entities]
     prefix = ""
     order = list(sides)
     if is_yes_no(question) and _BOTH.search(ask_sentence(question)):
-        verdict = both_verdict(question, entities, about, _broad_names(evidence))
+        verdict = both_verdict(question, entities, about, broad_names([e.text for e in evidence]))
         prefix = "" if verdict is None else ("Yes: " if verdict else "No: ")
     else:
         winner = temporal_winner(question, about)
@@ -441,7 +315,7 @@ def _comparison(question: str, entities: Sequence[str], sides: list[_Candidate],
     return _Composition(order + rest, joined=len(order), prefix=prefix)
 
 
-def _answers(c: _Candidate, kind: re.Pattern[str] | None, state: _State,
+def _answers(c: Sentence, kind: re.Pattern[str] | None, state: _State,
              terms: dict[str, float]) -> tuple[bool, bool, bool, float]:
     """How well a picked sentence answers the asking sentence: it holds the expected kind of value next to
     the asked terms, it neither restates the question nor sets a name against another, and it covers the
@@ -455,7 +329,7 @@ def _answers(c: _Candidate, kind: re.Pattern[str] | None, state: _State,
     return typed, clean, novel, round(cover + 0.001 * c.weight, 6)
 
 
-def _repeats(c: _Candidate, picked: Sequence[_Candidate]) -> bool:
+def _repeats(c: Sentence, picked: Sequence[Sentence]) -> bool:
     """A sentence that says (nearly) what a picked one says."""
     return any(len(c.stems & p.stems) >= 0.8 * max(1, min(len(c.stems), len(p.stems))) for p in picked)
 

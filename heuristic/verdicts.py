@@ -99,3 +99,24 @@ def temporal_winner(question: str, about: Sequence[Sequence[str]]) -> int | None
     known = [y for y in years if y is not None]
     target = max(known) if later else min(known)
     return known.index(target)
+
+
+def _base(title: str) -> str:
+    return fold(re.sub(r"\s*\([^)]*\)\s*$", "", title)).strip()
+
+
+def about(name: str, sentences: Sequence[tuple[str, str]]) -> list[str]:
+    """The sentences about a compared entity (`sentences`: text and passage title): those of its own
+    passage and those naming it."""
+    key = fold(name)
+    own = [text for text, title in sentences if key in fold(title) or _base(title) in (key, key.removeprefix("the "))]
+    return own + [text for text, _title in sentences if key in fold(text) and text not in own]
+
+
+def broad_names(texts: Sequence[str]) -> frozenset[str]:
+    """Names so common in the evidence that sharing them tells two things apart from nothing ("United States")."""
+    counts: dict[str, int] = {}
+    for text in texts:
+        for span in {fold(s) for s in capitalised_spans(text)}:
+            counts[span] = counts.get(span, 0) + 1
+    return frozenset(n for n, k in counts.items() if k >= max(3, len(texts) // 3))

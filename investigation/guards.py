@@ -14,10 +14,12 @@ from collections.abc import Collection, Iterable, Sequence
 from dataclasses import dataclass
 
 from investigation.citations import MARKER, markers_in
+from investigation.memo import memoised
 from investigation.state import Evidence, Grade
 from investigation.text import (
     QUESTION_WORDS,
     STOPWORDS,
+    TEXT_CACHE_SIZE,
     capitalised_spans,
     content_stems,
     content_words,
@@ -69,6 +71,7 @@ _INSTRUCTIONS = re.compile(
 _HIDDEN = re.compile("[\u200b-\u200f\u202a-\u202e\u2060-\u2064\ufeff]")
 
 
+@memoised(TEXT_CACHE_SIZE)  # asked of every passage in every hop
 def carries_instructions(text: str) -> bool:
     """True when a passage addresses orders to an AI (the shape of a prompt injection)."""
     return bool(_INSTRUCTIONS.search(_HIDDEN.sub("", text)))
@@ -97,6 +100,7 @@ _ADDRESSES_AI = re.compile(
     re.IGNORECASE)
 
 
+@memoised(TEXT_CACHE_SIZE)
 def untrusted(text: str) -> bool:
     """True when a passage addresses an AI or imitates markup (fake fences, role labels, hidden HTML): it is
     flagged in the trace, ranked below clean evidence, and never quoted."""

@@ -9,6 +9,12 @@ import re
 import unicodedata
 from functools import lru_cache
 
+from investigation.memo import memoised
+
+# Entries per text cache (investigation/memo.py): every passage, sentence, title, name and query of a
+# few thousand chunks fits, so a worker reads each passage once (docs/performance.md).
+TEXT_CACHE_SIZE = 32768
+
 STOPWORDS: frozenset[str] = frozenset(
     ["a", "about", "above", "after", "again", "against", "all", "also", "am", "an", "and", "any", "are", "aren", "as", "at", "be", "because", "been", "before", "being", "below", "between", "both", "but", "by", "can", "could", "did", "didn", "do", "does", "doesn", "doing", "don", "down", "during", "each", "either", "ever", "few", "for", "from", "further", "had", "has", "have", "having", "he", "her", "here", "hers", "herself", "him", "himself", "his", "how", "i", "if", "in", "into", "is", "isn", "it", "its", "itself", "just", "let", "me", "more", "most", "much", "must", "my", "myself", "neither", "no", "nor", "not", "now", "of", "off", "on", "once", "only", "or", "other", "ought", "our", "ours", "ourselves", "out", "over", "own", "same", "shall", "she", "should", "so", "some", "such", "than", "that", "the", "their", "theirs", "them", "themselves", "then", "there", "these", "they", "this", "those", "through", "to", "too", "under", "until", "up", "upon", "very", "was", "wasn", "we", "were", "weren", "what", "whatever", "when", "where", "whether", "which", "while", "who", "whom", "whose", "why", "will", "with", "within", "would", "you", "your", "yours", "yourself", "yourselves", "s", "t", "d", "ll", "m", "re", "ve", "y", "o", "one", "ones", "thing", "things", "something", "anything", "else", "many", "known", "called", "named", "name", "kind", "type", "part"]
 )
@@ -37,19 +43,23 @@ _DATE = re.compile(
 _ABBREV = {"mr", "mrs", "ms", "dr", "st", "jr", "sr", "vs", "no", "inc", "ltd", "co", "mt", "ft", "u.s", "e.g", "i.e"}
 
 
+@memoised(TEXT_CACHE_SIZE)
 def fold(text: str) -> str:
     """Lower-case and strip accents, so "Aschenbrödel" matches "Aschenbrodel"."""
+    if text.isascii():  # NFKD leaves ASCII as it is and there is nothing to strip: the same result, at once
+        return text.lower()
     decomposed = unicodedata.normalize("NFKD", text)
     return "".join(ch for ch in decomposed if not unicodedata.combining(ch)).lower().replace("’", "'")
 
 
+@memoised(TEXT_CACHE_SIZE)
 def count_tokens(text: str) -> int:
     """A model-free token estimate: words plus punctuation marks."""
     return len(_TOKEN.findall(text))
 
 
-def words(text: str) -> list[str]:
-    """Folded word tokens, possessive `'s` removed, hyphenated words kept whole and split."""
+@memoised(TEXT_CACHE_SIZE)
+def _words(text: str) -> tuple[str, ...]:
     out: list[str] = []
     for match in _WORD.finditer(fold(text)):
         word = match.group(0).strip(".'")
@@ -59,7 +69,12 @@ def words(text: str) -> list[str]:
         out.append(word)
         if "-" in word:
             out.extend(part for part in word.split("-") if part)
-    return out
+    return tuple(out)
+
+
+def words(text: str) -> list[str]:
+    """Folded word tokens, possessive `'s` removed, hyphenated words kept whole and split."""
+    return list(_words(text))
 
 
 @lru_cache(maxsize=65536)
@@ -76,23 +91,39 @@ def stem(word: str) -> str:
     return w
 
 
+@memoised(TEXT_CACHE_SIZE)
+def _content_words(text: str) -> tuple[str, ...]:
+    return tuple(w for w in _words(text) if w not in STOPWORDS and (len(w) > 1 or w.isdigit()))
+
+
 def content_words(text: str) -> list[str]:
     """Words that carry meaning (no stopwords, no one-letter tokens), in order, folded."""
-    return [w for w in words(text) if w not in STOPWORDS and (len(w) > 1 or w.isdigit())]
+    return list(_content_words(text))
 
 
+@memoised(TEXT_CACHE_SIZE)
 def query_key(text: str) -> str:
     """The comparison key of a search query: folded content words, in order."""
-    return " ".join(content_words(text))
+    return " ".join(_content_words(text))
+
+
+@memoised(TEXT_CACHE_SIZE)
+def _content_stems(text: str) -> frozenset[str]:
+    return frozenset(stem(w) for w in _content_words(text))
 
 
 def content_stems(text: str) -> set[str]:
     """The set of stems of `content_words(text)`."""
-    return {stem(w) for w in content_words(text)}
+    return set(_content_stems(text))
 
 
 def split_sentences(text: str) -> list[str]:
     """Split prose into sentences without breaking on common abbreviations or initials."""
+    return list(_sentences(text))
+
+
+@memoised(TEXT_CACHE_SIZE)
+def _sentences(text: str) -> tuple[str, ...]:
     pieces = _SENTENCE_END.split(text.strip())
     sentences: list[str] = []
     for piece in pieces:
@@ -104,12 +135,17 @@ def split_sentences(text: str) -> list[str]:
                 sentences[-1] = f"{sentences[-1]} {piece}"
                 continue
         sentences.append(piece.strip())
-    return sentences
+    return tuple(sentences)
 
 
 def quoted_titles(text: str) -> list[str]:
     """Titles written in quotes: '"Wonderland by Night"' → 'Wonderland by Night'."""
-    return [m.group(1).strip(" ,.") for m in _QUOTED.finditer(text)]
+    return list(_quoted_titles(text))
+
+
+@memoised(TEXT_CACHE_SIZE)
+def _quoted_titles(text: str) -> tuple[str, ...]:
+    return tuple(m.group(1).strip(" ,.") for m in _QUOTED.finditer(text))
 
 
 def _is_capitalised(token: str) -> bool:
@@ -122,6 +158,11 @@ def capitalised_spans(text: str) -> list[str]:
     A sentence-initial question word or stopword is not a name ("Who", "The" in "The director ...");
     punctuation ends a run; a possessive ends it unless a capitalised word follows ("Woman's Viewpoint").
     """
+    return list(_capitalised_spans(text))
+
+
+@memoised(TEXT_CACHE_SIZE)
+def _capitalised_spans(text: str) -> tuple[str, ...]:
     spans: list[str] = []
     tokens = re.findall(r"[^\s,;:!?()\[\]\"“”]+|[,;:!?()\[\]\"“”]", text)
     current: list[str] = []
@@ -162,7 +203,7 @@ def capitalised_spans(text: str) -> list[str]:
         elif current and current[-1].endswith(("'s", "’s")):
             pending.clear()
     flush()
-    return spans
+    return tuple(spans)
 
 
 def numbers(text: str) -> list[str]:
@@ -179,34 +220,40 @@ def dates(text: str) -> list[str]:
 
 def entities(text: str) -> list[str]:
     """Quoted titles first, then capitalised spans, de-duplicated (folded), in order of appearance."""
+    return list(_entities(text))
+
+
+@memoised(TEXT_CACHE_SIZE)
+def _entities(text: str) -> tuple[str, ...]:
     seen: set[str] = set()
     out: list[str] = []
-    for candidate in [*quoted_titles(text), *capitalised_spans(text)]:
+    for candidate in [*_quoted_titles(text), *_capitalised_spans(text)]:
         key = fold(candidate)
         if any(key in other for other in seen if len(other) > len(key)):
             continue  # a word of a quoted title already kept
         if key and key not in seen and key not in STOPWORDS and key not in QUESTION_WORDS:
             seen.add(key)
             out.append(candidate)
-    return out
+    return tuple(out)
 
 
 def overlap(query_stems: set[str], text: str) -> float:
     """Share of `query_stems` present in `text` (0 when the query has no content words)."""
     if not query_stems:
         return 0.0
-    return len(query_stems & content_stems(text)) / len(query_stems)
+    return len(query_stems & _content_stems(text)) / len(query_stems)
 
 
 _ASKING = re.compile(r"\?\s*$|^\s*(what|how|when|where|why|which|who|whom|whose|can|could|do|does|did|is|are|was|were|"
                      r"will|would|should|shall|may)\b", re.IGNORECASE)
 
 
+@memoised(TEXT_CACHE_SIZE)
 def ask_sentence(question: str) -> str:
     """The sentence of a multi-sentence ticket that asks ("We moved to AP-1 … . Which URL should we use?" →
     "Which URL should we use?"), or the whole question when it is one sentence or asks nowhere clearly."""
     sentences = [s.strip() for s in re.split(r"(?<=[.!?])\s+", question.strip()) if s.strip()]
     if len(sentences) < 2:
         return question
-    asks = [s for s in sentences if _ASKING.search(s) and len(content_words(s)) >= 2]
+    asks = [s for s in sentences if _ASKING.search(s) and len(_content_words(s)) >= 2]
     return asks[0] if len(asks) == 1 else question

@@ -6,7 +6,8 @@ from __future__ import annotations
 import pytest
 
 from cli.bench_metrics import first_sentence
-from heuristic.synthesis import answer_kind, synthesize_answer
+from heuristic.kinds import answer_kind, focus_terms
+from heuristic.synthesis import synthesize_answer
 from heuristic.verdicts import both_verdict, is_yes_no, temporal_winner
 from investigation.state import Grade, Route, RouteDecision
 from tests.unit.investigation.fakes import evidence
@@ -141,3 +142,25 @@ def test_may_the_modal_verb_is_no_date_and_a_relative_where_asks_no_place() -> N
     population = answer_kind("What was the population of the city where she was born?")
     assert population is not None and population.search("a population of 6,960")
     assert not population.search("born in Younge")
+
+
+def test_a_chain_continues_through_a_sentence_that_mentions_the_bridge_name() -> None:
+    question = "Who was the first president of the association which published Journal of Mind Studies?"
+    journal = evidence("jms#0", "Journal of Mind Studies", (
+        "The Journal of Mind Studies is an academic journal published by the Northern Psychological Association."),
+        score=0.9)
+    essay = evidence("youth#0", "Youth", (
+        "The study of youth began with a book by Granville Hale. "
+        "Hale, who was the first president of the Northern Psychological Association, saw youth as turmoil."),
+        grade=Grade.INCORRECT, score=0.4)
+    answer = synthesize_answer(question, HOP, [journal, essay])
+    assert "Hale" in first_sentence(answer.text), answer.text
+
+
+@pytest.mark.parametrize(("question", "focus"), [
+    ("Who was the first president of the association which published Journal of X?", {"first", "president", "associ"}),
+    ("The manuscript is in the hand of a German musician whose godfather is whom?", {"godfath"}),
+    ("At the 2011 census, what was the population of the city where Kerry Dale was born?", {"city", "popul"}),
+])
+def test_the_focus_is_the_asking_clause_not_a_relative_one(question: str, focus: set[str]) -> None:
+    assert focus_terms(question) == focus

@@ -1,0 +1,97 @@
+"""What a question asks for: the kind of value that answers it (a duration, a deadline, a price, a place, a
+date, a number, a measured quantity) and the clause that asks it ("… a musician whose godfather is whom?")."""
+
+from __future__ import annotations
+
+import re
+
+from investigation.text import STOPWORDS, content_stems, fold, stem
+
+_DURATION = re.compile(r"\b\d[\d,.]*\s*(-|to\s+\d+\s*)?(business\s+|calendar\s+|working\s+)?"
+                       r"(seconds?|minutes?|hours?|days?|weeks?|months?|years?)\b", re.IGNORECASE)
+# Month names; "may" only as "May" (the modal verb "may approve" is no date).
+_MONTH = (r"\b(?:january|february|march|april|june|july|august|september|october|november|december)\b|"
+          r"(?-i:\bMay\b)")
+_MEASURE = re.compile(r"\b(?:population|attendance|capacity|enrollment|elevation|height|area)\b", re.IGNORECASE)
+_PLACE_ASKED = re.compile(r"(?:^|[.?!;,]\s*|\band\s+)where\b|\b(?:what|which)\s+(?:[a-z]+\s+)?(?:city|town|state|country|county|province|"
+                          r"region|island|village|nation|continent|borough|district|location)\b", re.IGNORECASE)
+# A place as prose names it: "in Columbus", "from Portland, Oregon", "at Fort Worth" (case matters here).
+_PLACE = re.compile(r"\b(?:in|at|from|near)\s+(?:the\s+)?[A-Z][\w'-]+|\b[A-Z][\w'-]+,\s+[A-Z][\w'-]+|→|\bsettings\b")
+_ANSWER_KINDS: tuple[tuple[re.Pattern[str], re.Pattern[str]], ...] = (
+    (re.compile(r"\bhow\s+(long|soon|many\s+(days|hours|minutes|weeks|months|years))\b|\buntil\s+when\b|"
+                r"\bwhat(?:'s|\s+is|\s+are)\s+the\s+(?:[\w-]+\s+){0,3}(?:timeout|retention(?:\s+period)?|lifetime|"
+                r"duration|grace\s+period|trial(?:\s+period)?)\b", re.IGNORECASE), _DURATION),
+    # "By when must …": a deadline is a date or a time from an event ("within 30 days after …").
+    (re.compile(r"\bby\s+when\b|\bdeadline\b|\bhow\s+late\b", re.IGNORECASE),
+     re.compile(_DURATION.pattern + r"|\b(1[0-9]{3}|20[0-9]{2})\b|" + _MONTH, re.IGNORECASE)),
+    (re.compile(r"\bhow\s+much\b.*\b(cost|price|charge|pay|fee)|\b(cost|price|fee|charge)s?\b.*\?|\bhow\s+much\s+is\b", re.IGNORECASE),
+     re.compile(r"[$€£]\s?\d|\b\d[\d,.]*\s*(usd|eur|gbp|dollars?|euros?)\b|\bfree\b", re.IGNORECASE)),
+    (_PLACE_ASKED, _PLACE),
+    (re.compile(r"\bwhen\b|\bwhat\s+(date|year|day|time)\b", re.IGNORECASE),
+     re.compile(r"\b(1[0-9]{3}|20[0-9]{2})\b|" + _MONTH + r"|\b\d{1,2}:\d{2}\b", re.IGNORECASE)),
+    (re.compile(r"\bhow\s+(many|much|often|far|big|large|fast|tall|high|old)\b|\bwhat\s+(number|percentage|share)\b|"
+                r"\b(limit|maximum|minimum|max|min)\b|" + _MEASURE.pattern, re.IGNORECASE),
+     re.compile(r"\b\d[\d,.]*\b")),
+)
+
+def answer_kind(question: str) -> re.Pattern[str] | None:
+    """What an answer to this question looks like: "how many times" → a number of times; else a duration,
+    a price, a date, a number or a place."""
+    counted = re.search(r"\bhow\s+(?:many|much)\s+([a-z]{3,})", question, re.IGNORECASE)
+    if counted and counted.group(1).lower() not in ("time", "longer", "more", "does", "do", "is", "are", "will"):
+        noun = re.escape(stem(counted.group(1).lower())[:5])
+        return re.compile(r"\b\d[\d,.]*\s*(?:[a-z-]+\s+){0,2}" + noun, re.IGNORECASE)
+    for asks, looks in _ANSWER_KINDS:
+        if asks.search(question):
+            return looks
+    return None
+
+
+def measure_of(question: str) -> set[str]:
+    """The measured quantity a number question names ("what was the population of …" → population): a
+    number answers it only next to that word, not a birth year of the same passage."""
+    found = _MEASURE.search(question)
+    return content_stems(found.group(0)) if found else set()
+
+
+
+def typed_near(text: str, kind: re.Pattern[str] | None, asked: set[str]) -> bool:
+    """The asked kind of value sits right after an asked word ("based in Philadelphia" for "based in what
+    state"), not just anywhere in the sentence ("compete in the National Football League")."""
+    if kind is None:
+        return False
+    for match in kind.finditer(text):
+        before = text[max(0, match.start() - 40): match.start()]
+        if content_stems(before) & asked:
+            return True
+    return False
+
+
+_WH_WORD = re.compile(r"\b(?:who|whom|whose|which|what|where|when|how)\b", re.IGNORECASE)
+
+
+def _relative(question: str, start: int) -> bool:
+    """A wh-word right after a noun opens a relative clause ("the city where …", "a musician whose …"); after
+    the start, punctuation, a preposition or a verb it asks ("…, what was …", "based in what state")."""
+    before = question[:start].rstrip()
+    if not before or before[-1] in ".,;:?!(\"“":
+        return False
+    previous = re.findall(r"[\w'-]+", before)
+    return bool(previous) and fold(previous[-1]) not in STOPWORDS
+
+
+def focus_terms(question: str) -> set[str]:
+    """The terms of the clause that asks ("Who was the first president of the association which …" →
+    first, president, association; "… a musician whose godfather is whom?" → godfather): what the end of a
+    chain must say, beyond what identifies the entities on the way."""
+    marks = [(m.start(), m.end(), _relative(question, m.start())) for m in _WH_WORD.finditer(question)]
+    asking = [m for m in marks if not m[2]]
+    if not asking:
+        return set()
+    start, end, _ = asking[-1]
+    following = [m[0] for m in marks if m[0] >= end]
+    stems = content_stems(question[end: following[0] if following else len(question)])
+    if stems:
+        return stems
+    preceding = [m[1] for m in marks if m[1] <= start]
+    return content_stems(question[preceding[-1] if preceding else 0: start])

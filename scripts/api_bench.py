@@ -1,0 +1,209 @@
+"""Investigations through the HTTP API of a real `sleuth up --workers 1`: warm single-investigation latency
+(p50/p95) and the throughput of a burst of the demo-KB questions. A benchmark command, not a test.
+
+    .venv/bin/python scripts/api_bench.py [--sleuth PATH/bin/sleuth] [--home DIR] [--single 30]
+
+`--sleuth` picks the Sleuth installation under test (another worktree's venv for a before/after run in
+one go); the client here only speaks HTTP. The stack runs on a fresh SLEUTH_HOME (the KB is ingested
+once), with the tenant's intake and in-flight caps off so the burst measures the workers, not fairness.
+Server-side times are the investigation's own `created_at` → `finished_at`; the client polls every 10 ms.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import signal
+import socket
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+import httpx
+
+ROOT = Path(__file__).resolve().parents[1]
+TERMINAL = ("answered", "refused", "failed")
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def _p(values: list[float], q: float) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, max(0, round(q * len(ordered) + 0.5) - 1))]
+
+
+class Stack:
+    def __init__(self, sleuth: Path, home: Path, port: int, workers: int, concurrency: int) -> None:
+        self.sleuth, self.home, self.port = sleuth, home, port
+        self.workers, self.concurrency = workers, concurrency
+        self.base = f"http://127.0.0.1:{port}"
+        self.proc: subprocess.Popen[bytes] | None = None
+        self.env = {k: v for k, v in os.environ.items() if not k.startswith("SLEUTH_")}
+        self.env.update({"SLEUTH_HOME": str(home), "SLEUTH_TENANT_MAX_IN_FLIGHT": "0",
+                         "SLEUTH_TENANT_INTAKE_PER_MINUTE": "0", "SLEUTH_SUBQUERY_CACHE_TTL": "0",
+                         "SLEUTH_LOG_LEVEL": "WARNING"})
+
+    def cli(self, *args: str) -> str:
+        return subprocess.run([str(self.sleuth), *args], env=self.env, check=True, capture_output=True,
+                              text=True).stdout
+
+    def prepare(self) -> str:
+        key_file = self.home / "bench-api-key"
+        if key_file.exists():
+            return key_file.read_text().strip()
+        self.home.mkdir(parents=True, exist_ok=True)
+        tenant = json.loads(self.cli("tenants", "create", f"api-bench-{os.getpid()}", "--json"))
+        started = time.perf_counter()
+        self.cli("ingest", str(ROOT / "examples" / "kb"), "--tenant", tenant["name"])
+        print(f"ingested examples/kb in {time.perf_counter() - started:.1f}s")
+        key_file.write_text(tenant["api_key"])
+        return str(tenant["api_key"])
+
+    def start(self, timeout: float = 240.0) -> None:
+        log = open(self.home / "api-bench-up.log", "wb")  # noqa: SIM115
+        self.proc = subprocess.Popen([str(self.sleuth), "up", "--port", str(self.port), "--workers",
+                                      str(self.workers), "--concurrency", str(self.concurrency)],
+                                     env=self.env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            if self.proc.poll() is not None:
+                raise RuntimeError(f"sleuth up exited; see {self.home / 'api-bench-up.log'}")
+            try:
+                if httpx.get(f"{self.base}/readyz", timeout=2).status_code == 200:
+                    return
+            except httpx.HTTPError:
+                pass
+            time.sleep(0.3)
+        raise RuntimeError("sleuth up not ready")
+
+    def stop(self) -> None:
+        if self.proc is not None and self.proc.poll() is None:
+            os.killpg(self.proc.pid, signal.SIGTERM)
+            try:
+                self.proc.wait(timeout=60)
+            except subprocess.TimeoutExpired:
+                os.killpg(self.proc.pid, signal.SIGKILL)
+
+
+def _submit(http: httpx.Client, base: str, key: str, question: str) -> str:
+    response = http.post(f"{base}/v1/investigations", json={"question": question},
+                         headers={"Authorization": f"Bearer {key}"})
+    response.raise_for_status()
+    return str(response.json()["id"])
+
+
+def _view(http: httpx.Client, base: str, key: str, inv_id: str) -> dict[str, Any]:
+    response = http.get(f"{base}/v1/investigations/{inv_id}", headers={"Authorization": f"Bearer {key}"})
+    response.raise_for_status()
+    return dict(response.json())
+
+
+def _server_ms(view: dict[str, Any]) -> float:
+    created = datetime.fromisoformat(view["created_at"])
+    finished = datetime.fromisoformat(view["finished_at"])
+    return (finished - created).total_seconds() * 1000
+
+
+_SERIES = ("sleuth_step_duration_seconds", "sleuth_task_queue_wait_seconds", "sleuth_intake_to_start_seconds")
+
+
+def _scrape(http: httpx.Client, base: str) -> dict[str, float]:
+    """Sums and counts of the step-duration and queue-wait histograms from /metrics."""
+    out: dict[str, float] = {}
+    for line in http.get(f"{base}/metrics").text.splitlines():
+        if line.startswith(_SERIES) and ("_sum" in line.split(" ")[0] or "_count" in line.split(" ")[0]):
+            name, _, value = line.rpartition(" ")
+            out[name] = float(value)
+    return out
+
+
+def _breakdown(before: dict[str, float], after: dict[str, float]) -> dict[str, float]:
+    """Mean milliseconds per step / per task's queue wait between two scrapes."""
+    out: dict[str, float] = {}
+    for name, total in after.items():
+        if "_sum" not in name:
+            continue
+        count = after.get(name.replace("_sum", "_count"), 0) - before.get(name.replace("_sum", "_count"), 0)
+        if count:
+            label = name.replace("sleuth_", "").replace("_seconds_sum", "")
+            out[f"{label} (n={int(count)})"] = round(1000 * (total - before.get(name, 0.0)) / count, 1)
+    return out
+
+
+def single(http: httpx.Client, base: str, key: str, questions: list[str], n: int) -> dict[str, Any]:
+    """`n` investigations one after another: each submitted when the previous one is terminal."""
+    client_ms: list[float] = []
+    server_ms: list[float] = []
+    for i in range(n):
+        started = time.perf_counter()
+        inv_id = _submit(http, base, key, questions[i % len(questions)])
+        while (view := _view(http, base, key, inv_id))["status"] not in TERMINAL:
+            time.sleep(0.01)
+        client_ms.append((time.perf_counter() - started) * 1000)
+        server_ms.append(_server_ms(view))
+    return {"n": n, "client_ms_p50": round(statistics.median(client_ms), 1),
+            "client_ms_p95": round(_p(client_ms, 0.95), 1), "server_ms_p50": round(statistics.median(server_ms), 1),
+            "server_ms_p95": round(_p(server_ms, 0.95), 1), "server_ms_max": round(max(server_ms), 1)}
+
+
+def burst(http: httpx.Client, base: str, key: str, questions: list[str]) -> dict[str, Any]:
+    """Every question submitted at once; throughput from the first creation to the last finish."""
+    started = time.perf_counter()
+    ids = [_submit(http, base, key, q) for q in questions]
+    submitted = time.perf_counter() - started
+    views: dict[str, dict[str, Any]] = {}
+    while len(views) < len(ids):
+        for inv_id in ids:
+            if inv_id not in views and (view := _view(http, base, key, inv_id))["status"] in TERMINAL:
+                views[inv_id] = view
+        time.sleep(0.05)
+    created = min(datetime.fromisoformat(v["created_at"]) for v in views.values())
+    finished = max(datetime.fromisoformat(v["finished_at"]) for v in views.values())
+    span = (finished - created).total_seconds()
+    statuses: dict[str, int] = {}
+    for v in views.values():
+        statuses[v["status"]] = statuses.get(v["status"], 0) + 1
+    return {"n": len(ids), "submit_seconds": round(submitted, 2), "span_seconds": round(span, 2),
+            "investigations_per_second": round(len(ids) / span, 2), "statuses": statuses}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--sleuth", type=Path, default=ROOT / ".venv" / "bin" / "sleuth")
+    parser.add_argument("--home", type=Path, default=None)
+    parser.add_argument("--single", type=int, default=30)
+    parser.add_argument("--warmup", type=int, default=5)
+    parser.add_argument("--workers", type=int, default=1)
+    parser.add_argument("--concurrency", type=int, default=2)
+    parser.add_argument("--questions", type=Path, default=ROOT / "examples" / "decisions.jsonl")
+    args = parser.parse_args()
+    home = args.home or Path(tempfile.mkdtemp(prefix="sleuth-api-bench-")) / "home"
+    questions = [json.loads(line)["question"] for line in args.questions.read_text().splitlines() if line.strip()]
+    stack = Stack(args.sleuth.resolve(), home, _free_port(), args.workers, args.concurrency)
+    key = stack.prepare()
+    stack.start()
+    try:
+        with httpx.Client(timeout=60) as http:
+            single(http, stack.base, key, questions, args.warmup)  # warm: models loaded, caches filled
+            before = _scrape(http, stack.base)
+            one = single(http, stack.base, key, questions[11:], args.single)
+            one["mean_ms"] = _breakdown(before, _scrape(http, stack.base))
+            result = {"sleuth": str(args.sleuth), "workers": args.workers, "concurrency": args.concurrency,
+                      "single": one, "burst": burst(http, stack.base, key, questions)}
+    finally:
+        stack.stop()
+    print(json.dumps(result, indent=2))
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,63 @@
+"""`sleuth bench …` with per-investigation timing of the inline loop and of the bench's own scoring.
+
+    OTHER_WORKTREE/.venv/bin/python scripts/bench_timed.py examples --decisions --executor inline --out X.jsonl
+
+Run with a worktree's own interpreter, it measures that worktree's code (the timing wraps
+`tasks.inline.run` and `cli.bench._row` from outside, so it works on a checkout older than the
+`--profile`/`cpu_ms` figures too). Prints one JSON line last: loop wall and CPU per investigation (CPU of
+this process, all threads: the reasoner, the embedder, SQLite; not the embedded Redis), investigations/s
+and the scoring cost. Used by scripts/perf_compare.sh for before/after runs back to back.
+"""
+
+from __future__ import annotations
+
+import json
+import statistics
+import sys
+import time
+from collections.abc import Callable
+from typing import Any
+
+
+def _timed(fn: Callable[..., Any], wall: list[float], cpu: list[float]) -> Callable[..., Any]:
+    def run(*args: Any, **kwargs: Any) -> Any:
+        w, c = time.perf_counter(), time.process_time()
+        try:
+            return fn(*args, **kwargs)
+        finally:
+            wall.append(time.perf_counter() - w)
+            cpu.append(time.process_time() - c)
+
+    return run
+
+
+def main() -> None:
+    import cli.bench
+    import tasks.inline
+    from cli.main import app
+
+    loop_wall: list[float] = []
+    loop_cpu: list[float] = []
+    row_wall: list[float] = []
+    row_cpu: list[float] = []
+    tasks.inline.run = _timed(tasks.inline.run, loop_wall, loop_cpu)  # type: ignore[assignment]
+    cli.bench._row = _timed(cli.bench._row, row_wall, row_cpu)  # type: ignore[assignment]
+    try:
+        app(["bench", *sys.argv[1:]], standalone_mode=False)
+    finally:
+        n = len(loop_wall)
+        if n:
+            ordered = sorted(loop_wall)
+            print(json.dumps({
+                "investigations": n,
+                "loop_wall_s": round(sum(loop_wall), 2), "loop_cpu_s": round(sum(loop_cpu), 2),
+                "investigations_per_s": round(n / sum(loop_wall), 2),
+                "wall_ms_mean": round(1000 * statistics.fmean(loop_wall), 1),
+                "wall_ms_p95": round(1000 * ordered[min(n - 1, int(0.95 * n))], 1),
+                "cpu_ms_mean": round(1000 * statistics.fmean(loop_cpu), 1),
+                "scoring_wall_s": round(sum(row_wall), 2), "scoring_cpu_s": round(sum(row_cpu), 2),
+            }))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,102 @@
+"""The text caches: the same answers with and without them, no shared mutable results, bounded."""
+
+from __future__ import annotations
+
+import json
+import unicodedata
+from pathlib import Path
+
+import pytest
+
+from heuristic import focus, prose
+from investigation import memo, text
+from investigation.guards import untrusted
+
+pytestmark = pytest.mark.unit
+
+ROOT = Path(__file__).resolve().parents[3]
+SAMPLES = ["Aschenbrödel", "Café “Zürich” — it’s Ångström's", "ＡＢＣ ﬁle", "İstanbul", "plain ASCII, Text.",
+           "Kai-shek and the E.U.'s rules", "Severity 1 (Sev1) tickets", "naïve coöperation", ""]
+
+
+def _reference_fold(value: str) -> str:
+    """`fold` as it was before the ASCII shortcut."""
+    decomposed = unicodedata.normalize("NFKD", value)
+    return "".join(ch for ch in decomposed if not unicodedata.combining(ch)).lower().replace("’", "'")
+
+
+def _corpus_texts() -> list[str]:
+    texts = list(SAMPLES)
+    for line in (ROOT / "examples" / "kb" / "articles.jsonl").read_text(encoding="utf-8").splitlines():
+        if line.strip():
+            doc = json.loads(line)
+            texts += [doc["title"], doc["text"]]
+    for line in (ROOT / "examples" / "bench" / "hotpotqa" / "passages.jsonl").read_text(encoding="utf-8").splitlines()[:400]:
+        if line.strip():
+            doc = json.loads(line)
+            texts += [doc["title"], doc["text"]]
+    return texts
+
+
+def test_fold_shortcut_gives_the_reference_result_on_the_sample_corpora() -> None:
+    texts = _corpus_texts()
+    assert any(not t.isascii() for t in texts) and any(t.isascii() for t in texts)
+    with memo.caching(False):
+        assert [text.fold(t) for t in texts] == [_reference_fold(t) for t in texts]
+
+
+def _every_primitive(value: str) -> tuple[object, ...]:
+    return (text.fold(value), text.words(value), text.content_words(value), text.content_stems(value),
+            text.query_key(value), text.split_sentences(value), text.quoted_titles(value),
+            text.capitalised_spans(value), text.entities(value), text.count_tokens(value),
+            text.ask_sentence(value), untrusted(value), focus._vocabulary([value, value[:40]]),
+            prose.units(value, "Which plan includes SCIM?"))
+
+
+def test_cached_and_uncached_primitives_agree() -> None:
+    texts = _corpus_texts()[:300]
+    with memo.caching(False):
+        uncached = [_every_primitive(t) for t in texts]
+    with memo.caching(True):
+        cold = [_every_primitive(t) for t in texts]
+        warm = [_every_primitive(t) for t in texts]
+    assert cold == uncached
+    assert warm == uncached
+
+
+def test_callers_get_fresh_lists_and_sets() -> None:
+    with memo.caching(True):
+        sample = "The Business plan includes SCIM provisioning. Sev 1 tickets are answered in an hour."
+        first = text.words(sample)
+        first.append("poison")
+        stems = text.content_stems(sample)
+        stems.add("poison")
+        names = text.entities(sample)
+        names.clear()
+        assert "poison" not in text.words(sample)
+        assert "poison" not in text.content_stems(sample)
+        assert text.entities(sample) == ["Business", "SCIM", "Sev 1"]
+
+
+def test_caching_off_bypasses_and_empties_every_cache() -> None:
+    with memo.caching(True):
+        text.words("Warm this entry up")
+        assert any(size for _h, _m, size in memo.stats().values())
+        with memo.caching(False):
+            assert not memo.enabled()
+            assert all(size == 0 for _h, _m, size in memo.stats().values())
+            text.words("Not cached while off")
+            assert all(size == 0 for _h, _m, size in memo.stats().values())
+        assert memo.enabled()
+
+
+def test_caches_are_bounded() -> None:
+    @memo.memoised(3)
+    def shout(value: str) -> str:
+        return value.upper()
+
+    with memo.caching(True):
+        for value in "abcdefg":
+            assert shout(value) == value.upper()
+        sizes = [size for name, (_h, _m, size) in memo.stats().items() if name.endswith("shout")]
+    assert sizes == [3]
