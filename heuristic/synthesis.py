@@ -89,8 +89,10 @@ def _candidates(question: str, evidence: Sequence[Evidence]) -> list[Sentence]:
         # their grade against the original question is low (the second hop of a chain often is).
         weight = max({Grade.CORRECT: 1.0, Grade.AMBIGUOUS: 0.75, Grade.INCORRECT: 0.35}[e.grade],
                      1.0 if index < 3 else 0.75 if index < 6 else 0.0)
+        subject = re.sub(r"\s*\([^)]*\)\s*$", "", e.title).strip() if is_name(e.title) else ""
+        work = bool(_WORK.search(e.text[:400]))
         for position, unit in enumerate(units(e.text, question)):
-            text = with_context(unit)
+            text = resolve_pronoun(with_context(unit), subject, work=work)
             # A bare "Yes."/"No." answers some other question (an FAQ's, the previous item's): never ours.
             text = re.sub(r"^(yes|no)[.,!]\s+(?=\w)", "", text, flags=re.IGNORECASE)
             if len(words(text)) < 3 or carries_instructions(text):  # orders to an AI are never quoted
@@ -99,8 +101,32 @@ def _candidates(question: str, evidence: Sequence[Evidence]) -> list[Sentence]:
             # A tool's record of the requester's own account says what no general article can.
             own = _TOOL_RECORD_PRIOR if e.source_id.startswith("tool:") and stems & asked else 0.0
             out.append(Sentence(index, position, text, stems, weight,
-                                  0.05 * e.score - 0.005 * index - 0.003 * position + own))
+                                0.05 * e.score - 0.005 * index - 0.003 * position + own))
     return out
+
+
+_PRONOUN = re.compile(r"^(?:(He|She|They|It)|(His|Her|Their|Its))\s+(?=[a-z0-9])")
+
+
+# A passage about a work, place or organisation: its "He"/"She" is somebody else (the author, a founder).
+_WORK = re.compile(r"\b(?:is|was|are|were)\s+(?:a|an|the)\s+(?:[\w-]+\s+){0,5}(?:film|movie|album|song|single|ballet|"
+                   r"opera|novel|book|play|poem|series|sitcom|show|game|episode|band|group|company|magazine|newspaper|"
+                   r"journal|river|city|town|village|county|station|airport|school|university|college|team|club|ship|"
+                   r"building|church|museum|park|festival|award|brand|network|channel|label|party)s?\b", re.IGNORECASE)
+
+
+def resolve_pronoun(sentence: str, subject: str, *, work: bool = False) -> str:
+    """A sentence quoted out of its passage says whom it is about: in a passage named after a person or a
+    thing, a leading "He"/"She"/"It"/"They" becomes the name ("He was a Formula One driver" → "Eddie Irvine
+    was a Formula One driver"), "His"/"Her"/"Its"/"Their" the name's possessive; in a passage about a
+    `work` (a film, a ballet, a company) "He"/"She" is somebody else and stays."""
+    found = _PRONOUN.match(sentence)
+    if not subject or not found or fold(subject) in fold(sentence):
+        return sentence
+    if work and (found.group(1) or found.group(2)) in ("He", "She", "His", "Her"):
+        return sentence
+    name = subject if found.group(1) else f"{subject}'s"
+    return f"{name} {sentence[found.end():]}"
 
 
 def _terms(question: str) -> dict[str, float]:

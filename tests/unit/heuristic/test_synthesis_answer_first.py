@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from cli.bench_metrics import first_sentence
-from heuristic.synthesis import answer_kind, focus_terms, synthesize_answer
+from heuristic.synthesis import answer_kind, focus_terms, resolve_pronoun, synthesize_answer
 from heuristic.verdicts import both_verdict, is_yes_no, temporal_winner
 from investigation.state import Grade, Route, RouteDecision
 from tests.unit.investigation.fakes import evidence
@@ -163,3 +163,14 @@ def test_a_chain_continues_through_a_sentence_that_mentions_the_bridge_name() ->
 ])
 def test_the_focus_is_the_asking_clause_not_a_relative_one(question: str, focus: set[str]) -> None:
     assert focus_terms(question) == focus
+
+
+def test_a_leading_pronoun_becomes_the_passages_name_unless_the_passage_is_about_a_work() -> None:
+    assert resolve_pronoun("He was a Formula One driver.", "Eddie Irvine") == "Eddie Irvine was a Formula One driver."
+    assert resolve_pronoun("Its roof is green.", "Tower Hall") == "Tower Hall's roof is green."
+    assert resolve_pronoun("He wrote it in 1899.", "Aschenbrodel", work=True) == "He wrote it in 1899."
+    assert resolve_pronoun("He was born in Oslo.", "") == "He was born in Oslo."  # a topic title names no one
+    driver = evidence("irvine#0", "Eddie Irvine", "Eddie Irvine (born 1965) is a racing driver.\n\n"
+                      "He was runner-up in the 1999 championship.", score=0.8)
+    answer = synthesize_answer("Who was runner-up in the 1999 championship?", LOOKUP, [driver])
+    assert first_sentence(answer.text).startswith("Eddie Irvine was runner-up"), answer.text
