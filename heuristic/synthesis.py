@@ -24,7 +24,7 @@ from heuristic.prose import units, with_context
 from heuristic.router import compared_entities
 from heuristic.sufficiency import has_support, unsupported_names
 from heuristic.verdicts import about as verdict_about
-from heuristic.verdicts import both_verdict, broad_names, is_yes_no, temporal_winner
+from heuristic.verdicts import both_verdict, broad_names, is_yes_no, temporal_winner, yes_no_prefix
 from investigation.answers import refusal
 from investigation.citations import cite
 from investigation.guards import carries_instructions
@@ -249,10 +249,12 @@ def _pick(question: str, route: RouteDecision, evidence: Sequence[Evidence], max
     sides: list[Sentence] = []  # one sentence per compared entity, in the question's order
     for name in entities:
         key = fold(name)
-        holders = [c for c in candidates if c not in picked and key in fold(c.text)] or [
+        stems = content_stems(name)
+        # A sentence naming the entity, or one under its heading ("## Team" → "Price: $15 per seat …").
+        holders = [c for c in candidates if c not in picked and (key in fold(c.text) or (stems and stems <= c.stems))] or [
             c for c in candidates if c not in picked and key in fold(evidence[c.index].title)]
         if holders:  # a sentence about the entity ("Business: …") rather than one mentioning it
-            side = max(holders, key=lambda c: gain(c) + (0.3 if fold(c.text).startswith(key) else 0.0))
+            side = max(holders, key=lambda c: gain(c) + _about_bonus(c, key, stems, fold(evidence[c.index].title)))
             take(side)
             sides.append(side)
     # What each sentence would add before anything is picked (the bar a typed sentence is held to below).
@@ -309,7 +311,19 @@ def _pick(question: str, route: RouteDecision, evidence: Sequence[Evidence], max
         lead = max(pool, key=lambda c: _answers(c, kind, state, terms))
         picked.remove(lead)
         picked.insert(0, lead)
+        return _Composition(picked, prefix=yes_no_prefix(question, lead.text))
     return _Composition(picked)
+
+
+def _about_bonus(c: Sentence, key: str, stems: set[str], title: str) -> float:
+    """How plainly a sentence is about a compared entity: it starts with its name ("Business: …"), opens the
+    entity's own passage, or sits under the entity's heading in another document ("## Team" → "Price: …")."""
+    text = fold(c.text)
+    if text.startswith(key):
+        return 0.3
+    if key in title:
+        return 0.2 if c.position == 0 else 0.0
+    return 0.15 if key not in text and stems <= c.stems else 0.0
 
 
 @dataclass(frozen=True)
