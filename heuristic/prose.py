@@ -11,7 +11,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from investigation.text import content_stems, fold, split_sentences, words
+from investigation.memo import memoised
+from investigation.text import TEXT_CACHE_SIZE, content_stems, fold, split_sentences, words
 
 _HEADING = re.compile(r"^#{1,6}\s+(.+?)\s*#*\s*$")
 _NUMBERING = re.compile(r"^(\d+(\.\d+)*\.?|[A-Z]\.)\s+")
@@ -153,6 +154,15 @@ def _is_table(block: str) -> bool:
 
 def units(text: str, question: str = "") -> list[Unit]:
     """The passage as plain sentences, in order, each with its section."""
+    return list(_units(text, question))
+
+
+@memoised(TEXT_CACHE_SIZE)  # compression and synthesis parse the same passages for the same question
+def _units(text: str, question: str) -> tuple[Unit, ...]:
+    return tuple(_parse_units(text, question))
+
+
+def _parse_units(text: str, question: str) -> list[Unit]:
     text = strip_html(_FENCE.sub(" ", text))
     out: list[Unit] = []
     section, label = "", ""

@@ -35,6 +35,7 @@ class RouteOut(_Out):
 class SubQueryOut(_Out):
     text: str = Field(min_length=2, max_length=300)
     purpose: str = Field(default="", max_length=200)
+    follows: str = Field(default="", max_length=200)  # next hop: the entity/term copied from a passage
 
 
 class PlanOut(_Out):
@@ -110,9 +111,13 @@ JUDGE_TOOL = _tool(
      "absent": {"type": "array", "maxItems": 10, "items": _STR,
                 "description": "Names from the question that no passage mentions at all."}},
     ["sufficient", "answered_subqueries", "missing_information", "conflicts", "confidence", "absent"])
+_NEXT_QUERY = {"type": "object", "additionalProperties": False, "required": ["text", "purpose", "follows"],
+               "properties": {**_SUBQUERY["properties"],
+                              "follows": {"type": "string", "description": "The entity, term or state, copied "
+                                          "exactly from a passage, that this query follows."}}}
 NEXT_QUERIES_TOOL = _tool(
     "record_next_queries", "Record the search queries of the next hop (none when nothing can be named).",
-    {"queries": {"type": "array", "maxItems": 3, "items": _SUBQUERY}}, ["queries"])
+    {"queries": {"type": "array", "maxItems": 3, "items": _NEXT_QUERY}}, ["queries"])
 
 # -- system prompts ------------------------------------------------------------------------------------
 
@@ -182,8 +187,9 @@ Your job: JUDGE whether the graded evidence so far is SUFFICIENT to answer the o
 
 NEXT_QUERIES_SYSTEM = _COMMON + """
 Your job: write the NEXT HOP's search queries (at most 2) that would find the missing information.
-- Bridge: take the entity the evidence resolved (e.g. the film's title) and ask for the missing property \
-(e.g. "Maximum Overdrive director").
+- Bridge: take the entity, term or state a passage introduced (e.g. the film's title, "read-only") and ask \
+for the missing property (e.g. "Maximum Overdrive director"); copy that entity or term into `follows`. A \
+query made only of the question's own words is no bridge and is not run.
 - Every name, id, number and date in a query must appear in the question or in the passages below; \
 queries that introduce anything else are discarded by the pipeline.
 - Never repeat a query listed in <asked>. Return an empty list when nothing can be named.

@@ -6,7 +6,8 @@ from __future__ import annotations
 import pytest
 
 from cli.bench_metrics import first_sentence
-from heuristic.synthesis import answer_kind, focus_terms, resolve_pronoun, synthesize_answer
+from heuristic.kinds import answer_kind, focus_terms
+from heuristic.synthesis import resolve_pronoun, synthesize_answer
 from heuristic.verdicts import both_verdict, is_yes_no, temporal_winner, yes_no_prefix
 from investigation.state import Grade, Route, RouteDecision
 from tests.unit.investigation.fakes import evidence

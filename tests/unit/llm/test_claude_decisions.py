@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import pytest
 
+from adapters.llm.anthropic import followed_span
 from heuristic.reasoner import HeuristicReasoner
+from investigation.prompts import NEXT_QUERIES_TOOL
 from investigation.state import Grade, Judgment, Plan, QueryKind, Route, RouteDecision, SubQuery
 from tests.fakes.messages_api import FakeMessagesAPI, Text, Tool
 from tests.fakes.messages_brain import claude_against
@@ -134,3 +136,20 @@ def test_plan_queries_may_only_use_names_from_the_question(api: FakeMessagesAPI)
                                                           {"text": "Dolly Parton songs", "purpose": "b"}]}))
     plan = claude_against(api.url).plan(QUESTION, RouteDecision(route=Route.MULTI_HOP, reason=""))
     assert [s.text for s in plan.subqueries] == [QUESTION, "Hello Love performer"]
+
+
+def test_a_next_hop_carries_what_it_follows_for_the_policy(api: FakeMessagesAPI) -> None:
+    api.script(Tool({"queries": [{"text": "Hank Snow birthplace", "purpose": "bridge", "follows": "Hank Snow"}]}),
+               Tool({"queries": [{"text": "Hank Snow birthplace", "purpose": "bridge"}]}))
+    judgment = Judgment(sufficient=False, missing_information=("birthplace of Hank Snow",))
+    filled = claude_against(api.url).next_queries(QUESTION, PLAN, EVIDENCE, [QUESTION], judgment)
+    derived = claude_against(api.url).next_queries(QUESTION, PLAN, EVIDENCE, [QUESTION], judgment)
+    assert [q.follows for q in filled] == ["Hank Snow"]
+    assert [q.follows for q in derived] == ["hank snow"]  # the grounded span, when the model left it empty
+    assert "follows" in NEXT_QUERIES_TOOL["input_schema"]["properties"]["queries"]["items"]["required"]
+
+
+def test_followed_span_is_the_longest_grounded_run_beyond_the_question() -> None:
+    assert followed_span("Hank Snow birthplace", QUESTION, EVIDENCE) == "hank snow"
+    assert followed_span("performer Hello Love born", QUESTION, EVIDENCE) == ""  # only the question's words
+    assert followed_span("Johnny Cash birthplace", QUESTION, EVIDENCE) == ""  # found in no passage
