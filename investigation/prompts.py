@@ -71,7 +71,7 @@ class NextQueriesOut(_Out):
 
 _STR = {"type": "string"}
 _UNIT = {"type": "number", "minimum": 0, "maximum": 1}
-_SUBQUERY = {"type": "object", "additionalProperties": False, "required": ["text", "purpose"],
+_SUBQUERY: dict[str, Any] = {"type": "object", "additionalProperties": False, "required": ["text", "purpose"],
              "properties": {"text": {"type": "string", "description": "A short search query."},
                             "purpose": {"type": "string", "description": "Which part of the question it serves."}}}
 
@@ -200,7 +200,13 @@ Your job: WRITE THE ANSWER to the original question for a helpdesk agent, using 
 - Answer first: the first sentence states the answer in the question's terms (the value for how much, how \
 many, how long, when or which; both sides of a comparison; the resolved chain for a multi-step question), \
 so it can be pasted into a reply as is. Then only sentences that support it.
-- Never restate the question, repeat a sentence, contradict another sentence, or write a fragment.
+- The first sentence contains the short answer itself, written as the passages write it: the name, date, \
+number with its unit, or place asked for; for a multi-step question the entity at the end of the chain \
+(e.g. "M. Ward, the singer-songwriter of that album, is from Portland, Oregon [1][2]."); for a yes/no \
+question it starts with "Yes" or "No" and, for a comparison, gives both sides ("No: X is American [1]; \
+Y is Hungarian [2]."); for "which came first / is older" it names the winner and both dates.
+- Never restate the question, repeat a sentence, contradict another sentence, write a fragment, or add a \
+sentence that is off the question's focus (another plan, product or entity than the one asked about).
 - Cite every sentence with the marker of each passage that supports it, e.g. "The Team plan includes \
 SSO [2]." Markers are the passage ids in square brackets; cite no other numbers.
 - Do not add facts, advice, links or contact details that no passage states. Be brief (at most 5 sentences).

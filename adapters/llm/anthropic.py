@@ -127,8 +127,8 @@ class ClaudeReasoner(ClaudeCalls):
             return self.finish(stop, "grade", heuristic)
         except Invalid as bad:
             return self.safe("grade", bad, heuristic, ambiguous)
-        self._usage[-1].update(missing_evidence=list(out.missing_evidence), graded=len(head),
-                               ungraded=len(passages) - len(head))
+        self.amend_last(missing_evidence=list(out.missing_evidence), graded=len(head),
+                        ungraded=len(passages) - len(head))
         graded = [_evidence(p, Grade(by_label[label].grade), by_label[label].relevance, hop, query_of, question)
                   for label, p in labels.items()]
         # Passages past the per-hop cap are kept (ranked last), never silently promoted.
@@ -265,7 +265,7 @@ class ClaudeReasoner(ClaudeCalls):
             self.budget.stop(stop.reason, stop.detail)
             self.note("synthesize", kind="llm_fallback", reason=stop.reason, detail=stop.detail)
             return draft, problems
-        self._usage[-1]["repair"] = True
+        self.amend_last(repair=True)
         text = reply.text.strip()
         if not text or reply.stop_reason == "refusal":
             return draft, problems

@@ -51,9 +51,9 @@ def test_valid_tool_input_becomes_a_typed_decision(api: FakeMessagesAPI) -> None
     nxt = r.next_queries(QUESTION, plan, graded, [QUESTION], judgment)
     assert [q.text for q in nxt] == ["Hank Snow birthplace"] and nxt[0].kind is QueryKind.BRIDGE
     records = r.take_usage()
-    assert [x["step"] for x in records] == ["route", "plan", "grade", "judge", "next_queries"]
-    assert all(USAGE_KEYS <= set(x) and x["fallback"] is False for x in records)
-    assert records[2]["missing_evidence"] == ["the birthplace of the performer"]
+    assert [x.step for x in records] == ["route", "plan", "grade", "judge", "next_queries"]
+    assert all(USAGE_KEYS <= x.model_fields_set and x.fallback is False for x in records)
+    assert records[2].missing_evidence == ["the birthplace of the performer"]
     # the judge and next-hop prompts were told what is missing
     assert "birthplace of Hank Snow" in api.requests[-1].user
 
@@ -73,8 +73,8 @@ def test_unusable_output_never_acts_and_falls_back_visibly(api: FakeMessagesAPI,
     r = claude_against(api.url)
     assert r.route(QUESTION) == _heuristic().route(QUESTION)
     (call, fallback) = r.take_usage()
-    assert call["kind"] == "llm_call"
-    assert fallback["kind"] == "llm_fallback" and fallback["fallback"] is True and fallback["reason"] == reason
+    assert call.kind == "llm_call"
+    assert fallback.kind == "llm_fallback" and fallback.fallback is True and fallback.reason == reason
 
 
 def test_without_the_heuristic_the_safe_default_is_to_retrieve(api: FakeMessagesAPI) -> None:
@@ -90,7 +90,7 @@ def test_a_grade_batch_that_skips_or_invents_ids_is_rejected_whole(api: FakeMess
     r = claude_against(api.url)
     graded = r.grade(QUESTION, PASSAGES, 1, {})
     assert graded == _heuristic().grade(QUESTION, PASSAGES, 1, {})
-    assert r.take_usage()[-1]["reason"] == "invalid_output"
+    assert r.take_usage()[-1].reason == "invalid_output"
 
 
 def test_passages_past_the_cap_are_kept_last_and_never_promoted(api: FakeMessagesAPI) -> None:
@@ -118,10 +118,10 @@ def test_an_invented_hop_is_traced_and_replaced_by_the_heuristic_bridge(api: Fak
     expected = _heuristic().next_queries(QUESTION, PLAN, EVIDENCE, [QUESTION], judgment)
     assert [q.text for q in queries] == [q.text for q in expected][:2]
     assert all("Johnny" not in q.text and "1975" not in q.text for q in queries)
-    guards = [x for x in r.take_usage() if x["kind"] == "llm_guard"]
-    rejected = [g for g in guards if g["reason"] == "invented_terms"]
-    assert {g["query"] for g in rejected} == {"Johnny Cash birthplace", "Hank Snow 1975 birthplace"}
-    assert rejected[0]["unsupported"] == ["Johnny Cash"]
+    guards = [x for x in r.take_usage() if x.kind == "llm_guard"]
+    rejected = [g for g in guards if g.reason == "invented_terms"]
+    assert {g.query for g in rejected} == {"Johnny Cash birthplace", "Hank Snow 1975 birthplace"}
+    assert rejected[0].unsupported == ["Johnny Cash"]
 
 
 def test_without_the_heuristic_an_invented_hop_is_simply_dropped(api: FakeMessagesAPI) -> None:
