@@ -13,24 +13,27 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from functools import _lru_cache_wrapper, lru_cache, wraps
-from typing import Any, TypeVar
+from typing import Any, ParamSpec, TypeVar
 
+P = ParamSpec("P")
 R = TypeVar("R")
 
 _enabled = True
 _caches: list[_lru_cache_wrapper[Any]] = []
 
 
-def memoised(maxsize: int) -> Callable[[Callable[[str], R]], Callable[[str], R]]:
-    """An LRU cache of `maxsize` entries for a pure one-argument function, bypassed while caching is off."""
+def memoised(maxsize: int) -> Callable[[Callable[P, R]], Callable[P, R]]:
+    """An LRU cache of `maxsize` entries for a pure function of strings (positional arguments), bypassed
+    while caching is off. Its results must be immutable: callers share them."""
 
-    def decorate(fn: Callable[[str], R]) -> Callable[[str], R]:
-        cached = lru_cache(maxsize=maxsize)(fn)
-        _caches.append(cached)
+    def decorate(fn: Callable[P, R]) -> Callable[P, R]:
+        wrapper = lru_cache(maxsize=maxsize)(fn)
+        _caches.append(wrapper)
+        cached: Callable[..., R] = wrapper  # the same signature as `fn` at run time
 
         @wraps(fn)
-        def call(arg: str) -> R:
-            return cached(arg) if _enabled else fn(arg)
+        def call(*args: P.args, **kwargs: P.kwargs) -> R:
+            return cached(*args, **kwargs) if _enabled else fn(*args, **kwargs)
 
         return call
 
@@ -72,6 +75,6 @@ def stats() -> dict[str, tuple[int, int, int]]:
     out: dict[str, tuple[int, int, int]] = {}
     for cache in _caches:
         info = cache.cache_info()
-        name = f"{cache.__wrapped__.__module__}.{cache.__wrapped__.__qualname__}"  # type: ignore[attr-defined]
+        name = f"{cache.__wrapped__.__module__}.{cache.__wrapped__.__qualname__}"
         out[name] = (info.hits, info.misses, info.currsize)
     return out

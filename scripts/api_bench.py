@@ -114,6 +114,32 @@ def _server_ms(view: dict[str, Any]) -> float:
     return (finished - created).total_seconds() * 1000
 
 
+_SERIES = ("sleuth_step_duration_seconds", "sleuth_task_queue_wait_seconds", "sleuth_intake_to_start_seconds")
+
+
+def _scrape(http: httpx.Client, base: str) -> dict[str, float]:
+    """Sums and counts of the step-duration and queue-wait histograms from /metrics."""
+    out: dict[str, float] = {}
+    for line in http.get(f"{base}/metrics").text.splitlines():
+        if line.startswith(_SERIES) and ("_sum" in line.split(" ")[0] or "_count" in line.split(" ")[0]):
+            name, _, value = line.rpartition(" ")
+            out[name] = float(value)
+    return out
+
+
+def _breakdown(before: dict[str, float], after: dict[str, float]) -> dict[str, float]:
+    """Mean milliseconds per step / per task's queue wait between two scrapes."""
+    out: dict[str, float] = {}
+    for name, total in after.items():
+        if "_sum" not in name:
+            continue
+        count = after.get(name.replace("_sum", "_count"), 0) - before.get(name.replace("_sum", "_count"), 0)
+        if count:
+            label = name.replace("sleuth_", "").replace("_seconds_sum", "")
+            out[f"{label} (n={int(count)})"] = round(1000 * (total - before.get(name, 0.0)) / count, 1)
+    return out
+
+
 def single(http: httpx.Client, base: str, key: str, questions: list[str], n: int) -> dict[str, Any]:
     """`n` investigations one after another: each submitted when the previous one is terminal."""
     client_ms: list[float] = []
@@ -169,9 +195,11 @@ def main() -> None:
     try:
         with httpx.Client(timeout=60) as http:
             single(http, stack.base, key, questions, args.warmup)  # warm: models loaded, caches filled
+            before = _scrape(http, stack.base)
+            one = single(http, stack.base, key, questions[11:], args.single)
+            one["mean_ms"] = _breakdown(before, _scrape(http, stack.base))
             result = {"sleuth": str(args.sleuth), "workers": args.workers, "concurrency": args.concurrency,
-                      "single": single(http, stack.base, key, questions[11:], args.single),
-                      "burst": burst(http, stack.base, key, questions)}
+                      "single": one, "burst": burst(http, stack.base, key, questions)}
     finally:
         stack.stop()
     print(json.dumps(result, indent=2))

@@ -9,6 +9,7 @@ from __future__ import annotations
 import functools
 import hashlib
 import json
+import logging
 import time
 import unicodedata
 from collections.abc import Callable, Iterable, Sequence
@@ -16,12 +17,18 @@ from typing import Any, ParamSpec, TypeVar
 from urllib.parse import parse_qs, urlencode, urlsplit
 
 import redis
+from pydantic import TypeAdapter, ValidationError
 
 from investigation.errors import TransientError
+from investigation.state import Passage
 from storage._redis_scripts import CHARGE, CHARGE_PLAIN, FIRST_SEEN, INIT_BUDGET, MARK_SEEN
+from storage.hits import SlotHits
 
 COUNTERS = ("hops", "retrieval_calls", "llm_tokens")
 _DAY = 86_400
+_PASSAGES = TypeAdapter(list[Passage])
+
+log = logging.getLogger(__name__)
 
 P = ParamSpec("P")
 R = TypeVar("R")
@@ -192,10 +199,17 @@ class RedisState:
     @_translated
     def cache_get(
         self, tenant: str, engine: str, query: str, k: int, acl: Iterable[str] | None
-    ) -> list[dict[str, Any]] | None:
+    ) -> list[Passage] | None:
+        """The cached passages, or None (nothing cached, or an entry that is not a list of passages)."""
         key = self.cache_key(tenant, engine, query, k, acl, self.corpus_version(tenant))
         raw = self.client.get(key)
-        return None if raw is None else list(json.loads(raw))
+        if raw is None:
+            return None
+        try:
+            return _PASSAGES.validate_json(raw)
+        except ValidationError as exc:
+            log.warning("ignoring an invalid sub-query cache entry %s: %s", key, exc.errors()[:1])
+            return None
 
     @_translated
     def cache_set(
@@ -205,7 +219,7 @@ class RedisState:
         query: str,
         k: int,
         acl: Iterable[str] | None,
-        hits: list[dict[str, Any]],
+        hits: Sequence[Passage],
         ttl: int,
         *,
         version: int | None = None,
@@ -216,29 +230,34 @@ class RedisState:
             return
         version = self.corpus_version(tenant) if version is None else version
         key = self.cache_key(tenant, engine, query, k, acl, version)
-        self.client.set(key, json.dumps(hits), ex=int(ttl))
+        self.client.set(key, json.dumps([p.model_dump(mode="json") for p in hits]), ex=int(ttl))
 
     # -- hop hits ------------------------------------------------------------------------------------
 
     @_translated
-    def store_hits(self, inv_id: str, hop: int, slot: str, payload: dict[str, Any], ttl: int = _DAY) -> None:
+    def store_hits(self, inv_id: str, hop: int, slot: str, hits: SlotHits, ttl: int = _DAY) -> None:
         """Park one retrieval task's result (slot = sub-query x engine) for the hop's reducer."""
         key = self.key("hits", inv_id, hop)
         pipe = self.client.pipeline(transaction=True)
-        pipe.hset(key, slot, json.dumps(payload))
+        pipe.hset(key, slot, hits.to_json())
         pipe.expire(key, int(ttl))
         pipe.execute()
 
     @_translated
-    def load_hit(self, inv_id: str, hop: int, slot: str) -> dict[str, Any] | None:
-        """One slot's parked result, or None (a redelivered retrieval task checks only its own slot)."""
+    def load_hit(self, inv_id: str, hop: int, slot: str) -> SlotHits | None:
+        """One slot's parked result, or None (a redelivered retrieval task checks only its own slot; an
+        unreadable result counts as none, so the task runs again and overwrites it)."""
         raw = self.client.hget(self.key("hits", inv_id, hop), slot)
-        return None if raw is None else dict(json.loads(raw))
+        return None if raw is None else _slot_hits(raw, f"{inv_id} hop {hop} slot {slot}")
 
     @_translated
-    def load_hits(self, inv_id: str, hop: int) -> dict[str, dict[str, Any]]:
+    def load_hits(self, inv_id: str, hop: int) -> dict[str, SlotHits]:
+        """Every parked result of the hop by slot (an unreadable one is left out: the reducer reports that
+        slot as a missing result)."""
         raw = self.client.hgetall(self.key("hits", inv_id, hop))
-        return {_text(slot): json.loads(payload) for slot, payload in raw.items()}
+        parsed = {_text(slot): _slot_hits(payload, f"{inv_id} hop {hop} slot {_text(slot)}")
+                  for slot, payload in raw.items()}
+        return {slot: hits for slot, hits in parsed.items() if hits is not None}
 
     # -- once-only markers, progress, housekeeping ---------------------------------------------------
 
@@ -268,6 +287,14 @@ class RedisState:
             return bool(self.client.ping())
         except redis.RedisError:
             return False
+
+
+def _slot_hits(raw: str | bytes, where: str) -> SlotHits | None:
+    try:
+        return SlotHits.from_json(raw)
+    except ValueError as exc:  # pydantic's ValidationError is a ValueError
+        log.warning("ignoring an invalid parked result of %s: %s", where, str(exc)[:300])
+        return None
 
 
 def _glob_escape(text: str) -> str:

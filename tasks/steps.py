@@ -38,6 +38,7 @@ from investigation.state import (
 )
 from investigation.tools.evidence import admit_gaps
 from storage import repositories as repo
+from storage.hits import SlotHits
 from storage.models import Investigation
 from tasks import tool_step
 from tasks.llm_usage import LLM_OUT, bound_reasoner, llm_stop_reason, record_llm
@@ -185,7 +186,7 @@ def retrieve(services: Services, inv_id: str, hop: int, index: int, engine: str)
     slot = f"{index}:{engine}"
     stored = services.state.load_hit(inv_id, hop, slot)
     if stored is not None:
-        return {"slot": slot, "hits": len(stored.get("passages", [])), "error": stored.get("error")}
+        return {"slot": slot, "hits": len(stored.passages), "error": stored.error}
     with services.session() as session:
         inv = repo.get_investigation(session, investigation_id=inv_id)
         hop_row = repo.get_hop(session, investigation_id=inv_id, number=hop)
@@ -195,37 +196,38 @@ def retrieve(services: Services, inv_id: str, hop: int, index: int, engine: str)
         raise LookupError(f"hop {hop} slot {slot} of {inv_id} was never planned")
     query = str(hop_row.queries[index]["text"])
     k = services.settings.retrieve_k
-    payload: dict[str, Any] = {"query": query, "engine": engine, "passages": [], "error": None,
-                               "cached": False, "ms": 0.0}
+    passages: list[Passage] = []
+    error: str | None = None
+    cached = False
     started = time.perf_counter()
     if services.settings.debug_retrieve_delay_ms:
         time.sleep(services.settings.debug_retrieve_delay_ms / 1000)
     if time.time() > services.state.usage(inv_id).get("deadline_ts", float("inf")):
-        payload["error"] = "deadline"
+        error = "deadline"
     elif not services.state.charge(inv_id, "retrieval_calls", 1):
         # A cache hit is still a retrieval call of this investigation: budgets and figures count it.
-        payload["error"] = "retrieval_budget"
-    elif (cached := services.state.cache_get(tenant, engine, query, k, scope.cache_terms())) is not None:
-        payload.update(passages=cached, cached=True)
+        error = "retrieval_budget"
+    elif (from_cache := services.state.cache_get(tenant, engine, query, k, scope.cache_terms())) is not None:
+        passages, cached = from_cache, True
     else:
         try:
             # Read the corpus version before searching: hits found before an ingest are never cached as new.
             version = services.state.corpus_version(tenant)
-            hits = services.backends[engine].search(tenant, query, k, acl=scope.acl, visibility=scope.visibility)
-            payload["passages"] = [h.model_dump(mode="json") for h in hits]
-            services.state.cache_set(tenant, engine, query, k, scope.cache_terms(), payload["passages"],
+            passages = services.backends[engine].search(tenant, query, k, acl=scope.acl,
+                                                        visibility=scope.visibility)
+            services.state.cache_set(tenant, engine, query, k, scope.cache_terms(), passages,
                                      services.settings.subquery_cache_ttl, version=version)
         except SleuthError as exc:  # the hop degrades: this engine's evidence is missing, recorded
-            payload["error"] = f"{type(exc).__name__}: {exc}"
+            error = f"{type(exc).__name__}: {exc}"
         except Exception as exc:  # an engine bug degrades the hop too: it never kills the run
             log.exception("retrieval %s of %s hop %s crashed", slot, inv_id, hop)
-            payload["error"] = f"{type(exc).__name__}: {exc}"[:500]
-    payload["ms"] = round((time.perf_counter() - started) * 1000, 2)
-    services.state.store_hits(inv_id, hop, slot, payload)
+            error = f"{type(exc).__name__}: {exc}"[:500]
+    hits = SlotHits(query=query, engine=engine, passages=tuple(passages), error=error, cached=cached,
+                    ms=round((time.perf_counter() - started) * 1000, 2))
+    services.state.store_hits(inv_id, hop, slot, hits)
     _event(services, inv_id, f"retrieve:{hop}:{slot}", "retrieval", hop=hop, engine=engine, query=query,
-           ids=[p["chunk_id"] for p in payload["passages"]], ms=payload["ms"], cached=payload["cached"],
-           error=payload["error"])
-    return {"slot": slot, "hits": len(payload["passages"]), "error": payload["error"]}
+           ids=[p.chunk_id for p in hits.passages], ms=hits.ms, cached=hits.cached, error=hits.error)
+    return {"slot": slot, "hits": len(hits.passages), "error": hits.error}
 
 
 def _evidence_of(records: list[Any]) -> list[Evidence]:
@@ -285,18 +287,17 @@ def _reduce(services: Services, inv_id: str, hop: int) -> Next:
     stored = services.state.load_hits(inv_id, hop)
     results = []
     for index, engine in _slots(queries, engines, tools):
-        payload = stored.get(f"{index}:{engine}")
-        if payload is None:
+        parked = stored.get(f"{index}:{engine}")
+        if parked is None:
             query = (tool_step.tool_query(engine) if tool_step.is_tool_engine(engine)
                      else str(queries[index]["text"]))
             results.append(loop.SlotResult(query=query, engine=engine, passages=[], error="missing result"))
             continue
-        results.append(loop.SlotResult(
-            query=payload["query"], engine=engine, error=payload.get("error"),
-            passages=[Passage.model_validate(p) for p in payload.get("passages", [])]))
-    for payload in tool_step.related_slots(stored):  # documents about a tool's finding
-        results.append(loop.SlotResult(query=payload["query"], engine=payload["engine"], error=None,
-                                       passages=[Passage.model_validate(p) for p in payload["passages"]]))
+        results.append(loop.SlotResult(query=parked.query, engine=engine, error=parked.error,
+                                       passages=list(parked.passages)))
+    for parked in tool_step.related_slots(stored):  # documents about a tool's finding
+        results.append(loop.SlotResult(query=parked.query, engine=parked.engine, error=None,
+                                       passages=list(parked.passages)))
     candidate_ids = sorted({p.chunk_id for r in results for p in r.passages})
     fresh = services.state.first_seen(inv_id, hop, candidate_ids)
     already_seen = set(candidate_ids) - fresh

@@ -24,6 +24,7 @@ from investigation.tools.projection import project
 from investigation.tools.selection import choose, relevance
 from investigation.tools.tool_use import definitions, validate_tool_use
 from storage import repositories as repo
+from storage.hits import SlotHits
 from storage.models import Investigation
 from storage.tool_state import ToolState
 
@@ -132,9 +133,9 @@ def _cached(state: ToolState, tenant: str, tool: StoredTool, scope: CallScope) -
 RELATED = "related"  # slot prefix of the documents found for a tool's finding
 
 
-def related_slots(stored: dict[str, dict[str, Any]]) -> list[dict[str, Any]]:
+def related_slots(stored: dict[str, SlotHits]) -> list[SlotHits]:
     """The parked knowledge-base look-ups of a hop's tool findings (see `call_tool`)."""
-    return [payload for slot, payload in sorted(stored.items()) if slot.startswith(f"{RELATED}:")]
+    return [hits for slot, hits in sorted(stored.items()) if slot.startswith(f"{RELATED}:")]
 
 
 def tool_slots(tools: list[dict[str, Any]]) -> tuple[tuple[int, str], ...]:
@@ -157,7 +158,7 @@ def call_tool(services: Services, inv_id: str, hop: int, name: str) -> dict[str,
     slot = f"0:{tool_engine(name)}"
     stored = services.state.load_hit(inv_id, hop, slot)
     if stored is not None:
-        return {"slot": slot, "hits": len(stored.get("passages", [])), "error": stored.get("error")}
+        return {"slot": slot, "hits": len(stored.passages), "error": stored.error}
     with services.session() as session:
         inv = repo.get_investigation(session, investigation_id=inv_id)
         tenant = repo.get_tenant(session, tenant_id=inv.tenant_id)
@@ -165,8 +166,7 @@ def call_tool(services: Services, inv_id: str, hop: int, name: str) -> dict[str,
         allow_hosts = list(tenant.allowed_hosts or [])
     scope = _scope(inv)
     # Its own "query": a tool result is ranked as the leader of its own group, not against the documents.
-    payload: dict[str, Any] = {"query": tool_query(tool_engine(name)), "engine": tool_engine(name), "passages": [],
-                               "error": None, "cached": False, "ms": 0.0, "tool": name}
+    payload: dict[str, Any] = {"passages": (), "error": None, "cached": False}
     trace: dict[str, Any] = {"tool": name, "status_code": None, "attempts": 0}
     started = time.perf_counter()
     try:
@@ -204,25 +204,25 @@ def call_tool(services: Services, inv_id: str, hop: int, name: str) -> dict[str,
             visible = project(document, decl.fields_for(scope.audience))
             fetched = datetime.now(UTC).strftime("%H:%M")
             passage = as_passage(decl, visible, args, fetched)
-            payload["passages"] = [passage.model_dump(mode="json")]
+            payload["passages"] = (passage,)
             trace.update(title=passage.title, payload=visible)
             if decl.search_kb:  # parked next to the tool's own slot, filed under the finding as its query
                 finding = passage.text.split(". ")[0][:300]
                 related = _look_up(services, inv, finding)
-                services.state.store_hits(inv_id, hop, f"{RELATED}:{tool_engine(name)}", {
-                    "query": finding, "engine": tool_engine(name), "error": None,
-                    "passages": [p.model_dump(mode="json") for p in related]})
+                services.state.store_hits(inv_id, hop, f"{RELATED}:{tool_engine(name)}", SlotHits(
+                    query=finding, engine=tool_engine(name), error=None, passages=tuple(related)))
                 trace["related"] = [p.chunk_id for p in related]
     except ToolRefused as exc:
         payload["error"] = f"refused: {exc.reason}"
         trace["refused"] = exc.reason
     except SleuthError as exc:  # e.g. a secret that no longer decrypts: a gap, not a crash
         payload["error"] = f"{type(exc).__name__}: {exc}"
-    payload["ms"] = round((time.perf_counter() - started) * 1000, 2)
-    services.state.store_hits(inv_id, hop, slot, payload)
+    hits = SlotHits(query=tool_query(tool_engine(name)), engine=tool_engine(name), tool=name,
+                    ms=round((time.perf_counter() - started) * 1000, 2), **payload)
+    services.state.store_hits(inv_id, hop, slot, hits)
     _event(services, inv_id, f"tool:{hop}:{name}", "tool_refused" if "refused" in trace else "tool_call", hop,
-           ms=payload["ms"], cached=payload["cached"], error=payload["error"], **trace)
-    return {"slot": slot, "hits": len(payload["passages"]), "error": payload["error"]}
+           ms=hits.ms, cached=hits.cached, error=hits.error, **trace)
+    return {"slot": slot, "hits": len(hits.passages), "error": hits.error}
 
 
 def _look_up(services: Services, inv: Investigation, query: str, k: int = 5) -> list[Passage]:

@@ -176,12 +176,18 @@ def _postgres_admin_url() -> str:
 
 
 class _PostgresDatabases:
-    """Creates uniquely named databases next to the admin database; drops them in a background thread
-    (a DROP can wait for a checkpoint, and nothing needs to wait for it but the end of the session)."""
+    """Uniquely named databases next to the admin database, leased to tests and reused: a test's database is
+    emptied (TRUNCATE, identities restarted) when it ends and leased to the next test, which sees exactly
+    what a fresh copy of the migrated template holds. Creating and dropping a database per test cost
+    PostgreSQL a checkpoint each (minutes over the suite); a database that cannot be emptied at once is
+    dropped in a background thread instead."""
 
     def __init__(self, admin_url: str) -> None:
         self.admin_url = admin_url
         self.engine = _admin_engine(admin_url)
+        self._free: list[tuple[str, str]] = []
+        self._leased: set[str] = set()
+        self._lock = threading.Lock()
         self._drops: queue.Queue[str | None] = queue.Queue()
         self._dropper = threading.Thread(target=self._drop_forever, name="pg-dropper", daemon=True)
         self._dropper.start()
@@ -194,6 +200,30 @@ class _PostgresDatabases:
         url = make_url(self.admin_url).set(database=name).render_as_string(hide_password=False)
         return name, url
 
+    def lease(self, *, template: str) -> tuple[str, str]:
+        """(name, url) of a migrated database holding no rows: an emptied one, or a new copy of `template`."""
+        with self._lock:
+            name, url = self._free.pop() if self._free else ("", "")
+        if not name:
+            name, url = self.create(template=template)
+            migrate(url)
+        with self._lock:
+            self._leased.add(name)
+        return name, url
+
+    def give_back(self, name: str, url: str) -> None:
+        """Empty a leased database for the next test (or drop it, if a lingering transaction holds a lock)."""
+        with self._lock:
+            self._leased.discard(name)
+        try:
+            _empty_database(url)
+        except Exception as exc:  # noqa: BLE001 - never reuse what could not be emptied
+            warnings.warn(f"test database {name} not reused: {exc}", stacklevel=1)
+            self.drop_later(name)
+            return
+        with self._lock:
+            self._free.append((name, url))
+
     def drop_later(self, name: str) -> None:
         self._drops.put(name)
 
@@ -202,6 +232,12 @@ class _PostgresDatabases:
             conn.execute(text(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)'))
 
     def close(self) -> None:
+        with self._lock:
+            names = [name for name, _ in self._free] + sorted(self._leased)
+            self._free.clear()
+            self._leased.clear()
+        for name in names:
+            self.drop_later(name)
         self._drops.put(None)
         self._dropper.join(timeout=120)
         self.engine.dispose()
@@ -212,6 +248,21 @@ class _PostgresDatabases:
                 self.drop(name)
             except Exception as exc:  # noqa: BLE001 - a leftover database must not fail other tests
                 warnings.warn(f"could not drop test database {name}: {exc}", stacklevel=1)
+
+
+def _empty_database(url: str) -> None:
+    """Delete every row of every table but Alembic's, and restart identities: a fresh migrated database."""
+    engine = create_engine(url, connect_args={"connect_timeout": 3})
+    try:
+        with engine.begin() as conn:
+            conn.execute(text("SET LOCAL lock_timeout = '5s'"))
+            tables = conn.execute(text("SELECT tablename FROM pg_tables WHERE schemaname = 'public' "
+                                       "AND tablename <> 'alembic_version' ORDER BY tablename")).scalars().all()
+            if tables:
+                names = ", ".join(f'"{table}"' for table in tables)
+                conn.execute(text(f"TRUNCATE {names} RESTART IDENTITY CASCADE"))
+    finally:
+        engine.dispose()
 
 
 @pytest.fixture(scope="session")
@@ -239,7 +290,8 @@ def _sqlite_template(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 @contextmanager
 def _migrated_database(request: pytest.FixtureRequest, kind: str, directory: Path) -> Iterator[str]:
-    """A fresh, migrated database of `kind` (a copy of the session's template), dropped afterwards."""
+    """A migrated database of `kind` holding no rows: a copy of the session's SQLite template, or a leased
+    PostgreSQL database (emptied and leased again afterwards)."""
     if kind == "sqlite":
         path = directory / "sleuth.db"
         shutil.copyfile(request.getfixturevalue("_sqlite_template"), path)
@@ -248,12 +300,11 @@ def _migrated_database(request: pytest.FixtureRequest, kind: str, directory: Pat
         yield url
         return
     postgres: _PostgresDatabases = request.getfixturevalue("_postgres")
-    name, url = postgres.create(template=request.getfixturevalue("_postgres_template"))
+    name, url = postgres.lease(template=request.getfixturevalue("_postgres_template"))
     try:
-        migrate(url)
         yield url
     finally:
-        postgres.drop_later(name)
+        postgres.give_back(name, url)
 
 
 @pytest.fixture(params=["sqlite", "postgresql"])
@@ -311,9 +362,19 @@ SERVICE_FIXTURES = frozenset({
 })
 
 
+def _shares_module_fixtures(item: pytest.Item) -> bool:
+    """Does the test use a fixture set up once per module (or class), e.g. a worker the module shares?"""
+    info = getattr(item, "_fixtureinfo", None)
+    if info is None:
+        return False
+    return any(fixturedef.scope in ("module", "package", "class")
+               for name in info.names_closure for fixturedef in info.name2fixturedefs.get(name, ()))
+
+
+@pytest.hookimpl(tryfirst=True)  # before pytest-xdist reads the groups (`--dist loadgroup`)
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    """Refuse a `unit` test that uses a service fixture (mark it `integration`), and give every test
-    outside tests/unit a marker of its folder when it has none, so `-m` selections are complete."""
+    """Refuse a `unit` test that uses a service fixture (mark it `integration`); send the tests of a module
+    that share module-scoped fixtures to one xdist worker (so each such fixture is set up once)."""
     wrong = [item.nodeid for item in items
              if item.get_closest_marker("unit") is not None
              and SERVICE_FIXTURES & set(getattr(item, "fixturenames", ()))]
@@ -321,3 +382,6 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
         files = "\n  ".join(sorted({w.split("::")[0] for w in wrong}))
         raise pytest.UsageError(f"{len(wrong)} tests marked `unit` use a service fixture "
                                 f"({', '.join(sorted(SERVICE_FIXTURES))}); mark them integration, in:\n  {files}")
+    for item in items:
+        if _shares_module_fixtures(item):
+            item.add_marker(pytest.mark.xdist_group(item.nodeid.split("::", 1)[0]))

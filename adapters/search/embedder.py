@@ -25,6 +25,11 @@ from investigation.ports import Embedder
 
 DIM = 384
 BATCH_SIZE = 32
+# Inputs up to this many texts (a query, a question with its sub-queries) run on a one-thread session:
+# a thread pool only adds synchronisation to a single short sequence, and several worker processes share
+# the cores. Larger batches (ingest, grading passages the cache lacks) use `threads`. Same vectors either
+# way, bit for bit (each output is computed by one thread; tests/unit/adapters check it).
+SMALL_INPUT = 4
 LRU_SIZE = 4096
 # SQLite caps bound parameters (999 on old builds); stay well under it.
 SQL_CHUNK = 500
@@ -74,14 +79,14 @@ class MiniLMEmbedder:
             if not Path(path).is_file():
                 raise PermanentError(f"{what} file not found: {path} (reinstall with `make install`)")
         self._cache_path = Path(cache_dir) / "embeddings.sqlite" if cache_dir is not None else None
-        # Two threads at most: several worker processes share the host, and more threads barely help
-        # a 6-layer model on short inputs.
+        # Two threads at most for batches: several worker processes share the host, and more threads barely
+        # help a 6-layer model; small inputs always run on one (SMALL_INPUT, docs/performance.md).
         self._threads = max(1, min(threads, 2, os.cpu_count() or 1))
         self._lru: OrderedDict[str, FloatArray] = OrderedDict()
         self._lock = threading.Lock()
         # Built lazily and per process: onnxruntime sessions and SQLite connections must not cross a fork.
         self._pid: int | None = None
-        self._session: Any = None
+        self._sessions: dict[int, Any] = {}  # intra-op threads → session
         self._tokenizer: Any = None
         self._db: sqlite3.Connection | None = None
         _LIVE.add(self)
@@ -184,33 +189,45 @@ class MiniLMEmbedder:
         pid = os.getpid()
         if self._pid != pid:  # first use, or we are a forked child: never reuse the parent's handles
             self._pid = pid
-            self._session = None
+            self._sessions = {}
             self._tokenizer = None
             self._db = None
 
-    def _load(self) -> tuple[Any, Any]:
+    def threads_for(self, count: int) -> int:
+        """Intra-op threads of the session that embeds `count` texts at once."""
+        return 1 if count <= SMALL_INPUT else self._threads
+
+    def _load(self, threads: int) -> tuple[Any, Any]:
         self._ensure_process()
-        if self._session is None or self._tokenizer is None:
-            import onnxruntime as ort
+        if self._tokenizer is None:
             from tokenizers import Tokenizer
 
             try:
                 tokenizer = Tokenizer.from_file(str(self._tokenizer_path))
+            except Exception as exc:  # a corrupt file is a configuration problem, not a transient one
+                raise PermanentError(f"cannot load the embedding tokenizer: {exc}") from exc
+            tokenizer.no_padding()
+            tokenizer.enable_truncation(max_length=self.max_tokens)
+            self._tokenizer = tokenizer
+        if threads not in self._sessions:
+            import onnxruntime as ort
+
+            try:
                 opts = ort.SessionOptions()
-                opts.intra_op_num_threads = self._threads
+                opts.intra_op_num_threads = threads
                 opts.inter_op_num_threads = 1
-                session = ort.InferenceSession(
+                # Pool threads sleep between runs instead of spinning: the spinning would take the core
+                # from the reasoner (and from the other worker processes) for nothing.
+                opts.add_session_config_entry("session.intra_op.allow_spinning", "0")
+                self._sessions[threads] = ort.InferenceSession(
                     str(self._model_path), sess_options=opts, providers=["CPUExecutionProvider"]
                 )
             except Exception as exc:  # a corrupt file is a configuration problem, not a transient one
                 raise PermanentError(f"cannot load the embedding model: {exc}") from exc
-            tokenizer.no_padding()
-            tokenizer.enable_truncation(max_length=self.max_tokens)
-            self._tokenizer, self._session = tokenizer, session
-        return self._session, self._tokenizer
+        return self._sessions[threads], self._tokenizer
 
     def _infer(self, texts: list[str]) -> list[FloatArray]:
-        session, tokenizer = self._load()
+        session, tokenizer = self._load(self.threads_for(len(texts)))
         encodings = tokenizer.encode_batch(texts)
         # Sort by length so each batch pads to a similar length: far less wasted compute.
         order = sorted(range(len(texts)), key=lambda i: len(encodings[i].ids))
@@ -245,7 +262,7 @@ def _after_fork_in_child() -> None:
     # its own on first use.
     for embedder in list(_LIVE):
         embedder._lock = threading.Lock()
-        embedder._session = None
+        embedder._sessions = {}
 
 
 os.register_at_fork(after_in_child=_after_fork_in_child)

@@ -7,10 +7,13 @@ import time
 
 import pytest
 import redis
+from pydantic import ValidationError
 from redis.backoff import NoBackoff
 from redis.retry import Retry
 
 from investigation.errors import TransientError
+from investigation.state import Passage
+from storage.hits import SlotHits
 from storage.redis_state import RedisState, client_from_url
 
 pytestmark = pytest.mark.integration
@@ -93,8 +96,13 @@ def test_first_seen_is_stable_for_a_redelivered_hop(redis_state: RedisState) -> 
     assert redis_state.first_seen("inv", 4, []) == set()
 
 
+def _passage(chunk_id: str, score: float = 1.5) -> Passage:
+    return Passage(chunk_id=chunk_id, source_id=chunk_id.split("#")[0], title="T", text="text", score=score,
+                   engine="bm25", rank=1)
+
+
 def test_cache_is_tenant_scoped_normalised_and_invalidated_by_ingest(redis_state: RedisState) -> None:
-    hits = [{"chunk_id": "c1", "score": 1.5}]
+    hits = [_passage("c1#0")]
     redis_state.cache_set("acme", "lexical", "Which  plan has SSO?", 10, ["staff", "all"], hits, ttl=60)
     assert redis_state.cache_get("acme", "lexical", "which plan has sso?", 10, ["all", "staff"]) == hits
     assert redis_state.cache_get("globex", "lexical", "which plan has sso?", 10, ["all", "staff"]) is None
@@ -109,24 +117,58 @@ def test_cache_is_tenant_scoped_normalised_and_invalidated_by_ingest(redis_state
 def test_cache_set_honours_the_version_read_before_searching(redis_state: RedisState) -> None:
     version = redis_state.corpus_version("acme")
     redis_state.bump_corpus_version("acme")  # an ingest finished while we searched
-    redis_state.cache_set("acme", "lexical", "q", 10, None, [{"old": True}], ttl=60, version=version)
+    redis_state.cache_set("acme", "lexical", "q", 10, None, [_passage("old#0")], ttl=60, version=version)
     assert redis_state.cache_get("acme", "lexical", "q", 10, None) is None
-    redis_state.cache_set("acme", "lexical", "q", 10, None, [{"x": 1}], ttl=0)
+    redis_state.cache_set("acme", "lexical", "q", 10, None, [_passage("x#0")], ttl=0)
     assert redis_state.cache_get("acme", "lexical", "q", 10, None) is None
 
 
 def test_hits_are_parked_per_hop(redis_state: RedisState, redis_client: redis.Redis) -> None:
-    redis_state.store_hits("inv", 1, "q0:lexical", {"hits": [1]})
-    redis_state.store_hits("inv", 1, "q0:vector", {"hits": [2], "error": None})
-    redis_state.store_hits("inv", 2, "q0:lexical", {"hits": []})
-    assert redis_state.load_hits("inv", 1) == {
-        "q0:lexical": {"hits": [1]},
-        "q0:vector": {"hits": [2], "error": None},
-    }
+    lexical = SlotHits(query="q", engine="lexical", passages=(_passage("a#0"),), error=None, cached=False, ms=1.5)
+    vector = SlotHits(query="q", engine="vector", error="TransientError: down")
+    redis_state.store_hits("inv", 1, "0:lexical", lexical)
+    redis_state.store_hits("inv", 1, "0:vector", vector)
+    redis_state.store_hits("inv", 2, "0:lexical", SlotHits(query="q2", engine="lexical"))
+    assert redis_state.load_hits("inv", 1) == {"0:lexical": lexical, "0:vector": vector}
     assert redis_state.load_hits("inv", 3) == {}
-    assert redis_state.load_hit("inv", 1, "q0:vector") == {"hits": [2], "error": None}
-    assert redis_state.load_hit("inv", 2, "q0:vector") is None
+    assert redis_state.load_hit("inv", 1, "0:vector") == vector
+    assert redis_state.load_hit("inv", 2, "0:vector") is None
     assert redis_client.ttl(redis_state.key("hits", "inv", 1)) > 0
+
+
+def test_parked_hits_keep_the_json_the_tasks_wrote_as_dicts(redis_state: RedisState,
+                                                           redis_client: redis.Redis) -> None:
+    """The stored form is the one the reducer read before the model (a redelivered task or a reducer of
+    the previous release reads the same): only the fields a task set, passages in full."""
+    passage = _passage("a#0")
+    redis_state.store_hits("inv", 1, "0:bm25", SlotHits(query="q", engine="bm25", passages=(passage,),
+                                                        error=None, cached=True, ms=2.0))
+    redis_state.store_hits("inv", 1, "related:tool:billing", SlotHits(query="finding", engine="tool:billing",
+                                                                      error=None, passages=()))
+    stored = redis_client.hgetall(redis_state.key("hits", "inv", 1))
+    assert json.loads(stored["0:bm25"]) == {"query": "q", "engine": "bm25", "passages": [
+        passage.model_dump(mode="json")], "error": None, "cached": True, "ms": 2.0}
+    assert json.loads(stored["related:tool:billing"]) == {"query": "finding", "engine": "tool:billing",
+                                                          "error": None, "passages": []}
+    # ... and a dict written by the previous release is read as the same slot.
+    redis_client.hset(redis_state.key("hits", "inv", 2), "0:bm25", json.dumps(
+        {"query": "q", "engine": "bm25", "passages": [passage.model_dump(mode="json")], "error": None,
+         "cached": False, "ms": 0.0}))
+    assert redis_state.load_hit("inv", 2, "0:bm25") == SlotHits(query="q", engine="bm25", passages=(passage,))
+
+
+def test_an_invalid_parked_result_or_cache_entry_reads_as_absent(redis_state: RedisState,
+                                                                 redis_client: redis.Redis) -> None:
+    key = redis_state.key("hits", "inv", 1)
+    redis_client.hset(key, "0:bm25", json.dumps({"query": "q", "engine": "bm25", "passages": [{"chunk_id": 1}]}))
+    redis_client.hset(key, "0:vector", "not json")
+    redis_state.store_hits("inv", 1, "1:bm25", SlotHits(query="q1", engine="bm25"))
+    assert redis_state.load_hit("inv", 1, "0:bm25") is None  # the task runs again and overwrites it
+    assert set(redis_state.load_hits("inv", 1)) == {"1:bm25"}  # the reducer reports a missing result
+    with pytest.raises(ValidationError):
+        SlotHits.model_validate({"query": "q", "engine": "bm25", "hits": []})  # no unknown fields
+    redis_client.set(redis_state.cache_key("acme", "bm25", "q", 5, None, 0), json.dumps([{"x": 1}]))
+    assert redis_state.cache_get("acme", "bm25", "q", 5, None) is None  # a cache miss
 
 
 def test_once_and_forget(redis_state: RedisState) -> None:
@@ -155,8 +197,8 @@ def test_every_key_is_prefixed_and_cleanup_removes_the_investigations(
 ) -> None:
     redis_state.init_budget("inv", max_hops=1, max_retrieval_calls=1, max_llm_tokens=1, deadline_ts=0)
     redis_state.first_seen("inv", 1, ["h"])
-    redis_state.store_hits("inv", 1, "s", {})
-    redis_state.store_hits("inv", 2, "s", {})
+    redis_state.store_hits("inv", 1, "s", SlotHits(query="q", engine="bm25"))
+    redis_state.store_hits("inv", 2, "s", SlotHits(query="q", engine="bm25"))
     redis_state.mark_seen("inv2", ["h"])
     redis_state.cache_set("acme", "lexical", "q", 1, None, [], ttl=60)
     redis_state.once("k")
@@ -175,8 +217,9 @@ def test_a_client_without_decoding_works_the_same(redis_py_url: str, redis_prefi
     state.init_budget("inv", max_hops=1, max_retrieval_calls=1, max_llm_tokens=1, deadline_ts=1.0)
     assert state.charge("inv", "hops") and state.usage("inv")["hops"] == 1
     assert state.mark_seen("inv", ["x"]) == {"x"}
-    state.store_hits("inv", 1, "s", {"a": 1})
-    assert state.load_hits("inv", 1) == {"s": {"a": 1}}
+    hits = SlotHits(query="q", engine="bm25", passages=(_passage("a#0"),))
+    state.store_hits("inv", 1, "s", hits)
+    assert state.load_hits("inv", 1) == {"s": hits}
 
 
 def test_unreachable_redis_is_a_transient_error() -> None:

@@ -8,6 +8,7 @@ from datetime import datetime
 from pathlib import Path
 
 import pytest
+from celery import Celery
 
 from app import admission
 from app.intake import parse_request, submit_investigation
@@ -36,17 +37,18 @@ def _second_tenant(stack: Stack) -> str:
 
     with stack.services.session() as session:
         tenant, _ = repo.create_tenant(session, name=f"{stack.tenant_name}-b")
-    ingest([SourceDocument(**d) for d in CORPUS], tenant=tenant.id, backends=list(stack.services.backends.values()))
+    docs = [SourceDocument(id=d["id"], title=d["title"], text=d["text"]) for d in CORPUS]
+    ingest(docs, tenant=tenant.id, backends=list(stack.services.backends.values()))
     return tenant.id
 
 
-def _submit(stack: Stack, tenant_id: str, question: str, app: object) -> str:
+def _submit(stack: Stack, tenant_id: str, question: str, app: Celery) -> str:
     from tasks import workflow
 
     with stack.services.session() as session:
         tenant = repo.get_tenant(session, tenant_id=tenant_id)
     return submit_investigation(stack.services, tenant=tenant, request=parse_request({"question": question}),
-                                launch=lambda i: workflow.launch(app, i), rate_limit=False).id  # type: ignore[arg-type]
+                                launch=lambda i: workflow.launch(app, i), rate_limit=False).id
 
 
 def test_priority_falls_with_a_tenants_load(stack: Stack) -> None:

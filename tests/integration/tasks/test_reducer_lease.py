@@ -6,6 +6,7 @@ from __future__ import annotations
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 import redis
@@ -94,7 +95,7 @@ def test_two_reducers_of_one_hop_advance_the_loop_once(stack: Stack) -> None:
     sent = [app.send_task(names.T_REDUCE, args=([], inv_id, 1)).id for _ in range(2)]
     stack.start_worker(concurrency=2)
 
-    def outcomes() -> list[dict[str, object]]:
+    def outcomes() -> list[dict[str, Any]]:
         return [app.backend.get_task_meta(task_id) for task_id in sent]
 
     assert wait_until(lambda: all(m["status"] == "SUCCESS" for m in outcomes()), timeout=120), outcomes()

@@ -53,7 +53,7 @@ def test_cache_hit_returns_identical_vectors_without_running_the_model(tmp_path:
     warm_embedder._infer = no_inference  # type: ignore[method-assign,assignment]
     warm = warm_embedder.embed_array(texts)
     assert np.array_equal(cold, warm)
-    assert warm_embedder._session is None  # the model was never even loaded
+    assert warm_embedder._sessions == {}  # the model was never even loaded
     assert np.array_equal(warm_embedder.embed_array(texts[:3]), cold[:3])  # in-memory LRU path
 
 
@@ -101,3 +101,12 @@ def test_unpersisted_vectors_stay_out_of_the_disk_cache(tmp_path: Path) -> None:
     embedder.close()
     rows = sqlite3.connect(tmp_path / "embeddings.sqlite").execute("SELECT vec FROM embeddings").fetchall()
     assert len(rows) == 1 and np.array_equal(np.frombuffer(rows[0][0], dtype=np.float32), document[0])
+
+
+def test_one_thread_and_two_thread_sessions_give_the_same_vectors_bit_for_bit() -> None:
+    # Queries run on a one-thread session, batches on `threads`: the same text must get the same vector.
+    texts = [*TEXTS, *(f"Case {i}: SSO login fails with ERR_40{i} after the Okta update." for i in range(20))]
+    one, two = MiniLMEmbedder(threads=1), MiniLMEmbedder(threads=2)
+    assert one.threads_for(1) == 1 and two.threads_for(2) == 1
+    assert two.threads_for(len(texts)) == two._threads
+    assert np.array_equal(one.embed_array(texts), two.embed_array(texts))  # 1 thread vs 2, same batches

@@ -6,7 +6,8 @@ import re
 
 import pytest
 
-from heuristic.synthesis import answer_kind, direct_answer, synthesize_answer
+from heuristic.kinds import answer_kind
+from heuristic.synthesis import direct_answer, synthesize_answer
 from investigation.citations import markers_in
 from investigation.state import Grade, Route, RouteDecision
 from tests.unit.investigation.fakes import evidence

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from heuristic import focus
+from heuristic import focus, prose
 from investigation import memo, text
 from investigation.guards import untrusted
 
@@ -49,7 +49,8 @@ def _every_primitive(value: str) -> tuple[object, ...]:
     return (text.fold(value), text.words(value), text.content_words(value), text.content_stems(value),
             text.query_key(value), text.split_sentences(value), text.quoted_titles(value),
             text.capitalised_spans(value), text.entities(value), text.count_tokens(value),
-            text.ask_sentence(value), untrusted(value), focus._vocabulary([value, value[:40]]))
+            text.ask_sentence(value), untrusted(value), focus._vocabulary([value, value[:40]]),
+            prose.units(value, "Which plan includes SCIM?"))
 
 
 def test_cached_and_uncached_primitives_agree() -> None:
