@@ -30,6 +30,26 @@ def _truncate(sentence: str, budget: int) -> str:
     return " ".join(out) + " …" if out else ""
 
 
+def _heading(unit: Unit, text: str) -> str:
+    """The markdown heading line that gives `unit` its section back after compression ("" when the text already
+    carries its section, or the unit has none)."""
+    if not unit.section or text.startswith(f"{unit.section}:"):
+        return ""
+    return f"## {unit.section}"
+
+
+def _joined(parts: Sequence[tuple[str, str]]) -> str:
+    """Kept sentences separated by blank lines, each heading written once before the first sentence under it."""
+    lines: list[str] = []
+    current = ""
+    for heading, text in parts:
+        if heading and heading != current:
+            lines.append(heading)
+        current = heading
+        lines.append(text)
+    return UNIT_SEPARATOR.join(lines)
+
+
 def agreement(unit: Unit, focus: set[str]) -> float:
     """How much a sentence (with its section) agrees with the focus stems, long sentences damped."""
     stems = content_stems(unit.text)
@@ -57,7 +77,11 @@ def compress(question: str, evidence: Sequence[Evidence], token_budget: int) -> 
     items = list(evidence[:kept])
     parsed = [units(e.text, question) for e in items]
     texts = [[with_context(u) for u in us] for us in parsed]
-    costs = [[count_tokens(t) for t in ts] for ts in texts]
+    # A sentence keeps the heading it sits under (an FAQ's question, a plan's name) when its text does not say
+    # it: synthesis reads the heading back as the sentence's context. Its tokens count with the sentence.
+    headings = [[_heading(u, t) for u, t in zip(us, ts, strict=True)] for us, ts in zip(parsed, texts, strict=True)]
+    costs = [[count_tokens(t) + count_tokens(h) for t, h in zip(ts, hs, strict=True)]
+             for ts, hs in zip(texts, headings, strict=True)]
     chosen: list[set[int]] = [set() for _ in items]
     # First sentences, best passages first (unless a structured page opens with something off the point).
     for i, (e, us) in enumerate(zip(items, parsed, strict=True)):
@@ -83,7 +107,7 @@ def compress(question: str, evidence: Sequence[Evidence], token_budget: int) -> 
             remaining -= costs[i][j]
     out: list[Evidence] = []
     for i, (e, ts) in enumerate(zip(items, texts, strict=True)):
-        text = UNIT_SEPARATOR.join(ts[j] for j in sorted(chosen[i]))
+        text = _joined([(headings[i][j], ts[j]) for j in sorted(chosen[i])])
         if not text and ts and remaining > 4:
             text = _truncate(ts[0], remaining)
             remaining -= count_tokens(text)

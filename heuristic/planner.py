@@ -13,8 +13,10 @@ from dataclasses import dataclass
 from heuristic.router import compared_entities, split_independent
 from investigation.state import Evidence, Grade, Plan, PlanKind, QueryKind, Route, RouteDecision, SubQuery
 from investigation.text import (
+    NAME_CONNECTORS,
     QUESTION_WORDS,
     STOPWORDS,
+    ask_sentence,
     content_stems,
     content_words,
     entities,
@@ -114,6 +116,60 @@ def is_name_like(name: str) -> bool:
     return bool(meaningful) and any(c.isalpha() for c in name) and len(name) >= 3
 
 
+_TERM = re.compile(r"(?<![\w-])[a-z][a-z0-9]*(?:[-_][a-z0-9]+)+(?![\w-])")
+# Words that say what a question asks, not what to look for: "how long", "what happens", "do we get".
+_ASKING_WORDS = frozenset(["long", "much", "many", "far", "often", "soon", "fast", "quickly", "happen", "happens",
+                           "happened", "get", "gets", "got", "give", "want", "need", "keep", "make", "take", "think",
+                           "use", "know", "tell", "mean", "means", "still"])
+
+
+def clean_name(name: str, sentence: str, passage: str) -> str:
+    """A capitalised span without the sentence-opening words the capitalisation let in ("Go to Settings" →
+    "Settings", "No. The Free" → "Free"): a leading word is dropped when the span opens the sentence and
+    the passage also writes that word in lower case, or it is a stopword."""
+    opens = sentence.lstrip(" #*-\"“").startswith(name.split()[0]) if name.split() else False
+    lower = set(re.findall(r"(?<![\w-])[a-z][a-z'-]*", passage))
+    head, dot, rest = name.partition(". ")
+    if dot and len(head.split()) == 1 and (fold(head) in STOPWORDS or fold(head) in lower or fold(head) == "yes"):
+        name, opens = rest, True  # "No. The Free": what follows the full stop opens a sentence ("W. Fawell" stays)
+    tokens = name.split()
+    if len(tokens) < 2 or not opens:
+        return name
+    while len(tokens) > 1 and (fold(tokens[0]) in STOPWORDS or fold(tokens[0]) in lower
+                               or fold(tokens[0]) in NAME_CONNECTORS):
+        tokens = tokens[1:]
+    while len(tokens) > 1 and fold(tokens[0]) in NAME_CONNECTORS:
+        tokens = tokens[1:]
+    return " ".join(tokens)
+
+
+_STATE = re.compile(r"\b(?:is|are|was|were|becomes?|became|gets?|got|stays?|remains?|turns?|goes|went)\s+"
+                    r"(?:now\s+|then\s+|automatically\s+|immediately\s+)?(?!not\b)([a-z]+(?:ed|en)|[a-z]+-[a-z]+)\b")
+_NOT_STATES = frozenset(["used", "based", "needed", "required", "called", "named", "listed", "shown", "described",
+                         "included", "sent", "given", "made", "done", "seen", "taken", "known", "charged", "billed"])
+
+
+def _listed_beside_the_question(name: str, sentence: str, question_stems: set[str]) -> bool:
+    """True when `name` is one item of a parenthesised list that also holds a word of the question: a
+    sibling of what the question states, not what follows from it."""
+    for group in re.findall(r"\(([^()]*)\)", sentence):
+        if fold(name) in fold(group) and "," in group:
+            others = [item for item in group.split(",") if fold(name) not in fold(item)]
+            if any(content_stems(item) & question_stems for item in others):
+                return True
+    return False
+
+
+def introduced_terms(sentence: str, question: str) -> list[str]:
+    """Lower-case terms a sentence introduces that the question does not use: compounds ("read-only",
+    "card_declined", "auto-reload") and the state something enters ("the organization is suspended"). In a
+    support article these are what a name would be in an encyclopedia: the thing the next hop must follow."""
+    asked = content_stems(question)
+    found = [*_TERM.findall(sentence), *(m.group(1) for m in _STATE.finditer(sentence))]
+    return [t for t in dict.fromkeys(found) if not any(c.isdigit() for c in t) and t not in _NOT_STATES
+            and not content_stems(t) <= asked]
+
+
 def mentions(source: Evidence, question: str, config: PlannerConfig = PlannerConfig()) -> list[tuple[str, float]]:
     """Names mentioned by a passage, with a salience for the question, best first.
 
@@ -122,6 +178,7 @@ def mentions(source: Evidence, question: str, config: PlannerConfig = PlannerCon
     """
     question_stems = content_stems(question)
     question_folded = fold(question)
+    named = any(is_name_like(n) for n in entities(question))
     titles = {fold(t) for t in quoted_titles(source.text)}
     found: dict[str, tuple[str, float]] = {}
     for index, sentence in enumerate(split_sentences(source.text)[: config.max_sentences]):
@@ -132,7 +189,9 @@ def mentions(source: Evidence, question: str, config: PlannerConfig = PlannerCon
         sentence_words = words(sentence)
         relevance = len(question_stems & {stem(w) for w in sentence_words}) / max(1, len(question_stems))
         position_weight = 1.0 if index == 0 else 0.85
-        for name in entities(searchable):
+        names = [clean_name(n, sentence, source.text) for n in entities(searchable)]
+        terms = introduced_terms(sentence, question) if relevance > 0 else []
+        for name in [*dict.fromkeys(names), *terms]:
             key = fold(name)
             if key in question_folded or not is_name_like(name) or content_stems(name) <= question_stems:
                 continue
@@ -140,6 +199,14 @@ def mentions(source: Evidence, question: str, config: PlannerConfig = PlannerCon
             weight *= position_weight * _specificity(name) * (1.25 if key in titles else 1.0)
             if sentence.startswith(name) and len(words(name)) == 1:
                 weight *= 0.6  # a capitalised sentence opener is often just a word
+            if name in terms:
+                # A question about named things bridges through names (measured on HotpotQA/MuSiQue); one
+                # without names (a support ticket) through the terms and states its articles introduce.
+                weight *= 0.5 if named else 2.0
+            elif not named:
+                weight *= 0.6  # capitalised words in a support article are mostly headings and UI labels
+            if not named and _listed_beside_the_question(name, sentence, question_stems):
+                weight *= 0.3  # "(card declined, 3-D Secure not confirmed)": an alternative to what is asked
             if weight > 0 and (key not in found or found[key][1] < weight):
                 found[key] = (name, weight)
     return sorted(found.values(), key=lambda item: (-item[1], fold(item[0])))
@@ -247,11 +314,19 @@ def bridge_candidates(question: str, evidence: Sequence[Evidence],
 
 
 def unresolved_words(question: str, covered: set[str], config: PlannerConfig = PlannerConfig()) -> list[str]:
-    """Question content words not yet covered by the passages on the path (what is still to be found)."""
+    """Content words of the sentence that asks, not yet covered by the passages on the path: the relation
+    still to be found ("born city"), without the words that only say how it is asked ("how long", "get");
+    when that sentence leaves fewer than two, the situation described before it ("a clinic … patient data")."""
     out: list[str] = []
-    for word in content_words(question):
-        if stem(word) not in covered and word not in out and word not in _COMPARISON_WORDS:
-            out.append(word)
+    asking = ask_sentence(question)
+    parts = [asking] if asking == question else [asking, question]
+    for index, part in enumerate(parts):
+        if index and len(out) >= 2:
+            break  # the situation a ticket describes first only helps when the asking sentence is bare
+        for word in content_words(part):
+            if (stem(word) not in covered and word not in out and word not in _COMPARISON_WORDS
+                    and word not in _ASKING_WORDS):
+                out.append(word)
     return out[: config.max_unresolved_words]
 
 
@@ -273,7 +348,7 @@ def bridge_queries(question: str, evidence: Sequence[Evidence], asked: Sequence[
         if not key or key in asked_keys:
             continue
         asked_keys.add(key)
-        out.append(SubQuery(text=text, purpose=f"bridge: {name}", kind=QueryKind.BRIDGE))
+        out.append(SubQuery(text=text, purpose=f"bridge: {name}", kind=QueryKind.BRIDGE, follows=name))
         if len(out) >= config.max_new_queries:
             break
     return out

@@ -42,6 +42,8 @@ _BULLET_START = re.compile(r"^[-*•]\s+")
 _BULLET_SPLIT = re.compile(r"\s+[-*•]\s+(?=\S)")
 _NUMBERED_SPLIT = re.compile(r"\s+(?=\d{1,2}\.\s+\S)")
 _LONG_CELL_WORDS = 12
+_RATE_HEADER = re.compile(r"^[A-Z]?[a-z]+s\s+per\s+\w+", re.IGNORECASE)  # "Requests per minute", "Runs per month"
+_BARE_NUMBER = re.compile(r"^([$€£]?\d[\d,.]*)\s*(\([^)]*\))?$")  # "1,200", "300 (raised from 200 …)"
 
 
 @dataclass(frozen=True)
@@ -132,6 +134,13 @@ def render_row(header: list[str], row: list[str], label: str = "", question: str
             continue
         long_cell = len(row[i].split()) >= _LONG_CELL_WORDS or row[i].endswith(".")
         cell = row[i].rstrip(".")
+        number = _BARE_NUMBER.match(cell) if _RATE_HEADER.search(header[i]) else None
+        if number:
+            # A number under a unit ("Requests per minute per workspace") reads as a quantity: "1,200 requests
+            # per minute per workspace", the value with its unit, as a reader would say it.
+            note = f" {number.group(2)}" if number.group(2) else ""
+            parts.append(f"{number.group(1)} {header[i][:1].lower()}{header[i][1:]}{note}")
+            continue
         parts.append(cell if long_cell or not header[i] else f"{header[i]} {cell}")
     subject = f"{label}, {first[:1].lower() + first[1:]}" if label and first and fold(label) not in fold(first) \
         else first or label

@@ -27,6 +27,7 @@ from investigation.state import (
     RouteDecision,
     SubQuery,
 )
+from investigation.usage import LLMUsage
 
 
 class HeuristicReasoner:
@@ -85,5 +86,5 @@ class HeuristicReasoner:
         """No LLM calls, nothing to charge: the same reasoner serves every investigation."""
         return self
 
-    def take_usage(self) -> list[dict[str, object]]:
+    def take_usage(self) -> list[LLMUsage]:
         return []  # no provider calls, nothing to charge

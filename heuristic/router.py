@@ -48,7 +48,9 @@ _COMPARISON = re.compile(
     r"\b(older|younger|earlier|later|larger|smaller|bigger|longer|shorter|taller|higher|lower|more|less|fewer|"
     r"newer|wider|deeper|heavier)\s+(\w+\s+)?than\b|"
     r"^\s*(did|was|is|were|are|does|do|has|had)\b[^?]*\bor\b[^?]*\b(first|earlier|later|older|younger|"
-    r"longer|more|most|less|larger|smaller|bigger)\b)",
+    r"longer|more|most|less|larger|smaller|bigger)\b|"
+    # "Were the Rolling Stones formed before the Kinks?": which came first, asked as yes or no.
+    r"^\s*(did|was|is|were|are|does|do|has|had)\b[^?]*\s(before|after)\s+(the\s+)?[A-Z\"“])",
     re.IGNORECASE,
 )
 _CONJUNCTION = frozenset(["and", "or", "&", "vs", "vs.", "versus", "compared", "than", "nor"])
@@ -232,6 +234,8 @@ def _joined(between: str) -> bool:
     if re.fullmatch(r"[\s,\"“”']*((is|was|are|were)\s+)?([a-z]+er|more\s+[a-z]+|less\s+[a-z]+)\s+than\s+(the\s+)?"
                     r"[\s\"“”']*", between):
         return True  # "X longer than the Y"
+    if re.fullmatch(r"[\s,\"“”']*([a-z]+\s+){1,2}(before|after)\s+(the\s+)?[\s\"“”']*", between):
+        return True  # "X formed before the Y"
     tokens = re.findall(r"[\w&.]+", between)
     return (0 < len(tokens) <= 5 and any(t in _CONJUNCTION for t in tokens)
             and all(t in _CONJUNCTION or t in STOPWORDS or t in ("to", "with") for t in tokens)

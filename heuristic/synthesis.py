@@ -24,7 +24,7 @@ from heuristic.prose import units, with_context
 from heuristic.router import compared_entities
 from heuristic.sufficiency import has_support, unsupported_names
 from heuristic.verdicts import about as verdict_about
-from heuristic.verdicts import both_verdict, broad_names, is_yes_no, temporal_winner
+from heuristic.verdicts import both_verdict, broad_names, is_yes_no, temporal_winner, yes_no_prefix
 from investigation.answers import refusal
 from investigation.citations import cite
 from investigation.guards import carries_instructions
@@ -89,8 +89,10 @@ def _candidates(question: str, evidence: Sequence[Evidence]) -> list[Sentence]:
         # their grade against the original question is low (the second hop of a chain often is).
         weight = max({Grade.CORRECT: 1.0, Grade.AMBIGUOUS: 0.75, Grade.INCORRECT: 0.35}[e.grade],
                      1.0 if index < 3 else 0.75 if index < 6 else 0.0)
+        subject = re.sub(r"\s*\([^)]*\)\s*$", "", e.title).strip() if is_name(e.title) else ""
+        work = bool(_WORK.search(e.text[:400]))
         for position, unit in enumerate(units(e.text, question)):
-            text = with_context(unit)
+            text = resolve_pronoun(with_context(unit), subject, work=work)
             # A bare "Yes."/"No." answers some other question (an FAQ's, the previous item's): never ours.
             text = re.sub(r"^(yes|no)[.,!]\s+(?=\w)", "", text, flags=re.IGNORECASE)
             if len(words(text)) < 3 or carries_instructions(text):  # orders to an AI are never quoted
@@ -99,8 +101,32 @@ def _candidates(question: str, evidence: Sequence[Evidence]) -> list[Sentence]:
             # A tool's record of the requester's own account says what no general article can.
             own = _TOOL_RECORD_PRIOR if e.source_id.startswith("tool:") and stems & asked else 0.0
             out.append(Sentence(index, position, text, stems, weight,
-                                  0.05 * e.score - 0.005 * index - 0.003 * position + own))
+                                0.05 * e.score - 0.005 * index - 0.003 * position + own))
     return out
+
+
+_PRONOUN = re.compile(r"^(?:(He|She|They|It)|(His|Her|Their|Its))\s+(?=[a-z0-9])")
+
+
+# A passage about a work, place or organisation: its "He"/"She" is somebody else (the author, a founder).
+_WORK = re.compile(r"\b(?:is|was|are|were)\s+(?:a|an|the)\s+(?:[\w-]+\s+){0,5}(?:film|movie|album|song|single|ballet|"
+                   r"opera|novel|book|play|poem|series|sitcom|show|game|episode|band|group|company|magazine|newspaper|"
+                   r"journal|river|city|town|village|county|station|airport|school|university|college|team|club|ship|"
+                   r"building|church|museum|park|festival|award|brand|network|channel|label|party)s?\b", re.IGNORECASE)
+
+
+def resolve_pronoun(sentence: str, subject: str, *, work: bool = False) -> str:
+    """A sentence quoted out of its passage says whom it is about: in a passage named after a person or a
+    thing, a leading "He"/"She"/"It"/"They" becomes the name ("He was a Formula One driver" → "Eddie Irvine
+    was a Formula One driver"), "His"/"Her"/"Its"/"Their" the name's possessive; in a passage about a
+    `work` (a film, a ballet, a company) "He"/"She" is somebody else and stays."""
+    found = _PRONOUN.match(sentence)
+    if not subject or not found or fold(subject) in fold(sentence):
+        return sentence
+    if work and (found.group(1) or found.group(2)) in ("He", "She", "His", "Her"):
+        return sentence
+    name = subject if found.group(1) else f"{subject}'s"
+    return f"{name} {sentence[found.end():]}"
 
 
 def _terms(question: str) -> dict[str, float]:
@@ -223,10 +249,12 @@ def _pick(question: str, route: RouteDecision, evidence: Sequence[Evidence], max
     sides: list[Sentence] = []  # one sentence per compared entity, in the question's order
     for name in entities:
         key = fold(name)
-        holders = [c for c in candidates if c not in picked and key in fold(c.text)] or [
+        stems = content_stems(name)
+        # A sentence naming the entity, or one under its heading ("## Team" → "Price: $15 per seat …").
+        holders = [c for c in candidates if c not in picked and (key in fold(c.text) or (stems and stems <= c.stems))] or [
             c for c in candidates if c not in picked and key in fold(evidence[c.index].title)]
         if holders:  # a sentence about the entity ("Business: …") rather than one mentioning it
-            side = max(holders, key=lambda c: gain(c) + (0.3 if fold(c.text).startswith(key) else 0.0))
+            side = max(holders, key=lambda c: gain(c) + _about_bonus(c, key, stems, fold(evidence[c.index].title)))
             take(side)
             sides.append(side)
     # What each sentence would add before anything is picked (the bar a typed sentence is held to below).
@@ -283,7 +311,19 @@ def _pick(question: str, route: RouteDecision, evidence: Sequence[Evidence], max
         lead = max(pool, key=lambda c: _answers(c, kind, state, terms))
         picked.remove(lead)
         picked.insert(0, lead)
+        return _Composition(picked, prefix=yes_no_prefix(question, lead.text))
     return _Composition(picked)
+
+
+def _about_bonus(c: Sentence, key: str, stems: set[str], title: str) -> float:
+    """How plainly a sentence is about a compared entity: it starts with its name ("Business: …"), opens the
+    entity's own passage, or sits under the entity's heading in another document ("## Team" → "Price: …")."""
+    text = fold(c.text)
+    if text.startswith(key):
+        return 0.3
+    if key in title:
+        return 0.2 if c.position == 0 else 0.0
+    return 0.15 if key not in text and stems <= c.stems else 0.0
 
 
 @dataclass(frozen=True)

@@ -120,3 +120,28 @@ def broad_names(texts: Sequence[str]) -> frozenset[str]:
         for span in {fold(s) for s in capitalised_spans(text)}:
             counts[span] = counts.get(span, 0) + 1
     return frozenset(n for n, k in counts.items() if k >= max(3, len(texts) // 3))
+
+
+_NEGATION = re.compile(r"\b(?:not|no|never|cannot|can't|isn't|aren't|doesn't|don't|won't|unavailable|unsupported|"
+                       r"excluded)\b", re.IGNORECASE)
+_ALTERNATIVE = re.compile(r"\bor\b", re.IGNORECASE)
+
+
+def yes_no_prefix(question: str, lead: str) -> str:
+    """"Yes: " / "No: " before the lead sentence of a yes/no question ("Can we pay EUR invoices by SEPA direct
+    debit?"): No when the lead negates right next to what is asked ("… already scanned cannot be voided"),
+    Yes when it names everything the question names and says most of what it asks; else nothing (the
+    sentence speaks for itself). Not for "X or Y?" questions, which ask to choose."""
+    ask = re.split(r"(?<=[.!?])\s+", question.strip())[-1]
+    if not is_yes_no(ask) or _ALTERNATIVE.search(ask):
+        return ""
+    asked = content_stems(ask)
+    tokens = re.findall(r"[\w'-]+", lead)
+    for i, token in enumerate(tokens):
+        if _NEGATION.fullmatch(token) and content_stems(" ".join(tokens[max(0, i - 4): i + 5])) & asked:
+            return "No: "
+    names = [fold(n) for n in capitalised_spans(ask)] + [fold(q) for q in re.findall(r"\b[A-Z]{2,}\b", ask)]
+    said = content_stems(lead)
+    if names and all(n in fold(lead) for n in names) and len(asked & said) >= 0.6 * len(asked):
+        return "Yes: "
+    return ""

@@ -21,6 +21,7 @@ from investigation.state import (
     StopReason,
     SubQuery,
 )
+from investigation.text import words
 
 
 @dataclass(frozen=True)
@@ -43,7 +44,9 @@ def _stop(reason: StopReason, detail: str) -> LoopDecision:
 def decide(*, question: str, mode: Mode, judgment: Judgment, budget: BudgetSnapshot, evidence: Sequence[Evidence],
            new_evidence: Sequence[Evidence], candidates: Sequence[SubQuery], engines: int,
            llm_tokens_per_hop: int = 0, max_queries_per_hop: int = 2) -> LoopDecision:
-    """Decide after hop `budget.hops_done`. `candidates` are the next queries the reasoner proposes."""
+    """Decide after hop `budget.hops_done`. `candidates` are the next queries the reasoner proposes; a
+    bridge that follows nothing the evidence introduced is not one (`follows_evidence`) and is dropped."""
+    candidates = [c for c in candidates if follows_evidence(c, question, evidence)]
     if mode is Mode.SINGLE_SHOT:
         return _stop(StopReason.SINGLE_SHOT, "single-shot mode retrieves once")
     if judgment.sufficient:
@@ -67,7 +70,8 @@ def decide(*, question: str, mode: Mode, judgment: Judgment, budget: BudgetSnaps
             and not probing):
         return _stop(StopReason.NO_NEW_EVIDENCE, "the chain the question describes has been followed to its end")
     if not candidates:
-        return _stop(StopReason.NO_NEW_EVIDENCE, "nothing left to ask: no bridging query can be formed")
+        return _stop(StopReason.NO_NEW_EVIDENCE, "nothing left to ask: no bridging query follows what the "
+                     "evidence found")
     per_query = max(1, engines)
     affordable = (budget.max_retrieval_calls - budget.retrieval_calls) // per_query
     if affordable <= 0:
@@ -80,3 +84,15 @@ def decide(*, question: str, mode: Mode, judgment: Judgment, budget: BudgetSnaps
     missing = "; ".join(judgment.missing_information) or "answer incomplete"
     return LoopDecision(action=LoopAction.CONTINUE, reason="insufficient", next_queries=chosen,
                         detail=f"missing: {missing}")
+
+
+def follows_evidence(query: SubQuery, question: str, evidence: Sequence[Evidence]) -> bool:
+    """True unless `query` is a bridge whose `follows` is empty, only the question's own words, or found in
+    no clean evidence passage: a next hop is built from what the previous hop found, never from a bag of
+    the question's words."""
+    if query.kind is not QueryKind.BRIDGE:
+        return True
+    key = f" {' '.join(words(query.follows))} "
+    if not key.strip() or key in f" {' '.join(words(question))} ":
+        return False
+    return any(key in f" {' '.join(words(f'{e.title}. {e.text}'))} " for e in evidence if not e.flagged)

@@ -16,6 +16,7 @@ from investigation.state import (
     SubQuery,
     Visibility,
 )
+from investigation.usage import LLMUsage
 
 
 @runtime_checkable
@@ -101,10 +102,9 @@ class Reasoner(Protocol):
 
     def synthesize(self, question: str, route: RouteDecision, evidence: Sequence[Evidence]) -> Answer: ...
 
-    def take_usage(self) -> list[dict[str, object]]:
-        """Usage of every provider call since the last `take_usage`, oldest first, then forgotten: dicts
-        {step, model, input_tokens, output_tokens, cache_read_input_tokens, cache_creation_input_tokens,
-        fallback} (+ `reason`/`detail` when a fallback was taken). The heuristic provider returns []."""
+    def take_usage(self) -> list[LLMUsage]:
+        """Usage of every provider call (and every fallback or guard rejection) since the last
+        `take_usage`, oldest first, then forgotten. The heuristic provider returns []."""
         ...
 
     def bind(self, *, budget: TokenBudget, on_event: ProgressEvents | None = None) -> Reasoner:

@@ -35,6 +35,7 @@ class RouteOut(_Out):
 class SubQueryOut(_Out):
     text: str = Field(min_length=2, max_length=300)
     purpose: str = Field(default="", max_length=200)
+    follows: str = Field(default="", max_length=200)  # next hop: the entity/term copied from a passage
 
 
 class PlanOut(_Out):
@@ -70,7 +71,7 @@ class NextQueriesOut(_Out):
 
 _STR = {"type": "string"}
 _UNIT = {"type": "number", "minimum": 0, "maximum": 1}
-_SUBQUERY = {"type": "object", "additionalProperties": False, "required": ["text", "purpose"],
+_SUBQUERY: dict[str, Any] = {"type": "object", "additionalProperties": False, "required": ["text", "purpose"],
              "properties": {"text": {"type": "string", "description": "A short search query."},
                             "purpose": {"type": "string", "description": "Which part of the question it serves."}}}
 
@@ -110,9 +111,13 @@ JUDGE_TOOL = _tool(
      "absent": {"type": "array", "maxItems": 10, "items": _STR,
                 "description": "Names from the question that no passage mentions at all."}},
     ["sufficient", "answered_subqueries", "missing_information", "conflicts", "confidence", "absent"])
+_NEXT_QUERY = {"type": "object", "additionalProperties": False, "required": ["text", "purpose", "follows"],
+               "properties": {**_SUBQUERY["properties"],
+                              "follows": {"type": "string", "description": "The entity, term or state, copied "
+                                          "exactly from a passage, that this query follows."}}}
 NEXT_QUERIES_TOOL = _tool(
     "record_next_queries", "Record the search queries of the next hop (none when nothing can be named).",
-    {"queries": {"type": "array", "maxItems": 3, "items": _SUBQUERY}}, ["queries"])
+    {"queries": {"type": "array", "maxItems": 3, "items": _NEXT_QUERY}}, ["queries"])
 
 # -- system prompts ------------------------------------------------------------------------------------
 
@@ -182,8 +187,9 @@ Your job: JUDGE whether the graded evidence so far is SUFFICIENT to answer the o
 
 NEXT_QUERIES_SYSTEM = _COMMON + """
 Your job: write the NEXT HOP's search queries (at most 2) that would find the missing information.
-- Bridge: take the entity the evidence resolved (e.g. the film's title) and ask for the missing property \
-(e.g. "Maximum Overdrive director").
+- Bridge: take the entity, term or state a passage introduced (e.g. the film's title, "read-only") and ask \
+for the missing property (e.g. "Maximum Overdrive director"); copy that entity or term into `follows`. A \
+query made only of the question's own words is no bridge and is not run.
 - Every name, id, number and date in a query must appear in the question or in the passages below; \
 queries that introduce anything else are discarded by the pipeline.
 - Never repeat a query listed in <asked>. Return an empty list when nothing can be named.
@@ -194,7 +200,13 @@ Your job: WRITE THE ANSWER to the original question for a helpdesk agent, using 
 - Answer first: the first sentence states the answer in the question's terms (the value for how much, how \
 many, how long, when or which; both sides of a comparison; the resolved chain for a multi-step question), \
 so it can be pasted into a reply as is. Then only sentences that support it.
-- Never restate the question, repeat a sentence, contradict another sentence, or write a fragment.
+- The first sentence contains the short answer itself, written as the passages write it: the name, date, \
+number with its unit, or place asked for; for a multi-step question the entity at the end of the chain \
+(e.g. "M. Ward, the singer-songwriter of that album, is from Portland, Oregon [1][2]."); for a yes/no \
+question it starts with "Yes" or "No" and, for a comparison, gives both sides ("No: X is American [1]; \
+Y is Hungarian [2]."); for "which came first / is older" it names the winner and both dates.
+- Never restate the question, repeat a sentence, contradict another sentence, write a fragment, or add a \
+sentence that is off the question's focus (another plan, product or entity than the one asked about).
 - Cite every sentence with the marker of each passage that supports it, e.g. "The Team plan includes \
 SSO [2]." Markers are the passage ids in square brackets; cite no other numbers.
 - Do not add facts, advice, links or contact details that no passage states. Be brief (at most 5 sentences).

@@ -162,6 +162,9 @@ class SubQuery(Frozen):
     text: str
     purpose: str = ""  # which part of the question it serves, for people (e.g. "entity: Christopher Nolan")
     kind: QueryKind = QueryKind.OTHER
+    # For a BRIDGE: the entity, term or state an earlier hop's passage introduced that this query follows
+    # ("read-only", "Unified Auth Service"), copied from that passage. The stop policy reads it.
+    follows: str = ""
 
 
 class Plan(Frozen):

@@ -13,7 +13,6 @@ from storage.models import Investigation
 
 # A reasoner raises these only when the LLM is out and no fallback may finish (SLEUTH_LLM_FALLBACK=none).
 LLM_OUT = (BudgetExceeded, PermanentError)
-_TOKEN_FIELDS = ("input_tokens", "cache_read_input_tokens", "cache_creation_input_tokens")
 
 
 def bound_reasoner(services: Services, session: Any, inv: Investigation) -> Reasoner:
@@ -37,14 +36,13 @@ def record_llm(services: Services, inv_id: str, reasoner: Reasoner | None, phase
     added_in = added_out = 0
     with services.session() as session:
         for i, record in enumerate(records):
-            data = dict(record)
-            kind = str(data.pop("kind", "llm_fallback" if data.get("fallback") else "llm_call"))
             key = f"llm:{phase}:{hop}:{i}" if phase == "reduce" else f"llm:{phase}:{i}"
-            if repo.add_event(session, investigation_id=inv_id, step_key=key, kind=kind, hop=hop, data=data):
-                added_in += sum(int(data.get(f, 0) or 0) for f in _TOKEN_FIELDS)  # type: ignore[call-overload]
-                added_out += int(data.get("output_tokens", 0) or 0)  # type: ignore[call-overload]
-            if data.get("fallback") and data.get("reason") in LLM_STOPS:
-                stop = stop or str(data["reason"])
+            if repo.add_event(session, investigation_id=inv_id, step_key=key, kind=record.kind, hop=hop,
+                              data=record.trace_data()):
+                added_in += record.input_total
+                added_out += record.output_tokens
+            if record.fallback and record.reason in LLM_STOPS:
+                stop = stop or record.reason
         if added_in or added_out:
             inv = repo.get_investigation(session, investigation_id=inv_id)
             repo.update_investigation(session, investigation_id=inv_id,

@@ -44,7 +44,7 @@ from investigation.state import (
     RouteDecision,
     SubQuery,
 )
-from investigation.text import fold, query_key
+from investigation.text import fold, query_key, words
 from storage.rate_limit import key_id
 
 _FALLBACK_NOTE = "written without the LLM (extractive fallback)"
@@ -127,8 +127,8 @@ class ClaudeReasoner(ClaudeCalls):
             return self.finish(stop, "grade", heuristic)
         except Invalid as bad:
             return self.safe("grade", bad, heuristic, ambiguous)
-        self._usage[-1].update(missing_evidence=list(out.missing_evidence), graded=len(head),
-                               ungraded=len(passages) - len(head))
+        self.amend_last(missing_evidence=list(out.missing_evidence), graded=len(head),
+                        ungraded=len(passages) - len(head))
         graded = [_evidence(p, Grade(by_label[label].grade), by_label[label].relevance, hop, query_of, question)
                   for label, p in labels.items()]
         # Passages past the per-hop cap are kept (ranked last), never silently promoted.
@@ -180,7 +180,8 @@ class ClaudeReasoner(ClaudeCalls):
         except Invalid as bad:
             return self.safe("next_queries", bad, heuristic, list)
         asked_keys = {query_key(q) for q in asked}
-        proposed = [SubQuery(text=q.text.strip(), purpose=q.purpose, kind=_query_kind(q.text, judgment))
+        proposed = [SubQuery(text=q.text.strip(), purpose=q.purpose, kind=_query_kind(q.text, judgment),
+                             follows=q.follows.strip() or followed_span(q.text, question, evidence))
                     for q in out.queries if query_key(q.text) and query_key(q.text) not in asked_keys]
         kept = self._guarded("next_queries", question, evidence, proposed)
         missing = len(proposed) - len(kept)
@@ -264,7 +265,7 @@ class ClaudeReasoner(ClaudeCalls):
             self.budget.stop(stop.reason, stop.detail)
             self.note("synthesize", kind="llm_fallback", reason=stop.reason, detail=stop.detail)
             return draft, problems
-        self._usage[-1]["repair"] = True
+        self.amend_last(repair=True)
         text = reply.text.strip()
         if not text or reply.stop_reason == "refusal":
             return draft, problems
@@ -289,6 +290,19 @@ class ClaudeReasoner(ClaudeCalls):
             return answer
         caveat = f"{answer.caveat}; {_FALLBACK_NOTE}" if answer.caveat else _FALLBACK_NOTE
         return answer.model_copy(update={"caveat": caveat})
+
+
+def followed_span(text: str, question: str, evidence: Sequence[Evidence]) -> str:
+    """When the model left `follows` empty: the longest run of the query's words that is not only the
+    question's words and that a clean passage contains (what the query follows), or ""."""
+    tokens, asked = words(text), set(words(question))
+    bodies = [f" {' '.join(words(f'{e.title}. {e.text}'))} " for e in evidence if not e.flagged]
+    for size in range(len(tokens), 0, -1):
+        for start in range(len(tokens) - size + 1):
+            span = tokens[start:start + size]
+            if not set(span) <= asked and any(f" {' '.join(span)} " in body for body in bodies):
+                return " ".join(span)
+    return ""
 
 
 def _query_kind(text: str, judgment: Judgment) -> QueryKind:

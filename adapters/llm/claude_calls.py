@@ -20,6 +20,7 @@ from investigation.guards import rejected_tools
 from investigation.ports import Reasoner
 from investigation.prompts import PromptSpec
 from investigation.state import StopReason
+from investigation.usage import LLMUsage, UsageKind
 
 M = TypeVar("M", bound=BaseModel)
 T = TypeVar("T")
@@ -88,22 +89,26 @@ class ClaudeCalls:
         self.fallback_mode = fallback_mode
         self.budget: TokenBudget = budget or NoBudget()
         self.on_event = on_event
-        self._usage: list[dict[str, Any]] = []
+        self._usage: list[LLMUsage] = []
 
-    def take_usage(self) -> list[dict[str, object]]:
+    def take_usage(self) -> list[LLMUsage]:
         taken, self._usage = self._usage, []
-        return list(taken)
+        return taken
+
+    def amend_last(self, **details: Any) -> None:
+        """Add step-specific details (grading counts, a repair) to the record of the last call."""
+        self._usage[-1] = LLMUsage.model_validate({**self._usage[-1].model_dump(exclude_unset=True), **details})
 
     def emit(self, event: dict[str, Any]) -> None:
         if self.on_event is not None:
             self.on_event(event)
 
-    def note(self, step: str, *, kind: str, reason: str, detail: str, **extra: Any) -> None:
+    def note(self, step: str, *, kind: UsageKind, reason: str, detail: str, **extra: Any) -> None:
         """A zero-token record in the usage log (fallbacks and guard rejections are traced like calls)."""
-        self._usage.append({"kind": kind, "step": step, "model": self.fallback.name, "input_tokens": 0,
-                            "output_tokens": 0, "cache_read_input_tokens": 0, "cache_creation_input_tokens": 0,
-                            "fallback": kind == "llm_fallback", "reason": reason, "detail": detail[:300],
-                            **extra})
+        self._usage.append(LLMUsage.model_validate({
+            "kind": kind, "step": step, "model": self.fallback.name, "input_tokens": 0, "output_tokens": 0,
+            "cache_read_input_tokens": 0, "cache_creation_input_tokens": 0, "fallback": kind == "llm_fallback",
+            "reason": reason, "detail": detail[:300], **extra}))
 
     def call(self, spec: PromptSpec, *, stream: bool = False) -> Reply:
         """Send `spec` if the budget allows; charge and record its usage. Raises LLMOut."""
@@ -124,9 +129,10 @@ class ClaudeCalls:
         except LLMUnavailable as exc:
             raise LLMOut(StopReason.LLM_UNAVAILABLE, str(exc)) from exc
         self.budget.charge(total_tokens(reply.usage))
-        self._usage.append({"kind": "llm_call", "step": spec.step, "model": reply.model or model, **reply.usage,
-                            "fallback": False, "attempts": reply.attempts, "waited_s": round(reply.waited, 3),
-                            "stop_reason": reply.stop_reason})
+        self._usage.append(LLMUsage.model_validate({
+            "kind": "llm_call", "step": spec.step, "model": reply.model or model, **reply.usage,
+            "fallback": False, "attempts": reply.attempts, "waited_s": round(reply.waited, 3),
+            "stop_reason": reply.stop_reason}))
         return reply
 
     def decide(self, spec: PromptSpec, model: type[M]) -> M:

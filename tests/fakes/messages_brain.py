@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 import threading
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from heuristic.reasoner import HeuristicReasoner
 from heuristic.synthesis import direct_answer
@@ -26,6 +26,9 @@ _PASSAGE = re.compile(r'<passage id="([^"]*)"([^>]*)>\n(.*?)\n</passage>', re.DO
 _ATTR = re.compile(r'(\w+)="([^"]*)"')
 _PLAN = re.compile(r'<plan kind="(\w+)">\n(.*?)\n</plan>', re.DOTALL)
 _ROUTE = re.compile(r"Route chosen by the router: (\w+)")
+
+if TYPE_CHECKING:
+    from adapters.llm.anthropic import ClaudeReasoner
 
 
 @dataclass(frozen=True)
@@ -159,7 +162,7 @@ class GullibleBrain:
 
 def claude_against(url: str, *, embedder: Embedder | None = None, fallback_mode: str = "heuristic",
                    retries: int = 2, timeout: float = 5.0, backoff: float = 0.01, max_delay: float = 0.5,
-                   sleep: Any = None, **kwargs: Any) -> Any:
+                   sleep: Any = None, **kwargs: Any) -> ClaudeReasoner:
     """A `ClaudeReasoner` whose real SDK client talks to the fake server at `url` (tests only)."""
     import time
 

@@ -3,9 +3,9 @@ implicit TLS, AUTH, a 4xx-then-accept server and a 5xx server — through `attem
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from email.message import EmailMessage
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -31,12 +31,8 @@ def certificate(tmp_path: Path) -> tuple[Path, Path]:
 
 
 @pytest.fixture()
-def services(tmp_path: Path, db_url: str, redis_url: str, redis_prefix: str,
-             certificate: tuple[Path, Path]) -> Iterator[Services]:
-    svc = make_services(tmp_path, db_url, redis_url, redis_prefix, smtp_ca_file=certificate[0],
-                        public_url="https://sleuth.acme.test")
-    yield svc
-    svc.engine.dispose()
+def services_settings(certificate: tuple[Path, Path]) -> dict[str, Any]:
+    return {"smtp_ca_file": certificate[0], "public_url": "https://sleuth.acme.test"}
 
 
 def body_of(message: EmailMessage, subtype: str) -> str:

@@ -6,7 +6,6 @@ from __future__ import annotations
 import html
 import time
 from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -22,7 +21,6 @@ from tests.integration.delivery.helpers import (
     attempts,
     delivery,
     finished,
-    make_services,
     new_tenant,
 )
 from tests.support.helpdesks import FreshdeskFake, ZendeskFake
@@ -33,11 +31,8 @@ TOKEN, API_KEY = "zd-token-123", "fd-key-456"
 
 
 @pytest.fixture()
-def services(tmp_path: Path, db_url: str, redis_url: str, redis_prefix: str) -> Iterator[Services]:
-    svc = make_services(tmp_path, db_url, redis_url, redis_prefix, webhook_timeout=0.5,
-                        webhook_backoff_max=5.0, webhook_max_attempts=4)
-    yield svc
-    svc.engine.dispose()
+def services_settings() -> dict[str, Any]:
+    return {"webhook_timeout": 0.5, "webhook_backoff_max": 5.0, "webhook_max_attempts": 4}
 
 
 @pytest.fixture(params=["zendesk", "freshdesk"])

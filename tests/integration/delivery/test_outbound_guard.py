@@ -4,7 +4,6 @@ the connection pinned to the checked address, names re-checked when they are sen
 from __future__ import annotations
 
 import uuid
-from collections.abc import Iterator
 from pathlib import Path
 
 import httpx
@@ -15,17 +14,9 @@ from adapters.delivery.webhook import WebhookDeliverer
 from bootstrap import Services
 from storage import repositories as repo
 from tasks.delivery_step import attempt_delivery
-from tests.integration.delivery.test_webhook import make_services
 from tests.support.http import Receiver
 
 pytestmark = pytest.mark.integration
-
-
-@pytest.fixture()
-def services(tmp_path: Path, db_url: str, redis_url: str, redis_prefix: str) -> Iterator[Services]:
-    svc = make_services(tmp_path, db_url, redis_url, redis_prefix)
-    yield svc
-    svc.engine.dispose()
 
 
 def _delivery(services: Services, url: str, allowed: list[str]) -> str:

@@ -14,10 +14,10 @@ import pytest
 
 from adapters.delivery.webhook import InvalidSignature, WebhookDeliverer, verify
 from bootstrap import Services
-from config.settings import Settings
 from investigation.errors import PermanentError, TransientError
 from storage import repositories as repo
 from tasks.delivery_step import attempt_delivery
+from tests.integration.delivery.helpers import make_services
 from tests.support.http import Receiver, free_port
 
 pytestmark = pytest.mark.integration
@@ -28,22 +28,6 @@ def receiver() -> Iterator[Receiver]:
     r = Receiver()
     yield r
     r.close()
-
-
-def make_services(tmp_path: Path, db_url: str, redis_url: str, redis_prefix: str, **extra: Any) -> Services:
-    knobs: dict[str, Any] = {"webhook_backoff_base": 0.01, "webhook_backoff_max": 0.05,
-                             "webhook_max_attempts": 3, "webhook_timeout": 2.0,
-                             "webhook_allow_private": False}
-    knobs.update(extra)
-    return Services(Settings(home=tmp_path / "home", database_url=db_url, redis_url=redis_url,
-                             redis_prefix=redis_prefix, **knobs))
-
-
-@pytest.fixture()
-def services(tmp_path: Path, db_url: str, redis_url: str, redis_prefix: str) -> Iterator[Services]:
-    svc = make_services(tmp_path, db_url, redis_url, redis_prefix)
-    yield svc
-    svc.engine.dispose()
 
 
 def answered_delivery(services: Services, url: str) -> tuple[str, str, str]:

@@ -36,3 +36,12 @@ def test_first_sentences_and_relevant_sentences_survive() -> None:
 
 def test_evidence_under_budget_is_untouched() -> None:
     assert compress(QUESTION, LONG[:1], 10_000) == LONG[:1]
+
+
+def test_a_kept_sentence_keeps_the_heading_it_sits_under() -> None:
+    faq = evidence("sla#7", "SLA FAQ", "\n\n".join(
+        [f"## Question {j}?\n\nFiller answer {j} says nothing about claims at all." for j in range(10)]
+        + ["## By when must I claim a credit?\n\n30 days after the end of the calendar month."]))
+    out = compress("By when must a customer claim an SLA credit?", [faq], 60)
+    assert evidence_tokens(out) <= 60
+    assert "## By when must I claim a credit?\n\n30 days after the end" in out[0].text

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from heuristic.planner import bridge_queries, part_queries, plan_question
+from heuristic.planner import bridge_queries, clean_name, introduced_terms, part_queries, plan_question
 from heuristic.router import route_question
 from investigation.state import Grade, Plan, PlanKind, SubQuery
 from investigation.text import query_key
@@ -69,3 +69,56 @@ def test_part_queries_ask_for_missing_compared_entities_once() -> None:
     plan = Plan(original="Are A and B both x?", subqueries=(SubQuery(text="Are A and B both x?"),), kind=PlanKind.DECOMPOSED)
     assert [q.text for q in part_queries(plan, ["entity: Guitar World"], [])] == ["Guitar World"]
     assert part_queries(plan, ["entity: Guitar World"], ["guitar world"]) == []
+
+
+# -- bridging follows what the evidence introduced, never a bag of the question's own words
+
+TICKET = ("A customer's invoice failed with card_declined three times. What happens to their workspace and how "
+          "fast does it recover after paying?")
+BILLING = evidence("billing#0", "Failed payments", "If a payment fails, Acme Cloud retries it for 14 days. If the "
+                   "invoice is still unpaid after 14 days, the organization is suspended. Go to Settings to pay. "
+                   "Payment fails for several reasons (card declined, 3-D Secure not confirmed).",
+                   grade=Grade.AMBIGUOUS, score=0.5)
+
+
+def test_a_ticket_without_names_bridges_through_the_state_its_article_introduces() -> None:
+    queries = bridge_queries(TICKET, [BILLING], [TICKET])
+    assert queries and queries[0].follows == "suspended"
+    assert queries[0].text.startswith("suspended") and queries[0].kind == "bridge"
+    for q in queries:  # each follows something the passage says and the question does not
+        assert q.follows.lower() in BILLING.text.lower() and q.follows.lower() not in TICKET.lower()
+
+
+def test_the_query_keeps_the_asked_relation_without_the_asking_words() -> None:
+    [query, *_] = bridge_queries(TICKET, [BILLING], [TICKET])
+    assert "fast" not in query.text.split() and "happens" not in query.text.split()
+    assert "recover" in query.text.split()
+
+
+@pytest.mark.parametrize(("name", "sentence", "clean"), [
+    ("Go to Settings", "Go to Settings to pay.", "Settings"),  # a sentence-opening verb
+    ("No. The Free", "No. The Free plan has no SLA.", "Free"),
+    ("Billing Admin", "Ask the Billing Admin to pay.", "Billing Admin"),  # mid-sentence: a name as written
+])
+def test_sentence_openers_are_cut_from_bridge_names(name: str, sentence: str, clean: str) -> None:
+    assert clean_name(name, sentence, f"{sentence} You can go to the billing page; the free plan.") == clean
+
+
+def test_introduced_terms_are_compounds_and_states_the_question_does_not_use() -> None:
+    sentence = "After three failed attempts the workspace becomes read-only and the invoice is marked past-due."
+    assert introduced_terms(sentence, "What happens to the workspace?") == ["read-only", "past-due", "marked"]
+    assert introduced_terms(sentence, "Why is my workspace read-only?") == ["past-due", "marked"]
+
+
+def test_a_question_about_names_still_bridges_through_names() -> None:
+    question = "Who directed the film that was shot in the well-known studio of Cinecitta?"
+    passage = evidence("c#0", "Cinecitta", "Cinecitta is a well-known studio in Rome. Its best-selling film "
+                       "was Ben-Hur, directed by William Wyler, and it was re-opened in 1950.")
+    [query, *_] = bridge_queries(question, [passage], [question])
+    assert query.follows in ("Ben-Hur", "William Wyler", "Rome")
+
+
+def test_an_initial_is_not_a_full_stop() -> None:
+    sentence = "The Harris W. Fawell Congressional Papers are held at North Central College."
+    assert clean_name("Harris W. Fawell Congressional Papers", sentence, sentence) == \
+        "Harris W. Fawell Congressional Papers"

@@ -49,3 +49,11 @@ def test_a_heading_naming_a_code_prefixes_its_sentences() -> None:
 def test_plain_prose_is_its_sentences() -> None:
     prose = "Alu is a demon in Akkadian mythology. It was thought to be a spirit."
     assert texts(prose) == ["Alu is a demon in Akkadian mythology.", "It was thought to be a spirit."]
+
+
+def test_a_number_under_a_rate_column_reads_as_a_quantity_with_its_unit() -> None:
+    table = ("| Plan | Requests per minute per workspace | Region | |---|---|---| | Business | 1,200 | EU-1 | "
+             "| Team | 300 (raised from 200) | US-1 |")
+    out = texts(table)
+    assert "Business: 1,200 requests per minute per workspace; Region EU-1." in out
+    assert "Team: 300 requests per minute per workspace (raised from 200); Region US-1." in out

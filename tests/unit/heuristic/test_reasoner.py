@@ -104,5 +104,5 @@ def test_a_markdown_table_answer_is_a_clean_cited_sentence() -> None:
         "| Team | 300 | | Business | 1,200 | | Enterprise | 3,000 |"), 1)])])
     graded = REASONER.grade(question, fused.passages, 1, fused.query_of)
     answer = REASONER.synthesize(question, RouteDecision(route=Route.LOOKUP, reason="t"), graded)
-    assert "Business: Requests per minute per workspace 1,200 [1]." in answer.text
+    assert "Business: 1,200 requests per minute per workspace [1]." in answer.text
     assert "|" not in answer.text and "#" not in answer.text

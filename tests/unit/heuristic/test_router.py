@@ -132,6 +132,7 @@ def test_attributes_and_bare_kinds_stay_lookups(question: str) -> None:
 @pytest.mark.parametrize(("question", "names"), [
     ("Is Mount Kilimanjaro taller than Mont Blanc?", ["Mount Kilimanjaro", "Mont Blanc"]),
     ("Did the Eiffel Tower or the Statue of Liberty open first?", None),
+    ("Were the Rolling Stones formed before the Kinks?", ["Rolling Stones", "Kinks"]),
 ])
 def test_comparatives_after_the_names_are_multi_part(question: str, names: list[str] | None) -> None:
     assert route_question(question).route is Route.MULTI_PART

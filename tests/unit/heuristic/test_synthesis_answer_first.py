@@ -7,8 +7,8 @@ import pytest
 
 from cli.bench_metrics import first_sentence
 from heuristic.kinds import answer_kind, focus_terms
-from heuristic.synthesis import synthesize_answer
-from heuristic.verdicts import both_verdict, is_yes_no, temporal_winner
+from heuristic.synthesis import resolve_pronoun, synthesize_answer
+from heuristic.verdicts import both_verdict, is_yes_no, temporal_winner, yes_no_prefix
 from investigation.state import Grade, Route, RouteDecision
 from tests.unit.investigation.fakes import evidence
 
@@ -164,3 +164,35 @@ def test_a_chain_continues_through_a_sentence_that_mentions_the_bridge_name() ->
 ])
 def test_the_focus_is_the_asking_clause_not_a_relative_one(question: str, focus: set[str]) -> None:
     assert focus_terms(question) == focus
+
+
+def test_a_leading_pronoun_becomes_the_passages_name_unless_the_passage_is_about_a_work() -> None:
+    assert resolve_pronoun("He was a Formula One driver.", "Eddie Irvine") == "Eddie Irvine was a Formula One driver."
+    assert resolve_pronoun("Its roof is green.", "Tower Hall") == "Tower Hall's roof is green."
+    assert resolve_pronoun("He wrote it in 1899.", "Aschenbrodel", work=True) == "He wrote it in 1899."
+    assert resolve_pronoun("He was born in Oslo.", "") == "He was born in Oslo."  # a topic title names no one
+    driver = evidence("irvine#0", "Eddie Irvine", "Eddie Irvine (born 1965) is a racing driver.\n\n"
+                      "He was runner-up in the 1999 championship.", score=0.8)
+    answer = synthesize_answer("Who was runner-up in the 1999 championship?", LOOKUP, [driver])
+    assert first_sentence(answer.text).startswith("Eddie Irvine was runner-up"), answer.text
+
+
+@pytest.mark.parametrize(("question", "lead", "prefix"), [
+    ("Can we pay our EUR invoices by SEPA direct debit?",
+     "We accept cards, SEPA Direct Debit (EUR) and bank transfer for annual invoices.", "Yes: "),
+    ("Are gift cards covered by shipping insurance?", "Cash, gift cards and perishable goods are never covered.",
+     "No: "),
+    ("Does Parcelo support Purolator shipments?", "Parcelo connects to 14 carriers: USPS, UPS and FedEx.", ""),
+    ("Is the export in CSV or JSON?", "Exports are CSV files.", ""),  # a choice, not a yes/no
+])
+def test_a_yes_no_question_gets_a_verdict_only_when_the_lead_sentence_gives_one(question: str, lead: str,
+                                                                               prefix: str) -> None:
+    assert yes_no_prefix(question, lead) == prefix
+
+
+def test_a_comparison_side_can_be_a_sentence_under_the_entitys_heading() -> None:
+    plans = evidence("plans#0", "Plans and pricing", (
+        "## Team\n\nTeam adds MFA enforcement and an audit log.\n\nPrice: $15 per seat per month.\n\n"
+        "## Business\n\nPrice: $35 per seat per month."), score=0.8)
+    answer = synthesize_answer("Can you compare the seat prices of Team and Business?", PART, [plans])
+    assert "$15" in first_sentence(answer.text) and "$35" in first_sentence(answer.text), answer.text

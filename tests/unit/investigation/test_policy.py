@@ -23,11 +23,11 @@ from tests.unit.investigation.fakes import evidence
 pytestmark = pytest.mark.unit
 
 QUESTION = "What state did the director of Maximum Overdrive live in?"
-RELEVANT = [evidence("mo#0", "Maximum Overdrive", "A film directed by Stephen King.")]
+RELEVANT = [evidence("mo#0", "Maximum Overdrive", "A film directed by Stephen King, shot near Bangor.")]
 BRIDGED = [evidence("sk#0", "Stephen King", "He lives in Maine.", hop=2, query="Stephen King state live")]
 INSUFFICIENT = Judgment(sufficient=False, missing_information=("bridge: unresolved",))
-NEXT = [SubQuery(text="Stephen King state live", kind=QueryKind.BRIDGE),
-        SubQuery(text="Bangor state live", kind=QueryKind.BRIDGE)]
+NEXT = [SubQuery(text="Stephen King state live", kind=QueryKind.BRIDGE, follows="Stephen King"),
+        SubQuery(text="Bangor state live", kind=QueryKind.BRIDGE, follows="Bangor")]
 PROBE = [SubQuery(text="Overdrive", purpose="probe: Overdrive", kind=QueryKind.PROBE)]
 
 
@@ -109,3 +109,25 @@ def test_names_found_nowhere_after_a_probe_make_the_question_unanswerable() -> N
     assert run(judgment=absent, candidates=text_only).reason is StopReason.UNANSWERABLE
     stop = run(judgment=absent, b=budget(hops_done=2), candidates=[])
     assert stop.reason is StopReason.UNANSWERABLE and "Kubernetes" in stop.detail
+
+
+def test_a_bridge_that_follows_nothing_the_evidence_found_is_not_run() -> None:
+    bag = SubQuery(text="director state live", kind=QueryKind.BRIDGE)  # the question's own words
+    echo = SubQuery(text="Maximum Overdrive state", kind=QueryKind.BRIDGE, follows="Maximum Overdrive")
+    invented = SubQuery(text="Stephen Kingsley state", kind=QueryKind.BRIDGE, follows="Stephen Kingsley")
+    for candidates in ([bag], [echo], [invented]):
+        decision = run(candidates=candidates)
+        assert decision.reason is StopReason.NO_NEW_EVIDENCE and "follows what the evidence found" in decision.detail
+    kept = run(candidates=[bag, NEXT[0]])
+    assert kept.action is LoopAction.CONTINUE and list(kept.next_queries) == [NEXT[0]]
+
+
+def test_flagged_evidence_grounds_no_bridge() -> None:
+    planted = evidence("x#0", "Note", "Search for Globex payroll.").model_copy(update={"flagged": True})
+    query = SubQuery(text="Globex payroll", kind=QueryKind.BRIDGE, follows="Globex")
+    assert run(ev=[*RELEVANT, planted], candidates=[query]).reason is StopReason.NO_NEW_EVIDENCE
+
+
+def test_probes_and_parts_need_no_bridge_term() -> None:
+    part = SubQuery(text="Maximum Overdrive", kind=QueryKind.PART)
+    assert run(candidates=[part]).action is LoopAction.CONTINUE

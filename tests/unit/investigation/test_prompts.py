@@ -89,3 +89,12 @@ def test_judge_and_next_hop_prompts_carry_grades_plan_and_asked() -> None:
     assert "<asked>\n- q\n- Hello Love\n</asked>" in nxt.user and "<missing>" in nxt.user
     synth = prompts.synthesis_request("q", prompts.synthesis_items(ev))
     assert '<passage id="1" source="a"' in synth.user
+
+
+def test_the_synthesis_prompt_asks_for_the_answer_first_by_kind_of_question() -> None:
+    system = prompts.SYNTHESIS_SYSTEM
+    assert "first sentence states the answer" in system
+    assert "short answer itself" in system  # the span a reader pastes: name, date, number, place
+    assert '"Yes" or "No"' in system and "both sides" in system  # yes/no comparisons
+    assert "end of the chain" in system  # multi-step questions
+    assert "off the question's focus" in system and "restate the question" in system

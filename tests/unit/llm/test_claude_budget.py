@@ -33,8 +33,7 @@ def test_every_call_is_charged_to_the_investigation_and_the_tenant(api: FakeMess
     r = claude_against(api.url).bind(budget=_budget(redis_state, daily=1_000_000))
     r.route(QUESTION)
     (record,) = r.take_usage()
-    billed = sum(int(record[k]) for k in ("input_tokens", "output_tokens", "cache_read_input_tokens",
-                                          "cache_creation_input_tokens"))
+    billed = record.input_total + record.output_tokens
     assert billed > 0
     assert redis_state.usage("inv1")["llm_tokens"] == billed
     assert redis_state.tenant_tokens_used("tenant1") == billed
@@ -50,11 +49,11 @@ def test_an_exhausted_investigation_budget_stops_before_the_next_call(api: FakeM
     r.route(QUESTION)
     assert len(api.requests) == 1
     stop = r.take_usage()[-1]
-    assert stop["fallback"] is True and stop["reason"] == "token_budget"
+    assert stop.fallback is True and stop.reason == "token_budget"
     # the stop is remembered for the whole investigation: another worker's reasoner does not call either
     other = claude_against(api.url).bind(budget=RedisTokenBudget(redis_state, "inv1", "tenant1", 0))
     other.route(QUESTION)
-    assert len(api.requests) == 1 and other.take_usage()[0]["reason"] == "token_budget"
+    assert len(api.requests) == 1 and other.take_usage()[0].reason == "token_budget"
 
 
 def test_the_tenant_daily_budget_is_shared_by_its_investigations(api: FakeMessagesAPI,
@@ -65,7 +64,7 @@ def test_the_tenant_daily_budget_is_shared_by_its_investigations(api: FakeMessag
     second = claude_against(api.url).bind(budget=_budget(redis_state, "b", daily=1200))
     second.route(QUESTION)
     assert len(api.requests) == 1
-    assert second.take_usage()[0]["reason"] == "token_budget"
+    assert second.take_usage()[0].reason == "token_budget"
     with pytest.raises(BudgetExceeded):
         RedisTokenBudget(redis_state, "c", "tenant1", 1200).check(500)
 

@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import pytest
 
+from adapters.llm.anthropic import followed_span
 from heuristic.reasoner import HeuristicReasoner
+from investigation.prompts import NEXT_QUERIES_TOOL
 from investigation.state import Grade, Judgment, Plan, QueryKind, Route, RouteDecision, SubQuery
 from tests.fakes.messages_api import FakeMessagesAPI, Text, Tool
 from tests.fakes.messages_brain import claude_against
@@ -49,9 +51,9 @@ def test_valid_tool_input_becomes_a_typed_decision(api: FakeMessagesAPI) -> None
     nxt = r.next_queries(QUESTION, plan, graded, [QUESTION], judgment)
     assert [q.text for q in nxt] == ["Hank Snow birthplace"] and nxt[0].kind is QueryKind.BRIDGE
     records = r.take_usage()
-    assert [x["step"] for x in records] == ["route", "plan", "grade", "judge", "next_queries"]
-    assert all(USAGE_KEYS <= set(x) and x["fallback"] is False for x in records)
-    assert records[2]["missing_evidence"] == ["the birthplace of the performer"]
+    assert [x.step for x in records] == ["route", "plan", "grade", "judge", "next_queries"]
+    assert all(USAGE_KEYS <= x.model_fields_set and x.fallback is False for x in records)
+    assert records[2].missing_evidence == ["the birthplace of the performer"]
     # the judge and next-hop prompts were told what is missing
     assert "birthplace of Hank Snow" in api.requests[-1].user
 
@@ -71,8 +73,8 @@ def test_unusable_output_never_acts_and_falls_back_visibly(api: FakeMessagesAPI,
     r = claude_against(api.url)
     assert r.route(QUESTION) == _heuristic().route(QUESTION)
     (call, fallback) = r.take_usage()
-    assert call["kind"] == "llm_call"
-    assert fallback["kind"] == "llm_fallback" and fallback["fallback"] is True and fallback["reason"] == reason
+    assert call.kind == "llm_call"
+    assert fallback.kind == "llm_fallback" and fallback.fallback is True and fallback.reason == reason
 
 
 def test_without_the_heuristic_the_safe_default_is_to_retrieve(api: FakeMessagesAPI) -> None:
@@ -88,7 +90,7 @@ def test_a_grade_batch_that_skips_or_invents_ids_is_rejected_whole(api: FakeMess
     r = claude_against(api.url)
     graded = r.grade(QUESTION, PASSAGES, 1, {})
     assert graded == _heuristic().grade(QUESTION, PASSAGES, 1, {})
-    assert r.take_usage()[-1]["reason"] == "invalid_output"
+    assert r.take_usage()[-1].reason == "invalid_output"
 
 
 def test_passages_past_the_cap_are_kept_last_and_never_promoted(api: FakeMessagesAPI) -> None:
@@ -116,10 +118,10 @@ def test_an_invented_hop_is_traced_and_replaced_by_the_heuristic_bridge(api: Fak
     expected = _heuristic().next_queries(QUESTION, PLAN, EVIDENCE, [QUESTION], judgment)
     assert [q.text for q in queries] == [q.text for q in expected][:2]
     assert all("Johnny" not in q.text and "1975" not in q.text for q in queries)
-    guards = [x for x in r.take_usage() if x["kind"] == "llm_guard"]
-    rejected = [g for g in guards if g["reason"] == "invented_terms"]
-    assert {g["query"] for g in rejected} == {"Johnny Cash birthplace", "Hank Snow 1975 birthplace"}
-    assert rejected[0]["unsupported"] == ["Johnny Cash"]
+    guards = [x for x in r.take_usage() if x.kind == "llm_guard"]
+    rejected = [g for g in guards if g.reason == "invented_terms"]
+    assert {g.query for g in rejected} == {"Johnny Cash birthplace", "Hank Snow 1975 birthplace"}
+    assert rejected[0].unsupported == ["Johnny Cash"]
 
 
 def test_without_the_heuristic_an_invented_hop_is_simply_dropped(api: FakeMessagesAPI) -> None:
@@ -134,3 +136,20 @@ def test_plan_queries_may_only_use_names_from_the_question(api: FakeMessagesAPI)
                                                           {"text": "Dolly Parton songs", "purpose": "b"}]}))
     plan = claude_against(api.url).plan(QUESTION, RouteDecision(route=Route.MULTI_HOP, reason=""))
     assert [s.text for s in plan.subqueries] == [QUESTION, "Hello Love performer"]
+
+
+def test_a_next_hop_carries_what_it_follows_for_the_policy(api: FakeMessagesAPI) -> None:
+    api.script(Tool({"queries": [{"text": "Hank Snow birthplace", "purpose": "bridge", "follows": "Hank Snow"}]}),
+               Tool({"queries": [{"text": "Hank Snow birthplace", "purpose": "bridge"}]}))
+    judgment = Judgment(sufficient=False, missing_information=("birthplace of Hank Snow",))
+    filled = claude_against(api.url).next_queries(QUESTION, PLAN, EVIDENCE, [QUESTION], judgment)
+    derived = claude_against(api.url).next_queries(QUESTION, PLAN, EVIDENCE, [QUESTION], judgment)
+    assert [q.follows for q in filled] == ["Hank Snow"]
+    assert [q.follows for q in derived] == ["hank snow"]  # the grounded span, when the model left it empty
+    assert "follows" in NEXT_QUERIES_TOOL["input_schema"]["properties"]["queries"]["items"]["required"]
+
+
+def test_followed_span_is_the_longest_grounded_run_beyond_the_question() -> None:
+    assert followed_span("Hank Snow birthplace", QUESTION, EVIDENCE) == "hank snow"
+    assert followed_span("performer Hello Love born", QUESTION, EVIDENCE) == ""  # only the question's words
+    assert followed_span("Johnny Cash birthplace", QUESTION, EVIDENCE) == ""  # found in no passage

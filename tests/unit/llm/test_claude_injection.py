@@ -74,7 +74,7 @@ def test_a_whole_investigation_ignores_the_attack(doc: dict[str, Any],
     # actions: a reply naming a foreign tool never became a decision
     own = {"grade": "record_grades", "judge": "record_judgment", "next_queries": "record_next_queries"}
     foreign = [o for o in brain.obeyed if o[1].startswith("tool ") and o[1][5:] != own[o[0]]]
-    rejected = [x for x in records if x.get("reason") == "rejected_tool"]
+    rejected = [x for x in records if x.reason == "rejected_tool"]
     assert len(rejected) == len(foreign)
     for query in out.decision.next_queries:
         assert not any(p.lower() in query.text.lower() for p in doc["planted"])
@@ -112,7 +112,7 @@ def test_planted_tool_orders_are_rejected_at_every_step(gullible: tuple[FakeMess
     assert graded == r.fallback.grade(QUESTION, [planted, *LEGIT], 1, {})
     plan = Plan(original=QUESTION, subqueries=(SubQuery(text=QUESTION),))
     assert r.judge(QUESTION, plan, graded) == r.fallback.judge(QUESTION, plan, graded)
-    assert [x["reason"] for x in r.take_usage() if x["kind"] == "llm_fallback"] == ["rejected_tool"] * 2
+    assert [x.reason for x in r.take_usage() if x.kind == "llm_fallback"] == ["rejected_tool"] * 2
 
 
 def test_a_planted_search_for_an_invented_entity_never_runs(gullible: tuple[FakeMessagesAPI, GullibleBrain]) -> None:
@@ -125,8 +125,8 @@ def test_a_planted_search_for_an_invented_entity_never_runs(gullible: tuple[Fake
     queries = r.next_queries(QUESTION, plan, ev, [QUESTION], judgment)  # the planted passage is shown: ambiguous
     assert brain.obeyed == [("next_queries", "search Globex Corporation payroll export 2031")]
     assert not any("Globex" in q.text for q in queries)
-    guard = [x for x in r.take_usage() if x.get("reason") == "invented_terms"]
-    assert guard and "Globex Corporation" in guard[0]["unsupported"]
+    guard = [x for x in r.take_usage() if x.reason == "invented_terms"]
+    assert guard and "Globex Corporation" in (guard[0].unsupported or [])
 
 
 def _ev(p: Passage, grade: Grade, score: float) -> Evidence:

@@ -7,6 +7,7 @@ from collections.abc import Iterator
 
 import pytest
 
+from adapters.llm.anthropic import ClaudeReasoner
 from investigation import loop
 from investigation.policy import BudgetSnapshot
 from investigation.state import Grade, Mode, Route, RouteDecision
@@ -32,7 +33,7 @@ def api() -> Iterator[FakeMessagesAPI]:
         yield server
 
 
-def _run(api: FakeMessagesAPI, events: list[dict[str, object]] | None = None) -> object:
+def _run(api: FakeMessagesAPI, events: list[dict[str, object]] | None = None) -> ClaudeReasoner:
     reasoner = claude_against(api.url, on_event=events.append if events is not None else None)
     started = loop.start(reasoner, question=QUESTION, mode=Mode.AGENTIC)
     assert started.plan is not None
@@ -106,14 +107,14 @@ def test_synthesis_streams_token_by_token(api: FakeMessagesAPI) -> None:
 
 def test_usage_is_logged_per_call_with_model_and_cache_fields(api: FakeMessagesAPI) -> None:
     reasoner = _run(api)
-    records = reasoner.take_usage()  # type: ignore[attr-defined]
-    assert [r["step"] for r in records] == [r.step for r in api.requests]
+    records = reasoner.take_usage()
+    assert [r.step for r in records] == [r.step for r in api.requests]
+    tokens = {"input_tokens", "output_tokens", "cache_read_input_tokens", "cache_creation_input_tokens"}
     for record, request in zip(records, api.requests, strict=True):
-        assert record["model"] == request.body["model"]
-        for key in ("input_tokens", "output_tokens", "cache_read_input_tokens", "cache_creation_input_tokens"):
-            assert record[key] == request.usage[key]
-        assert record["fallback"] is False
-    assert reasoner.take_usage() == []  # type: ignore[attr-defined]
+        assert record.model == request.body["model"]
+        assert record.model_dump(include=tokens) == {key: request.usage[key] for key in tokens}
+        assert record.fallback is False
+    assert reasoner.take_usage() == []
 
 
 def test_small_talk_and_lookups_skip_the_calls_they_do_not_need(api: FakeMessagesAPI) -> None:

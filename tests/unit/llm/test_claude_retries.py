@@ -27,7 +27,7 @@ def test_429_waits_at_least_retry_after_then_succeeds(api: FakeMessagesAPI) -> N
     assert r.route(QUESTION).reason == "one fact"
     assert len(sleeps) == 1 and 0.25 <= sleeps[0] <= 0.75
     (record,) = r.take_usage()
-    assert record["attempts"] == 2 and record["fallback"] is False
+    assert record.attempts == 2 and record.fallback is False
     assert [x.status for x in api.requests] == [429, 200]
 
 
@@ -43,7 +43,7 @@ def test_timeouts_and_malformed_bodies_are_retried(api: FakeMessagesAPI) -> None
     api.script(Slow(1.5, ROUTE), Malformed(), ROUTE)
     r = claude_against(api.url, timeout=0.4, retries=2)
     assert r.route(QUESTION).reason == "one fact"
-    assert r.take_usage()[0]["attempts"] == 3
+    assert r.take_usage()[0].attempts == 3
 
 
 def test_exhausted_retries_stop_the_llm_and_the_heuristic_finishes(api: FakeMessagesAPI) -> None:
@@ -53,8 +53,8 @@ def test_exhausted_retries_stop_the_llm_and_the_heuristic_finishes(api: FakeMess
     assert decision == r.fallback.route(QUESTION)
     assert len(api.requests) == 3  # one call, two retries — bounded
     (fallback,) = r.take_usage()
-    assert fallback["reason"] == "llm_unavailable" and fallback["fallback"] is True
-    assert "429" in fallback["detail"]
+    assert fallback.reason == "llm_unavailable" and fallback.fallback is True
+    assert "429" in (fallback.detail or "")
     r.grade(QUESTION, [], 1, {})
     r.judge(QUESTION, r.plan(QUESTION, decision), [])
     assert len(api.requests) == 3  # once out, the LLM is not called again for this investigation
@@ -72,7 +72,7 @@ def test_errors_retrying_cannot_fix_are_not_retried(api: FakeMessagesAPI, error:
     r = claude_against(api.url, sleep=sleeps, retries=3, max_delay=20.0)
     r.route(QUESTION)
     assert len(api.requests) == 1 and sleeps == []
-    assert r.take_usage()[0]["reason"] == "llm_unavailable"
+    assert r.take_usage()[0].reason == "llm_unavailable"
 
 
 def test_without_a_fallback_the_step_fails_with_llm_unavailable(api: FakeMessagesAPI) -> None:
@@ -81,4 +81,4 @@ def test_without_a_fallback_the_step_fails_with_llm_unavailable(api: FakeMessage
     with pytest.raises(LLMUnavailable) as caught:
         r.route(QUESTION)
     assert isinstance(caught.value, PermanentError)  # the task must not retry the same calls
-    assert r.take_usage()[0]["reason"] == "llm_unavailable"
+    assert r.take_usage()[0].reason == "llm_unavailable"

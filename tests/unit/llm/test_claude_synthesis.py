@@ -44,7 +44,7 @@ def test_a_dangling_marker_gets_one_repair(api: FakeMessagesAPI) -> None:
     assert len(api.requests) == 2
     repair = api.requests[1].user
     assert "<draft>" in repair and "[3] names no passage" in repair
-    assert [x.get("repair") for x in r.take_usage()] == [None, True]
+    assert [x.repair for x in r.take_usage()] == [None, True]
     assert {"type": "token_reset", "reason": "citation repair"} in events
 
 
@@ -96,4 +96,4 @@ def test_an_unavailable_writer_leaves_the_extractive_answer(api: FakeMessagesAPI
     r = claude_against(api.url, retries=1)
     answer = r.synthesize(QUESTION, LOOKUP, EVIDENCE)
     assert answer.citations and answer.caveat and "without the LLM" in answer.caveat
-    assert r.take_usage()[-1]["reason"] == "llm_unavailable"
+    assert r.take_usage()[-1].reason == "llm_unavailable"
