@@ -27,12 +27,13 @@ def memoised(maxsize: int) -> Callable[[Callable[P, R]], Callable[P, R]]:
     while caching is off. Its results must be immutable: callers share them."""
 
     def decorate(fn: Callable[P, R]) -> Callable[P, R]:
-        cached = lru_cache(maxsize=maxsize)(fn)
-        _caches.append(cached)
+        wrapper = lru_cache(maxsize=maxsize)(fn)
+        _caches.append(wrapper)
+        cached: Callable[..., R] = wrapper  # the same signature as `fn` at run time
 
         @wraps(fn)
         def call(*args: P.args, **kwargs: P.kwargs) -> R:
-            return cached(*args, **kwargs) if _enabled else fn(*args, **kwargs)  # type: ignore[return-value]
+            return cached(*args, **kwargs) if _enabled else fn(*args, **kwargs)
 
         return call
 

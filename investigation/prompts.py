@@ -71,7 +71,7 @@ class NextQueriesOut(_Out):
 
 _STR = {"type": "string"}
 _UNIT = {"type": "number", "minimum": 0, "maximum": 1}
-_SUBQUERY = {"type": "object", "additionalProperties": False, "required": ["text", "purpose"],
+_SUBQUERY: dict[str, Any] = {"type": "object", "additionalProperties": False, "required": ["text", "purpose"],
              "properties": {"text": {"type": "string", "description": "A short search query."},
                             "purpose": {"type": "string", "description": "Which part of the question it serves."}}}
 

@@ -6,8 +6,6 @@ from __future__ import annotations
 
 import json
 import statistics
-import subprocess
-import sys
 import time
 from datetime import UTC, datetime
 from pathlib import Path
@@ -18,9 +16,10 @@ import pytest
 from app.channels import add_channel
 from app.hooks import zendesk_signature
 from storage import repositories as repo
-from tests.integration.tasks.conftest import build_stack, wait_until
+from tests.support.api_process import api_process
 from tests.support.helpdesks import ZendeskFake
-from tests.support.http import free_port
+from tests.support.stack import build_stack
+from tests.support.wait import wait_until
 
 pytestmark = pytest.mark.e2e
 
@@ -43,46 +42,34 @@ def test_signed_tickets_come_back_as_one_internal_note_each(tmp_path: Path, redi
     channel = add_channel(stack.services, tenant=tenant, data={
         "name": "zendesk", "type": "zendesk", "subdomain": "acme", "email": "bot@acme.test", "token": "tok",
         "signing_secret": SIGNING, "base_url": desk.base_url})
-    port = free_port()
-    api = subprocess.Popen([sys.executable, "-m", "cli.main", "api", "--port", str(port)], env=stack.env(),
-                           stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
-    base = f"http://127.0.0.1:{port}"
     try:
-        stack.start_worker(concurrency=2)
-        assert wait_until(lambda: _up(base), timeout=60), "API did not start"
-        stack.wait_ready()
-        sent: dict[int, float] = {}
-        for ticket, question in zip(tickets, questions, strict=True):
-            body = json.dumps({"type": "zen:event-type:ticket.created", "id": f"evt-{ticket}",
-                               "detail": {"id": str(ticket), "subject": "Question from a customer",
-                                          "description": f"<p>{question}</p><p>--<br>Sam</p>"}}).encode()
-            stamp = datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
-            headers = {"X-Zendesk-Webhook-Signature": zendesk_signature(SIGNING, stamp, body),
-                       "X-Zendesk-Webhook-Signature-Timestamp": stamp, "Content-Type": "application/json"}
-            sent[ticket] = time.time()
-            response = httpx.post(f"{base}{channel['inbound_url']}", content=body, headers=headers)
-            assert response.status_code == 202, response.text
-            replay = httpx.post(f"{base}{channel['inbound_url']}", content=body, headers=headers)
-            assert replay.status_code == 200 and replay.json()["id"] == response.json()["id"]
-        assert wait_until(lambda: all(desk.notes[t] for t in tickets), timeout=180), desk.notes
-        time.sleep(1.0)
-        latencies = [desk.notes[t][0]["created_at"] - sent[t] for t in tickets]
-        print(f"\ninbound-to-note latency on the demo KB ({len(tickets)} tickets, 1 worker x 2 processes): "
-              f"median {statistics.median(latencies):.2f}s, max {max(latencies):.2f}s, "
-              f"each {[round(x, 2) for x in latencies]}")
-        assert [len(desk.notes[t]) for t in tickets] == [1] * len(tickets)
-        assert all(desk.notes[t][0]["public"] is False for t in tickets)
-        assert all(tag.startswith("sleuth_") for t in tickets for tag in desk.tags[t])
+        stack.start_worker(concurrency=2)  # boots while the API does
+        with api_process(stack.env()) as base:
+            stack.wait_ready()
+            sent: dict[int, float] = {}
+            for ticket, question in zip(tickets, questions, strict=True):
+                body = json.dumps({"type": "zen:event-type:ticket.created", "id": f"evt-{ticket}",
+                                   "detail": {"id": str(ticket), "subject": "Question from a customer",
+                                              "description": f"<p>{question}</p><p>--<br>Sam</p>"}}).encode()
+                stamp = datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+                headers = {"X-Zendesk-Webhook-Signature": zendesk_signature(SIGNING, stamp, body),
+                           "X-Zendesk-Webhook-Signature-Timestamp": stamp, "Content-Type": "application/json"}
+                sent[ticket] = time.time()
+                response = httpx.post(f"{base}{channel['inbound_url']}", content=body, headers=headers)
+                assert response.status_code == 202, response.text
+                replay = httpx.post(f"{base}{channel['inbound_url']}", content=body, headers=headers)
+                assert replay.status_code == 200 and replay.json()["id"] == response.json()["id"]
+            assert wait_until(lambda: all(desk.notes[t] for t in tickets), timeout=180), desk.notes
+            time.sleep(1.0)
+            latencies = [desk.notes[t][0]["created_at"] - sent[t] for t in tickets]
+            print(f"\ninbound-to-note latency on the demo KB ({len(tickets)} tickets, "
+                  "1 worker x 2 processes): "
+                  f"median {statistics.median(latencies):.2f}s, max {max(latencies):.2f}s, "
+                  f"each {[round(x, 2) for x in latencies]}")
+            assert [len(desk.notes[t]) for t in tickets] == [1] * len(tickets)
+            assert all(desk.notes[t][0]["public"] is False for t in tickets)
+            assert all(tag.startswith("sleuth_") for t in tickets for tag in desk.tags[t])
     finally:
-        from cli.processes import stop_process
-
-        stop_process(api)
         stack.stop_workers()
         desk.close()
 
-
-def _up(base: str) -> bool:
-    try:
-        return httpx.get(base + "/healthz", timeout=1).status_code == 200
-    except httpx.HTTPError:
-        return False
