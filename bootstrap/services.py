@@ -61,10 +61,12 @@ class Services:
 
     @cached_property
     def embedder(self) -> Embedder:
-        from adapters.search.embedder import MiniLMEmbedder
+        from adapters.search.embedder import MiniLMEmbedder, RedisVectors
 
+        # Query vectors are shared by this deployment's processes through Redis when there is one.
+        shared = RedisVectors(self.redis, f"{self.settings.redis_prefix}:vec") if self.settings.redis_url else None
         return MiniLMEmbedder(cache_dir=self.settings.home / "embeddings",
-                              max_tokens=self.settings.embed_max_tokens)
+                              max_tokens=self.settings.embed_max_tokens, shared=shared)
 
     @cached_property
     def backends(self) -> dict[str, SearchBackend]:

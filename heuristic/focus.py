@@ -189,7 +189,9 @@ def mentioning(name: str, evidence: Sequence[Evidence]) -> list[Evidence]:
 # feature the knowledge base never mentions is not answered from the passages next to it.
 _ASKED_THING = (
     re.compile(r"\b(?:is|are)\s+there\s+(?:an?|any|some)?\s*(?P<np>[^?.;]+)", re.IGNORECASE),
-    re.compile(r"\b(?:do|does)\s+(?:you|\w+(?:\s+\w+)?)\s+(?:offer|provide|have|sell|support|make|include)\s+"
+    # "Do you offer …", "Does Parcelo have …" — the provider is asked; "how long do we have" is not an offer.
+    re.compile(r"\b(?:do|does)\s+(?:you|your\s+\w+|(?-i:[A-Z][\w-]*(?:\s+[A-Z][\w-]*)?))\s+"
+               r"(?:offer|provide|have|sell|support|make|include)\s+"
                r"(?!to\b)(?:an?|any|some)?\s*(?P<np>[^?.;]+)", re.IGNORECASE),
     re.compile(r"\b(?:price|cost)\s+of\s+(?:the|an?)?\s*(?P<np>[^?.;]+)", re.IGNORECASE),
 )

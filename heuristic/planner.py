@@ -315,12 +315,18 @@ def bridge_candidates(question: str, evidence: Sequence[Evidence],
 
 def unresolved_words(question: str, covered: set[str], config: PlannerConfig = PlannerConfig()) -> list[str]:
     """Content words of the sentence that asks, not yet covered by the passages on the path: the relation
-    still to be found ("born city"), without the words that only say how it is asked ("how long", "get")."""
+    still to be found ("born city"), without the words that only say how it is asked ("how long", "get");
+    when that sentence leaves fewer than two, the situation described before it ("a clinic … patient data")."""
     out: list[str] = []
-    for word in content_words(ask_sentence(question)):
-        if (stem(word) not in covered and word not in out and word not in _COMPARISON_WORDS
-                and word not in _ASKING_WORDS):
-            out.append(word)
+    asking = ask_sentence(question)
+    parts = [asking] if asking == question else [asking, question]
+    for index, part in enumerate(parts):
+        if index and len(out) >= 2:
+            break  # the situation a ticket describes first only helps when the asking sentence is bare
+        for word in content_words(part):
+            if (stem(word) not in covered and word not in out and word not in _COMPARISON_WORDS
+                    and word not in _ASKING_WORDS):
+                out.append(word)
     return out[: config.max_unresolved_words]
 
 

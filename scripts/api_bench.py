@@ -144,16 +144,25 @@ def single(http: httpx.Client, base: str, key: str, questions: list[str], n: int
     """`n` investigations one after another: each submitted when the previous one is terminal."""
     client_ms: list[float] = []
     server_ms: list[float] = []
+    submit_ms: list[float] = []
+    get_ms: list[float] = []
     for i in range(n):
         started = time.perf_counter()
         inv_id = _submit(http, base, key, questions[i % len(questions)])
-        while (view := _view(http, base, key, inv_id))["status"] not in TERMINAL:
+        submit_ms.append((time.perf_counter() - started) * 1000)
+        while True:
+            asked = time.perf_counter()
+            view = _view(http, base, key, inv_id)
+            get_ms.append((time.perf_counter() - asked) * 1000)
+            if view["status"] in TERMINAL:
+                break
             time.sleep(0.01)
         client_ms.append((time.perf_counter() - started) * 1000)
         server_ms.append(_server_ms(view))
     return {"n": n, "client_ms_p50": round(statistics.median(client_ms), 1),
             "client_ms_p95": round(_p(client_ms, 0.95), 1), "server_ms_p50": round(statistics.median(server_ms), 1),
-            "server_ms_p95": round(_p(server_ms, 0.95), 1), "server_ms_max": round(max(server_ms), 1)}
+            "server_ms_p95": round(_p(server_ms, 0.95), 1), "server_ms_max": round(max(server_ms), 1),
+            "post_ms_p50": round(statistics.median(submit_ms), 1), "get_ms_p50": round(statistics.median(get_ms), 1)}
 
 
 def burst(http: httpx.Client, base: str, key: str, questions: list[str]) -> dict[str, Any]:
@@ -182,10 +191,12 @@ def main() -> None:
     parser.add_argument("--sleuth", type=Path, default=ROOT / ".venv" / "bin" / "sleuth")
     parser.add_argument("--home", type=Path, default=None)
     parser.add_argument("--single", type=int, default=30)
-    parser.add_argument("--warmup", type=int, default=5)
+    parser.add_argument("--warmup", type=int, default=20, help="investigations before measuring (both pool "
+                        "processes load their models and fill their caches)")
     parser.add_argument("--workers", type=int, default=1)
     parser.add_argument("--concurrency", type=int, default=2)
     parser.add_argument("--questions", type=Path, default=ROOT / "examples" / "decisions.jsonl")
+    parser.add_argument("--no-burst", action="store_true", help="only the warm single-investigation latency")
     args = parser.parse_args()
     home = args.home or Path(tempfile.mkdtemp(prefix="sleuth-api-bench-")) / "home"
     questions = [json.loads(line)["question"] for line in args.questions.read_text().splitlines() if line.strip()]
@@ -199,7 +210,7 @@ def main() -> None:
             one = single(http, stack.base, key, questions[11:], args.single)
             one["mean_ms"] = _breakdown(before, _scrape(http, stack.base))
             result = {"sleuth": str(args.sleuth), "workers": args.workers, "concurrency": args.concurrency,
-                      "single": one, "burst": burst(http, stack.base, key, questions)}
+                      "single": one, "burst": None if args.no_burst else burst(http, stack.base, key, questions)}
     finally:
         stack.stop()
     print(json.dumps(result, indent=2))

@@ -53,12 +53,12 @@ def insert_ignore(
         stmt: postgresql.Insert | sqlite.Insert = (
             postgresql.insert(table) if dialect == "postgresql" else sqlite.insert(table)
         )
-        # One row as a dict, not a one-element list: the same INSERT, but SQLAlchemy caches its compiled
-        # form (a multi-VALUES list is compiled again on every call; trace events are one row each).
-        stmt = stmt.values(batch[0] if len(batch) == 1 else batch).on_conflict_do_nothing(
-            index_elements=list(conflict))
+        # Rows as parameters (one dict, or executemany), not a multi-VALUES list: the same INSERTs, but
+        # SQLAlchemy caches the compiled statement (a VALUES list was compiled again on every call).
+        stmt = stmt.on_conflict_do_nothing(index_elements=list(conflict))
         # rowcount of an INSERT is only kept when asked for (SQLAlchemy 2.0.28+; -1 otherwise on psycopg)
-        result = session.execute(stmt.execution_options(preserve_rowcount=True))
+        result = session.execute(stmt.execution_options(preserve_rowcount=True),
+                                 batch[0] if len(batch) == 1 else batch)
         inserted += max(result.rowcount, 0)  # type: ignore[attr-defined]
     return inserted
 

@@ -25,6 +25,7 @@ _COMMON: dict[str, Any] = {"bind": True, "acks_late": True, "reject_on_worker_lo
 # double from 1 s to 8 s (half of each jittered), for 30 retries: at least ~110 s of outage is ridden out,
 # about the deadline; a step that finds its investigation terminal afterwards does nothing.
 DB_RETRIES = 30
+WATCHDOG_LOCK_SECONDS = 30
 DB_BACKOFF_CAP = 8.0
 
 
@@ -159,8 +160,10 @@ def watchdog(self: Task) -> dict[str, Any]:
     interval = services.settings.watchdog_interval
     if not services.state.once(f"watchdog:{int(time.time() // interval)}", ttl=max(2, int(interval * 2))):
         return {"skipped": "another watchdog run owns this interval"}
+    # A run takes ~13 s when it looks for lost work (two rounds of worker inspection); the lock outlives
+    # that, but not much more: a run killed with its worker must not silence the watchdog for long.
     running = services.redis.lock(f"{services.settings.redis_prefix}:watchdog:running",
-                                  timeout=services.settings.task_time_limit, blocking=False)
+                                  timeout=max(WATCHDOG_LOCK_SECONDS, 3 * interval), blocking=False)
     if not running.acquire(blocking=False):
         return {"skipped": "the previous watchdog run is still going"}
     try:

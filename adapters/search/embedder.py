@@ -55,6 +55,40 @@ def default_tokenizer_path() -> Path:
     return Path(next(iter(spec.submodule_search_locations))) / "model" / "tokenizer.json"
 
 
+class RedisVectors:
+    """Query vectors computed recently by any process, shared through Redis for `ttl` seconds.
+
+    Under Celery a query is embedded for retrieval in one pool process and again for grading in another
+    (query vectors stay out of the on-disk cache, which would grow with every question); this keeps one
+    computation per text. Best effort: a Redis error means a cache miss, never a failed embedding.
+    Vectors are keyed by the embedder's content hash (model, max tokens, text), like the disk cache.
+    """
+
+    def __init__(self, client: Any, prefix: str, ttl: int = 600) -> None:
+        self._client, self._prefix, self._ttl = client, prefix, ttl
+
+    def get(self, keys: list[str]) -> dict[str, FloatArray]:
+        from redis.exceptions import RedisError
+
+        try:
+            values = self._client.mget([f"{self._prefix}:{k}" for k in keys])
+        except (RedisError, OSError, UnicodeDecodeError):  # the client must return bytes (Services.redis does)
+            return {}
+        return {k: np.frombuffer(v, dtype=np.float32) for k, v in zip(keys, values, strict=True)
+                if v is not None and len(v) == DIM * 4}
+
+    def put(self, vectors: dict[str, FloatArray]) -> None:
+        from redis.exceptions import RedisError
+
+        try:
+            pipe = self._client.pipeline(transaction=False)
+            for key, vec in vectors.items():
+                pipe.set(f"{self._prefix}:{key}", vec.astype(np.float32).tobytes(), ex=self._ttl)
+            pipe.execute()
+        except (RedisError, OSError):
+            return
+
+
 class MiniLMEmbedder:
     """all-MiniLM-L6-v2: text → unit-norm 384-d vectors (mean pooling), truncated at `max_tokens`."""
 
@@ -68,6 +102,7 @@ class MiniLMEmbedder:
         model_path: Path | None = None,
         tokenizer_path: Path | None = None,
         threads: int = 2,
+        shared: RedisVectors | None = None,
     ) -> None:
         if not 8 <= max_tokens <= 512:
             raise PermanentError(f"max_tokens must be within 8..512, got {max_tokens}")
@@ -79,6 +114,7 @@ class MiniLMEmbedder:
             if not Path(path).is_file():
                 raise PermanentError(f"{what} file not found: {path} (reinstall with `make install`)")
         self._cache_path = Path(cache_dir) / "embeddings.sqlite" if cache_dir is not None else None
+        self._shared = shared  # vectors that are not persisted (queries), across processes
         # Two threads at most for batches: several worker processes share the host, and more threads barely
         # help a 6-layer model; small inputs always run on one (SMALL_INPUT, docs/performance.md).
         self._threads = max(1, min(threads, 2, os.cpu_count() or 1))
@@ -111,10 +147,18 @@ class MiniLMEmbedder:
             for key, text in zip(keys, texts, strict=True):
                 if key not in found and key not in missing:
                     missing[key] = text
+            shared = self._shared if not persist else None
+            if missing and shared is not None:
+                for key, vec in shared.get(list(missing)).items():
+                    self._remember(key, vec)
+                    found[key] = vec
+                    del missing[key]
             if missing:
                 computed = self._infer(list(missing.values()))
                 new = dict(zip(missing.keys(), computed, strict=True))
                 self._store(new, persist=persist)
+                if shared is not None:
+                    shared.put(new)
                 found.update(new)
             for i, key in enumerate(keys):
                 out[i] = found[key]

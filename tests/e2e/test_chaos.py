@@ -28,6 +28,7 @@ def _postgres() -> str | None:
         return None
 
 
+@pytest.mark.timeout(1500)  # three stacks (shared, PostgreSQL behind a proxy, LLM storm): ~4-10 minutes here
 def test_every_chaos_scenario_holds_at_small_scale(tmp_path: Path) -> None:
     report, figures = tmp_path / "chaos.html", tmp_path / "chaos.json"
     postgres = _postgres()

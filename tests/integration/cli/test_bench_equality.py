@@ -22,8 +22,8 @@ COMPARED = ("route", "status", "retrieved", "answer", "citations", "stop_reason"
             "evidence_tokens")
 
 
-def _subset(folder: Path, every: int) -> Path:
-    """Every `every`-th labelled question (all routes: greetings, lookups, comparisons, multi-hop,
+def _subset(folder: Path, every: int) -> tuple[Path, int]:
+    """Every `every`-th labelled question (25+ questions, all routes: greetings, lookups, comparisons, multi-hop,
     out-of-corpus), over the bundled knowledge base."""
     lines = (EXAMPLES / "decisions.jsonl").read_text(encoding="utf-8").splitlines()
     picked = [line for n, line in enumerate(lines) if line.strip() and n % every == 0]
@@ -32,7 +32,7 @@ def _subset(folder: Path, every: int) -> Path:
     (folder / "kb").symlink_to(EXAMPLES / "kb")
     file = folder / "decisions.jsonl"
     file.write_text("\n".join(picked) + "\n", encoding="utf-8")
-    return file
+    return file, len(picked)
 
 
 def _run(settings: Settings, dataset: Path, out: Path) -> list[dict[str, Any]]:
@@ -47,13 +47,13 @@ def _scored(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
 
 def test_bench_rows_are_identical_with_and_without_the_text_caches(tmp_path: Path, redis_url: str,
                                                                    redis_prefix: str) -> None:
-    dataset = _subset(tmp_path, every=3)
+    dataset, asked = _subset(tmp_path, every=3)
     base = Settings(home=tmp_path / "home", redis_url=redis_url, redis_prefix=redis_prefix, subquery_cache_ttl=0)
     uncached = _run(base.model_copy(update={"text_cache": False}), dataset, tmp_path / "off.jsonl")
     cold = _run(base.model_copy(update={"text_cache": True}), dataset, tmp_path / "cold.jsonl")
     warm = _run(base.model_copy(update={"text_cache": True}), dataset, tmp_path / "warm.jsonl")
 
-    assert len(uncached) == 25
+    assert len(uncached) == asked
     assert any(r["retrieved"] for r in uncached) and any(r["answer"] for r in uncached)
     assert _scored(cold) == _scored(uncached)
     assert _scored(warm) == _scored(uncached)

@@ -111,3 +111,32 @@ def test_one_thread_and_two_thread_sessions_give_the_same_vectors_bit_for_bit() 
     assert one.threads_for(1) == 1 and two.threads_for(2) == 1
     assert two.threads_for(len(texts)) == two._threads
     assert np.array_equal(one.embed_array(texts), two.embed_array(texts))  # 1 thread vs 2, same batches
+
+
+def test_query_vectors_are_shared_across_processes_through_redis(redis_py_url: str, redis_prefix: str) -> None:
+    from adapters.search.embedder import RedisVectors
+    from storage.redis_state import client_from_url
+
+    redis_client = client_from_url(redis_py_url)  # bytes, like Services.redis
+
+    query = "Which plan includes SCIM provisioning for EU-1 workspaces?"
+    first = MiniLMEmbedder(shared=RedisVectors(redis_client, f"{redis_prefix}:vec"))
+    vector = first.embed_array([query], persist=False)
+    other = MiniLMEmbedder(shared=RedisVectors(redis_client, f"{redis_prefix}:vec"))  # another pool process
+
+    def no_inference(batch: list[str]) -> list[np.ndarray]:
+        raise AssertionError(f"model ran for {batch}")
+
+    other._infer = no_inference  # type: ignore[method-assign,assignment]
+    assert np.array_equal(other.embed_array([query], persist=False), vector)
+    assert redis_client.ttl(f"{redis_prefix}:vec:{first._key(query)}") > 0
+
+
+def test_an_unreachable_redis_only_means_a_miss() -> None:
+    import redis
+
+    from adapters.search.embedder import RedisVectors
+
+    broken = redis.Redis(host="127.0.0.1", port=1, socket_connect_timeout=0.2)
+    embedder = MiniLMEmbedder(shared=RedisVectors(broken, "nowhere"))
+    assert embedder.embed_array(["still embedded"], persist=False).shape == (1, embedder.dim)

@@ -88,6 +88,7 @@ def test_an_unmentioned_asked_thing_is_refused_with_its_words(question: str, ter
     "Is there a Slack app for Acme Cloud?",
     "Is there a money back guarantee?",  # the parts of a hyphenated word count
     "How long do I have to file a claim?",  # "do I have to" is not "do you have"
+    "Our claim failed. How long do we have before our data gets deleted?",  # the asker's own time, no offer
     "What is the price of the Business plan?",
     "Can we file a claim for an approved refund?",  # the object's words are there
 ])
