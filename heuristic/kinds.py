@@ -27,8 +27,9 @@ _ANSWER_KINDS: tuple[tuple[re.Pattern[str], re.Pattern[str]], ...] = (
     (re.compile(r"\bhow\s+much\b.*\b(cost|price|charge|pay|fee)|\b(cost|price|fee|charge)s?\b.*\?|\bhow\s+much\s+is\b", re.IGNORECASE),
      re.compile(r"[$€£]\s?\d|\b\d[\d,.]*\s*(usd|eur|gbp|dollars?|euros?)\b|\bfree\b", re.IGNORECASE)),
     (_PLACE_ASKED, _PLACE),
-    (re.compile(r"\bwhen\b|\bwhat\s+(date|year|day|time)\b", re.IGNORECASE),
-     re.compile(r"\b(1[0-9]{3}|20[0-9]{2})\b|" + _MONTH + r"|\b\d{1,2}:\d{2}\b", re.IGNORECASE)),
+    (re.compile(r"\bwhen\b|\b(?:what|which)\s+(date|year|day|time|decade|century)\b", re.IGNORECASE),
+     re.compile(r"\b(1[0-9]{3}|20[0-9]{2})s?\b|" + _MONTH + r"|\b\d{1,2}:\d{2}\b|\b\d{1,2}(?:st|nd|rd|th)\s+century\b",
+                re.IGNORECASE)),
     (re.compile(r"\bhow\s+(many|much|often|far|big|large|fast|tall|high|old)\b|\bwhat\s+(number|percentage|share)\b|"
                 r"\b(limit|maximum|minimum|max|min)\b|" + _MEASURE.pattern, re.IGNORECASE),
      re.compile(r"\b\d[\d,.]*\b")),

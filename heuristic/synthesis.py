@@ -119,12 +119,12 @@ def resolve_pronoun(sentence: str, subject: str, *, work: bool = False) -> str:
     """A sentence quoted out of its passage says whom it is about: in a passage named after a person or a
     thing, a leading "He"/"She"/"It"/"They" becomes the name ("He was a Formula One driver" → "Eddie Irvine
     was a Formula One driver"), "His"/"Her"/"Its"/"Their" the name's possessive; in a passage about a
-    `work` (a film, a ballet, a company) "He"/"She" is somebody else and stays."""
+    `work` (a film, a song, a company) only "It"/"Its" is the work; "He", "She", "They" are people and stay."""
     found = _PRONOUN.match(sentence)
     if not subject or not found or fold(subject) in fold(sentence):
         return sentence
-    if work and (found.group(1) or found.group(2)) in ("He", "She", "His", "Her"):
-        return sentence
+    if work and (found.group(1) or found.group(2)) not in ("It", "Its"):
+        return sentence  # a work's "He" is its author, its "They" its performers
     name = subject if found.group(1) else f"{subject}'s"
     return f"{name} {sentence[found.end():]}"
 

@@ -139,6 +139,9 @@ def start(services: Services, inv_id: str) -> Next:
         status = Status.REFUSED if (answer is None or answer.refused) else Status.ANSWERED
         reason = outcome.stop_reason or StopReason.DIRECT
         _event(services, inv_id, "stop", "stop", reason=str(reason), detail="answered without retrieval")
+        # The trace is written before the status moves: whoever sees a terminal status sees its synthesis.
+        _event(services, inv_id, "synthesis", "synthesis", status=status.value,
+               answer=answer.text if answer else None, citations=[])
         with services.session() as session:
             repo.update_investigation(session, investigation_id=inv_id, route=outcome.route.route.value,
                                       route_reason=outcome.route.reason)
@@ -146,8 +149,6 @@ def start(services: Services, inv_id: str) -> Next:
                 session, investigation_id=inv_id, status=status.value, stop_reason=str(reason),
                 answer=answer.text if answer else None, citations=[], caveat=answer.caveat if answer else None,
                 evidence_tokens=0)
-        _event(services, inv_id, "synthesis", "synthesis", status=status.value,
-               answer=answer.text if answer else None, citations=[])
         return Next(NextKind.DELIVER, deliveries=_pending_deliveries(services, inv_id))
 
     plan = outcome.plan
@@ -375,16 +376,17 @@ def synthesize(services: Services, inv_id: str) -> Next:
     final = dataclasses.replace(final, answer=admit_gaps(final.answer, tool_step.gaps(services, inv_id)))
     stop_reason = llm_stop or str(last.get("reason") or StopReason.SUFFICIENT)
     citations = [c.model_dump(mode="json") for c in final.answer.citations]
+    # The trace is written before the status moves: whoever sees a terminal status sees its synthesis.
+    _event(services, inv_id, "synthesis", "synthesis", status=final.status.value, answer=final.answer.text,
+           citations=citations, caveat=final.answer.caveat, evidence_tokens=final.evidence_tokens,
+           selected=[e.id for e in final.selected])
     with services.session() as session:
+        repo.update_investigation(session, investigation_id=inv_id, hops=len(hops),
+                                  retrieval_calls=int(services.state.usage(inv_id)["retrieval_calls"]))
         repo.finish_investigation(
             session, investigation_id=inv_id, status=final.status.value, stop_reason=stop_reason,
             answer=final.answer.text, citations=citations, caveat=final.answer.caveat,
             final_evidence_ids=[e.id for e in final.selected], evidence_tokens=final.evidence_tokens)
-        repo.update_investigation(session, investigation_id=inv_id, hops=len(hops),
-                                  retrieval_calls=int(services.state.usage(inv_id)["retrieval_calls"]))
-    _event(services, inv_id, "synthesis", "synthesis", status=final.status.value, answer=final.answer.text,
-           citations=citations, caveat=final.answer.caveat, evidence_tokens=final.evidence_tokens,
-           selected=[e.id for e in final.selected])
     return Next(NextKind.DELIVER, deliveries=_pending_deliveries(services, inv_id))
 
 

@@ -11,7 +11,8 @@ from sqlalchemy import make_url
 
 from cli.chaos.proxy import TcpProxy
 from storage import repositories as repo
-from tests.integration.tasks.conftest import Stack, build_stack, wait_until
+from tests.support.stack import Stack, build_stack
+from tests.support.wait import wait_until
 from workers import names
 
 pytestmark = [pytest.mark.integration, pytest.mark.parametrize("db_url", ["postgresql"], indirect=True)]

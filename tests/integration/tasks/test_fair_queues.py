@@ -13,7 +13,7 @@ from celery import Celery
 from app import admission
 from app.intake import parse_request, submit_investigation
 from storage import repositories as repo
-from tests.integration.tasks.conftest import CORPUS, Stack, build_stack
+from tests.support.stack import CORPUS, Stack, build_stack
 from workers import names
 
 pytestmark = pytest.mark.integration

@@ -14,7 +14,8 @@ import redis
 from storage import repositories as repo
 from tasks import steps
 from tasks.claims import Claim, HopLease
-from tests.integration.tasks.conftest import Stack, build_stack, wait_until
+from tests.support.stack import Stack, build_stack
+from tests.support.wait import wait_until
 from workers import names
 
 pytestmark = pytest.mark.integration

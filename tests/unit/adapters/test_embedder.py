@@ -40,7 +40,8 @@ def test_similar_texts_are_closer_than_unrelated_ones(embedder: MiniLMEmbedder) 
     assert reset @ forgot > reset @ tornado + 0.3
 
 
-def test_cache_hit_returns_identical_vectors_without_running_the_model(tmp_path: Path) -> None:
+def test_cache_hit_returns_identical_vectors_without_running_the_model(tmp_path: Path,
+                                                                      monkeypatch: pytest.MonkeyPatch) -> None:
     texts = [f"Ticket {i}: the customer cannot sync mailbox number {i} after the update." for i in range(64)]
     cold_embedder = MiniLMEmbedder(cache_dir=tmp_path)
     cold = cold_embedder.embed_array(texts)
@@ -50,7 +51,7 @@ def test_cache_hit_returns_identical_vectors_without_running_the_model(tmp_path:
     def no_inference(batch: list[str]) -> list[np.ndarray]:
         raise AssertionError(f"model ran for {len(batch)} cached texts")
 
-    warm_embedder._infer = no_inference  # type: ignore[method-assign,assignment]
+    monkeypatch.setattr(warm_embedder, "_infer", no_inference)
     warm = warm_embedder.embed_array(texts)
     assert np.array_equal(cold, warm)
     assert warm_embedder._sessions == {}  # the model was never even loaded

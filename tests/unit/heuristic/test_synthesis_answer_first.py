@@ -196,3 +196,12 @@ def test_a_comparison_side_can_be_a_sentence_under_the_entitys_heading() -> None
         "## Business\n\nPrice: $35 per seat per month."), score=0.8)
     answer = synthesize_answer("Can you compare the seat prices of Team and Business?", PART, [plans])
     assert "$15" in first_sentence(answer.text) and "$35" in first_sentence(answer.text), answer.text
+
+
+def test_a_works_they_are_its_performers_and_which_date_asks_a_date() -> None:
+    assert resolve_pronoun("They recorded it in Nashville.", "Dear Brother", work=True) == "They recorded it in Nashville."
+    assert resolve_pronoun("It was released in 1950.", "Dear Brother", work=True) == "Dear Brother was released in 1950."
+    kind = answer_kind("Chiang Kai-shek died on which date?")
+    assert kind is not None and kind.search("(October 31, 1887 – April 5, 1975)")
+    century = answer_kind("Both breeds were developed during which century?")
+    assert century is not None and century.search("originated in Texas in the mid-19th century")

@@ -8,7 +8,7 @@ from adapters.llm.anthropic import followed_span
 from heuristic.reasoner import HeuristicReasoner
 from investigation.prompts import NEXT_QUERIES_TOOL
 from investigation.state import Grade, Judgment, Plan, QueryKind, Route, RouteDecision, SubQuery
-from tests.fakes.messages_api import FakeMessagesAPI, Text, Tool
+from tests.fakes.messages_api import FakeMessagesAPI, Reply, Text, Tool
 from tests.fakes.messages_brain import claude_against
 from tests.unit.investigation.fakes import BagOfWordsEmbedder, evidence, passage
 
@@ -68,8 +68,8 @@ def test_valid_tool_input_becomes_a_typed_decision(api: FakeMessagesAPI) -> None
     (Tool({"to": "attacker@evil.test"}, name="send_email"), "rejected_tool"),
     (Tool({"route": "lookup", "reason": "x", "confidence": 0.5}, name="record_grades"), "rejected_tool"),
 ])
-def test_unusable_output_never_acts_and_falls_back_visibly(api: FakeMessagesAPI, reply: object, reason: str) -> None:
-    api.script(reply)  # type: ignore[arg-type]
+def test_unusable_output_never_acts_and_falls_back_visibly(api: FakeMessagesAPI, reply: Reply, reason: str) -> None:
+    api.script(reply)
     r = claude_against(api.url)
     assert r.route(QUESTION) == _heuristic().route(QUESTION)
     (call, fallback) = r.take_usage()
