@@ -9,6 +9,7 @@ passage mentions — after a search that asked for it — means the knowledge ba
 from __future__ import annotations
 
 import re
+import sys
 from collections.abc import Iterable, Sequence
 from itertools import pairwise
 
@@ -92,12 +93,12 @@ def _vocabulary(texts: Iterable[str]) -> tuple[set[str], str]:
     return vocab, " | ".join(sequences)
 
 
-@memoised(TEXT_CACHE_SIZE)
+@memoised(TEXT_CACHE_SIZE // 4)  # one entry per passage, the largest (~8 KB): 2,048 passages
 def _text_vocabulary(text: str) -> tuple[frozenset[str], str]:
     """`_vocabulary` of one text, computed once per passage (investigation/memo.py)."""
     ws = _plain_words(text)
     vocab = {_norm(w) for w in ws}
-    vocab.update(a + b for a, b in pairwise(ws))
+    vocab.update(sys.intern(a + b) for a, b in pairwise(ws))  # pairs repeat across passages: one object
     vocab.update(w.replace("-", "") for w in words(text) if "-" in w)
     return frozenset(vocab), " ".join(_norm(w) for w in ws)
 

@@ -157,7 +157,7 @@ def units(text: str, question: str = "") -> list[Unit]:
     return list(_units(text, question))
 
 
-@memoised(TEXT_CACHE_SIZE)  # compression and synthesis parse the same passages for the same question
+@memoised(TEXT_CACHE_SIZE // 8)  # compression and synthesis parse the same passages for one question
 def _units(text: str, question: str) -> tuple[Unit, ...]:
     return tuple(_parse_units(text, question))
 

@@ -6,14 +6,16 @@ Everything here is deterministic and dependency-free; matching is accent- and ca
 from __future__ import annotations
 
 import re
+import sys
 import unicodedata
 from functools import lru_cache
 
 from investigation.memo import memoised
 
-# Entries per text cache (investigation/memo.py): every passage, sentence, title, name and query of a
-# few thousand chunks fits, so a worker reads each passage once (docs/performance.md).
-TEXT_CACHE_SIZE = 32768
+# Entries per text cache (investigation/memo.py): the passages, titles, names and queries of a couple of
+# thousand chunks fit, so a worker reads each passage once; ~50 MB per process when every cache is full
+# of long passages (docs/performance.md).
+TEXT_CACHE_SIZE = 8192
 
 STOPWORDS: frozenset[str] = frozenset(
     ["a", "about", "above", "after", "again", "against", "all", "also", "am", "an", "and", "any", "are", "aren", "as", "at", "be", "because", "been", "before", "being", "below", "between", "both", "but", "by", "can", "could", "did", "didn", "do", "does", "doesn", "doing", "don", "down", "during", "each", "either", "ever", "few", "for", "from", "further", "had", "has", "have", "having", "he", "her", "here", "hers", "herself", "him", "himself", "his", "how", "i", "if", "in", "into", "is", "isn", "it", "its", "itself", "just", "let", "me", "more", "most", "much", "must", "my", "myself", "neither", "no", "nor", "not", "now", "of", "off", "on", "once", "only", "or", "other", "ought", "our", "ours", "ourselves", "out", "over", "own", "same", "shall", "she", "should", "so", "some", "such", "than", "that", "the", "their", "theirs", "them", "themselves", "then", "there", "these", "they", "this", "those", "through", "to", "too", "under", "until", "up", "upon", "very", "was", "wasn", "we", "were", "weren", "what", "whatever", "when", "where", "whether", "which", "while", "who", "whom", "whose", "why", "will", "with", "within", "would", "you", "your", "yours", "yourself", "yourselves", "s", "t", "d", "ll", "m", "re", "ve", "y", "o", "one", "ones", "thing", "things", "something", "anything", "else", "many", "known", "called", "named", "name", "kind", "type", "part"]
@@ -66,9 +68,9 @@ def _words(text: str) -> tuple[str, ...]:
         word = word.removesuffix("'s")
         if not word:
             continue
-        out.append(word)
+        out.append(sys.intern(word))  # one object per distinct word across every cached tuple
         if "-" in word:
-            out.extend(part for part in word.split("-") if part)
+            out.extend(sys.intern(part) for part in word.split("-") if part)
     return tuple(out)
 
 

@@ -25,11 +25,6 @@ from investigation.ports import Embedder
 
 DIM = 384
 BATCH_SIZE = 32
-# Inputs up to this many texts (a query, a question with its sub-queries) run on a one-thread session:
-# a thread pool only adds synchronisation to a single short sequence, and several worker processes share
-# the cores. Larger batches (ingest, grading passages the cache lacks) use `threads`. Same vectors either
-# way, bit for bit (each output is computed by one thread; tests/unit/adapters check it).
-SMALL_INPUT = 4
 LRU_SIZE = 4096
 # SQLite caps bound parameters (999 on old builds); stay well under it.
 SQL_CHUNK = 500
@@ -115,8 +110,8 @@ class MiniLMEmbedder:
                 raise PermanentError(f"{what} file not found: {path} (reinstall with `make install`)")
         self._cache_path = Path(cache_dir) / "embeddings.sqlite" if cache_dir is not None else None
         self._shared = shared  # vectors that are not persisted (queries), across processes
-        # Two threads at most for batches: several worker processes share the host, and more threads barely
-        # help a 6-layer model; small inputs always run on one (SMALL_INPUT, docs/performance.md).
+        # Two threads at most: several worker processes share the host, and more threads barely help a
+        # 6-layer model on short inputs (docs/performance.md).
         self._threads = max(1, min(threads, 2, os.cpu_count() or 1))
         self._lru: OrderedDict[str, FloatArray] = OrderedDict()
         self._lock = threading.Lock()
@@ -238,8 +233,10 @@ class MiniLMEmbedder:
             self._db = None
 
     def threads_for(self, count: int) -> int:
-        """Intra-op threads of the session that embeds `count` texts at once."""
-        return 1 if count <= SMALL_INPUT else self._threads
+        """Intra-op threads of the session that embeds `count` texts at once (one session per process: a
+        second, one-thread session for queries saved no CPU once the pool stopped spinning, and cost
+        every worker process a second model load)."""
+        return self._threads
 
     def _load(self, threads: int) -> tuple[Any, Any]:
         self._ensure_process()

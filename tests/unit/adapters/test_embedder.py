@@ -105,11 +105,10 @@ def test_unpersisted_vectors_stay_out_of_the_disk_cache(tmp_path: Path) -> None:
 
 
 def test_one_thread_and_two_thread_sessions_give_the_same_vectors_bit_for_bit() -> None:
-    # Queries run on a one-thread session, batches on `threads`: the same text must get the same vector.
+    # The thread setting is a deployment choice: it must never change a vector (nor a ranking).
     texts = [*TEXTS, *(f"Case {i}: SSO login fails with ERR_40{i} after the Okta update." for i in range(20))]
     one, two = MiniLMEmbedder(threads=1), MiniLMEmbedder(threads=2)
-    assert one.threads_for(1) == 1 and two.threads_for(2) == 1
-    assert two.threads_for(len(texts)) == two._threads
+    assert one.threads_for(len(texts)) == 1 and two.threads_for(len(texts)) == two._threads
     assert np.array_equal(one.embed_array(texts), two.embed_array(texts))  # 1 thread vs 2, same batches
 
 
