@@ -13,7 +13,8 @@ from investigation.errors import NotFound, ValidationFailed
 from investigation.state import Mode, Status
 from storage._common import insert_ignore, naive_utc, row_values, write
 from storage._deliveries import delivery_rows
-from storage.models import Investigation, Tenant, utcnow
+from storage._records import insert_event, notify_observers
+from storage.models import Investigation, Tenant, TraceEvent, utcnow
 
 # Derived from `Status.terminal`, the one definition of which statuses are final.
 ACTIVE = tuple(s.value for s in Status if not s.terminal)
@@ -134,10 +135,13 @@ def finish_investigation(
     error: str | None = None,
     final_evidence_ids: Sequence[str] = (),
     evidence_tokens: int | None = None,
+    event: TraceEvent | None = None,
 ) -> bool:
     """Move a queued/running investigation to a terminal status; False when it already was terminal.
 
-    One conditional UPDATE, so of the watchdog and a late worker exactly one finishes it.
+    One conditional UPDATE, so of the watchdog and a late worker exactly one finishes it. `event` (the
+    step's trace event) is written in the same transaction when this call finishes it: whoever sees the
+    terminal status sees the event, and the event's observers see the terminal status.
     """
     if status not in TERMINAL:
         raise ValidationFailed("status", f"must be one of {', '.join(TERMINAL)}")
@@ -161,11 +165,16 @@ def finish_investigation(
         .values(**values)
         .execution_options(synchronize_session=False)
     )
+    recorded = False
     with write(session):
         finished: bool = session.execute(stmt).rowcount == 1  # type: ignore[attr-defined]
+        if finished and event is not None:
+            recorded = insert_event(session, event)
         cached = session.identity_map.get(session.identity_key(Investigation, investigation_id))
         if cached is not None:
             session.refresh(cached)
+    if recorded and event is not None:
+        notify_observers(session, event)
     return finished
 
 

@@ -104,18 +104,33 @@ EventObserver = Callable[[Session, TraceEvent], None]
 EVENT_OBSERVERS: list[EventObserver] = []
 
 
+def new_event(*, investigation_id: str, step_key: str, kind: str, hop: int = 0, data: dict[str, Any]) -> TraceEvent:
+    """A trace event not yet written (`add_event`, or `finish_investigation` in its own transaction)."""
+    return TraceEvent(
+        investigation_id=investigation_id, step_key=step_key, kind=kind, hop=hop, data=dict(data), at=utcnow()
+    )
+
+
+def insert_event(session: Session, event: TraceEvent) -> bool:
+    """Insert `event` in the caller's write transaction; False when its step was already recorded."""
+    return insert_ignore(session, TraceEvent, [row_values(event)], ["investigation_id", "step_key"]) == 1
+
+
+def notify_observers(session: Session, event: TraceEvent) -> None:
+    """Tell the observers (metrics, spans) about an event once its transaction has committed."""
+    for observer in EVENT_OBSERVERS:
+        observer(session, event)
+
+
 def add_event(
     session: Session, *, investigation_id: str, step_key: str, kind: str, hop: int = 0, data: dict[str, Any]
 ) -> bool:
     """Append a trace event once per step key; False when that step was already recorded."""
-    event = TraceEvent(
-        investigation_id=investigation_id, step_key=step_key, kind=kind, hop=hop, data=dict(data), at=utcnow()
-    )
+    event = new_event(investigation_id=investigation_id, step_key=step_key, kind=kind, hop=hop, data=data)
     with write(session):
-        added = insert_ignore(session, TraceEvent, [row_values(event)], ["investigation_id", "step_key"]) == 1
+        added = insert_event(session, event)
     if added:
-        for observer in EVENT_OBSERVERS:
-            observer(session, event)
+        notify_observers(session, event)
     return added
 
 

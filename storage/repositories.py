@@ -42,6 +42,7 @@ from storage._records import (
     list_evidence,
     list_hops,
     mark_hop_reduced,
+    new_event,
     save_hop,
 )
 from storage._recovery import active_among, count_active, list_idle, list_stranded_deliveries
@@ -88,6 +89,7 @@ __all__ = [
     "mark_delivery",
     "mark_hop_reduced",
     "mark_started",
+    "new_event",
     "put_tool",
     "record_attempt",
     "remove_channel",

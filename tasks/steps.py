@@ -39,7 +39,7 @@ from investigation.state import (
 from investigation.tools.evidence import admit_gaps
 from storage import repositories as repo
 from storage.hits import SlotHits
-from storage.models import Investigation
+from storage.models import Investigation, TraceEvent
 from tasks import tool_step
 from tasks.llm_usage import LLM_OUT, bound_reasoner, llm_stop_reason, record_llm
 
@@ -93,6 +93,11 @@ def _event(services: Services, inv_id: str, step_key: str, kind: str, hop: int =
         repo.add_event(session, investigation_id=inv_id, step_key=step_key, kind=kind, hop=hop, data=data)
 
 
+def _synthesis_event(inv_id: str, **data: Any) -> TraceEvent:
+    """The answer step's trace event, written with the terminal status in one transaction."""
+    return repo.new_event(investigation_id=inv_id, step_key="synthesis", kind="synthesis", data=data)
+
+
 def _pending_deliveries(services: Services, inv_id: str) -> tuple[str, ...]:
     with services.session() as session:
         return tuple(d.id for d in repo.list_deliveries(session, investigation_id=inv_id)
@@ -139,16 +144,14 @@ def start(services: Services, inv_id: str) -> Next:
         status = Status.REFUSED if (answer is None or answer.refused) else Status.ANSWERED
         reason = outcome.stop_reason or StopReason.DIRECT
         _event(services, inv_id, "stop", "stop", reason=str(reason), detail="answered without retrieval")
-        # The trace is written before the status moves: whoever sees a terminal status sees its synthesis.
-        _event(services, inv_id, "synthesis", "synthesis", status=status.value,
-               answer=answer.text if answer else None, citations=[])
         with services.session() as session:
             repo.update_investigation(session, investigation_id=inv_id, route=outcome.route.route.value,
                                       route_reason=outcome.route.reason)
             repo.finish_investigation(
                 session, investigation_id=inv_id, status=status.value, stop_reason=str(reason),
                 answer=answer.text if answer else None, citations=[], caveat=answer.caveat if answer else None,
-                evidence_tokens=0)
+                evidence_tokens=0, event=_synthesis_event(inv_id, status=status.value,
+                                                          answer=answer.text if answer else None, citations=[]))
         return Next(NextKind.DELIVER, deliveries=_pending_deliveries(services, inv_id))
 
     plan = outcome.plan
@@ -376,17 +379,16 @@ def synthesize(services: Services, inv_id: str) -> Next:
     final = dataclasses.replace(final, answer=admit_gaps(final.answer, tool_step.gaps(services, inv_id)))
     stop_reason = llm_stop or str(last.get("reason") or StopReason.SUFFICIENT)
     citations = [c.model_dump(mode="json") for c in final.answer.citations]
-    # The trace is written before the status moves: whoever sees a terminal status sees its synthesis.
-    _event(services, inv_id, "synthesis", "synthesis", status=final.status.value, answer=final.answer.text,
-           citations=citations, caveat=final.answer.caveat, evidence_tokens=final.evidence_tokens,
-           selected=[e.id for e in final.selected])
     with services.session() as session:
         repo.update_investigation(session, investigation_id=inv_id, hops=len(hops),
                                   retrieval_calls=int(services.state.usage(inv_id)["retrieval_calls"]))
         repo.finish_investigation(
             session, investigation_id=inv_id, status=final.status.value, stop_reason=stop_reason,
             answer=final.answer.text, citations=citations, caveat=final.answer.caveat,
-            final_evidence_ids=[e.id for e in final.selected], evidence_tokens=final.evidence_tokens)
+            final_evidence_ids=[e.id for e in final.selected], evidence_tokens=final.evidence_tokens,
+            event=_synthesis_event(inv_id, status=final.status.value, answer=final.answer.text,
+                                   citations=citations, caveat=final.answer.caveat,
+                                   evidence_tokens=final.evidence_tokens, selected=[e.id for e in final.selected]))
     return Next(NextKind.DELIVER, deliveries=_pending_deliveries(services, inv_id))
 
 

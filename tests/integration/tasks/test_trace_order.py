@@ -1,6 +1,7 @@
-"""Whoever sees an investigation terminal sees its whole trace: the synthesis event and the hop and
-retrieval counts are written before the status moves (a webhook consumer or a poller reading the trace at
-once never finds it without its answer step)."""
+"""Whoever sees an investigation terminal sees its whole trace: the answer step's event is written in the
+same transaction as the terminal status (a poller or webhook consumer reading the trace at once never finds
+it without its synthesis), and the event's observers (metrics, spans) see the terminal status and the final
+hop and retrieval counts."""
 
 from __future__ import annotations
 
@@ -15,20 +16,22 @@ from storage import repositories as repo
 from storage._records import EVENT_OBSERVERS
 from storage.models import Investigation, TraceEvent
 from tasks import inline
-from tests.support.stack import build_stack
+from tests.support.stack import Stack, build_stack
 
 pytestmark = pytest.mark.integration
 
 
 @pytest.fixture
-def seen() -> Iterator[dict[str, str]]:
-    """The investigation's status at the moment its synthesis event was written."""
-    statuses: dict[str, str] = {}
+def seen() -> Iterator[dict[str, tuple[str, int]]]:
+    """The investigation's status and retrieval count when its synthesis event was observed."""
+    statuses: dict[str, tuple[str, int]] = {}
 
     def observe(session: Session, event: TraceEvent) -> None:
         if event.kind == "synthesis":
             inv = session.get(Investigation, event.investigation_id)
-            statuses[event.investigation_id] = inv.status if inv else "missing"
+            assert inv is not None
+            session.refresh(inv)
+            statuses[event.investigation_id] = (inv.status, inv.retrieval_calls)
 
     EVENT_OBSERVERS.append(observe)
     try:
@@ -37,20 +40,48 @@ def seen() -> Iterator[dict[str, str]]:
         EVENT_OBSERVERS.remove(observe)
 
 
-@pytest.mark.parametrize("question", ["What does error ERR_4021 mean?", "Hi there, thanks for the help!"])
-def test_the_synthesis_event_is_written_before_the_status_is_terminal(
-        tmp_path: Path, redis_url: str, redis_prefix: str, seen: dict[str, str], question: str) -> None:
-    stack = build_stack(tmp_path / "home", redis_url, redis_prefix)
-    services = stack.services
-    with services.session() as session:
+def _submit(stack: Stack, question: str) -> str:
+    with stack.services.session() as session:
         tenant = repo.get_tenant_by_name(session, name=stack.tenant_name)
-    inv_id = submit_investigation(services, tenant=tenant, request=parse_request({"question": question}),
-                                  launch=lambda _i: None).id
-    inline.run(services, inv_id, deliver=False)
+    return submit_investigation(stack.services, tenant=tenant, request=parse_request({"question": question}),
+                                launch=lambda _i: None).id
 
-    assert seen[inv_id] in ("queued", "running")
-    with services.session() as session:
-        inv = repo.get_investigation(session, investigation_id=inv_id)
-    assert inv.status == "answered"
+
+@pytest.mark.parametrize("question", ["What does error ERR_4021 mean?", "Hi there, thanks for the help!"])
+def test_the_synthesis_event_is_observed_with_the_terminal_status_and_final_counts(
+        tmp_path: Path, redis_url: str, redis_prefix: str, seen: dict[str, tuple[str, int]], question: str) -> None:
+    stack = build_stack(tmp_path / "home", redis_url, redis_prefix)
+    inv_id = _submit(stack, question)
+    inline.run(stack.services, inv_id, deliver=False)
+
+    status, retrieval_calls = seen[inv_id]
+    assert status == "answered"
     if "ERR_4021" in question:
-        assert inv.retrieval_calls >= 1 and inv.hops >= 1
+        assert retrieval_calls >= 1
+
+
+def test_the_terminal_status_and_its_event_are_one_transaction(
+        tmp_path: Path, redis_url: str, redis_prefix: str, db_url: str) -> None:
+    stack = build_stack(tmp_path / "home", redis_url, redis_prefix, database_url=db_url)
+    inv_id = _submit(stack, "What does error ERR_4021 mean?")
+
+    def event(step: str, **data: object) -> TraceEvent:
+        return repo.new_event(investigation_id=inv_id, step_key=step, kind="synthesis", data=dict(data))
+
+    # An event that cannot be written (its data is not JSON) rolls the status change back with it.
+    with pytest.raises(Exception), stack.services.session() as session:  # noqa: B017 - differs per driver
+        repo.finish_investigation(session, investigation_id=inv_id, status="answered", stop_reason="x",
+                                  event=event("synthesis", bad=object()))
+    with stack.services.session() as session:
+        assert repo.get_investigation(session, investigation_id=inv_id).status == "queued"
+        assert repo.list_events(session, investigation_id=inv_id) == []
+
+    with stack.services.session() as session:
+        assert repo.finish_investigation(session, investigation_id=inv_id, status="answered", stop_reason="x",
+                                         event=event("synthesis", status="answered"))
+        # A late second finisher neither moves the status nor leaves an event of its own.
+        assert not repo.finish_investigation(session, investigation_id=inv_id, status="failed",
+                                             stop_reason="deadline", event=event("late", status="failed"))
+    with stack.services.session() as session:
+        assert repo.get_investigation(session, investigation_id=inv_id).status == "answered"
+        assert [e.step_key for e in repo.list_events(session, investigation_id=inv_id)] == ["synthesis"]
