@@ -257,9 +257,10 @@ class MiniLMEmbedder:
                 opts = ort.SessionOptions()
                 opts.intra_op_num_threads = threads
                 opts.inter_op_num_threads = 1
-                # Pool threads sleep between runs instead of spinning: the spinning would take the core
-                # from the reasoner (and from the other worker processes) for nothing.
-                opts.add_session_config_entry("session.intra_op.allow_spinning", "0")
+                # Pool threads keep onnxruntime's default (spinning after a run). Turning spinning off
+                # saved CPU (docs/performance.md) but hung a forked child's first embedding whenever the
+                # parent had used its session (tests/conformance/test_search_concurrency.py): a Celery
+                # main process that embeds before forking its pool must not deadlock its children.
                 self._sessions[threads] = ort.InferenceSession(
                     str(self._model_path), sess_options=opts, providers=["CPUExecutionProvider"]
                 )
