@@ -11,10 +11,12 @@ from typing import Literal
 
 @dataclass(frozen=True)
 class Backoff:
-    """Exponential backoff with full jitter, bounded by `cap`, for at most `max_attempts` attempts.
+    """Exponential backoff with jitter, bounded by `cap`, for at most `max_attempts` attempts.
 
     The wait after the n-th failed attempt is uniform in ``[0, min(cap, base * 2**(n-1))]``: full jitter
-    spreads the retries of many calls that failed together. A server's ``Retry-After`` wins when it asks for
+    spreads the retries of many calls that failed together. ``jitter="equal"`` draws from the upper half
+    of that range instead, so the waits also add up to a known minimum (riding out an outage of known
+    length, e.g. a database restart). A server's ``Retry-After`` wins when it asks for
     longer than the jittered wait (never shortened). When it asks
     for longer than `cap`, `long_retry_after` decides: ``"clamp"`` retries at `cap` (a queued delivery:
     a receiver cannot park it for a day) or ``"give_up"`` (a worker blocked in a call: waiting less would
@@ -25,6 +27,7 @@ class Backoff:
     cap: float
     max_attempts: int
     long_retry_after: Literal["clamp", "give_up"] = "clamp"
+    jitter: Literal["full", "equal"] = "full"
     rng: random.Random = field(default_factory=random.Random, compare=False, repr=False)
 
     def __post_init__(self) -> None:
@@ -46,7 +49,7 @@ class Backoff:
         exponent = max(0, attempt - 1)
         # min() before the power would overflow for large attempt numbers.
         ceiling = self.cap if exponent >= 64 else min(self.cap, self.base * (2.0**exponent))
-        wait = draw() * ceiling
+        wait = draw() * ceiling if self.jitter == "full" else ceiling / 2 + draw() * ceiling / 2
         if retry_after is not None and retry_after > 0:
             if retry_after > self.cap:
                 return None if self.long_retry_after == "give_up" else self.cap

@@ -13,6 +13,7 @@ from celery import Task, shared_task
 from celery.utils.log import get_task_logger
 from redis.exceptions import LockError
 
+from adapters.backoff import Backoff
 from investigation.errors import TransientError
 from storage.db import database_unavailable_errors
 from tasks import steps, workflow
@@ -29,10 +30,14 @@ WATCHDOG_LOCK_SECONDS = 30
 DB_BACKOFF_CAP = 8.0
 
 
+DB_BACKOFF = Backoff(base=1.0, cap=DB_BACKOFF_CAP, max_attempts=DB_RETRIES + 2, jitter="equal")
+
+
 def db_retry_delay(retries: int, rand: Callable[[], float] = random.random) -> float:
-    """Seconds before the next try of a step that found the database unreachable `retries` times before."""
-    ceiling = min(DB_BACKOFF_CAP, 2.0 ** min(retries, 10))
-    return ceiling / 2 + rand() * ceiling / 2
+    """Seconds before the next try of a step that found the database unreachable `retries` times before
+    (a task without a retry limit keeps waiting the cap: the policy is never exhausted here)."""
+    delay = DB_BACKOFF.delay(min(retries, DB_RETRIES) + 1, rand=rand)
+    return DB_BACKOFF.cap if delay is None else delay
 
 
 def retry_when_database_down(fn: Callable[..., Any]) -> Callable[..., Any]:

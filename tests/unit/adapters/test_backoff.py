@@ -59,3 +59,10 @@ def test_invalid_configuration_is_refused() -> None:
         Backoff(base=1.0, cap=1.0, max_attempts=0)
     with pytest.raises(ValueError):
         Backoff(base=-1.0, cap=1.0, max_attempts=1)
+
+
+def test_equal_jitter_draws_from_the_upper_half_so_the_waits_have_a_known_floor() -> None:
+    policy = Backoff(base=1.0, cap=8.0, max_attempts=10, jitter="equal")
+    assert [policy.delay(n, rand=lambda: 0.0) for n in range(1, 6)] == [0.5, 1.0, 2.0, 4.0, 4.0]
+    assert [policy.delay(n, rand=lambda: 1.0) for n in range(1, 6)] == [1.0, 2.0, 4.0, 8.0, 8.0]
+    assert Backoff(base=1.0, cap=8.0, max_attempts=10).delay(3, rand=lambda: 0.0) == 0.0  # full jitter
