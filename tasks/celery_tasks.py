@@ -59,19 +59,12 @@ def retry_when_database_down(fn: Callable[..., Any]) -> Callable[..., Any]:
     return run
 
 
-_TENANT_OF: dict[str, str] = {}  # investigation -> tenant (never changes): one query per process
-
-
 def tenant_of(services: Any, inv_id: str) -> str:
-    if (tenant_id := _TENANT_OF.get(inv_id)) is None:
-        from storage import repositories as repo
+    """The investigation's tenant (the storage's bounded per-process lookup: one query per investigation)."""
+    from storage import repositories as repo
 
-        with services.session() as session:
-            tenant_id = repo.get_investigation(session, investigation_id=inv_id).tenant_id
-        if len(_TENANT_OF) > 50_000:
-            _TENANT_OF.clear()
-        _TENANT_OF[inv_id] = tenant_id
-    return tenant_id
+    with services.session() as session:
+        return repo.investigation_tenant(session, investigation_id=inv_id)
 
 
 def _dispatch(app: Any, inv_id: str, nxt: steps.Next) -> None:
