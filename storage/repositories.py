@@ -37,6 +37,7 @@ from storage._investigations import (
     update_investigation,
 )
 from storage._listing import count_investigations_by_status, list_dead_deliveries, list_investigations
+from storage._owners import delivery_owner, investigation_tenant
 from storage._records import (
     add_event,
     add_events,
@@ -67,6 +68,7 @@ __all__ = [
     "create_channel",
     "create_investigation",
     "create_tenant",
+    "delivery_owner",
     "event_view",
     "finish_investigation",
     "get_channel",
@@ -77,6 +79,7 @@ __all__ = [
     "get_tenant",
     "get_tenant_by_name",
     "get_tool",
+    "investigation_tenant",
     "investigation_view",
     "list_attempts",
     "list_channels",
