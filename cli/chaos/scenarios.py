@@ -195,6 +195,8 @@ def burst(h: Harness) -> Result:
         big_running = sum(1 for v in big_done_so_far(h, big_ids, c) if v is None)
         big_done = h.wait_all("big", big_ids, timeout=1800)
     held_peak = max((held for _, _, held in sampler.held), default=0)
+    parked_peak = max((n for _, name, n in sampler.parked if name == "big"), default=0)
+    parked_small = max((n for _, name, n in sampler.parked if name == "small"), default=0)
     lat: dict[str, list[float]] = {
         "big": [b for v in big_done.values() if (b := _latency(v)) is not None],
         "small": [s for v in small_done.values() if (s := _latency(v)) is not None]}
@@ -202,12 +204,15 @@ def burst(h: Harness) -> Result:
     figures = {"burst (big)": h.scale.burst_big, "small during burst": h.scale.burst_small,
                "big not finished when small was done": big_running,
                "completed": f"{len(big_done) + len(small_done)}/{len(big_ids) + len(small_ids)}",
-               "small unloaded p95 s": base_p95, "big held back (peak)": held_peak}
+               "small unloaded p95 s": base_p95, "big held back (peak)": held_peak,
+               "big steps parked (peak)": parked_peak, "small steps parked (peak)": parked_small}
     for tenant, values in lat.items():
         figures[f"{tenant} p50/p95/p99 s"] = f"{_pct(values, 50)}/{_pct(values, 95)}/{_pct(values, 99)}"
     ok = (len(big_done) == len(big_ids) and len(small_done) == len(small_ids)
           and _pct(lat["small"], 95) <= 2 * max(base_p95, 1.0))
-    return Result("burst-fairness", ok, figures, charts={"latency": lat, "depth": sampler.samples})
+    parked = [(t, n) for t, name, n in sampler.parked if name == "big"]
+    return Result("burst-fairness", ok, figures, charts={"latency": lat, "depth": sampler.samples,
+                                                         "parked": parked})
 
 
 def big_done_so_far(h: Harness, ids: list[str], client: httpx.Client) -> list[dict[str, Any] | None]:
