@@ -90,6 +90,7 @@ class Harness:
     database_url: str | None = None  # default: SQLite in the home
     extra_env: dict[str, str] = field(default_factory=dict)  # a scenario's own stack settings
     proxy: Any = None  # a `TcpProxy` in front of the database, when the scenario takes it down
+    redis_server: Any = None  # a `RedisServer` given as SLEUTH_REDIS_URL, when the scenario restarts it
 
     @property
     def base(self) -> str:

@@ -118,21 +118,31 @@ def _beat_processes(h: Harness) -> int:
 
 def redis_restart(h: Harness) -> Result:
     """The embedded Redis is SIGKILLed mid-run; the supervisor restarts it (AOF); work resumes."""
+    if h.child_pid("redis") is None:
+        return Result("redis-restart", None, note="SLEUTH_REDIS_URL is set: no embedded Redis to kill")
+
+    def kill() -> float | None:
+        pid = h.child_pid("redis")
+        assert pid is not None
+        os.kill(pid, signal.SIGKILL)
+        killed = time.monotonic()
+        while time.monotonic() - killed < 60:
+            new = h.child_pid("redis")
+            if new is not None and new != pid:
+                return round(time.monotonic() - killed, 1)
+            time.sleep(0.2)
+        return None
+
+    return redis_killed(h, "redis-restart", kill)
+
+
+def redis_killed(h: Harness, name: str, kill: Callable[[], float | None]) -> Result:
+    """Investigations in flight while `kill` SIGKILLs Redis and waits until it is back (its seconds, or
+    None): none stuck past its deadline, failures with a reason, nothing delivered twice."""
     n = h.scale.redis_n
     ids = [h.submit("big", _q(i), callback=True) for i in range(n)]
     time.sleep(1.0)
-    pid = h.child_pid("redis")
-    if pid is None:
-        return Result("redis-restart", None, note="SLEUTH_REDIS_URL is set: no embedded Redis to kill")
-    os.kill(pid, signal.SIGKILL)
-    killed = time.monotonic()
-    back = None
-    while time.monotonic() - killed < 60:
-        new = h.child_pid("redis")
-        if new is not None and new != pid:
-            back = round(time.monotonic() - killed, 1)
-            break
-        time.sleep(0.2)
+    back = kill()
     deadline = int(h.env()["SLEUTH_DEADLINE_SECONDS"])
     done = h.wait_all("big", ids, timeout=deadline + 60)
     mine = {d["id"] for v in done.values() for d in v.get("deliveries", [])}
@@ -144,7 +154,7 @@ def redis_restart(h: Harness) -> Result:
     figures = {"investigations": n, "terminal": len(done), "stuck past deadline": stuck,
                "failed (with reason)": f"{len(failed)} ({', '.join(sorted({str(v.get('stop_reason')) for v in failed})) or '-'})",
                "duplicate deliveries": dup, "redis back after s": back if back is not None else "never"}
-    return Result("redis-restart", stuck == 0 and dup == 0 and all(v.get("stop_reason") for v in failed), figures)
+    return Result(name, stuck == 0 and dup == 0 and all(v.get("stop_reason") for v in failed), figures)
 
 
 def webhook_down(h: Harness) -> Result:
