@@ -172,9 +172,12 @@ def release(services: Services, send: Send) -> int:
     """Send parked steps again, oldest first, while their tenant is under its cap; the number sent. A
     step is taken off the list before it is sent: if this process dies in between, the re-drive finds
     its investigation idle with nothing in flight and sends its step again."""
-    prune_dead(services)
+    waiting = parked_tenants(services)
+    if not waiting:
+        return 0
+    prune_dead(services)  # a dead process's step must not hold a slot of its tenant
     sent = 0
-    for tenant_id in parked_tenants(services):
+    for tenant_id in waiting:
         key = _parked_key(services, tenant_id)
         cap = cap_for(services, tenant_id)
         room = (1 << 30) if cap is None else cap - running(services, tenant_id)
