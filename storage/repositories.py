@@ -38,6 +38,7 @@ from storage._investigations import (
 )
 from storage._listing import count_investigations_by_status, list_dead_deliveries, list_investigations
 from storage._owners import delivery_owner, investigation_tenant
+from storage._plans import PlannedHop, planned_hop
 from storage._records import (
     add_event,
     add_events,
@@ -56,6 +57,7 @@ from storage._tools import get_tool, list_tools, put_tool, remove_tool
 from storage.views import event_view, investigation_view
 
 __all__ = [
+    "PlannedHop",
     "active_among",
     "add_event",
     "add_events",
@@ -99,6 +101,7 @@ __all__ = [
     "mark_hop_reduced",
     "mark_started",
     "new_event",
+    "planned_hop",
     "put_tool",
     "record_attempt",
     "remove_channel",

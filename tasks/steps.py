@@ -226,17 +226,18 @@ def _plan_hop(services: Services, inv_id: str, number: int, queries: list[SubQue
 def retrieve(services: Services, inv_id: str, hop: int, index: int, engine: str) -> dict[str, Any]:
     """One sub-query on one engine. Results go to Redis (the task returns only a summary)."""
     slot = f"{index}:{engine}"
-    stored = services.state.load_hit(inv_id, hop, slot)
+    with services.session() as session:  # read once per hop and process (repo.planned_hop)
+        planned = repo.planned_hop(session, investigation_id=inv_id, number=hop)
+    if planned is None or index >= len(planned.queries):
+        raise LookupError(f"hop {hop} slot {slot} of {inv_id} was never planned")
+    tenant = planned.tenant_id
+    # One Redis round trip: this slot's parked result (a redelivered task), the budget, the corpus version
+    # (read before searching: hits found before an ingest are never cached as new).
+    stored, usage, version = services.state.slot_start(inv_id, hop, slot, tenant)
     if stored is not None:
         return {"slot": slot, "hits": len(stored.passages), "error": stored.error}
-    with services.session() as session:
-        inv = repo.get_investigation(session, investigation_id=inv_id)
-        hop_row = repo.get_hop(session, investigation_id=inv_id, number=hop)
-        tenant = inv.tenant_id
-        scope = RetrievalScope.of(inv.audience, inv.principals)
-    if hop_row is None or index >= len(hop_row.queries):
-        raise LookupError(f"hop {hop} slot {slot} of {inv_id} was never planned")
-    query = str(hop_row.queries[index]["text"])
+    scope = RetrievalScope.of(planned.audience, list(planned.principals))
+    query = planned.queries[index]
     k = services.settings.retrieve_k
     passages: list[Passage] = []
     error: str | None = None
@@ -244,17 +245,16 @@ def retrieve(services: Services, inv_id: str, hop: int, index: int, engine: str)
     started = time.perf_counter()
     if services.settings.debug_retrieve_delay_ms:
         time.sleep(services.settings.debug_retrieve_delay_ms / 1000)
-    if time.time() > services.state.usage(inv_id).get("deadline_ts", float("inf")):
+    if time.time() > usage.get("deadline_ts", float("inf")):
         error = "deadline"
     elif not services.state.charge(inv_id, "retrieval_calls", 1):
         # A cache hit is still a retrieval call of this investigation: budgets and figures count it.
         error = "retrieval_budget"
-    elif (from_cache := services.state.cache_get(tenant, engine, query, k, scope.cache_terms())) is not None:
+    elif (from_cache := services.state.cache_get(tenant, engine, query, k, scope.cache_terms(),
+                                                 version=version)) is not None:
         passages, cached = from_cache, True
     else:
         try:
-            # Read the corpus version before searching: hits found before an ingest are never cached as new.
-            version = services.state.corpus_version(tenant)
             passages = services.backends[engine].search(tenant, query, k, acl=scope.acl,
                                                         visibility=scope.visibility)
             services.state.cache_set(tenant, engine, query, k, scope.cache_terms(), passages,
@@ -420,7 +420,9 @@ def synthesize(services: Services, inv_id: str) -> Next:
         return fail(services, inv_id, reason=reason, error=f"synthesis: {exc}"[:500])
     llm_stop = record_llm(services, inv_id, reasoner, "synthesize")
     # A tool that could not be reached is a gap the answer admits, never a silent omission.
-    final = dataclasses.replace(final, answer=admit_gaps(final.answer, tool_step.gaps(services, inv_id)))
+    # (Only a hop that planned tools can have tool calls to admit: no read of the trace otherwise.)
+    gaps = tool_step.gaps(services, inv_id) if any(h.tools for h in hops) else []
+    final = dataclasses.replace(final, answer=admit_gaps(final.answer, gaps))
     stop_reason = llm_stop or str(last.get("reason") or StopReason.SUFFICIENT)
     citations = [c.model_dump(mode="json") for c in final.answer.citations]
     retrieval_calls = int(services.state.usage(inv_id)["retrieval_calls"])
