@@ -57,21 +57,29 @@ def _latency_svg(latency: dict[str, list[float]]) -> str:
     return "".join(parts)
 
 
-def _depth_svg(samples: list[tuple[float, int]]) -> str:
+def _depth_svg(samples: list[tuple[float, int]], parked: list[tuple[float, int]] | None = None) -> str:
+    """Messages waiting in the queues over time (green) and, when given, steps parked by the running-step
+    cap of `app.admission_steps` (orange), on one scale."""
     if len(samples) < 2:
         return ""
     width, height, pad = 640, 180, 30
-    t_max = max(t for t, _ in samples) or 1.0
-    d_max = max(d for _, d in samples) or 1
-    points = " ".join(f"{pad + (width - 2 * pad) * t / t_max:.1f},{height - pad - (height - 2 * pad) * d / d_max:.1f}"
-                      for t, d in samples)
-    return (f'<svg width="{width}" height="{height}" role="img">'
-            f'<polyline points="{points}" fill="none" stroke="#5cb85c" stroke-width="2"/>'
-            f'<line x1="{pad}" x2="{width - pad}" y1="{height - pad}" y2="{height - pad}" stroke="#999"/>'
+    t_max = max(t for t, _ in [*samples, *(parked or [])]) or 1.0
+    d_max = max(d for _, d in [*samples, *(parked or [])]) or 1
+
+    def line(series: list[tuple[float, int]], colour: str) -> str:
+        points = " ".join(f"{pad + (width - 2 * pad) * t / t_max:.1f},"
+                          f"{height - pad - (height - 2 * pad) * d / d_max:.1f}" for t, d in series)
+        return f'<polyline points="{points}" fill="none" stroke="{colour}" stroke-width="2"/>'
+
+    legend = ('<text x="200" y="14" font-size="11">messages waiting in the queues'
+              + ('</text><text x="420" y="14" font-size="11" fill="#f0ad4e">steps parked (step cap)' if parked
+                 else "") + "</text>")
+    return (f'<svg width="{width}" height="{height}" role="img">' + line(samples, "#5cb85c")
+            + (line(parked, "#f0ad4e") if parked and len(parked) > 1 else "")
+            + f'<line x1="{pad}" x2="{width - pad}" y1="{height - pad}" y2="{height - pad}" stroke="#999"/>'
             f'<text x="{pad}" y="{height - 8}" font-size="11">0 s</text>'
             f'<text x="{width - pad - 40}" y="{height - 8}" font-size="11">{t_max:.0f} s</text>'
-            f'<text x="2" y="{pad}" font-size="11">{d_max}</text>'
-            '<text x="200" y="14" font-size="11">messages waiting in the queues</text></svg>')
+            f'<text x="2" y="{pad}" font-size="11">{d_max}</text>' + legend + "</svg>")
 
 
 def write_html(results: list[Result], path: Path, *, title: str, settings: dict[str, str]) -> None:
@@ -85,7 +93,7 @@ def write_html(results: list[Result], path: Path, *, title: str, settings: dict[
         if r.charts.get("latency"):
             charts += "<h4>Latency per tenant</h4>" + _latency_svg(r.charts["latency"])
         if r.charts.get("depth"):
-            charts += "<h4>Queue depth over time</h4>" + _depth_svg(r.charts["depth"])
+            charts += "<h4>Queue depth over time</h4>" + _depth_svg(r.charts["depth"], r.charts.get("parked"))
         rows.append(f'<tr style="background:{colour}"><td>{html.escape(r.name)}</td><td><b>{verdict}</b></td>'
                     f'<td><ul>{figures}</ul>{html.escape(r.note)}{charts}</td></tr>')
     knobs = "".join(f"<code>{html.escape(k)}={html.escape(v)}</code> " for k, v in settings.items())

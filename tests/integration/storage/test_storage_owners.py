@@ -1,5 +1,6 @@
-"""The one investigation/delivery → tenant lookup (task dispatch, log context and metrics use it): read once
-per process, bounded, a missing row never cached; on SQLite and PostgreSQL."""
+"""The one investigation/delivery → tenant lookup (task dispatch, log context and metrics use it), and what a
+retrieval slot reads of its hop: read once per process, bounded, a missing row never cached; on SQLite and
+PostgreSQL."""
 
 from __future__ import annotations
 
@@ -12,8 +13,16 @@ from sqlmodel import Session
 
 from investigation.errors import NotFound
 from storage import _owners
+from storage._plans import forget_plans
 from storage.models import Investigation, Tenant
-from storage.repositories import delivery_owner, get_or_create_delivery, investigation_tenant
+from storage.repositories import (
+    PlannedHop,
+    delivery_owner,
+    get_or_create_delivery,
+    investigation_tenant,
+    planned_hop,
+    save_hop,
+)
 from tests.integration.storage.conftest import new_investigation
 
 pytestmark = pytest.mark.integration
@@ -94,3 +103,23 @@ def test_the_cache_is_bounded_and_drops_the_least_recent(session: Session, tenan
     assert len(_owners._OWNERS) == 2
     assert [read(a.id), read(c.id), read(b.id)] == [False, False, True]
     assert _owners.OWNERS_CACHED >= 1000  # the process-wide bound: in-flight investigations stay cached
+
+
+def test_a_planned_hop_is_read_once_and_an_unplanned_one_never_cached(
+        session: Session, investigation: Investigation, statements: list[str]) -> None:
+    forget_plans()
+    assert planned_hop(session, investigation_id=investigation.id, number=1) is None
+    assert planned_hop(session, investigation_id="nope", number=1) is None
+    save_hop(session, investigation_id=investigation.id, number=1, engines=["bm25"],
+             queries=[{"text": "sso plan"}, {"text": "saml"}])
+    session.expunge_all()
+    statements.clear()
+    expected = PlannedHop(tenant_id=investigation.tenant_id, audience="agent", principals=(),
+                          queries=("sso plan", "saml"))
+    assert planned_hop(session, investigation_id=investigation.id, number=1) == expected
+    read = len(statements)
+    assert read >= 2
+    session.expunge_all()
+    assert planned_hop(session, investigation_id=investigation.id, number=1) == expected
+    assert len(statements) == read  # answered from the cache
+    forget_plans()
