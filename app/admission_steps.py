@@ -120,18 +120,19 @@ def cap_for(services: Services, tenant_id: str) -> int | None:
     return step_cap(slots, len(others) + 1)
 
 
-def enter(services: Services, tenant_id: str, *, now: float | None = None) -> bool:
-    """Take a slot for a step of `tenant_id` in this process (True), or refuse (False: park the step)."""
+def enter(services: Services, tenant_id: str, *, now: float | None = None, proc: str | None = None) -> bool:
+    """Take a slot for a step of `tenant_id` in this process (`proc`: another one's name, for tests) (True),
+    or refuse (False: park the step)."""
     now = time.time() if now is None else now
     cap = cap_for(services, tenant_id)
     stale_before = now - services.settings.task_time_limit - 10
     limit = 1 << 30 if cap is None else cap
-    return bool(services.redis.eval(_ENTER, 2, _key(services, "busy"), _key(services, "procs"), me(), tenant_id, f"{now:.3f}",
-                                    f"{stale_before:.3f}", str(limit)))
+    return bool(services.redis.eval(_ENTER, 2, _key(services, "busy"), _key(services, "procs"), proc or me(),
+                                    tenant_id, f"{now:.3f}", f"{stale_before:.3f}", str(limit)))
 
 
-def leave(services: Services) -> None:
-    services.redis.hdel(_key(services, "busy"), me())
+def leave(services: Services, *, proc: str | None = None) -> None:
+    services.redis.hdel(_key(services, "busy"), proc or me())
 
 
 def park(services: Services, tenant_id: str, message: str) -> None:
@@ -171,9 +172,12 @@ def release(services: Services, send: Send) -> int:
     """Send parked steps again, oldest first, while their tenant is under its cap; the number sent. A
     step is taken off the list before it is sent: if this process dies in between, the re-drive finds
     its investigation idle with nothing in flight and sends its step again."""
-    prune_dead(services)
+    waiting = parked_tenants(services)
+    if not waiting:
+        return 0
+    prune_dead(services)  # a dead process's step must not hold a slot of its tenant
     sent = 0
-    for tenant_id in parked_tenants(services):
+    for tenant_id in waiting:
         key = _parked_key(services, tenant_id)
         cap = cap_for(services, tenant_id)
         room = (1 << 30) if cap is None else cap - running(services, tenant_id)

@@ -182,7 +182,7 @@ def watchdog(self: Task) -> dict[str, Any]:
         prune(services)
         released = [i for t in held_tenants(services)
                     for i in release(services, t, lambda i: workflow.launch(self.app, i))]
-        steps_sent = release_steps(self.app)  # parked steps whose tenant has room again
+        steps_sent = release_steps(self.app, prune=True)  # parked steps whose tenant has room again
         return {"failed": moved, "released": released, "steps released": steps_sent,
                 "redriven": redrive(self.app, services).as_json()}
     finally:

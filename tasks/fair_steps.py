@@ -24,9 +24,14 @@ def sender(app: Celery) -> Callable[[str], None]:
     return lambda message: app.signature(json.loads(message)).apply_async()
 
 
-def release(app: Celery) -> int:
+def release(app: Celery, *, prune: bool = False) -> int:
+    """Send parked steps whose tenant has room; `prune` first forgets this host's dead processes (the
+    watchdog's run: a dead process must not count as a slot)."""
+    from app.admission_steps import prune_dead
     from app.admission_steps import release as release_steps
 
+    if prune:
+        prune_dead(runtime.services())
     return release_steps(runtime.services(), sender(app))
 
 

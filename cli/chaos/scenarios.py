@@ -221,7 +221,8 @@ def burst(h: Harness) -> Result:
     ok = (len(big_done) == len(big_ids) and len(small_done) == len(small_ids)
           and _pct(lat["small"], 95) <= 2 * max(base_p95, 1.0))
     parked = [(t, n) for t, name, n in sampler.parked if name == "big"]
-    return Result("burst-fairness", ok, figures, charts={"latency": lat, "depth": sampler.samples,
+    series = {"small (unloaded)": unloaded, "small (during the burst)": lat["small"], "big": lat["big"]}
+    return Result("burst-fairness", ok, figures, charts={"latency": series, "depth": sampler.samples,
                                                          "parked": parked})
 
 
