@@ -5,10 +5,13 @@ from __future__ import annotations
 
 import re
 
-from investigation.text import STOPWORDS, content_stems, fold, stem
+from investigation.text import STOPWORDS, ask_sentence, content_stems, fold, stem
 
 _DURATION = re.compile(r"\b\d[\d,.]*\s*(-|to\s+\d+\s*)?(business\s+|calendar\s+|working\s+)?"
                        r"(seconds?|minutes?|hours?|days?|weeks?|months?|years?)\b", re.IGNORECASE)
+# A number with its unit: a duration, a share, an amount of money or of data.
+_QUANTITY = re.compile(r"[$€£]\s?\d|\b\d[\d,.]*\s*(?:%|percent\b|(?:k|m|g|t)b\b|(?:seconds?|minutes?|hours?|days?|"
+                       r"weeks?|months?|years?)\b|(?:usd|eur|gbp|dollars?|euros?)\b)", re.IGNORECASE)
 # Month names; "may" only as "May" (the modal verb "may approve" is no date).
 _MONTH = (r"\b(?:january|february|march|april|june|july|august|september|october|november|december)\b|"
           r"(?-i:\bMay\b)")
@@ -35,13 +38,47 @@ _ANSWER_KINDS: tuple[tuple[re.Pattern[str], re.Pattern[str]], ...] = (
      re.compile(r"\b\d[\d,.]*\b")),
 )
 
+# "How much credit do we get and by when must we claim it?": a second question joined to the first.
+_SECOND_ASK = re.compile(r",?\s+(?:and|&)\s+(?=(?:by\s+when|when|how|what|which|where|who|whom|why)\b)",
+                         re.IGNORECASE)
+
+
+def ask_clauses(question: str) -> list[str]:
+    """The questions the asking sentence joins with "and" ("How much credit do we get", "by when must we claim
+    it?"), in order; the asking sentence alone when it asks one thing."""
+    ask = ask_sentence(question)
+    return [c.strip() for c in _SECOND_ASK.split(ask) if c.strip()] or [ask]
+
+
+def answer_kinds(question: str) -> list[tuple[str, re.Pattern[str] | None]]:
+    """Each asking clause with the kind of value that answers it (`ask_clauses`, `answer_kind`)."""
+    clauses = ask_clauses(question)
+    if len(clauses) < 2:
+        return [(question, answer_kind(question))]
+    return [(c, _kind_of(c)) for c in clauses]
+
+
 def answer_kind(question: str) -> re.Pattern[str] | None:
     """What an answer to this question looks like: "how many times" → a number of times; else a duration,
-    a price, a date, a number or a place."""
-    counted = re.search(r"\bhow\s+(?:many|much)\s+([a-z]{3,})", question, re.IGNORECASE)
-    if counted and counted.group(1).lower() not in ("time", "longer", "more", "does", "do", "is", "are", "will"):
-        noun = re.escape(stem(counted.group(1).lower())[:5])
-        return re.compile(r"\b\d[\d,.]*\s*(?:[a-z-]+\s+){0,2}" + noun, re.IGNORECASE)
+    a price, a date, a number or a place. When the asking sentence joins two questions, the first one's."""
+    clauses = ask_clauses(question)
+    if len(clauses) >= 2:
+        first = _kind_of(clauses[0])
+        if first is not None:
+            return first
+    return _kind_of(question)
+
+
+def _kind_of(question: str) -> re.Pattern[str] | None:
+    counted = re.search(r"\bhow\s+(many|much)\s+([a-z]{3,})", question, re.IGNORECASE)
+    if counted and counted.group(2).lower() not in ("time", "longer", "more", "does", "do", "is", "are", "will"):
+        noun = re.escape(stem(counted.group(2).lower())[:5])
+        pattern = r"\b\d[\d,.]*\s*(?:[a-z-]+\s+){0,2}" + noun
+        if counted.group(1).lower() == "much":
+            # "How much storage" → "1 GB of storage", but "how much clock skew / notice / credit" is a quantity in
+            # some unit: "3 minutes", "72 hours", "10%".
+            pattern += "|" + _QUANTITY.pattern
+        return re.compile(pattern, re.IGNORECASE)
     for asks, looks in _ANSWER_KINDS:
         if asks.search(question):
             return looks

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from heuristic.chains import ChainContext, Sentence, chain_end, is_name, named_in
 from heuristic.focus import focus_names
 from heuristic.grader import weighted_terms
-from heuristic.kinds import answer_kind, focus_terms, measure_of
+from heuristic.kinds import answer_kind, answer_kinds, focus_terms, measure_of
 from heuristic.planner import base_title
 from heuristic.prose import units, with_context
 from heuristic.router import compared_entities
@@ -151,6 +151,10 @@ def _gain(c: Sentence, terms: dict[str, float], state: _State, kind: re.Pattern[
     chain = 0.08 * len(c.stems & bridge.get(c.index, set())) + min(
         0.25, 0.05 * len((content_stems(c.text) - terms.keys()) & state.linked))
     typed = _CONTEXT_BONUS if _typed(c, kind, state) else 0.0
+    if _concludes(c, kind, state):
+        typed = 2 * _CONTEXT_BONUS  # the outcome of the asker's own situation is the answer itself
+    # A sentence that also answers the second question of "how much … and how many …?" answers both at once.
+    typed += sum(0.5 * _CONTEXT_BONUS for other, wanted in state.others if other.search(c.text) and c.stems & wanted)
     nearby = 0.08 if (c.index, c.position - 1) in state.places or (c.index, c.position + 1) in state.places else 0.0
     length = len(c.text.split())
     # A short sentence that holds the asked value ("Idle timeout: 7 days.") is the ideal answer, not a fragment.
@@ -159,7 +163,7 @@ def _gain(c: Sentence, terms: dict[str, float], state: _State, kind: re.Pattern[
         shape -= 0.3
     if _contrasts(c):
         shape -= 0.3
-    if not typed and restates(c.text, state.question):
+    if (not typed and restates(c.text, state.question)) or (c.index, c.position) in state.situation:
         shape -= 0.25  # it repeats the question's situation and adds nothing the question asked for
     title = state.titles[c.index] if c.index < len(state.titles) else ""
     followed = (state.follow if len(title) >= 3 and title in state.said and title not in state.question_text
@@ -182,6 +186,9 @@ class _State:
     focus: frozenset[str] = frozenset()  # the stems of the question's asking clause
     measure: frozenset[str] = frozenset()  # the measured quantity a number question names (population)
     named: tuple[bool, ...] = ()  # the evidence's title is a name ("M. Ward"), not a topic ("Batch printing")
+    situation: frozenset[tuple[int, int]] = frozenset()  # sentences that retell the asker's own numbers
+    concluding: frozenset[tuple[int, int]] = frozenset()  # the sentences right after those: their outcome
+    others: tuple[tuple[re.Pattern[str], frozenset[str]], ...] = ()  # kinds and terms of further asks
 
     @property
     def chain(self) -> ChainContext:
@@ -194,6 +201,32 @@ def restates(sentence: str, question_stems: frozenset[str] | set[str]) -> bool:
     asker's own situation, the question rephrased): quoting it first would not answer anything."""
     stems = content_stems(sentence)
     return len(stems) >= 3 and len(stems & question_stems) >= _RESTATES * len(stems)
+
+
+_NUMBER = re.compile(r"(?<![\w.,-])[$€£]?(\d[\d,.]*\d|\d)(?![\w-])")
+
+
+def _numbers(text: str) -> set[str]:
+    """The stand-alone numbers of a text ("$700" → 700, "43,200"), not those inside names ("EU-1", "ERR_4030")."""
+    return {m.group(1).replace(",", "") for m in _NUMBER.finditer(text)}
+
+
+def _situations(question: str, candidates: Sequence[Sentence]) -> tuple[frozenset[tuple[int, int]],
+                                                                           frozenset[tuple[int, int]]]:
+    """Sentences that retell the asker's situation with the asker's own numbers (a worked example: "A Business
+    organization … $700 per month has 60 downtime minutes …"), and the sentences right after them, which say
+    what follows for that situation ("… so the credit is 10%, or $70")."""
+    given = _numbers(question)
+    if len(given) < 2:
+        return frozenset(), frozenset()
+    retold = frozenset((c.index, c.position) for c in candidates if len(_numbers(c.text) & given) >= 2)
+    return retold, frozenset((i, p + 1) for i, p in retold if (i, p + 1) not in retold)
+
+
+def _concludes(c: Sentence, kind: re.Pattern[str] | None, state: _State) -> bool:
+    """The sentence after a retold situation holds the asked kind of value: the outcome for the asker."""
+    return (kind is not None and (c.index, c.position) in state.concluding
+            and bool(kind.search(c.text)))
 
 
 def _contrasts(c: Sentence) -> bool:
@@ -233,6 +266,8 @@ def _pick(question: str, route: RouteDecision, evidence: Sequence[Evidence], max
                    named=tuple(is_name(e.title) for e in evidence), focus=frozenset(focus_terms(question)),
                    measure=frozenset(measure_of(question)),
                    follow=_FOLLOW if route.route is Route.MULTI_HOP else 0.0)
+    state.situation, state.concluding = _situations(question, candidates)
+    state.others = tuple((k, frozenset(_terms_of(clause))) for clause, k in answer_kinds(question)[1:] if k is not None)
 
     def take(c: Sentence) -> None:
         picked.append(c)
@@ -261,7 +296,9 @@ def _pick(question: str, route: RouteDecision, evidence: Sequence[Evidence], max
     fresh = {id(c): gain(c) for c in candidates} if kind is not None else {}
     first = None
     while len(picked) < max_sentences:
-        pool = [c for c in candidates if c not in picked and not _repeats(c, picked)]
+        # A retelling of the asker's own situation is never quoted when what follows from it is at hand.
+        pool = [c for c in candidates if c not in picked and not _repeats(c, picked)
+                and not ((c.index, c.position) in state.situation and state.concluding)]
         if not pool:
             break
         best = max(pool, key=lambda c: (gain(c), -c.index, -c.position))
@@ -280,6 +317,16 @@ def _pick(question: str, route: RouteDecision, evidence: Sequence[Evidence], max
             if len(picked) >= max_sentences:
                 picked.pop()
             take(best_typed)
+    for other, wanted in state.others:
+        # A second question joined by "and" ("… and by when must we claim it?") is answered too.
+        if not wanted or any(other.search(c.text) and c.stems & wanted for c in picked):
+            continue
+        extra = [c for c in candidates if c not in picked and other.search(c.text) and c.stems & wanted
+                 and not _repeats(c, picked)]
+        if extra:
+            if len(picked) >= max_sentences:
+                picked.pop()
+            take(max(extra, key=lambda c: (gain(c), -c.index, -c.position)))
     if len(sides) >= 2 and len(sides) == len(entities):
         return _comparison(question, entities, sides, picked, candidates, evidence)
     end = chain_end(picked, candidates, state.chain, kind, terms) if route.route is Route.MULTI_HOP else None
@@ -356,17 +403,19 @@ def _comparison(question: str, entities: Sequence[str], sides: list[Sentence], p
 
 
 def _answers(c: Sentence, kind: re.Pattern[str] | None, state: _State,
-             terms: dict[str, float]) -> tuple[bool, bool, bool, float]:
+             terms: dict[str, float]) -> tuple[bool, bool, bool, bool, float]:
     """How well a picked sentence answers the asking sentence: it holds the expected kind of value next to
     the asked terms, it neither restates the question nor sets a name against another, and it covers the
     asked terms (weighted) with something the question did not already say."""
     asked = c.stems & state.asked
     typed = kind is not None and bool(asked) and state.measure <= c.stems and bool(kind.search(c.text))
-    clean = not restates(c.text, state.question) and not _contrasts(c)
+    clean = (not restates(c.text, state.question) and not _contrasts(c)
+             and (c.index, c.position) not in state.situation)
+    concludes = (c.index, c.position) in state.concluding and kind is not None and bool(kind.search(c.text))
     novel = bool(content_stems(c.text) - state.question)
     total = sum(terms.values()) or 1.0
     cover = sum(terms.get(t, 0.0) for t in asked) / total + 0.5 * sum(terms.get(t, 0.0) for t in c.stems) / total
-    return typed, clean, novel, round(cover + 0.001 * c.weight, 6)
+    return typed, clean, concludes, novel, round(cover + 0.001 * c.weight, 6)
 
 
 def _repeats(c: Sentence, picked: Sequence[Sentence]) -> bool:

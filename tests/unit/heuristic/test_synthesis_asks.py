@@ -1,0 +1,62 @@
+"""Questions that ask for a quantity in some unit ("how much clock skew"), and questions that retell the asker's
+own numbers and then ask two things joined by "and" (issue 10): the outcome leads, both asks are answered."""
+
+from __future__ import annotations
+
+import pytest
+
+from cli.bench_metrics import first_sentence
+from heuristic.kinds import answer_kind, ask_clauses
+from heuristic.synthesis import synthesize_answer
+from investigation.state import Route, RouteDecision
+from tests.unit.investigation.fakes import evidence
+
+pytestmark = pytest.mark.unit
+
+LOOKUP = RouteDecision(route=Route.LOOKUP, reason="t")
+HOP = RouteDecision(route=Route.MULTI_HOP, reason="t")
+
+
+@pytest.mark.parametrize(("question", "sentence"), [
+    ("How much clock drift does the gateway tolerate?", "Token timestamps are checked with a tolerance of 90 seconds."),
+    ("How much notice do you give before an upgrade?", "Upgrades are announced at least 48 hours ahead."),
+    ("How much storage does Basic include?", "Basic includes 5 GB of storage."),
+])
+def test_how_much_of_a_mass_noun_asks_for_a_quantity_in_any_unit(question: str, sentence: str) -> None:
+    kind = answer_kind(question)
+    assert kind is not None and kind.search(sentence)
+
+
+def test_a_quantity_question_leads_with_the_quantity_not_the_list_of_causes() -> None:
+    question = "Our logins fail with GW_7001 - how much clock drift do you tolerate?"
+    codes = evidence("codes#0", "Error codes", (
+        "GW_7001 — token rejected: typical causes are clock drift beyond the allowed tolerance, a wrong signing key "
+        "or a token that was already used. The tolerances are listed in the gateway guide."), score=0.8)
+    guide = evidence("guide#0", "Gateway guide", (
+        "Clock drift: the token's validity window is checked with a maximum tolerance of 90 seconds. "
+        "Wrong signing key: the token was signed with a key other than the configured one."), score=0.75)
+    answer = synthesize_answer(question, LOOKUP, [codes, guide])
+    assert "90 seconds" in first_sentence(answer.text), answer.text
+
+
+def test_two_joined_questions_are_two_asks() -> None:
+    assert ask_clauses("We pay $50. How much credit do we get and by when must we claim it?") == [
+        "How much credit do we get", "by when must we claim it?"]
+    assert ask_clauses("How much credit do we get?") == ["How much credit do we get?"]
+
+
+def test_the_outcome_of_a_retold_situation_leads_and_the_second_ask_is_answered() -> None:
+    question = ("Our site was down for 90 minutes last month and we pay $400 a month. How much credit do we get "
+                "and by when must we claim it?")
+    terms = evidence("terms#0", "Service terms", (
+        "Credits are issued only when you claim them. "
+        "A customer paying $400 per month has 90 downtime minutes in a 30-day month. "
+        "Uptime is 99.79%, so the credit is 10%, or $40. "
+        "A customer paying $1,000 per month with an uptime of 98.5% gets a credit of 25%, or $250."), score=0.8)
+    claims = evidence("terms#1", "Service terms", (
+        "To claim a credit, open a ticket within 30 days after the end of the month in which the downtime "
+        "occurred."), score=0.6)
+    answer = synthesize_answer(question, HOP, [terms, claims])
+    assert "$40" in first_sentence(answer.text), answer.text
+    assert "within 30 days" in answer.text
+    assert "90 downtime minutes" not in answer.text  # the asker's own situation is not retold
