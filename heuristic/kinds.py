@@ -69,7 +69,19 @@ def answer_kind(question: str) -> re.Pattern[str] | None:
     return _kind_of(question)
 
 
+# A price asked in a named currency ("… on Team in euros?") is answered by an amount in that currency.
+_CURRENCIES = (
+    (re.compile(r"\b(?:in|into)\s+(?:euros?|eur)\b|€", re.IGNORECASE), r"€\s?\d|\beur\s?\d|\d\s?(?:eur|euros?)\b"),
+    (re.compile(r"\b(?:in|into)\s+(?:pounds?(?:\s+sterling)?|gbp|sterling)\b|£", re.IGNORECASE),
+     r"£\s?\d|\bgbp\s?\d|\d\s?(?:gbp|pounds?)\b"),
+    (re.compile(r"\b(?:in|into)\s+(?:(?:us\s+)?dollars?|usd)\b", re.IGNORECASE), r"(?<![A-Za-z])\$\s?\d|\busd\s?\d|\d\s?(?:usd|dollars?)\b"),
+)
+
+
 def _kind_of(question: str) -> re.Pattern[str] | None:
+    for names, amounts in _CURRENCIES:
+        if names.search(question) and _ANSWER_KINDS[2][0].search(question):
+            return re.compile(amounts, re.IGNORECASE)
     counted = re.search(r"\bhow\s+(many|much)\s+([a-z]{3,})", question, re.IGNORECASE)
     if counted and counted.group(2).lower() not in ("time", "longer", "more", "does", "do", "is", "are", "will"):
         noun = re.escape(stem(counted.group(2).lower())[:5])

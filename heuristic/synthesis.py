@@ -161,7 +161,7 @@ def _gain(c: Sentence, terms: dict[str, float], state: _State, kind: re.Pattern[
     shape = -0.15 if length > 60 else (-0.1 if length < 5 and not typed else 0.0)
     if c.text.rstrip(" .").endswith(":"):  # a list's lead-in says nothing by itself
         shape -= 0.3
-    if _contrasts(c):
+    if _contrasts(c) or _sibling(c, state):
         shape -= 0.3
     if (not typed and restates(c.text, state.question)) or (c.index, c.position) in state.situation:
         shape -= 0.25  # it repeats the question's situation and adds nothing the question asked for
@@ -189,6 +189,7 @@ class _State:
     situation: frozenset[tuple[int, int]] = frozenset()  # sentences that retell the asker's own numbers
     concluding: frozenset[tuple[int, int]] = frozenset()  # the sentences right after those: their outcome
     others: tuple[tuple[re.Pattern[str], frozenset[str]], ...] = ()  # kinds and terms of further asks
+    codes: frozenset[str] = frozenset()  # the question's codes ("ERR_4031", "EU-1"), folded
 
     @property
     def chain(self) -> ChainContext:
@@ -229,6 +230,19 @@ def _concludes(c: Sentence, kind: re.Pattern[str] | None, state: _State) -> bool
             and bool(kind.search(c.text)))
 
 
+_CODE_ID = re.compile(r"\b[A-Z]{2,}[_-]\d+\b")
+
+
+def _sibling(c: Sentence, state: _State) -> bool:
+    """The sentence is about another code of the same family than the question's ("ERR_4221 — Webhook endpoint
+    disabled …" for a question about ERR_4031) and does not name the question's own: it answers another ticket."""
+    if not state.codes:
+        return False
+    found = {fold(m.group(0)) for m in _CODE_ID.finditer(c.text)}
+    families = {re.split(r"[_-]", code)[0] for code in state.codes}
+    return bool(found) and not found & state.codes and any(re.split(r"[_-]", f)[0] in families for f in found)
+
+
 def _contrasts(c: Sentence) -> bool:
     return bool(_CONTRAST.search(c.text))
 
@@ -267,6 +281,7 @@ def _pick(question: str, route: RouteDecision, evidence: Sequence[Evidence], max
                    measure=frozenset(measure_of(question)),
                    follow=_FOLLOW if route.route is Route.MULTI_HOP else 0.0)
     state.situation, state.concluding = _situations(question, candidates)
+    state.codes = frozenset(fold(m.group(0)) for m in _CODE_ID.finditer(question))
     state.others = tuple((k, frozenset(_terms_of(clause))) for clause, k in answer_kinds(question)[1:] if k is not None)
 
     def take(c: Sentence) -> None:
@@ -289,7 +304,9 @@ def _pick(question: str, route: RouteDecision, evidence: Sequence[Evidence], max
         holders = [c for c in candidates if c not in picked and (key in fold(c.text) or (stems and stems <= c.stems))] or [
             c for c in candidates if c not in picked and key in fold(evidence[c.index].title)]
         if holders:  # a sentence about the entity ("Business: …") rather than one mentioning it
-            side = max(holders, key=lambda c: gain(c) + _about_bonus(c, key, stems, fold(evidence[c.index].title)))
+            # One that holds the asked kind of value ("EUR €1.90" for a price in euros) before one that does not.
+            side = max(holders, key=lambda c: (kind is not None and bool(kind.search(c.text)),
+                                               gain(c) + _about_bonus(c, key, stems, fold(evidence[c.index].title))))
             take(side)
             sides.append(side)
     # What each sentence would add before anything is picked (the bar a typed sentence is held to below).
@@ -311,7 +328,8 @@ def _pick(question: str, route: RouteDecision, evidence: Sequence[Evidence], max
     if kind is not None and picked and first is not None and not any(_answers(c, kind, state, terms)[0] for c in picked):
         # Nothing picked holds the asked kind of value: the best sentence that does, when it is nearly as good,
         # answers the question ("within 30 days after …" for "by when"), the rest only surrounds it.
-        typed = [c for c in candidates if c not in picked and _answers(c, kind, state, terms)[0]]
+        typed = [c for c in candidates if c not in picked and _answers(c, kind, state, terms)[0]
+                 and not _sibling(c, state) and (not state.focus or c.stems & state.focus)]
         best_typed = max(typed, key=lambda c: (fresh[id(c)], -c.index, -c.position), default=None)
         if best_typed is not None and fresh[id(best_typed)] >= _TYPED_SHARE * first:
             if len(picked) >= max_sentences:
@@ -409,7 +427,7 @@ def _answers(c: Sentence, kind: re.Pattern[str] | None, state: _State,
     asked terms (weighted) with something the question did not already say."""
     asked = c.stems & state.asked
     typed = kind is not None and bool(asked) and state.measure <= c.stems and bool(kind.search(c.text))
-    clean = (not restates(c.text, state.question) and not _contrasts(c)
+    clean = (not restates(c.text, state.question) and not _contrasts(c) and not _sibling(c, state)
              and (c.index, c.position) not in state.situation)
     concludes = (c.index, c.position) in state.concluding and kind is not None and bool(kind.search(c.text))
     novel = bool(content_stems(c.text) - state.question)

@@ -60,3 +60,28 @@ def test_the_outcome_of_a_retold_situation_leads_and_the_second_ask_is_answered(
     assert "$40" in first_sentence(answer.text), answer.text
     assert "within 30 days" in answer.text
     assert "90 downtime minutes" not in answer.text  # the asker's own situation is not retold
+
+
+def test_a_price_in_a_named_currency_is_answered_in_that_currency() -> None:
+    kind = answer_kind("What does an extra seat cost on Pro in euros?")
+    assert kind is not None and kind.search("Pro: USD $9; EUR €8.50") and not kind.search("Pro costs $9 per seat.")
+    question = "What is the price per extra seat on Basic and on Pro in euros?"
+    rows = evidence("prices#0", "Prices by currency", (
+        "Extra seat: Basic: USD $4.00; EUR €3.80; GBP £3.20. Extra seat: Pro: USD $9.00; EUR €8.50; GBP £7.00."),
+        score=0.6)
+    prose = evidence("seats#0", "Seats", (
+        "Basic and Pro: extra seats are billed at $4.00 per seat on Basic and $9.00 per seat on Pro."), score=0.8)
+    answer = synthesize_answer(question, RouteDecision(route=Route.MULTI_PART, reason="t"), [prose, rows])
+    assert "€3.80" in first_sentence(answer.text), answer.text
+
+
+def test_a_sentence_about_another_code_of_the_same_family_does_not_lead() -> None:
+    question = "getting GW_7031 on every call from our build agents, where do we fix this?"
+    codes = evidence("codes#0", "Error codes", (
+        "GW_7221 — Hook disabled: fix the receiver, then re-enable the hook under Settings → Hooks. "
+        "GW_7031 — Address not allowed: calls from an address that is not on the allowlist are rejected."), score=0.8)
+    allow = evidence("allow#0", "Address allowlist", (
+        "Calls from an address that is not on the allowlist are rejected with GW_7031. "
+        "Add the addresses of your build agents to the allowlist under Settings → Network."), score=0.7)
+    answer = synthesize_answer(question, LOOKUP, [codes, allow])
+    assert "GW_7221" not in first_sentence(answer.text), answer.text
