@@ -224,13 +224,21 @@ def _prose(block: str, context: str) -> list[Unit]:
     if lead and not short_lead:
         out.extend(Unit(_end(s), context) for s in split_sentences(lead))
     for item in items:
+        # "1. **First purchase guarantee (14 days).** If your organization …": the bold label names what the
+        # item's sentences are about, as a heading would.
+        labelled = _BOLD_LEAD.match(item.strip())
+        where = context
+        if labelled and re.match(r"\*\*[^*]+\.\*\*", item.strip()):  # a label that is a title ("… (14 days).")
+            label = inline(labelled.group(1)).rstrip(".:")
+            where = f"{context}. {label}" if context else label
+            item = item.strip()[labelled.end():]
         item = inline(item)
         if not item:
             continue
         sentences = split_sentences(item) or [item]
         first = f"{lead.rstrip(':')}: {sentences[0]}" if short_lead else sentences[0]
-        out.append(Unit(_end(first), context, "item"))
-        out.extend(Unit(_end(s), context, "item") for s in sentences[1:])
+        out.append(Unit(_end(first), where, "item"))
+        out.extend(Unit(_end(s), where, "item") for s in sentences[1:])
     return out
 
 

@@ -11,6 +11,7 @@ multi-hop chain (`heuristic.chains`), or both sides of a comparison in one first
 
 from __future__ import annotations
 
+import math
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -138,6 +139,20 @@ def _terms(question: str) -> dict[str, float]:
             if t in terms:
                 terms[t] *= 1.5
     return terms
+
+
+_RARITY = 1.0  # how much more the rarest question term weighs than one every evidence sentence holds
+
+
+def _rarity(terms: dict[str, float], candidates: Sequence[Sentence]) -> dict[str, float]:
+    """Question terms that few evidence sentences hold weigh more ("passkeys" beside "members", "sign in"): the
+    sentences that hold them are about what this question asks, not about the topic every passage shares."""
+    if len(candidates) < 4:
+        return terms
+    held = {t: sum(t in c.stems for c in candidates) for t in terms}
+    n = len(candidates)
+    return {t: w * (1.0 + _RARITY * math.log((n + 1) / (held[t] + 1)) / math.log(n + 1)) if held[t] else w
+            for t, w in terms.items()}
 
 
 def _gain(c: Sentence, terms: dict[str, float], state: _State, kind: re.Pattern[str] | None,
@@ -268,7 +283,7 @@ def _typed(c: Sentence, kind: re.Pattern[str] | None, state: _State) -> bool:
 
 def _pick(question: str, route: RouteDecision, evidence: Sequence[Evidence], max_sentences: int) -> _Composition:
     candidates = _candidates(question, evidence)
-    terms = _terms(question)
+    terms = _rarity(_terms(question), candidates)
     kind = answer_kind(question)
     question_stems = set(terms)
     bridge = {i: content_stems(e.query) - question_stems for i, e in enumerate(evidence)}

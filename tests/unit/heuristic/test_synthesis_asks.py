@@ -85,3 +85,15 @@ def test_a_sentence_about_another_code_of_the_same_family_does_not_lead() -> Non
         "Add the addresses of your build agents to the allowlist under Settings → Network."), score=0.7)
     answer = synthesize_answer(question, LOOKUP, [codes, allow])
     assert "GW_7221" not in first_sentence(answer.text), answer.text
+
+
+def test_the_question_term_few_sentences_hold_decides_between_two_sentences_that_cover_as_much() -> None:
+    question = "Who can use the exporter?"
+    passages = [evidence(f"use#{i}", "Access", text, score=0.7) for i, text in enumerate([
+        "Everyone can use the dashboard.",
+        "Members can use the mobile app.",
+        "Guests can use shared links.",
+        "Owners can use the billing page.",
+        "The exporter is for Admins only."])]
+    answer = synthesize_answer(question, LOOKUP, passages)
+    assert first_sentence(answer.text).startswith("The exporter"), answer.text
