@@ -80,11 +80,14 @@ def direct_answer(question: str) -> Answer:
 
 
 _TOOL_RECORD_PRIOR = 0.25
+_NAMED_WEIGHT = 0.75  # the grade weight of an ambiguous passage
 
 
 def _candidates(question: str, evidence: Sequence[Evidence]) -> list[Sentence]:
     out: list[Sentence] = []
     asked = content_stems(question)
+    names = [fold(n) for n in focus_names(question)]
+    rare = [n for n in names if len(n) >= 3 and 0 < sum(n in fold(e.text) for e in evidence) <= max(1, len(evidence) // 4)]
     for index, e in enumerate(evidence):
         # The selection ranked the evidence (links and bridges included): its leaders count fully even when
         # their grade against the original question is low (the second hop of a chain often is).
@@ -99,9 +102,12 @@ def _candidates(question: str, evidence: Sequence[Evidence]) -> list[Sentence]:
             if len(words(text)) < 3 or carries_instructions(text):  # orders to an AI are never quoted
                 continue
             stems = frozenset(content_stems(f"{text} {unit.section}") | content_stems(e.title))
+            # The only sentences naming the question's own specific place, code or product ("Sydney") are about
+            # the asker's case however the passage as a whole was graded.
+            sentence_weight = max(weight, _NAMED_WEIGHT) if any(n in fold(text) for n in rare) else weight
             # A tool's record of the requester's own account says what no general article can.
             own = _TOOL_RECORD_PRIOR if e.source_id.startswith("tool:") and stems & asked else 0.0
-            out.append(Sentence(index, position, text, stems, weight,
+            out.append(Sentence(index, position, text, stems, sentence_weight,
                                 0.05 * e.score - 0.005 * index - 0.003 * position + own))
     return out
 

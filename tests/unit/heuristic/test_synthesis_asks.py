@@ -7,8 +7,8 @@ import pytest
 
 from cli.bench_metrics import first_sentence
 from heuristic.kinds import answer_kind, ask_clauses
-from heuristic.synthesis import synthesize_answer
-from investigation.state import Route, RouteDecision
+from heuristic.synthesis import _candidates, synthesize_answer
+from investigation.state import Grade, Route, RouteDecision
 from tests.unit.investigation.fakes import evidence
 
 pytestmark = pytest.mark.unit
@@ -97,3 +97,20 @@ def test_the_question_term_few_sentences_hold_decides_between_two_sentences_that
         "The exporter is for Admins only."])]
     answer = synthesize_answer(question, LOOKUP, passages)
     assert first_sentence(answer.text).startswith("The exporter"), answer.text
+
+
+def test_the_only_sentence_naming_the_askers_place_counts_though_its_passage_ranks_low() -> None:
+    question = "We're a lab and need to store samples data in Oslo. Which tier do we need?"
+    generic = [evidence(f"tiers#{i}", "Tiers", text, score=0.6) for i, text in enumerate([
+        "Pick the tier you need when you sign up.",
+        "Every tier can store data for a lab.",
+        "The Basic tier suits a small lab.",
+        "You need the Pro tier to store more data.",
+        "Tier changes take effect at once.",
+        "Data is stored where the tier allows.",
+        "Most labs need no more than the Pro tier."])]
+    regions = evidence("regions#0", "Regions", "NO-1: Location Oslo, Norway; Tiers that can use it Max only.",
+                      grade=Grade.INCORRECT, score=0.3)
+    [oslo] = [c for c in _candidates(question, [*generic, regions]) if "Oslo" in c.text]
+    assert oslo.weight >= 0.75  # an incorrect passage ranked eighth would weigh 0.35
+    assert "Oslo" in synthesize_answer(question, HOP, [*generic, regions]).text
