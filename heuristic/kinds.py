@@ -20,7 +20,11 @@ _PLACE_ASKED = re.compile(r"(?:^|[.?!;,]\s*|\band\s+)where\b|\b(?:what|which)\s+
                           r"region|island|village|nation|continent|borough|district|location)\b", re.IGNORECASE)
 # A place as prose names it: "in Columbus", "from Portland, Oregon", "at Fort Worth" (case matters here).
 _PLACE = re.compile(r"\b(?:in|at|from|near)\s+(?:the\s+)?[A-Z][\w'-]+|\b[A-Z][\w'-]+,\s+[A-Z][\w'-]+|→|\bsettings\b")
+# A web address: it says by its shape that it is one, whatever words stand around it.
+URL = re.compile(r"https?://[\w.-]+|\b[a-z][\w-]*(?:\.[\w-]+)+\.(?:com|example|io|net|org|dev|app)\b", re.IGNORECASE)
 _ANSWER_KINDS: tuple[tuple[re.Pattern[str], re.Pattern[str]], ...] = (
+    (re.compile(r"\b(?:which|what)\s+(?:[\w-]+\s+)?(?:url|endpoint|base\s+url|address|domain|host(?:name)?)\b",
+                re.IGNORECASE), URL),
     (re.compile(r"\bhow\s+(long|soon|many\s+(days|hours|minutes|weeks|months|years))\b|\buntil\s+when\b|"
                 r"\bwhat(?:'s|\s+is|\s+are)\s+the\s+(?:[\w-]+\s+){0,3}(?:timeout|retention(?:\s+period)?|lifetime|"
                 r"duration|grace\s+period|trial(?:\s+period)?)\b", re.IGNORECASE), _DURATION),
@@ -80,7 +84,7 @@ _CURRENCIES = (
 
 def _kind_of(question: str) -> re.Pattern[str] | None:
     for names, amounts in _CURRENCIES:
-        if names.search(question) and _ANSWER_KINDS[2][0].search(question):
+        if names.search(question) and _ANSWER_KINDS[3][0].search(question):  # a price question
             return re.compile(amounts, re.IGNORECASE)
     counted = re.search(r"\bhow\s+(many|much)\s+([a-z]{3,})", question, re.IGNORECASE)
     if counted and counted.group(2).lower() not in ("time", "longer", "more", "does", "do", "is", "are", "will"):

@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from heuristic.chains import ChainContext, Sentence, chain_end, is_name, named_in
 from heuristic.focus import focus_names
 from heuristic.grader import weighted_terms
-from heuristic.kinds import answer_kind, answer_kinds, focus_terms, measure_of
+from heuristic.kinds import URL, answer_kind, answer_kinds, focus_terms, measure_of
 from heuristic.planner import base_title
 from heuristic.prose import units, with_context
 from heuristic.router import compared_entities
@@ -211,6 +211,8 @@ class _State:
     concluding: frozenset[tuple[int, int]] = frozenset()  # the sentences right after those: their outcome
     others: tuple[tuple[re.Pattern[str], frozenset[str]], ...] = ()  # kinds and terms of further asks
     codes: frozenset[str] = frozenset()  # the question's codes ("ERR_4031", "EU-1"), folded
+    left: frozenset[str] = frozenset()  # what the asker moved away from ("from EU-1 to AP-1" → eu-1), folded
+    reached: frozenset[str] = frozenset()  # where the asker is now ("… to AP-1" → ap-1), folded
 
     @property
     def chain(self) -> ChainContext:
@@ -254,14 +256,25 @@ def _concludes(c: Sentence, kind: re.Pattern[str] | None, state: _State) -> bool
 _CODE_ID = re.compile(r"\b[A-Z]{2,}[_-]\d+\b")
 
 
+# "We moved our workspace from EU-1 to AP-1": a change between two named things (upgraded from Team to Business).
+_MOVE = re.compile(r"\bfrom\s+((?-i:[A-Z][\w-]*))\s+to\s+((?-i:[A-Z][\w-]*))", re.IGNORECASE)
+
+
 def _sibling(c: Sentence, state: _State) -> bool:
     """The sentence is about another code of the same family than the question's ("ERR_4221 — Webhook endpoint
     disabled …" for a question about ERR_4031) and does not name the question's own: it answers another ticket."""
+    text = fold(c.text)
+    if state.left and any(_word_in(a, text) for a in state.left) and not any(_word_in(b, text) for b in state.reached):
+        return True  # it is about what the asker has left ("… for EU-1" after a move from EU-1 to AP-1)
     if not state.codes:
         return False
     found = {fold(m.group(0)) for m in _CODE_ID.finditer(c.text)}
     families = {re.split(r"[_-]", code)[0] for code in state.codes}
     return bool(found) and not found & state.codes and any(re.split(r"[_-]", f)[0] in families for f in found)
+
+
+def _word_in(word: str, text: str) -> bool:
+    return re.search(r"(?<![\w-])" + re.escape(word) + r"(?![\w-])", text) is not None
 
 
 def _contrasts(c: Sentence) -> bool:
@@ -283,8 +296,8 @@ def _anchor_terms(question: str, candidates: Sequence[Sentence]) -> set[str]:
 def _typed(c: Sentence, kind: re.Pattern[str] | None, state: _State) -> bool:
     """The sentence holds the kind of answer asked for, next to what is asked about ("90 days" next to
     "data … deleted", not "15 minutes" next to "payment")."""
-    return (kind is not None and not state.kind_found and bool(c.stems & state.asked) and state.measure <= c.stems
-            and bool(kind.search(c.text)))
+    return (kind is not None and not state.kind_found and (bool(c.stems & state.asked) or kind is URL)
+            and state.measure <= c.stems and bool(kind.search(c.text)) and not _sibling(c, state))
 
 
 def _pick(question: str, route: RouteDecision, evidence: Sequence[Evidence], max_sentences: int) -> _Composition:
@@ -303,6 +316,8 @@ def _pick(question: str, route: RouteDecision, evidence: Sequence[Evidence], max
                    follow=_FOLLOW if route.route is Route.MULTI_HOP else 0.0)
     state.situation, state.concluding = _situations(question, candidates)
     state.codes = frozenset(fold(m.group(0)) for m in _CODE_ID.finditer(question))
+    moves = [(fold(m.group(1)), fold(m.group(2))) for m in _MOVE.finditer(question)]
+    state.left, state.reached = frozenset(a for a, _b in moves), frozenset(b for _a, b in moves)
     state.others = tuple((k, frozenset(_terms_of(clause))) for clause, k in answer_kinds(question)[1:] if k is not None)
 
     def take(c: Sentence) -> None:
@@ -447,7 +462,8 @@ def _answers(c: Sentence, kind: re.Pattern[str] | None, state: _State,
     the asked terms, it neither restates the question nor sets a name against another, and it covers the
     asked terms (weighted) with something the question did not already say."""
     asked = c.stems & state.asked
-    typed = kind is not None and bool(asked) and state.measure <= c.stems and bool(kind.search(c.text))
+    typed = (kind is not None and (bool(asked) or kind is URL) and state.measure <= c.stems
+             and bool(kind.search(c.text)) and not _sibling(c, state))
     clean = (not restates(c.text, state.question) and not _contrasts(c) and not _sibling(c, state)
              and (c.index, c.position) not in state.situation)
     concludes = (c.index, c.position) in state.concluding and kind is not None and bool(kind.search(c.text))

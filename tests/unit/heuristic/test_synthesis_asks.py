@@ -114,3 +114,18 @@ def test_the_only_sentence_naming_the_askers_place_counts_though_its_passage_ran
     [oslo] = [c for c in _candidates(question, [*generic, regions]) if "Oslo" in c.text]
     assert oslo.weight >= 0.75  # an incorrect passage ranked eighth would weigh 0.35
     assert "Oslo" in synthesize_answer(question, HOP, [*generic, regions]).text
+
+
+def test_after_a_move_from_one_name_to_another_the_answer_is_about_the_new_one() -> None:
+    question = ("We moved our project from NA-2 to SA-1 yesterday and now every call returns GW_4033. "
+                "Which URL should we use now?")
+    example = evidence("faq#0", "API questions", (
+        "Use the endpoint of your project's zone, for example https://api.na2.tool.example for NA-2."), score=0.8)
+    codes = evidence("codes#0", "Error codes", (
+        "GW_4033 — Project is in another zone: the call was sent to another zone's endpoint."), score=0.7)
+    zones = evidence("zones#0", "Zones", (
+        "NA-2: REST API https://api.na2.tool.example. SA-1: REST API https://api.sa1.tool.example."),
+        grade=Grade.AMBIGUOUS, score=0.4)
+    answer = synthesize_answer(question, HOP, [example, codes, zones])
+    first = first_sentence(answer.text)
+    assert "api.sa1.tool.example" in first and "na2" not in first, answer.text
