@@ -64,13 +64,3 @@ class DeliveryList(BaseModel):
 
 class DeliveryPage(BaseModel):
     deliveries: list[DeliveryPublic]
-
-
-class ErrorItem(BaseModel):
-    loc: list[str | int]
-    msg: str
-    type: str = "value_error"
-
-
-class ErrorBody(BaseModel):
-    detail: list[ErrorItem] | str

@@ -13,9 +13,10 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from api.pages import e, layout
+from investigation.state import Status
 
 _MARKER = re.compile(r"\[(\d+)\]")
-_TERMINAL = ("answered", "refused", "failed")
+_TERMINAL = tuple(s.value for s in Status if s.terminal)  # from the one definition
 # Why the loop stopped, in words a support lead uses.
 STOP_WORDS = {
     "sufficient": "The evidence covered the question, so it stopped searching and answered.",

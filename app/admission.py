@@ -62,6 +62,10 @@ def _running_key(services: Services, tenant_id: str) -> str:
     return f"{services.settings.redis_prefix}:fair:running:{tenant_id}"
 
 
+def _tenants_key(services: Services) -> str:
+    return f"{services.settings.redis_prefix}:fair:tenants"
+
+
 def _lock(services: Services, tenant_id: str):  # type: ignore[no-untyped-def]
     return services.redis.lock(f"{services.settings.redis_prefix}:fair:lock:{tenant_id}",
                                timeout=LOCK_SECONDS, blocking_timeout=LOCK_SECONDS)
@@ -103,6 +107,7 @@ def admit(services: Services, tenant: Tenant, inv_id: str, launch: Launcher) -> 
     if cap <= 0 or not services.settings.redis_url:
         launch(inv_id)
         return True
+    services.redis.sadd(_tenants_key(services), tenant.id)
     key = _held_key(services, tenant.id)
     with _lock(services, tenant.id):
         held = int(services.redis.llen(key))
@@ -160,6 +165,36 @@ def release(services: Services, tenant_id: str, launch: Launcher) -> list[str]:
     return chosen
 
 
+def finished(services: Services, tenant_id: str, inv_id: str, launch: Launcher) -> list[str]:
+    """A terminal investigation gives its slot back at once (its tenant's load drops, so the step caps of
+    `app.admission_steps` follow), and the tenant's next held ones start."""
+    services.redis.srem(_running_key(services, tenant_id), inv_id)
+    return release(services, tenant_id, launch)
+
+
+def known_tenants(services: Services) -> list[str]:
+    """Every tenant that went through admission with an in-flight cap (they are few: never pruned)."""
+    return _ids(services.redis.smembers(_tenants_key(services)))
+
+
+def prune(services: Services) -> None:
+    """Drop finished investigations from every tenant's running set (the watchdog's safety net for a
+    terminal step whose `finished` was lost: a stale entry would keep its tenant looking active)."""
+    for tenant_id in known_tenants(services):
+        _running(services, tenant_id)
+
+
+def loads(services: Services) -> dict[str, int]:
+    """Each known tenant's load: investigations admitted and still listed as running, plus held ones."""
+    tenants = known_tenants(services)
+    pipe = services.redis.pipeline()
+    for tenant_id in tenants:
+        pipe.scard(_running_key(services, tenant_id))
+        pipe.llen(_held_key(services, tenant_id))
+    counts = pipe.execute()
+    return {t: int(counts[2 * i]) + int(counts[2 * i + 1]) for i, t in enumerate(tenants)}
+
+
 def priority(services: Services, tenant_id: str) -> int:
     """The queue priority of the tenant's next step: 0 (first) for a tenant with one investigation running
     or waiting, then one level per doubling of that load (log2 buckets: tenants of similar load share a
@@ -191,5 +226,5 @@ def held_ids(services: Services) -> set[str]:
     return ids
 
 
-__all__ = ["admit", "check_rate", "held_ids", "held_tenants", "intake_per_minute", "max_in_flight", "priority",
-           "release"]
+__all__ = ["admit", "check_rate", "finished", "held_ids", "held_tenants", "intake_per_minute", "known_tenants",
+           "loads", "max_in_flight", "priority", "prune", "release"]

@@ -124,3 +124,7 @@ class Deliverer(Protocol):
         `uncertain` when the send may have happened) or PermanentError. `resume`: an earlier attempt's
         outcome is unknown, so a receiver without idempotency keys is checked before sending again."""
         ...
+
+    def close(self) -> None:
+        """Release its connections (the deliver step builds one per attempt and closes it after)."""
+        ...

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import logging
 import time
-from collections import OrderedDict
 from typing import Any
 
 from celery import signals
@@ -23,7 +22,6 @@ _STEP = {"sleuth.start": "start", "sleuth.retrieve": "retrieve", "sleuth.reduce"
          "sleuth.synthesize": "synthesize", "sleuth.deliver": "deliver", "sleuth.hop_failed": "hop_failed",
          "sleuth.watchdog": "watchdog", "sleuth.tool_call": "tool_call"}
 _started: dict[str, float] = {}
-_ids: OrderedDict[str, tuple[str, str]] = OrderedDict()  # delivery or investigation id → (inv, tenant)
 
 
 @signals.setup_logging.connect
@@ -78,26 +76,17 @@ def _sent_at(task: Any) -> float | None:
 
 
 def _owner(kind: str, item_id: str) -> tuple[str, str]:
-    """(investigation id, tenant id) of an investigation or delivery id, cached per process."""
-    found = _ids.get(item_id)
-    if found is not None:
-        return found
+    """(investigation id, tenant id) of an investigation or delivery id (the storage's cached lookup)."""
     from storage import repositories as repo
     from workers import runtime
 
     try:
         with runtime.services().session() as session:
             if kind == "delivery":
-                d = repo.get_delivery(session, delivery_id=item_id)
-                found = (d.investigation_id, d.tenant_id)
-            else:
-                found = (item_id, repo.get_investigation(session, investigation_id=item_id).tenant_id)
+                return repo.delivery_owner(session, delivery_id=item_id)
+            return item_id, repo.investigation_tenant(session, investigation_id=item_id)
     except Exception:  # noqa: BLE001 - a missing row is the task's problem to report, not the logger's
         return (item_id if kind != "delivery" else "", "")
-    _ids[item_id] = found
-    if len(_ids) > 4096:
-        _ids.popitem(last=False)
-    return found
 
 
 def bind_task(name: str, task_id: str | None, args: tuple[Any, ...]) -> None:

@@ -6,12 +6,12 @@ steps. Registered on `storage._records.EVENT_OBSERVERS` by `install()`.
 from __future__ import annotations
 
 import logging
-from collections import OrderedDict
 from datetime import datetime
 from typing import Any
 
 from sqlmodel import Session, select
 
+from investigation.errors import NotFound
 from observability import metrics, tracing
 from storage._records import EVENT_OBSERVERS
 from storage.models import Hop, Investigation, TraceEvent, utcnow
@@ -21,7 +21,6 @@ log = logging.getLogger(__name__)
 BUDGET_STOPS = frozenset({"hop_cap", "retrieval_budget", "token_budget", "deadline"})
 _TOKEN_KINDS = {"input_tokens": "input", "output_tokens": "output",
                 "cache_read_input_tokens": "cache_read", "cache_creation_input_tokens": "cache_write"}
-_tenant_of: OrderedDict[str, str] = OrderedDict()
 
 
 def install() -> None:
@@ -42,14 +41,12 @@ def observe(session: Session, event: TraceEvent) -> None:
 
 
 def _tenant(session: Session, inv_id: str) -> str:
-    found = _tenant_of.get(inv_id)
-    if found is None:
-        row = session.get(Investigation, inv_id)
-        found = row.tenant_id if row is not None else ""
-        _tenant_of[inv_id] = found
-        if len(_tenant_of) > 4096:
-            _tenant_of.popitem(last=False)
-    return found
+    from storage import repositories as repo
+
+    try:
+        return repo.investigation_tenant(session, investigation_id=inv_id)
+    except NotFound:
+        return ""
 
 
 def _seconds_since(moment: datetime | None) -> float | None:

@@ -6,7 +6,8 @@ Run with a worktree's own interpreter, it measures that worktree's code (the tim
 `tasks.inline.run` and `cli.bench._row` from outside, so it works on a checkout older than the
 `--profile`/`cpu_ms` figures too). Prints one JSON line last: loop wall and CPU per investigation (CPU of
 this process, all threads: the reasoner, the embedder, SQLite; not the embedded Redis), investigations/s
-and the scoring cost. Used by scripts/perf_compare.sh for before/after runs back to back.
+and the scoring cost, and the database and Redis round trips per investigation (statements, commits,
+sessions, Redis calls: counts, so load does not move them). Used by scripts/perf_compare.sh for before/after runs back to back.
 """
 
 from __future__ import annotations
@@ -31,6 +32,39 @@ def _timed(fn: Callable[..., Any], wall: list[float], cpu: list[float]) -> Calla
     return run
 
 
+def _round_trips() -> dict[str, int]:
+    """Counters of the process's database and Redis round trips (every thread), read around each
+    investigation: SQL statements, commits, connection check-outs (one per session), Redis calls
+    (a pipeline or a script counts once)."""
+    import redis.client
+    from sqlalchemy import event
+    from sqlalchemy.engine import Engine
+    from sqlalchemy.pool import Pool
+
+    counts = {"sql_statements": 0, "sql_commits": 0, "sql_sessions": 0, "redis_calls": 0}
+
+    def bump(name: str) -> Callable[..., None]:
+        def count(*_args: Any, **_kwargs: Any) -> None:
+            counts[name] += 1
+
+        return count
+
+    event.listen(Engine, "before_cursor_execute", bump("sql_statements"))
+    event.listen(Engine, "commit", bump("sql_commits"))
+    event.listen(Pool, "checkout", bump("sql_sessions"))
+
+    def counted(fn: Callable[..., Any]) -> Callable[..., Any]:
+        def call(*args: Any, **kwargs: Any) -> Any:
+            counts["redis_calls"] += 1
+            return fn(*args, **kwargs)
+
+        return call
+
+    redis.client.Redis.execute_command = counted(redis.client.Redis.execute_command)  # type: ignore[method-assign]
+    redis.client.Pipeline.execute = counted(redis.client.Pipeline.execute)  # type: ignore[method-assign]
+    return counts
+
+
 def main() -> None:
     import cli.bench
     import tasks.inline
@@ -40,8 +74,20 @@ def main() -> None:
     loop_cpu: list[float] = []
     row_wall: list[float] = []
     row_cpu: list[float] = []
-    tasks.inline.run = _timed(tasks.inline.run, loop_wall, loop_cpu)  # type: ignore[assignment]
-    cli.bench._row = _timed(cli.bench._row, row_wall, row_cpu)  # type: ignore[assignment]
+    counts = _round_trips()
+    in_loop = dict.fromkeys(counts, 0)
+    run = _timed(tasks.inline.run, loop_wall, loop_cpu)
+
+    def run_counted(*args: Any, **kwargs: Any) -> Any:
+        before = dict(counts)
+        try:
+            return run(*args, **kwargs)
+        finally:
+            for name, value in counts.items():
+                in_loop[name] += value - before[name]
+
+    tasks.inline.run = run_counted
+    cli.bench._row = _timed(cli.bench._row, row_wall, row_cpu)
     try:
         app(["bench", *sys.argv[1:]], standalone_mode=False)
     finally:
@@ -56,6 +102,7 @@ def main() -> None:
                 "wall_ms_p95": round(1000 * ordered[min(n - 1, int(0.95 * n))], 1),
                 "cpu_ms_mean": round(1000 * statistics.fmean(loop_cpu), 1),
                 "scoring_wall_s": round(sum(row_wall), 2), "scoring_cpu_s": round(sum(row_cpu), 2),
+                **{f"{name}_per_inv": round(value / n, 1) for name, value in in_loop.items()},
             }))
 
 

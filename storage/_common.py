@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from datetime import UTC, datetime
 from typing import Any
@@ -16,6 +16,10 @@ from storage.db import IMMEDIATE
 _INSERT_BATCH = 200  # rows per INSERT: well under SQLite's bound-parameter limit
 
 
+# Key in `Session.info` while a write holds the session's transaction: callbacks to run after its commit.
+_PENDING = "sleuth_after_commit"
+
+
 @contextmanager
 def write(session: Session) -> Iterator[None]:
     """One repository write = one committed transaction (rolled back, and re-raised, on error).
@@ -23,7 +27,42 @@ def write(session: Session) -> Iterator[None]:
     Anything the caller left pending in the session is committed first: on SQLite the write must start
     its own ``BEGIN IMMEDIATE`` transaction (see `storage.db`). Repositories read what they return
     inside this scope, so no transaction (no old SQLite snapshot) is left open after a write.
+
+    Nested (a repository write inside `atomic`, or inside another write) it joins the transaction that
+    is open, so several writes commit together. What a write announces (`after_commit`: trace event
+    observers) runs after the outermost commit, in order, and not at all on a rollback.
     """
+    if _PENDING in session.info:
+        yield
+        return
+    callbacks: list[Callable[[], None]] = []
+    with _transaction(session):
+        session.info[_PENDING] = callbacks
+        try:
+            yield
+        finally:
+            del session.info[_PENDING]
+    for callback in callbacks:
+        callback()
+
+
+# A step's state change and its trace events as ONE transaction: all of them or none, events in the order
+# they were added, one ``BEGIN IMMEDIATE``/commit instead of one per write. Keep the block to database
+# work: on SQLite it holds the write lock.
+atomic = write
+
+
+def after_commit(session: Session, callback: Callable[[], None]) -> None:
+    """Run `callback` once the open write has committed (at once when no write is open)."""
+    pending: list[Callable[[], None]] | None = session.info.get(_PENDING)
+    if pending is None:
+        callback()
+    else:
+        pending.append(callback)
+
+
+@contextmanager
+def _transaction(session: Session) -> Iterator[None]:
     if session.in_transaction():
         session.commit()
     session.connection(execution_options={IMMEDIATE: True})

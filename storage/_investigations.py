@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Sequence
 from datetime import datetime, timedelta
 from typing import Any
@@ -11,7 +12,7 @@ from sqlmodel import Session, col, select
 
 from investigation.errors import NotFound, ValidationFailed
 from investigation.state import Mode, Status
-from storage._common import insert_ignore, naive_utc, row_values, write
+from storage._common import after_commit, insert_ignore, naive_utc, row_values, write
 from storage._deliveries import delivery_rows
 from storage._records import insert_event, notify_observers
 from storage.models import Investigation, Tenant, TraceEvent, utcnow
@@ -165,16 +166,13 @@ def finish_investigation(
         .values(**values)
         .execution_options(synchronize_session=False)
     )
-    recorded = False
     with write(session):
         finished: bool = session.execute(stmt).rowcount == 1  # type: ignore[attr-defined]
-        if finished and event is not None:
-            recorded = insert_event(session, event)
+        if finished and event is not None and insert_event(session, event):
+            after_commit(session, functools.partial(notify_observers, session, event))
         cached = session.identity_map.get(session.identity_key(Investigation, investigation_id))
         if cached is not None:
             session.refresh(cached)
-    if recorded and event is not None:
-        notify_observers(session, event)
     return finished
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -10,7 +11,7 @@ from sqlmodel import Session, col, select
 
 from investigation.errors import NotFound
 from investigation.state import Evidence, HopState
-from storage._common import insert_ignore, row_values, write
+from storage._common import after_commit, insert_ignore, row_values, write
 from storage.models import EvidenceRecord, Hop, TraceEvent, utcnow
 
 
@@ -126,11 +127,19 @@ def add_event(
     session: Session, *, investigation_id: str, step_key: str, kind: str, hop: int = 0, data: dict[str, Any]
 ) -> bool:
     """Append a trace event once per step key; False when that step was already recorded."""
-    event = new_event(investigation_id=investigation_id, step_key=step_key, kind=kind, hop=hop, data=data)
+    return add_events(session, [new_event(investigation_id=investigation_id, step_key=step_key, kind=kind,
+                                          hop=hop, data=data)]) == 1
+
+
+def add_events(session: Session, events: Sequence[TraceEvent]) -> int:
+    """Append trace events in one transaction (the caller's, inside `atomic`), in order, each once per step
+    key; returns how many were new. Observers hear of the new ones after the commit."""
+    added = 0
     with write(session):
-        added = insert_event(session, event)
-    if added:
-        notify_observers(session, event)
+        for event in events:
+            if insert_event(session, event):
+                added += 1
+                after_commit(session, functools.partial(notify_observers, session, event))
     return added
 
 

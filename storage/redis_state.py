@@ -135,11 +135,7 @@ class RedisState:
 
     @_translated
     def usage(self, inv_id: str) -> dict[str, Any]:
-        raw = {_text(k): _text(v) for k, v in self.client.hgetall(self.key("budget", inv_id)).items()}
-        usage: dict[str, Any] = {name: int(raw.get(name, 0)) for name in COUNTERS}
-        usage.update({f"max_{name}": int(raw.get(f"max_{name}", 0)) for name in COUNTERS})
-        usage["deadline_ts"] = float(raw.get("deadline_ts", 0.0))
-        return usage
+        return _usage(self.client.hgetall(self.key("budget", inv_id)))
 
     @_translated
     def charge_tenant_tokens(self, tenant_id: str, amount: int, daily_limit: int) -> bool:
@@ -198,10 +194,13 @@ class RedisState:
 
     @_translated
     def cache_get(
-        self, tenant: str, engine: str, query: str, k: int, acl: Iterable[str] | None
+        self, tenant: str, engine: str, query: str, k: int, acl: Iterable[str] | None, *,
+        version: int | None = None,
     ) -> list[Passage] | None:
-        """The cached passages, or None (nothing cached, or an entry that is not a list of passages)."""
-        key = self.cache_key(tenant, engine, query, k, acl, self.corpus_version(tenant))
+        """The cached passages, or None (nothing cached, or an entry that is not a list of passages).
+        `version`: the tenant's corpus version when the caller has just read it (`slot_start`)."""
+        version = self.corpus_version(tenant) if version is None else version
+        key = self.cache_key(tenant, engine, query, k, acl, version)
         raw = self.client.get(key)
         if raw is None:
             return None
@@ -242,6 +241,19 @@ class RedisState:
         pipe.hset(key, slot, hits.to_json())
         pipe.expire(key, int(ttl))
         pipe.execute()
+
+    @_translated
+    def slot_start(self, inv_id: str, hop: int, slot: str, tenant: str) -> tuple[SlotHits | None, dict[str, Any], int]:
+        """What a retrieval task reads before it searches, in one round trip: its own parked result (as
+        `load_hit`: set when the task is redelivered), the investigation's `usage`, and the tenant's
+        `corpus_version`."""
+        pipe = self.client.pipeline(transaction=False)
+        pipe.hget(self.key("hits", inv_id, hop), slot)
+        pipe.hgetall(self.key("budget", inv_id))
+        pipe.get(self.key("corpus", tenant, "version"))
+        raw_hit, raw_usage, version = pipe.execute()
+        hit = None if raw_hit is None else _slot_hits(raw_hit, f"{inv_id} hop {hop} slot {slot}")
+        return hit, _usage(raw_usage), int(version or 0)
 
     @_translated
     def load_hit(self, inv_id: str, hop: int, slot: str) -> SlotHits | None:
@@ -287,6 +299,14 @@ class RedisState:
             return bool(self.client.ping())
         except redis.RedisError:
             return False
+
+
+def _usage(raw_hash: dict[Any, Any]) -> dict[str, Any]:
+    raw = {_text(k): _text(v) for k, v in raw_hash.items()}
+    usage: dict[str, Any] = {name: int(raw.get(name, 0)) for name in COUNTERS}
+    usage.update({f"max_{name}": int(raw.get(f"max_{name}", 0)) for name in COUNTERS})
+    usage["deadline_ts"] = float(raw.get("deadline_ts", 0.0))
+    return usage
 
 
 def _slot_hits(raw: str | bytes, where: str) -> SlotHits | None:

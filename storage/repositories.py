@@ -1,7 +1,9 @@
 """The repository functions: keyword-only, `session` first, raising the project errors.
 
 Every write is its own committed transaction (so a redelivered task can call it again safely, and
-SQLite's write lock is held briefly); reads never commit. Idempotent writes use INSERT ... ON CONFLICT
+SQLite's write lock is held briefly), unless the caller groups several in one `atomic(session)` block:
+then they commit together, all or nothing (a step's state change with its trace events); reads never
+commit. Idempotent writes use INSERT ... ON CONFLICT
 DO NOTHING, which is race-safe on SQLite and PostgreSQL alike.
 """
 
@@ -15,6 +17,7 @@ from storage._channels import (
     remove_channel,
     update_allowed_hosts,
 )
+from storage._common import atomic
 from storage._deliveries import (
     get_delivery,
     get_or_create_delivery,
@@ -34,8 +37,11 @@ from storage._investigations import (
     update_investigation,
 )
 from storage._listing import count_investigations_by_status, list_dead_deliveries, list_investigations
+from storage._owners import delivery_owner, investigation_tenant
+from storage._plans import PlannedHop, planned_hop
 from storage._records import (
     add_event,
+    add_events,
     add_evidence,
     get_hop,
     list_events,
@@ -51,9 +57,12 @@ from storage._tools import get_tool, list_tools, put_tool, remove_tool
 from storage.views import event_view, investigation_view
 
 __all__ = [
+    "PlannedHop",
     "active_among",
     "add_event",
+    "add_events",
     "add_evidence",
+    "atomic",
     "authenticate",
     "channel_view",
     "count_active",
@@ -61,6 +70,7 @@ __all__ = [
     "create_channel",
     "create_investigation",
     "create_tenant",
+    "delivery_owner",
     "event_view",
     "finish_investigation",
     "get_channel",
@@ -71,6 +81,7 @@ __all__ = [
     "get_tenant",
     "get_tenant_by_name",
     "get_tool",
+    "investigation_tenant",
     "investigation_view",
     "list_attempts",
     "list_channels",
@@ -90,6 +101,7 @@ __all__ = [
     "mark_hop_reduced",
     "mark_started",
     "new_event",
+    "planned_hop",
     "put_tool",
     "record_attempt",
     "remove_channel",

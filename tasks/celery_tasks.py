@@ -17,6 +17,7 @@ from adapters.backoff import Backoff
 from investigation.errors import TransientError
 from storage.db import database_unavailable_errors
 from tasks import steps, workflow
+from tasks.fair_steps import fair_step
 from workers import names, runtime
 
 log = get_task_logger(__name__)
@@ -58,38 +59,32 @@ def retry_when_database_down(fn: Callable[..., Any]) -> Callable[..., Any]:
     return run
 
 
-_TENANT_OF: dict[str, str] = {}  # investigation -> tenant (never changes): one query per process
-
-
 def tenant_of(services: Any, inv_id: str) -> str:
-    if (tenant_id := _TENANT_OF.get(inv_id)) is None:
-        from storage import repositories as repo
+    """The investigation's tenant (the storage's bounded per-process lookup: one query per investigation)."""
+    from storage import repositories as repo
 
-        with services.session() as session:
-            tenant_id = repo.get_investigation(session, investigation_id=inv_id).tenant_id
-        if len(_TENANT_OF) > 50_000:
-            _TENANT_OF.clear()
-        _TENANT_OF[inv_id] = tenant_id
-    return tenant_id
+    with services.session() as session:
+        return repo.investigation_tenant(session, investigation_id=inv_id)
 
 
 def _dispatch(app: Any, inv_id: str, nxt: steps.Next) -> None:
-    """Enqueue `nxt` at its tenant's queue priority; once the investigation is terminal, a held one of
-    its tenant may start."""
+    """Enqueue `nxt` at its tenant's queue priority; once the investigation is terminal, its slot is given
+    back and a held one of its tenant may start."""
     if nxt.kind == steps.NextKind.DONE:
         return
-    from app.admission import priority, release
+    from app.admission import finished, priority
 
     services = runtime.services()
     tenant_id = tenant_of(services, inv_id)
     workflow.dispatch(app, inv_id, nxt, priority=priority(services, tenant_id))
     if nxt.kind == steps.NextKind.DELIVER:
-        release(services, tenant_id, lambda i: workflow.launch(app, i))
+        finished(services, tenant_id, inv_id, lambda i: workflow.launch(app, i))
 
 
 @shared_task(name=names.T_START, autoretry_for=(TransientError,), max_retries=3, retry_backoff=True,
              **_COMMON)
 @retry_when_database_down
+@fair_step(inv_arg=0)
 def start(self: Task, inv_id: str) -> dict[str, Any]:
     nxt = steps.start(runtime.services(), inv_id)
     _dispatch(self.app, inv_id, nxt)
@@ -99,6 +94,7 @@ def start(self: Task, inv_id: str) -> dict[str, Any]:
 @shared_task(name=names.T_RETRIEVE, autoretry_for=(TransientError,), max_retries=2, retry_backoff=True,
              **_COMMON)
 @retry_when_database_down
+@fair_step(inv_arg=0)
 def retrieve(self: Task, inv_id: str, hop: int, index: int, engine: str) -> dict[str, Any]:
     return steps.retrieve(runtime.services(), inv_id, hop, index, engine)
 
@@ -106,6 +102,7 @@ def retrieve(self: Task, inv_id: str, hop: int, index: int, engine: str) -> dict
 @shared_task(name=names.T_TOOL, autoretry_for=(TransientError,), max_retries=2, retry_backoff=True,
              **_COMMON)
 @retry_when_database_down
+@fair_step(inv_arg=0)
 def tool_call(self: Task, inv_id: str, hop: int, name: str) -> dict[str, Any]:
     """One declared tool of a hop (its own queue); retries of 5xx happen inside, within its timeout."""
     from tasks.tool_step import call_tool
@@ -116,6 +113,7 @@ def tool_call(self: Task, inv_id: str, hop: int, name: str) -> dict[str, Any]:
 @shared_task(name=names.T_REDUCE, autoretry_for=(TransientError,), max_retries=3, retry_backoff=True,
              **_COMMON)
 @retry_when_database_down
+@fair_step(inv_arg=1)
 def reduce(self: Task, _results: list[Any], inv_id: str, hop: int) -> dict[str, Any]:
     # The chord's member results are summaries only; the reducer re-reads the hits from Redis.
     nxt = steps.reduce(runtime.services(), inv_id, hop, owner=self.request.id)
@@ -136,6 +134,7 @@ def hop_failed(self: Task, request: Any, exc: BaseException, traceback: Any, inv
 @shared_task(name=names.T_SYNTHESIZE, autoretry_for=(TransientError,), max_retries=3, retry_backoff=True,
              **_COMMON)
 @retry_when_database_down
+@fair_step(inv_arg=0)
 def synthesize(self: Task, inv_id: str) -> dict[str, Any]:
     nxt = steps.synthesize(runtime.services(), inv_id)
     _dispatch(self.app, inv_id, nxt)
@@ -177,11 +176,15 @@ def watchdog(self: Task) -> dict[str, Any]:
             nxt = steps.fail(services, inv_id, reason="deadline", error="deadline passed before completion")
             _dispatch(self.app, inv_id, nxt)
             moved.append(inv_id)
-        from app.admission import held_tenants, release
+        from app.admission import held_tenants, prune, release
+        from tasks.fair_steps import release as release_steps
 
+        prune(services)
         released = [i for t in held_tenants(services)
                     for i in release(services, t, lambda i: workflow.launch(self.app, i))]
-        return {"failed": moved, "released": released, "redriven": redrive(self.app, services).as_json()}
+        steps_sent = release_steps(self.app, prune=True)  # parked steps whose tenant has room again
+        return {"failed": moved, "released": released, "steps released": steps_sent,
+                "redriven": redrive(self.app, services).as_json()}
     finally:
         with contextlib.suppress(LockError):  # expired after the time limit: nothing to give back
             running.release()

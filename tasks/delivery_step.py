@@ -167,9 +167,8 @@ def _attempt(services: Services, delivery_id: str, job: _Job,
         log.exception("deliverer %s raised unexpectedly for %s", job.channel, delivery_id)
         transient, error, uncertain = True, f"{type(exc).__name__}: {exc}", True
     finally:
-        close = getattr(deliverer, "close", None)
-        if callable(close) and not (injected and job.channel in injected):
-            close()
+        if deliverer is not None and not (injected and job.channel in injected):
+            deliverer.close()  # one it built: an injected deliverer belongs to the caller
     duration_ms = (time.perf_counter() - started) * 1000.0
     error = error[:MAX_ERROR_CHARS] if error else None
     key = channels_of.channel_key(job.channel, job.target)

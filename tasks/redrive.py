@@ -60,11 +60,14 @@ def redrive(app: Celery, services: Services, *, now: datetime | None = None,
         idle = repo.list_idle(session, idle_since=idle_since)
         stranded = repo.list_stranded_deliveries(session, idle_since=idle_since)
     done = Redriven()
-    if idle:  # investigations held back by tenant fairness wait on purpose (app.admission releases them)
+    if idle:  # investigations held back by tenant fairness wait on purpose (app.admission releases them),
+        # and so do parked steps (app.admission_steps sends them again as their tenant's steps finish)
         from app.admission import held_ids
+        from app.admission_steps import parked, parked_tenants
 
         waiting = held_ids(services)
-        idle = [i for i in idle if i not in waiting]
+        parked_text = " ".join(m for t in parked_tenants(services) for m in parked(services, t))
+        idle = [i for i in idle if i not in waiting and i not in parked_text]
     if not idle and not stranded:
         return done
     held = in_flight if in_flight is not None else in_flight_text(app, services.settings)

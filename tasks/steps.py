@@ -10,6 +10,7 @@ from __future__ import annotations
 import dataclasses
 import logging
 import time
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from enum import StrEnum
@@ -93,6 +94,24 @@ def _event(services: Services, inv_id: str, step_key: str, kind: str, hop: int =
         repo.add_event(session, investigation_id=inv_id, step_key=step_key, kind=kind, hop=hop, data=data)
 
 
+class _Trace:
+    """A step's trace events, collected as it decides and written in the same transaction as the state
+    change they explain (`repo.atomic`): one commit per step instead of one per event, in the same order."""
+
+    def __init__(self, inv_id: str) -> None:
+        self.inv_id = inv_id
+        self.events: list[TraceEvent] = []
+
+    def add(self, step_key: str, kind: str, hop: int = 0, **data: Any) -> None:
+        self.events.append(repo.new_event(investigation_id=self.inv_id, step_key=step_key, kind=kind, hop=hop,
+                                          data=data))
+
+    def write(self, session: Any) -> None:
+        """Insert the collected events (each once per step key) in the caller's transaction."""
+        repo.add_events(session, self.events)
+        self.events = []
+
+
 def _synthesis_event(inv_id: str, **data: Any) -> TraceEvent:
     """The answer step's trace event, written with the terminal status in one transaction."""
     return repo.new_event(investigation_id=inv_id, step_key="synthesis", kind="synthesis", data=data)
@@ -100,8 +119,11 @@ def _synthesis_event(inv_id: str, **data: Any) -> TraceEvent:
 
 def _pending_deliveries(services: Services, inv_id: str) -> tuple[str, ...]:
     with services.session() as session:
-        return tuple(d.id for d in repo.list_deliveries(session, investigation_id=inv_id)
-                     if d.status == "pending")
+        return _pending(session, inv_id)
+
+
+def _pending(session: Any, inv_id: str) -> tuple[str, ...]:
+    return tuple(d.id for d in repo.list_deliveries(session, investigation_id=inv_id) if d.status == "pending")
 
 
 def _deadline_ts(inv: Investigation) -> float:
@@ -137,68 +159,85 @@ def start(services: Services, inv_id: str) -> Next:
         reason = record_llm(services, inv_id, reasoner, "start") or llm_stop_reason(exc)
         return fail(services, inv_id, reason=reason, error=str(exc)[:500])
     record_llm(services, inv_id, reasoner, "start")
-    _event(services, inv_id, "route", "route", route=outcome.route.route.value,
-           reason=outcome.route.reason, confidence=outcome.route.confidence, mode=mode.value)
+    trace = _Trace(inv_id)
+    trace.add("route", "route", route=outcome.route.route.value, reason=outcome.route.reason,
+              confidence=outcome.route.confidence, mode=mode.value)
     if outcome.answer is not None or outcome.plan is None:
         answer = outcome.answer
         status = Status.REFUSED if (answer is None or answer.refused) else Status.ANSWERED
         reason = outcome.stop_reason or StopReason.DIRECT
-        _event(services, inv_id, "stop", "stop", reason=str(reason), detail="answered without retrieval")
+        trace.add("stop", "stop", reason=str(reason), detail="answered without retrieval")
         with services.session() as session:
-            repo.update_investigation(session, investigation_id=inv_id, route=outcome.route.route.value,
-                                      route_reason=outcome.route.reason)
-            repo.finish_investigation(
-                session, investigation_id=inv_id, status=status.value, stop_reason=str(reason),
-                answer=answer.text if answer else None, citations=[], caveat=answer.caveat if answer else None,
-                evidence_tokens=0, event=_synthesis_event(inv_id, status=status.value,
-                                                          answer=answer.text if answer else None, citations=[]))
-        return Next(NextKind.DELIVER, deliveries=_pending_deliveries(services, inv_id))
+            with repo.atomic(session):
+                trace.write(session)
+                repo.update_investigation(session, investigation_id=inv_id, route=outcome.route.route.value,
+                                          route_reason=outcome.route.reason)
+                repo.finish_investigation(
+                    session, investigation_id=inv_id, status=status.value, stop_reason=str(reason),
+                    answer=answer.text if answer else None, citations=[],
+                    caveat=answer.caveat if answer else None, evidence_tokens=0,
+                    event=_synthesis_event(inv_id, status=status.value, answer=answer.text if answer else None,
+                                           citations=[]))
+            return Next(NextKind.DELIVER, deliveries=_pending(session, inv_id))
 
     plan = outcome.plan
-    _event(services, inv_id, "plan", "plan", original=plan.original, plan_kind=plan.kind,
-           subqueries=[q.model_dump() for q in plan.subqueries])
-    return _plan_hop(services, inv_id, 1, list(plan.subqueries), route=outcome.route, plan=plan)
+    trace.add("plan", "plan", original=plan.original, plan_kind=plan.kind,
+              subqueries=[q.model_dump() for q in plan.subqueries])
+    with services.session() as session, repo.atomic(session):
+        trace.write(session)
+        _record_hop_queries(session, inv_id, 1, plan.subqueries, route=outcome.route, plan=plan)
+    return _plan_hop(services, inv_id, 1, list(plan.subqueries))
+
+
+def _record_hop_queries(session: Any, inv_id: str, number: int, queries: Sequence[SubQuery], *,
+                        route: RouteDecision | None = None, plan: Plan | None = None) -> None:
+    """The investigation's running list of sub-queries and hop count (and, at hop 1, its route and plan),
+    written before the hop's tools are planned: tool policy reads the route."""
+    inv = repo.get_investigation(session, investigation_id=inv_id)
+    fields: dict[str, Any] = {"subqueries": list(inv.subqueries) + [q.text for q in queries
+                                                                    if q.text not in inv.subqueries],
+                              "hops": number}
+    if route is not None:
+        fields.update(route=route.route.value, route_reason=route.reason)
+    if plan is not None:
+        fields["plan"] = plan.model_dump(mode="json")
+    repo.update_investigation(session, investigation_id=inv_id, **fields)
 
 
 def _plan_hop(services: Services, inv_id: str, number: int, queries: list[SubQuery], *,
-              route: RouteDecision | None = None, plan: Plan | None = None) -> Next:
+              then: Callable[[Any], object] | None = None) -> Next:
+    """Charge the hop (once), plan its tools, then save it and its trace event in one transaction
+    (with `then(session)`: the previous hop's decision, when a reducer plans the next hop)."""
     engines = list(services.backends)
     qdicts = [q.model_dump() for q in queries]
     if services.state.once(f"{inv_id}:hop-charged:{number}"):  # a redelivered step never charges twice
         services.state.charge(inv_id, "hops", 1)
-    with services.session() as session:
-        inv = repo.get_investigation(session, investigation_id=inv_id)
-        fields: dict[str, Any] = {"subqueries": list(inv.subqueries) + [q.text for q in queries
-                                                                        if q.text not in inv.subqueries],
-                                  "hops": number}
-        if route is not None:
-            fields.update(route=route.route.value, route_reason=route.reason)
-        if plan is not None:
-            fields["plan"] = plan.model_dump(mode="json")
-        repo.update_investigation(session, investigation_id=inv_id, **fields)
     tools = tool_step.plan_tools(services, inv_id, number)
-    with services.session() as session:
+    with services.session() as session, repo.atomic(session):
         tools = repo.save_hop(session, investigation_id=inv_id, number=number, queries=qdicts,
                               engines=engines, tools=tools).tools  # a redelivered step keeps the first plan
-    _event(services, inv_id, f"hop:{number}", "hop", hop=number, queries=[q.text for q in queries],
-           engines=engines, tools=tools)
+        repo.add_event(session, investigation_id=inv_id, step_key=f"hop:{number}", kind="hop", hop=number,
+                       data={"queries": [q.text for q in queries], "engines": engines, "tools": tools})
+        if then is not None:
+            then(session)
     return Next(NextKind.HOP, number, _slots(qdicts, engines, tools))
 
 
 def retrieve(services: Services, inv_id: str, hop: int, index: int, engine: str) -> dict[str, Any]:
     """One sub-query on one engine. Results go to Redis (the task returns only a summary)."""
     slot = f"{index}:{engine}"
-    stored = services.state.load_hit(inv_id, hop, slot)
+    with services.session() as session:  # read once per hop and process (repo.planned_hop)
+        planned = repo.planned_hop(session, investigation_id=inv_id, number=hop)
+    if planned is None or index >= len(planned.queries):
+        raise LookupError(f"hop {hop} slot {slot} of {inv_id} was never planned")
+    tenant = planned.tenant_id
+    # One Redis round trip: this slot's parked result (a redelivered task), the budget, the corpus version
+    # (read before searching: hits found before an ingest are never cached as new).
+    stored, usage, version = services.state.slot_start(inv_id, hop, slot, tenant)
     if stored is not None:
         return {"slot": slot, "hits": len(stored.passages), "error": stored.error}
-    with services.session() as session:
-        inv = repo.get_investigation(session, investigation_id=inv_id)
-        hop_row = repo.get_hop(session, investigation_id=inv_id, number=hop)
-        tenant = inv.tenant_id
-        scope = RetrievalScope.of(inv.audience, inv.principals)
-    if hop_row is None or index >= len(hop_row.queries):
-        raise LookupError(f"hop {hop} slot {slot} of {inv_id} was never planned")
-    query = str(hop_row.queries[index]["text"])
+    scope = RetrievalScope.of(planned.audience, list(planned.principals))
+    query = planned.queries[index]
     k = services.settings.retrieve_k
     passages: list[Passage] = []
     error: str | None = None
@@ -206,17 +245,16 @@ def retrieve(services: Services, inv_id: str, hop: int, index: int, engine: str)
     started = time.perf_counter()
     if services.settings.debug_retrieve_delay_ms:
         time.sleep(services.settings.debug_retrieve_delay_ms / 1000)
-    if time.time() > services.state.usage(inv_id).get("deadline_ts", float("inf")):
+    if time.time() > usage.get("deadline_ts", float("inf")):
         error = "deadline"
     elif not services.state.charge(inv_id, "retrieval_calls", 1):
         # A cache hit is still a retrieval call of this investigation: budgets and figures count it.
         error = "retrieval_budget"
-    elif (from_cache := services.state.cache_get(tenant, engine, query, k, scope.cache_terms())) is not None:
+    elif (from_cache := services.state.cache_get(tenant, engine, query, k, scope.cache_terms(),
+                                                 version=version)) is not None:
         passages, cached = from_cache, True
     else:
         try:
-            # Read the corpus version before searching: hits found before an ingest are never cached as new.
-            version = services.state.corpus_version(tenant)
             passages = services.backends[engine].search(tenant, query, k, acl=scope.acl,
                                                         visibility=scope.visibility)
             services.state.cache_set(tenant, engine, query, k, scope.cache_terms(), passages,
@@ -325,28 +363,34 @@ def _reduce(services: Services, inv_id: str, hop: int) -> Next:
             f"the LLM is out ({llm_stop}): the heuristic finishes the investigation; the loop had decided "
             f"{out.decision.action} ({out.decision.reason})"))
     decision = _decision_json(chosen)
-    with services.session() as session:
+    trace = _Trace(inv_id)
+    trace.add(f"fuse:{hop}", "fusion", hop=hop, fused=[p.chunk_id for p in out.fused],
+              dedup_hits=out.dedup_hits,
+              errors={f"{r.engine}:{r.query}": r.error for r in results if r.error})
+    trace.add(f"grade:{hop}", "grades", hop=hop,
+              grades=[{"id": e.id, "source_id": e.source_id, "grade": e.grade.value, "score": round(e.score, 4),
+                       **({"flagged": True} if e.flagged else {}),
+                       **({"visibility": e.visibility.value} if e.visibility.value != "public" else {})}
+                      for e in out.new_evidence])
+    trace.add(f"judge:{hop}", "judgment", hop=hop, **out.judgment.model_dump(mode="json"))
+    trace.add(f"decide:{hop}", "decision", hop=hop, **decision)
+    go_on = chosen.action is LoopAction.CONTINUE and bool(chosen.next_queries)
+    if not go_on:
+        decision["action"] = "stop"
+    # The hop's evidence, counts and trace in one transaction; when the loop stops, its decision too.
+    with services.session() as session, repo.atomic(session):
         repo.add_evidence(session, investigation_id=inv_id, evidence=out.new_evidence)
         repo.update_investigation(session, investigation_id=inv_id, retrieval_calls=budget.retrieval_calls)
-    _event(services, inv_id, f"fuse:{hop}", "fusion", hop=hop, fused=[p.chunk_id for p in out.fused],
-           dedup_hits=out.dedup_hits,
-           errors={f"{r.engine}:{r.query}": r.error for r in results if r.error})
-    _event(services, inv_id, f"grade:{hop}", "grades", hop=hop,
-           grades=[{"id": e.id, "source_id": e.source_id, "grade": e.grade.value, "score": round(e.score, 4),
-                    **({"flagged": True} if e.flagged else {}),
-                    **({"visibility": e.visibility.value} if e.visibility.value != "public" else {})}
-                   for e in out.new_evidence])
-    _event(services, inv_id, f"judge:{hop}", "judgment", hop=hop, **out.judgment.model_dump(mode="json"))
-    _event(services, inv_id, f"decide:{hop}", "decision", hop=hop, **decision)
-    if chosen.action is LoopAction.CONTINUE and chosen.next_queries:
-        nxt = _plan_hop(services, inv_id, hop + 1, list(chosen.next_queries))
-        with services.session() as session:
+        trace.write(session)
+        if go_on:
+            _record_hop_queries(session, inv_id, hop + 1, chosen.next_queries)
+        else:
             repo.mark_hop_reduced(session, investigation_id=inv_id, number=hop, decision=decision)
-        return nxt
-    decision["action"] = "stop"
-    with services.session() as session:
-        repo.mark_hop_reduced(session, investigation_id=inv_id, number=hop, decision=decision)
-    return Next(NextKind.SYNTHESIZE, hop)
+    if not go_on:
+        return Next(NextKind.SYNTHESIZE, hop)
+    # The next hop is saved with this hop's decision: a redelivered reducer finds both or neither.
+    return _plan_hop(services, inv_id, hop + 1, list(chosen.next_queries), then=lambda session: (
+        repo.mark_hop_reduced(session, investigation_id=inv_id, number=hop, decision=decision)))
 
 
 def _decision_json(decision: LoopDecision) -> dict[str, Any]:
@@ -376,20 +420,25 @@ def synthesize(services: Services, inv_id: str) -> Next:
         return fail(services, inv_id, reason=reason, error=f"synthesis: {exc}"[:500])
     llm_stop = record_llm(services, inv_id, reasoner, "synthesize")
     # A tool that could not be reached is a gap the answer admits, never a silent omission.
-    final = dataclasses.replace(final, answer=admit_gaps(final.answer, tool_step.gaps(services, inv_id)))
+    # (Only a hop that planned tools can have tool calls to admit: no read of the trace otherwise.)
+    gaps = tool_step.gaps(services, inv_id) if any(h.tools for h in hops) else []
+    final = dataclasses.replace(final, answer=admit_gaps(final.answer, gaps))
     stop_reason = llm_stop or str(last.get("reason") or StopReason.SUFFICIENT)
     citations = [c.model_dump(mode="json") for c in final.answer.citations]
+    retrieval_calls = int(services.state.usage(inv_id)["retrieval_calls"])
     with services.session() as session:
-        repo.update_investigation(session, investigation_id=inv_id, hops=len(hops),
-                                  retrieval_calls=int(services.state.usage(inv_id)["retrieval_calls"]))
-        repo.finish_investigation(
-            session, investigation_id=inv_id, status=final.status.value, stop_reason=stop_reason,
-            answer=final.answer.text, citations=citations, caveat=final.answer.caveat,
-            final_evidence_ids=[e.id for e in final.selected], evidence_tokens=final.evidence_tokens,
-            event=_synthesis_event(inv_id, status=final.status.value, answer=final.answer.text,
-                                   citations=citations, caveat=final.answer.caveat,
-                                   evidence_tokens=final.evidence_tokens, selected=[e.id for e in final.selected]))
-    return Next(NextKind.DELIVER, deliveries=_pending_deliveries(services, inv_id))
+        with repo.atomic(session):  # the final counts, the terminal status and its event: one commit
+            repo.update_investigation(session, investigation_id=inv_id, hops=len(hops),
+                                      retrieval_calls=retrieval_calls)
+            repo.finish_investigation(
+                session, investigation_id=inv_id, status=final.status.value, stop_reason=stop_reason,
+                answer=final.answer.text, citations=citations, caveat=final.answer.caveat,
+                final_evidence_ids=[e.id for e in final.selected], evidence_tokens=final.evidence_tokens,
+                event=_synthesis_event(inv_id, status=final.status.value, answer=final.answer.text,
+                                       citations=citations, caveat=final.answer.caveat,
+                                       evidence_tokens=final.evidence_tokens,
+                                       selected=[e.id for e in final.selected]))
+        return Next(NextKind.DELIVER, deliveries=_pending(session, inv_id))
 
 
 def fail(services: Services, inv_id: str, *, reason: str, error: str) -> Next:

@@ -385,3 +385,26 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     for item in items:
         if _shares_module_fixtures(item):
             item.add_marker(pytest.mark.xdist_group(item.nodeid.split("::", 1)[0]))
+
+
+_LOST_GROUPS = pytest.StashKey[str]()
+
+
+# After pytest-xdist wrote the groups into the node ids.
+@pytest.hookimpl(trylast=True, specname="pytest_collection_modifyitems")
+def pytest_collection_modifyitems_refuse_lost_groups(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """On an xdist worker under `--dist loadgroup`: the node ids are xdist's only channel for the groups to
+    its scheduler. When they lack them (pytest 9.2 with xdist 3.8) grouping fails silently and every module's
+    shared worker is started on each xdist worker: the grouped tests fail instead, saying why (an error raised
+    here on a worker reaches the terminal only as an xdist INTERNALERROR without the message)."""
+    if not hasattr(config, "workerinput") or not config.getvalue("loadgroup"):
+        return
+    lost = [item for item in items if item.get_closest_marker("xdist_group") is not None and "@" not in item.nodeid]
+    for item in lost:
+        item.stash[_LOST_GROUPS] = (f"pytest-xdist ignored the xdist_group of {len(lost)} tests: this pytest and "
+                                    "pytest-xdist cannot --dist loadgroup (see the pytest pin in pyproject.toml)")
+
+
+def pytest_runtest_setup(item: pytest.Item) -> None:
+    if (lost := item.stash.get(_LOST_GROUPS, None)) is not None:
+        pytest.fail(lost, pytrace=False)

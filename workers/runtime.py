@@ -2,10 +2,15 @@
 
 from __future__ import annotations
 
+import logging
+import threading
+
 from celery.signals import worker_process_init
 
 from bootstrap import Services
 from config.settings import Settings, get_settings
+
+log = logging.getLogger(__name__)
 
 _settings: Settings | None = None
 _services: Services | None = None
@@ -35,3 +40,20 @@ def _reset_after_fork(**_: object) -> None:
     # Connections inherited from the parent process must never be shared with a child.
     global _services
     _services = None
+    # Off the signal handler: Celery kills a child whose init takes longer than its start timeout (4 s).
+    threading.Thread(target=warm_up, args=(services(),), name="sleuth-warm-up", daemon=True).start()
+
+
+def warm_up(services: Services) -> None:
+    """Build what a pool process's first task would otherwise build while an investigation waits: the
+    database engine, the Redis client, the search backends, the reasoner and the embedder's query
+    session (tokenizer and model loaded by embedding one short text). The first task that needs one of
+    them meanwhile waits for it (cached properties and the embedder are locked), never builds it twice.
+    Best effort: whatever fails here is built, and reported, by the step that needs it."""
+    try:
+        _ = services.engine, services.state, services.backends, services.reasoner
+        from adapters.search.embedder import embed_matrix
+
+        embed_matrix(services.embedder, ["warm up"], persist=False)
+    except Exception:
+        log.debug("worker warm-up failed", exc_info=True)

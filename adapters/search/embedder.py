@@ -25,6 +25,8 @@ from investigation.ports import Embedder
 
 DIM = 384
 BATCH_SIZE = 32
+# Up to this many texts at once (a query, a question with its sub-queries) run on the one-thread session.
+SMALL_BATCH = 8
 LRU_SIZE = 4096
 # SQLite caps bound parameters (999 on old builds); stay well under it.
 SQL_CHUNK = 500
@@ -233,10 +235,12 @@ class MiniLMEmbedder:
             self._db = None
 
     def threads_for(self, count: int) -> int:
-        """Intra-op threads of the session that embeds `count` texts at once (one session per process: a
-        second, one-thread session for queries saved no CPU once the pool stopped spinning, and cost
-        every worker process a second model load)."""
-        return self._threads
+        """Intra-op threads of the session that embeds `count` texts at once. A query (a few texts) runs
+        on a one-thread session: no pool thread, so nothing spins after the run (a two-thread session's
+        pool thread spun after every query: 21 ms of CPU per query against 10 ms with one thread,
+        docs/performance.md), and nothing to hang in a forked child. Batches (ingest) use `threads`. A
+        process that only answers questions loads only the one-thread session."""
+        return 1 if count <= SMALL_BATCH else self._threads
 
     def _load(self, threads: int) -> tuple[Any, Any]:
         self._ensure_process()

@@ -16,7 +16,8 @@ import httpx
 from cli.chaos.harness import Harness, Scale
 from cli.chaos.llm_storm import StormServer, busiest_second, shortest_wait_after_retry_after
 from cli.chaos.proxy import TcpProxy
-from cli.chaos.scenarios import Result, _q
+from cli.chaos.redis_server import RedisServer
+from cli.chaos.scenarios import Result, _q, redis_killed
 
 INJECTION_CORPUS = Path(__file__).resolve().parents[2] / "examples" / "injection" / "corpus.jsonl"
 # Questions that ask the system itself to leak or to act (not planted in documents).
@@ -53,6 +54,31 @@ def postgres_stack(scale: Scale, admin_url: str) -> Iterator[Harness]:
         with engine.connect() as conn:
             conn.execute(text(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)'))
         engine.dispose()
+
+
+@contextmanager
+def external_redis_stack(scale: Scale) -> Iterator[Harness]:
+    """A stack on a redis-server of its own (`h.redis_server`) given as SLEUTH_REDIS_URL, AOF on."""
+    h = Harness(scale)
+    server = RedisServer(h.home.parent / "external-redis")
+    server.start()
+    h.extra_env["SLEUTH_REDIS_URL"] = server.url
+    h.redis_server = server
+    try:
+        yield h
+    finally:
+        h.stop()
+        server.stop()
+
+
+EXTERNAL_REDIS_DOWN_S = 3.0  # a service restart: the process is gone for a few seconds
+
+
+def redis_restart_external(h: Harness) -> Result:
+    """The stack's external Redis (SLEUTH_REDIS_URL, AOF on) is SIGKILLed mid-run and started again on the
+    same port and data directory: the same promises as the embedded one's restart."""
+    server: RedisServer = h.redis_server
+    return redis_killed(h, "redis-restart-external", lambda: server.restart(EXTERNAL_REDIS_DOWN_S))
 
 
 @contextmanager

@@ -90,6 +90,7 @@ class Harness:
     database_url: str | None = None  # default: SQLite in the home
     extra_env: dict[str, str] = field(default_factory=dict)  # a scenario's own stack settings
     proxy: Any = None  # a `TcpProxy` in front of the database, when the scenario takes it down
+    redis_server: Any = None  # a `RedisServer` given as SLEUTH_REDIS_URL, when the scenario restarts it
 
     @property
     def base(self) -> str:
@@ -260,6 +261,7 @@ class DepthSampler:
         self.harness, self.interval = harness, interval
         self.samples: list[tuple[float, int]] = []
         self.held: list[tuple[float, str, int]] = []  # (t, tenant, investigations held back by fairness)
+        self.parked: list[tuple[float, str, int]] = []  # (t, tenant, steps parked by the running-step cap)
         self.errors: list[str] = []
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._run, daemon=True)
@@ -282,6 +284,7 @@ class DepthSampler:
                 try:
                     for name, tenant in self.harness.tenants.items():
                         self.held.append((t, name, int(client.llen(f"sleuth:fair:held:{tenant.id}"))))
+                        self.parked.append((t, name, int(client.llen(f"sleuth:fair:parked:{tenant.id}"))))
                 finally:
                     client.close()
             except Exception as exc:  # noqa: BLE001 - Redis may be down in a scenario: no sample then

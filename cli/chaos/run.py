@@ -17,7 +17,7 @@ from cli.chaos.scenarios import SCENARIOS, Result, run_one
 from investigation.errors import ValidationFailed
 
 SHARED = {**SCENARIOS, "injection-corpus": faults.injection_corpus}
-OWN_STACK = ("database-down", "llm-storm")
+OWN_STACK = ("database-down", "llm-storm", "redis-restart-external")
 
 
 def _own_stack(name: str, scale: Scale, postgres_url: str | None
@@ -26,6 +26,8 @@ def _own_stack(name: str, scale: Scale, postgres_url: str | None
     if name == "database-down":
         stack = faults.postgres_stack(scale, postgres_url) if postgres_url else None
         return stack, faults.database_down, lambda: None
+    if name == "redis-restart-external":
+        return faults.external_redis_stack(scale), faults.redis_restart_external, lambda: None
     storm = StormServer()
     return faults.storm_stack(scale, storm), lambda h: faults.llm_storm(h, storm), storm.close
 

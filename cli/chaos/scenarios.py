@@ -118,21 +118,31 @@ def _beat_processes(h: Harness) -> int:
 
 def redis_restart(h: Harness) -> Result:
     """The embedded Redis is SIGKILLed mid-run; the supervisor restarts it (AOF); work resumes."""
+    if h.child_pid("redis") is None:
+        return Result("redis-restart", None, note="SLEUTH_REDIS_URL is set: no embedded Redis to kill")
+
+    def kill() -> float | None:
+        pid = h.child_pid("redis")
+        assert pid is not None
+        os.kill(pid, signal.SIGKILL)
+        killed = time.monotonic()
+        while time.monotonic() - killed < 60:
+            new = h.child_pid("redis")
+            if new is not None and new != pid:
+                return round(time.monotonic() - killed, 1)
+            time.sleep(0.2)
+        return None
+
+    return redis_killed(h, "redis-restart", kill)
+
+
+def redis_killed(h: Harness, name: str, kill: Callable[[], float | None]) -> Result:
+    """Investigations in flight while `kill` SIGKILLs Redis and waits until it is back (its seconds, or
+    None): none stuck past its deadline, failures with a reason, nothing delivered twice."""
     n = h.scale.redis_n
     ids = [h.submit("big", _q(i), callback=True) for i in range(n)]
     time.sleep(1.0)
-    pid = h.child_pid("redis")
-    if pid is None:
-        return Result("redis-restart", None, note="SLEUTH_REDIS_URL is set: no embedded Redis to kill")
-    os.kill(pid, signal.SIGKILL)
-    killed = time.monotonic()
-    back = None
-    while time.monotonic() - killed < 60:
-        new = h.child_pid("redis")
-        if new is not None and new != pid:
-            back = round(time.monotonic() - killed, 1)
-            break
-        time.sleep(0.2)
+    back = kill()
     deadline = int(h.env()["SLEUTH_DEADLINE_SECONDS"])
     done = h.wait_all("big", ids, timeout=deadline + 60)
     mine = {d["id"] for v in done.values() for d in v.get("deliveries", [])}
@@ -144,7 +154,7 @@ def redis_restart(h: Harness) -> Result:
     figures = {"investigations": n, "terminal": len(done), "stuck past deadline": stuck,
                "failed (with reason)": f"{len(failed)} ({', '.join(sorted({str(v.get('stop_reason')) for v in failed})) or '-'})",
                "duplicate deliveries": dup, "redis back after s": back if back is not None else "never"}
-    return Result("redis-restart", stuck == 0 and dup == 0 and all(v.get("stop_reason") for v in failed), figures)
+    return Result(name, stuck == 0 and dup == 0 and all(v.get("stop_reason") for v in failed), figures)
 
 
 def webhook_down(h: Harness) -> Result:
@@ -195,6 +205,8 @@ def burst(h: Harness) -> Result:
         big_running = sum(1 for v in big_done_so_far(h, big_ids, c) if v is None)
         big_done = h.wait_all("big", big_ids, timeout=1800)
     held_peak = max((held for _, _, held in sampler.held), default=0)
+    parked_peak = max((n for _, name, n in sampler.parked if name == "big"), default=0)
+    parked_small = max((n for _, name, n in sampler.parked if name == "small"), default=0)
     lat: dict[str, list[float]] = {
         "big": [b for v in big_done.values() if (b := _latency(v)) is not None],
         "small": [s for v in small_done.values() if (s := _latency(v)) is not None]}
@@ -202,12 +214,16 @@ def burst(h: Harness) -> Result:
     figures = {"burst (big)": h.scale.burst_big, "small during burst": h.scale.burst_small,
                "big not finished when small was done": big_running,
                "completed": f"{len(big_done) + len(small_done)}/{len(big_ids) + len(small_ids)}",
-               "small unloaded p95 s": base_p95, "big held back (peak)": held_peak}
+               "small unloaded p95 s": base_p95, "big held back (peak)": held_peak,
+               "big steps parked (peak)": parked_peak, "small steps parked (peak)": parked_small}
     for tenant, values in lat.items():
         figures[f"{tenant} p50/p95/p99 s"] = f"{_pct(values, 50)}/{_pct(values, 95)}/{_pct(values, 99)}"
     ok = (len(big_done) == len(big_ids) and len(small_done) == len(small_ids)
           and _pct(lat["small"], 95) <= 2 * max(base_p95, 1.0))
-    return Result("burst-fairness", ok, figures, charts={"latency": lat, "depth": sampler.samples})
+    parked = [(t, n) for t, name, n in sampler.parked if name == "big"]
+    series = {"small (unloaded)": unloaded, "small (during the burst)": lat["small"], "big": lat["big"]}
+    return Result("burst-fairness", ok, figures, charts={"latency": series, "depth": sampler.samples,
+                                                         "parked": parked})
 
 
 def big_done_so_far(h: Harness, ids: list[str], client: httpx.Client) -> list[dict[str, Any] | None]:

@@ -2,21 +2,27 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterator
+
 import pytest
 from sqlmodel import Session
 
 from investigation.errors import NotFound
 from investigation.state import Grade
-from storage.models import Investigation
+from storage._records import EVENT_OBSERVERS
+from storage.models import Investigation, TraceEvent
 from storage.repositories import (
     add_event,
+    add_events,
     add_evidence,
+    atomic,
     event_view,
     get_hop,
     list_events,
     list_evidence,
     list_hops,
     mark_hop_reduced,
+    new_event,
     save_hop,
 )
 from tests.integration.storage.conftest import make_evidence
@@ -124,3 +130,86 @@ def test_events_are_written_once_per_step_and_listed_in_order(
     assert set(view) == {"id", "kind", "hop", "at", "data"}
     assert (view["id"], view["kind"], view["hop"], view["data"]) == (events[1].id, "plan", 1, {"q": ["a"]})
     assert view["at"].endswith("+00:00")
+
+
+# -- one transaction per step (repo.atomic) ---------------------------------------------------------------
+
+
+class _Boom(Exception):
+    """Raised inside an atomic block by the tests below."""
+
+
+@pytest.fixture
+def observed(session_factory: Callable[[], Session]) -> Iterator[list[tuple[str, bool]]]:
+    """Each event the observers hear of, with whether another session could already read it."""
+    heard: list[tuple[str, bool]] = []
+
+    def observe(_session: Session, event: TraceEvent) -> None:
+        with session_factory() as other:
+            keys = {e.step_key for e in list_events(other, investigation_id=event.investigation_id)}
+        heard.append((event.step_key, event.step_key in keys))
+
+    EVENT_OBSERVERS.append(observe)
+    try:
+        yield heard
+    finally:
+        EVENT_OBSERVERS.remove(observe)
+
+
+def test_an_atomic_block_commits_its_writes_and_events_together_in_order(
+    session: Session, investigation: Investigation, session_factory: Callable[[], Session],
+    observed: list[tuple[str, bool]],
+) -> None:
+    inv_id = investigation.id
+    save_hop(session, investigation_id=inv_id, number=1, queries=[], engines=["bm25"])
+    events = [new_event(investigation_id=inv_id, step_key=f"k{i}", kind="fusion", hop=1, data={"i": i})
+              for i in (3, 1, 2)]
+    with atomic(session):
+        add_evidence(session, investigation_id=inv_id, evidence=[make_evidence("e1")])
+        assert add_events(session, events) == 3
+        mark_hop_reduced(session, investigation_id=inv_id, number=1, decision={"action": "stop"})
+        # Not committed yet: another session sees none of it, and no observer has heard of it.
+        with session_factory() as other:
+            assert list_events(other, investigation_id=inv_id) == []
+            assert list_evidence(other, investigation_id=inv_id) == []
+        assert observed == []
+    # Committed together; observed after the commit, once each, in the order they were added.
+    assert observed == [("k3", True), ("k1", True), ("k2", True)]
+    with session_factory() as other:
+        assert [e.step_key for e in list_events(other, investigation_id=inv_id)] == ["k3", "k1", "k2"]
+        assert [r.evidence_id for r in list_evidence(other, investigation_id=inv_id)] == ["e1"]
+        assert get_hop(other, investigation_id=inv_id, number=1).state == "reduced"  # type: ignore[union-attr]
+    # A redelivered step writes nothing twice and announces nothing again.
+    with atomic(session):
+        assert add_events(session, events) == 0
+    assert len(observed) == 3
+
+
+def test_an_error_in_an_atomic_block_leaves_nothing_written_and_nothing_observed(
+    session: Session, investigation: Investigation, session_factory: Callable[[], Session],
+    observed: list[tuple[str, bool]],
+) -> None:
+    inv_id = investigation.id
+    save_hop(session, investigation_id=inv_id, number=1, queries=[], engines=["bm25"])
+    with pytest.raises(_Boom), atomic(session):
+        add_evidence(session, investigation_id=inv_id, evidence=[make_evidence("e1")])
+        add_events(session, [new_event(investigation_id=inv_id, step_key="k", kind="fusion", data={})])
+        mark_hop_reduced(session, investigation_id=inv_id, number=1, decision={"action": "stop"})
+        raise _Boom
+    assert observed == []
+    with session_factory() as other:
+        assert list_events(other, investigation_id=inv_id) == []
+        assert list_evidence(other, investigation_id=inv_id) == []
+        assert get_hop(other, investigation_id=inv_id, number=1).state == "planned"  # type: ignore[union-attr]
+    # The session is usable again: the same writes succeed in the next block.
+    with atomic(session):
+        add_events(session, [new_event(investigation_id=inv_id, step_key="k", kind="fusion", data={})])
+    assert observed == [("k", True)]
+
+
+def test_a_write_outside_an_atomic_block_is_observed_after_its_own_commit(
+    session: Session, investigation: Investigation, observed: list[tuple[str, bool]],
+) -> None:
+    assert add_event(session, investigation_id=investigation.id, step_key="s", kind="stop", data={})
+    assert not add_event(session, investigation_id=investigation.id, step_key="s", kind="stop", data={})
+    assert observed == [("s", True)]

@@ -250,3 +250,21 @@ def test_the_shared_redis_urls_reach_one_server_from_kombu_celery_and_redis_py(
     finally:
         app.close()
     assert client_from_url(redis_py_url).get(f"{redis_prefix}:probe") == b"here"
+
+
+
+def test_slot_start_reads_the_parked_hit_usage_and_corpus_version_in_one_round_trip(
+        redis_state: RedisState, monkeypatch: pytest.MonkeyPatch) -> None:
+    redis_state.init_budget("inv", max_hops=2, max_retrieval_calls=5, max_llm_tokens=0, deadline_ts=1234.5)
+    assert redis_state.charge("inv", "retrieval_calls", 2)
+    redis_state.bump_corpus_version("acme")
+    parked = SlotHits(query="q", engine="bm25", passages=(_passage("a#0"),))
+    redis_state.store_hits("inv", 1, "0:bm25", parked)
+    expected = [(parked, redis_state.usage("inv"), 1), (None, redis_state.usage("other"), 0)]
+    single: list[object] = []
+    monkeypatch.setattr(redis_state.client, "execute_command", lambda *a, **_k: single.append(a[0]))
+    # Nothing parked, no budget, no ingest: the same defaults as load_hit, usage and corpus_version.
+    assert [redis_state.slot_start("inv", 1, "0:bm25", "acme"),
+            redis_state.slot_start("other", 1, "0:bm25", "globex")] == expected
+    assert single == []  # a pipeline each: no command of its own
+    assert (expected[0][1]["retrieval_calls"], expected[0][1]["deadline_ts"]) == (2, 1234.5)

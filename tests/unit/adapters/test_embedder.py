@@ -7,7 +7,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from adapters.search.embedder import MiniLMEmbedder
+from adapters.search.embedder import SMALL_BATCH, MiniLMEmbedder
 from investigation.errors import PermanentError
 
 pytestmark = pytest.mark.integration
@@ -110,6 +110,18 @@ def test_one_thread_and_two_thread_sessions_give_the_same_vectors_bit_for_bit() 
     one, two = MiniLMEmbedder(threads=1), MiniLMEmbedder(threads=2)
     assert one.threads_for(len(texts)) == 1 and two.threads_for(len(texts)) == two._threads
     assert np.array_equal(one.embed_array(texts), two.embed_array(texts))  # 1 thread vs 2, same batches
+    # A query runs on the one-thread session whatever the setting, and gets the batch's vector, bit for bit.
+    assert two.threads_for(1) == two.threads_for(SMALL_BATCH) == 1
+    assert two.threads_for(SMALL_BATCH + 1) == two._threads
+
+    class TwoThreadsAlways(MiniLMEmbedder):  # what a query ran on before it had a session of its own
+        def threads_for(self, count: int) -> int:
+            return self._threads
+
+    now, before = MiniLMEmbedder(threads=2), TwoThreadsAlways(threads=2)
+    assert np.array_equal(np.stack([now.embed_array([q])[0] for q in texts[:6]]),
+                          np.stack([before.embed_array([q])[0] for q in texts[:6]]))
+    assert set(now._sessions) == {1} and set(before._sessions) == {2}
 
 
 def test_query_vectors_are_shared_across_processes_through_redis(redis_py_url: str, redis_prefix: str) -> None:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 import threading
-import time
+from collections.abc import Callable
 from typing import Any
 
 import pytest
@@ -58,7 +58,8 @@ def test_trace_lists_events_in_write_order(api: Api) -> None:
     assert ids == sorted(ids)
 
 
-def _read_sse(api: Api, inv_id: str, **headers: str) -> list[dict[str, Any]]:
+def _read_sse(api: Api, inv_id: str, on_event: Callable[[dict[str, Any]], None] | None = None,
+              **headers: str) -> list[dict[str, Any]]:
     events: list[dict[str, Any]] = []
     current: dict[str, Any] = {}
     with api.client.stream("GET", f"/v1/investigations/{inv_id}/events", headers=api.auth(**headers)) as r:
@@ -68,6 +69,8 @@ def _read_sse(api: Api, inv_id: str, **headers: str) -> list[dict[str, Any]]:
             if not line:
                 if current:
                     events.append(current)
+                    if on_event is not None:
+                        on_event(current)
                     if current.get("event") == "end":
                         break
                 current = {}
@@ -84,19 +87,25 @@ def test_sse_streams_events_as_written_then_end(api: Api) -> None:
     inv_id = _create(api)
     _event(api, inv_id, "route", "route", route="lookup")
 
+    received = {"route": threading.Event(), "plan": threading.Event()}
+    streamed: list[bool] = []
+
+    def on_event(event: dict[str, Any]) -> None:
+        if event.get("event") == "trace" and (kind := json.loads(event["data"])["kind"]) in received:
+            received[kind].set()
+
     def worker() -> None:  # the investigation progresses while the client listens
-        time.sleep(0.5)
+        streamed.append(received["route"].wait(10))  # the client has the first event before the next exists
         _event(api, inv_id, "plan", "plan", plan_kind="as_is")
-        time.sleep(0.3)
+        streamed.append(received["plan"].wait(10))
         _event(api, inv_id, "synthesis", "synthesis", status="answered")
         _finish(api, inv_id)
 
     thread = threading.Thread(target=worker)
     thread.start()
-    started = time.monotonic()
-    events = _read_sse(api, inv_id)
+    events = _read_sse(api, inv_id, on_event=on_event)
     thread.join()
-    assert time.monotonic() - started >= 0.7
+    assert streamed == [True, True]  # each event reached the client as it was written, not at the end
     assert [e["event"] for e in events] == ["trace", "trace", "trace", "end"]
     kinds = [json.loads(e["data"])["kind"] for e in events[:-1]]
     assert kinds == ["route", "plan", "synthesis"]

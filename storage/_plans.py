@@ -1,0 +1,60 @@
+"""What a retrieval slot reads of its investigation and hop, kept per process: an investigation's tenant,
+audience and principals never change after intake, and a planned hop's queries never change (`save_hop`
+keeps the first plan), so every slot of a hop after the first reads none of it from the database again.
+A hop not planned yet is not cached (it may be committed a moment later)."""
+
+from __future__ import annotations
+
+import threading
+from collections import OrderedDict
+from dataclasses import dataclass
+
+from sqlmodel import Session
+
+from storage._records import get_hop
+from storage.models import Investigation
+
+PLANS_CACHED = 4096  # hops kept per process, least recently used out
+
+
+@dataclass(frozen=True)
+class PlannedHop:
+    """The parts of an investigation and one of its hops that a retrieval needs; all immutable."""
+
+    tenant_id: str
+    audience: str
+    principals: tuple[str, ...]
+    queries: tuple[str, ...]
+
+
+_lock = threading.Lock()
+_plans: OrderedDict[tuple[str, str, int], PlannedHop] = OrderedDict()
+
+
+def planned_hop(session: Session, *, investigation_id: str, number: int) -> PlannedHop | None:
+    """Hop `number` of the investigation as planned, or None when it has not been planned (or the
+    investigation does not exist)."""
+    # Keyed by database too: test databases and a deployment's databases may share a process.
+    key = (str(session.get_bind().engine.url), investigation_id, number)
+    with _lock:
+        found = _plans.get(key)
+        if found is not None:
+            _plans.move_to_end(key)
+            return found
+    inv = session.get(Investigation, investigation_id)
+    hop = get_hop(session, investigation_id=investigation_id, number=number)
+    if inv is None or hop is None:
+        return None
+    found = PlannedHop(tenant_id=inv.tenant_id, audience=inv.audience, principals=tuple(inv.principals or ()),
+                       queries=tuple(str(q["text"]) for q in hop.queries))
+    with _lock:
+        _plans[key] = found
+        while len(_plans) > PLANS_CACHED:
+            _plans.popitem(last=False)
+    return found
+
+
+def forget_plans() -> None:
+    """Empty this process's cache (tests)."""
+    with _lock:
+        _plans.clear()

@@ -1,0 +1,91 @@
+"""The step gate around Celery tasks (`app.admission_steps`): a step of a tenant over its running-step cap
+is parked instead of run, and every step that ends sends parked ones again while there is room."""
+
+from __future__ import annotations
+
+import functools
+import json
+import logging
+from collections.abc import Callable
+from typing import Any
+
+from celery import Celery, Task
+from celery.exceptions import Ignore
+from celery.signals import worker_process_init, worker_process_shutdown
+from redis.exceptions import RedisError
+
+from workers import runtime
+
+log = logging.getLogger(__name__)
+
+
+def sender(app: Celery) -> Callable[[str], None]:
+    """Send a parked step's message again (its signature as parked: same id, chord, callbacks, priority)."""
+    return lambda message: app.signature(json.loads(message)).apply_async()
+
+
+def release(app: Celery, *, prune: bool = False) -> int:
+    """Send parked steps whose tenant has room; `prune` first forgets this host's dead processes (the
+    watchdog's run: a dead process must not count as a slot)."""
+    from app.admission_steps import prune_dead
+    from app.admission_steps import release as release_steps
+
+    if prune:
+        prune_dead(runtime.services())
+    return release_steps(runtime.services(), sender(app))
+
+
+def fair_step(inv_arg: int) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+    """Gate a step task whose investigation id is positional argument `inv_arg`."""
+
+    def wrap(fn: Callable[..., Any]) -> Callable[..., Any]:
+        @functools.wraps(fn)
+        def run(self: Task, *args: Any, **kwargs: Any) -> Any:
+            from app import admission_steps as gate
+            from tasks.celery_tasks import tenant_of
+
+            services = runtime.services()
+            if not services.settings.redis_url:
+                return fn(self, *args, **kwargs)
+            tenant_id = tenant_of(services, args[inv_arg])
+            if not gate.enter(services, tenant_id):
+                message = json.dumps(dict(self.signature_from_request(self.request, args, kwargs)))
+                gate.park(services, tenant_id, message)
+                log.info("%s of %s parked: tenant %s is at its running-step cap", self.name, args[inv_arg],
+                         tenant_id)
+                raise Ignore()  # acked, no result: a parked chord member is not counted as done
+            try:
+                return fn(self, *args, **kwargs)
+            finally:
+                try:
+                    gate.leave(services)
+                    release(self.app)
+                except RedisError:  # Redis away: the watchdog releases them once it is back
+                    log.warning("could not release parked steps after %s", self.name, exc_info=True)
+
+        return run
+
+    return wrap
+
+
+@worker_process_init.connect  # type: ignore[untyped-decorator]
+def _join(**_: object) -> None:
+    from app.admission_steps import register_process
+
+    try:
+        register_process(runtime.services())
+    except Exception:
+        log.warning("worker process could not register its slot", exc_info=True)
+
+
+@worker_process_shutdown.connect  # type: ignore[untyped-decorator]
+def _part(**_: object) -> None:
+    from app.admission_steps import unregister_process
+
+    try:
+        unregister_process(runtime.services())
+    except Exception:
+        log.debug("worker process could not unregister its slot", exc_info=True)
+
+
+__all__ = ["fair_step", "release", "sender"]

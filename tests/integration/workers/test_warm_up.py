@@ -1,0 +1,40 @@
+"""A pool process builds its clients and loads the query embedding session as it starts, in the background,
+so its first investigation does not wait for them; a warm-up that fails leaves that to the first step."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from adapters.search.embedder import MiniLMEmbedder
+from bootstrap import Services
+from tests.support.stack import build_stack
+from workers.runtime import warm_up
+
+pytestmark = pytest.mark.integration
+
+BUILT = {"engine", "state", "backends", "reasoner", "embedder"}
+
+
+def test_warm_up_builds_what_a_first_task_needs(tmp_path: Path, redis_url: str, redis_prefix: str) -> None:
+    stack = build_stack(tmp_path / "home", redis_url, redis_prefix)
+    fresh = Services(stack.settings)  # a new pool process: nothing built yet
+    assert not BUILT & set(vars(fresh))
+    warm_up(fresh)
+    assert set(vars(fresh)) >= BUILT
+    embedder = fresh.embedder
+    assert isinstance(embedder, MiniLMEmbedder)
+    assert set(embedder._sessions) == {1}  # the query session, the only one a question needs
+    query = "Which plan includes SSO?"
+    assert np.array_equal(embedder.embed_array([query], persist=False),
+                          np.asarray(stack.services.embedder.embed([query]), dtype=np.float32))
+
+
+def test_a_failing_warm_up_raises_nothing_and_builds_what_it_could(
+        tmp_path: Path, redis_url: str, redis_prefix: str) -> None:
+    settings = build_stack(tmp_path / "home", redis_url, redis_prefix).settings
+    without_redis = Services(settings.model_copy(update={"redis_url": ""}))
+    warm_up(without_redis)  # no Redis configured: `state` raises PermanentError inside
+    assert "engine" in vars(without_redis) and "state" not in vars(without_redis)
