@@ -24,10 +24,14 @@ _PREFIX = "From the knowledge base:"
 # -- answers ----------------------------------------------------------------------------------------
 
 
+# Currency signs go like "$" (which string.punctuation holds): "€1.90" contains the gold "1.90" as "$70" does "70".
+_PUNCTUATION = frozenset(string.punctuation) | frozenset("€£¥")
+
+
 def normalise_answer(text: str) -> str:
-    """SQuAD normalisation: lower-case, no punctuation, no articles, single spaces."""
+    """SQuAD normalisation: lower-case, no punctuation (currency signs included), no articles, single spaces."""
     text = text.lower()
-    text = "".join(ch for ch in text if ch not in set(string.punctuation))
+    text = "".join(ch for ch in text if ch not in _PUNCTUATION)
     text = _ARTICLES.sub(" ", text)
     return " ".join(text.split())
 

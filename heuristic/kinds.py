@@ -5,10 +5,13 @@ from __future__ import annotations
 
 import re
 
-from investigation.text import STOPWORDS, content_stems, fold, stem
+from investigation.text import STOPWORDS, ask_sentence, content_stems, fold, stem
 
 _DURATION = re.compile(r"\b\d[\d,.]*\s*(-|to\s+\d+\s*)?(business\s+|calendar\s+|working\s+)?"
                        r"(seconds?|minutes?|hours?|days?|weeks?|months?|years?)\b", re.IGNORECASE)
+# A number with its unit: a duration, a share, an amount of money or of data.
+_QUANTITY = re.compile(r"[$€£]\s?\d|\b\d[\d,.]*\s*(?:%|percent\b|(?:k|m|g|t)b\b|(?:seconds?|minutes?|hours?|days?|"
+                       r"weeks?|months?|years?)\b|(?:usd|eur|gbp|dollars?|euros?)\b)", re.IGNORECASE)
 # Month names; "may" only as "May" (the modal verb "may approve" is no date).
 _MONTH = (r"\b(?:january|february|march|april|june|july|august|september|october|november|december)\b|"
           r"(?-i:\bMay\b)")
@@ -17,7 +20,11 @@ _PLACE_ASKED = re.compile(r"(?:^|[.?!;,]\s*|\band\s+)where\b|\b(?:what|which)\s+
                           r"region|island|village|nation|continent|borough|district|location)\b", re.IGNORECASE)
 # A place as prose names it: "in Columbus", "from Portland, Oregon", "at Fort Worth" (case matters here).
 _PLACE = re.compile(r"\b(?:in|at|from|near)\s+(?:the\s+)?[A-Z][\w'-]+|\b[A-Z][\w'-]+,\s+[A-Z][\w'-]+|→|\bsettings\b")
+# A web address: it says by its shape that it is one, whatever words stand around it.
+URL = re.compile(r"https?://[\w.-]+|\b[a-z][\w-]*(?:\.[\w-]+)+\.(?:com|example|io|net|org|dev|app)\b", re.IGNORECASE)
 _ANSWER_KINDS: tuple[tuple[re.Pattern[str], re.Pattern[str]], ...] = (
+    (re.compile(r"\b(?:which|what)\s+(?:[\w-]+\s+)?(?:url|endpoint|base\s+url|address|domain|host(?:name)?)\b",
+                re.IGNORECASE), URL),
     (re.compile(r"\bhow\s+(long|soon|many\s+(days|hours|minutes|weeks|months|years))\b|\buntil\s+when\b|"
                 r"\bwhat(?:'s|\s+is|\s+are)\s+the\s+(?:[\w-]+\s+){0,3}(?:timeout|retention(?:\s+period)?|lifetime|"
                 r"duration|grace\s+period|trial(?:\s+period)?)\b", re.IGNORECASE), _DURATION),
@@ -35,13 +42,59 @@ _ANSWER_KINDS: tuple[tuple[re.Pattern[str], re.Pattern[str]], ...] = (
      re.compile(r"\b\d[\d,.]*\b")),
 )
 
+# "How much credit do we get and by when must we claim it?": a second question joined to the first.
+_SECOND_ASK = re.compile(r",?\s+(?:and|&)\s+(?=(?:by\s+when|when|how|what|which|where|who|whom|why)\b)",
+                         re.IGNORECASE)
+
+
+def ask_clauses(question: str) -> list[str]:
+    """The questions the asking sentence joins with "and" ("How much credit do we get", "by when must we claim
+    it?"), in order; the asking sentence alone when it asks one thing."""
+    ask = ask_sentence(question)
+    return [c.strip() for c in _SECOND_ASK.split(ask) if c.strip()] or [ask]
+
+
+def answer_kinds(question: str) -> list[tuple[str, re.Pattern[str] | None]]:
+    """Each asking clause with the kind of value that answers it (`ask_clauses`, `answer_kind`)."""
+    clauses = ask_clauses(question)
+    if len(clauses) < 2:
+        return [(question, answer_kind(question))]
+    return [(c, _kind_of(c)) for c in clauses]
+
+
 def answer_kind(question: str) -> re.Pattern[str] | None:
     """What an answer to this question looks like: "how many times" → a number of times; else a duration,
-    a price, a date, a number or a place."""
-    counted = re.search(r"\bhow\s+(?:many|much)\s+([a-z]{3,})", question, re.IGNORECASE)
-    if counted and counted.group(1).lower() not in ("time", "longer", "more", "does", "do", "is", "are", "will"):
-        noun = re.escape(stem(counted.group(1).lower())[:5])
-        return re.compile(r"\b\d[\d,.]*\s*(?:[a-z-]+\s+){0,2}" + noun, re.IGNORECASE)
+    a price, a date, a number or a place. When the asking sentence joins two questions, the first one's."""
+    clauses = ask_clauses(question)
+    if len(clauses) >= 2:
+        first = _kind_of(clauses[0])
+        if first is not None:
+            return first
+    return _kind_of(question)
+
+
+# A price asked in a named currency ("… on Team in euros?") is answered by an amount in that currency.
+_CURRENCIES = (
+    (re.compile(r"\b(?:in|into)\s+(?:euros?|eur)\b|€", re.IGNORECASE), r"€\s?\d|\beur\s?\d|\d\s?(?:eur|euros?)\b"),
+    (re.compile(r"\b(?:in|into)\s+(?:pounds?(?:\s+sterling)?|gbp|sterling)\b|£", re.IGNORECASE),
+     r"£\s?\d|\bgbp\s?\d|\d\s?(?:gbp|pounds?)\b"),
+    (re.compile(r"\b(?:in|into)\s+(?:(?:us\s+)?dollars?|usd)\b", re.IGNORECASE), r"(?<![A-Za-z])\$\s?\d|\busd\s?\d|\d\s?(?:usd|dollars?)\b"),
+)
+
+
+def _kind_of(question: str) -> re.Pattern[str] | None:
+    for names, amounts in _CURRENCIES:
+        if names.search(question) and _ANSWER_KINDS[3][0].search(question):  # a price question
+            return re.compile(amounts, re.IGNORECASE)
+    counted = re.search(r"\bhow\s+(many|much)\s+([a-z]{3,})", question, re.IGNORECASE)
+    if counted and counted.group(2).lower() not in ("time", "longer", "more", "does", "do", "is", "are", "will"):
+        noun = re.escape(stem(counted.group(2).lower())[:5])
+        pattern = r"\b\d[\d,.]*\s*(?:[a-z-]+\s+){0,2}" + noun
+        if counted.group(1).lower() == "much":
+            # "How much storage" → "1 GB of storage", but "how much clock skew / notice / credit" is a quantity in
+            # some unit: "3 minutes", "72 hours", "10%".
+            pattern += "|" + _QUANTITY.pattern
+        return re.compile(pattern, re.IGNORECASE)
     for asks, looks in _ANSWER_KINDS:
         if asks.search(question):
             return looks

@@ -240,17 +240,26 @@ def _phrase_position(phrase: str, text: str) -> int:
     return padded.rfind(key) if key.strip() else -1
 
 
+_ACRONYM = re.compile(r"[A-Z]{2,4}s?")
+_CODE_NAME = re.compile(r"\b[A-Za-z]+_\d+\b|\b[A-Z]{2,}-?\d{3,}\b")  # ERR_4030, PCL-1001, HTTP402
+
+
 def find_anchors(question: str, evidence: Sequence[Evidence]) -> list[tuple[Evidence, float]]:
     """Passages the chain starts from, with a weight: titled by a name of the question (whatever their
     grade), the innermost name (the last one in the question) first; else the best graded passages."""
     length = max(1, len(" ".join(words(question))))
-    names = [n for n in entities(question) if is_name_like(n)]
+    # A short acronym ("API", "SSO") names a topic many titles share, not the thing the question is about.
+    names = [n for n in entities(question) if is_name_like(n) and not _ACRONYM.fullmatch(n.strip())]
+    codes = [fold(c) for c in _CODE_NAME.findall(question)]
     found: list[tuple[Evidence, float]] = []
     for e in evidence:
         title = base_title(e.title)
         position = _phrase_position(title, question) if len(title) >= 3 else -1
         if position < 0:
             hits = [_phrase_position(n, question) for n in names if _phrase_position(n, e.title) >= 0]
+            # A support article rarely has a code in its title: the passage that explains the question's code
+            # ("ERR_4030 — Organization suspended: …") is where the chain starts.
+            hits += [_phrase_position(c, question) for c in codes if _phrase_position(c, e.text) >= 0]
             position = max(hits, default=-1)
         if position < 0:
             continue
@@ -327,6 +336,11 @@ def unresolved_words(question: str, covered: set[str], config: PlannerConfig = P
             if (stem(word) not in covered and word not in out and word not in _COMPARISON_WORDS
                     and word not in _ASKING_WORDS):
                 out.append(word)
+        if index == 0 and len(parts) > 1 and len(out) < 2:
+            # A ticket's asking sentence says what the next hop must find even when the first passages use its
+            # words too ("before our data gets deleted"): it beats the situation told before it.
+            out = [w for w in dict.fromkeys(content_words(part)) if w not in _COMPARISON_WORDS
+                   and w not in _ASKING_WORDS and "'" not in w] or out
     return out[: config.max_unresolved_words]
 
 

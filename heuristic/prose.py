@@ -42,6 +42,8 @@ _BULLET_START = re.compile(r"^[-*•]\s+")
 _BULLET_SPLIT = re.compile(r"\s+[-*•]\s+(?=\S)")
 _NUMBERED_SPLIT = re.compile(r"\s+(?=\d{1,2}\.\s+\S)")
 _LONG_CELL_WORDS = 12
+_SHORT_ROW_WORDS = 25  # a cell this short stays one sentence even when it holds several
+_CELL_SENTENCE = re.compile(r"(?<=[a-z)])\.\s+(?=[A-Z$€£\d])(?<!\be\.g\.\s)(?<!\bi\.e\.\s)")
 _RATE_HEADER = re.compile(r"^[A-Z]?[a-z]+s\s+per\s+\w+", re.IGNORECASE)  # "Requests per minute", "Runs per month"
 _BARE_NUMBER = re.compile(r"^([$€£]?\d[\d,.]*)\s*(\([^)]*\))?$")  # "1,200", "300 (raised from 200 …)"
 
@@ -134,6 +136,9 @@ def render_row(header: list[str], row: list[str], label: str = "", question: str
             continue
         long_cell = len(row[i].split()) >= _LONG_CELL_WORDS or row[i].endswith(".")
         cell = row[i].rstrip(".")
+        pieces = _CELL_SENTENCE.split(cell) if len(cell.split()) <= _SHORT_ROW_WORDS else []
+        if len(pieces) > 1:  # a row is one sentence: "Available. $500 per …" reads "Available; $500 per …"
+            cell = "; ".join(p.strip().rstrip(".") for p in pieces)
         number = _BARE_NUMBER.match(cell) if _RATE_HEADER.search(header[i]) else None
         if number:
             # A number under a unit ("Requests per minute per workspace") reads as a quantity: "1,200 requests
@@ -219,20 +224,42 @@ def _prose(block: str, context: str) -> list[Unit]:
     if lead and not short_lead:
         out.extend(Unit(_end(s), context) for s in split_sentences(lead))
     for item in items:
+        # "1. **First purchase guarantee (14 days).** If your organization …": the bold label names what the
+        # item's sentences are about, as a heading would.
+        labelled = _BOLD_LEAD.match(item.strip())
+        where = context
+        if labelled and re.match(r"\*\*[^*]+\.\*\*", item.strip()):  # a label that is a title ("… (14 days).")
+            label = inline(labelled.group(1)).rstrip(".:")
+            where = f"{context}. {label}" if context else label
+            item = item.strip()[labelled.end():]
         item = inline(item)
         if not item:
             continue
         sentences = split_sentences(item) or [item]
         first = f"{lead.rstrip(':')}: {sentences[0]}" if short_lead else sentences[0]
-        out.append(Unit(_end(first), context, "item"))
-        out.extend(Unit(_end(s), context, "item") for s in sentences[1:])
+        out.append(Unit(_end(first), where, "item"))
+        out.extend(Unit(_end(s), where, "item") for s in sentences[1:])
     return out
+
+
+def enumerates(text: str) -> bool:
+    """A bare list of names, not a sentence ("HTTP request, Slack, Google Sheets, … and Amazon S3."): what they
+    are, and who gets them, is said only by the heading above them."""
+    parts = [p.strip() for p in re.split(r",\s*|\s+and\s+|\s+or\s+", text.rstrip(" .")) if p.strip()]
+    if len(parts) < 4 or any(len(p.split()) > 4 for p in parts):
+        return False
+    return sum(1 for p in parts if p[:1].isupper() or p[:1].isdigit()) >= 0.75 * len(parts)
 
 
 def with_context(unit: Unit) -> str:
     """The unit's text, prefixed by its section when the section names something (a code, a plan, a
-    product) that the text does not: "ERR_4030 — Organization suspended: The organization is …"."""
-    if not unit.section or unit.kind == "item" or len(unit.section.split()) > 10 or unit.section.endswith("?"):
+    product) that the text does not: "ERR_4030 — Organization suspended: The organization is …"; a bare
+    list of names always gets its heading ("Standard connectors (all plans): HTTP request, Slack, …")."""
+    if not unit.section or len(unit.section.split()) > 10 or unit.section.endswith("?"):
+        return unit.text
+    if enumerates(unit.text):
+        return f"{unit.section}: {unit.text}"
+    if unit.kind == "item":
         return unit.text
     text_stems = content_stems(unit.text)
     tokens = re.findall(r"[\w-]+", unit.section)

@@ -11,6 +11,7 @@ multi-hop chain (`heuristic.chains`), or both sides of a comparison in one first
 
 from __future__ import annotations
 
+import math
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -18,7 +19,7 @@ from dataclasses import dataclass
 from heuristic.chains import ChainContext, Sentence, chain_end, is_name, named_in
 from heuristic.focus import focus_names
 from heuristic.grader import weighted_terms
-from heuristic.kinds import answer_kind, focus_terms, measure_of
+from heuristic.kinds import URL, answer_kind, answer_kinds, focus_terms, measure_of
 from heuristic.planner import base_title
 from heuristic.prose import units, with_context
 from heuristic.router import compared_entities
@@ -79,11 +80,14 @@ def direct_answer(question: str) -> Answer:
 
 
 _TOOL_RECORD_PRIOR = 0.25
+_NAMED_WEIGHT = 0.75  # the grade weight of an ambiguous passage
 
 
 def _candidates(question: str, evidence: Sequence[Evidence]) -> list[Sentence]:
     out: list[Sentence] = []
     asked = content_stems(question)
+    names = [fold(n) for n in focus_names(question)]
+    rare = [n for n in names if len(n) >= 3 and 0 < sum(n in fold(e.text) for e in evidence) <= max(1, len(evidence) // 4)]
     for index, e in enumerate(evidence):
         # The selection ranked the evidence (links and bridges included): its leaders count fully even when
         # their grade against the original question is low (the second hop of a chain often is).
@@ -98,9 +102,12 @@ def _candidates(question: str, evidence: Sequence[Evidence]) -> list[Sentence]:
             if len(words(text)) < 3 or carries_instructions(text):  # orders to an AI are never quoted
                 continue
             stems = frozenset(content_stems(f"{text} {unit.section}") | content_stems(e.title))
+            # The only sentences naming the question's own specific place, code or product ("Sydney") are about
+            # the asker's case however the passage as a whole was graded.
+            sentence_weight = max(weight, _NAMED_WEIGHT) if any(n in fold(text) for n in rare) else weight
             # A tool's record of the requester's own account says what no general article can.
             own = _TOOL_RECORD_PRIOR if e.source_id.startswith("tool:") and stems & asked else 0.0
-            out.append(Sentence(index, position, text, stems, weight,
+            out.append(Sentence(index, position, text, stems, sentence_weight,
                                 0.05 * e.score - 0.005 * index - 0.003 * position + own))
     return out
 
@@ -140,6 +147,20 @@ def _terms(question: str) -> dict[str, float]:
     return terms
 
 
+_RARITY = 1.0  # how much more the rarest question term weighs than one every evidence sentence holds
+
+
+def _rarity(terms: dict[str, float], candidates: Sequence[Sentence]) -> dict[str, float]:
+    """Question terms that few evidence sentences hold weigh more ("passkeys" beside "members", "sign in"): the
+    sentences that hold them are about what this question asks, not about the topic every passage shares."""
+    if len(candidates) < 4:
+        return terms
+    held = {t: sum(t in c.stems for c in candidates) for t in terms}
+    n = len(candidates)
+    return {t: w * (1.0 + _RARITY * math.log((n + 1) / (held[t] + 1)) / math.log(n + 1)) if held[t] else w
+            for t, w in terms.items()}
+
+
 def _gain(c: Sentence, terms: dict[str, float], state: _State, kind: re.Pattern[str] | None,
           bridge: dict[int, set[str]]) -> float:
     """What a sentence adds: uncovered question terms, the expected kind of answer, and a link to what was
@@ -151,15 +172,19 @@ def _gain(c: Sentence, terms: dict[str, float], state: _State, kind: re.Pattern[
     chain = 0.08 * len(c.stems & bridge.get(c.index, set())) + min(
         0.25, 0.05 * len((content_stems(c.text) - terms.keys()) & state.linked))
     typed = _CONTEXT_BONUS if _typed(c, kind, state) else 0.0
+    if _concludes(c, kind, state):
+        typed = 2 * _CONTEXT_BONUS  # the outcome of the asker's own situation is the answer itself
+    # A sentence that also answers the second question of "how much … and how many …?" answers both at once.
+    typed += sum(0.5 * _CONTEXT_BONUS for other, wanted in state.others if other.search(c.text) and c.stems & wanted)
     nearby = 0.08 if (c.index, c.position - 1) in state.places or (c.index, c.position + 1) in state.places else 0.0
     length = len(c.text.split())
     # A short sentence that holds the asked value ("Idle timeout: 7 days.") is the ideal answer, not a fragment.
     shape = -0.15 if length > 60 else (-0.1 if length < 5 and not typed else 0.0)
     if c.text.rstrip(" .").endswith(":"):  # a list's lead-in says nothing by itself
         shape -= 0.3
-    if _contrasts(c):
+    if _contrasts(c) or _sibling(c, state):
         shape -= 0.3
-    if not typed and restates(c.text, state.question):
+    if (not typed and restates(c.text, state.question)) or (c.index, c.position) in state.situation:
         shape -= 0.25  # it repeats the question's situation and adds nothing the question asked for
     title = state.titles[c.index] if c.index < len(state.titles) else ""
     followed = (state.follow if len(title) >= 3 and title in state.said and title not in state.question_text
@@ -182,6 +207,12 @@ class _State:
     focus: frozenset[str] = frozenset()  # the stems of the question's asking clause
     measure: frozenset[str] = frozenset()  # the measured quantity a number question names (population)
     named: tuple[bool, ...] = ()  # the evidence's title is a name ("M. Ward"), not a topic ("Batch printing")
+    situation: frozenset[tuple[int, int]] = frozenset()  # sentences that retell the asker's own numbers
+    concluding: frozenset[tuple[int, int]] = frozenset()  # the sentences right after those: their outcome
+    others: tuple[tuple[re.Pattern[str], frozenset[str]], ...] = ()  # kinds and terms of further asks
+    codes: frozenset[str] = frozenset()  # the question's codes ("ERR_4031", "EU-1"), folded
+    left: frozenset[str] = frozenset()  # what the asker moved away from ("from EU-1 to AP-1" → eu-1), folded
+    reached: frozenset[str] = frozenset()  # where the asker is now ("… to AP-1" → ap-1), folded
 
     @property
     def chain(self) -> ChainContext:
@@ -194,6 +225,56 @@ def restates(sentence: str, question_stems: frozenset[str] | set[str]) -> bool:
     asker's own situation, the question rephrased): quoting it first would not answer anything."""
     stems = content_stems(sentence)
     return len(stems) >= 3 and len(stems & question_stems) >= _RESTATES * len(stems)
+
+
+_NUMBER = re.compile(r"(?<![\w.,-])[$€£]?(\d[\d,.]*\d|\d)(?![\w-])")
+
+
+def _numbers(text: str) -> set[str]:
+    """The stand-alone numbers of a text ("$700" → 700, "43,200"), not those inside names ("EU-1", "ERR_4030")."""
+    return {m.group(1).replace(",", "") for m in _NUMBER.finditer(text)}
+
+
+def _situations(question: str, candidates: Sequence[Sentence]) -> tuple[frozenset[tuple[int, int]],
+                                                                           frozenset[tuple[int, int]]]:
+    """Sentences that retell the asker's situation with the asker's own numbers (a worked example: "A Business
+    organization … $700 per month has 60 downtime minutes …"), and the sentences right after them, which say
+    what follows for that situation ("… so the credit is 10%, or $70")."""
+    given = _numbers(question)
+    if len(given) < 2:
+        return frozenset(), frozenset()
+    retold = frozenset((c.index, c.position) for c in candidates if len(_numbers(c.text) & given) >= 2)
+    return retold, frozenset((i, p + 1) for i, p in retold if (i, p + 1) not in retold)
+
+
+def _concludes(c: Sentence, kind: re.Pattern[str] | None, state: _State) -> bool:
+    """The sentence after a retold situation holds the asked kind of value: the outcome for the asker."""
+    return (kind is not None and (c.index, c.position) in state.concluding
+            and bool(kind.search(c.text)))
+
+
+_CODE_ID = re.compile(r"\b[A-Z]{2,}[_-]\d+\b")
+
+
+# "We moved our workspace from EU-1 to AP-1": a change between two named things (upgraded from Team to Business).
+_MOVE = re.compile(r"\bfrom\s+((?-i:[A-Z][\w-]*))\s+to\s+((?-i:[A-Z][\w-]*))", re.IGNORECASE)
+
+
+def _sibling(c: Sentence, state: _State) -> bool:
+    """The sentence is about another code of the same family than the question's ("ERR_4221 — Webhook endpoint
+    disabled …" for a question about ERR_4031) and does not name the question's own: it answers another ticket."""
+    text = fold(c.text)
+    if state.left and any(_word_in(a, text) for a in state.left) and not any(_word_in(b, text) for b in state.reached):
+        return True  # it is about what the asker has left ("… for EU-1" after a move from EU-1 to AP-1)
+    if not state.codes:
+        return False
+    found = {fold(m.group(0)) for m in _CODE_ID.finditer(c.text)}
+    families = {re.split(r"[_-]", code)[0] for code in state.codes}
+    return bool(found) and not found & state.codes and any(re.split(r"[_-]", f)[0] in families for f in found)
+
+
+def _word_in(word: str, text: str) -> bool:
+    return re.search(r"(?<![\w-])" + re.escape(word) + r"(?![\w-])", text) is not None
 
 
 def _contrasts(c: Sentence) -> bool:
@@ -215,13 +296,17 @@ def _anchor_terms(question: str, candidates: Sequence[Sentence]) -> set[str]:
 def _typed(c: Sentence, kind: re.Pattern[str] | None, state: _State) -> bool:
     """The sentence holds the kind of answer asked for, next to what is asked about ("90 days" next to
     "data … deleted", not "15 minutes" next to "payment")."""
-    return (kind is not None and not state.kind_found and bool(c.stems & state.asked) and state.measure <= c.stems
-            and bool(kind.search(c.text)))
+    return (kind is not None and not state.kind_found and (bool(c.stems & state.asked) or kind is URL)
+            and state.measure <= c.stems and bool(kind.search(c.text)) and not _sibling(c, state))
 
 
 def _pick(question: str, route: RouteDecision, evidence: Sequence[Evidence], max_sentences: int) -> _Composition:
     candidates = _candidates(question, evidence)
     terms = _terms(question)
+    if route.route is not Route.MULTI_HOP:
+        # Not along a chain: there the question's rare words name its far end, and weighting them pulls the
+        # answer off the chain's last link (measured on MuSiQue: contains 0.37 → 0.33 with, 0.37 without).
+        terms = _rarity(terms, candidates)
     kind = answer_kind(question)
     question_stems = set(terms)
     bridge = {i: content_stems(e.query) - question_stems for i, e in enumerate(evidence)}
@@ -233,6 +318,11 @@ def _pick(question: str, route: RouteDecision, evidence: Sequence[Evidence], max
                    named=tuple(is_name(e.title) for e in evidence), focus=frozenset(focus_terms(question)),
                    measure=frozenset(measure_of(question)),
                    follow=_FOLLOW if route.route is Route.MULTI_HOP else 0.0)
+    state.situation, state.concluding = _situations(question, candidates)
+    state.codes = frozenset(fold(m.group(0)) for m in _CODE_ID.finditer(question))
+    moves = [(fold(m.group(1)), fold(m.group(2))) for m in _MOVE.finditer(question)]
+    state.left, state.reached = frozenset(a for a, _b in moves), frozenset(b for _a, b in moves)
+    state.others = tuple((k, frozenset(_terms_of(clause))) for clause, k in answer_kinds(question)[1:] if k is not None)
 
     def take(c: Sentence) -> None:
         picked.append(c)
@@ -254,14 +344,18 @@ def _pick(question: str, route: RouteDecision, evidence: Sequence[Evidence], max
         holders = [c for c in candidates if c not in picked and (key in fold(c.text) or (stems and stems <= c.stems))] or [
             c for c in candidates if c not in picked and key in fold(evidence[c.index].title)]
         if holders:  # a sentence about the entity ("Business: …") rather than one mentioning it
-            side = max(holders, key=lambda c: gain(c) + _about_bonus(c, key, stems, fold(evidence[c.index].title)))
+            # One that holds the asked kind of value ("EUR €1.90" for a price in euros) before one that does not.
+            side = max(holders, key=lambda c: (kind is not None and bool(kind.search(c.text)),
+                                               gain(c) + _about_bonus(c, key, stems, fold(evidence[c.index].title))))
             take(side)
             sides.append(side)
     # What each sentence would add before anything is picked (the bar a typed sentence is held to below).
     fresh = {id(c): gain(c) for c in candidates} if kind is not None else {}
     first = None
     while len(picked) < max_sentences:
-        pool = [c for c in candidates if c not in picked and not _repeats(c, picked)]
+        # A retelling of the asker's own situation is never quoted when what follows from it is at hand.
+        pool = [c for c in candidates if c not in picked and not _repeats(c, picked)
+                and not ((c.index, c.position) in state.situation and state.concluding)]
         if not pool:
             break
         best = max(pool, key=lambda c: (gain(c), -c.index, -c.position))
@@ -274,12 +368,23 @@ def _pick(question: str, route: RouteDecision, evidence: Sequence[Evidence], max
     if kind is not None and picked and first is not None and not any(_answers(c, kind, state, terms)[0] for c in picked):
         # Nothing picked holds the asked kind of value: the best sentence that does, when it is nearly as good,
         # answers the question ("within 30 days after …" for "by when"), the rest only surrounds it.
-        typed = [c for c in candidates if c not in picked and _answers(c, kind, state, terms)[0]]
+        typed = [c for c in candidates if c not in picked and _answers(c, kind, state, terms)[0]
+                 and not _sibling(c, state) and (not state.focus or c.stems & state.focus)]
         best_typed = max(typed, key=lambda c: (fresh[id(c)], -c.index, -c.position), default=None)
         if best_typed is not None and fresh[id(best_typed)] >= _TYPED_SHARE * first:
             if len(picked) >= max_sentences:
                 picked.pop()
             take(best_typed)
+    for other, wanted in state.others:
+        # A second question joined by "and" ("… and by when must we claim it?") is answered too.
+        if not wanted or any(other.search(c.text) and c.stems & wanted for c in picked):
+            continue
+        extra = [c for c in candidates if c not in picked and other.search(c.text) and c.stems & wanted
+                 and not _repeats(c, picked)]
+        if extra:
+            if len(picked) >= max_sentences:
+                picked.pop()
+            take(max(extra, key=lambda c: (gain(c), -c.index, -c.position)))
     if len(sides) >= 2 and len(sides) == len(entities):
         return _comparison(question, entities, sides, picked, candidates, evidence)
     end = chain_end(picked, candidates, state.chain, kind, terms) if route.route is Route.MULTI_HOP else None
@@ -356,17 +461,20 @@ def _comparison(question: str, entities: Sequence[str], sides: list[Sentence], p
 
 
 def _answers(c: Sentence, kind: re.Pattern[str] | None, state: _State,
-             terms: dict[str, float]) -> tuple[bool, bool, bool, float]:
+             terms: dict[str, float]) -> tuple[bool, bool, bool, bool, float]:
     """How well a picked sentence answers the asking sentence: it holds the expected kind of value next to
     the asked terms, it neither restates the question nor sets a name against another, and it covers the
     asked terms (weighted) with something the question did not already say."""
     asked = c.stems & state.asked
-    typed = kind is not None and bool(asked) and state.measure <= c.stems and bool(kind.search(c.text))
-    clean = not restates(c.text, state.question) and not _contrasts(c)
+    typed = (kind is not None and (bool(asked) or kind is URL) and state.measure <= c.stems
+             and bool(kind.search(c.text)) and not _sibling(c, state))
+    clean = (not restates(c.text, state.question) and not _contrasts(c) and not _sibling(c, state)
+             and (c.index, c.position) not in state.situation)
+    concludes = (c.index, c.position) in state.concluding and kind is not None and bool(kind.search(c.text))
     novel = bool(content_stems(c.text) - state.question)
     total = sum(terms.values()) or 1.0
     cover = sum(terms.get(t, 0.0) for t in asked) / total + 0.5 * sum(terms.get(t, 0.0) for t in c.stems) / total
-    return typed, clean, novel, round(cover + 0.001 * c.weight, 6)
+    return typed, clean, concludes, novel, round(cover + 0.001 * c.weight, 6)
 
 
 def _repeats(c: Sentence, picked: Sequence[Sentence]) -> bool:

@@ -4,7 +4,7 @@
 # Each worktree needs a .venv (make install, or a symlink to another worktree's .venv: every run puts
 # the worktree first on PYTHONPATH, so an editable install of another checkout does not shadow it). For every sample bench both run on copies of ONE
 # ingested SLEUTH_HOME (identical indexes: BM25 statistics depend on everything a home holds), inline,
-# sub-query cache off; the per-question JSONL are compared (retrieved ids, route, answer), and AFTER runs
+# sub-query cache off; the per-question JSONL are compared (every field but latency and id), and AFTER runs
 # the support set once more with SLEUTH_TEXT_CACHE=false. Then ingest (examples/kb, fresh homes), the
 # embedder alone, and the HTTP API (sleuth up --workers 1) unless BENCH_ONLY=1. Prints one JSON line per
 # measurement. SKIP_BENCH=1 runs only ingest, embedder and API; ONLY=examples,parcelo a subset of the benches.
@@ -50,7 +50,10 @@ for entry in "${DATASETS[@]}"; do
 import json, sys
 load = lambda p: {r["id"]: r for r in map(json.loads, open(p))}
 a, b = load(sys.argv[1]), load(sys.argv[2])
-diff = [k for k in a if any(a[k][f] != b.get(k, {}).get(f) for f in ("retrieved", "route", "answer"))]
+# Every field of each row (route, retrieved ids, answer, citations, stop reason, hops, recall, ...) but
+# its timing and the investigation's id.
+strip = lambda r: {k: v for k, v in r.items() if k not in ("latency_ms", "investigation_id")}
+diff = [k for k in a if strip(a[k]) != strip(b.get(k, {}))]
 print(json.dumps({"compared": sys.argv[1].rsplit("/", 1)[-1], "rows": [len(a), len(b)], "differing": diff}))
 EOF
 done
@@ -58,7 +61,10 @@ done
 import json, sys
 load = lambda p: {r["id"]: r for r in map(json.loads, open(p))}
 a, b = load(sys.argv[1]), load(sys.argv[2])
-diff = [k for k in a if any(a[k][f] != b.get(k, {}).get(f) for f in ("retrieved", "route", "answer"))]
+# Every field of each row (route, retrieved ids, answer, citations, stop reason, hops, recall, ...) but
+# its timing and the investigation's id.
+strip = lambda r: {k: v for k, v in r.items() if k not in ("latency_ms", "investigation_id")}
+diff = [k for k in a if strip(a[k]) != strip(b.get(k, {}))]
 print(json.dumps({"compared": "after cached vs SLEUTH_TEXT_CACHE=false", "rows": [len(a), len(b)], "differing": diff}))
 EOF
 

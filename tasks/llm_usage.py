@@ -17,6 +17,8 @@ LLM_OUT = (BudgetExceeded, PermanentError)
 
 def bound_reasoner(services: Services, session: Any, inv: Investigation) -> Reasoner:
     """The investigation's reasoner, charging its LLM tokens to the investigation and the tenant."""
+    if services.settings.llm == "heuristic":
+        return services.reasoner  # no LLM calls to charge (`Services.reasoner_for`): no tenant limits read
     limits = repo.get_tenant(session, tenant_id=inv.tenant_id).limits or {}
     daily = limits.get("llm_tokens_per_day")
     return services.reasoner_for(inv.id, inv.tenant_id, daily_limit=None if daily is None else int(daily))

@@ -150,3 +150,8 @@ def test_decision_sets_and_other_corpora_set_the_expected_outcome(tmp_path: Path
     moved = load_set(tmp_path, decisions=True, corpus_dir=other, limit=None)
     assert [q["expected_route"] for q in moved.questions] == ["direct", "out_of_corpus"]
     assert not moved.questions[1]["in_corpus"] and "vs corpus other" in moved.name
+
+
+def test_currency_signs_are_punctuation_like_the_dollar() -> None:
+    assert normalise_answer("EUR €1.90 or £1.60") == normalise_answer("EUR 1.90 or 1.60")
+    assert answer_scores("Team: EUR €1.90 per 1,000 runs [1].", ["1.90"])["contains"] == 1.0  # type: ignore[index]

@@ -122,3 +122,16 @@ def test_an_initial_is_not_a_full_stop() -> None:
     sentence = "The Harris W. Fawell Congressional Papers are held at North Central College."
     assert clean_name("Harris W. Fawell Congressional Papers", sentence, sentence) == \
         "Harris W. Fawell Congressional Papers"
+
+
+def test_a_ticket_with_a_code_bridges_from_the_passage_explaining_the_code_not_a_title_sharing_an_acronym() -> None:
+    question = "Our API calls started failing with GW_5030. How long do we have before our files get deleted?"
+    keys = evidence("keys#0", "Managing API keys", (
+        "API keys authenticate requests. Revoked keys return GW_5011 (Key revoked or expired)."), score=0.6)
+    codes = evidence("codes#0", "Error codes", (
+        "GW_5030 — Account frozen: the account is frozen because an invoice is past due. Members can still sign in "
+        "and export files."), grade=Grade.AMBIGUOUS, score=0.5)
+    [first, *_] = bridge_queries(question, [keys, codes], [question])
+    assert "frozen" in first.follows.lower() and "revoked" not in first.text.lower(), first
+    # The asking sentence says what the next hop must find, even when the first passages use its words.
+    assert "files" in first.text.split() and "deleted" in first.text.split()

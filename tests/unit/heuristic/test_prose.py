@@ -57,3 +57,17 @@ def test_a_number_under_a_rate_column_reads_as_a_quantity_with_its_unit() -> Non
     out = texts(table)
     assert "Business: 1,200 requests per minute per workspace; Region EU-1." in out
     assert "Team: 300 requests per minute per workspace (raised from 200); Region US-1." in out
+
+
+def test_a_bare_list_of_names_gets_its_heading_which_says_who_gets_them() -> None:
+    text = ("## Basic integrations (every tier)\n\nWebhook call, Matrix, Google Docs, Notion, Jira, Linear, "
+            "Airtable and Amazon S3.\n\nThe Zendesk integration requires the Pro tier or higher.")
+    out = texts(text)
+    assert out[0].startswith("Basic integrations (every tier): Webhook call, Matrix")
+    assert out[1] == "The Zendesk integration requires the Pro tier or higher."  # a sentence speaks for itself
+
+
+def test_a_short_cell_of_several_sentences_stays_one_sentence_of_its_row() -> None:
+    table = ("| Tier | Data move | |---|---| | Basic | Not available. | "
+             "| Pro | Available. $300 per project per move, invoiced monthly. |")
+    assert "Pro: Available; $300 per project per move, invoiced monthly." in texts(table)
