@@ -6,33 +6,38 @@ from __future__ import annotations
 
 import threading
 from collections import OrderedDict
+from typing import Generic, TypeVar
 
 from sqlmodel import Session
 
 from investigation.errors import NotFound
 from storage.models import Delivery, Investigation
 
+K = TypeVar("K")
+V = TypeVar("V")
+
 OWNERS_CACHED = 8192  # entries (investigations and deliveries together) kept per process, least recent out
 
 
-class _Owners:
-    """A thread-safe LRU of (database, kind, id) → (investigation id, tenant id)."""
+class BoundedLRU(Generic[K, V]):
+    """A thread-safe least-recently-used map of at most `size` entries (the per-process caches of rows that
+    never change: owners here, planned hops in storage/_plans.py)."""
 
     def __init__(self, size: int) -> None:
         self.size = size
-        self._items: OrderedDict[tuple[str, str, str], tuple[str, str]] = OrderedDict()
+        self._items: OrderedDict[K, V] = OrderedDict()
         self._lock = threading.Lock()
 
-    def get(self, key: tuple[str, str, str]) -> tuple[str, str] | None:
+    def get(self, key: K) -> V | None:
         with self._lock:
             found = self._items.get(key)
             if found is not None:
                 self._items.move_to_end(key)
             return found
 
-    def put(self, key: tuple[str, str, str], owner: tuple[str, str]) -> None:
+    def put(self, key: K, value: V) -> None:
         with self._lock:
-            self._items[key] = owner
+            self._items[key] = value
             self._items.move_to_end(key)
             while len(self._items) > self.size:
                 self._items.popitem(last=False)
@@ -45,12 +50,17 @@ class _Owners:
             self._items.clear()
 
 
-_OWNERS = _Owners(OWNERS_CACHED)
+def database_of(session: Session) -> str:
+    """The cache key part naming the session's database: test databases and a deployment's databases may
+    share a process, so ids alone do not identify a row."""
+    return str(session.get_bind().engine.url)
+
+
+_OWNERS: BoundedLRU[tuple[str, str, str], tuple[str, str]] = BoundedLRU(OWNERS_CACHED)
 
 
 def _key(session: Session, kind: str, item_id: str) -> tuple[str, str, str]:
-    # Ids are uuid4, but test databases and a deployment's databases may share a process: keyed by database.
-    return str(session.get_bind().engine.url), kind, item_id
+    return database_of(session), kind, item_id
 
 
 def investigation_tenant(session: Session, *, investigation_id: str) -> str:

@@ -5,12 +5,11 @@ A hop not planned yet is not cached (it may be committed a moment later)."""
 
 from __future__ import annotations
 
-import threading
-from collections import OrderedDict
 from dataclasses import dataclass
 
 from sqlmodel import Session
 
+from storage._owners import BoundedLRU, database_of
 from storage._records import get_hop
 from storage.models import Investigation
 
@@ -27,34 +26,25 @@ class PlannedHop:
     queries: tuple[str, ...]
 
 
-_lock = threading.Lock()
-_plans: OrderedDict[tuple[str, str, int], PlannedHop] = OrderedDict()
+_plans: BoundedLRU[tuple[str, str, int], PlannedHop] = BoundedLRU(PLANS_CACHED)
 
 
 def planned_hop(session: Session, *, investigation_id: str, number: int) -> PlannedHop | None:
     """Hop `number` of the investigation as planned, or None when it has not been planned (or the
     investigation does not exist)."""
-    # Keyed by database too: test databases and a deployment's databases may share a process.
-    key = (str(session.get_bind().engine.url), investigation_id, number)
-    with _lock:
-        found = _plans.get(key)
-        if found is not None:
-            _plans.move_to_end(key)
-            return found
+    key = (database_of(session), investigation_id, number)
+    if (found := _plans.get(key)) is not None:
+        return found
     inv = session.get(Investigation, investigation_id)
     hop = get_hop(session, investigation_id=investigation_id, number=number)
     if inv is None or hop is None:
         return None
     found = PlannedHop(tenant_id=inv.tenant_id, audience=inv.audience, principals=tuple(inv.principals or ()),
                        queries=tuple(str(q["text"]) for q in hop.queries))
-    with _lock:
-        _plans[key] = found
-        while len(_plans) > PLANS_CACHED:
-            _plans.popitem(last=False)
+    _plans.put(key, found)
     return found
 
 
 def forget_plans() -> None:
     """Empty this process's cache (tests)."""
-    with _lock:
-        _plans.clear()
+    _plans.clear()

@@ -87,7 +87,7 @@ def test_a_missing_row_is_not_found_and_not_cached(session: Session, tenant: Ten
 
 def test_the_cache_is_bounded_and_drops_the_least_recent(session: Session, tenant: Tenant, statements: list[str],
                                                          monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(_owners, "_OWNERS", _owners._Owners(2))
+    monkeypatch.setattr(_owners, "_OWNERS", _owners.BoundedLRU(2))
     a, b, c = (new_investigation(session, tenant) for _ in range(3))
     session.expunge_all()
 
