@@ -13,10 +13,12 @@ Rule for missing services (`require_or_skip`): skip locally, fail when ``CI=true
     empty_db_url     function the same, but empty (not migrated)
     db_engine        function `make_engine(db_url)`
     session          function a `Session` on `db_engine` (expire_on_commit=False)
+    embeddings_dir   session  an embedding cache shared by every xdist worker, holding the example KB's vectors
 """
 
 from __future__ import annotations
 
+import fcntl
 import os
 import queue
 import shutil
@@ -351,6 +353,42 @@ def session_factory(db_engine: Engine) -> Callable[[], Session]:
     return lambda: Session(db_engine, expire_on_commit=False)
 
 
+# -- embeddings -----------------------------------------------------------------------------------------
+
+EXAMPLE_KB = Path(__file__).resolve().parents[1] / "examples" / "kb"
+
+
+@pytest.fixture(scope="session")
+def embeddings_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """`SLEUTH_EMBEDDINGS_DIR` for every stack, CLI run and chaos run of this test run that ingests the
+    example KB: the first xdist worker to ask embeds it (one ingest, ~15 s of CPU), the others wait for it
+    and then only read vectors. Keys are content hashes (model, max tokens, text), so a stack's results are
+    the ones an empty cache gives; only the inference is skipped. Cold embedding stays covered by
+    tests/unit/adapters/test_embedder.py and by every stack that ingests other texts."""
+    base = tmp_path_factory.getbasetemp()
+    root = base.parent if os.environ.get("PYTEST_XDIST_WORKER") else base  # shared by this run's workers
+    cache = root / "embeddings"
+    with open(root / "embeddings.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if not (root / "embeddings.warm").exists():
+            _embed_example_kb(cache, root / "embeddings-warm-home")
+            (root / "embeddings.warm").touch()
+    return cache
+
+
+def _embed_example_kb(cache: Path, home: Path) -> None:
+    from adapters.search.ingest import ingest, load_documents
+    from bootstrap import Services
+    from config.settings import Settings
+
+    services = Services(Settings(home=home, embeddings_dir=cache))
+    try:
+        ingest(load_documents([EXAMPLE_KB]), tenant="warm-up", backends=list(services.backends.values()))
+    finally:
+        services.engine.dispose()
+    shutil.rmtree(home, ignore_errors=True)
+
+
 # -- honest markers -----------------------------------------------------------------------------------
 
 # Fixtures that reach a service (Redis, a database server or file, a worker, the ONNX model). A test that
@@ -358,7 +396,7 @@ def session_factory(db_engine: Engine) -> Callable[[], Session]:
 SERVICE_FIXTURES = frozenset({
     "redis_url", "redis_py_url", "redis_prefix", "module_redis_prefix", "redis_client", "redis_state", "db_url",
     "module_db_url", "empty_db_url", "db_engine", "session", "services", "api", "stack", "shared_stack", "queue",
-    "embedder", "worker",
+    "embedder", "worker", "embeddings_dir",
 })
 
 
