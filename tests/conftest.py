@@ -29,7 +29,6 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import NoReturn
-from urllib.parse import parse_qs, urlsplit
 
 import pytest
 import redis
@@ -37,7 +36,8 @@ from sqlalchemy import Engine, create_engine, make_url, text
 from sqlmodel import Session
 
 from storage.db import make_engine, migrate
-from storage.redis_state import RedisState, client_from_url
+from storage.redis_state import RedisState, client_from_url, kombu_url
+from storage.redis_state import redis_py_url as redis_py_form
 
 DEFAULT_REDIS_URL = "redis://127.0.0.1:6379/13"
 DEFAULT_POSTGRES_URL = "postgresql+psycopg://postgres@127.0.0.1:5432/test"
@@ -58,18 +58,9 @@ def require_or_skip(reason: str) -> NoReturn:
 
 
 def redis_url_pair(url: str) -> tuple[str, str]:
-    """(Celery/kombu URL, redis-py URL) of one server: kombu wants ``redis+socket://``, redis-py ``unix://``.
-
-    Database 0 of a socket is written without a query string, so a plain scheme swap converts both ways.
-    """
-    parts = urlsplit(url)
-    if parts.scheme not in ("unix", "redis+socket"):
-        return url, url
-    query = parse_qs(parts.query)
-    db = (query.get("db") or query.get("virtual_host") or ["0"])[0]
-    if db == "0":
-        return f"redis+socket://{parts.path}", f"unix://{parts.path}"
-    return f"redis+socket://{parts.path}?virtual_host={db}", f"unix://{parts.path}?db={db}"
+    """(Celery/kombu URL, redis-py URL) of one server, by the product's converters: kombu wants
+    ``redis+socket://``, redis-py ``unix://``."""
+    return kombu_url(url), redis_py_form(url)
 
 
 def _redis_answers(url: str) -> bool:
