@@ -75,7 +75,7 @@ def add_evidence(session: Session, *, investigation_id: str, evidence: Sequence[
             text=ev.text,
             url=ev.url,
             score=float(ev.score),
-            grade=str(ev.grade.value if hasattr(ev.grade, "value") else ev.grade),
+            grade=ev.grade.value,
             hop=ev.hop,
             query=ev.query,
             visibility=str(ev.visibility.value),
