@@ -82,7 +82,7 @@ def insert_ignore(
     Race-safe without exceptions: a concurrent insert of the same key waits for the other transaction
     and then does nothing.
     """
-    table: Table = model.__table__  # type: ignore[attr-defined]
+    table: Table = model.__table__  # type: ignore[attr-defined]  # SQLModel sets it, undeclared
     dialect = session.get_bind().dialect.name
     if dialect not in ("postgresql", "sqlite"):
         raise NotImplementedError(f"unsupported database: {dialect}")
@@ -98,13 +98,13 @@ def insert_ignore(
         # rowcount of an INSERT is only kept when asked for (SQLAlchemy 2.0.28+; -1 otherwise on psycopg)
         result = session.execute(stmt.execution_options(preserve_rowcount=True),
                                  batch[0] if len(batch) == 1 else batch)
-        inserted += max(result.rowcount, 0)  # type: ignore[attr-defined]
+        inserted += max(result.rowcount, 0)  # type: ignore[attr-defined]  # CursorResult; stubs say Result
     return inserted
 
 
 def row_values(instance: SQLModel) -> dict[str, Any]:
     """Column values of a (not yet persisted) model instance, defaults included, for a Core INSERT."""
-    table: Table = type(instance).__table__  # type: ignore[attr-defined]
+    table: Table = type(instance).__table__  # type: ignore[attr-defined]  # SQLModel sets it, undeclared
     values = {column.name: getattr(instance, column.name) for column in table.columns}
     return {name: value for name, value in values.items() if value is not None or name != "id"}
 
