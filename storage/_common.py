@@ -90,7 +90,7 @@ def insert_ignore(
         # rowcount of an INSERT is only kept when asked for (SQLAlchemy 2.0.28+; -1 otherwise on psycopg)
         stmt = _insert(session, model, conflict).execution_options(preserve_rowcount=True)
         result = session.execute(stmt, batch[0] if len(batch) == 1 else batch)
-        inserted += max(result.rowcount, 0)  # type: ignore[attr-defined]
+        inserted += max(result.rowcount, 0)  # type: ignore[attr-defined]  # CursorResult; stubs say Result
     return inserted
 
 
@@ -99,7 +99,7 @@ def insert_new(
 ) -> set[Any]:
     """Like `insert_ignore`, in ONE statement per batch however many rows (a multi-row INSERT ... ON CONFLICT
     DO NOTHING RETURNING `key`): the `key` values of the rows that were new. Rows are inserted in order."""
-    table: Table = model.__table__  # type: ignore[attr-defined]
+    table: Table = model.__table__  # type: ignore[attr-defined]  # SQLModel sets it, undeclared
     new: set[Any] = set()
     for start in range(0, len(rows), _INSERT_BATCH):
         batch = list(rows[start : start + _INSERT_BATCH])
@@ -109,7 +109,7 @@ def insert_new(
 
 
 def _insert(session: Session, model: type[SQLModel], conflict: Sequence[str]) -> postgresql.Insert | sqlite.Insert:
-    table: Table = model.__table__  # type: ignore[attr-defined]
+    table: Table = model.__table__  # type: ignore[attr-defined]  # SQLModel sets it, undeclared
     dialect = session.get_bind().dialect.name
     if dialect not in ("postgresql", "sqlite"):
         raise NotImplementedError(f"unsupported database: {dialect}")
@@ -119,7 +119,7 @@ def _insert(session: Session, model: type[SQLModel], conflict: Sequence[str]) ->
 
 def row_values(instance: SQLModel) -> dict[str, Any]:
     """Column values of a (not yet persisted) model instance, defaults included, for a Core INSERT."""
-    table: Table = type(instance).__table__  # type: ignore[attr-defined]
+    table: Table = type(instance).__table__  # type: ignore[attr-defined]  # SQLModel sets it, undeclared
     values = {column.name: getattr(instance, column.name) for column in table.columns}
     return {name: value for name, value in values.items() if value is not None or name != "id"}
 

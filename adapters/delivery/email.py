@@ -31,7 +31,7 @@ class _Pinned:
     last_reply: tuple[int, bytes] | None = None
 
     def data(self, msg: Any) -> tuple[int, bytes]:  # remember the server's final answer to DATA
-        reply: tuple[int, bytes] = super().data(msg)  # type: ignore[misc]
+        reply: tuple[int, bytes] = super().data(msg)  # type: ignore[misc]  # mixin over smtplib.SMTP: mypy cannot resolve super().data
         self.last_reply = reply
         return reply
 

@@ -179,7 +179,8 @@ def test_an_atomic_block_commits_its_writes_and_events_together_in_order(
     with session_factory() as other:
         assert [e.step_key for e in list_events(other, investigation_id=inv_id)] == ["k3", "k1", "k2"]
         assert [r.evidence_id for r in list_evidence(other, investigation_id=inv_id)] == ["e1"]
-        assert get_hop(other, investigation_id=inv_id, number=1).state == "reduced"  # type: ignore[union-attr]
+        hop = get_hop(other, investigation_id=inv_id, number=1)
+        assert hop is not None and hop.state == "reduced"
     # A redelivered step writes nothing twice and announces nothing again.
     with atomic(session):
         assert add_events(session, events) == 0
@@ -201,7 +202,8 @@ def test_an_error_in_an_atomic_block_leaves_nothing_written_and_nothing_observed
     with session_factory() as other:
         assert list_events(other, investigation_id=inv_id) == []
         assert list_evidence(other, investigation_id=inv_id) == []
-        assert get_hop(other, investigation_id=inv_id, number=1).state == "planned"  # type: ignore[union-attr]
+        hop = get_hop(other, investigation_id=inv_id, number=1)
+        assert hop is not None and hop.state == "planned"
     # The session is usable again: the same writes succeed in the next block.
     with atomic(session):
         add_events(session, [new_event(investigation_id=inv_id, step_key="k", kind="fusion", data={})])
