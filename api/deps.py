@@ -55,7 +55,6 @@ async def limited_body(request: Request) -> bytes:
 
 
 ServicesDep = Annotated[Services, Depends(get_services)]
-SettingsDep = Annotated[Settings, Depends(get_settings)]
 LauncherDep = Annotated[Callable[[str], None], Depends(get_launcher)]
 RedelivererDep = Annotated[Callable[[str], None], Depends(get_redeliverer)]
 RawBodyDep = Annotated[bytes, Depends(limited_body)]

@@ -19,11 +19,15 @@ import logging
 import math
 from collections.abc import Callable, Iterable
 from datetime import timedelta
+from typing import TYPE_CHECKING
 
 from bootstrap import Services
 from investigation.errors import TooManyRequests
 from storage import repositories as repo
 from storage.models import Tenant, utcnow
+
+if TYPE_CHECKING:
+    from redis.lock import Lock
 
 log = logging.getLogger(__name__)
 
@@ -66,9 +70,10 @@ def _tenants_key(services: Services) -> str:
     return f"{services.settings.redis_prefix}:fair:tenants"
 
 
-def _lock(services: Services, tenant_id: str):  # type: ignore[no-untyped-def]
-    return services.redis.lock(f"{services.settings.redis_prefix}:fair:lock:{tenant_id}",
-                               timeout=LOCK_SECONDS, blocking_timeout=LOCK_SECONDS)
+def _lock(services: Services, tenant_id: str) -> Lock:
+    lock: Lock = services.redis.lock(f"{services.settings.redis_prefix}:fair:lock:{tenant_id}",
+                                     timeout=LOCK_SECONDS, blocking_timeout=LOCK_SECONDS)
+    return lock
 
 
 def _ids(raw: Iterable[object]) -> list[str]:

@@ -16,7 +16,7 @@ import json
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from rich.console import Console
 
@@ -27,6 +27,10 @@ from cli.commands import wait_for
 from config.settings import Settings
 from investigation.errors import NotFound, ValidationFailed
 from investigation.guards import untrusted
+
+if TYPE_CHECKING:
+    from investigation.state import Evidence
+    from storage.models import EvidenceRecord
 
 GRADE_ORDER = {"correct": 0, "ambiguous": 1, "incorrect": 2}
 
@@ -144,7 +148,7 @@ def _bench_tenant(services: Services, bench: BenchSet, console: Console) -> str:
     return tenant_id
 
 
-def _ranking(ordered: list[Any], rest: list[Any], k: int) -> list[str]:
+def _ranking(ordered: list[EvidenceRecord], rest: list[EvidenceRecord], k: int) -> list[str]:
     rest = sorted(rest, key=lambda r: (GRADE_ORDER.get(str(r.grade), 3), -r.score))
     out: list[str] = []
     for r in ordered + rest:
@@ -166,14 +170,14 @@ def retrieved_sources(services: Services, inv_id: str, k: int) -> list[str]:
                     [r for r in records if r.evidence_id not in final], k)
 
 
-def _evidence(r: Any) -> Any:
+def _evidence(r: EvidenceRecord) -> Evidence:
     from investigation.state import Evidence, Grade
 
     return Evidence(id=r.evidence_id, chunk_id=r.chunk_id, source_id=r.source_id, title=r.title, text=r.text,
                     score=r.score, grade=Grade(r.grade), hop=r.hop, query=r.query, url=r.url)
 
 
-def _recall_by_hop(services: Services, question: str, records: list[Any], hops: int, gold: list[str],
+def _recall_by_hop(services: Services, question: str, records: list[EvidenceRecord], hops: int, gold: list[str],
                    k: int) -> list[float]:
     """Recall@k of the ranking the loop would have handed to synthesis had it stopped after each hop."""
     out: list[float] = []
@@ -223,8 +227,8 @@ def _row(services: Services, q: dict[str, Any], inv_id: str, view: dict[str, Any
     by_id = {r.evidence_id: r for r in records}
     cited = [by_id[c["evidence_id"]] for c in view.get("citations") or [] if c.get("evidence_id") in by_id]
     row["audience"] = q.get("audience", "agent")
-    row["internal_cited"] = sorted({r.source_id for r in cited if getattr(r, "visibility", "public") == "internal"})
-    row["injected_quoted"] = any(getattr(r, "flagged", False) for r in cited) or untrusted(view["answer"] or "")
+    row["internal_cited"] = sorted({r.source_id for r in cited if r.visibility == "internal"})
+    row["injected_quoted"] = any(r.flagged for r in cited) or untrusted(view["answer"] or "")
     return row
 
 

@@ -83,7 +83,7 @@ def profiling(path: Path | None, *, top: int = 25, threads: int = 4) -> Iterator
 def summary(stats: pstats.Stats, *, top: int) -> str:
     """The `top` functions by cumulative time, then each text cache's hits, misses and size."""
     out = io.StringIO()
-    stats.stream = out  # type: ignore[attr-defined]
+    stats.stream = out  # type: ignore[attr-defined]  # pstats.Stats.stream: missing from typeshed
     stats.sort_stats("cumulative").print_stats(top)
     lines = [out.getvalue().rstrip(), "text caches (hits / misses / entries):"]
     for name, (hits, misses, size) in sorted(memo.stats().items()):

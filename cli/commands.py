@@ -6,7 +6,7 @@ import json
 import time
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from rich.console import Console
 
@@ -15,6 +15,9 @@ from bootstrap import Services
 from cli import processes, render
 from config.settings import Settings
 from investigation.errors import ValidationFailed
+
+if TYPE_CHECKING:
+    from celery import Celery
 
 
 def run_ingest(settings: Settings, paths: Sequence[Path], tenant_name: str, *,
@@ -70,10 +73,10 @@ def _invalidate_cache(settings: Settings, tenant_id: str) -> None:
         Services(existing).state.bump_corpus_version(tenant_id)
 
 
-_APPS: dict[tuple[str, str], object] = {}
+_APPS: dict[tuple[str, str], Celery] = {}
 
 
-def celery_for(settings: Settings):  # type: ignore[no-untyped-def]
+def celery_for(settings: Settings) -> Celery:
     """One Celery app per (broker, prefix) in this process: apps hold connection pools."""
     from workers.app import create_celery
 

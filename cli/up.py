@@ -11,6 +11,7 @@ import os
 import signal
 import subprocess
 import time
+from functools import partial
 from pathlib import Path
 
 from rich.console import Console
@@ -51,8 +52,8 @@ def stack_children(settings: Settings, *, host: str, port: int, workers: int, co
     children.append(Child("api", lambda: processes.spawn_api(env, host=host, port=port)))
     children.append(Child("beat", lambda: processes.spawn_beat(env, quiet=quiet)))
     for i in range(workers):
-        children.append(Child(f"worker{i}", lambda i=i: processes.spawn_worker(  # type: ignore[misc]
-            env, concurrency=concurrency, name=f"sleuth{i}", quiet=quiet)))
+        children.append(Child(f"worker{i}", partial(processes.spawn_worker, env, concurrency=concurrency,
+                                                    name=f"sleuth{i}", quiet=quiet)))
     return children, url
 
 

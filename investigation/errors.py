@@ -2,7 +2,9 @@
 
     SleuthError
     ├── TransientError          retried with backoff (network blips, 5xx, 429)
+    │   └── ReceiverUnavailable a delivery receiver did not take it; may say `uncertain`
     ├── PermanentError          fail fast, never retried
+    │   ├── ReceiverRejected    a delivery receiver refused it, or the target is unusable
     │   ├── ValidationFailed    bad input; names the field
     │   ├── PayloadTooLarge     input over a size limit
     │   ├── Conflict            an idempotency key reused for a different request
@@ -29,8 +31,27 @@ class TransientError(SleuthError):
         self.retry_after = retry_after
 
 
+class ReceiverUnavailable(TransientError):
+    """Raised when a delivery receiver timed out, could not be reached, or answered 5xx / 408 / 429 (or an
+    SMTP 4xx deferral); `status_code` is its answer, `uncertain` that the send may have happened anyway."""
+
+    def __init__(self, message: str, *, status_code: int | None = None,
+                 retry_after: float | None = None, uncertain: bool = False) -> None:
+        super().__init__(message, retry_after=retry_after)
+        self.status_code = status_code
+        self.uncertain = uncertain
+
+
 class PermanentError(SleuthError):
     """Raised when retrying cannot help (bad request, bad configuration)."""
+
+
+class ReceiverRejected(PermanentError):
+    """Raised when a delivery receiver answered a status retrying cannot fix, or the target is unusable."""
+
+    def __init__(self, message: str, *, status_code: int | None = None) -> None:
+        super().__init__(message)
+        self.status_code = status_code
 
 
 class ValidationFailed(PermanentError):

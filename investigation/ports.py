@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from typing import Any, Protocol, runtime_checkable
 
 from investigation.state import (
@@ -113,16 +114,28 @@ class Reasoner(Protocol):
         ...
 
 
+@dataclass(frozen=True)
+class Delivered:
+    """What one successful send reports: the receiver's status, a line for the attempt log, and (helpdesks
+    say it) how many requests the channel's rate limit has left of how many."""
+
+    status_code: int
+    detail: str | None = None
+    rate_limit_remaining: int | None = None
+    rate_limit: int | None = None
+
+
 class Deliverer(Protocol):
     """One delivery channel (webhook, email, zendesk, freshdesk). Raises TransientError to be retried."""
 
     channel: str
 
     def deliver(self, *, delivery_id: str, target: dict[str, object], payload: dict[str, object],
-                secret: str, resume: bool = False) -> dict[str, object]:
-        """Send once; return attempt details (status_code, detail, ...). Raise TransientError (with
-        `uncertain` when the send may have happened) or PermanentError. `resume`: an earlier attempt's
-        outcome is unknown, so a receiver without idempotency keys is checked before sending again."""
+                secret: str, resume: bool = False) -> Delivered:
+        """Send once. A receiver's refusal raises ReceiverRejected, a failure worth retrying
+        ReceiverUnavailable (`uncertain` when the send may have happened); other TransientError /
+        PermanentError for the rest. `resume`: an earlier attempt's outcome is unknown, so a receiver
+        without idempotency keys is checked before sending again."""
         ...
 
     def close(self) -> None:

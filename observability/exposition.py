@@ -80,7 +80,7 @@ def registry(settings: Settings, services: Services | None = None) -> Any:
     reg = CollectorRegistry(auto_describe=False)
     path = metrics.metrics_dir(settings)
     path.mkdir(parents=True, exist_ok=True)
-    MultiProcessCollector(reg, path=str(path))  # type: ignore[no-untyped-call]
+    MultiProcessCollector(reg, path=str(path))  # type: ignore[no-untyped-call]  # prometheus_client multiprocess: untyped
     if services is not None:
         reg.register(StateCollector(services))
     return reg

@@ -128,7 +128,7 @@ def configure(settings: Settings, *, redis_client: Callable[[], Any] | None = No
         # The host name is part of each process's file name: containers sharing the directory (compose
         # mounts one volume into every Sleuth container) all have small pids that would collide.
         host = socket.gethostname().replace("_", "-")
-        values.ValueClass = values.MultiProcessValue(  # type: ignore[no-untyped-call]
+        values.ValueClass = values.MultiProcessValue(  # type: ignore[no-untyped-call]  # prometheus_client multiprocess: untyped
             process_identifier=lambda: f"{host}-{os.getpid()}")
         _tenants = TenantLabels(settings.metrics_max_tenants, redis_client,
                                 f"{settings.redis_prefix}:metrics:tenants")

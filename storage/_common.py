@@ -82,29 +82,44 @@ def insert_ignore(
     Race-safe without exceptions: a concurrent insert of the same key waits for the other transaction
     and then does nothing.
     """
-    table: Table = model.__table__  # type: ignore[attr-defined]
-    dialect = session.get_bind().dialect.name
-    if dialect not in ("postgresql", "sqlite"):
-        raise NotImplementedError(f"unsupported database: {dialect}")
     inserted = 0
     for start in range(0, len(rows), _INSERT_BATCH):
         batch = list(rows[start : start + _INSERT_BATCH])
-        stmt: postgresql.Insert | sqlite.Insert = (
-            postgresql.insert(table) if dialect == "postgresql" else sqlite.insert(table)
-        )
         # Rows as parameters (one dict, or executemany), not a multi-VALUES list: the same INSERTs, but
         # SQLAlchemy caches the compiled statement (a VALUES list was compiled again on every call).
-        stmt = stmt.on_conflict_do_nothing(index_elements=list(conflict))
         # rowcount of an INSERT is only kept when asked for (SQLAlchemy 2.0.28+; -1 otherwise on psycopg)
-        result = session.execute(stmt.execution_options(preserve_rowcount=True),
-                                 batch[0] if len(batch) == 1 else batch)
-        inserted += max(result.rowcount, 0)  # type: ignore[attr-defined]
+        stmt = _insert(session, model, conflict).execution_options(preserve_rowcount=True)
+        result = session.execute(stmt, batch[0] if len(batch) == 1 else batch)
+        inserted += max(result.rowcount, 0)  # type: ignore[attr-defined]  # CursorResult; stubs say Result
     return inserted
+
+
+def insert_new(
+    session: Session, model: type[SQLModel], rows: Sequence[dict[str, Any]], conflict: Sequence[str], key: str
+) -> set[Any]:
+    """Like `insert_ignore`, in ONE statement per batch however many rows (a multi-row INSERT ... ON CONFLICT
+    DO NOTHING RETURNING `key`): the `key` values of the rows that were new. Rows are inserted in order."""
+    table: Table = model.__table__  # type: ignore[attr-defined]  # SQLModel sets it, undeclared
+    new: set[Any] = set()
+    for start in range(0, len(rows), _INSERT_BATCH):
+        batch = list(rows[start : start + _INSERT_BATCH])
+        stmt = _insert(session, model, conflict).returning(table.c[key])
+        new.update(session.execute(stmt, batch).scalars())
+    return new
+
+
+def _insert(session: Session, model: type[SQLModel], conflict: Sequence[str]) -> postgresql.Insert | sqlite.Insert:
+    table: Table = model.__table__  # type: ignore[attr-defined]  # SQLModel sets it, undeclared
+    dialect = session.get_bind().dialect.name
+    if dialect not in ("postgresql", "sqlite"):
+        raise NotImplementedError(f"unsupported database: {dialect}")
+    stmt = postgresql.insert(table) if dialect == "postgresql" else sqlite.insert(table)
+    return stmt.on_conflict_do_nothing(index_elements=list(conflict))
 
 
 def row_values(instance: SQLModel) -> dict[str, Any]:
     """Column values of a (not yet persisted) model instance, defaults included, for a Core INSERT."""
-    table: Table = type(instance).__table__  # type: ignore[attr-defined]
+    table: Table = type(instance).__table__  # type: ignore[attr-defined]  # SQLModel sets it, undeclared
     values = {column.name: getattr(instance, column.name) for column in table.columns}
     return {name: value for name, value in values.items() if value is not None or name != "id"}
 

@@ -107,7 +107,7 @@ def update_investigation(session: Session, *, investigation_id: str, **fields: A
     `status` may only be set to queued/running (terminal statuses go through `finish_investigation`),
     and a terminal investigation keeps its status, so a late worker cannot bring it back to life.
     """
-    columns = set(Investigation.__table__.columns.keys())  # type: ignore[attr-defined]
+    columns = set(Investigation.__table__.columns.keys())  # type: ignore[attr-defined]  # SQLModel sets __table__, undeclared
     for name in fields:
         if name not in columns or name in _READONLY_FIELDS:
             raise ValidationFailed(name, "not an updatable investigation field")
@@ -167,7 +167,7 @@ def finish_investigation(
         .execution_options(synchronize_session=False)
     )
     with write(session):
-        finished: bool = session.execute(stmt).rowcount == 1  # type: ignore[attr-defined]
+        finished: bool = session.execute(stmt).rowcount == 1  # type: ignore[attr-defined]  # CursorResult; stubs say Result
         if finished and event is not None and insert_event(session, event):
             after_commit(session, functools.partial(notify_observers, session, event))
         cached = session.identity_map.get(session.identity_key(Investigation, investigation_id))

@@ -5,6 +5,8 @@ A hop not planned yet is not cached (it may be committed a moment later)."""
 
 from __future__ import annotations
 
+import os
+import threading
 from dataclasses import dataclass
 
 from sqlmodel import Session
@@ -27,6 +29,15 @@ class PlannedHop:
 
 
 _plans: BoundedLRU[tuple[str, str, int], PlannedHop] = BoundedLRU(PLANS_CACHED)
+_loading = threading.Lock()
+
+
+def _new_lock_in_child() -> None:  # a lock some thread held at fork time would stay held in the child
+    global _loading
+    _loading = threading.Lock()
+
+
+os.register_at_fork(after_in_child=_new_lock_in_child)
 
 
 def planned_hop(session: Session, *, investigation_id: str, number: int) -> PlannedHop | None:
@@ -35,6 +46,13 @@ def planned_hop(session: Session, *, investigation_id: str, number: int) -> Plan
     key = (database_of(session), investigation_id, number)
     if (found := _plans.get(key)) is not None:
         return found
+    with _loading:  # the slots of a hop start together (threads of the inline executor): one of them reads
+        if (found := _plans.get(key)) is not None:
+            return found
+        return _load(session, key, investigation_id, number)
+
+
+def _load(session: Session, key: tuple[str, str, int], investigation_id: str, number: int) -> PlannedHop | None:
     inv = session.get(Investigation, investigation_id)
     hop = get_hop(session, investigation_id=investigation_id, number=number)
     if inv is None or hop is None:

@@ -11,7 +11,7 @@ from sqlmodel import Session, col, select
 
 from investigation.errors import NotFound
 from investigation.state import Evidence, HopState
-from storage._common import after_commit, insert_ignore, row_values, write
+from storage._common import after_commit, insert_ignore, insert_new, row_values, write
 from storage.models import EvidenceRecord, Hop, TraceEvent, utcnow
 
 
@@ -75,7 +75,7 @@ def add_evidence(session: Session, *, investigation_id: str, evidence: Sequence[
             text=ev.text,
             url=ev.url,
             score=float(ev.score),
-            grade=str(ev.grade.value if hasattr(ev.grade, "value") else ev.grade),
+            grade=ev.grade.value,
             hop=ev.hop,
             query=ev.query,
             visibility=str(ev.visibility.value),
@@ -132,15 +132,20 @@ def add_event(
 
 
 def add_events(session: Session, events: Sequence[TraceEvent]) -> int:
-    """Append trace events in one transaction (the caller's, inside `atomic`), in order, each once per step
-    key; returns how many were new. Observers hear of the new ones after the commit."""
-    added = 0
+    """Append trace events in one transaction (the caller's, inside `atomic`) and one INSERT, in order, each
+    once per step key; returns how many were new. Observers hear of the new ones after the commit."""
     with write(session):
-        for event in events:
-            if insert_event(session, event):
-                added += 1
+        if not events:
+            return 0
+        new = insert_new(session, TraceEvent, [row_values(e) for e in events], ["investigation_id", "step_key"],
+                         "step_key")
+        added: list[TraceEvent] = []
+        for event in events:  # of two events with one step key, the first was inserted
+            if event.step_key in new:
+                new.discard(event.step_key)
+                added.append(event)
                 after_commit(session, functools.partial(notify_observers, session, event))
-    return added
+    return len(added)
 
 
 def list_events(session: Session, *, investigation_id: str, after_id: int = 0) -> list[TraceEvent]:

@@ -59,5 +59,5 @@ def remove_tool(session: Session, *, tenant_id: str, name: str) -> None:
     with write(session):
         result = session.execute(delete(ToolRecord).where(col(ToolRecord.tenant_id) == tenant_id,
                                                           col(ToolRecord.name) == name))
-        if not result.rowcount:  # type: ignore[attr-defined]
+        if not result.rowcount:  # type: ignore[attr-defined]  # an UPDATE gives a CursorResult; stubs say Result
             raise NotFound(f"tool {name!r} not found")

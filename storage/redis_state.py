@@ -13,6 +13,8 @@ import logging
 import time
 import unicodedata
 from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass
+from enum import StrEnum
 from typing import Any, ParamSpec, TypeVar
 from urllib.parse import parse_qs, urlencode, urlsplit
 
@@ -21,7 +23,7 @@ from pydantic import TypeAdapter, ValidationError
 
 from investigation.errors import TransientError
 from investigation.state import Passage
-from storage._redis_scripts import CHARGE, CHARGE_PLAIN, FIRST_SEEN, INIT_BUDGET, MARK_SEEN
+from storage._redis_scripts import CHARGE, CHARGE_PLAIN, FIRST_SEEN, INIT_BUDGET, MARK_SEEN, SLOT_BEGIN
 from storage.hits import SlotHits
 
 COUNTERS = ("hops", "retrieval_calls", "llm_tokens")
@@ -91,6 +93,40 @@ def kombu_url(url: str) -> str:
     return f"redis+socket://{parts.path}?{urlencode({'virtual_host': db, **rest})}"
 
 
+@dataclass(frozen=True)
+class CacheQuery:
+    """What a sub-query cache entry is keyed by: the tenant, the engine, the query, k and the ACL terms."""
+
+    tenant: str
+    engine: str
+    query: str
+    k: int
+    acl: tuple[str, ...] | None
+
+
+class SlotOutcome(StrEnum):
+    """What `slot_begin` found: the slot's own stored result, the deadline passed, no retrieval call left,
+    or a call charged with the cached passages (hit) or none cached (miss)."""
+
+    PARKED = "parked"
+    DEADLINE = "deadline"
+    BUDGET = "budget"
+    HIT = "hit"
+    MISS = "miss"
+
+
+@dataclass(frozen=True)
+class SlotBegin:
+    """`RedisState.slot_begin`'s answer: `outcome` is parked (the slot's stored result, in `parked`), deadline
+    or budget (nothing charged), hit (one call charged; the cached passages in `cached`) or miss (one call
+    charged: search); `version` is the tenant's corpus version read at the same moment."""
+
+    outcome: SlotOutcome
+    parked: SlotHits | None
+    cached: list[Passage] | None
+    version: int
+
+
 class RedisState:
     """Budgets, dedup sets, caches and locks of Sleuth, under one key prefix."""
 
@@ -104,6 +140,7 @@ class RedisState:
         self._charge_plain = client.register_script(CHARGE_PLAIN)
         self._mark_seen = client.register_script(MARK_SEEN)
         self._first_seen = client.register_script(FIRST_SEEN)
+        self._slot_begin = client.register_script(SLOT_BEGIN)
 
     def key(self, *parts: object) -> str:
         return ":".join([self.prefix, *(str(p) for p in parts)])
@@ -193,28 +230,25 @@ class RedisState:
         """Called after an ingest: every cached result of the tenant becomes unreachable."""
         return int(self.client.incr(self.key("corpus", tenant, "version")))
 
-    def cache_key(
-        self, tenant: str, engine: str, query: str, k: int, acl: Iterable[str] | None, version: int
-    ) -> str:
-        return self.key("cache", tenant, f"v{version}", engine, cache_digest(query, k, acl))
+    def cache_key(self, tenant: str, engine: str, query: str, k: int, acl: Iterable[str] | None) -> str:
+        """The sub-query cache entry of (tenant, engine, query, k, ACL): a hash of the corpus version it was
+        stored under (`v`) and the passages (`p`); an entry of an older version is never read."""
+        return self.key("cache", tenant, engine, cache_digest(query, k, acl))
 
     @_translated
     def cache_get(
         self, tenant: str, engine: str, query: str, k: int, acl: Iterable[str] | None, *,
         version: int | None = None,
     ) -> list[Passage] | None:
-        """The cached passages, or None (nothing cached, or an entry that is not a list of passages).
-        `version`: the tenant's corpus version when the caller has just read it (`slot_start`)."""
+        """The cached passages, or None (nothing cached, stored under another corpus version, or an entry
+        that is not a list of passages). `version`: the tenant's corpus version when the caller has just
+        read it."""
         version = self.corpus_version(tenant) if version is None else version
-        key = self.cache_key(tenant, engine, query, k, acl, version)
-        raw = self.client.get(key)
-        if raw is None:
+        key = self.cache_key(tenant, engine, query, k, acl)
+        stored, raw = self.client.hmget(key, ["v", "p"])
+        if stored is None or raw is None or int(stored) != version:
             return None
-        try:
-            return _PASSAGES.validate_json(raw)
-        except ValidationError as exc:
-            log.warning("ignoring an invalid sub-query cache entry %s: %s", key, exc.errors()[:1])
-            return None
+        return _cached_passages(raw, key)
 
     @_translated
     def cache_set(
@@ -231,35 +265,70 @@ class RedisState:
     ) -> None:
         """Cache `hits`. Pass the `version` read before searching, so hits from before an ingest are
         never stored under the new version; ttl <= 0 disables caching."""
+        version = self.corpus_version(tenant) if version is None else version
+        pipe = self.client.pipeline(transaction=True)
+        self._queue_cache_set(pipe, self.cache_key(tenant, engine, query, k, acl), hits, ttl, version)
+        pipe.execute()
+
+    def _queue_cache_set(self, pipe: Any, key: str, hits: Sequence[Passage], ttl: int, version: int) -> None:
         if ttl <= 0:
             return
-        version = self.corpus_version(tenant) if version is None else version
-        key = self.cache_key(tenant, engine, query, k, acl, version)
-        self.client.set(key, json.dumps([p.model_dump(mode="json") for p in hits]), ex=int(ttl))
+        pipe.delete(key)  # a whole new entry: never the passages of one version with another's number
+        pipe.hset(key, mapping={"v": int(version), "p": json.dumps([p.model_dump(mode="json") for p in hits])})
+        pipe.expire(key, int(ttl))
 
     # -- hop hits ------------------------------------------------------------------------------------
 
     @_translated
     def store_hits(self, inv_id: str, hop: int, slot: str, hits: SlotHits, ttl: int = _DAY) -> None:
         """Park one retrieval task's result (slot = sub-query x engine) for the hop's reducer."""
-        key = self.key("hits", inv_id, hop)
         pipe = self.client.pipeline(transaction=True)
-        pipe.hset(key, slot, hits.to_json())
-        pipe.expire(key, int(ttl))
+        self._queue_store_hits(pipe, inv_id, hop, slot, hits, ttl)
         pipe.execute()
 
+    def _queue_store_hits(self, pipe: Any, inv_id: str, hop: int, slot: str, hits: SlotHits, ttl: int) -> None:
+        key = self.key("hits", inv_id, hop)
+        pipe.hset(key, slot, hits.to_json())
+        pipe.expire(key, int(ttl))
+
     @_translated
-    def slot_start(self, inv_id: str, hop: int, slot: str, tenant: str) -> tuple[SlotHits | None, dict[str, Any], int]:
-        """What a retrieval task reads before it searches, in one round trip: its own parked result (as
-        `load_hit`: set when the task is redelivered), the investigation's `usage`, and the tenant's
-        `corpus_version`."""
-        pipe = self.client.pipeline(transaction=False)
-        pipe.hget(self.key("hits", inv_id, hop), slot)
-        pipe.hgetall(self.key("budget", inv_id))
-        pipe.get(self.key("corpus", tenant, "version"))
-        raw_hit, raw_usage, version = pipe.execute()
-        hit = None if raw_hit is None else _slot_hits(raw_hit, f"{inv_id} hop {hop} slot {slot}")
-        return hit, _usage(raw_usage), int(version or 0)
+    def slot_begin(self, inv_id: str, hop: int, slot: str, cache: CacheQuery, *,
+                   now: float) -> SlotBegin:
+        """Everything a retrieval task does before it searches, in one atomic round trip (`SLOT_BEGIN`): its
+        own parked result (set when the task is redelivered: then nothing else happens), the deadline,
+        one retrieval call charged against the budget, and the sub-query cache entry of the current corpus
+        version (a cache hit is still a retrieval call: budgets and figures count it)."""
+        keys = [self.key("hits", inv_id, hop), self.key("budget", inv_id),
+                self.key("corpus", cache.tenant, "version"), self._cache_key_of(cache)]
+        outcome, payload, version = self._slot_begin(keys=keys, args=[slot, repr(float(now))])
+        outcome = SlotOutcome(_text(outcome))
+        parked, cached = None, None
+        if outcome is SlotOutcome.PARKED:
+            parked = _slot_hits(payload, f"{inv_id} hop {hop} slot {slot}")
+            if parked is None:  # unreadable: as if never stored; the task charges and runs again
+                return self._begin_again(inv_id, hop, slot, cache, now=now)
+        elif outcome is SlotOutcome.HIT:
+            cached = _cached_passages(payload, keys[3])
+            outcome = SlotOutcome.HIT if cached is not None else SlotOutcome.MISS
+        return SlotBegin(outcome=outcome, parked=parked, cached=cached, version=int(version))
+
+    def _begin_again(self, inv_id: str, hop: int, slot: str, cache: CacheQuery, *, now: float) -> SlotBegin:
+        self.client.hdel(self.key("hits", inv_id, hop), slot)
+        return self.slot_begin(inv_id, hop, slot, cache, now=now)
+
+    def _cache_key_of(self, cache: CacheQuery) -> str:
+        return self.cache_key(cache.tenant, cache.engine, cache.query, cache.k, cache.acl)
+
+    @_translated
+    def slot_end(self, inv_id: str, hop: int, slot: str, hits: SlotHits, *, cache: CacheQuery | None = None,
+                 version: int = 0, ttl: int = 0) -> None:
+        """Park the slot's result for the reducer (as `store_hits`) and, with `cache`, cache its passages
+        under the corpus `version` read before searching (as `cache_set`): one round trip."""
+        pipe = self.client.pipeline(transaction=True)
+        if cache is not None:
+            self._queue_cache_set(pipe, self._cache_key_of(cache), hits.passages, ttl, version)
+        self._queue_store_hits(pipe, inv_id, hop, slot, hits, _DAY)
+        pipe.execute()
 
     @_translated
     def load_hit(self, inv_id: str, hop: int, slot: str) -> SlotHits | None:
@@ -313,6 +382,14 @@ def _usage(raw_hash: dict[Any, Any]) -> dict[str, Any]:
     usage.update({f"max_{name}": int(raw.get(f"max_{name}", 0)) for name in COUNTERS})
     usage["deadline_ts"] = float(raw.get("deadline_ts", 0.0))
     return usage
+
+
+def _cached_passages(raw: str | bytes, key: str) -> list[Passage] | None:
+    try:
+        return _PASSAGES.validate_json(raw)
+    except ValidationError as exc:
+        log.warning("ignoring an invalid sub-query cache entry %s: %s", key, exc.errors()[:1])
+        return None
 
 
 def _slot_hits(raw: str | bytes, where: str) -> SlotHits | None:

@@ -11,7 +11,7 @@ from typing import Any
 from adapters.delivery.outbound import OutboundGuard
 from bootstrap import Services
 from investigation.errors import NotFound, PermanentError
-from investigation.ports import Deliverer
+from investigation.ports import Delivered, Deliverer
 from storage import repositories as repo
 from storage.secrets import SecretBox
 
@@ -110,13 +110,12 @@ def slow_down(services: Services, key: str | None, seconds: float) -> None:
         services.redis.set(name, repr(until), ex=max(1, math.ceil(seconds) + 1))
 
 
-def pace_after(detail: dict[str, Any]) -> float:
+def pace_after(sent: Delivered) -> float:
     """How long to hold a channel after a success that reported its rate-limit remainder."""
-    remaining = detail.get("rate_limit_remaining")
-    if not isinstance(remaining, int):
+    remaining, total = sent.rate_limit_remaining, sent.rate_limit
+    if remaining is None:
         return 0.0
-    total = detail.get("rate_limit")
-    low = max(1, int(total * LOW_REMAINING_SHARE)) if isinstance(total, int) and total > 0 else 5
+    low = max(1, int(total * LOW_REMAINING_SHARE)) if total is not None and total > 0 else 5
     if remaining > low:
         return 0.0
     return min(MAX_PACE_SECONDS, 60.0 / (remaining + 1))

@@ -22,8 +22,8 @@ from redis.exceptions import LockError
 from adapters.backoff import Backoff
 from bootstrap import Services
 from config.settings import Settings
-from investigation.errors import PermanentError, TransientError
-from investigation.ports import Deliverer
+from investigation.errors import PermanentError, ReceiverRejected, ReceiverUnavailable, TransientError
+from investigation.ports import Delivered, Deliverer
 from storage import repositories as repo
 from tasks import delivery_channels as channels_of
 
@@ -140,7 +140,7 @@ def _attempt(services: Services, delivery_id: str, job: _Job,
     error: str | None = None
     retry_after: float | None = None
     transient = uncertain = False
-    detail: dict[str, object] = {}
+    sent: Delivered | None = None
     deliverer: Deliverer | None = None
     started = time.perf_counter()
     try:
@@ -152,17 +152,18 @@ def _attempt(services: Services, delivery_id: str, job: _Job,
         payload, secret = _payload_and_secret(services, job)
         with services.session() as session:  # from here on, a death leaves the outcome unknown
             repo.mark_started(session, delivery_id=delivery_id, number=number)
-        detail = deliverer.deliver(delivery_id=delivery_id, target=job.target, payload=payload, secret=secret,
-                                   resume=job.resume)
-        code = detail.get("status_code")
-        status_code = code if isinstance(code, int) else None
+        sent = deliverer.deliver(delivery_id=delivery_id, target=job.target, payload=payload, secret=secret,
+                                 resume=job.resume)
+        status_code = sent.status_code
+    except ReceiverUnavailable as exc:  # the receiver's own answer (or silence): its status is logged
+        transient, retry_after, error = True, exc.retry_after, str(exc)
+        status_code, uncertain = exc.status_code, exc.uncertain
     except TransientError as exc:
         transient, retry_after, error = True, exc.retry_after, str(exc)
-        status_code = getattr(exc, "status_code", None)
-        uncertain = bool(getattr(exc, "uncertain", False))
+    except ReceiverRejected as exc:
+        error, status_code = str(exc), exc.status_code
     except PermanentError as exc:
         error = str(exc)
-        status_code = getattr(exc, "status_code", None)
     except Exception as exc:  # a bug in a channel: bounded retries, recorded, never a hang
         log.exception("deliverer %s raised unexpectedly for %s", job.channel, delivery_id)
         transient, error, uncertain = True, f"{type(exc).__name__}: {exc}", True
@@ -174,10 +175,9 @@ def _attempt(services: Services, delivery_id: str, job: _Job,
     key = channels_of.channel_key(job.channel, job.target)
     if status_code == 429 and retry_after:
         channels_of.slow_down(services, key, retry_after)  # every delivery on this channel waits
-    elif error is None:
-        channels_of.slow_down(services, key, channels_of.pace_after(detail))
-    note = detail.get("detail")
-    note = str(note)[:MAX_ERROR_CHARS] if note is not None else None
+    elif sent is not None:
+        channels_of.slow_down(services, key, channels_of.pace_after(sent))
+    note = sent.detail[:MAX_ERROR_CHARS] if sent is not None and sent.detail is not None else None
 
     retry_in: float | None = None
     if error is None:

@@ -68,7 +68,7 @@ def fair_step(inv_arg: int) -> Callable[[Callable[..., Any]], Callable[..., Any]
     return wrap
 
 
-@worker_process_init.connect  # type: ignore[untyped-decorator]
+@worker_process_init.connect  # type: ignore[untyped-decorator]  # Celery ships no type hints
 def _join(**_: object) -> None:
     from app.admission_steps import register_process
 
@@ -78,7 +78,7 @@ def _join(**_: object) -> None:
         log.warning("worker process could not register its slot", exc_info=True)
 
 
-@worker_process_shutdown.connect  # type: ignore[untyped-decorator]
+@worker_process_shutdown.connect  # type: ignore[untyped-decorator]  # Celery ships no type hints
 def _part(**_: object) -> None:
     from app.admission_steps import unregister_process
 

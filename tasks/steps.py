@@ -41,6 +41,7 @@ from investigation.tools.evidence import admit_gaps
 from storage import repositories as repo
 from storage.hits import SlotHits
 from storage.models import Investigation, TraceEvent
+from storage.redis_state import CacheQuery, SlotOutcome
 from tasks import tool_step
 from tasks.llm_usage import LLM_OUT, bound_reasoner, llm_stop_reason, record_llm
 
@@ -231,42 +232,42 @@ def retrieve(services: Services, inv_id: str, hop: int, index: int, engine: str)
     if planned is None or index >= len(planned.queries):
         raise LookupError(f"hop {hop} slot {slot} of {inv_id} was never planned")
     tenant = planned.tenant_id
-    # One Redis round trip: this slot's parked result (a redelivered task), the budget, the corpus version
-    # (read before searching: hits found before an ingest are never cached as new).
-    stored, usage, version = services.state.slot_start(inv_id, hop, slot, tenant)
-    if stored is not None:
-        return {"slot": slot, "hits": len(stored.passages), "error": stored.error}
     scope = RetrievalScope.of(planned.audience, list(planned.principals))
     query = planned.queries[index]
     k = services.settings.retrieve_k
-    passages: list[Passage] = []
-    error: str | None = None
-    cached = False
-    started = time.perf_counter()
+    terms = scope.cache_terms()
+    cache = CacheQuery(tenant=tenant, engine=engine, query=query, k=k, acl=None if terms is None else tuple(terms))
     if services.settings.debug_retrieve_delay_ms:
         time.sleep(services.settings.debug_retrieve_delay_ms / 1000)
-    if time.time() > usage.get("deadline_ts", float("inf")):
+    started = time.perf_counter()
+    # One Redis round trip: this slot's parked result (a redelivered task), the deadline, one retrieval call
+    # charged, the cached hits of the current corpus version (read before searching: hits found before an
+    # ingest are never cached as new).
+    begin = services.state.slot_begin(inv_id, hop, slot, cache, now=time.time())
+    if begin.parked is not None:
+        return {"slot": slot, "hits": len(begin.parked.passages), "error": begin.parked.error}
+    passages: list[Passage] = []
+    error: str | None = None
+    search = begin.outcome is SlotOutcome.MISS
+    if begin.outcome is SlotOutcome.DEADLINE:
         error = "deadline"
-    elif not services.state.charge(inv_id, "retrieval_calls", 1):
-        # A cache hit is still a retrieval call of this investigation: budgets and figures count it.
+    elif begin.outcome is SlotOutcome.BUDGET:
         error = "retrieval_budget"
-    elif (from_cache := services.state.cache_get(tenant, engine, query, k, scope.cache_terms(),
-                                                 version=version)) is not None:
-        passages, cached = from_cache, True
+    elif begin.cached is not None:
+        passages = begin.cached
     else:
         try:
             passages = services.backends[engine].search(tenant, query, k, acl=scope.acl,
                                                         visibility=scope.visibility)
-            services.state.cache_set(tenant, engine, query, k, scope.cache_terms(), passages,
-                                     services.settings.subquery_cache_ttl, version=version)
         except SleuthError as exc:  # the hop degrades: this engine's evidence is missing, recorded
-            error = f"{type(exc).__name__}: {exc}"
+            error, search = f"{type(exc).__name__}: {exc}", False
         except Exception as exc:  # an engine bug degrades the hop too: it never kills the run
             log.exception("retrieval %s of %s hop %s crashed", slot, inv_id, hop)
-            error = f"{type(exc).__name__}: {exc}"[:500]
-    hits = SlotHits(query=query, engine=engine, passages=tuple(passages), error=error, cached=cached,
-                    ms=round((time.perf_counter() - started) * 1000, 2))
-    services.state.store_hits(inv_id, hop, slot, hits)
+            error, search = f"{type(exc).__name__}: {exc}"[:500], False
+    hits = SlotHits(query=query, engine=engine, passages=tuple(passages), error=error,
+                    cached=begin.outcome is SlotOutcome.HIT, ms=round((time.perf_counter() - started) * 1000, 2))
+    services.state.slot_end(inv_id, hop, slot, hits, cache=cache if search else None, version=begin.version,
+                            ttl=services.settings.subquery_cache_ttl)
     _event(services, inv_id, f"retrieve:{hop}:{slot}", "retrieval", hop=hop, engine=engine, query=query,
            ids=[p.chunk_id for p in hits.passages], ms=hits.ms, cached=hits.cached, error=hits.error)
     return {"slot": slot, "hits": len(hits.passages), "error": hits.error}

@@ -48,13 +48,13 @@ def plan_tools(services: Services, inv_id: str, hop: int) -> list[dict[str, Any]
     limit = services.settings.tools_per_hop
     if limit <= 0:
         return []
-    with services.session() as session:
+    with services.session() as session:  # a tenant without tools costs one read (its owner is cached)
+        tools = load_tools(session, tenant_id=repo.investigation_tenant(session, investigation_id=inv_id))
+        if not tools:
+            return []
         inv = repo.get_investigation(session, investigation_id=inv_id)
-        tools = load_tools(session, tenant_id=inv.tenant_id)
         called = {t["name"] for h in repo.list_hops(session, investigation_id=inv_id) if h.number < hop
                   for t in (h.tools or [])}
-    if not tools:
-        return []
     scope = _scope(inv)
     similarity = _similarities(services, scope.question, tools)
     allowed, refused = [], []

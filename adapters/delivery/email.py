@@ -19,7 +19,8 @@ from typing import Any
 from adapters.delivery.channels import check_address
 from adapters.delivery.outbound import OutboundGuard
 from adapters.delivery.render import render
-from adapters.delivery.webhook import ReceiverRejected, ReceiverUnavailable
+from investigation.errors import ReceiverRejected, ReceiverUnavailable
+from investigation.ports import Delivered
 
 
 class _Pinned:
@@ -30,7 +31,7 @@ class _Pinned:
     last_reply: tuple[int, bytes] | None = None
 
     def data(self, msg: Any) -> tuple[int, bytes]:  # remember the server's final answer to DATA
-        reply: tuple[int, bytes] = super().data(msg)  # type: ignore[misc]
+        reply: tuple[int, bytes] = super().data(msg)  # type: ignore[misc]  # mixin over smtplib.SMTP: mypy cannot resolve super().data
         self.last_reply = reply
         return reply
 
@@ -105,7 +106,7 @@ class EmailDeliverer:
         return msg
 
     def deliver(self, *, delivery_id: str, target: dict[str, object], payload: dict[str, object],
-                secret: str, resume: bool = False) -> dict[str, object]:
+                secret: str, resume: bool = False) -> Delivered:
         """Send the mail once. `resume` changes nothing: the Message-ID is the same on every attempt."""
         msg = self.build(delivery_id=delivery_id, target=target, payload=payload)
         host, port = str(self._config["host"]), int(self._config["port"])
@@ -131,7 +132,7 @@ class EmailDeliverer:
             detail = _reply(code, reply)
             if refused:
                 detail += f"; refused: {', '.join(sorted(refused))}"
-            return {"status_code": code, "detail": detail, "message_id": msg["Message-ID"]}
+            return Delivered(code, detail)
         except smtplib.SMTPAuthenticationError as exc:
             raise ReceiverRejected(f"the SMTP server rejected the username/password: "
                                    f"{_reply(exc.smtp_code, exc.smtp_error)}", status_code=exc.smtp_code) from exc

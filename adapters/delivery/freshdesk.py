@@ -14,10 +14,11 @@ from typing import Any
 
 import httpx
 
-from adapters.delivery.helpdesk import MAX_PAGES, HelpdeskClient, contains, prepare_note, rate_limit
+from adapters.delivery.helpdesk import MAX_PAGES, HelpdeskClient, contains, posted, prepare_note
 from adapters.delivery.outbound import OutboundGuard
-from adapters.delivery.webhook import ReceiverRejected
 from adapters.delivery.zendesk import ticket_id_of
+from investigation.errors import ReceiverRejected
+from investigation.ports import Delivered
 
 PER_PAGE = 100
 
@@ -54,7 +55,7 @@ class FreshdeskDeliverer:
         return None
 
     def deliver(self, *, delivery_id: str, target: dict[str, object], payload: dict[str, object],
-                secret: str, resume: bool = False) -> dict[str, object]:
+                secret: str, resume: bool = False) -> Delivered:
         """Post the private note once; with `resume`, first make sure an earlier attempt did not already."""
         ticket = ticket_id_of(target)
         rendered, already = prepare_note(self.find, ticket=ticket, delivery_id=delivery_id, payload=payload,
@@ -65,8 +66,7 @@ class FreshdeskDeliverer:
                                         json={"body": rendered.html, "private": True}, write=True,
                                         not_found=f"Freshdesk ticket {ticket} does not exist")
         note = (response.json() or {}).get("id") if response.content else None
-        return {"status_code": response.status_code, **rate_limit(response),
-                "detail": f"private note on ticket {ticket}" + (f" (note {note})" if note else "")}
+        return posted(response, f"private note on ticket {ticket}" + (f" (note {note})" if note else ""))
 
 
 __all__ = ["FreshdeskDeliverer"]

@@ -11,7 +11,9 @@ import httpx
 
 from adapters.delivery.outbound import GuardedTransport, OutboundGuard
 from adapters.delivery.render import Rendered, reference, render
-from adapters.delivery.webhook import ReceiverRejected, ReceiverUnavailable, parse_retry_after
+from adapters.delivery.webhook import parse_retry_after
+from investigation.errors import ReceiverRejected, ReceiverUnavailable
+from investigation.ports import Delivered
 
 USER_AGENT = "Sleuth/1 (+helpdesk notes)"
 MAX_PAGES = 10  # comments/notes read when looking for an earlier post (100 per page)
@@ -85,27 +87,23 @@ class HelpdeskClient:
         raise ReceiverRejected(f"{self.product} answered {code}: {response.text[:200]}", status_code=code)
 
 
-def rate_limit(response: httpx.Response) -> dict[str, int]:
-    """``{"rate_limit_remaining", "rate_limit"}`` from Zendesk's or Freshdesk's headers (when present)."""
-    out: dict[str, int] = {}
-    remaining = _int_header(response, "x-rate-limit-remaining", "x-ratelimit-remaining", "ratelimit-remaining")
-    total = _int_header(response, "x-rate-limit", "x-ratelimit-total", "ratelimit-limit")
-    if remaining is not None:
-        out["rate_limit_remaining"] = remaining
-    if total is not None:
-        out["rate_limit"] = total
-    return out
+def posted(response: httpx.Response, detail: str) -> Delivered:
+    """A helpdesk write that succeeded, with the rate-limit headroom Zendesk's or Freshdesk's headers give."""
+    return Delivered(response.status_code, detail,
+                     rate_limit_remaining=_int_header(response, "x-rate-limit-remaining", "x-ratelimit-remaining",
+                                                      "ratelimit-remaining"),
+                     rate_limit=_int_header(response, "x-rate-limit", "x-ratelimit-total", "ratelimit-limit"))
 
 
 def contains(texts: list[Any], needle: str) -> bool:
     return any(isinstance(t, str) and needle in t for t in texts)
 
 
-__all__ = ["MAX_PAGES", "HelpdeskClient", "contains", "rate_limit"]
+__all__ = ["MAX_PAGES", "HelpdeskClient", "contains", "posted", "prepare_note"]
 
 
 def prepare_note(find: Callable[[int, str], Any], *, ticket: int, delivery_id: str, payload: dict[str, object],
-                 resume: bool, noun: str) -> tuple[Rendered, dict[str, object] | None]:
+                 resume: bool, noun: str) -> tuple[Rendered, Delivered | None]:
     """The rendered note, and — when `resume` and the ticket already carries this delivery's reference —
     the attempt's result saying so (the note must not be posted again)."""
     trace_url = payload.get("trace_url")
@@ -113,7 +111,6 @@ def prepare_note(find: Callable[[int, str], Any], *, ticket: int, delivery_id: s
     if resume:
         existing = find(ticket, reference(delivery_id))
         if existing is not None:
-            return rendered, {"status_code": 200, "detail": f"already on ticket {ticket} as {noun} {existing}; "
-                              "not posted again", "duplicate_avoided": True}
+            return rendered, Delivered(200, f"already on ticket {ticket} as {noun} {existing}; not posted again")
     return rendered, None
 

@@ -22,29 +22,12 @@ from email.utils import parsedate_to_datetime
 import httpx
 
 from adapters.delivery.outbound import GuardedTransport, OutboundGuard
-from investigation.errors import Forbidden, PermanentError, TransientError
+from investigation.errors import Forbidden, PermanentError, ReceiverRejected, ReceiverUnavailable
+from investigation.ports import Delivered
 
 SECRET_PREFIX = "whsec_"
 SIGNATURE_VERSION = "v1"
 USER_AGENT = "Sleuth-Webhooks/1"
-
-
-class ReceiverUnavailable(TransientError):
-    """Raised when the receiver timed out, could not be reached, or answered 5xx / 408 / 429."""
-
-    def __init__(self, message: str, *, status_code: int | None = None,
-                 retry_after: float | None = None, uncertain: bool = False) -> None:
-        super().__init__(message, retry_after=retry_after)
-        self.status_code = status_code
-        self.uncertain = uncertain  # the request may have been acted on although no answer came back
-
-
-class ReceiverRejected(PermanentError):
-    """Raised when the receiver answered a non-retryable status, or the target URL is unusable."""
-
-    def __init__(self, message: str, *, status_code: int | None = None) -> None:
-        super().__init__(message)
-        self.status_code = status_code
 
 
 class InvalidSignature(Forbidden):
@@ -158,8 +141,8 @@ class WebhookDeliverer:
         }
 
     def deliver(self, *, delivery_id: str, target: dict[str, object], payload: dict[str, object],
-                secret: str, resume: bool = False) -> dict[str, object]:
-        """POST `payload` to ``target["url"]`` once; return ``{"status_code", "url"}`` on a 2xx.
+                secret: str, resume: bool = False) -> Delivered:
+        """POST `payload` to ``target["url"]`` once; a 2xx is delivered.
 
         `resume` (an earlier attempt's outcome is unknown) changes nothing here: the receiver
         deduplicates by ``webhook-id``."""
@@ -178,7 +161,7 @@ class WebhookDeliverer:
             raise ReceiverUnavailable(f"could not reach receiver: {type(exc).__name__}: {exc}") from exc
         code = response.status_code
         if 200 <= code < 300:
-            return {"status_code": code, "url": url}
+            return Delivered(code)
         reason = f"receiver answered {code} {response.reason_phrase}".strip()
         if code in (408, 429) or code >= 500:
             retry_after = parse_retry_after(response.headers.get("retry-after"), now=self._clock())
@@ -188,8 +171,6 @@ class WebhookDeliverer:
 
 __all__ = [
     "InvalidSignature",
-    "ReceiverRejected",
-    "ReceiverUnavailable",
     "WebhookDeliverer",
     "encode_body",
     "parse_retry_after",

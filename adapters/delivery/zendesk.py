@@ -16,9 +16,10 @@ from urllib.parse import urlsplit
 
 import httpx
 
-from adapters.delivery.helpdesk import MAX_PAGES, HelpdeskClient, contains, prepare_note, rate_limit
+from adapters.delivery.helpdesk import MAX_PAGES, HelpdeskClient, contains, posted, prepare_note
 from adapters.delivery.outbound import OutboundGuard
-from adapters.delivery.webhook import ReceiverRejected
+from investigation.errors import ReceiverRejected
+from investigation.ports import Delivered
 
 
 def ticket_id_of(target: dict[str, object]) -> int:
@@ -72,7 +73,7 @@ class ZendeskDeliverer:
         return there.path + (f"?{there.query}" if there.query else "")
 
     def deliver(self, *, delivery_id: str, target: dict[str, object], payload: dict[str, object],
-                secret: str, resume: bool = False) -> dict[str, object]:
+                secret: str, resume: bool = False) -> Delivered:
         """Post the note once; with `resume`, first make sure an earlier attempt did not already."""
         ticket = ticket_id_of(target)
         rendered, already = prepare_note(self.find, ticket=ticket, delivery_id=delivery_id, payload=payload,
@@ -85,8 +86,7 @@ class ZendeskDeliverer:
                                         not_found=f"Zendesk ticket {ticket} does not exist")
         audit = (response.json() or {}).get("audit") or {} if response.content else {}
         comment = next((e.get("id") for e in audit.get("events") or [] if e.get("type") == "Comment"), None)
-        return {"status_code": response.status_code, **rate_limit(response),
-                "detail": f"note on ticket {ticket}" + (f" (comment {comment})" if comment else "")}
+        return posted(response, f"note on ticket {ticket}" + (f" (comment {comment})" if comment else ""))
 
 
 __all__ = ["ZendeskDeliverer", "ticket_id_of"]

@@ -79,14 +79,6 @@ class ElasticsearchConfig:
         )
 
 
-@dataclass(frozen=True)
-class Hit:
-    """A passage with the highlighted snippets Elasticsearch returned for it (`<mark>` around matches)."""
-
-    passage: Passage
-    snippets: tuple[str, ...]
-
-
 class ElasticsearchLexical:
     """BM25 over title^2 and text in one shared index; tenant and ACL are filters inside every query."""
 
@@ -156,13 +148,22 @@ class ElasticsearchLexical:
 
     def search(self, tenant: str, query: str, k: int, *, acl: Sequence[str] | None = None,
                visibility: Sequence[Visibility] | None = None) -> list[Passage]:
-        return [hit.passage for hit in self._search(tenant, query, k, acl=acl, offset=0, highlight=False,
-                                                    visibility=visibility)]
-
-    def search_hits(self, tenant: str, query: str, k: int, *, acl: Sequence[str] | None = None,
-                    offset: int = 0, visibility: Sequence[Visibility] | None = None) -> list[Hit]:
-        """Like `search`, with highlighted snippets and paging (`offset` = ES `from`)."""
-        return self._search(tenant, query, k, acl=acl, offset=offset, highlight=True, visibility=visibility)
+        check_tenant(tenant)
+        check_query(query)
+        if k <= 0:
+            return []
+        body = es_schema.search_body(tenant, query, k, acl=acl, visibility=visibility)
+        with self._errors("search"):
+            response = self._ready_client().search(index=self.alias, **body)
+        passages = []
+        for rank, raw in enumerate(response["hits"]["hits"], start=1):
+            source = raw["_source"]
+            passages.append(Passage(
+                chunk_id=source["chunk_id"], source_id=source["source_id"], title=source.get("title") or "",
+                text=source.get("text") or "", url=source.get("url"), score=float(raw.get("_score") or 0.0),
+                engine=self.name, rank=rank, visibility=Visibility(source.get("visibility") or "public"),
+            ))
+        return passages
 
     def count(self, tenant: str) -> int:
         check_tenant(tenant)
@@ -235,28 +236,6 @@ class ElasticsearchLexical:
             self._client, self._pid, self._ready = None, None, False
 
     # -- internals ----------------------------------------------------------------------------------
-
-    def _search(self, tenant: str, query: str, k: int, *, acl: Sequence[str] | None, offset: int,
-                highlight: bool, visibility: Sequence[Visibility] | None = None) -> list[Hit]:
-        check_tenant(tenant)
-        check_query(query)
-        if k <= 0:
-            return []
-        body = es_schema.search_body(tenant, query, k, acl=acl, offset=max(0, offset), highlight=highlight,
-                                     visibility=visibility)
-        with self._errors("search"):
-            response = self._ready_client().search(index=self.alias, **body)
-        hits = []
-        for rank, raw in enumerate(response["hits"]["hits"], start=1 + max(0, offset)):
-            source = raw["_source"]
-            passage = Passage(
-                chunk_id=source["chunk_id"], source_id=source["source_id"], title=source.get("title") or "",
-                text=source.get("text") or "", url=source.get("url"), score=float(raw.get("_score") or 0.0),
-                engine=self.name, rank=rank, visibility=Visibility(source.get("visibility") or "public"),
-            )
-            marks = raw.get("highlight", {})
-            hits.append(Hit(passage, tuple(marks.get("text", ())) or tuple(marks.get("title", ()))))
-        return hits
 
     def _get_client(self) -> Elasticsearch:
         pid = os.getpid()

@@ -17,11 +17,6 @@ from investigation.state import Chunk, Visibility
 SCHEMA_VERSION = 2  # v2: `visibility`; bump when the mapping changes; `ElasticsearchLexical.reindex` moves the alias
 TITLE_BOOST = 2  # the issue's "title^2"; the embedded engine tunes its own (see embedded_lexical)
 IDENTIFIER_BOOST = 3.0
-HIGHLIGHT_FRAGMENT_CHARS = 160
-HIGHLIGHT_FRAGMENTS = 3
-# The unified highlighter reads offsets from the postings (`index_options: offsets`), so it never
-# re-analyses a long text; the cap only bounds the fallback path on an index built without offsets.
-HIGHLIGHT_MAX_ANALYZED = 1_000_000
 SOURCE_FIELDS = ["chunk_id", "source_id", "title", "text", "url", "visibility"]
 _SEP = "\x1f"
 # A query word that looks like an identifier: error codes (ERR_4021), invoice numbers (INV-2024-001),
@@ -135,8 +130,8 @@ def tenant_filter(tenant: str, acl: Sequence[str] | None,
     return clauses
 
 
-def search_body(tenant: str, query: str, k: int, *, acl: Sequence[str] | None = None, offset: int = 0,
-                highlight: bool = False, visibility: Sequence[Visibility] | None = None) -> dict[str, Any]:
+def search_body(tenant: str, query: str, k: int, *, acl: Sequence[str] | None = None,
+                visibility: Sequence[Visibility] | None = None) -> dict[str, Any]:
     """`POST /<alias>/_search`: BM25 over title^2 and text, an exact path for identifiers, filters."""
     should: list[dict[str, Any]] = [{
         "multi_match": {"query": query, "fields": [f"title^{TITLE_BOOST}", "text"], "type": "best_fields",
@@ -149,23 +144,12 @@ def search_body(tenant: str, query: str, k: int, *, acl: Sequence[str] | None = 
             {"match_phrase": {"text": {"query": ident}}},
             {"term": {"source_id": {"value": ident, "case_insensitive": True, "boost": IDENTIFIER_BOOST}}},
         ]
-    body: dict[str, Any] = {
+    return {
         "query": {"bool": {"filter": tenant_filter(tenant, acl, visibility), "should": should, "minimum_should_match": 1}},
         "size": k,
-        "from": offset,
         "_source": SOURCE_FIELDS,
         "track_total_hits": False,
     }
-    if highlight:
-        body["highlight"] = {
-            "pre_tags": ["<mark>"], "post_tags": ["</mark>"], "encoder": "html",
-            "max_analyzed_offset": HIGHLIGHT_MAX_ANALYZED,
-            "fields": {
-                "text": {"fragment_size": HIGHLIGHT_FRAGMENT_CHARS, "number_of_fragments": HIGHLIGHT_FRAGMENTS},
-                "title": {"number_of_fragments": 0},
-            },
-        }
-    return body
 
 
 def delete_query(tenant: str, source_ids: Sequence[str]) -> dict[str, Any]:

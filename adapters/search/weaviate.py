@@ -165,32 +165,6 @@ class WeaviateVector:
         return [schema.passage(o, engine=self.name, rank=rank, score=1.0 - float(o.metadata.distance or 0.0))
                 for rank, o in enumerate(response.objects, start=1)]
 
-    def hybrid_search(self, tenant: str, query: str, k: int, *, acl: Sequence[str] | None = None,
-                      alpha: float = 0.5, visibility: Sequence[Visibility] | None = None) -> list[Passage]:
-        """Weaviate's own hybrid (BM25 on title^2/text + our vector, relative-score fusion; alpha 1 = pure
-        vector). An option for a single-engine deployment: Sleuth's default stays RRF over ES + Weaviate."""
-        check_tenant(tenant)
-        check_query(query)
-        if not 0.0 <= alpha <= 1.0:
-            raise PermanentError(f"alpha must be within 0..1, got {alpha}")
-        if k <= 0:
-            return []
-        from weaviate.classes.query import HybridFusion, MetadataQuery
-
-        vector = embed_matrix(self.embedder, [query], persist=False)[0].tolist()
-        with self._errors("hybrid search"):
-            name = schema.tenant_name(tenant)
-            if not self._tenant_exists(name):
-                return []
-            response = self._collection().with_tenant(name).query.hybrid(
-                query=query, vector=vector, target_vector=schema.VECTOR, alpha=alpha, limit=k,
-                query_properties=[f"title^{schema.TITLE_BOOST}", "text"], fusion_type=HybridFusion.RELATIVE_SCORE,
-                filters=schema.acl_filter(acl, visibility), return_metadata=MetadataQuery(score=True),
-                return_properties=schema.RETURNED,
-            )
-        return [schema.passage(o, engine=f"{self.name}-hybrid", rank=rank, score=float(o.metadata.score or 0.0))
-                for rank, o in enumerate(response.objects, start=1)]
-
     def count(self, tenant: str) -> int:
         check_tenant(tenant)
         with self._errors("count"):

@@ -16,7 +16,6 @@ from investigation.state import Chunk, Passage, Visibility
 VECTOR = "default"  # the one named vector: bring-your-own MiniLM vectors, cosine distance
 PROPERTIES = ["chunk_id", "source_id", "title", "text", "acl", "visibility", "updated_at", "url", "position"]
 RETURNED = ["chunk_id", "source_id", "title", "text", "url", "visibility"]
-TITLE_BOOST = 2  # in Weaviate's own hybrid (BM25 half), mirroring Elasticsearch's title^2
 # Namespace of object ids: uuid5(namespace, tenant + US + chunk_id) is stable across processes and runs.
 NAMESPACE = uuid.UUID("5f1e7c2a-3b4d-5e6f-8a9b-0c1d2e3f4a5b")
 _TENANT_OK = re.compile(r"[A-Za-z0-9_-]{1,64}")

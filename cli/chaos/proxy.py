@@ -22,12 +22,7 @@ class TcpProxy:
         probe.bind(("127.0.0.1", 0))
         self.port = int(probe.getsockname()[1])
         probe.close()
-        self.connections = 0  # accepted since start (a figure)
         self.up()
-
-    @property
-    def is_up(self) -> bool:
-        return self._listener is not None
 
     def up(self) -> None:
         with self._lock:
@@ -73,7 +68,6 @@ class TcpProxy:
                     server.close()
                     return
                 self._conns.update((client, server))
-                self.connections += 1
             for a, b in ((client, server), (server, client)):
                 threading.Thread(target=self._pipe, args=(a, b), daemon=True).start()
 

@@ -6,7 +6,6 @@ import os
 import random
 import re
 import signal
-import statistics
 import subprocess
 import sys
 import time
@@ -328,7 +327,3 @@ def run_one(name: str, h: Harness, scenario: Callable[[Harness], Result] | None 
         result = Result(name, False, note=f"{type(exc).__name__}: {exc}"[:300])
     result.figures["seconds"] = round(time.monotonic() - started, 1)
     return result
-
-
-def medians(values: list[float]) -> float:
-    return round(statistics.median(values), 2) if values else float("nan")

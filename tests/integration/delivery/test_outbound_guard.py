@@ -64,7 +64,7 @@ def test_connection_is_pinned_to_the_checked_address_and_host_header_kept() -> N
     try:
         result = deliverer.deliver(delivery_id="msg_pin", target={"url": f"http://hooks.acme.test:{port}/h"},
                                    payload={"a": 1}, secret="whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw")
-        assert result["status_code"] == 204
+        assert result.status_code == 204
         assert calls == ["hooks.acme.test"]  # resolved once, by the guard; httpx connected to the address
         assert receiver.requests[0]["headers"]["host"] == f"hooks.acme.test:{port}"
     finally:
@@ -139,7 +139,7 @@ def test_https_is_pinned_to_the_address_and_verified_against_the_name(tmp_path: 
         result = deliverer.deliver(delivery_id="msg_tls", target={"url": f"https://hooks.acme.test:{port}/h"},
                                    payload={}, secret="whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw")
         deliverer.close()
-        assert result["status_code"] == 204 and seen == [f"hooks.acme.test:{port}"]
+        assert result.status_code == 204 and seen == [f"hooks.acme.test:{port}"]
         # The same address under a name the certificate does not carry fails verification.
         other = OutboundGuard.for_hosts(["other.acme.test"], resolver=lambda host, p: ["127.0.0.1"])
         wrong = WebhookDeliverer(3.0, guard=other, transport=httpx.HTTPTransport(verify=trust))

@@ -14,7 +14,8 @@ import pytest
 
 from adapters.delivery.webhook import InvalidSignature, WebhookDeliverer, verify
 from bootstrap import Services
-from investigation.errors import PermanentError, TransientError
+from investigation.errors import PermanentError, ReceiverRejected, ReceiverUnavailable, TransientError
+from investigation.ports import Delivered
 from storage import repositories as repo
 from tasks.delivery_step import attempt_delivery
 from tests.integration.delivery.helpers import make_services
@@ -134,6 +135,44 @@ def test_receiver_down_is_transient(services: Services) -> None:
     [logged] = attempts(services, delivery_id)
     assert logged.status_code is None and logged.error and "could not reach" in logged.error
     assert status_of(services, delivery_id) == "pending"
+
+
+class Scripted:
+    """A deliverer that answers from a script (a `Delivered` or an error per attempt) and notes `resume`."""
+
+    channel = "webhook"
+
+    def __init__(self, *script: Delivered | Exception) -> None:
+        self.script, self.resumed = list(script), list[bool]()
+
+    def deliver(self, *, delivery_id: str, target: dict[str, object], payload: dict[str, object],
+                secret: str, resume: bool = False) -> Delivered:
+        self.resumed.append(resume)
+        step = self.script.pop(0)
+        if isinstance(step, Exception):
+            raise step
+        return step
+
+    def close(self) -> None:
+        pass
+
+
+def test_the_attempt_log_takes_status_and_uncertainty_from_the_typed_errors(services: Services) -> None:
+    delivery_id, _, _ = answered_delivery(services, "https://hooks.example.test/never-called")
+    scripted = Scripted(ReceiverUnavailable("receiver answered 503", status_code=503, uncertain=True),
+                        TransientError("a blip before any request"),
+                        Delivered(202, "queued"))
+    outcomes = [attempt_delivery(services, delivery_id, deliverers={"webhook": scripted}) for _ in range(3)]
+    assert [o.status for o in outcomes] == ["pending", "pending", "delivered"]
+    logged = attempts(services, delivery_id)
+    assert [(a.status_code, a.uncertain) for a in logged] == [(503, True), (None, False), (202, False)]
+    assert logged[-1].detail == "queued"
+    assert scripted.resumed == [False, True, False]  # only the attempt after an uncertain one looks first
+
+    rejected_id, _, _ = answered_delivery(services, "https://hooks.example.test/never-called")
+    refusing = Scripted(ReceiverRejected("receiver answered 410 Gone", status_code=410))
+    assert attempt_delivery(services, rejected_id, deliverers={"webhook": refusing}).status == "dead"
+    assert [(a.status_code, a.uncertain) for a in attempts(services, rejected_id)] == [(410, False)]
 
 
 @pytest.mark.parametrize("status", [400, 401, 404, 410])

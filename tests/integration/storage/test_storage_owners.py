@@ -4,7 +4,9 @@ PostgreSQL."""
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 import pytest
@@ -122,4 +124,25 @@ def test_a_planned_hop_is_read_once_and_an_unplanned_one_never_cached(
     session.expunge_all()
     assert planned_hop(session, investigation_id=investigation.id, number=1) == expected
     assert len(statements) == read  # answered from the cache
+    forget_plans()
+
+
+def test_the_slots_of_a_hop_starting_together_read_its_plan_once(
+        session: Session, investigation: Investigation, statements: list[str]) -> None:
+    forget_plans()
+    save_hop(session, investigation_id=investigation.id, number=1, engines=["bm25", "vector"],
+             queries=[{"text": "sso plan"}])
+    statements.clear()
+    engine = session.get_bind()
+    start = threading.Barrier(4)
+
+    def slot() -> PlannedHop | None:
+        with Session(engine) as own:  # each slot its own session, as each task has
+            start.wait()
+            return planned_hop(own, investigation_id=investigation.id, number=1)
+
+    with ThreadPoolExecutor(max_workers=4) as pool:
+        found = list(pool.map(lambda _i: slot(), range(4)))
+    assert len(set(found)) == 1 and found[0] is not None
+    assert len([s for s in statements if s.lstrip().upper().startswith("SELECT")]) == 2  # investigation, hop
     forget_plans()

@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator
 
 import pytest
+from sqlalchemy import event
 from sqlmodel import Session
 
 from investigation.errors import NotFound
@@ -178,7 +179,8 @@ def test_an_atomic_block_commits_its_writes_and_events_together_in_order(
     with session_factory() as other:
         assert [e.step_key for e in list_events(other, investigation_id=inv_id)] == ["k3", "k1", "k2"]
         assert [r.evidence_id for r in list_evidence(other, investigation_id=inv_id)] == ["e1"]
-        assert get_hop(other, investigation_id=inv_id, number=1).state == "reduced"  # type: ignore[union-attr]
+        hop = get_hop(other, investigation_id=inv_id, number=1)
+        assert hop is not None and hop.state == "reduced"
     # A redelivered step writes nothing twice and announces nothing again.
     with atomic(session):
         assert add_events(session, events) == 0
@@ -200,7 +202,8 @@ def test_an_error_in_an_atomic_block_leaves_nothing_written_and_nothing_observed
     with session_factory() as other:
         assert list_events(other, investigation_id=inv_id) == []
         assert list_evidence(other, investigation_id=inv_id) == []
-        assert get_hop(other, investigation_id=inv_id, number=1).state == "planned"  # type: ignore[union-attr]
+        hop = get_hop(other, investigation_id=inv_id, number=1)
+        assert hop is not None and hop.state == "planned"
     # The session is usable again: the same writes succeed in the next block.
     with atomic(session):
         add_events(session, [new_event(investigation_id=inv_id, step_key="k", kind="fusion", data={})])
@@ -213,3 +216,34 @@ def test_a_write_outside_an_atomic_block_is_observed_after_its_own_commit(
     assert add_event(session, investigation_id=investigation.id, step_key="s", kind="stop", data={})
     assert not add_event(session, investigation_id=investigation.id, step_key="s", kind="stop", data={})
     assert observed == [("s", True)]
+
+
+def test_a_steps_events_are_one_insert_that_skips_recorded_and_repeated_step_keys(
+    session: Session, investigation: Investigation, observed: list[tuple[str, bool]],
+) -> None:
+    inv_id = investigation.id
+    assert add_event(session, investigation_id=inv_id, step_key="route", kind="route", data={"first": True})
+    observed.clear()
+    batch = [new_event(investigation_id=inv_id, step_key=key, kind="fusion", data={"n": n})
+             for n, key in enumerate(["fuse:1", "route", "grade:1", "fuse:1", "judge:1"])]
+    inserts: list[str] = []
+
+    def record(_conn: object, _cursor: object, statement: str, *_: object) -> None:
+        if statement.lstrip().upper().startswith("INSERT"):
+            inserts.append(statement)
+
+    engine = session.get_bind()
+    event.listen(engine, "before_cursor_execute", record)
+    try:
+        with atomic(session):
+            assert add_events(session, batch) == 3
+    finally:
+        event.remove(engine, "before_cursor_execute", record)
+    assert len(inserts) == 1  # one statement for the whole step
+    assert observed == [("fuse:1", True), ("grade:1", True), ("judge:1", True)]  # the new ones, in order, once
+    stored = {e.step_key: e.data for e in list_events(session, investigation_id=inv_id)}
+    assert [*stored] == ["route", "fuse:1", "grade:1", "judge:1"]
+    assert stored["route"] == {"first": True} and stored["fuse:1"] == {"n": 0}  # the first of each key kept
+    with atomic(session):
+        assert add_events(session, batch) == 0 and add_events(session, []) == 0
+    assert len(observed) == 3

@@ -14,7 +14,7 @@ from redis.retry import Retry
 from investigation.errors import TransientError
 from investigation.state import Passage
 from storage.hits import SlotHits
-from storage.redis_state import RedisState, client_from_url
+from storage.redis_state import CacheQuery, RedisState, SlotBegin, SlotOutcome, client_from_url
 
 pytestmark = pytest.mark.integration
 
@@ -167,8 +167,14 @@ def test_an_invalid_parked_result_or_cache_entry_reads_as_absent(redis_state: Re
     assert set(redis_state.load_hits("inv", 1)) == {"1:bm25"}  # the reducer reports a missing result
     with pytest.raises(ValidationError):
         SlotHits.model_validate({"query": "q", "engine": "bm25", "hits": []})  # no unknown fields
-    redis_client.set(redis_state.cache_key("acme", "bm25", "q", 5, None, 0), json.dumps([{"x": 1}]))
+    redis_client.hset(redis_state.cache_key("acme", "bm25", "q", 5, None),
+                      mapping={"v": 0, "p": json.dumps([{"x": 1}])})
     assert redis_state.cache_get("acme", "bm25", "q", 5, None) is None  # a cache miss
+    cache = CacheQuery(tenant="acme", engine="bm25", query="q", k=5, acl=None)
+    redis_state.init_budget("inv", max_hops=2, max_retrieval_calls=5, max_llm_tokens=0, deadline_ts=2e9)
+    begin = redis_state.slot_begin("inv", 1, "0:bm25", cache, now=1e9)  # the unreadable slot runs again
+    assert (begin.outcome, begin.parked, begin.cached) == (SlotOutcome.MISS, None, None)
+    assert redis_state.usage("inv")["retrieval_calls"] == 1
 
 
 def test_once_and_forget(redis_state: RedisState) -> None:
@@ -253,18 +259,50 @@ def test_the_shared_redis_urls_reach_one_server_from_kombu_celery_and_redis_py(
 
 
 
-def test_slot_start_reads_the_parked_hit_usage_and_corpus_version_in_one_round_trip(
+def test_slot_begin_checks_parked_deadline_and_budget_then_charges_and_reads_the_cache_in_one_round_trip(
         redis_state: RedisState, monkeypatch: pytest.MonkeyPatch) -> None:
-    redis_state.init_budget("inv", max_hops=2, max_retrieval_calls=5, max_llm_tokens=0, deadline_ts=1234.5)
-    assert redis_state.charge("inv", "retrieval_calls", 2)
-    redis_state.bump_corpus_version("acme")
-    parked = SlotHits(query="q", engine="bm25", passages=(_passage("a#0"),))
-    redis_state.store_hits("inv", 1, "0:bm25", parked)
-    expected = [(parked, redis_state.usage("inv"), 1), (None, redis_state.usage("other"), 0)]
-    single: list[object] = []
-    monkeypatch.setattr(redis_state.client, "execute_command", lambda *a, **_k: single.append(a[0]))
-    # Nothing parked, no budget, no ingest: the same defaults as load_hit, usage and corpus_version.
-    assert [redis_state.slot_start("inv", 1, "0:bm25", "acme"),
-            redis_state.slot_start("other", 1, "0:bm25", "globex")] == expected
-    assert single == []  # a pipeline each: no command of its own
-    assert (expected[0][1]["retrieval_calls"], expected[0][1]["deadline_ts"]) == (2, 1234.5)
+    cache = CacheQuery(tenant="acme", engine="bm25", query="Which plan?", k=5, acl=("scope", "acl:staff"))
+    other = CacheQuery(tenant="acme", engine="bm25", query="Which plan?", k=5, acl=("scope", "acl:all"))
+    redis_state.init_budget("inv", max_hops=2, max_retrieval_calls=3, max_llm_tokens=0, deadline_ts=1000.0)
+    commands: list[object] = []
+    execute = redis_state.client.execute_command
+
+    def counted(*args: object, **kwargs: object) -> object:
+        commands.append(args[0])
+        return execute(*args, **kwargs)
+
+    monkeypatch.setattr(redis_state.client, "execute_command", counted)
+    begin = redis_state.slot_begin("inv", 1, "0:bm25", cache, now=999.0)
+    assert begin == SlotBegin(SlotOutcome.MISS, None, None, 0)
+    assert commands == ["EVALSHA"]  # one round trip
+    monkeypatch.setattr(redis_state.client, "execute_command", execute)
+    found = SlotHits(query="Which plan?", engine="bm25", passages=(_passage("a#0"),))
+    redis_state.slot_end("inv", 1, "0:bm25", found, cache=cache, version=0, ttl=60)
+    assert redis_state.load_hit("inv", 1, "0:bm25") == found
+    # The same query and scope in another slot is a cache hit, charged; another scope is a miss.
+    hit = redis_state.slot_begin("inv", 1, "1:bm25", cache, now=999.0)
+    assert (hit.outcome, hit.cached) == (SlotOutcome.HIT, list(found.passages))
+    assert redis_state.slot_begin("inv", 1, "2:bm25", other, now=999.0).outcome is SlotOutcome.MISS
+    assert redis_state.usage("inv")["retrieval_calls"] == 3
+    # Out of calls: nothing charged. A redelivered slot gets its parked result, whatever the budget or clock.
+    assert redis_state.slot_begin("inv", 1, "3:bm25", cache, now=999.0).outcome is SlotOutcome.BUDGET
+    again = redis_state.slot_begin("inv", 1, "0:bm25", cache, now=5000.0)
+    assert (again.outcome, again.parked) == (SlotOutcome.PARKED, found)
+    assert redis_state.usage("inv")["retrieval_calls"] == 3
+    # Past the deadline, or no budget at all: "deadline", nothing charged.
+    redis_state.init_budget("late", max_hops=2, max_retrieval_calls=3, max_llm_tokens=0, deadline_ts=1000.0)
+    assert redis_state.slot_begin("late", 1, "0:bm25", cache, now=1000.5).outcome is SlotOutcome.DEADLINE
+    assert redis_state.usage("late")["retrieval_calls"] == 0
+    assert redis_state.slot_begin("none", 1, "0:bm25", cache, now=1.0).outcome is SlotOutcome.DEADLINE
+    # An ingest (a new corpus version) makes the entry unreadable; hits searched before it are stored
+    # under the version read before searching, so they stay unreadable too.
+    assert redis_state.bump_corpus_version("acme") == 1
+    redis_state.init_budget("inv2", max_hops=2, max_retrieval_calls=9, max_llm_tokens=0, deadline_ts=1000.0)
+    after = redis_state.slot_begin("inv2", 1, "0:bm25", cache, now=999.0)
+    assert (after.outcome, after.version) == (SlotOutcome.MISS, 1)
+    redis_state.slot_end("inv2", 1, "0:bm25", found, cache=cache, version=0, ttl=60)
+    assert redis_state.slot_begin("inv2", 1, "1:bm25", cache, now=999.0).outcome is SlotOutcome.MISS
+    redis_state.slot_end("inv2", 1, "1:bm25", found, cache=cache, version=1, ttl=0)  # ttl 0: not cached
+    assert redis_state.slot_begin("inv2", 1, "2:bm25", cache, now=999.0).outcome is SlotOutcome.MISS
+    redis_state.slot_end("inv2", 1, "2:bm25", found, cache=cache, version=1, ttl=60)
+    assert redis_state.slot_begin("inv2", 1, "3:bm25", cache, now=999.0).outcome is SlotOutcome.HIT

@@ -58,10 +58,9 @@ def chunk(source: str, position: int = 0, **extra: Any) -> Chunk:
 
 HITS = [
     {"chunk_id": "err-4021#0", "source_id": "err-4021", "title": "Mailbox sync fails with ERR_4021",
-     "text": "ERR_4021 means the IMAP server rejected our connection.", "_distance": 0.18, "_score": 0.93},
+     "text": "ERR_4021 means the IMAP server rejected our connection.", "_distance": 0.18},
     {"chunk_id": "reset-password#0", "source_id": "reset-password", "title": "Resetting your password",
-     "text": "Open the sign-in page.", "url": "https://help.acme.test/reset-password", "_distance": 0.42,
-     "_score": 0.41},
+     "text": "Open the sign-in page.", "url": "https://help.acme.test/reset-password", "_distance": 0.42},
 ]
 
 
@@ -241,24 +240,6 @@ def test_an_unknown_tenant_has_nothing_and_costs_no_grpc_call(fake: wf.WeaviateF
     assert vec.count("nobody") == 0
     assert vec.delete("nobody", ["a"]) == 0
     assert fake.calls == []
-
-
-def test_hybrid_is_weaviates_own_fusion_with_our_vector(
-    known: wf.WeaviateFake, vec: WeaviateVector, embedder: RecordingEmbedder
-) -> None:
-    known.reply("Search", wf.search_reply(HITS, scores=True))
-    passages = vec.hybrid_search("acme", "ERR_4021 sync", 2, acl=[], alpha=0.25)
-    hybrid = known.grpc_calls("Search")[0].request.hybrid_search
-    assert hybrid.query == "ERR_4021 sync" and hybrid.alpha == pytest.approx(0.25)
-    assert list(hybrid.properties) == ["title^2", "text"]
-    assert hybrid.fusion_type == hybrid.FUSION_TYPE_RELATIVE_SCORE
-    assert hybrid.vector_bytes == fp32(embedder.embed(["ERR_4021 sync"])[0])
-    assert list(hybrid.targets.target_vectors) == ["default"]
-    assert list(known.grpc_calls("Search")[0].request.filters.value_text_array.values) == [PUBLIC]
-    assert [p.score for p in passages] == pytest.approx([0.93, 0.41])
-    assert {p.engine for p in passages} == {"weaviate-hybrid"}
-    with pytest.raises(PermanentError):
-        vec.hybrid_search("acme", "x", 2, alpha=1.5)
 
 
 def test_delete_by_source_id_filter_repeats_until_the_server_cap_is_not_hit(

@@ -154,4 +154,5 @@ def test_decision_sets_and_other_corpora_set_the_expected_outcome(tmp_path: Path
 
 def test_currency_signs_are_punctuation_like_the_dollar() -> None:
     assert normalise_answer("EUR €1.90 or £1.60") == normalise_answer("EUR 1.90 or 1.60")
-    assert answer_scores("Team: EUR €1.90 per 1,000 runs [1].", ["1.90"])["contains"] == 1.0  # type: ignore[index]
+    scores = answer_scores("Team: EUR €1.90 per 1,000 runs [1].", ["1.90"])
+    assert scores is not None and scores["contains"] == 1.0

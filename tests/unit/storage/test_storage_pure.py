@@ -35,12 +35,12 @@ def test_cache_digest_covers_query_k_and_acl() -> None:
     assert cache_digest("a", 1, ["b,c"]) != cache_digest("a", 1, ["b", "c"])
 
 
-def test_cache_keys_name_the_tenant_version_and_engine() -> None:
+def test_cache_keys_name_the_tenant_and_engine() -> None:
     state = RedisState.__new__(RedisState)
     state.prefix = "sleuth"
-    key = state.cache_key("acme", "lexical", "q", 10, None, 3)
-    assert key == f"sleuth:cache:acme:v3:lexical:{cache_digest('q', 10, None)}"
-    assert state.cache_key("globex", "lexical", "q", 10, None, 3) != key
+    key = state.cache_key("acme", "lexical", "q", 10, None)
+    assert key == f"sleuth:cache:acme:lexical:{cache_digest('q', 10, None)}"
+    assert state.cache_key("globex", "lexical", "q", 10, None) != key
 
 
 def test_api_keys_and_webhook_secrets() -> None:
