@@ -65,6 +65,9 @@ class Settings(BaseSettings):
     redrive_idle_seconds: float = Field(
         default=15.0, gt=0, description="An active investigation idle this long with nothing in flight is re-driven "
         "(see docs/reliability.md).")
+    redrive_inspect_timeout: float = Field(default=2.0, gt=0, description=(
+        "Seconds the watchdog waits for the workers to say what they hold before it re-drives (each of three "
+        "questions, asked twice; a worker on a loaded host can take over a second to reply)."))
 
     # Delivery
     webhook_timeout: float = Field(default=10.0, gt=0, description="Seconds per HTTP delivery attempt (webhook, Zendesk, Freshdesk).")

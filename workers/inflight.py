@@ -15,16 +15,15 @@ from celery import Celery
 from config.settings import Settings
 from workers import names
 
-INSPECT_TIMEOUT = 2.0  # a worker's main process on a loaded host can take over a second to reply
-
 
 def _task_args(info: dict[str, Any]) -> str:
     request = info.get("request", info)  # scheduled() wraps the request
     return f"{request.get('args')!r} {request.get('kwargs')!r}"
 
 
-def held_by_workers(app: Celery, timeout: float = INSPECT_TIMEOUT) -> list[str]:
-    """Argument texts of tasks active, reserved or scheduled (ETA) in any live worker."""
+def held_by_workers(app: Celery, timeout: float) -> list[str]:
+    """Argument texts of tasks active, reserved or scheduled (ETA) in any live worker (each question waits
+    `timeout` seconds for the replies: `Settings.redrive_inspect_timeout`)."""
     inspect = app.control.inspect(timeout=timeout)
     texts: list[str] = []
     for reply in (inspect.active(), inspect.reserved(), inspect.scheduled()):
@@ -58,4 +57,4 @@ def _argsrepr(raw: bytes | str) -> str:
 def in_flight_text(app: Celery, settings: Settings) -> str:
     """One text holding every id the queue still references (workers first, then queues: a message
     moving from a queue to a worker in between is at worst re-driven once more, which is idempotent)."""
-    return "\n".join(held_by_workers(app) + queued(app, settings))
+    return "\n".join(held_by_workers(app, settings.redrive_inspect_timeout) + queued(app, settings))

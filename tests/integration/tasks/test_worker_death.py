@@ -59,9 +59,10 @@ def test_pool_process_killed_mid_retrieval(stack: Stack) -> None:
 
 def test_whole_worker_killed_and_replaced(tmp_path: Path, redis_url: str, redis_prefix: str, db_url: str) -> None:
     # The default visibility timeout (300 s): the replacement worker's watchdog re-drives what the dead
-    # one held within seconds, instead of waiting for the broker to give the messages back.
+    # one held within seconds, instead of waiting for the broker to give the messages back (asking the
+    # workers what they hold for 1 s a question instead of 2 s).
     stack = build_stack(tmp_path / "home", redis_url, redis_prefix, redrive_idle_seconds=2.0,
-                        database_url=db_url)
+                        redrive_inspect_timeout=1.0, database_url=db_url)
     receiver = Receiver()
     try:
         first = stack.start_worker(concurrency=1, SLEUTH_DEBUG_RETRIEVE_DELAY_MS="3000")
