@@ -65,7 +65,7 @@ class Services:
 
         # Query vectors are shared by this deployment's processes through Redis when there is one.
         shared = RedisVectors(self.redis, f"{self.settings.redis_prefix}:vec") if self.settings.redis_url else None
-        return MiniLMEmbedder(cache_dir=self.settings.home / "embeddings",
+        return MiniLMEmbedder(cache_dir=self.settings.effective_embeddings_dir,
                               max_tokens=self.settings.embed_max_tokens, shared=shared)
 
     @cached_property

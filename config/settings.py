@@ -38,6 +38,9 @@ class Settings(BaseSettings):
     chunk_tokens: int = Field(default=200, ge=32, le=2000, description="Words per chunk at ingest.")
     embed_max_tokens: int = Field(default=128, ge=16, le=512,
                                   description="Tokens the embedder reads per text.")
+    embeddings_dir: Path | None = Field(default=None, description=(
+        "Embedding cache (vectors by content hash, safe to share between homes and processes); default "
+        "SLEUTH_HOME/embeddings."))
     subquery_cache_ttl: int = Field(default=3600, ge=0,
                                     description="Seconds a cached sub-query result lives (0 = off).")
     text_cache: bool = Field(default=True, description=(
@@ -231,6 +234,10 @@ class Settings(BaseSettings):
     @property
     def index_dir(self) -> Path:
         return self.home / "index"
+
+    @property
+    def effective_embeddings_dir(self) -> Path:
+        return self.embeddings_dir or self.home / "embeddings"
 
     @property
     def effective_metrics_dir(self) -> Path:

@@ -66,18 +66,24 @@ def cache_digest(query: str, k: int, acl: Iterable[str] | None) -> str:
 
 def client_from_url(url: str, **kwargs: Any) -> redis.Redis:
     """A redis-py client for any URL Sleuth accepts, including Celery/kombu's ``redis+socket://``."""
+    return redis.Redis.from_url(redis_py_url(url), **kwargs)
+
+
+def redis_py_url(url: str) -> str:
+    """The same server as redis-py spells it: Celery/kombu's ``redis+socket://`` is ``unix://`` with the
+    database as ``db`` (the inverse of `kombu_url`)."""
     parts = urlsplit(url)
-    if parts.scheme in ("redis+socket", "socket"):
-        query = parse_qs(parts.query)
-        db = (query.pop("virtual_host", None) or query.pop("db", None) or ["0"])[0]
-        rest = {key: values[0] for key, values in query.items()}
-        url = f"unix://{parts.path}?{urlencode({'db': db, **rest})}"
-    return redis.Redis.from_url(url, **kwargs)
+    if parts.scheme not in ("redis+socket", "socket"):
+        return url
+    query = parse_qs(parts.query)
+    db = (query.pop("virtual_host", None) or query.pop("db", None) or ["0"])[0]
+    rest = {key: values[0] for key, values in query.items()}
+    return f"unix://{parts.path}?{urlencode({'db': db, **rest})}"
 
 
 def kombu_url(url: str) -> str:
     """The same server as Celery/kombu spells it: a unix socket is ``redis+socket://`` with the database
-    as ``virtual_host`` (the inverse of `client_from_url`'s translation)."""
+    as ``virtual_host`` (the inverse of `redis_py_url`)."""
     parts = urlsplit(url)
     if parts.scheme != "unix":
         return url

@@ -13,10 +13,12 @@ Rule for missing services (`require_or_skip`): skip locally, fail when ``CI=true
     empty_db_url     function the same, but empty (not migrated)
     db_engine        function `make_engine(db_url)`
     session          function a `Session` on `db_engine` (expire_on_commit=False)
+    embeddings_dir   session  an embedding cache shared by every xdist worker, holding the example KB's vectors
 """
 
 from __future__ import annotations
 
+import fcntl
 import os
 import queue
 import shutil
@@ -27,7 +29,6 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import NoReturn
-from urllib.parse import parse_qs, urlsplit
 
 import pytest
 import redis
@@ -35,7 +36,8 @@ from sqlalchemy import Engine, create_engine, make_url, text
 from sqlmodel import Session
 
 from storage.db import make_engine, migrate
-from storage.redis_state import RedisState, client_from_url
+from storage.redis_state import RedisState, client_from_url, kombu_url
+from storage.redis_state import redis_py_url as redis_py_form
 
 DEFAULT_REDIS_URL = "redis://127.0.0.1:6379/13"
 DEFAULT_POSTGRES_URL = "postgresql+psycopg://postgres@127.0.0.1:5432/test"
@@ -56,18 +58,9 @@ def require_or_skip(reason: str) -> NoReturn:
 
 
 def redis_url_pair(url: str) -> tuple[str, str]:
-    """(Celery/kombu URL, redis-py URL) of one server: kombu wants ``redis+socket://``, redis-py ``unix://``.
-
-    Database 0 of a socket is written without a query string, so a plain scheme swap converts both ways.
-    """
-    parts = urlsplit(url)
-    if parts.scheme not in ("unix", "redis+socket"):
-        return url, url
-    query = parse_qs(parts.query)
-    db = (query.get("db") or query.get("virtual_host") or ["0"])[0]
-    if db == "0":
-        return f"redis+socket://{parts.path}", f"unix://{parts.path}"
-    return f"redis+socket://{parts.path}?virtual_host={db}", f"unix://{parts.path}?db={db}"
+    """(Celery/kombu URL, redis-py URL) of one server, by the product's converters: kombu wants
+    ``redis+socket://``, redis-py ``unix://``."""
+    return kombu_url(url), redis_py_form(url)
 
 
 def _redis_answers(url: str) -> bool:
@@ -351,6 +344,42 @@ def session_factory(db_engine: Engine) -> Callable[[], Session]:
     return lambda: Session(db_engine, expire_on_commit=False)
 
 
+# -- embeddings -----------------------------------------------------------------------------------------
+
+EXAMPLE_KB = Path(__file__).resolve().parents[1] / "examples" / "kb"
+
+
+@pytest.fixture(scope="session")
+def embeddings_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """`SLEUTH_EMBEDDINGS_DIR` for every stack, CLI run and chaos run of this test run that ingests the
+    example KB: the first xdist worker to ask embeds it (one ingest, ~15 s of CPU), the others wait for it
+    and then only read vectors. Keys are content hashes (model, max tokens, text), so a stack's results are
+    the ones an empty cache gives; only the inference is skipped. Cold embedding stays covered by
+    tests/unit/adapters/test_embedder.py and by every stack that ingests other texts."""
+    base = tmp_path_factory.getbasetemp()
+    root = base.parent if os.environ.get("PYTEST_XDIST_WORKER") else base  # shared by this run's workers
+    cache = root / "embeddings"
+    with open(root / "embeddings.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if not (root / "embeddings.warm").exists():
+            _embed_example_kb(cache, root / "embeddings-warm-home")
+            (root / "embeddings.warm").touch()
+    return cache
+
+
+def _embed_example_kb(cache: Path, home: Path) -> None:
+    from adapters.search.ingest import ingest, load_documents
+    from bootstrap import Services
+    from config.settings import Settings
+
+    services = Services(Settings(home=home, embeddings_dir=cache))
+    try:
+        ingest(load_documents([EXAMPLE_KB]), tenant="warm-up", backends=list(services.backends.values()))
+    finally:
+        services.engine.dispose()
+    shutil.rmtree(home, ignore_errors=True)
+
+
 # -- honest markers -----------------------------------------------------------------------------------
 
 # Fixtures that reach a service (Redis, a database server or file, a worker, the ONNX model). A test that
@@ -358,7 +387,7 @@ def session_factory(db_engine: Engine) -> Callable[[], Session]:
 SERVICE_FIXTURES = frozenset({
     "redis_url", "redis_py_url", "redis_prefix", "module_redis_prefix", "redis_client", "redis_state", "db_url",
     "module_db_url", "empty_db_url", "db_engine", "session", "services", "api", "stack", "shared_stack", "queue",
-    "embedder", "worker",
+    "embedder", "worker", "embeddings_dir",
 })
 
 

@@ -57,9 +57,12 @@ def _postgres() -> str:
     return url
 
 
-def run_chaos(tmp_path: Path, *scenarios: str, postgres: str | None = None) -> Chaos:
+def run_chaos(tmp_path: Path, embeddings_dir: Path, *scenarios: str, postgres: str | None = None) -> Chaos:
+    """`sleuth chaos` in a process of its own; the stacks it prepares take the example KB's vectors from the
+    session's embedding cache (`embeddings_dir`) instead of embedding it again."""
     report, figures = tmp_path / "chaos.html", tmp_path / "chaos.json"
     env = {k: v for k, v in os.environ.items() if not k.startswith("SLEUTH_")}
+    env["SLEUTH_EMBEDDINGS_DIR"] = str(embeddings_dir)
     run = subprocess.run([sys.executable, "-m", "cli.main", "chaos", "--scale", "small", "--scenario",
                           ",".join(scenarios), "--report", str(report), "--json", str(figures),
                           *(["--postgres", postgres] if postgres else [])],
@@ -72,8 +75,8 @@ def run_chaos(tmp_path: Path, *scenarios: str, postgres: str | None = None) -> C
 
 # Each group waits for its stack, then at most a few minutes of scenarios on a loaded machine.
 @pytest.mark.timeout(1200)
-def test_killed_workers_and_a_killed_redis_lose_nothing(tmp_path: Path) -> None:
-    chaos = run_chaos(tmp_path, "kill-workers", "redis-restart")
+def test_killed_workers_and_a_killed_redis_lose_nothing(tmp_path: Path, embeddings_dir: Path) -> None:
+    chaos = run_chaos(tmp_path, embeddings_dir, "kill-workers", "redis-restart")
     chaos.assert_passed("kill-workers", "redis-restart")
     kill = chaos.figures("kill-workers")
     assert kill["lost"] == 0 and kill["duplicate deliveries"] == 0 and kill["beat processes"] == 1
@@ -81,9 +84,10 @@ def test_killed_workers_and_a_killed_redis_lose_nothing(tmp_path: Path) -> None:
 
 
 @pytest.mark.timeout(1200)
-def test_webhook_outage_burst_fuzzing_isolation_bad_documents_and_injections_hold(tmp_path: Path) -> None:
-    chaos = run_chaos(tmp_path, "webhook-down", "burst-fairness", "schemathesis", "tenant-isolation",
-                      "bad-documents", "injection-corpus")
+def test_webhook_outage_burst_fuzzing_isolation_bad_documents_and_injections_hold(tmp_path: Path,
+                                                                                  embeddings_dir: Path) -> None:
+    chaos = run_chaos(tmp_path, embeddings_dir, "webhook-down", "burst-fairness", "schemathesis",
+                      "tenant-isolation", "bad-documents", "injection-corpus")
     chaos.assert_passed("webhook-down", "schemathesis", "tenant-isolation", "bad-documents", "injection-corpus")
     # The burst's latency ratio is a figure of the machine's load, not asserted here (no timing
     # assertions); what is asserted is that all completed and the bursting tenant was held back.
@@ -99,16 +103,16 @@ def test_webhook_outage_burst_fuzzing_isolation_bad_documents_and_injections_hol
 
 
 @pytest.mark.timeout(1200)
-def test_the_database_going_away_refuses_intake_and_half_writes_nothing(tmp_path: Path) -> None:
-    chaos = run_chaos(tmp_path, "database-down", postgres=_postgres())
+def test_the_database_going_away_refuses_intake_and_half_writes_nothing(tmp_path: Path, embeddings_dir: Path) -> None:
+    chaos = run_chaos(tmp_path, embeddings_dir, "database-down", postgres=_postgres())
     chaos.assert_passed("database-down")
     down = chaos.figures("database-down")
     assert down["503 + Retry-After"] >= 1 and down["half-written rows"] == 0 and down["failed"] == 0
 
 
 @pytest.mark.timeout(1200)
-def test_an_llm_provider_storm_is_ridden_out(tmp_path: Path) -> None:
-    chaos = run_chaos(tmp_path, "llm-storm")
+def test_an_llm_provider_storm_is_ridden_out(tmp_path: Path, embeddings_dir: Path) -> None:
+    chaos = run_chaos(tmp_path, embeddings_dir, "llm-storm")
     chaos.assert_passed("llm-storm")
     storm = chaos.figures("llm-storm")
     assert storm["provider requests"] > 0 and storm["terminal"] == "3/3"

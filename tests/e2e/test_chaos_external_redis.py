@@ -13,8 +13,8 @@ pytestmark = pytest.mark.e2e
 
 
 @pytest.mark.timeout(1200)
-def test_an_external_redis_restarted_with_its_aof_loses_nothing(tmp_path: Path) -> None:
-    chaos = run_chaos(tmp_path, "redis-restart-external")
+def test_an_external_redis_restarted_with_its_aof_loses_nothing(tmp_path: Path, embeddings_dir: Path) -> None:
+    chaos = run_chaos(tmp_path, embeddings_dir, "redis-restart-external")
     chaos.assert_passed("redis-restart-external")
     figures = chaos.figures("redis-restart-external")
     assert figures["stuck past deadline"] == 0 and figures["duplicate deliveries"] == 0, chaos.shown

@@ -27,14 +27,15 @@ def sleuth(home: Path, *args: str, timeout: float = 180, **env: str) -> subproce
 
 
 @pytest.fixture(scope="module")
-def home(tmp_path_factory: pytest.TempPathFactory) -> Path:
+def home(tmp_path_factory: pytest.TempPathFactory, embeddings_dir: Path) -> Path:
     home = tmp_path_factory.mktemp("cli") / "home"
     created = sleuth(home, "tenants", "create", "acme", "--json")
     assert created.returncode == 0, created.stderr
     info = json.loads(created.stdout)
     assert info["api_key"].startswith("sk_") and info["webhook_secret"].startswith("whsec_")
     (home / "tenant.json").write_text(created.stdout)
-    ingested = sleuth(home, "ingest", str(KB), "--tenant", "acme", "--json")
+    ingested = sleuth(home, "ingest", str(KB), "--tenant", "acme", "--json",
+                      SLEUTH_EMBEDDINGS_DIR=str(embeddings_dir))  # the KB's vectors, computed once per run
     assert ingested.returncode == 0, ingested.stderr
     report = json.loads(ingested.stdout)
     assert report["documents"] >= 40 and report["new"] == report["documents"]

@@ -28,10 +28,11 @@ SIGNING = "e2e-signing-secret"
 
 
 def test_signed_tickets_come_back_as_one_internal_note_each(tmp_path: Path, redis_url: str, redis_prefix: str,
-                                                            db_url: str) -> None:
+                                                            db_url: str, embeddings_dir: Path) -> None:
     from adapters.search.ingest import ingest, load_documents
 
-    stack = build_stack(tmp_path / "home", redis_url, redis_prefix, database_url=db_url)
+    stack = build_stack(tmp_path / "home", redis_url, redis_prefix, database_url=db_url,
+                        embeddings_dir=embeddings_dir)
     ingest(load_documents([EXAMPLES / "kb"]), tenant=stack.tenant_id, backends=list(stack.services.backends.values()))
     questions = [json.loads(line)["question"] for line in (EXAMPLES / "demo_questions.jsonl").read_text().splitlines()
                  if line.strip()][1:5]

@@ -46,9 +46,10 @@ def _scored(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
 
 
 def test_bench_rows_are_identical_with_and_without_the_text_caches(tmp_path: Path, redis_url: str,
-                                                                   redis_prefix: str) -> None:
+                                                                   redis_prefix: str, embeddings_dir: Path) -> None:
     dataset, asked = _subset(tmp_path, every=3)
-    base = Settings(home=tmp_path / "home", redis_url=redis_url, redis_prefix=redis_prefix, subquery_cache_ttl=0)
+    base = Settings(home=tmp_path / "home", redis_url=redis_url, redis_prefix=redis_prefix, subquery_cache_ttl=0,
+                    embeddings_dir=embeddings_dir)
     uncached = _run(base.model_copy(update={"text_cache": False}), dataset, tmp_path / "off.jsonl")
     cold = _run(base.model_copy(update={"text_cache": True}), dataset, tmp_path / "cold.jsonl")
     warm = _run(base.model_copy(update={"text_cache": True}), dataset, tmp_path / "warm.jsonl")

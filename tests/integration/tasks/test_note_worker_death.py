@@ -36,12 +36,13 @@ def _active_pid(stack: Stack, task: str) -> int | None:
 @pytest.mark.parametrize("kind", ["zendesk", "freshdesk"])
 def test_worker_killed_mid_note_post_leaves_exactly_one_note(tmp_path: Path, redis_url: str, redis_prefix: str,
                                                               db_url: str, kind: str) -> None:
-    # A 6 s request timeout and a 1 s lock margin: the dead worker's lock frees after 3 x 6 + 1 s.
-    stack = build_stack(tmp_path / "home", redis_url, redis_prefix, database_url=db_url, webhook_timeout=6.0,
+    # A 4 s request timeout and a 1 s lock margin: the dead worker's lock frees after 3 x 4 + 1 s. The kill
+    # must land within the 4 s the request is open (as it had to within the 4 s hold when the timeout was 6 s).
+    stack = build_stack(tmp_path / "home", redis_url, redis_prefix, database_url=db_url, webhook_timeout=4.0,
                         delivery_lock_margin=1.0)
     desk: ZendeskFake | FreshdeskFake = (ZendeskFake("bot@acme.test", "tok", {4242}) if kind == "zendesk"
                                          else FreshdeskFake("key", {4242}))
-    desk.hold_after_write = 4.0  # the note is stored; the answer would come 4 s later
+    desk.hold_after_write = 5.0  # the note is stored; the answer would come after the request timed out
     try:
         with stack.services.session() as session:
             tenant = repo.get_tenant(session, tenant_id=stack.tenant_id)
@@ -90,10 +91,10 @@ def test_worker_killed_mid_smtp_send_keeps_one_message_id(tmp_path: Path, redis_
     Message-ID, so mail clients show one message in the thread. This measures how often."""
     from tests.support.smtp import SmtpServer
 
-    stack = build_stack(tmp_path / "home", redis_url, redis_prefix, database_url=db_url, smtp_timeout=6.0,
-                        delivery_lock_margin=1.0)
+    stack = build_stack(tmp_path / "home", redis_url, redis_prefix, database_url=db_url, smtp_timeout=4.0,
+                        delivery_lock_margin=1.0)  # the lock frees after 3 x 4 + 1 s, as above
     server = SmtpServer()
-    server.handler.hold_after_data = 4.0
+    server.handler.hold_after_data = 5.0
     try:
         with stack.services.session() as session:
             tenant = repo.get_tenant(session, tenant_id=stack.tenant_id)

@@ -126,7 +126,10 @@ def test_the_view_is_json_with_utc_times() -> None:
 
 def test_socket_urls_convert_between_kombu_and_redis_py() -> None:
     assert redis_url_pair("redis://h:6379/13") == ("redis://h:6379/13", "redis://h:6379/13")
-    assert redis_url_pair("unix:///tmp/r.sock") == ("redis+socket:///tmp/r.sock", "unix:///tmp/r.sock")
+    assert redis_url_pair("unix:///tmp/r.sock") == ("redis+socket:///tmp/r.sock?virtual_host=0",
+                                                    "unix:///tmp/r.sock")
+    assert redis_url_pair("unix:///tmp/r.sock?db=3") == ("redis+socket:///tmp/r.sock?virtual_host=3",
+                                                         "unix:///tmp/r.sock?db=3")
     assert redis_url_pair("redis+socket:///tmp/r.sock?virtual_host=3") == (
         "redis+socket:///tmp/r.sock?virtual_host=3",
         "unix:///tmp/r.sock?db=3",
