@@ -35,6 +35,18 @@ class Submitted:
     created: bool
 
 
+def budget_caps(tenant_limits: dict[str, Any] | None, settings: Settings) -> dict[str, int]:
+    """The most a request's `budget` may ask for, per limit: the server default lowered by the tenant's own
+    limit (what `GET /v1/tenant` reports, and what `effective_budget` enforces)."""
+    caps: dict[str, int] = {}
+    for name in BUDGET_FIELDS:
+        caps[name] = int(getattr(settings, name))
+        tenant_cap = (tenant_limits or {}).get(name)
+        if tenant_cap is not None:
+            caps[name] = min(caps[name], int(tenant_cap))
+    return caps
+
+
 def effective_budget(override: BudgetOverride | None, tenant_limits: dict[str, Any] | None,
                      settings: Settings, *, mode: str = Mode.AGENTIC.value) -> dict[str, int]:
     """Each limit is the server default, lowered by the tenant's limit, lowered again by the request.
@@ -45,11 +57,7 @@ def effective_budget(override: BudgetOverride | None, tenant_limits: dict[str, A
     from investigation.errors import ValidationFailed
 
     budget: dict[str, int] = {}
-    for name in BUDGET_FIELDS:
-        cap = int(getattr(settings, name))
-        tenant_cap = (tenant_limits or {}).get(name)
-        if tenant_cap is not None:
-            cap = min(cap, int(tenant_cap))
+    for name, cap in budget_caps(tenant_limits, settings).items():
         asked = getattr(override, name) if override is not None else None
         if asked is not None and asked > cap:
             raise ValidationFailed(f"budget.{name}", f"must be at most {cap} for this tenant")

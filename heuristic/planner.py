@@ -11,11 +11,13 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from heuristic.router import compared_entities, split_independent
+from investigation.memo import memoised
 from investigation.state import Evidence, Grade, Plan, PlanKind, QueryKind, Route, RouteDecision, SubQuery
 from investigation.text import (
     NAME_CONNECTORS,
     QUESTION_WORDS,
     STOPWORDS,
+    TEXT_CACHE_SIZE,
     ask_sentence,
     content_stems,
     content_words,
@@ -123,12 +125,18 @@ _ASKING_WORDS = frozenset(["long", "much", "many", "far", "often", "soon", "fast
                            "use", "know", "tell", "mean", "means", "still"])
 
 
+@memoised(TEXT_CACHE_SIZE // 4)
+def _lower_case_words(passage: str) -> frozenset[str]:
+    """The words a passage writes in lower case (a property of the passage alone: read once)."""
+    return frozenset(re.findall(r"(?<![\w-])[a-z][a-z'-]*", passage))
+
+
 def clean_name(name: str, sentence: str, passage: str) -> str:
     """A capitalised span without the sentence-opening words the capitalisation let in ("Go to Settings" →
     "Settings", "No. The Free" → "Free"): a leading word is dropped when the span opens the sentence and
     the passage also writes that word in lower case, or it is a stopword."""
     opens = sentence.lstrip(" #*-\"“").startswith(name.split()[0]) if name.split() else False
-    lower = set(re.findall(r"(?<![\w-])[a-z][a-z'-]*", passage))
+    lower = _lower_case_words(passage)
     head, dot, rest = name.partition(". ")
     if dot and len(head.split()) == 1 and (fold(head) in STOPWORDS or fold(head) in lower or fold(head) == "yes"):
         name, opens = rest, True  # "No. The Free": what follows the full stop opens a sentence ("W. Fawell" stays)
@@ -174,14 +182,20 @@ def mentions(source: Evidence, question: str, config: PlannerConfig = PlannerCon
     """Names mentioned by a passage, with a salience for the question, best first.
 
     Names in the passage's opening alias ("Andrew Alan "Drew" Fuller (born …) is …") are the subject
-    itself, not a bridge, and are skipped; quoted titles get a bonus.
+    itself, not a bridge, and are skipped; quoted titles get a bonus. A function of the passage's text and
+    the question alone: selection and bridging ask it of the same passages in every hop, so it is read once.
     """
+    return list(_mentions(source.text, question, config))
+
+
+@memoised(TEXT_CACHE_SIZE // 4)
+def _mentions(text: str, question: str, config: PlannerConfig) -> tuple[tuple[str, float], ...]:
     question_stems = content_stems(question)
     question_folded = fold(question)
     named = any(is_name_like(n) for n in entities(question))
-    titles = {fold(t) for t in quoted_titles(source.text)}
+    titles = {fold(t) for t in quoted_titles(text)}
     found: dict[str, tuple[str, float]] = {}
-    for index, sentence in enumerate(split_sentences(source.text)[: config.max_sentences]):
+    for index, sentence in enumerate(split_sentences(text)[: config.max_sentences]):
         searchable = sentence
         if index == 0:
             cut = _ALIAS_END.search(sentence)
@@ -189,7 +203,7 @@ def mentions(source: Evidence, question: str, config: PlannerConfig = PlannerCon
         sentence_words = words(sentence)
         relevance = len(question_stems & {stem(w) for w in sentence_words}) / max(1, len(question_stems))
         position_weight = 1.0 if index == 0 else 0.85
-        names = [clean_name(n, sentence, source.text) for n in entities(searchable)]
+        names = [clean_name(n, sentence, text) for n in entities(searchable)]
         terms = introduced_terms(sentence, question) if relevance > 0 else []
         for name in [*dict.fromkeys(names), *terms]:
             key = fold(name)
@@ -209,7 +223,7 @@ def mentions(source: Evidence, question: str, config: PlannerConfig = PlannerCon
                 weight *= 0.3  # "(card declined, 3-D Secure not confirmed)": an alternative to what is asked
             if weight > 0 and (key not in found or found[key][1] < weight):
                 found[key] = (name, weight)
-    return sorted(found.values(), key=lambda item: (-item[1], fold(item[0])))
+    return tuple(sorted(found.values(), key=lambda item: (-item[1], fold(item[0]))))
 
 
 def linked_titles(source: Evidence, evidence: Sequence[Evidence]) -> list[Evidence]:

@@ -10,7 +10,7 @@ from pydantic import BaseModel
 from api.auth import TenantDep
 from api.deps import ServicesDep
 from app import admission
-from app.intake import BUDGET_FIELDS
+from app.intake import budget_caps
 
 router = APIRouter(prefix="/v1/tenant", tags=["tenant"])
 
@@ -35,10 +35,8 @@ def get_tenant(tenant: TenantDep, services: ServicesDep) -> dict[str, Any]:
     """The calling tenant and its effective limits (server defaults lowered by the tenant's own)."""
     settings = services.settings
     own = tenant.limits or {}
-    caps = {name: min(int(getattr(settings, name)), int(own.get(name, getattr(settings, name))))
-            for name in BUDGET_FIELDS}
     return {"id": tenant.id, "name": tenant.name, "limits": {
-        "budget_caps": caps,
+        "budget_caps": budget_caps(own, settings),
         "max_in_flight": admission.max_in_flight(services, tenant),
         "intake_per_minute": admission.intake_per_minute(services, tenant),
         "llm_tokens_per_day": int(own.get("llm_tokens_per_day", settings.tenant_daily_llm_tokens)),

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from app.intake import effective_budget, parse_request
+from app.intake import budget_caps, effective_budget, parse_request
 from app.requests import BudgetOverride
 from config.settings import Settings
 from investigation.errors import ValidationFailed
@@ -45,3 +45,13 @@ def test_requests_built_in_code_name_the_bad_field(data: dict[str, object], fiel
     with pytest.raises(ValidationFailed) as err:
         parse_request(data)
     assert err.value.field == field
+
+
+def test_the_caps_get_tenant_reports_are_the_ones_intake_enforces() -> None:
+    limits = {"max_hops": 2, "max_retrieval_calls": 50, "max_llm_tokens": None}  # null: no tenant limit
+    caps = budget_caps(limits, SETTINGS)
+    assert caps == {"max_hops": 2, "max_retrieval_calls": 24, "max_llm_tokens": 1000, "deadline_seconds": 120}
+    assert effective_budget(None, limits, SETTINGS) == caps
+    for name, cap in caps.items():
+        with pytest.raises(ValidationFailed):
+            effective_budget(BudgetOverride(**{name: cap + 1}), limits, SETTINGS)
