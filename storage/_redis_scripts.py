@@ -50,15 +50,6 @@ redis.call('EXPIRE', KEYS[2], ARGV[1])
 return fresh
 """
 
-MARK_SEEN = """
-local new = {}
-for i = 2, #ARGV do
-  if redis.call('SADD', KEYS[1], ARGV[i]) == 1 then new[#new + 1] = ARGV[i] end
-end
-redis.call('EXPIRE', KEYS[1], ARGV[1])
-return new
-"""
-
 # What a retrieval task does before it searches, in one round trip (`RedisState.slot_begin`).
 # KEYS: the hop's hits hash, the budget hash, the tenant's corpus version, the slot's sub-query cache entry.
 # ARGV: the slot, now (unix seconds). Returns {outcome, payload, corpus version}:

@@ -23,7 +23,7 @@ from pydantic import TypeAdapter, ValidationError
 
 from investigation.errors import TransientError
 from investigation.state import Passage
-from storage._redis_scripts import CHARGE, CHARGE_PLAIN, FIRST_SEEN, INIT_BUDGET, MARK_SEEN, SLOT_BEGIN
+from storage._redis_scripts import CHARGE, CHARGE_PLAIN, FIRST_SEEN, INIT_BUDGET, SLOT_BEGIN
 from storage.hits import SlotHits
 
 COUNTERS = ("hops", "retrieval_calls", "llm_tokens")
@@ -138,7 +138,6 @@ class RedisState:
         self._init_budget = client.register_script(INIT_BUDGET)
         self._charge = client.register_script(CHARGE)
         self._charge_plain = client.register_script(CHARGE_PLAIN)
-        self._mark_seen = client.register_script(MARK_SEEN)
         self._first_seen = client.register_script(FIRST_SEEN)
         self._slot_begin = client.register_script(SLOT_BEGIN)
 
@@ -198,26 +197,14 @@ class RedisState:
     # -- dedup ---------------------------------------------------------------------------------------
 
     @_translated
-    def mark_seen(self, inv_id: str, hashes: Sequence[str], ttl: int = _DAY) -> set[str]:
-        """Add `hashes` to what this investigation has seen; returns those it had not seen before."""
-        if not hashes:
-            return set()
-        new = self._mark_seen(keys=[self.key("seen", inv_id)], args=[int(ttl), *hashes])
-        return {_text(h) for h in new}
-
-    @_translated
     def first_seen(self, inv_id: str, hop: int, hashes: Sequence[str], ttl: int = _DAY) -> set[str]:
-        """Like `mark_seen`, but idempotent per hop: returns the hashes first seen at `hop`, also when
+        """Add `hashes` to what this investigation has seen; returns those first seen at `hop`, also when
         the same hop is reduced again (a redelivered task)."""
         if not hashes:
             return set()
         keys = [self.key("seen", inv_id), self.key("seen_hop", inv_id)]
         fresh = self._first_seen(keys=keys, args=[int(ttl), int(hop), *hashes])
         return {_text(h) for h in fresh}
-
-    @_translated
-    def seen_count(self, inv_id: str) -> int:
-        return int(self.client.scard(self.key("seen", inv_id)))
 
     # -- sub-query cache -----------------------------------------------------------------------------
 
@@ -350,24 +337,12 @@ class RedisState:
 
     @_translated
     def once(self, key: str, ttl: int = _DAY) -> bool:
-        """True for the first caller with this key (until it expires or is forgotten)."""
+        """True for the first caller with this key (until it expires)."""
         return bool(self.client.set(self.key("once", key), "1", nx=True, ex=int(ttl)))
-
-    @_translated
-    def forget(self, key: str) -> None:
-        self.client.delete(self.key("once", key))
 
     @_translated
     def publish_progress(self, inv_id: str, event: dict[str, Any]) -> None:
         self.client.publish(self.key("progress", inv_id), json.dumps(event, default=str))
-
-    @_translated
-    def cleanup(self, inv_id: str) -> None:
-        """Delete the investigation's budget, seen sets and parked hits."""
-        keys = [self.key("budget", inv_id), self.key("seen", inv_id), self.key("seen_hop", inv_id)]
-        pattern = _glob_escape(self.key("hits", inv_id)) + ":*"
-        keys.extend(_text(k) for k in self.client.scan_iter(match=pattern, count=500))
-        self.client.delete(*keys)
 
     def ping(self) -> bool:
         try:
@@ -398,7 +373,3 @@ def _slot_hits(raw: str | bytes, where: str) -> SlotHits | None:
     except ValueError as exc:  # pydantic's ValidationError is a ValueError
         log.warning("ignoring an invalid parked result of %s: %s", where, str(exc)[:300])
         return None
-
-
-def _glob_escape(text: str) -> str:
-    return "".join("\\" + ch if ch in "*?[]\\" else ch for ch in text)

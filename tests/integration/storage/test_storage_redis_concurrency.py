@@ -68,23 +68,6 @@ def test_tenant_tokens_never_exceed_the_daily_limit(redis_state: RedisState) -> 
     assert redis_state.tenant_tokens_used("acme") > 500 - 7
 
 
-def test_each_passage_is_new_to_exactly_one_worker(redis_state: RedisState) -> None:
-    hashes = [f"h{i}" for i in range(300)]
-
-    def claim(i: int) -> set[str]:
-        mine = hashes[:]
-        random.Random(i).shuffle(mine)
-        claimed: set[str] = set()
-        for start in range(0, len(mine), 30):
-            claimed |= redis_state.mark_seen("inv", mine[start : start + 30])
-        return claimed
-
-    claims = _together(8, claim)
-    assert sum(len(c) for c in claims) == len(hashes)
-    assert set().union(*claims) == set(hashes)
-    assert redis_state.seen_count("inv") == len(hashes)
-
-
 def test_each_passage_is_first_seen_at_exactly_one_hop(redis_state: RedisState) -> None:
     hashes = [f"h{i}" for i in range(200)]
 

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import json
 import time
+from collections.abc import Callable
+from typing import Any
 
 import pytest
 import redis
@@ -76,24 +78,16 @@ def test_tenant_tokens_per_utc_day(
     assert 86400 < redis_client.ttl(key) <= 2 * 86400
 
 
-def test_mark_seen_reports_each_hash_once(redis_state: RedisState) -> None:
-    assert redis_state.mark_seen("inv", ["a", "b", "a"]) == {"a", "b"}
-    assert redis_state.mark_seen("inv", ["b", "c"]) == {"c"}
-    assert redis_state.mark_seen("inv", []) == set()
-    assert redis_state.mark_seen("other", ["a"]) == {"a"}
-    assert redis_state.seen_count("inv") == 3
-
-
 def test_first_seen_is_stable_for_a_redelivered_hop(redis_state: RedisState) -> None:
     assert redis_state.first_seen("inv", 1, ["a", "b"]) == {"a", "b"}
     assert redis_state.first_seen("inv", 1, ["a", "b", "c"]) == {"a", "b", "c"}  # hop 1 reduced again
     assert redis_state.first_seen("inv", 2, ["b", "c", "d"]) == {"d"}
     assert redis_state.first_seen("inv", 2, ["b", "c", "d"]) == {"d"}
-    redis_state.mark_seen("inv", ["e"])
-    assert redis_state.first_seen("inv", 3, ["e", "f"]) == {"f"}
-    assert redis_state.mark_seen("inv", ["f", "g"]) == {"g"}
-    assert redis_state.seen_count("inv") == 7
-    assert redis_state.first_seen("inv", 4, []) == set()
+    assert redis_state.first_seen("inv", 3, ["e"]) == {"e"}
+    assert redis_state.first_seen("inv", 4, ["e", "f"]) == {"f"}
+    assert redis_state.first_seen("inv", 5, ["f", "g"]) == {"g"}
+    assert redis_state.first_seen("other", 1, ["a", "g"]) == {"a", "g"}  # per investigation
+    assert redis_state.first_seen("inv", 6, []) == set()
 
 
 def _passage(chunk_id: str, score: float = 1.5) -> Passage:
@@ -177,11 +171,11 @@ def test_an_invalid_parked_result_or_cache_entry_reads_as_absent(redis_state: Re
     assert redis_state.usage("inv")["retrieval_calls"] == 1
 
 
-def test_once_and_forget(redis_state: RedisState) -> None:
+def test_once_is_true_for_the_first_caller_only(redis_state: RedisState, redis_client: redis.Redis) -> None:
     assert redis_state.once("deliver:msg_1")
     assert not redis_state.once("deliver:msg_1")
-    redis_state.forget("deliver:msg_1")
-    assert redis_state.once("deliver:msg_1", ttl=5)
+    assert redis_state.once("deliver:msg_2", ttl=5)
+    assert 0 < redis_client.ttl(redis_state.key("once", "deliver:msg_2")) <= 5
 
 
 def test_progress_is_published_on_the_prefixed_channel(
@@ -198,31 +192,27 @@ def test_progress_is_published_on_the_prefixed_channel(
         pubsub.close()
 
 
-def test_every_key_is_prefixed_and_cleanup_removes_the_investigations(
+def test_every_key_is_prefixed_and_expires(
     redis_state: RedisState, redis_client: redis.Redis, redis_prefix: str
 ) -> None:
     redis_state.init_budget("inv", max_hops=1, max_retrieval_calls=1, max_llm_tokens=1, deadline_ts=0)
     redis_state.first_seen("inv", 1, ["h"])
     redis_state.store_hits("inv", 1, "s", SlotHits(query="q", engine="bm25"))
     redis_state.store_hits("inv", 2, "s", SlotHits(query="q", engine="bm25"))
-    redis_state.mark_seen("inv2", ["h"])
+    redis_state.first_seen("inv2", 1, ["h"])
     redis_state.cache_set("acme", "lexical", "q", 1, None, [], ttl=60)
     redis_state.once("k")
-    before = _keys(redis_client, redis_prefix)
-    assert len(before) == 8
-    assert all(k.startswith(f"{redis_prefix}:") for k in before)
-    redis_state.cleanup("inv")
-    assert _keys(redis_client, redis_prefix) == {
-        k for k in before if ":inv:" not in k and not k.endswith(":inv")
-    }
-    assert redis_state.seen_count("inv2") == 1
+    keys = _keys(redis_client, redis_prefix)
+    assert len(keys) == 9
+    assert all(k.startswith(f"{redis_prefix}:") for k in keys)
+    assert all(0 < redis_client.ttl(k) <= 86_400 for k in keys)  # an investigation's state never outlives a day
 
 
 def test_a_client_without_decoding_works_the_same(redis_py_url: str, redis_prefix: str) -> None:
     state = RedisState(client_from_url(redis_py_url), redis_prefix)
     state.init_budget("inv", max_hops=1, max_retrieval_calls=1, max_llm_tokens=1, deadline_ts=1.0)
     assert state.charge("inv", "hops") and state.usage("inv")["hops"] == 1
-    assert state.mark_seen("inv", ["x"]) == {"x"}
+    assert state.first_seen("inv", 1, ["x"]) == {"x"}
     hits = SlotHits(query="q", engine="bm25", passages=(_passage("a#0"),))
     state.store_hits("inv", 1, "s", hits)
     assert state.load_hits("inv", 1) == {"s": hits}
@@ -265,7 +255,7 @@ def test_slot_begin_checks_parked_deadline_and_budget_then_charges_and_reads_the
     other = CacheQuery(tenant="acme", engine="bm25", query="Which plan?", k=5, acl=("scope", "acl:all"))
     redis_state.init_budget("inv", max_hops=2, max_retrieval_calls=3, max_llm_tokens=0, deadline_ts=1000.0)
     commands: list[object] = []
-    execute = redis_state.client.execute_command
+    execute: Callable[..., Any] = redis_state.client.execute_command
 
     def counted(*args: object, **kwargs: object) -> object:
         commands.append(args[0])
