@@ -24,9 +24,9 @@ install: $(STAMP)
 demo: $(STAMP)
 	$(BIN)/sleuth demo
 
-# The whole suite on 4 pytest-xdist workers (tests sharing a module's worker stay together), one progress
+# The whole suite on 6 pytest-xdist workers (tests sharing a module's worker stay together), one progress
 # line per finished test file, the 15 slowest tests at the end. TEST_WORKERS=0 runs it in one process.
-TEST_WORKERS ?= 4
+TEST_WORKERS ?= 6
 test: $(STAMP)
 	$(BIN)/python -m pytest -p no:cacheprovider -p tests.support.progress -n $(TEST_WORKERS) --dist loadgroup \
 		--durations=15
