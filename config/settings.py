@@ -68,6 +68,9 @@ class Settings(BaseSettings):
     redrive_inspect_timeout: float = Field(default=2.0, gt=0, description=(
         "Seconds the watchdog waits for the workers to say what they hold before it re-drives (each of three "
         "questions, asked twice; a worker on a loaded host can take over a second to reply)."))
+    worker_warm_up: bool = Field(default=True, description=(
+        "Each worker pool process builds its database engine, clients, search backends, reasoner and query "
+        "embedding session as it starts, so its first investigation does not wait for them."))
 
     # Delivery
     webhook_timeout: float = Field(default=10.0, gt=0, description="Seconds per HTTP delivery attempt (webhook, Zendesk, Freshdesk).")

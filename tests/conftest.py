@@ -39,6 +39,11 @@ from storage.db import make_engine, migrate
 from storage.redis_state import RedisState, client_from_url, kombu_url
 from storage.redis_state import redis_py_url as redis_py_form
 
+# Worker pool processes of the suite skip their warm-up (SLEUTH_WORKER_WARM_UP; 1.1 s of CPU each, mostly the
+# ONNX model, in a hundred-odd pool processes most of which never embed); tests/integration/workers/
+# test_warm_up.py tests the warm-up and its hook. Set before any test builds Settings or starts a subprocess.
+os.environ.setdefault("SLEUTH_WORKER_WARM_UP", "false")
+
 DEFAULT_REDIS_URL = "redis://127.0.0.1:6379/13"
 DEFAULT_POSTGRES_URL = "postgresql+psycopg://postgres@127.0.0.1:5432/test"
 

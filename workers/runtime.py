@@ -41,7 +41,8 @@ def _reset_after_fork(**_: object) -> None:
     global _services
     _services = None
     # Off the signal handler: Celery kills a child whose init takes longer than its start timeout (4 s).
-    threading.Thread(target=warm_up, args=(services(),), name="sleuth-warm-up", daemon=True).start()
+    if settings().worker_warm_up:
+        threading.Thread(target=warm_up, args=(services(),), name="sleuth-warm-up", daemon=True).start()
 
 
 def warm_up(services: Services) -> None:

@@ -3,6 +3,7 @@ so its first investigation does not wait for them; a warm-up that fails leaves t
 
 from __future__ import annotations
 
+import threading
 from pathlib import Path
 
 import numpy as np
@@ -38,3 +39,24 @@ def test_a_failing_warm_up_raises_nothing_and_builds_what_it_could(
     without_redis = Services(settings.model_copy(update={"redis_url": ""}))
     warm_up(without_redis)  # no Redis configured: `state` raises PermanentError inside
     assert "engine" in vars(without_redis) and "state" not in vars(without_redis)
+
+
+@pytest.mark.parametrize("on", [True, False])
+def test_a_new_pool_process_starts_its_warm_up_unless_turned_off(on: bool, monkeypatch: pytest.MonkeyPatch) -> None:
+    from config.settings import Settings
+    from workers import runtime
+
+    started: list[str] = []
+
+    class Recorder:
+        def __init__(self, *, target: object, args: tuple[object, ...], name: str, daemon: bool) -> None:
+            self.name = name
+
+        def start(self) -> None:
+            started.append(self.name)
+
+    monkeypatch.setattr(threading, "Thread", Recorder)
+    monkeypatch.setattr(runtime, "_settings", Settings(worker_warm_up=on))
+    monkeypatch.setattr(runtime, "_services", None)
+    runtime._reset_after_fork()
+    assert started == (["sleuth-warm-up"] if on else [])
