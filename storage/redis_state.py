@@ -209,10 +209,6 @@ class RedisState:
     # -- sub-query cache -----------------------------------------------------------------------------
 
     @_translated
-    def corpus_version(self, tenant: str) -> int:
-        return int(self.client.get(self.key("corpus", tenant, "version")) or 0)
-
-    @_translated
     def bump_corpus_version(self, tenant: str) -> int:
         """Called after an ingest: every cached result of the tenant becomes unreachable."""
         return int(self.client.incr(self.key("corpus", tenant, "version")))
@@ -221,41 +217,6 @@ class RedisState:
         """The sub-query cache entry of (tenant, engine, query, k, ACL): a hash of the corpus version it was
         stored under (`v`) and the passages (`p`); an entry of an older version is never read."""
         return self.key("cache", tenant, engine, cache_digest(query, k, acl))
-
-    @_translated
-    def cache_get(
-        self, tenant: str, engine: str, query: str, k: int, acl: Iterable[str] | None, *,
-        version: int | None = None,
-    ) -> list[Passage] | None:
-        """The cached passages, or None (nothing cached, stored under another corpus version, or an entry
-        that is not a list of passages). `version`: the tenant's corpus version when the caller has just
-        read it."""
-        version = self.corpus_version(tenant) if version is None else version
-        key = self.cache_key(tenant, engine, query, k, acl)
-        stored, raw = self.client.hmget(key, ["v", "p"])
-        if stored is None or raw is None or int(stored) != version:
-            return None
-        return _cached_passages(raw, key)
-
-    @_translated
-    def cache_set(
-        self,
-        tenant: str,
-        engine: str,
-        query: str,
-        k: int,
-        acl: Iterable[str] | None,
-        hits: Sequence[Passage],
-        ttl: int,
-        *,
-        version: int | None = None,
-    ) -> None:
-        """Cache `hits`. Pass the `version` read before searching, so hits from before an ingest are
-        never stored under the new version; ttl <= 0 disables caching."""
-        version = self.corpus_version(tenant) if version is None else version
-        pipe = self.client.pipeline(transaction=True)
-        self._queue_cache_set(pipe, self.cache_key(tenant, engine, query, k, acl), hits, ttl, version)
-        pipe.execute()
 
     def _queue_cache_set(self, pipe: Any, key: str, hits: Sequence[Passage], ttl: int, version: int) -> None:
         if ttl <= 0:
@@ -310,7 +271,8 @@ class RedisState:
     def slot_end(self, inv_id: str, hop: int, slot: str, hits: SlotHits, *, cache: CacheQuery | None = None,
                  version: int = 0, ttl: int = 0) -> None:
         """Park the slot's result for the reducer (as `store_hits`) and, with `cache`, cache its passages
-        under the corpus `version` read before searching (as `cache_set`): one round trip."""
+        under the corpus `version` read before searching, so hits found before an ingest are never stored as
+        current (ttl <= 0: not cached): one round trip."""
         pipe = self.client.pipeline(transaction=True)
         if cache is not None:
             self._queue_cache_set(pipe, self._cache_key_of(cache), hits.passages, ttl, version)

@@ -248,7 +248,7 @@ def retrieve(services: Services, inv_id: str, hop: int, index: int, engine: str)
         return {"slot": slot, "hits": len(begin.parked.passages), "error": begin.parked.error}
     passages: list[Passage] = []
     error: str | None = None
-    search = begin.outcome is SlotOutcome.MISS
+    to_cache = begin.outcome is SlotOutcome.MISS  # found by this search (not cached, not refused, no error)
     if begin.outcome is SlotOutcome.DEADLINE:
         error = "deadline"
     elif begin.outcome is SlotOutcome.BUDGET:
@@ -260,13 +260,13 @@ def retrieve(services: Services, inv_id: str, hop: int, index: int, engine: str)
             passages = services.backends[engine].search(tenant, query, k, acl=scope.acl,
                                                         visibility=scope.visibility)
         except SleuthError as exc:  # the hop degrades: this engine's evidence is missing, recorded
-            error, search = f"{type(exc).__name__}: {exc}", False
+            error, to_cache = f"{type(exc).__name__}: {exc}", False
         except Exception as exc:  # an engine bug degrades the hop too: it never kills the run
             log.exception("retrieval %s of %s hop %s crashed", slot, inv_id, hop)
-            error, search = f"{type(exc).__name__}: {exc}"[:500], False
+            error, to_cache = f"{type(exc).__name__}: {exc}"[:500], False
     hits = SlotHits(query=query, engine=engine, passages=tuple(passages), error=error,
                     cached=begin.outcome is SlotOutcome.HIT, ms=round((time.perf_counter() - started) * 1000, 2))
-    services.state.slot_end(inv_id, hop, slot, hits, cache=cache if search else None, version=begin.version,
+    services.state.slot_end(inv_id, hop, slot, hits, cache=cache if to_cache else None, version=begin.version,
                             ttl=services.settings.subquery_cache_ttl)
     _event(services, inv_id, f"retrieve:{hop}:{slot}", "retrieval", hop=hop, engine=engine, query=query,
            ids=[p.chunk_id for p in hits.passages], ms=hits.ms, cached=hits.cached, error=hits.error)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import time
+import uuid
 from collections.abc import Callable
 from typing import Any
 
@@ -95,26 +96,29 @@ def _passage(chunk_id: str, score: float = 1.5) -> Passage:
                    engine="bm25", rank=1)
 
 
+def _cached(state: RedisState, tenant: str, engine: str, query: str, k: int,
+            acl: tuple[str, ...] | None) -> list[Passage] | None:
+    """What a new slot would find in the sub-query cache (each look-up is a slot of an investigation of its own)."""
+    inv_id = f"inv-{uuid.uuid4().hex[:8]}"
+    state.init_budget(inv_id, max_hops=1, max_retrieval_calls=1, max_llm_tokens=0, deadline_ts=2e9)
+    return state.slot_begin(inv_id, 1, "0:x", CacheQuery(tenant, engine, query, k, acl), now=1e9).cached
+
+
+def _cache(state: RedisState, cache: CacheQuery, hits: list[Passage], *, version: int, ttl: int = 60) -> None:
+    state.slot_end("inv-writer", 1, f"{uuid.uuid4().hex[:6]}:x", SlotHits(query=cache.query, engine=cache.engine,
+                   passages=tuple(hits)), cache=cache, version=version, ttl=ttl)
+
+
 def test_cache_is_tenant_scoped_normalised_and_invalidated_by_ingest(redis_state: RedisState) -> None:
     hits = [_passage("c1#0")]
-    redis_state.cache_set("acme", "lexical", "Which  plan has SSO?", 10, ["staff", "all"], hits, ttl=60)
-    assert redis_state.cache_get("acme", "lexical", "which plan has sso?", 10, ["all", "staff"]) == hits
-    assert redis_state.cache_get("globex", "lexical", "which plan has sso?", 10, ["all", "staff"]) is None
-    assert redis_state.cache_get("acme", "vector", "which plan has sso?", 10, ["all", "staff"]) is None
-    assert redis_state.cache_get("acme", "lexical", "which plan has sso?", 5, ["all", "staff"]) is None
-    assert redis_state.cache_get("acme", "lexical", "which plan has sso?", 10, ["all"]) is None
-    assert redis_state.corpus_version("acme") == 0
+    _cache(redis_state, CacheQuery("acme", "lexical", "Which  plan has SSO?", 10, ("staff", "all")), hits, version=0)
+    assert _cached(redis_state, "acme", "lexical", "which plan has sso?", 10, ("all", "staff")) == hits
+    assert _cached(redis_state, "globex", "lexical", "which plan has sso?", 10, ("all", "staff")) is None
+    assert _cached(redis_state, "acme", "vector", "which plan has sso?", 10, ("all", "staff")) is None
+    assert _cached(redis_state, "acme", "lexical", "which plan has sso?", 5, ("all", "staff")) is None
+    assert _cached(redis_state, "acme", "lexical", "which plan has sso?", 10, ("all",)) is None
     assert redis_state.bump_corpus_version("acme") == 1
-    assert redis_state.cache_get("acme", "lexical", "which plan has sso?", 10, ["all", "staff"]) is None
-
-
-def test_cache_set_honours_the_version_read_before_searching(redis_state: RedisState) -> None:
-    version = redis_state.corpus_version("acme")
-    redis_state.bump_corpus_version("acme")  # an ingest finished while we searched
-    redis_state.cache_set("acme", "lexical", "q", 10, None, [_passage("old#0")], ttl=60, version=version)
-    assert redis_state.cache_get("acme", "lexical", "q", 10, None) is None
-    redis_state.cache_set("acme", "lexical", "q", 10, None, [_passage("x#0")], ttl=0)
-    assert redis_state.cache_get("acme", "lexical", "q", 10, None) is None
+    assert _cached(redis_state, "acme", "lexical", "which plan has sso?", 10, ("all", "staff")) is None
 
 
 def test_hits_are_parked_per_hop(redis_state: RedisState, redis_client: redis.Redis) -> None:
@@ -163,7 +167,7 @@ def test_an_invalid_parked_result_or_cache_entry_reads_as_absent(redis_state: Re
         SlotHits.model_validate({"query": "q", "engine": "bm25", "hits": []})  # no unknown fields
     redis_client.hset(redis_state.cache_key("acme", "bm25", "q", 5, None),
                       mapping={"v": 0, "p": json.dumps([{"x": 1}])})
-    assert redis_state.cache_get("acme", "bm25", "q", 5, None) is None  # a cache miss
+    assert _cached(redis_state, "acme", "bm25", "q", 5, None) is None  # a cache miss
     cache = CacheQuery(tenant="acme", engine="bm25", query="q", k=5, acl=None)
     redis_state.init_budget("inv", max_hops=2, max_retrieval_calls=5, max_llm_tokens=0, deadline_ts=2e9)
     begin = redis_state.slot_begin("inv", 1, "0:bm25", cache, now=1e9)  # the unreadable slot runs again
@@ -200,10 +204,10 @@ def test_every_key_is_prefixed_and_expires(
     redis_state.store_hits("inv", 1, "s", SlotHits(query="q", engine="bm25"))
     redis_state.store_hits("inv", 2, "s", SlotHits(query="q", engine="bm25"))
     redis_state.first_seen("inv2", 1, ["h"])
-    redis_state.cache_set("acme", "lexical", "q", 1, None, [], ttl=60)
+    _cache(redis_state, CacheQuery("acme", "lexical", "q", 1, None), [], version=0)
     redis_state.once("k")
     keys = _keys(redis_client, redis_prefix)
-    assert len(keys) == 9
+    assert len(keys) == 10  # and the writer's parked hits
     assert all(k.startswith(f"{redis_prefix}:") for k in keys)
     assert all(0 < redis_client.ttl(k) <= 86_400 for k in keys)  # an investigation's state never outlives a day
 
