@@ -7,6 +7,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
+from functools import lru_cache
 
 from heuristic.kinds import typed_near
 from investigation.text import NAME_CONNECTORS, capitalised_spans, fold
@@ -47,7 +48,12 @@ def is_name(title: str) -> bool:
 
 def named_in(text: str, title: str) -> bool:
     """The folded `text` names the folded `title` as a whole name ("m. ward" in "by m. ward.")."""
-    return len(title) >= 3 and re.search(r"(?<![\w])" + re.escape(title) + r"(?![\w])", text) is not None
+    return len(title) >= 3 and _whole_name(title).search(text) is not None
+
+
+@lru_cache(maxsize=4096)  # compiled once per title (re's own cache holds 512 patterns of any kind)
+def _whole_name(title: str) -> re.Pattern[str]:
+    return re.compile(r"(?<![\w])" + re.escape(title) + r"(?![\w])")
 
 
 def chain_end(picked: Sequence[Sentence], candidates: Sequence[Sentence], state: ChainContext,

@@ -11,6 +11,8 @@ from __future__ import annotations
 import re
 import sys
 from collections.abc import Iterable, Sequence
+from collections.abc import Set as AbstractSet
+from functools import lru_cache
 from itertools import pairwise
 
 from investigation.memo import memoised
@@ -82,15 +84,24 @@ def _plain_words(text: str) -> list[str]:
     return [w for w in words(text) if "-" not in w]
 
 
-def _vocabulary(texts: Iterable[str]) -> tuple[set[str], str]:
-    """Stems and joined word pairs ("sev 1" → "sev1") of the texts, and their folded word sequence."""
+def _vocabulary(texts: Iterable[str]) -> tuple[AbstractSet[str], str]:
+    """Stems and joined word pairs ("sev 1" → "sev1") of the texts, and their folded word sequence. Shared
+    and read-only (cached): a caller that adds to it takes a copy."""
+    texts = tuple(texts)
+    if len(texts) == 1:
+        return _text_vocabulary(texts[0])
+    return _joined_vocabulary(texts)
+
+
+@memoised(64)  # the evidence of the last few hops (one entry per evidence list)
+def _joined_vocabulary(texts: tuple[str, ...]) -> tuple[frozenset[str], str]:
     vocab: set[str] = set()
     sequences: list[str] = []
     for text in texts:
         text_vocab, sequence = _text_vocabulary(text)
         vocab |= text_vocab
         sequences.append(sequence)
-    return vocab, " | ".join(sequences)
+    return frozenset(vocab), " | ".join(sequences)
 
 
 @memoised(TEXT_CACHE_SIZE // 4)  # one entry per passage, the largest (~8 KB): 2,048 passages
@@ -103,7 +114,7 @@ def _text_vocabulary(text: str) -> tuple[frozenset[str], str]:
     return frozenset(vocab), " ".join(_norm(w) for w in ws)
 
 
-def mentioned(name: str, vocab: set[str], sequence: str) -> bool:
+def mentioned(name: str, vocab: AbstractSet[str], sequence: str) -> bool:
     """True when `name` occurs in the texts: as a phrase (stemmed words in a row), as one joined token
     ("Sev1" ~ "sev 1"), or as an abbreviation of a word ("Sev 1" ~ "Severity 1")."""
     ws = _plain_words(name)
@@ -129,12 +140,16 @@ def mentioned(name: str, vocab: set[str], sequence: str) -> bool:
 def _in_window(phrase: list[str], sequence: str, gap: int = 2) -> bool:
     """The words of `phrase` in order with at most `gap` words between two of them ("Captain John H. Miller"
     for "Captain Miller")."""
+    return _window(tuple(phrase), gap).search(sequence) is not None
+
+
+@lru_cache(maxsize=4096)  # compiled once per phrase (re's own cache holds 512 patterns of any kind)
+def _window(phrase: tuple[str, ...], gap: int) -> re.Pattern[str]:
     between = rf"(?:\s+\S+){{0,{gap}}}\s+"
-    pattern = r"(?<!\S)" + between.join(re.escape(w) for w in phrase) + r"(?!\S)"
-    return re.search(pattern, sequence) is not None
+    return re.compile(r"(?<!\S)" + between.join(re.escape(w) for w in phrase) + r"(?!\S)")
 
 
-def _near(word: str, vocab: set[str]) -> bool:
+def _near(word: str, vocab: AbstractSet[str]) -> bool:
     """A misspelling of a word of the texts ("Brittish" ~ "british", "Gothais" ~ "gotha")."""
     if len(word) < 5 or not word.isalpha():
         return False
@@ -161,7 +176,7 @@ def _distance(a: str, b: str, limit: int) -> int:
     return previous[-1]
 
 
-def _abbreviates(short: str, vocab: set[str]) -> bool:
+def _abbreviates(short: str, vocab: AbstractSet[str]) -> bool:
     return 3 <= len(short) <= 4 and any(v.startswith(short) and v.isalpha() for v in vocab)
 
 
@@ -177,12 +192,13 @@ def missing_names(question: str, evidence: Sequence[Evidence]) -> list[str]:
 
 def mentioning(name: str, evidence: Sequence[Evidence]) -> list[Evidence]:
     """The evidence passages that mention `name` (title or text), in the order given."""
-    out = []
-    for e in evidence:
-        vocab, sequence = _vocabulary([f"{e.title}. {e.text}"])
-        if mentioned(name, vocab, sequence):
-            out.append(e)
-    return out
+    return [e for e in evidence if _text_mentions(name, f"{e.title}. {e.text}")]
+
+
+@memoised(TEXT_CACHE_SIZE)  # a passage is asked about the same names in every hop
+def _text_mentions(name: str, text: str) -> bool:
+    vocab, sequence = _text_vocabulary(text)
+    return mentioned(name, vocab, sequence)
 
 
 # What an existence, offer or price question asks about, in its own (often lowercase) words: "Is there a
@@ -235,7 +251,8 @@ def missing_terms(question: str, evidence: Sequence[Evidence]) -> list[str]:
     if not (terms or ability) or not evidence:
         return []
     texts = [f"{e.title}. {e.text}" for e in evidence]
-    vocab, sequence = _vocabulary(texts)
+    shared, sequence = _vocabulary(texts)
+    vocab = set(shared)
     # The parts of hyphenated words count too ("money-back" mentions "money").
     vocab.update(_norm(p) for text in texts for w in words(text) if "-" in w for p in w.split("-") if p)
     missing = [t for t in terms if not mentioned(t, vocab, sequence)]

@@ -63,6 +63,7 @@ def strip_html(text: str) -> str:
     return _FENCE_TAG.sub(" ", _TAG.sub(" ", _HTML_COMMENT.sub(" ", text)))
 
 
+@memoised(TEXT_CACHE_SIZE)  # table cells and list items repeat across passages and hops
 def inline(text: str) -> str:
     """Markdown inline markup removed: links keep their text, emphasis and code marks go; hidden HTML and
     HTML comments are dropped, other tags stripped."""

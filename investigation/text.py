@@ -51,7 +51,20 @@ def fold(text: str) -> str:
     if text.isascii():  # NFKD leaves ASCII as it is and there is nothing to strip: the same result, at once
         return text.lower()
     decomposed = unicodedata.normalize("NFKD", text)
-    return "".join(ch for ch in decomposed if not unicodedata.combining(ch)).lower().replace("’", "'")
+    return decomposed.translate(_NOT_COMBINING).lower().replace("’", "'")
+
+
+class _CombiningMarks(dict[int, int | None]):
+    """`str.translate` table that drops combining marks (what `unicodedata.combining` says is one) and keeps
+    every other character: filled on first sight of each character, so a text costs one C-level pass."""
+
+    def __missing__(self, codepoint: int) -> int | None:
+        kept = None if unicodedata.combining(chr(codepoint)) else codepoint
+        self[codepoint] = kept
+        return kept
+
+
+_NOT_COMBINING = _CombiningMarks()
 
 
 @memoised(TEXT_CACHE_SIZE)
@@ -63,14 +76,14 @@ def count_tokens(text: str) -> int:
 @memoised(TEXT_CACHE_SIZE)
 def _words(text: str) -> tuple[str, ...]:
     out: list[str] = []
-    for match in _WORD.finditer(fold(text)):
-        word = match.group(0).strip(".'")
-        word = word.removesuffix("'s")
+    add, intern = out.append, sys.intern
+    for word in _WORD.findall(fold(text)):
+        word = word.strip(".'").removesuffix("'s")
         if not word:
             continue
-        out.append(sys.intern(word))  # one object per distinct word across every cached tuple
+        add(intern(word))  # one object per distinct word across every cached tuple
         if "-" in word:
-            out.extend(sys.intern(part) for part in word.split("-") if part)
+            out.extend(intern(part) for part in word.split("-") if part)
     return tuple(out)
 
 
