@@ -14,7 +14,9 @@ from collections.abc import Iterable, Sequence
 from collections.abc import Set as AbstractSet
 from functools import lru_cache
 from itertools import pairwise
+from typing import Self
 
+from investigation import memo
 from investigation.memo import memoised
 from investigation.state import Evidence
 from investigation.text import (
@@ -93,25 +95,38 @@ def _vocabulary(texts: Iterable[str]) -> tuple[AbstractSet[str], str]:
     return _joined_vocabulary(texts)
 
 
+class Vocabulary(frozenset[str]):
+    """A cached vocabulary (`_vocabulary`) that also remembers its answers to `_near`: every check of a hop
+    asks the same question's words of the same evidence, and the answers go when the vocabulary does."""
+
+    __slots__ = ("near",)
+    near: dict[str, bool]
+
+    def __new__(cls, items: Iterable[str]) -> Self:
+        self = super().__new__(cls, items)
+        self.near = {}
+        return self
+
+
 @memoised(64)  # the evidence of the last few hops (one entry per evidence list)
-def _joined_vocabulary(texts: tuple[str, ...]) -> tuple[frozenset[str], str]:
+def _joined_vocabulary(texts: tuple[str, ...]) -> tuple[Vocabulary, str]:
     vocab: set[str] = set()
     sequences: list[str] = []
     for text in texts:
         text_vocab, sequence = _text_vocabulary(text)
         vocab |= text_vocab
         sequences.append(sequence)
-    return frozenset(vocab), " | ".join(sequences)
+    return Vocabulary(vocab), " | ".join(sequences)
 
 
 @memoised(TEXT_CACHE_SIZE // 4)  # one entry per passage, the largest (~8 KB): 2,048 passages
-def _text_vocabulary(text: str) -> tuple[frozenset[str], str]:
+def _text_vocabulary(text: str) -> tuple[Vocabulary, str]:
     """`_vocabulary` of one text, computed once per passage (investigation/memo.py)."""
     ws = _plain_words(text)
     vocab = {_norm(w) for w in ws}
     vocab.update(sys.intern(a + b) for a, b in pairwise(ws))  # pairs repeat across passages: one object
     vocab.update(w.replace("-", "") for w in words(text) if "-" in w)
-    return frozenset(vocab), " ".join(_norm(w) for w in ws)
+    return Vocabulary(vocab), " ".join(_norm(w) for w in ws)
 
 
 def mentioned(name: str, vocab: AbstractSet[str], sequence: str) -> bool:
@@ -153,6 +168,16 @@ def _near(word: str, vocab: AbstractSet[str]) -> bool:
     """A misspelling of a word of the texts ("Brittish" ~ "british", "Gothais" ~ "gotha")."""
     if len(word) < 5 or not word.isalpha():
         return False
+    seen = vocab.near if isinstance(vocab, Vocabulary) and memo.enabled() else None
+    if seen is None:
+        return _near_in(word, vocab)
+    found = seen.get(word)
+    if found is None:
+        found = seen[word] = _near_in(word, vocab)
+    return found
+
+
+def _near_in(word: str, vocab: AbstractSet[str]) -> bool:
     limit = 1 if len(word) < 7 else 2
     for other in vocab:
         if other[:1] == word[:1] and abs(len(other) - len(word)) <= limit and other.isalpha():

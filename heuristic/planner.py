@@ -86,6 +86,7 @@ def _specificity(name: str) -> float:
     return 1.0
 
 
+@memoised(TEXT_CACHE_SIZE)  # asked of every passage title in every hop
 def base_title(title: str) -> str:
     """A title without its disambiguation: "Brand (play)" → "brand"."""
     return fold(re.sub(r"\s*\([^)]*\)\s*$", "", title)).strip()
