@@ -23,6 +23,10 @@ from workers import names, runtime
 log = get_task_logger(__name__)
 
 _COMMON: dict[str, Any] = {"bind": True, "acks_late": True, "reject_on_worker_lost": True}
+# Steps whose return value nobody reads (the next step is sent by `_dispatch`, not chained on a result): no
+# write to the result backend. Only a hop's chord members (retrieve, tool_call) keep theirs: the chord
+# counts them to start the reducer. Flower still sees every state, from the task events.
+_STEP: dict[str, Any] = {**_COMMON, "ignore_result": True}
 # The database unreachable (restart, failover, network): the step is sent again later, not failed. Waits
 # double from 1 s to 8 s (half of each jittered), for 30 retries: at least ~110 s of outage is ridden out,
 # about the deadline; a step that finds its investigation terminal afterwards does nothing.
@@ -82,7 +86,7 @@ def _dispatch(app: Any, inv_id: str, nxt: steps.Next) -> None:
 
 
 @shared_task(name=names.T_START, autoretry_for=(TransientError,), max_retries=3, retry_backoff=True,
-             **_COMMON)
+             **_STEP)
 @retry_when_database_down
 @fair_step(inv_arg=0)
 def start(self: Task, inv_id: str) -> dict[str, Any]:
@@ -111,7 +115,7 @@ def tool_call(self: Task, inv_id: str, hop: int, name: str) -> dict[str, Any]:
 
 
 @shared_task(name=names.T_REDUCE, autoretry_for=(TransientError,), max_retries=3, retry_backoff=True,
-             **_COMMON)
+             **_STEP)
 @retry_when_database_down
 @fair_step(inv_arg=1)
 def reduce(self: Task, _results: list[Any], inv_id: str, hop: int) -> dict[str, Any]:
@@ -121,7 +125,7 @@ def reduce(self: Task, _results: list[Any], inv_id: str, hop: int) -> dict[str, 
     return nxt.as_json()
 
 
-@shared_task(name=names.T_HOP_FAILED, **_COMMON)
+@shared_task(name=names.T_HOP_FAILED, **_STEP)
 def hop_failed(self: Task, request: Any, exc: BaseException, traceback: Any, inv_id: str,
                hop: int) -> dict[str, Any]:
     """Error callback of a hop's chord: the investigation ends `failed` with the reason, never hangs."""
@@ -132,7 +136,7 @@ def hop_failed(self: Task, request: Any, exc: BaseException, traceback: Any, inv
 
 
 @shared_task(name=names.T_SYNTHESIZE, autoretry_for=(TransientError,), max_retries=3, retry_backoff=True,
-             **_COMMON)
+             **_STEP)
 @retry_when_database_down
 @fair_step(inv_arg=0)
 def synthesize(self: Task, inv_id: str) -> dict[str, Any]:
@@ -141,7 +145,7 @@ def synthesize(self: Task, inv_id: str) -> dict[str, Any]:
     return nxt.as_json()
 
 
-@shared_task(name=names.T_DELIVER, max_retries=None, **_COMMON)
+@shared_task(name=names.T_DELIVER, max_retries=None, **_STEP)
 @retry_when_database_down
 def deliver(self: Task, delivery_id: str) -> dict[str, Any]:
     from tasks.delivery_step import attempt_delivery
@@ -152,7 +156,7 @@ def deliver(self: Task, delivery_id: str) -> dict[str, Any]:
     return {"delivery_id": delivery_id, "status": outcome.status, "attempt": outcome.attempt}
 
 
-@shared_task(name=names.T_WATCHDOG, **_COMMON)
+@shared_task(name=names.T_WATCHDOG, **_STEP)
 def watchdog(self: Task) -> dict[str, Any]:
     """Beat task: investigations past their deadline end `failed: deadline`; work a dead worker dropped is
     re-driven (`tasks.redrive`). One run per interval, however many beats or redeliveries fire it, and

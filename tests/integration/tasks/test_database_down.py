@@ -51,7 +51,8 @@ def test_a_step_that_finds_the_database_gone_is_retried_and_the_investigation_fi
     stack.wait_ready()
     proxy.down()  # the database is unreachable: refused, existing connections reset
     app = create_celery(stack.settings)
-    task_id = app.send_task(names.T_START, args=(inv.id,)).id
+    # Sent asking for its states in the result backend (a step stores none in production), to see the RETRY.
+    task_id = app.send_task(names.T_START, args=(inv.id,), ignore_result=False).id
     # The outage lasts until the worker has tried the step and scheduled it again (no sleep, no timing).
     assert wait_until(lambda: app.backend.get_task_meta(task_id)["status"] == "RETRY", timeout=60)
     proxy.up()

@@ -59,3 +59,18 @@ def test_a_hops_tool_calls_are_chord_members_on_the_tools_queue_with_ids_only() 
     assert [t.task for t in sig.tasks] == [names.T_RETRIEVE, names.T_RETRIEVE, names.T_TOOL]
     assert tuple(sig.tasks[2].args) == ("inv1", 1, "billing_account")  # no context, no arguments
     assert names.ROUTES[names.T_TOOL] == names.Q_TOOLS and names.Q_TOOLS in names.ALL_QUEUES
+
+
+def test_only_a_hops_chord_members_write_to_the_result_backend() -> None:
+    """The chord counts its members' results to start the reducer; every other step's return value is read by
+    nobody, so it is not stored, and no task writes a STARTED state (Flower reads the task events)."""
+    from config.settings import Settings
+
+    conf: dict[str, Any] = celery_config(Settings(redis_url="redis://127.0.0.1:6379/13", redis_prefix="x"))
+    assert conf["task_track_started"] is False and conf["worker_send_task_events"] is True
+    import tasks.celery_tasks  # noqa: F401  (shared tasks: bound to every app when it is finalised)
+
+    app = Celery("t", set_as_current=False)
+    app.finalize()
+    keeps = {name for name in names.ROUTES if not app.tasks[name].ignore_result}
+    assert keeps == {names.T_RETRIEVE, names.T_TOOL}
