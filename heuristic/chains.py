@@ -7,7 +7,6 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
-from functools import lru_cache
 
 from heuristic.kinds import typed_near
 from investigation.text import NAME_CONNECTORS, capitalised_spans, fold
@@ -48,12 +47,20 @@ def is_name(title: str) -> bool:
 
 def named_in(text: str, title: str) -> bool:
     """The folded `text` names the folded `title` as a whole name ("m. ward" in "by m. ward.")."""
-    return len(title) >= 3 and _whole_name(title).search(text) is not None
+    if len(title) < 3:
+        return False
+    # Every occurrence, overlapping ones too, with no word character (`\w`: alphanumeric or "_") either side.
+    at = text.find(title)
+    while at >= 0:
+        end = at + len(title)
+        if not (at > 0 and _word_char(text[at - 1])) and not (end < len(text) and _word_char(text[end])):
+            return True
+        at = text.find(title, at + 1)
+    return False
 
 
-@lru_cache(maxsize=4096)  # compiled once per title (re's own cache holds 512 patterns of any kind)
-def _whole_name(title: str) -> re.Pattern[str]:
-    return re.compile(r"(?<![\w])" + re.escape(title) + r"(?![\w])")
+def _word_char(ch: str) -> bool:
+    return ch.isalnum() or ch == "_"
 
 
 def chain_end(picked: Sequence[Sentence], candidates: Sequence[Sentence], state: ChainContext,

@@ -29,8 +29,9 @@ from heuristic.verdicts import both_verdict, broad_names, is_yes_no, temporal_wi
 from investigation.answers import refusal
 from investigation.citations import cite
 from investigation.guards import carries_instructions
+from investigation.memo import memoised
 from investigation.state import Answer, Evidence, Grade, Route, RouteDecision
-from investigation.text import ask_sentence, fold, words
+from investigation.text import TEXT_CACHE_SIZE, ask_sentence, fold, words
 from investigation.text import content_stems as _content_stems
 
 DIRECT_REPLY = ("Hello! I'm Sleuth. Ask me a question about your knowledge base and I will investigate it "
@@ -54,8 +55,13 @@ _RESTATES = 0.75  # share of a sentence's content stems already in the question:
 def content_stems(text: str) -> set[str]:
     """Stems, with "-ion" nouns equated to their verbs ("deletion" ~ "deleted"): an answer sentence under
     the heading "Automatic deletion" is about data being deleted."""
-    return {s[:-3] if len(s) > 7 and s.endswith("ion") and not s.endswith("sion") else s
-            for s in _content_stems(text)}
+    return set(_ion_stems(text))
+
+
+@memoised(TEXT_CACHE_SIZE)  # every candidate sentence, in every round of the pick
+def _ion_stems(text: str) -> frozenset[str]:
+    return frozenset(s[:-3] if len(s) > 7 and s.endswith("ion") and not s.endswith("sion") else s
+                     for s in _content_stems(text))
 
 
 def _terms_of(text: str) -> dict[str, float]:
@@ -170,7 +176,7 @@ def _gain(c: Sentence, terms: dict[str, float], state: _State, kind: re.Pattern[
     new = sum(terms[t] for t in hits if t not in state.covered) / total
     base = sum(terms[t] for t in hits) / total
     chain = 0.08 * len(c.stems & bridge.get(c.index, set())) + min(
-        0.25, 0.05 * len((content_stems(c.text) - terms.keys()) & state.linked))
+        0.25, 0.05 * len((_ion_stems(c.text) - terms.keys()) & state.linked))
     typed = _CONTEXT_BONUS if _typed(c, kind, state) else 0.0
     if _concludes(c, kind, state):
         typed = 2 * _CONTEXT_BONUS  # the outcome of the asker's own situation is the answer itself
@@ -223,7 +229,7 @@ class _State:
 def restates(sentence: str, question_stems: frozenset[str] | set[str]) -> bool:
     """True when nearly everything a sentence says is already in the question (a worked example of the
     asker's own situation, the question rephrased): quoting it first would not answer anything."""
-    stems = content_stems(sentence)
+    stems = _ion_stems(sentence)
     return len(stems) >= 3 and len(stems & question_stems) >= _RESTATES * len(stems)
 
 
@@ -278,7 +284,12 @@ def _word_in(word: str, text: str) -> bool:
 
 
 def _contrasts(c: Sentence) -> bool:
-    return bool(_CONTRAST.search(c.text))
+    return _contrast_in(c.text)
+
+
+@memoised(TEXT_CACHE_SIZE)  # asked of every candidate in every round of the pick
+def _contrast_in(text: str) -> bool:
+    return bool(_CONTRAST.search(text))
 
 
 def _anchor_terms(question: str, candidates: Sequence[Sentence]) -> set[str]:

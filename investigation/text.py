@@ -77,10 +77,10 @@ def count_tokens(text: str) -> int:
 def _words(text: str) -> tuple[str, ...]:
     out: list[str] = []
     add, intern = out.append, sys.intern
+    # A match starts and ends with a letter or digit (`_WORD`), so there is no "." or "'" to strip at its
+    # ends, and it is never empty without its "'s".
     for word in _WORD.findall(fold(text)):
-        word = word.strip(".'").removesuffix("'s")
-        if not word:
-            continue
+        word = word.removesuffix("'s")
         add(intern(word))  # one object per distinct word across every cached tuple
         if "-" in word:
             out.extend(intern(part) for part in word.split("-") if part)
