@@ -52,20 +52,45 @@ class QueryCheck:
         return not self.unsupported
 
 
-_INSTRUCTIONS = re.compile(
-    r"\bignore\s+(?:all\s+|any\s+)?(?:the\s+)?(?:previous|prior|above|earlier|preceding)\s+"
-    r"(?:instructions?|rules|prompts?|messages?)"
-    r"|\b(?:system|developer|operator)\s+(?:prompt|message|override|notice|rules)"
-    r"|\b(?:call|invoke)\s+(?:the\s+)?(?:tool|function)s?\b|\bcall\s+`?record_\w+"
-    r"|\b(?:reply|respond|answer|say)\s+(?:only\s+)?with\s*:?\s*[\"“']"
-    r"|\bsearch\s+(?:for|the\s+knowledge\s+base\s+for)\s+[\"“']"
-    r"|\bbefore\s+(?:you\s+)?answer(?:ing)?\b"
-    r"|\breveal\s+(?:your|the)\s+(?:system\s+prompt|instructions)"
-    r"|(?:^|\n)\s*(?:human|assistant|user|system)\s*:"
-    r"|\b(?:ai|llm|chatbot|language\s+model)(?:\s+(?:agents?|assistants?|models?))?\s*[,:]"
-    r"|\bnote\s+to\s+the\s+(?:ai|assistant|model)"
-    r"|<\s*/?\s*(?:system|tool_use|passage|retrieved_passages)\b",
-    re.IGNORECASE)
+class _Screened:
+    """A case-insensitive alternation, asked only whether it matches somewhere: searched as its alternatives,
+    each only when the lower-cased text holds one of the literals that alternative cannot match without.
+    The same answer as searching the whole pattern (the pattern matches somewhere iff one of its
+    alternatives does), 5-7 times faster on prose, where most of the literals never occur. Texts with
+    non-ASCII characters are searched whole: case-insensitive matching equates some of them with ASCII
+    letters ("ſ" with "s") that lower-casing does not."""
+
+    def __init__(self, alternatives: Sequence[tuple[tuple[str, ...], str]]) -> None:
+        for _literals, pattern in alternatives:
+            if pattern != pattern.lower():  # each part is matched case-sensitively against lower-cased text
+                raise ValueError(f"a screened alternative must be lower-case: {pattern!r}")
+        self.pattern = re.compile("|".join(pattern for _, pattern in alternatives), re.IGNORECASE)
+        self._parts = [(literals, re.compile(pattern)) for literals, pattern in alternatives]
+
+    def found(self, text: str) -> bool:
+        if not text.isascii():
+            return self.pattern.search(text) is not None
+        lowered = text.lower()
+        return any(part.search(lowered) is not None for literals, part in self._parts
+                   if any(literal in lowered for literal in literals))
+
+
+# Orders addressed to an AI, alternative by alternative, each with the literals it needs.
+_INSTRUCTIONS = _Screened([
+    (("ignore",), (r"\bignore\s+(?:all\s+|any\s+)?(?:the\s+)?(?:previous|prior|above|earlier|preceding)\s+"
+                   r"(?:instructions?|rules|prompts?|messages?)")),
+    (("system", "developer", "operator"),
+     r"\b(?:system|developer|operator)\s+(?:prompt|message|override|notice|rules)"),
+    (("call", "invoke"), r"\b(?:call|invoke)\s+(?:the\s+)?(?:tool|function)s?\b|\bcall\s+`?record_\w+"),
+    (("with",), r"\b(?:reply|respond|answer|say)\s+(?:only\s+)?with\s*:?\s*[\"“']"),
+    (("search",), r"\bsearch\s+(?:for|the\s+knowledge\s+base\s+for)\s+[\"“']"),
+    (("before",), r"\bbefore\s+(?:you\s+)?answer(?:ing)?\b"),
+    (("reveal",), r"\breveal\s+(?:your|the)\s+(?:system\s+prompt|instructions)"),
+    ((":",), r"(?:^|\n)\s*(?:human|assistant|user|system)\s*:"),
+    ((",", ":"), r"\b(?:ai|llm|chatbot|language\s+model)(?:\s+(?:agents?|assistants?|models?))?\s*[,:]"),
+    (("note",), r"\bnote\s+to\s+the\s+(?:ai|assistant|model)"),
+    (("<",), r"<\s*/?\s*(?:system|tool_use|passage|retrieved_passages)\b"),
+])
 
 
 _HIDDEN = re.compile("[\u200b-\u200f\u202a-\u202e\u2060-\u2064\ufeff]")
@@ -74,7 +99,7 @@ _HIDDEN = re.compile("[\u200b-\u200f\u202a-\u202e\u2060-\u2064\ufeff]")
 @memoised(TEXT_CACHE_SIZE)  # asked of every passage in every hop
 def carries_instructions(text: str) -> bool:
     """True when a passage addresses orders to an AI (the shape of a prompt injection)."""
-    return bool(_INSTRUCTIONS.search(_HIDDEN.sub("", text)))
+    return _INSTRUCTIONS.found(_HIDDEN.sub("", text))
 
 
 # Markup that imitates a prompt's fences or roles, role labels in capitals, and HTML hidden from readers.
@@ -88,16 +113,16 @@ _ROLE = re.compile(r"\b(?:SYSTEM|ASSISTANT|DEVELOPER)\s*:")
 
 # What only text aimed at an AI says (a whole passage is judged by these; `carries_instructions` also
 # catches sentences such as 'search for "Acme Cloud"' that are harmless in a how-to for people).
-_ADDRESSES_AI = re.compile(
-    r"\bignore\s+(?:all\s+|any\s+)?(?:the\s+)?(?:previous|prior|above|earlier|preceding)\s+"
-    r"(?:instructions?|rules|prompts?|messages?)"
-    r"|\b(?:system|developer|operator)\s+(?:prompt|override|notice)"
-    r"|\b(?:call|invoke)\s+(?:the\s+)?(?:tool|function)s?\b|\bcall\s+`?record_\w+"
-    r"|\breveal\s+(?:your|the)\s+(?:system\s+prompt|instructions)"
-    r"|\bnote\s+to\s+the\s+(?:ai|assistant|model)"
-    r"|\b(?:ai|llm|chatbot|language\s+model)(?:\s+(?:agents?|assistants?|models?))?\s*[,:]"
-    r"|<\s*/?\s*(?:system|tool_use|passage|retrieved_passages)\b",
-    re.IGNORECASE)
+_ADDRESSES_AI = _Screened([
+    (("ignore",), (r"\bignore\s+(?:all\s+|any\s+)?(?:the\s+)?(?:previous|prior|above|earlier|preceding)\s+"
+                   r"(?:instructions?|rules|prompts?|messages?)")),
+    (("system", "developer", "operator"), r"\b(?:system|developer|operator)\s+(?:prompt|override|notice)"),
+    (("call", "invoke"), r"\b(?:call|invoke)\s+(?:the\s+)?(?:tool|function)s?\b|\bcall\s+`?record_\w+"),
+    (("reveal",), r"\breveal\s+(?:your|the)\s+(?:system\s+prompt|instructions)"),
+    (("note",), r"\bnote\s+to\s+the\s+(?:ai|assistant|model)"),
+    ((",", ":"), r"\b(?:ai|llm|chatbot|language\s+model)(?:\s+(?:agents?|assistants?|models?))?\s*[,:]"),
+    (("<",), r"<\s*/?\s*(?:system|tool_use|passage|retrieved_passages)\b"),
+])
 
 
 @memoised(TEXT_CACHE_SIZE)
@@ -105,8 +130,10 @@ def untrusted(text: str) -> bool:
     """True when a passage addresses an AI or imitates markup (fake fences, role labels, hidden HTML): it is
     flagged in the trace, ranked below clean evidence, and never quoted."""
     clean = _HIDDEN.sub("", text)
-    if _ADDRESSES_AI.search(clean):
+    if _ADDRESSES_AI.found(clean):
         return True
+    if "<" not in clean and ":" not in clean:  # every imitation holds one of them
+        return False
     match = _IMITATION.search(clean)
     # Role labels count only in capitals ("SYSTEM:"), not "Operating system: Linux".
     return match is not None and (not match.group(0).rstrip(": ").isalpha() or bool(_ROLE.search(clean))
