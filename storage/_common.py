@@ -5,13 +5,15 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from datetime import UTC, datetime
-from typing import Any
+from typing import Any, TypeVar
 
 from sqlalchemy import Table
 from sqlalchemy.dialects import postgresql, sqlite
 from sqlmodel import Session, SQLModel
 
 from storage.db import IMMEDIATE
+
+M = TypeVar("M", bound=SQLModel)
 
 _INSERT_BATCH = 200  # rows per INSERT: well under SQLite's bound-parameter limit
 
@@ -108,12 +110,23 @@ def insert_new(
     return new
 
 
-def _insert(session: Session, model: type[SQLModel], conflict: Sequence[str]) -> postgresql.Insert | sqlite.Insert:
-    table: Table = model.__table__  # type: ignore[attr-defined]  # SQLModel sets it, undeclared
+def insert_row(session: Session, model: type[M], row: dict[str, Any], conflict: Sequence[str]) -> M | None:
+    """INSERT one row ... ON CONFLICT (`conflict`) DO NOTHING RETURNING it, as a model instance in the
+    session (one statement); None when a row with that key existed."""
+    stmt = _insert(session, model, conflict, entity=True).returning(model)
+    found: M | None = session.execute(stmt.execution_options(populate_existing=True), row).scalars().first()
+    return found
+
+
+def _insert(session: Session, model: type[SQLModel], conflict: Sequence[str], *,
+            entity: bool = False) -> postgresql.Insert | sqlite.Insert:
+    """The dialect's INSERT ... ON CONFLICT DO NOTHING, on the table (Core: executemany, rowcount) or, with
+    `entity`, on the model (ORM-enabled: RETURNING the model)."""
+    target: Any = model if entity else model.__table__  # type: ignore[attr-defined]  # SQLModel sets it, undeclared
     dialect = session.get_bind().dialect.name
     if dialect not in ("postgresql", "sqlite"):
         raise NotImplementedError(f"unsupported database: {dialect}")
-    stmt = postgresql.insert(table) if dialect == "postgresql" else sqlite.insert(table)
+    stmt = postgresql.insert(target) if dialect == "postgresql" else sqlite.insert(target)
     return stmt.on_conflict_do_nothing(index_elements=list(conflict))
 
 

@@ -7,7 +7,7 @@ from collections.abc import Sequence
 from datetime import datetime, timedelta
 from typing import Any
 
-from sqlalchemy import update
+from sqlalchemy import case, update
 from sqlmodel import Session, col, select
 
 from investigation.errors import NotFound, ValidationFailed
@@ -20,6 +20,7 @@ from storage.models import Investigation, Tenant, TraceEvent, utcnow
 # Derived from `Status.terminal`, the one definition of which statuses are final.
 ACTIVE = tuple(s.value for s in Status if not s.terminal)
 TERMINAL = tuple(s.value for s in Status if s.terminal)
+_COUNTS = frozenset({"hops", "retrieval_calls", "llm_input_tokens", "llm_output_tokens"})
 _READONLY_FIELDS = frozenset({"id", "tenant_id", "idempotency_key", "created_at"})
 
 
@@ -113,14 +114,22 @@ def update_investigation(session: Session, *, investigation_id: str, **fields: A
             raise ValidationFailed(name, "not an updatable investigation field")
     if "status" in fields and fields["status"] not in ACTIVE:
         raise ValidationFailed("status", "use finish_investigation for a terminal status")
+    values: dict[str, Any] = {**fields, "updated_at": utcnow()}
+    if "status" in values:  # in the same statement as the write: no worker can revive what another finished
+        values["status"] = case((col(Investigation.status).in_(TERMINAL), col(Investigation.status)),
+                                else_=values["status"])
+    # One UPDATE ... RETURNING (SQLite >= 3.35, PostgreSQL): the row as written, loaded into the session.
+    stmt = (
+        update(Investigation)
+        .where(col(Investigation.id) == investigation_id)
+        .values(**values)
+        .returning(Investigation)
+        .execution_options(populate_existing=True)
+    )
     with write(session):
-        inv = get_investigation(session, investigation_id=investigation_id)
-        if inv.status in TERMINAL:
-            fields = {k: v for k, v in fields.items() if k != "status"}
-        for name, value in fields.items():
-            setattr(inv, name, value)
-        inv.updated_at = utcnow()
-        session.add(inv)
+        inv: Investigation | None = session.execute(stmt).scalars().first()
+    if inv is None:
+        raise NotFound(f"investigation {investigation_id} not found")
     return inv
 
 
@@ -136,13 +145,16 @@ def finish_investigation(
     error: str | None = None,
     final_evidence_ids: Sequence[str] = (),
     evidence_tokens: int | None = None,
+    counts: dict[str, int] | None = None,
     event: TraceEvent | None = None,
 ) -> bool:
     """Move a queued/running investigation to a terminal status; False when it already was terminal.
 
     One conditional UPDATE, so of the watchdog and a late worker exactly one finishes it. `event` (the
     step's trace event) is written in the same transaction when this call finishes it: whoever sees the
-    terminal status sees the event, and the event's observers see the terminal status.
+    terminal status sees the event, and the event's observers see the terminal status. `counts` (final
+    counters such as hops, retrieval_calls) are set in the same UPDATE, or, when it was terminal already,
+    on their own (`update_investigation`: the status stays), as a separate update before this call did.
     """
     if status not in TERMINAL:
         raise ValidationFailed("status", f"must be one of {', '.join(TERMINAL)}")
@@ -160,18 +172,25 @@ def finish_investigation(
     }
     if evidence_tokens is not None:
         values["evidence_tokens"] = evidence_tokens
+    for name in counts or {}:
+        if name not in _COUNTS:
+            raise ValidationFailed(name, "not a final count of an investigation")
+    values.update(counts or {})
     stmt = (
         update(Investigation)
         .where(col(Investigation.id) == investigation_id, col(Investigation.status).in_(ACTIVE))
         .values(**values)
-        .execution_options(synchronize_session=False)
+        .returning(Investigation)  # the finished row, loaded into the session (no refresh SELECT)
+        .execution_options(synchronize_session=False, populate_existing=True)
     )
     with write(session):
-        finished: bool = session.execute(stmt).rowcount == 1  # type: ignore[attr-defined]  # CursorResult; stubs say Result
+        finished = session.execute(stmt).scalars().first() is not None
+        if not finished and counts:
+            update_investigation(session, investigation_id=investigation_id, **counts)
         if finished and event is not None and insert_event(session, event):
             after_commit(session, functools.partial(notify_observers, session, event))
         cached = session.identity_map.get(session.identity_key(Investigation, investigation_id))
-        if cached is not None:
+        if not finished and cached is not None:
             session.refresh(cached)
     return finished
 

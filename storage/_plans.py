@@ -5,12 +5,15 @@ A hop not planned yet is not cached (it may be committed a moment later)."""
 
 from __future__ import annotations
 
+import functools
 import os
 import threading
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from sqlmodel import Session
 
+from storage._common import after_commit
 from storage._owners import BoundedLRU, database_of
 from storage._records import get_hop
 from storage.models import Investigation
@@ -61,6 +64,16 @@ def _load(session: Session, key: tuple[str, str, int], investigation_id: str, nu
                        queries=tuple(str(q["text"]) for q in hop.queries))
     _plans.put(key, found)
     return found
+
+
+def remember_plan(session: Session, *, investigation_id: str, number: int, tenant_id: str, audience: str,
+                  principals: Sequence[str], queries: Sequence[str]) -> None:
+    """Keep hop `number` as the step that saves it (`save_hop`'s row: the first plan) planned it, once its
+    transaction has committed (never when it rolls back), so a slot in this process reads nothing."""
+    key = (database_of(session), investigation_id, number)
+    found = PlannedHop(tenant_id=tenant_id, audience=audience, principals=tuple(principals),
+                       queries=tuple(queries))
+    after_commit(session, functools.partial(_plans.put, key, found))
 
 
 def forget_plans() -> None:

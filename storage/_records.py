@@ -11,7 +11,7 @@ from sqlmodel import Session, col, select
 
 from investigation.errors import NotFound
 from investigation.state import Evidence, HopState
-from storage._common import after_commit, insert_ignore, insert_new, row_values, write
+from storage._common import after_commit, insert_ignore, insert_new, insert_row, row_values, write
 from storage.models import EvidenceRecord, Hop, TraceEvent, utcnow
 
 
@@ -22,9 +22,10 @@ def save_hop(
     """The planned hop; when it exists already (a redelivered task), the existing row unchanged."""
     hop = Hop(investigation_id=investigation_id, number=number, queries=list(queries), engines=list(engines),
               tools=list(tools or []))
-    with write(session):
-        insert_ignore(session, Hop, [row_values(hop)], ["investigation_id", "number"])
-        saved = get_hop(session, investigation_id=investigation_id, number=number)
+    with write(session):  # one statement; a SELECT only when the hop existed
+        saved = insert_row(session, Hop, row_values(hop), ["investigation_id", "number"])
+        if saved is None:
+            saved = get_hop(session, investigation_id=investigation_id, number=number)
     assert saved is not None  # just written, rows are never deleted
     return saved
 
@@ -52,11 +53,13 @@ def mark_hop_reduced(
             col(Hop.state) == HopState.PLANNED.value,
         )
         .values(state=HopState.REDUCED.value, decision=dict(decision))
-        .execution_options(synchronize_session=False)
+        .returning(Hop)
+        .execution_options(populate_existing=True)
     )
-    with write(session):
-        session.execute(stmt)
-        hop = get_hop(session, investigation_id=investigation_id, number=number)
+    with write(session):  # the UPDATE returns the hop it reduced; a SELECT only when it had been reduced before
+        hop = session.execute(stmt).scalars().first()
+        if hop is None:
+            hop = get_hop(session, investigation_id=investigation_id, number=number)
     if hop is None:
         raise NotFound(f"hop {number} of investigation {investigation_id} not found")
     return hop

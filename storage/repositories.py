@@ -38,7 +38,7 @@ from storage._investigations import (
 )
 from storage._listing import count_investigations_by_status, list_dead_deliveries, list_investigations
 from storage._owners import delivery_owner, investigation_tenant
-from storage._plans import PlannedHop, planned_hop
+from storage._plans import PlannedHop, planned_hop, remember_plan
 from storage._records import (
     add_event,
     add_events,
@@ -104,6 +104,7 @@ __all__ = [
     "planned_hop",
     "put_tool",
     "record_attempt",
+    "remember_plan",
     "remove_channel",
     "remove_tool",
     "reset_delivery",

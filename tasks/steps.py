@@ -118,11 +118,6 @@ def _synthesis_event(inv_id: str, **data: Any) -> TraceEvent:
     return repo.new_event(investigation_id=inv_id, step_key="synthesis", kind="synthesis", data=data)
 
 
-def _pending_deliveries(services: Services, inv_id: str) -> tuple[str, ...]:
-    with services.session() as session:
-        return _pending(session, inv_id)
-
-
 def _pending(session: Any, inv_id: str) -> tuple[str, ...]:
     return tuple(d.id for d in repo.list_deliveries(session, investigation_id=inv_id) if d.status == "pending")
 
@@ -133,20 +128,22 @@ def _deadline_ts(inv: Investigation) -> float:
 
 def start(services: Services, inv_id: str) -> Next:
     """Route and plan; answer greetings at once; otherwise plan hop 1."""
-    with services.session() as session:
+    # The checks and the move to running: one transaction (the UPDATE returns the row it wrote).
+    with services.session() as session, repo.atomic(session):
         inv = repo.get_investigation(session, investigation_id=inv_id)
         if Status(inv.status).terminal:
-            return Next(NextKind.DELIVER, deliveries=_pending_deliveries(services, inv_id))
+            return Next(NextKind.DELIVER, deliveries=_pending(session, inv_id))
         existing = repo.get_hop(session, investigation_id=inv_id, number=1)
         if existing is not None:  # redelivered after hop 1 was planned
             return Next(NextKind.HOP, 1, _slots(existing.queries, existing.engines, existing.tools))
-        repo.update_investigation(session, investigation_id=inv_id, status=Status.RUNNING.value)
-        question, mode = inv.question, Mode(inv.mode)
-        limits = _limits(services, inv)
-        services.state.init_budget(
-            inv_id, max_hops=limits["max_hops"], max_retrieval_calls=limits["max_retrieval_calls"],
-            max_llm_tokens=limits["max_llm_tokens"], deadline_ts=_deadline_ts(inv))
-        reasoner: Reasoner | None = None
+        inv = repo.update_investigation(session, investigation_id=inv_id, status=Status.RUNNING.value)
+    question, mode = inv.question, Mode(inv.mode)
+    limits = _limits(services, inv)
+    services.state.init_budget(
+        inv_id, max_hops=limits["max_hops"], max_retrieval_calls=limits["max_retrieval_calls"],
+        max_llm_tokens=limits["max_llm_tokens"], deadline_ts=_deadline_ts(inv))
+    reasoner: Reasoner | None = None
+    with services.session() as session:
         try:
             reasoner = bound_reasoner(services, session, inv)
         except PermanentError as exc:  # e.g. SLEUTH_LLM=anthropic without a key: fail clearly, at once
@@ -168,17 +165,16 @@ def start(services: Services, inv_id: str) -> Next:
         status = Status.REFUSED if (answer is None or answer.refused) else Status.ANSWERED
         reason = outcome.stop_reason or StopReason.DIRECT
         trace.add("stop", "stop", reason=str(reason), detail="answered without retrieval")
-        with services.session() as session:
-            with repo.atomic(session):
-                trace.write(session)
-                repo.update_investigation(session, investigation_id=inv_id, route=outcome.route.route.value,
-                                          route_reason=outcome.route.reason)
-                repo.finish_investigation(
-                    session, investigation_id=inv_id, status=status.value, stop_reason=str(reason),
-                    answer=answer.text if answer else None, citations=[],
-                    caveat=answer.caveat if answer else None, evidence_tokens=0,
-                    event=_synthesis_event(inv_id, status=status.value, answer=answer.text if answer else None,
-                                           citations=[]))
+        with services.session() as session, repo.atomic(session):
+            trace.write(session)
+            repo.update_investigation(session, investigation_id=inv_id, route=outcome.route.route.value,
+                                      route_reason=outcome.route.reason)
+            repo.finish_investigation(
+                session, investigation_id=inv_id, status=status.value, stop_reason=str(reason),
+                answer=answer.text if answer else None, citations=[],
+                caveat=answer.caveat if answer else None, evidence_tokens=0,
+                event=_synthesis_event(inv_id, status=status.value, answer=answer.text if answer else None,
+                                       citations=[]))
             return Next(NextKind.DELIVER, deliveries=_pending(session, inv_id))
 
     plan = outcome.plan
@@ -187,14 +183,16 @@ def start(services: Services, inv_id: str) -> Next:
     with services.session() as session, repo.atomic(session):
         trace.write(session)
         _record_hop_queries(session, inv_id, 1, plan.subqueries, route=outcome.route, plan=plan)
-    return _plan_hop(services, inv_id, 1, list(plan.subqueries))
+    return _plan_hop(services, inv, 1, list(plan.subqueries))
 
 
 def _record_hop_queries(session: Any, inv_id: str, number: int, queries: Sequence[SubQuery], *,
-                        route: RouteDecision | None = None, plan: Plan | None = None) -> None:
+                        held: Investigation | None = None, route: RouteDecision | None = None,
+                        plan: Plan | None = None) -> None:
     """The investigation's running list of sub-queries and hop count (and, at hop 1, its route and plan),
-    written before the hop's tools are planned: tool policy reads the route."""
-    inv = repo.get_investigation(session, investigation_id=inv_id)
+    written before the hop's tools are planned: tool policy reads the route. `held`: the row as this
+    transaction already read or wrote it (not read again)."""
+    inv = held if held is not None else repo.get_investigation(session, investigation_id=inv_id)
     fields: dict[str, Any] = {"subqueries": list(inv.subqueries) + [q.text for q in queries
                                                                     if q.text not in inv.subqueries],
                               "hops": number}
@@ -205,18 +203,26 @@ def _record_hop_queries(session: Any, inv_id: str, number: int, queries: Sequenc
     repo.update_investigation(session, investigation_id=inv_id, **fields)
 
 
-def _plan_hop(services: Services, inv_id: str, number: int, queries: list[SubQuery], *,
+def _plan_hop(services: Services, inv: Investigation, number: int, queries: list[SubQuery], *,
               then: Callable[[Any], object] | None = None) -> Next:
     """Charge the hop (once), plan its tools, then save it and its trace event in one transaction
-    (with `then(session)`: the previous hop's decision, when a reducer plans the next hop)."""
+    (with `then(session)`: the previous hop's decision, when a reducer plans the next hop).
+
+    `inv` is the caller's row, read for its tenant, audience and principals, which never change."""
+    inv_id = inv.id
     engines = list(services.backends)
     qdicts = [q.model_dump() for q in queries]
     if services.state.once(f"{inv_id}:hop-charged:{number}"):  # a redelivered step never charges twice
         services.state.charge(inv_id, "hops", 1)
-    tools = tool_step.plan_tools(services, inv_id, number)
+    tools = tool_step.plan_tools(services, inv_id, number, tenant_id=inv.tenant_id)
     with services.session() as session, repo.atomic(session):
-        tools = repo.save_hop(session, investigation_id=inv_id, number=number, queries=qdicts,
-                              engines=engines, tools=tools).tools  # a redelivered step keeps the first plan
+        saved = repo.save_hop(session, investigation_id=inv_id, number=number, queries=qdicts,
+                              engines=engines, tools=tools)  # a redelivered step keeps the first plan
+        tools = saved.tools
+        # This process's slots of the hop then read no plan (kept once the transaction has committed).
+        repo.remember_plan(session, investigation_id=inv_id, number=number, tenant_id=inv.tenant_id,
+                           audience=inv.audience, principals=list(inv.principals or ()),
+                           queries=[str(q["text"]) for q in saved.queries])
         repo.add_event(session, investigation_id=inv_id, step_key=f"hop:{number}", kind="hop", hop=number,
                        data={"queries": [q.text for q in queries], "engines": engines, "tools": tools})
         if then is not None:
@@ -313,7 +319,7 @@ def _reduce(services: Services, inv_id: str, hop: int) -> Next:
     with services.session() as session:
         inv = repo.get_investigation(session, investigation_id=inv_id)
         if Status(inv.status).terminal:
-            return Next(NextKind.DELIVER, deliveries=_pending_deliveries(services, inv_id))
+            return Next(NextKind.DELIVER, deliveries=_pending(session, inv_id))
         hop_row = repo.get_hop(session, investigation_id=inv_id, number=hop)
         if hop_row is None:
             raise LookupError(f"hop {hop} of {inv_id} was never planned")
@@ -381,16 +387,16 @@ def _reduce(services: Services, inv_id: str, hop: int) -> Next:
     # The hop's evidence, counts and trace in one transaction; when the loop stops, its decision too.
     with services.session() as session, repo.atomic(session):
         repo.add_evidence(session, investigation_id=inv_id, evidence=out.new_evidence)
-        repo.update_investigation(session, investigation_id=inv_id, retrieval_calls=budget.retrieval_calls)
+        held = repo.update_investigation(session, investigation_id=inv_id, retrieval_calls=budget.retrieval_calls)
         trace.write(session)
         if go_on:
-            _record_hop_queries(session, inv_id, hop + 1, chosen.next_queries)
+            _record_hop_queries(session, inv_id, hop + 1, chosen.next_queries, held=held)
         else:
             repo.mark_hop_reduced(session, investigation_id=inv_id, number=hop, decision=decision)
     if not go_on:
         return Next(NextKind.SYNTHESIZE, hop)
     # The next hop is saved with this hop's decision: a redelivered reducer finds both or neither.
-    return _plan_hop(services, inv_id, hop + 1, list(chosen.next_queries), then=lambda session: (
+    return _plan_hop(services, inv, hop + 1, list(chosen.next_queries), then=lambda session: (
         repo.mark_hop_reduced(session, investigation_id=inv_id, number=hop, decision=decision)))
 
 
@@ -404,7 +410,7 @@ def synthesize(services: Services, inv_id: str) -> Next:
     with services.session() as session:
         inv = repo.get_investigation(session, investigation_id=inv_id)
         if Status(inv.status).terminal:
-            return Next(NextKind.DELIVER, deliveries=_pending_deliveries(services, inv_id))
+            return Next(NextKind.DELIVER, deliveries=_pending(session, inv_id))
         evidence = _evidence_of(repo.list_evidence(session, investigation_id=inv_id))
         hops = repo.list_hops(session, investigation_id=inv_id)
         question = inv.question
@@ -427,30 +433,31 @@ def synthesize(services: Services, inv_id: str) -> Next:
     stop_reason = llm_stop or str(last.get("reason") or StopReason.SUFFICIENT)
     citations = [c.model_dump(mode="json") for c in final.answer.citations]
     retrieval_calls = int(services.state.usage(inv_id)["retrieval_calls"])
-    with services.session() as session:
-        with repo.atomic(session):  # the final counts, the terminal status and its event: one commit
-            repo.update_investigation(session, investigation_id=inv_id, hops=len(hops),
-                                      retrieval_calls=retrieval_calls)
-            repo.finish_investigation(
-                session, investigation_id=inv_id, status=final.status.value, stop_reason=stop_reason,
-                answer=final.answer.text, citations=citations, caveat=final.answer.caveat,
-                final_evidence_ids=[e.id for e in final.selected], evidence_tokens=final.evidence_tokens,
-                event=_synthesis_event(inv_id, status=final.status.value, answer=final.answer.text,
-                                       citations=citations, caveat=final.answer.caveat,
-                                       evidence_tokens=final.evidence_tokens,
-                                       selected=[e.id for e in final.selected]))
+    # The final counts, the terminal status (one UPDATE) and its event: one commit; then the deliveries
+    # to make, read in the same transaction.
+    with services.session() as session, repo.atomic(session):
+        repo.finish_investigation(
+            session, investigation_id=inv_id, status=final.status.value, stop_reason=stop_reason,
+            answer=final.answer.text, citations=citations, caveat=final.answer.caveat,
+            final_evidence_ids=[e.id for e in final.selected], evidence_tokens=final.evidence_tokens,
+            counts={"hops": len(hops), "retrieval_calls": retrieval_calls},
+            event=_synthesis_event(inv_id, status=final.status.value, answer=final.answer.text,
+                                   citations=citations, caveat=final.answer.caveat,
+                                   evidence_tokens=final.evidence_tokens,
+                                   selected=[e.id for e in final.selected]))
         return Next(NextKind.DELIVER, deliveries=_pending(session, inv_id))
 
 
 def fail(services: Services, inv_id: str, *, reason: str, error: str) -> Next:
     """Move a stuck or broken investigation to `failed` (once) and hand it to delivery."""
-    with services.session() as session:
-        moved = repo.finish_investigation(session, investigation_id=inv_id, status=Status.FAILED.value,
-                                          stop_reason=reason, error=error)
-    if moved:
-        _event(services, inv_id, f"fail:{reason}", "stop", reason=reason, error=error,
-               at=datetime.now(UTC).isoformat())
-    return Next(NextKind.DELIVER, deliveries=_pending_deliveries(services, inv_id))
+    # The move and its trace event in one transaction (the event only when this call moved it), then the
+    # deliveries to make, read in the same transaction.
+    event = repo.new_event(investigation_id=inv_id, step_key=f"fail:{reason}", kind="stop",
+                           data={"reason": reason, "error": error, "at": datetime.now(UTC).isoformat()})
+    with services.session() as session, repo.atomic(session):
+        repo.finish_investigation(session, investigation_id=inv_id, status=Status.FAILED.value,
+                                  stop_reason=reason, error=error, event=event)
+        return Next(NextKind.DELIVER, deliveries=_pending(session, inv_id))
 
 
 def overdue(services: Services) -> list[str]:

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from typing import Any
 
 import pytest
+from sqlalchemy import Engine, event
 from sqlmodel import Session
 
 from investigation.state import Evidence, Grade
@@ -55,3 +57,21 @@ def other_tenant(session: Session) -> Tenant:
 @pytest.fixture
 def investigation(session: Session, tenant: Tenant) -> Investigation:
     return new_investigation(session, tenant)
+
+
+@pytest.fixture
+def statements(db_engine: Engine) -> Iterator[list[str]]:
+    """Every SQL statement the test's engine sends from now on."""
+    sent: list[str] = []
+
+    def record(_conn: Any, _cursor: Any, statement: str, *_: Any) -> None:
+        sent.append(statement)
+
+    event.listen(db_engine, "before_cursor_execute", record)
+    yield sent
+    event.remove(db_engine, "before_cursor_execute", record)
+
+
+def sql(statements: list[str]) -> list[str]:
+    """The statements' verbs, BEGIN left out (PostgreSQL's driver sends none): ["UPDATE", "INSERT", ...]."""
+    return [s.split()[0] for s in statements if not s.startswith("BEGIN")]

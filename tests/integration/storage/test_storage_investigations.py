@@ -24,7 +24,7 @@ from storage.repositories import (
     list_overdue,
     update_investigation,
 )
-from tests.integration.storage.conftest import make_evidence, new_investigation
+from tests.integration.storage.conftest import make_evidence, new_investigation, sql
 
 pytestmark = pytest.mark.integration
 
@@ -135,6 +135,39 @@ def test_a_finished_investigation_cannot_be_revived(session: Session, investigat
     )
     inv = update_investigation(session, investigation_id=investigation.id, status="running", hops=2)
     assert (inv.status, inv.hops) == ("failed", 2)
+
+
+def test_an_update_is_one_statement_returning_the_row_and_keeps_a_terminal_status(
+        session: Session, session_factory: Any, investigation: Investigation, statements: list[str]) -> None:
+    session.expunge_all()
+    statements.clear()
+    inv = update_investigation(session, investigation_id=investigation.id, status="running", hops=1)
+    assert sql(statements) == ["UPDATE"]  # no read before or after: UPDATE ... RETURNING
+    assert (inv.status, inv.hops) == ("running", 1)
+    assert finish_investigation(session, investigation_id=investigation.id, status="failed", stop_reason="deadline")
+    statements.clear()
+    inv = update_investigation(session, investigation_id=investigation.id, status="queued", hops=2)
+    assert sql(statements) == ["UPDATE"]  # the terminal rule is in the statement (CASE), not a read
+    assert (inv.status, inv.hops) == ("failed", 2)
+    with session_factory() as other:
+        stored = other.get(Investigation, investigation.id)
+        assert stored is not None and (stored.status, stored.hops) == ("failed", 2)
+
+
+def test_finish_writes_the_final_counts_in_its_one_update(
+        session: Session, investigation: Investigation, statements: list[str]) -> None:
+    statements.clear()
+    assert finish_investigation(session, investigation_id=investigation.id, status="answered",
+                                stop_reason="sufficient", counts={"hops": 2, "retrieval_calls": 5})
+    assert sql(statements) == ["UPDATE"]
+    # Already terminal: the status stays, the late step's counts are still written (as an update would).
+    assert not finish_investigation(session, investigation_id=investigation.id, status="failed",
+                                    stop_reason="deadline", counts={"hops": 3, "retrieval_calls": 6})
+    inv = get_investigation(session, investigation_id=investigation.id)
+    assert (inv.status, inv.stop_reason, inv.hops, inv.retrieval_calls) == ("answered", "sufficient", 3, 6)
+    with pytest.raises(ValidationFailed):
+        finish_investigation(session, investigation_id=investigation.id, status="failed", stop_reason="x",
+                             counts={"question": 1})
 
 
 def test_finish_moves_to_a_terminal_status_only_once(session: Session, investigation: Investigation) -> None:

@@ -5,12 +5,9 @@ PostgreSQL."""
 from __future__ import annotations
 
 import threading
-from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
-from typing import Any
 
 import pytest
-from sqlalchemy import Engine, event
 from sqlmodel import Session
 
 from investigation.errors import NotFound
@@ -19,28 +16,17 @@ from storage._plans import forget_plans
 from storage.models import Investigation, Tenant
 from storage.repositories import (
     PlannedHop,
+    atomic,
     delivery_owner,
     get_or_create_delivery,
     investigation_tenant,
     planned_hop,
+    remember_plan,
     save_hop,
 )
 from tests.integration.storage.conftest import new_investigation
 
 pytestmark = pytest.mark.integration
-
-
-@pytest.fixture
-def statements(db_engine: Engine) -> Iterator[list[str]]:
-    """Every SQL statement the test's engine sends from now on."""
-    sent: list[str] = []
-
-    def record(_conn: Any, _cursor: Any, statement: str, *_: Any) -> None:
-        sent.append(statement)
-
-    event.listen(db_engine, "before_cursor_execute", record)
-    yield sent
-    event.remove(db_engine, "before_cursor_execute", record)
 
 
 def test_an_investigations_tenant_is_read_once(session: Session, tenant: Tenant, other_tenant: Tenant,
@@ -145,4 +131,29 @@ def test_the_slots_of_a_hop_starting_together_read_its_plan_once(
         found = list(pool.map(lambda _i: slot(), range(4)))
     assert len(set(found)) == 1 and found[0] is not None
     assert len([s for s in statements if s.lstrip().upper().startswith("SELECT")]) == 2  # investigation, hop
+    forget_plans()
+
+
+def test_a_plan_remembered_by_the_step_that_saved_it_is_kept_only_once_committed(
+        session: Session, investigation: Investigation, statements: list[str]) -> None:
+    forget_plans()
+    expected = PlannedHop(tenant_id=investigation.tenant_id, audience="agent", principals=("u1",),
+                          queries=("sso plan",))
+
+    def remember(number: int) -> None:
+        remember_plan(session, investigation_id=investigation.id, number=number, tenant_id=investigation.tenant_id,
+                      audience="agent", principals=["u1"], queries=["sso plan"])
+
+    with pytest.raises(RuntimeError), atomic(session):  # rolled back: nothing kept
+        save_hop(session, investigation_id=investigation.id, number=1, engines=["bm25"], queries=[{"text": "x"}])
+        remember(1)
+        raise RuntimeError("crash mid-step")
+    assert planned_hop(session, investigation_id=investigation.id, number=1) is None
+    with atomic(session):
+        save_hop(session, investigation_id=investigation.id, number=2, engines=["bm25"],
+                 queries=[{"text": "sso plan"}])
+        remember(2)
+    statements.clear()
+    assert planned_hop(session, investigation_id=investigation.id, number=2) == expected
+    assert statements == []  # kept by the step that planned it: no read
     forget_plans()

@@ -26,7 +26,7 @@ from storage.repositories import (
     new_event,
     save_hop,
 )
-from tests.integration.storage.conftest import make_evidence
+from tests.integration.storage.conftest import make_evidence, sql
 
 pytestmark = pytest.mark.integration
 
@@ -62,6 +62,24 @@ def test_the_first_reduction_of_a_hop_wins(session: Session, investigation: Inve
     assert again.decision == first
     with pytest.raises(NotFound):
         mark_hop_reduced(session, investigation_id=investigation.id, number=9, decision={})
+
+
+def test_a_new_hop_and_its_first_reduction_are_one_statement_each(
+        session: Session, investigation: Investigation, statements: list[str]) -> None:
+    statements.clear()
+    hop = save_hop(session, investigation_id=investigation.id, number=1, queries=[{"text": "a"}], engines=["bm25"])
+    assert sql(statements) == ["INSERT"]  # INSERT ... RETURNING: no re-read of the row just written
+    assert (hop.number, hop.queries, hop.state) == (1, [{"text": "a"}], "planned")
+    statements.clear()
+    reduced = mark_hop_reduced(session, investigation_id=investigation.id, number=1, decision={"action": "stop"})
+    assert sql(statements) == ["UPDATE"]  # UPDATE ... RETURNING
+    assert (reduced.state, reduced.decision) == ("reduced", {"action": "stop"})
+    statements.clear()  # a redelivered step: the existing rows, read back
+    again = save_hop(session, investigation_id=investigation.id, number=1, queries=[{"text": "b"}], engines=[])
+    assert again.queries == [{"text": "a"}]
+    assert mark_hop_reduced(session, investigation_id=investigation.id, number=1,
+                            decision={"action": "continue"}).decision == {"action": "stop"}
+    assert sql(statements) == ["INSERT", "SELECT", "UPDATE", "SELECT"]
 
 
 def test_add_evidence_counts_only_new_rows(session: Session, investigation: Investigation) -> None:

@@ -1,0 +1,95 @@
+"""How many SQL statements each step of an investigation sends (issue 14): the counts this work cut, so a
+regression (a re-read of a row the step holds, a second UPDATE of one row, a plan read again) fails here.
+On SQLite and PostgreSQL; ``BEGIN`` statements are not counted (PostgreSQL's driver sends none)."""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any, TypeVar
+
+import pytest
+from sqlalchemy import event
+
+from app.intake import parse_request, submit_investigation
+from storage import repositories as repo
+from tasks import steps
+from tests.support.stack import Stack, build_stack
+
+pytestmark = pytest.mark.integration
+
+T = TypeVar("T")
+
+
+@pytest.fixture
+def stack(tmp_path: Path, redis_url: str, redis_prefix: str, db_url: str) -> Iterator[Stack]:
+    built = build_stack(tmp_path / "home", redis_url, redis_prefix, database_url=db_url)
+    try:
+        yield built
+    finally:
+        built.services.engine.dispose()
+
+
+def _counted(stack: Stack, call: Callable[[], T]) -> tuple[T, list[str], int]:
+    """`call()`'s result, its statements as "VERB table" (BEGIN left out) and its commits."""
+    sent: list[str] = []
+    commits = [0]
+
+    def record(_conn: Any, _cursor: Any, statement: str, *_: Any) -> None:
+        words = statement.split()
+        if words[0] == "BEGIN":
+            return
+        table = {"SELECT": "FROM", "INSERT": "INTO", "UPDATE": None}[words[0]]
+        name = words[1] if table is None else words[words.index(table) + 1]
+        sent.append(f"{words[0]} {name.strip(chr(34))}")
+
+    def commit(_conn: Any) -> None:
+        commits[0] += 1
+
+    engine = stack.services.engine
+    event.listen(engine, "before_cursor_execute", record)
+    event.listen(engine, "commit", commit)
+    try:
+        result = call()
+    finally:
+        event.remove(engine, "before_cursor_execute", record)
+        event.remove(engine, "commit", commit)
+    return result, sent, commits[0]
+
+
+def test_each_step_sends_only_the_statements_it_needs(stack: Stack) -> None:
+    with stack.services.session() as session:
+        tenant = repo.get_tenant_by_name(session, name=stack.tenant_name)
+    inv_id = submit_investigation(stack.services, tenant=tenant, launch=lambda _i: None,
+                                  request=parse_request({"question": "What does error ERR_4021 mean?"})).id
+    services = stack.services
+
+    # start: the checks and the move to running in one transaction, the UPDATE returning the row (no
+    # re-read); route/plan with its events; the hop saved by INSERT ... RETURNING (no re-read).
+    nxt, sent, commits = _counted(stack, lambda: steps.start(services, inv_id))
+    assert sent == ["SELECT investigation", "SELECT hop", "UPDATE investigation",
+                    "INSERT trace_event", "SELECT investigation", "UPDATE investigation",
+                    "SELECT tool", "INSERT hop", "INSERT trace_event"]
+    assert commits == 4
+    assert nxt.kind == steps.NextKind.HOP and nxt.hop == 1
+    slots = len(nxt.slots)
+    # A slot of a hop this process planned reads no plan: its only statement is its trace event.
+    for index, engine in nxt.slots:
+        _, sent, commits = _counted(stack, functools.partial(steps.retrieve, services, inv_id, 1, index, engine))
+        assert (sent, commits) == (["INSERT trace_event"], 1)
+    # reduce (the loop stops): reads, then evidence, counts (one UPDATE ... RETURNING), events, decision.
+    nxt, sent, commits = _counted(stack, lambda: steps.reduce(services, inv_id, 1))
+    assert nxt.kind == steps.NextKind.SYNTHESIZE
+    assert sent == ["SELECT investigation", "SELECT hop", "SELECT evidence", "INSERT evidence",
+                    "UPDATE investigation", "INSERT trace_event", "UPDATE hop"]
+    assert commits == 2
+    # synthesize: the final counts and the terminal status in ONE UPDATE, its event, and the deliveries to
+    # make read in the same transaction.
+    nxt, sent, commits = _counted(stack, lambda: steps.synthesize(services, inv_id))
+    assert sent == ["SELECT investigation", "SELECT evidence", "SELECT hop", "UPDATE investigation",
+                    "INSERT trace_event", "SELECT delivery"]
+    assert commits == 2
+    with services.session() as session:
+        inv = repo.get_investigation(session, investigation_id=inv_id)
+        assert (inv.status, inv.hops, inv.retrieval_calls) == ("answered", 1, slots)
