@@ -256,15 +256,20 @@ def with_context(unit: Unit) -> str:
     """The unit's text, prefixed by its section when the section names something (a code, a plan, a
     product) that the text does not: "ERR_4030 — Organization suspended: The organization is …"; a bare
     list of names always gets its heading ("Standard connectors (all plans): HTTP request, Slack, …")."""
-    if not unit.section or len(unit.section.split()) > 10 or unit.section.endswith("?"):
-        return unit.text
-    if enumerates(unit.text):
-        return f"{unit.section}: {unit.text}"
-    if unit.kind == "item":
-        return unit.text
-    text_stems = content_stems(unit.text)
-    tokens = re.findall(r"[\w-]+", unit.section)
+    return _with_context(unit.text, unit.section, unit.kind)
+
+
+@memoised(TEXT_CACHE_SIZE)  # compression and synthesis ask it of the same units in every hop
+def _with_context(text: str, section: str, kind: str) -> str:
+    if not section or len(section.split()) > 10 or section.endswith("?"):
+        return text
+    if enumerates(text):
+        return f"{section}: {text}"
+    if kind == "item":
+        return text
+    text_stems = content_stems(text)
+    tokens = re.findall(r"[\w-]+", section)
     named = [w for i, w in enumerate(tokens)
              if ((i > 0 and w[:1].isupper()) or any(c.isdigit() or c == "_" for c in w) or (len(w) > 1 and w.isupper()))
              and content_stems(w) - text_stems]
-    return f"{unit.section}: {unit.text}" if named else unit.text
+    return f"{section}: {text}" if named else text
