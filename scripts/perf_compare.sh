@@ -72,17 +72,19 @@ EOF
 for side in before after; do  # ingest of the demo KB into a fresh home: documents, chunks, seconds
   tree=$BEFORE; [ $side = after ] && tree=$AFTER
   rm -rf "$OUT/ingest-$side"
-  (cd "$tree" && export SLEUTH_HOME="$OUT/ingest-$side" && .venv/bin/sleuth tenants create kb --json >/dev/null \
+  (cd "$tree" && export PYTHONPATH="$tree" SLEUTH_HOME="$OUT/ingest-$side" && .venv/bin/sleuth tenants create kb --json >/dev/null \
      && /usr/bin/time -f "{\"ingest\": \"$side\", \"wall_s\": %e, \"cpu_s\": %U}" .venv/bin/sleuth ingest examples/kb \
         --tenant kb --json 2>&1 | tail -2)
   echo "=== embedder $side"
-  (cd "$tree" && .venv/bin/python "$HERE/embed_bench.py" --limit 300 --threads 2 2>&1 | tail -1)
+  (cd "$tree" && PYTHONPATH="$tree" .venv/bin/python "$HERE/embed_bench.py" --limit 300 --threads 2 2>&1 | tail -1)
 done
 
 for side in before after; do
   tree=$BEFORE; [ $side = after ] && tree=$AFTER
   echo "=== api $side $(date -u +%T)"
   rm -rf "$OUT/api-$side"
-  "$AFTER/.venv/bin/python" "$HERE/api_bench.py" --sleuth "$tree/.venv/bin/sleuth" --home "$OUT/api-$side" --single 30
+  # PYTHONPATH: the stack (API, workers) runs this side's checkout even when its .venv is another's
+  PYTHONPATH="$tree" "$AFTER/.venv/bin/python" "$HERE/api_bench.py" --sleuth "$tree/.venv/bin/sleuth" \
+    --home "$OUT/api-$side" --single 30
 done
 echo "DONE $(date -u +%T)"
