@@ -75,21 +75,29 @@ class _Screened:
                    if any(literal in lowered for literal in literals))
 
 
-# Orders addressed to an AI, alternative by alternative, each with the literals it needs.
+# Alternatives both checks below share, each with the literals it cannot match without.
+_IGNORE_PREVIOUS = (("ignore",), (r"\bignore\s+(?:all\s+|any\s+)?(?:the\s+)?"
+                                  r"(?:previous|prior|above|earlier|preceding)\s+(?:instructions?|rules|prompts?|messages?)"))
+_CALL_A_TOOL = (("call", "invoke"), r"\b(?:call|invoke)\s+(?:the\s+)?(?:tool|function)s?\b|\bcall\s+`?record_\w+")
+_REVEAL = (("reveal",), r"\breveal\s+(?:your|the)\s+(?:system\s+prompt|instructions)")
+_AI_ADDRESSED = ((",", ":"), r"\b(?:ai|llm|chatbot|language\s+model)(?:\s+(?:agents?|assistants?|models?))?\s*[,:]")
+_NOTE_TO_AI = (("note",), r"\bnote\s+to\s+the\s+(?:ai|assistant|model)")
+_PROMPT_TAG = (("<",), r"<\s*/?\s*(?:system|tool_use|passage|retrieved_passages)\b")
+
+# Orders addressed to an AI, alternative by alternative.
 _INSTRUCTIONS = _Screened([
-    (("ignore",), (r"\bignore\s+(?:all\s+|any\s+)?(?:the\s+)?(?:previous|prior|above|earlier|preceding)\s+"
-                   r"(?:instructions?|rules|prompts?|messages?)")),
+    _IGNORE_PREVIOUS,
     (("system", "developer", "operator"),
      r"\b(?:system|developer|operator)\s+(?:prompt|message|override|notice|rules)"),
-    (("call", "invoke"), r"\b(?:call|invoke)\s+(?:the\s+)?(?:tool|function)s?\b|\bcall\s+`?record_\w+"),
+    _CALL_A_TOOL,
     (("with",), r"\b(?:reply|respond|answer|say)\s+(?:only\s+)?with\s*:?\s*[\"“']"),
     (("search",), r"\bsearch\s+(?:for|the\s+knowledge\s+base\s+for)\s+[\"“']"),
     (("before",), r"\bbefore\s+(?:you\s+)?answer(?:ing)?\b"),
-    (("reveal",), r"\breveal\s+(?:your|the)\s+(?:system\s+prompt|instructions)"),
+    _REVEAL,
     ((":",), r"(?:^|\n)\s*(?:human|assistant|user|system)\s*:"),
-    ((",", ":"), r"\b(?:ai|llm|chatbot|language\s+model)(?:\s+(?:agents?|assistants?|models?))?\s*[,:]"),
-    (("note",), r"\bnote\s+to\s+the\s+(?:ai|assistant|model)"),
-    (("<",), r"<\s*/?\s*(?:system|tool_use|passage|retrieved_passages)\b"),
+    _AI_ADDRESSED,
+    _NOTE_TO_AI,
+    _PROMPT_TAG,
 ])
 
 
@@ -114,14 +122,13 @@ _ROLE = re.compile(r"\b(?:SYSTEM|ASSISTANT|DEVELOPER)\s*:")
 # What only text aimed at an AI says (a whole passage is judged by these; `carries_instructions` also
 # catches sentences such as 'search for "Acme Cloud"' that are harmless in a how-to for people).
 _ADDRESSES_AI = _Screened([
-    (("ignore",), (r"\bignore\s+(?:all\s+|any\s+)?(?:the\s+)?(?:previous|prior|above|earlier|preceding)\s+"
-                   r"(?:instructions?|rules|prompts?|messages?)")),
+    _IGNORE_PREVIOUS,
     (("system", "developer", "operator"), r"\b(?:system|developer|operator)\s+(?:prompt|override|notice)"),
-    (("call", "invoke"), r"\b(?:call|invoke)\s+(?:the\s+)?(?:tool|function)s?\b|\bcall\s+`?record_\w+"),
-    (("reveal",), r"\breveal\s+(?:your|the)\s+(?:system\s+prompt|instructions)"),
-    (("note",), r"\bnote\s+to\s+the\s+(?:ai|assistant|model)"),
-    ((",", ":"), r"\b(?:ai|llm|chatbot|language\s+model)(?:\s+(?:agents?|assistants?|models?))?\s*[,:]"),
-    (("<",), r"<\s*/?\s*(?:system|tool_use|passage|retrieved_passages)\b"),
+    _CALL_A_TOOL,
+    _REVEAL,
+    _NOTE_TO_AI,
+    _AI_ADDRESSED,
+    _PROMPT_TAG,
 ])
 
 

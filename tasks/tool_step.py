@@ -43,15 +43,14 @@ def _state(services: Services) -> ToolState:
     return ToolState(services.redis, services.settings.redis_prefix)
 
 
-def plan_tools(services: Services, inv_id: str, hop: int, *, tenant_id: str | None = None) -> list[dict[str, Any]]:
+def plan_tools(services: Services, inv_id: str, hop: int, *, tenant_id: str) -> list[dict[str, Any]]:
     """The tools hop `hop` calls: relevant, inside policy, not called before; refusals are traced.
-    `tenant_id`: the investigation's tenant when the caller holds it (not looked up again)."""
+    `tenant_id`: the investigation's tenant (the caller holds its row)."""
     limit = services.settings.tools_per_hop
     if limit <= 0:
         return []
     with services.session() as session:  # a tenant without tools costs one read (its owner is cached)
-        tenant = tenant_id or repo.investigation_tenant(session, investigation_id=inv_id)
-        tools = load_tools(session, tenant_id=tenant)
+        tools = load_tools(session, tenant_id=tenant_id)
         if not tools:
             return []
         inv = repo.get_investigation(session, investigation_id=inv_id)
