@@ -97,15 +97,28 @@ def _vocabulary(texts: Iterable[str]) -> tuple[AbstractSet[str], str]:
 
 class Vocabulary(frozenset[str]):
     """A cached vocabulary (`_vocabulary`) that also remembers its answers to `_near`: every check of a hop
-    asks the same question's words of the same evidence, and the answers go when the vocabulary does."""
+    asks the same question's words of the same evidence, and the answers go when the vocabulary does.
+    `by_initial` (built on the first `_near` that has to search) holds its alphabetic words by first
+    letter: the only ones `_near_in` can match, so a search reads one letter's words, not all of them."""
 
-    __slots__ = ("near",)
+    __slots__ = ("_by_initial", "near")
     near: dict[str, bool]
+    _by_initial: dict[str, list[str]] | None
 
     def __new__(cls, items: Iterable[str]) -> Self:
         self = super().__new__(cls, items)
         self.near = {}
+        self._by_initial = None
         return self
+
+    def by_initial(self, initial: str) -> list[str]:
+        if self._by_initial is None:
+            index: dict[str, list[str]] = {}
+            for other in self:  # iteration order kept within a letter (only a yes/no is asked of them)
+                if other.isalpha():
+                    index.setdefault(other[0], []).append(other)
+            self._by_initial = index
+        return self._by_initial.get(initial, [])
 
 
 @memoised(64)  # the evidence of the last few hops (one entry per evidence list)
@@ -168,16 +181,18 @@ def _near(word: str, vocab: AbstractSet[str]) -> bool:
     """A misspelling of a word of the texts ("Brittish" ~ "british", "Gothais" ~ "gotha")."""
     if len(word) < 5 or not word.isalpha():
         return False
-    seen = vocab.near if isinstance(vocab, Vocabulary) and memo.enabled() else None
-    if seen is None:
+    if not (isinstance(vocab, Vocabulary) and memo.enabled()):
         return _near_in(word, vocab)
-    found = seen.get(word)
+    found = vocab.near.get(word)
     if found is None:
-        found = seen[word] = _near_in(word, vocab)
+        found = vocab.near[word] = _near_in(word, vocab.by_initial(word[0]))
     return found
 
 
-def _near_in(word: str, vocab: AbstractSet[str]) -> bool:
+def _near_in(word: str, vocab: Iterable[str]) -> bool:
+    """Whether a word of `vocab` is within `_distance` of `word`, or a prefix of it (of five letters or
+    more). Both need an alphabetic word with `word`'s first letter (a prefix starts with it too): what
+    `Vocabulary.by_initial` keeps, so searching all of `vocab` or that letter's words gives one answer."""
     limit = 1 if len(word) < 7 else 2
     for other in vocab:
         if other[:1] == word[:1] and abs(len(other) - len(word)) <= limit and other.isalpha():

@@ -7,7 +7,9 @@ Run with a worktree's own interpreter, it measures that worktree's code (the tim
 `--profile`/`cpu_ms` figures too). Prints one JSON line last: loop wall and CPU per investigation (CPU of
 this process, all threads: the reasoner, the embedder, SQLite; not the embedded Redis), investigations/s
 and the scoring cost, and the database and Redis round trips per investigation (statements, commits,
-sessions, Redis calls: counts, so load does not move them). Used by scripts/perf_compare.sh for before/after runs back to back.
+sessions, Redis calls: counts, so load does not move them). The embedding model is loaded before the first
+timed investigation (`workers.runtime.warm_up`, as a worker process does when it starts), on either side.
+Used by scripts/perf_compare.sh for before/after runs back to back.
 """
 
 from __future__ import annotations
@@ -78,7 +80,14 @@ def main() -> None:
     in_loop = dict.fromkeys(counts, 0)
     run = _timed(tasks.inline.run, loop_wall, loop_cpu)
 
+    warmed: list[bool] = []
+
     def run_counted(*args: Any, **kwargs: Any) -> Any:
+        if not warmed:  # untimed, before the first: the model loaded as in a worker (as `sleuth bench` does
+            from workers.runtime import warm_up  # since issue 14's fifth pass; an older checkout did not)
+
+            warm_up(args[0])
+            warmed.append(True)
         before = dict(counts)
         try:
             return run(*args, **kwargs)

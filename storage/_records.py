@@ -68,23 +68,13 @@ def mark_hop_reduced(
 def add_evidence(session: Session, *, investigation_id: str, evidence: Sequence[Evidence]) -> int:
     """Insert evidence not stored yet (by evidence id); returns how many rows were inserted."""
     rows: dict[str, dict[str, Any]] = {}
-    for ev in evidence:
-        record = EvidenceRecord(
-            investigation_id=investigation_id,
-            evidence_id=ev.id,
-            chunk_id=ev.chunk_id,
-            source_id=ev.source_id,
-            title=ev.title,
-            text=ev.text,
-            url=ev.url,
-            score=float(ev.score),
-            grade=ev.grade.value,
-            hop=ev.hop,
-            query=ev.query,
-            visibility=str(ev.visibility.value),
-            flagged=ev.flagged,
-        )
-        rows.setdefault(ev.id, row_values(record))
+    for ev in evidence:  # the columns of EvidenceRecord but its id, as plain values (no model per row)
+        rows.setdefault(ev.id, {
+            "investigation_id": investigation_id, "evidence_id": ev.id, "chunk_id": ev.chunk_id,
+            "source_id": ev.source_id, "title": ev.title, "text": ev.text, "url": ev.url,
+            "score": float(ev.score), "grade": ev.grade.value, "hop": ev.hop, "query": ev.query,
+            "visibility": str(ev.visibility.value), "flagged": ev.flagged,
+        })
     if not rows:
         return 0
     with write(session):

@@ -182,25 +182,24 @@ def start(services: Services, inv_id: str) -> Next:
               subqueries=[q.model_dump() for q in plan.subqueries])
     with services.session() as session, repo.atomic(session):
         trace.write(session)
-        _record_hop_queries(session, inv_id, 1, plan.subqueries, route=outcome.route, plan=plan)
+        _record_hop_queries(session, inv, 1, plan.subqueries, route=outcome.route, plan=plan)
     return _plan_hop(services, inv, 1, list(plan.subqueries))
 
 
-def _record_hop_queries(session: Any, inv_id: str, number: int, queries: Sequence[SubQuery], *,
-                        held: Investigation | None = None, route: RouteDecision | None = None,
-                        plan: Plan | None = None) -> None:
-    """The investigation's running list of sub-queries and hop count (and, at hop 1, its route and plan),
-    written before the hop's tools are planned: tool policy reads the route. `held`: the row as this
-    transaction already read or wrote it (not read again)."""
-    inv = held if held is not None else repo.get_investigation(session, investigation_id=inv_id)
-    fields: dict[str, Any] = {"subqueries": list(inv.subqueries) + [q.text for q in queries
-                                                                    if q.text not in inv.subqueries],
-                              "hops": number}
+def _record_hop_queries(session: Any, held: Investigation, number: int, queries: Sequence[SubQuery], *,
+                        route: RouteDecision | None = None, plan: Plan | None = None, **counts: int) -> None:
+    """The investigation's running list of sub-queries and hop count (and, at hop 1, its route and plan;
+    `counts`: other counters to set in the same UPDATE), written before the hop's tools are planned: tool
+    policy reads the route. `held` is the row as this step read or wrote it: while a step runs no other
+    step writes its sub-queries (start runs before any hop; a hop's reducer holds its lease)."""
+    fields: dict[str, Any] = {"subqueries": list(held.subqueries) + [q.text for q in queries
+                                                                     if q.text not in held.subqueries],
+                              "hops": number, **counts}
     if route is not None:
         fields.update(route=route.route.value, route_reason=route.reason)
     if plan is not None:
         fields["plan"] = plan.model_dump(mode="json")
-    repo.update_investigation(session, investigation_id=inv_id, **fields)
+    repo.update_investigation(session, investigation_id=held.id, **fields)
 
 
 def _plan_hop(services: Services, inv: Investigation, number: int, queries: list[SubQuery], *,
@@ -387,11 +386,11 @@ def _reduce(services: Services, inv_id: str, hop: int) -> Next:
     # The hop's evidence, counts and trace in one transaction; when the loop stops, its decision too.
     with services.session() as session, repo.atomic(session):
         repo.add_evidence(session, investigation_id=inv_id, evidence=out.new_evidence)
-        held = repo.update_investigation(session, investigation_id=inv_id, retrieval_calls=budget.retrieval_calls)
         trace.write(session)
-        if go_on:
-            _record_hop_queries(session, inv_id, hop + 1, chosen.next_queries, held=held)
+        if go_on:  # the next hop's queries and the calls so far: one UPDATE
+            _record_hop_queries(session, inv, hop + 1, chosen.next_queries, retrieval_calls=budget.retrieval_calls)
         else:
+            repo.update_investigation(session, investigation_id=inv_id, retrieval_calls=budget.retrieval_calls)
             repo.mark_hop_reduced(session, investigation_id=inv_id, number=hop, decision=decision)
     if not go_on:
         return Next(NextKind.SYNTHESIZE, hop)

@@ -9,9 +9,9 @@ from sqlalchemy import event
 from sqlmodel import Session
 
 from investigation.errors import NotFound
-from investigation.state import Grade
+from investigation.state import Grade, Visibility
 from storage._records import EVENT_OBSERVERS
-from storage.models import Investigation, TraceEvent
+from storage.models import EvidenceRecord, Investigation, TraceEvent
 from storage.repositories import (
     add_event,
     add_events,
@@ -99,6 +99,22 @@ def test_add_evidence_counts_only_new_rows(session: Session, investigation: Inve
         "https://kb/e1",
         "which plan",
     )
+
+
+def test_evidence_rows_hold_every_column(session: Session, investigation: Investigation) -> None:
+    """add_evidence writes plain rows, not models: every column of EvidenceRecord (but the id) is set from
+    the evidence, so a column added to the model and not to the rows fails here."""
+    ev = make_evidence("full", hop=3, score=0.25, grade=Grade.AMBIGUOUS).model_copy(
+        update={"visibility": Visibility.INTERNAL, "flagged": True})
+    add_evidence(session, investigation_id=investigation.id, evidence=[ev])
+    (row,) = list_evidence(session, investigation_id=investigation.id)
+    written = row.model_dump(exclude={"id"})
+    assert set(written) == {c.name for c in EvidenceRecord.__table__.columns} - {"id"}  # type: ignore[attr-defined]
+    assert written == {
+        "investigation_id": investigation.id, "evidence_id": "full", "chunk_id": "c-full", "source_id": "doc-full",
+        "title": "T full", "text": "text full", "url": "https://kb/full", "score": 0.25, "grade": "ambiguous",
+        "hop": 3, "query": "which plan", "visibility": "internal", "flagged": True,
+    }
 
 
 def test_evidence_is_listed_by_hop_then_score(session: Session, investigation: Investigation) -> None:

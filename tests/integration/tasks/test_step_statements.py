@@ -4,6 +4,7 @@ On SQLite and PostgreSQL; ``BEGIN`` statements are not counted (PostgreSQL's dri
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -73,10 +74,10 @@ def test_each_step_sends_only_the_statements_it_needs(stack: Stack) -> None:
     services = stack.services
 
     # start: the checks and the move to running in one transaction, the UPDATE returning the row (no
-    # re-read); route/plan with its events; the hop saved by INSERT ... RETURNING (no re-read).
+    # re-read, then or after routing); route/plan with its events; the hop saved by INSERT ... RETURNING.
     nxt, sent, commits = _counted(stack, lambda: steps.start(services, inv_id))
     assert sent == ["SELECT investigation", "SELECT hop", "UPDATE investigation",
-                    "INSERT trace_event", "SELECT investigation", "UPDATE investigation",
+                    "INSERT trace_event", "UPDATE investigation",
                     "SELECT tool", "INSERT hop", "INSERT trace_event"]
     assert commits == 4
     assert nxt.kind == steps.NextKind.HOP and nxt.hop == 1
@@ -89,7 +90,7 @@ def test_each_step_sends_only_the_statements_it_needs(stack: Stack) -> None:
     nxt, sent, commits = _counted(stack, lambda: steps.reduce(services, inv_id, 1))
     assert nxt.kind == steps.NextKind.SYNTHESIZE
     assert sent == ["SELECT investigation", "SELECT hop", "SELECT evidence", "INSERT evidence",
-                    "UPDATE investigation", "INSERT trace_event", "UPDATE hop"]
+                    "INSERT trace_event", "UPDATE investigation", "UPDATE hop"]
     assert commits == 2
     # synthesize: the final counts and the terminal status in ONE UPDATE, its event, and the deliveries to
     # make read in the same transaction.
@@ -100,3 +101,40 @@ def test_each_step_sends_only_the_statements_it_needs(stack: Stack) -> None:
     with services.session() as session:
         inv = repo.get_investigation(session, investigation_id=inv_id)
         assert (inv.status, inv.hops, inv.retrieval_calls) == ("answered", 1, slots)
+
+
+def test_a_reducer_that_goes_on_writes_the_row_once(stack: Stack, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A hop whose loop continues: its evidence, events, the next hop's queries and the calls so far in ONE
+    UPDATE of the investigation (no second UPDATE of the row), then the next hop saved with this hop's
+    decision. The loop's own decision is replaced by CONTINUE (this tenant has no documents to go on with)."""
+    from investigation import loop
+    from investigation.state import LoopAction, LoopDecision, SubQuery
+
+    with stack.services.session() as session:
+        tenant = repo.get_tenant_by_name(session, name=stack.tenant_name)
+    inv_id = submit_investigation(stack.services, tenant=tenant, launch=lambda _i: None,
+                                  request=parse_request({"question": "What does error ERR_4021 mean?"})).id
+    services = stack.services
+    nxt = steps.start(services, inv_id)
+    for index, engine in nxt.slots:
+        steps.retrieve(services, inv_id, 1, index, engine)
+    real = loop.reduce_hop
+
+    def going_on(*args: Any, **kwargs: Any) -> loop.HopOutcome:
+        out = real(*args, **kwargs)
+        return dataclasses.replace(out, decision=LoopDecision(
+            action=LoopAction.CONTINUE, reason="insufficient", next_queries=(SubQuery(text="ERR_4021 cause"),)))
+
+    monkeypatch.setattr(loop, "reduce_hop", going_on)
+    nxt, sent, commits = _counted(stack, lambda: steps.reduce(services, inv_id, 1))
+    assert nxt.kind == steps.NextKind.HOP and nxt.hop == 2
+    assert sent == ["SELECT investigation", "SELECT hop", "SELECT evidence", "INSERT evidence",
+                    "INSERT trace_event", "UPDATE investigation",
+                    "SELECT tool", "INSERT hop", "INSERT trace_event", "UPDATE hop"]
+    assert commits == 4  # the reads, the hop's writes, the tool policy's read, the next hop with the decision
+    with services.session() as session:
+        inv = repo.get_investigation(session, investigation_id=inv_id)
+        assert (inv.hops, inv.retrieval_calls) == (2, len(nxt.slots))
+        assert inv.subqueries == ["What does error ERR_4021 mean?", "ERR_4021 cause"]
+        hop1 = repo.get_hop(session, investigation_id=inv_id, number=1)
+        assert hop1 is not None and hop1.decision is not None and hop1.decision["action"] == "continue"
