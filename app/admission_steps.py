@@ -16,6 +16,7 @@ flight, so they are neither lost nor started twice by it.
 
 from __future__ import annotations
 
+import functools
 import os
 import socket
 import time
@@ -27,26 +28,64 @@ from bootstrap import Services
 Send = Callable[[str], None]
 HOST = socket.gethostname()
 
-# Atomic count-and-take of a slot: the tenant's steps running now (entries older than a step's hard time
-# limit are from processes that died mid-step and are dropped), against its cap.
+# Atomic count-and-take of a slot, in ONE round trip per step: the tenant's cap (`cap_for`, computed in the
+# script from the same keys: every known tenant's load, the registered processes), then its steps running
+# now (entries older than a step's hard time limit are from processes that died mid-step and are dropped)
+# against that cap. The per-tenant keys are named from ARGV[6], the prefix (one Redis: Celery's broker).
 _ENTER = """
+local prefix, me, tenant = ARGV[6], ARGV[1], ARGV[2]
+local mine, others, lightest = 0, 0, nil
+for _, t in ipairs(redis.call('SMEMBERS', KEYS[3])) do
+  local load = redis.call('SCARD', prefix .. ':fair:running:' .. t) + redis.call('LLEN', prefix .. ':fair:held:' .. t)
+  if t == tenant then
+    mine = load
+  elseif load > 0 then
+    others = others + 1
+    if lightest == nil or load < lightest then lightest = load end
+  end
+end
+local limit = tonumber(ARGV[5])
+if others > 0 and lightest < mine then
+  limit = math.max(1, math.floor((redis.call('HLEN', KEYS[2]) - 1) / (others + 1)))
+end
 local busy = redis.call('HGETALL', KEYS[1])
 local count = 0
 for i = 1, #busy, 2 do
   local field, value = busy[i], busy[i + 1]
   local sep = string.find(value, '|', 1, true)
-  local tenant, started = string.sub(value, 1, sep - 1), tonumber(string.sub(value, sep + 1))
+  local owner, started = string.sub(value, 1, sep - 1), tonumber(string.sub(value, sep + 1))
   if started < tonumber(ARGV[4]) then
     redis.call('HDEL', KEYS[1], field)
-  elseif field ~= ARGV[1] and tenant == ARGV[2] then
+  elseif field ~= me and owner == tenant then
     count = count + 1
   end
 end
-redis.call('HSET', KEYS[2], ARGV[1], ARGV[3])
-if count >= tonumber(ARGV[5]) then return 0 end
-redis.call('HSET', KEYS[1], ARGV[1], ARGV[2] .. '|' .. ARGV[3])
+redis.call('HSET', KEYS[2], me, ARGV[3])
+if count >= limit then return 0 end
+redis.call('HSET', KEYS[1], me, tenant .. '|' .. ARGV[3])
 return 1
 """
+
+# A step's end, in one round trip: its slot given back, and the tenants that have parked steps (usually
+# none: then nothing else is asked of Redis).
+_LEAVE = """
+redis.call('HDEL', KEYS[1], ARGV[1])
+local waiting = {}
+for _, t in ipairs(redis.call('SMEMBERS', KEYS[2])) do
+  if redis.call('LLEN', ARGV[2] .. ':fair:parked:' .. t) > 0 then table.insert(waiting, t) end
+end
+return waiting
+"""
+
+
+@functools.lru_cache(maxsize=32)
+def _registered(client: Any, source: str) -> Any:
+    return client.register_script(source)
+
+
+def _script(services: Services, source: str) -> Any:
+    """`source` as a script of this Services' client: EVALSHA, the source sent only once per Redis."""
+    return _registered(services.redis, source)
 
 
 def step_cap(slots: int, active: int) -> int:
@@ -122,17 +161,22 @@ def cap_for(services: Services, tenant_id: str) -> int | None:
 
 def enter(services: Services, tenant_id: str, *, now: float | None = None, proc: str | None = None) -> bool:
     """Take a slot for a step of `tenant_id` in this process (`proc`: another one's name, for tests) (True),
-    or refuse (False: park the step)."""
+    or refuse (False: park the step). The cap is `cap_for`'s, taken in the same script."""
+    from app.admission import _tenants_key
+
     now = time.time() if now is None else now
-    cap = cap_for(services, tenant_id)
     stale_before = now - services.settings.task_time_limit - 10
-    limit = 1 << 30 if cap is None else cap
-    return bool(services.redis.eval(_ENTER, 2, _key(services, "busy"), _key(services, "procs"), proc or me(),
-                                    tenant_id, f"{now:.3f}", f"{stale_before:.3f}", str(limit)))
+    keys = [_key(services, "busy"), _key(services, "procs"), _tenants_key(services)]
+    return bool(_script(services, _ENTER)(keys, [
+        proc or me(), tenant_id, f"{now:.3f}", f"{stale_before:.3f}", str(1 << 30), services.settings.redis_prefix]))
 
 
-def leave(services: Services, *, proc: str | None = None) -> None:
-    services.redis.hdel(_key(services, "busy"), proc or me())
+def leave(services: Services, *, proc: str | None = None) -> list[str]:
+    """Give this process's slot back (`proc`: another one's, for tests); the tenants with parked steps."""
+    from app.admission import _tenants_key
+
+    return _decoded(_script(services, _LEAVE)([_key(services, "busy"), _tenants_key(services)],
+                                                [proc or me(), services.settings.redis_prefix]))
 
 
 def park(services: Services, tenant_id: str, message: str) -> None:

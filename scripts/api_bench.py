@@ -141,7 +141,8 @@ def _breakdown(before: dict[str, float], after: dict[str, float]) -> dict[str, f
     return out
 
 
-def single(http: httpx.Client, base: str, key: str, questions: list[str], n: int) -> dict[str, Any]:
+def single(http: httpx.Client, base: str, key: str, questions: list[str], n: int,
+           poll: float = 0.01) -> dict[str, Any]:
     """`n` investigations one after another: each submitted when the previous one is terminal."""
     client_ms: list[float] = []
     server_ms: list[float] = []
@@ -157,7 +158,7 @@ def single(http: httpx.Client, base: str, key: str, questions: list[str], n: int
             get_ms.append((time.perf_counter() - asked) * 1000)
             if view["status"] in TERMINAL:
                 break
-            time.sleep(0.01)
+            time.sleep(poll)
         client_ms.append((time.perf_counter() - started) * 1000)
         server_ms.append(_server_ms(view))
     return {"n": n, "client_ms_p50": round(statistics.median(client_ms), 1),
@@ -205,6 +206,8 @@ def main() -> None:
     parser.add_argument("--workers", type=int, default=1)
     parser.add_argument("--concurrency", type=int, default=2)
     parser.add_argument("--questions", type=Path, default=ROOT / "examples" / "decisions.jsonl")
+    parser.add_argument("--poll-ms", type=float, default=10.0, help="single: milliseconds between two GETs "
+                        "of the running investigation (each GET costs the API ~4 ms of CPU, on the workers' cores)")
     parser.add_argument("--no-burst", action="store_true", help="only the warm single-investigation latency")
     parser.add_argument("--settle", type=float, default=5.0, help="seconds between ready and the first "
                         "investigation (what a pool process may build before work arrives)")
@@ -221,7 +224,7 @@ def main() -> None:
             # loaded, caches filled.
             cold = single(http, stack.base, key, questions, args.warmup)["server_ms_first"]
             before = _scrape(http, stack.base)
-            one = single(http, stack.base, key, questions[11:], args.single)
+            one = single(http, stack.base, key, questions[11:], args.single, poll=args.poll_ms / 1000)
             one["mean_ms"] = _breakdown(before, _scrape(http, stack.base))
             result = {"sleuth": str(args.sleuth), "workers": args.workers, "concurrency": args.concurrency,
                       "first_two_server_ms": cold,

@@ -58,8 +58,8 @@ def fair_step(inv_arg: int) -> Callable[[Callable[..., Any]], Callable[..., Any]
                 return fn(self, *args, **kwargs)
             finally:
                 try:
-                    gate.leave(services)
-                    release(self.app)
+                    if gate.leave(services):  # some tenant has parked steps: send what has room
+                        release(self.app)
                 except RedisError:  # Redis away: the watchdog releases them once it is back
                     log.warning("could not release parked steps after %s", self.name, exc_info=True)
 

@@ -94,3 +94,30 @@ def test_parked_steps_are_sent_again_oldest_first_up_to_the_cap(services: Servic
     _loads(services, big=40, small=0)  # small's question is done: big has every process again
     assert gate.release(services, sent.append) == 3
     assert sent == ["step-0", "step-1", "step-2", "step-3"] and gate.parked_count(services, "big") == 0
+
+
+@pytest.mark.parametrize("slots", [1, 2, 3, 4, 7])
+@pytest.mark.parametrize("loads", [{"big": 40, "small": 1}, {"big": 9, "mid": 4, "small": 2},
+                                   {"big": 5, "small": 5}, {"big": 3}, {"big": 6, "small": 0, "held": 0}])
+def test_enter_admits_exactly_the_cap_of_cap_for(services: Services, slots: int, loads: dict[str, int]) -> None:
+    """`enter` takes the cap inside its script (one round trip); it is `cap_for`'s, for every shape of
+    load: the heaviest tenant gets exactly `cap_for` steps (or every process when uncapped)."""
+    _procs(services, *[f"h:{i}" for i in range(1, slots + 1)])
+    _loads(services, **loads)
+    services.redis.rpush(f"{services.settings.redis_prefix}:fair:held:big", "held-1")  # held ones count too
+    cap = gate.cap_for(services, "big")
+    admitted = 0
+    for i in range(1, slots + 1):
+        if gate.enter(services, "big", now=NOW, proc=f"h:{i}"):
+            admitted += 1
+    assert admitted == (slots if cap is None else min(cap, slots))
+
+
+def test_leave_names_the_tenants_with_parked_steps(services: Services) -> None:
+    _procs(services, "h:1", "h:2")
+    _loads(services, big=3, small=1)
+    assert gate.enter(services, "big", now=NOW, proc="h:1")
+    assert gate.leave(services, proc="h:1") == [] and gate.running(services, "big") == 0
+    gate.park(services, "small", "step-0")
+    assert gate.enter(services, "big", now=NOW, proc="h:1")
+    assert gate.leave(services, proc="h:1") == ["small"] and gate.running(services, "big") == 0
