@@ -8,7 +8,8 @@ one go; with PYTHONPATH=TREE the stack runs that checkout's code on it); the cli
 once), with the tenant's intake and in-flight caps off so the burst measures the workers, not fairness.
 Server-side times are the investigation's own `created_at` → `finished_at`; the client polls every 10 ms.
 The first two investigations' server times are printed too (`first_two_server_ms`: the pool processes
-as they started, `--settle` seconds after the API was ready).
+as they started, `--settle` seconds after the API was ready), and each phase's CPU seconds by process
+(`cpu_seconds`: API, worker main process, pool processes, beat, embedded Redis; Linux /proc).
 """
 
 from __future__ import annotations
@@ -86,6 +87,11 @@ class Stack:
                 pass
             time.sleep(0.3)
         raise RuntimeError("sleuth up not ready")
+
+    @property
+    def pid(self) -> int:
+        assert self.proc is not None
+        return self.proc.pid
 
     def stop(self) -> None:
         if self.proc is not None and self.proc.poll() is None:
@@ -168,8 +174,10 @@ def single(http: httpx.Client, base: str, key: str, questions: list[str], n: int
             "server_ms_first": [round(ms, 1) for ms in server_ms[:2]]}
 
 
-def burst(http: httpx.Client, base: str, key: str, questions: list[str]) -> dict[str, Any]:
-    """Every question submitted at once; throughput from the first creation to the last finish."""
+def burst(http: httpx.Client, base: str, key: str, questions: list[str], *,
+          sweep_all: bool = False) -> dict[str, Any]:
+    """Every question submitted at once; throughput from the first creation to the last finish.
+    `sweep_all`: wait as this did before issue 14's fifth pass (every unfinished one asked every 50 ms)."""
     started = time.perf_counter()
     ids = [_submit(http, base, key, q) for q in questions]
     submitted = time.perf_counter() - started
@@ -180,6 +188,12 @@ def burst(http: httpx.Client, base: str, key: str, questions: list[str]) -> dict
     # The figures come from the server's own timestamps, not from when the client saw them.
     views: dict[str, dict[str, Any]] = {}
     pending = list(ids)
+    while pending and sweep_all:
+        for inv_id in list(pending):
+            if (view := _view(http, base, key, inv_id))["status"] in TERMINAL:
+                views[inv_id] = view
+                pending.remove(inv_id)
+        time.sleep(0.05)
     while pending:
         view = _view(http, base, key, pending[0])
         if view["status"] in TERMINAL:
@@ -196,6 +210,37 @@ def burst(http: httpx.Client, base: str, key: str, questions: list[str]) -> dict
             "investigations_per_second": round(len(ids) / span, 2), "statuses": statuses}
 
 
+def _cpu_by_process(root: int) -> dict[str, float]:
+    """CPU seconds so far of `root` (`sleuth up`) and every process under it, by role: the API, the Celery
+    worker's main process, its pool processes, beat, the embedded Redis (Linux /proc)."""
+    tick = os.sysconf("SC_CLK_TCK")
+    seen: dict[int, tuple[int, str, float]] = {}  # pid -> (parent, command line, CPU seconds)
+    for entry in filter(str.isdigit, os.listdir("/proc")):
+        try:
+            fields = Path(f"/proc/{entry}/stat").read_text().rsplit(")", 1)[1].split()
+            cmd = Path(f"/proc/{entry}/cmdline").read_bytes().replace(b"\0", b" ").decode()
+        except (OSError, IndexError, ValueError):
+            continue
+        seen[int(entry)] = (int(fields[1]), cmd, (int(fields[11]) + int(fields[12])) / tick)
+    out: dict[str, float] = {}
+    for pid, (parent, cmd, cpu) in seen.items():
+        up, depth = pid, 0
+        while up in seen and up != root and depth < 8:  # walk up to `sleuth up` (a few levels at most)
+            up, depth = seen[up][0], depth + 1
+        if up != root:
+            continue
+        role = ("redis" if "redis-server" in cmd else "api" if " api " in cmd else "beat" if " beat " in cmd
+                else "worker" if " worker " in cmd else "supervisor")
+        if role == "worker" and " worker " in seen.get(parent, (0, "", 0.0))[1]:
+            role = "worker pool"  # a child of the worker's main process
+        out[role] = round(out.get(role, 0.0) + cpu, 2)
+    return out
+
+
+def _cpu_spent(before: dict[str, float], after: dict[str, float]) -> dict[str, float]:
+    return {role: round(after[role] - before.get(role, 0.0), 2) for role in sorted(after)}
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--sleuth", type=Path, default=ROOT / ".venv" / "bin" / "sleuth")
@@ -208,6 +253,8 @@ def main() -> None:
     parser.add_argument("--questions", type=Path, default=ROOT / "examples" / "decisions.jsonl")
     parser.add_argument("--poll-ms", type=float, default=10.0, help="single: milliseconds between two GETs "
                         "of the running investigation (each GET costs the API ~4 ms of CPU, on the workers' cores)")
+    parser.add_argument("--sweep-all", action="store_true", help="burst: ask every unfinished investigation "
+                        "every 50 ms (the waiting before issue 14's fifth pass; it loads the API)")
     parser.add_argument("--no-burst", action="store_true", help="only the warm single-investigation latency")
     parser.add_argument("--settle", type=float, default=5.0, help="seconds between ready and the first "
                         "investigation (what a pool process may build before work arrives)")
@@ -223,12 +270,16 @@ def main() -> None:
             # The first investigations find pool processes as they started (cold); then warm: models
             # loaded, caches filled.
             cold = single(http, stack.base, key, questions, args.warmup)["server_ms_first"]
-            before = _scrape(http, stack.base)
+            before, cpu = _scrape(http, stack.base), _cpu_by_process(stack.pid)
             one = single(http, stack.base, key, questions[11:], args.single, poll=args.poll_ms / 1000)
             one["mean_ms"] = _breakdown(before, _scrape(http, stack.base))
+            one["cpu_seconds"] = _cpu_spent(cpu, cpu := _cpu_by_process(stack.pid))
+            many = None
+            if not args.no_burst:
+                many = burst(http, stack.base, key, questions, sweep_all=args.sweep_all)
+                many["cpu_seconds"] = _cpu_spent(cpu, _cpu_by_process(stack.pid))
             result = {"sleuth": str(args.sleuth), "workers": args.workers, "concurrency": args.concurrency,
-                      "first_two_server_ms": cold,
-                      "single": one, "burst": None if args.no_burst else burst(http, stack.base, key, questions)}
+                      "first_two_server_ms": cold, "single": one, "burst": many}
     finally:
         stack.stop()
     print(json.dumps(result, indent=2))
