@@ -58,3 +58,25 @@ def test_bench_rows_are_identical_with_and_without_the_text_caches(tmp_path: Pat
     assert any(r["retrieved"] for r in uncached) and any(r["answer"] for r in uncached)
     assert _scored(cold) == _scored(uncached)
     assert _scored(warm) == _scored(uncached)
+
+
+def test_an_inline_bench_times_warm_investigations(tmp_path: Path, redis_url: str, redis_prefix: str,
+                                                   embeddings_dir: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The embedding model is loaded before the first investigation starts (as in a worker process after
+    `workers.runtime.warm_up`): the run's investigations/s is not the model's load time spread over them."""
+    from tasks import inline
+
+    dataset, _ = _subset(tmp_path, every=9)
+    loaded_at_start: list[bool] = []
+    real = inline.run
+
+    def run(services: Any, inv_id: str, **kwargs: Any) -> None:
+        loaded_at_start.append(bool(services.embedder._sessions))  # the ONNX session(s) built so far
+        real(services, inv_id, **kwargs)
+
+    monkeypatch.setattr(inline, "run", run)
+    settings = Settings(home=tmp_path / "home", redis_url=redis_url, redis_prefix=redis_prefix,
+                        subquery_cache_ttl=0, embeddings_dir=embeddings_dir)
+    run_bench(settings, dataset, mode="agentic", k=10, out=tmp_path / "rows.jsonl", executor="inline", limit=2,
+              workers=1, concurrency=1, console=Console(quiet=True), decisions=True)
+    assert loaded_at_start == [True, True]
