@@ -23,6 +23,7 @@ import time
 from collections.abc import Callable, Iterable
 from typing import Any
 
+from app.admission import _held_key, _running_key, _tenants_key, known_tenants, loads
 from bootstrap import Services
 
 Send = Callable[[str], None]
@@ -31,12 +32,13 @@ HOST = socket.gethostname()
 # Atomic count-and-take of a slot, in ONE round trip per step: the tenant's cap (`cap_for`, computed in the
 # script from the same keys: every known tenant's load, the registered processes), then its steps running
 # now (entries older than a step's hard time limit are from processes that died mid-step and are dropped)
-# against that cap. The per-tenant keys are named from ARGV[6], the prefix (one Redis: Celery's broker).
+# against that cap. A tenant's running and held keys are ARGV[6] and ARGV[7] followed by its id (the
+# names `app.admission` gives them; one Redis: Celery's broker).
 _ENTER = """
-local prefix, me, tenant = ARGV[6], ARGV[1], ARGV[2]
+local me, tenant = ARGV[1], ARGV[2]
 local mine, others, lightest = 0, 0, nil
 for _, t in ipairs(redis.call('SMEMBERS', KEYS[3])) do
-  local load = redis.call('SCARD', prefix .. ':fair:running:' .. t) + redis.call('LLEN', prefix .. ':fair:held:' .. t)
+  local load = redis.call('SCARD', ARGV[6] .. t) + redis.call('LLEN', ARGV[7] .. t)
   if t == tenant then
     mine = load
   elseif load > 0 then
@@ -67,12 +69,12 @@ return 1
 """
 
 # A step's end, in one round trip: its slot given back, and the tenants that have parked steps (usually
-# none: then nothing else is asked of Redis).
+# none: then nothing else is asked of Redis). A tenant's parked list is ARGV[2] followed by its id.
 _LEAVE = """
 redis.call('HDEL', KEYS[1], ARGV[1])
 local waiting = {}
 for _, t in ipairs(redis.call('SMEMBERS', KEYS[2])) do
-  if redis.call('LLEN', ARGV[2] .. ':fair:parked:' .. t) > 0 then table.insert(waiting, t) end
+  if redis.call('LLEN', ARGV[2] .. t) > 0 then table.insert(waiting, t) end
 end
 return waiting
 """
@@ -148,8 +150,6 @@ def prune_dead(services: Services) -> int:
 
 def cap_for(services: Services, tenant_id: str) -> int | None:
     """The tenant's running-step cap now, or None when it is not heavier than any other active tenant."""
-    from app.admission import loads
-
     all_loads = loads(services)
     mine = all_loads.get(tenant_id, 0)
     others = [load for t, load in all_loads.items() if t != tenant_id and load > 0]
@@ -162,21 +162,18 @@ def cap_for(services: Services, tenant_id: str) -> int | None:
 def enter(services: Services, tenant_id: str, *, now: float | None = None, proc: str | None = None) -> bool:
     """Take a slot for a step of `tenant_id` in this process (`proc`: another one's name, for tests) (True),
     or refuse (False: park the step). The cap is `cap_for`'s, taken in the same script."""
-    from app.admission import _tenants_key
-
     now = time.time() if now is None else now
     stale_before = now - services.settings.task_time_limit - 10
     keys = [_key(services, "busy"), _key(services, "procs"), _tenants_key(services)]
     return bool(_script(services, _ENTER)(keys, [
-        proc or me(), tenant_id, f"{now:.3f}", f"{stale_before:.3f}", str(1 << 30), services.settings.redis_prefix]))
+        proc or me(), tenant_id, f"{now:.3f}", f"{stale_before:.3f}", str(1 << 30),
+        _running_key(services, ""), _held_key(services, "")]))
 
 
 def leave(services: Services, *, proc: str | None = None) -> list[str]:
     """Give this process's slot back (`proc`: another one's, for tests); the tenants with parked steps."""
-    from app.admission import _tenants_key
-
     return _decoded(_script(services, _LEAVE)([_key(services, "busy"), _tenants_key(services)],
-                                                [proc or me(), services.settings.redis_prefix]))
+                                                [proc or me(), _parked_key(services, "")]))
 
 
 def park(services: Services, tenant_id: str, message: str) -> None:
@@ -191,8 +188,6 @@ def running(services: Services, tenant_id: str) -> int:
 
 def parked_tenants(services: Services) -> list[str]:
     """Tenants with parked steps (every tenant that ever went through admission is looked at)."""
-    from app.admission import known_tenants
-
     tenants = known_tenants(services)
     pipe = services.redis.pipeline()
     for tenant_id in tenants:

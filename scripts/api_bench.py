@@ -282,11 +282,12 @@ def main() -> None:
             before, cpu = _scrape(http, stack.base), _cpu_by_process(stack.pid)
             one = single(http, stack.base, key, measured, args.single, poll=args.poll_ms / 1000)
             one["mean_ms"] = _breakdown(before, _scrape(http, stack.base))
-            one["cpu_seconds"] = _cpu_spent(cpu, cpu := _cpu_by_process(stack.pid))
+            after_single = _cpu_by_process(stack.pid)
+            one["cpu_seconds"] = _cpu_spent(cpu, after_single)
             many = None
             if not args.no_burst:
                 many = burst(http, stack.base, key, questions, sweep_all=args.sweep_all)
-                many["cpu_seconds"] = _cpu_spent(cpu, _cpu_by_process(stack.pid))
+                many["cpu_seconds"] = _cpu_spent(after_single, _cpu_by_process(stack.pid))
             result = {"sleuth": str(args.sleuth), "workers": args.workers, "concurrency": args.concurrency,
                       "first_two_server_ms": cold, "single": one, "burst": many}
     finally:
