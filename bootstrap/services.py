@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterator
 from contextlib import contextmanager
 from functools import cached_property
@@ -20,6 +21,27 @@ if TYPE_CHECKING:
     from storage.redis_state import RedisState
 
 
+# An operator who sets one of these chooses the BLAS threads themselves.
+BLAS_THREAD_VARIABLES = ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS")
+
+
+def limit_blas_threads() -> None:
+    """numpy's BLAS on one thread in this process (unless the environment sets a count).
+
+    A vector search is one matrix-vector product over the tenant's chunks (`store.vectors @ query`): at
+    2,000 chunks OpenBLAS splits it over every core, and its threads then spin waiting for more work,
+    doubling the CPU of an investigation for no time gained (MuSiQue sample, inline: 92 → 46 ms of CPU
+    per investigation, docs/performance.md), on cores the other worker processes need. One thread also
+    makes the scores independent of the machine's core count (a product split over two threads can differ
+    in the last bit). Runs in every process that builds `Services`; a forked child keeps the setting."""
+    if any(name in os.environ for name in BLAS_THREAD_VARIABLES):
+        return
+    import numpy  # noqa: F401  # threadpoolctl only sees libraries already loaded
+    from threadpoolctl import threadpool_limits
+
+    threadpool_limits(limits=1, user_api="blas")
+
+
 class Services:
     """Everything a worker, the API or the CLI talks to, built on first use from one `Settings`."""
 
@@ -28,6 +50,7 @@ class Services:
 
         self.settings = settings
         memo.set_enabled(settings.text_cache)  # process-wide, like the settings it comes from
+        limit_blas_threads()
 
     @cached_property
     def engine(self) -> Engine:

@@ -78,16 +78,19 @@ def main() -> None:
     row_cpu: list[float] = []
     counts = _round_trips()
     in_loop = dict.fromkeys(counts, 0)
-    run = _timed(tasks.inline.run, loop_wall, loop_cpu)
+    fn_untimed = tasks.inline.run
+    run = _timed(fn_untimed, loop_wall, loop_cpu)
 
     warmed: list[bool] = []
 
     def run_counted(*args: Any, **kwargs: Any) -> Any:
         if not warmed:  # untimed, before the first: the model loaded as in a worker (as `sleuth bench` does
-            from workers.runtime import warm_up  # since issue 14's fifth pass; an older checkout did not)
-
+            warmed.append(True)  # since issue 14's fifth pass)
+            try:
+                from workers.runtime import warm_up
+            except ImportError:  # a checkout older than warm_up: its first investigation runs untimed
+                return fn_untimed(*args, **kwargs)
             warm_up(args[0])
-            warmed.append(True)
         before = dict(counts)
         try:
             return run(*args, **kwargs)
