@@ -23,6 +23,7 @@ if TYPE_CHECKING:
 
 # An operator who sets one of these chooses the BLAS threads themselves.
 BLAS_THREAD_VARIABLES = ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS")
+_blas_limited = False  # a forked child inherits both the flag and the library's setting
 
 
 def limit_blas_threads() -> None:
@@ -34,12 +35,14 @@ def limit_blas_threads() -> None:
     per investigation, docs/performance.md), on cores the other worker processes need. One thread also
     makes the scores independent of the machine's core count (a product split over two threads can differ
     in the last bit). Runs in every process that builds `Services`; a forked child keeps the setting."""
-    if any(name in os.environ for name in BLAS_THREAD_VARIABLES):
+    global _blas_limited
+    if _blas_limited or any(name in os.environ for name in BLAS_THREAD_VARIABLES):
         return
     import numpy  # noqa: F401  # threadpoolctl only sees libraries already loaded
     from threadpoolctl import threadpool_limits
 
-    threadpool_limits(limits=1, user_api="blas")
+    threadpool_limits(limits=1, user_api="blas")  # ~3 ms (it reads the loaded libraries): once per process
+    _blas_limited = True
 
 
 class Services:

@@ -4,7 +4,9 @@
     .venv/bin/python scripts/api_bench.py [--sleuth PATH/bin/sleuth] [--home DIR] [--single 30]
 
 `--sleuth` picks the Sleuth installation under test (another worktree's venv for a before/after run in
-one go; with PYTHONPATH=TREE the stack runs that checkout's code on it); the client here only speaks HTTP. The stack runs on a fresh SLEUTH_HOME (the KB is ingested
+one go; with PYTHONPATH=TREE the stack runs that checkout's code on it: its processes start in TREE, since
+`python -m …` children put their working directory before PYTHONPATH on sys.path); the client here only
+speaks HTTP. The stack runs on a fresh SLEUTH_HOME (the KB is ingested
 once), with the tenant's intake and in-flight caps off so the burst measures the workers, not fairness.
 Before the 30 measured questions (questions 12-41 of examples/decisions.jsonl), the other 59 run one after
 another as the warm-up (`--warmup N`: N of them), so the measured ones find pool processes that have served
@@ -57,9 +59,13 @@ class Stack:
         self.env.update({"SLEUTH_HOME": str(home), "SLEUTH_TENANT_MAX_IN_FLIGHT": "0",
                          "SLEUTH_TENANT_INTAKE_PER_MINUTE": "0", "SLEUTH_SUBQUERY_CACHE_TTL": "0",
                          "SLEUTH_LOG_LEVEL": "WARNING"})
+        # The checkout under test (PYTHONPATH's first entry) is also the stack's working directory: `sleuth up`
+        # starts its workers with `python -m`, which puts the working directory first on sys.path, so a
+        # stack started from another checkout would run that one's code whatever PYTHONPATH says.
+        self.cwd = os.environ.get("PYTHONPATH", "").split(os.pathsep)[0] or None
 
     def cli(self, *args: str) -> str:
-        return subprocess.run([str(self.sleuth), *args], env=self.env, check=True, capture_output=True,
+        return subprocess.run([str(self.sleuth), *args], env=self.env, cwd=self.cwd, check=True, capture_output=True,
                               text=True).stdout
 
     def prepare(self) -> str:
@@ -78,7 +84,8 @@ class Stack:
         log = open(self.home / "api-bench-up.log", "wb")  # noqa: SIM115
         self.proc = subprocess.Popen([str(self.sleuth), "up", "--port", str(self.port), "--workers",
                                       str(self.workers), "--concurrency", str(self.concurrency)],
-                                     env=self.env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
+                                     env=self.env, cwd=self.cwd, stdout=log, stderr=subprocess.STDOUT,
+                                     start_new_session=True)
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
             if self.proc.poll() is not None:
