@@ -5,7 +5,8 @@
 #   e.g. bash scripts/perf_alternate.sh /work/wt/base /work/main /tmp/final5/home-examples 3 examples --decisions
 # Each run prints "before|after investigations/s cpu_ms_per_investigation". PLAIN=1 runs `sleuth bench`
 # itself (its summary: the run's wall time, intake and views included) instead of scripts/bench_timed.py
-# (the inline loop only, model warmed first). Worktrees as for scripts/perf_compare.sh (a .venv each).
+# (the inline loop only, model warmed first); with PLAIN=1, EXECUTOR=queue runs the bench through Celery
+# (workers started in each checkout, so each side runs its own code). Worktrees as for scripts/perf_compare.sh (a .venv each).
 # BEFORE_HOME=DIR gives BEFORE its own ingested home (a checkout whose schema or ingest differs, e.g. the
 # issue's baseline c96e303); each side then also answers its own checkout's question files.
 set -uo pipefail
@@ -21,7 +22,7 @@ for _ in $(seq "$N"); do
     rm -rf "$WORK/home"; cp -a "$home" "$WORK/home"; rm -rf "$WORK/home/run"
     if [ -n "${PLAIN:-}" ]; then
       out=$(cd "$tree" && PYTHONPATH="$tree" SLEUTH_HOME="$WORK/home" .venv/bin/sleuth bench "$@" \
-            --executor inline --out "$WORK/$side.jsonl" 2>&1)
+            --executor "${EXECUTOR:-inline}" --out "$WORK/$side.jsonl" 2>&1)
       echo "$out" | python3 -c '
 import json, sys
 text = sys.stdin.read(); s = json.JSONDecoder().raw_decode(text[text.index("{\n"):])[0]
