@@ -7,7 +7,8 @@ Run with a worktree's own interpreter, it measures that worktree's code (the tim
 `--profile`/`cpu_ms` figures too). Prints one JSON line last: loop wall and CPU per investigation (CPU of
 this process, all threads: the reasoner, the embedder, SQLite; not the embedded Redis), investigations/s
 and the scoring cost, and the database and Redis round trips per investigation (statements, commits,
-sessions, Redis calls: counts, so load does not move them). The embedding model is loaded before the first
+sessions, Redis calls: counts, so load does not move them), and the cyclic collector's pauses inside the loop
+(total per investigation, the longest, how many were full collections). The embedding model is loaded before the first
 timed investigation (`workers.runtime.warm_up`, as a worker process does when it starts), on either side.
 Used by scripts/perf_compare.sh for before/after runs back to back.
 """
@@ -67,6 +68,28 @@ def _round_trips() -> dict[str, int]:
     return counts
 
 
+def _gc_pauses(inside: list[bool]) -> dict[str, float]:
+    """The cyclic collector's pauses while an investigation runs: total ms, the longest, full collections."""
+    import gc
+
+    found = {"gc_ms": 0.0, "gc_max_pause_ms": 0.0, "gc_full_collections": 0}
+    began: list[float] = []
+
+    def on_gc(phase: str, info: dict[str, Any]) -> None:
+        if not inside:
+            return
+        if phase == "start":
+            began[:] = [time.perf_counter()]
+        elif began:
+            pause = 1000 * (time.perf_counter() - began[0])
+            found["gc_ms"] += pause
+            found["gc_max_pause_ms"] = max(found["gc_max_pause_ms"], pause)
+            found["gc_full_collections"] += info["generation"] == 2
+
+    gc.callbacks.append(on_gc)
+    return found
+
+
 def main() -> None:
     import cli.bench
     import tasks.inline
@@ -78,6 +101,8 @@ def main() -> None:
     row_cpu: list[float] = []
     counts = _round_trips()
     in_loop = dict.fromkeys(counts, 0)
+    inside: list[bool] = []
+    pauses = _gc_pauses(inside)
     fn_untimed = tasks.inline.run
     run = _timed(fn_untimed, loop_wall, loop_cpu)
 
@@ -92,9 +117,11 @@ def main() -> None:
                 return fn_untimed(*args, **kwargs)
             warm_up(args[0])
         before = dict(counts)
+        inside.append(True)
         try:
             return run(*args, **kwargs)
         finally:
+            inside.clear()
             for name, value in counts.items():
                 in_loop[name] += value - before[name]
 
@@ -112,9 +139,12 @@ def main() -> None:
                 "investigations_per_s": round(n / sum(loop_wall), 2),
                 "wall_ms_mean": round(1000 * statistics.fmean(loop_wall), 1),
                 "wall_ms_p95": round(1000 * ordered[min(n - 1, int(0.95 * n))], 1),
+                "wall_ms_max": round(1000 * ordered[-1], 1),
                 "cpu_ms_mean": round(1000 * statistics.fmean(loop_cpu), 1),
                 "scoring_wall_s": round(sum(row_wall), 2), "scoring_cpu_s": round(sum(row_cpu), 2),
                 **{f"{name}_per_inv": round(value / n, 1) for name, value in in_loop.items()},
+                "gc_ms_per_inv": round(pauses["gc_ms"] / n, 2), "gc_max_pause_ms": round(pauses["gc_max_pause_ms"], 1),
+                "gc_full_collections": pauses["gc_full_collections"],
             }))
 
 

@@ -3,6 +3,8 @@ so its first investigation does not wait for them; a warm-up that fails leaves t
 
 from __future__ import annotations
 
+import subprocess
+import sys
 import threading
 from pathlib import Path
 
@@ -60,3 +62,36 @@ def test_a_new_pool_process_starts_its_warm_up_unless_turned_off(on: bool, monke
     monkeypatch.setattr(runtime, "_services", None)
     runtime._reset_after_fork()
     assert started == (["sleuth-warm-up"] if on else [])
+
+
+FREEZE_PROBE = """
+import gc, sys, weakref
+from bootstrap import Services
+from config.settings import Settings
+from workers import runtime
+
+assert gc.get_freeze_count() == 0
+runtime._warm_up_process(Services(Settings(home=sys.argv[1], redis_url="")))  # what a pool process runs
+frozen = gc.get_freeze_count()
+
+class Node:
+    pass
+
+gc.unfreeze()
+gc.disable()  # no automatic collection from here: only freeze_heap's own
+loop = Node(); loop.me = loop  # cyclic garbage
+dead = weakref.ref(loop)
+del loop
+runtime.freeze_heap()
+print(frozen, dead() is None)
+"""
+
+
+def test_a_pool_process_freezes_its_start_up_heap_after_collecting_it(tmp_path: Path) -> None:
+    root = Path(__file__).resolve().parents[3]
+    result = subprocess.run([sys.executable, "-c", FREEZE_PROBE, str(tmp_path / "home")], check=False,
+                            capture_output=True, text=True, cwd=root, timeout=120)
+    assert result.returncode == 0, result.stderr
+    frozen, collected = result.stdout.split()
+    assert int(frozen) > 10_000  # modules, the engine, the model's session ...: out of the collector's sight
+    assert collected == "True"  # garbage was collected first, not frozen for the process's life
