@@ -12,7 +12,7 @@ import numpy as np
 
 from heuristic.grader import GraderConfig, grade_passages
 from heuristic.planner import PlannerConfig, bridge_queries, part_queries, plan_question, probe_queries
-from heuristic.router import RouterConfig, route_question
+from heuristic.router import RouterConfig, chitchat_prototypes, route_question
 from heuristic.selection import SelectionConfig, select_evidence
 from heuristic.sufficiency import SufficiencyConfig, judge_evidence
 from heuristic.synthesis import synthesize_answer
@@ -57,7 +57,11 @@ class HeuristicReasoner:
         return np.asarray(self.embedder.embed(texts), dtype=np.float32).reshape(len(texts), self.embedder.dim)
 
     def route(self, question: str) -> RouteDecision:
-        return route_question(question, self.embedder, self.router_config)
+        return route_question(question, self.embedder, self.router_config, vectorise=self.vectorise)
+
+    def warm_up(self) -> None:
+        """Embed what every process's routing needs, before the first question (a worker's warm-up)."""
+        chitchat_prototypes(self.embedder)
 
     def plan(self, question: str, route: RouteDecision) -> Plan:
         return plan_question(question, route)

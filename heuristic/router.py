@@ -7,6 +7,7 @@ retrieval, so refusal is the synthesis step's call.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from itertools import pairwise
 
@@ -195,9 +196,22 @@ def _is_greeting_only(question: str) -> bool:
     return not remaining
 
 
-def _cosine_max(embedder: Embedder, text: str, prototypes: tuple[str, ...]) -> float:
-    vectors = np.asarray(embedder.embed([text, *prototypes]), dtype=np.float32)
-    return float(np.max(vectors[1:] @ vectors[0]))
+Vectorise = Callable[[Sequence[str]], np.ndarray]
+
+
+def chitchat_prototypes(embedder: Embedder) -> np.ndarray:
+    """The chit-chat prototypes' unit vectors (rows), one text per call: the embedder keeps them (its
+    caches), and a single text runs on its query session, so a process that only answers questions never
+    loads the batch session for them (asking the question with the 13 prototypes at once, before they were
+    cached, loaded it in the middle of an investigation: ~150 ms). Bit for bit the vectors of one batch."""
+    return np.asarray([embedder.embed([text])[0] for text in _CHITCHAT_PROTOTYPES], dtype=np.float32)
+
+
+def _cosine_max(embedder: Embedder, text: str, vectorise: Vectorise | None) -> float:
+    # The question through `vectorise` when given (the reasoner's: kept out of the embedder's on-disk cache,
+    # which must not grow with every question), the prototypes through the embedder (they are fixed).
+    question = vectorise([text])[0] if vectorise is not None else np.asarray(embedder.embed([text])[0])
+    return float(np.max(chitchat_prototypes(embedder) @ np.asarray(question, dtype=np.float32)))
 
 
 def compared_entities(question: str) -> list[str]:
@@ -243,15 +257,16 @@ def _joined(between: str) -> bool:
 
 
 def route_question(question: str, embedder: Embedder | None = None,
-                   config: RouterConfig = RouterConfig()) -> RouteDecision:
-    """Route by rules first; embedding similarity to chit-chat prototypes catches the rest."""
+                   config: RouterConfig = RouterConfig(), *, vectorise: Vectorise | None = None) -> RouteDecision:
+    """Route by rules first; embedding similarity to chit-chat prototypes catches the rest (`vectorise`:
+    how the question itself is embedded; the embedder's `embed` by default)."""
     text = question.strip()
     if not text or _is_greeting_only(text) or is_social(text):
         return RouteDecision(route=Route.DIRECT, reason="greeting or chit-chat: no retrieval needed")
     question_words = words(text)
     has_names = bool(capitalised_spans(text) or quoted_titles(text))
     if embedder is not None and not has_names and len(question_words) <= config.chitchat_max_words:
-        similarity = _cosine_max(embedder, text, _CHITCHAT_PROTOTYPES)
+        similarity = _cosine_max(embedder, text, vectorise)
         if similarity >= config.chitchat_similarity:
             return RouteDecision(route=Route.DIRECT, reason=f"chit-chat (similarity {similarity:.2f})",
                                  confidence=min(1.0, similarity))

@@ -66,7 +66,8 @@ def freeze_heap() -> None:
 def warm_up(services: Services) -> None:
     """Build what a pool process's first task would otherwise build while an investigation waits: the
     database engine, the Redis client, the search backends, the reasoner and the embedder's query
-    session (tokenizer and model loaded by embedding one short text). The first task that needs one of
+    session (tokenizer and model loaded by embedding one short text), and what the reasoner's routing
+    embeds for every process (`warm_up`, when it has one: the heuristic router's prototypes). The first task that needs one of
     them meanwhile waits for it (cached properties and the embedder are locked), never builds it twice.
     Best effort: whatever fails here is built, and reported, by the step that needs it."""
     try:
@@ -74,5 +75,8 @@ def warm_up(services: Services) -> None:
         from adapters.search.embedder import embed_matrix
 
         embed_matrix(services.embedder, ["warm up"], persist=False)
+        reasoner_warm_up = getattr(services.reasoner, "warm_up", None)  # e.g. the router's prototypes
+        if reasoner_warm_up is not None:
+            reasoner_warm_up()
     except Exception:
         log.debug("worker warm-up failed", exc_info=True)

@@ -30,6 +30,8 @@ def test_warm_up_builds_what_a_first_task_needs(tmp_path: Path, redis_url: str, 
     embedder = fresh.embedder
     assert isinstance(embedder, MiniLMEmbedder)
     assert set(embedder._sessions) == {1}  # the query session, the only one a question needs
+    from heuristic.router import _CHITCHAT_PROTOTYPES  # the router's prototypes: no first short question pays
+    assert all(embedder._key(text) in embedder._lru for text in _CHITCHAT_PROTOTYPES)
     query = "Which plan includes SSO?"
     assert np.array_equal(embedder.embed_array([query], persist=False),
                           np.asarray(stack.services.embedder.embed([query]), dtype=np.float32))

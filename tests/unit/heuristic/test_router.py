@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
+import numpy as np
 import pytest
 
 from heuristic.router import (
@@ -138,3 +141,30 @@ def test_comparatives_after_the_names_are_multi_part(question: str, names: list[
     assert route_question(question).route is Route.MULTI_PART
     if names is not None:
         assert compared_entities(question) == names
+
+
+def test_a_short_question_is_embedded_by_vectorise_and_the_prototypes_one_text_at_a_time() -> None:
+    from heuristic.router import RouterConfig, chitchat_prototypes
+
+    class Counting(BagOfWordsEmbedder):
+        def __init__(self) -> None:
+            super().__init__()
+            self.calls: list[list[str]] = []
+
+        def embed(self, texts: Sequence[str]) -> list[list[float]]:
+            self.calls.append(list(texts))
+            return super().embed(texts)
+
+    embedder, asked = Counting(), []
+
+    def vectorise(texts: Sequence[str]) -> np.ndarray:
+        asked.append(list(texts))
+        return np.asarray(BagOfWordsEmbedder().embed(texts), dtype=np.float32)
+
+    question = "do you offer refunds?"  # short and without names: the chit-chat check runs
+    routed = route_question(question, embedder, RouterConfig(), vectorise=vectorise)
+    assert asked == [[question]]  # the question: through vectorise (kept out of the on-disk cache)
+    assert all(len(call) == 1 for call in embedder.calls)  # prototypes singly: never a batch session
+    assert question not in {text for call in embedder.calls for text in call}
+    assert len(embedder.calls) == len(chitchat_prototypes(BagOfWordsEmbedder()))
+    assert routed == route_question(question, BagOfWordsEmbedder())  # the same decision either way
