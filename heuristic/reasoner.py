@@ -44,6 +44,7 @@ class HeuristicReasoner:
                  vectorise: Callable[[Sequence[str]], np.ndarray] | None = None) -> None:
         self.embedder = embedder
         self._vectorise = vectorise
+        self._prototypes: np.ndarray | None = None  # the router's, once embedded (`warm_up`)
         self.router_config = router or RouterConfig()
         self.grader_config = grader or GraderConfig()
         self.planner_config = planner or PlannerConfig()
@@ -57,11 +58,15 @@ class HeuristicReasoner:
         return np.asarray(self.embedder.embed(texts), dtype=np.float32).reshape(len(texts), self.embedder.dim)
 
     def route(self, question: str) -> RouteDecision:
-        return route_question(question, self.embedder, self.router_config, vectorise=self.vectorise)
+        return route_question(question, self.embedder, self.router_config, vectorise=self.vectorise,
+                              prototypes=self.warm_up())
 
-    def warm_up(self) -> None:
-        """Embed what every process's routing needs, before the first question (a worker's warm-up)."""
-        chitchat_prototypes(self.embedder)
+    def warm_up(self) -> np.ndarray:
+        """The router's chit-chat prototype vectors, embedded once per reasoner (a worker's warm-up asks
+        before the first question; they never change)."""
+        if self._prototypes is None:
+            self._prototypes = chitchat_prototypes(self.embedder)
+        return self._prototypes
 
     def plan(self, question: str, route: RouteDecision) -> Plan:
         return plan_question(question, route)

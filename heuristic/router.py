@@ -207,11 +207,13 @@ def chitchat_prototypes(embedder: Embedder) -> np.ndarray:
     return np.asarray([embedder.embed([text])[0] for text in _CHITCHAT_PROTOTYPES], dtype=np.float32)
 
 
-def _cosine_max(embedder: Embedder, text: str, vectorise: Vectorise | None) -> float:
+def _cosine_max(embedder: Embedder, text: str, vectorise: Vectorise | None, prototypes: np.ndarray | None) -> float:
     # The question through `vectorise` when given (the reasoner's: kept out of the embedder's on-disk cache,
-    # which must not grow with every question), the prototypes through the embedder (they are fixed).
+    # which must not grow with every question), the prototypes as given or through the embedder.
     question = vectorise([text])[0] if vectorise is not None else np.asarray(embedder.embed([text])[0])
-    return float(np.max(chitchat_prototypes(embedder) @ np.asarray(question, dtype=np.float32)))
+    if prototypes is None:
+        prototypes = chitchat_prototypes(embedder)
+    return float(np.max(prototypes @ np.asarray(question, dtype=np.float32)))
 
 
 def compared_entities(question: str) -> list[str]:
@@ -257,16 +259,18 @@ def _joined(between: str) -> bool:
 
 
 def route_question(question: str, embedder: Embedder | None = None,
-                   config: RouterConfig = RouterConfig(), *, vectorise: Vectorise | None = None) -> RouteDecision:
+                   config: RouterConfig = RouterConfig(), *, vectorise: Vectorise | None = None,
+                   prototypes: np.ndarray | None = None) -> RouteDecision:
     """Route by rules first; embedding similarity to chit-chat prototypes catches the rest (`vectorise`:
-    how the question itself is embedded; the embedder's `embed` by default)."""
+    how the question itself is embedded, the embedder's `embed` by default; `prototypes`: their vectors
+    as `chitchat_prototypes` gives them, computed by default)."""
     text = question.strip()
     if not text or _is_greeting_only(text) or is_social(text):
         return RouteDecision(route=Route.DIRECT, reason="greeting or chit-chat: no retrieval needed")
     question_words = words(text)
     has_names = bool(capitalised_spans(text) or quoted_titles(text))
     if embedder is not None and not has_names and len(question_words) <= config.chitchat_max_words:
-        similarity = _cosine_max(embedder, text, vectorise)
+        similarity = _cosine_max(embedder, text, vectorise, prototypes)
         if similarity >= config.chitchat_similarity:
             return RouteDecision(route=Route.DIRECT, reason=f"chit-chat (similarity {similarity:.2f})",
                                  confidence=min(1.0, similarity))
