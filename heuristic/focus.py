@@ -136,10 +136,11 @@ def _joined_vocabulary(texts: tuple[str, ...]) -> tuple[Vocabulary, str]:
 def _text_vocabulary(text: str) -> tuple[Vocabulary, str]:
     """`_vocabulary` of one text, computed once per passage (investigation/memo.py)."""
     ws = _plain_words(text)
-    vocab = {_norm(w) for w in ws}
+    normed = [_norm(w) for w in ws]  # once per word: the set and the sequence both want them
+    vocab = set(normed)
     vocab.update(sys.intern(a + b) for a, b in pairwise(ws))  # pairs repeat across passages: one object
     vocab.update(w.replace("-", "") for w in words(text) if "-" in w)
-    return Vocabulary(vocab), " ".join(_norm(w) for w in ws)
+    return Vocabulary(vocab), " ".join(normed)
 
 
 def mentioned(name: str, vocab: AbstractSet[str], sequence: str) -> bool:

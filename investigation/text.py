@@ -75,13 +75,19 @@ def count_tokens(text: str) -> int:
 
 @memoised(TEXT_CACHE_SIZE)
 def _words(text: str) -> tuple[str, ...]:
-    out: list[str] = []
-    add, intern = out.append, sys.intern
+    folded = fold(text)
     # A match starts and ends with a letter or digit (`_WORD`), so there is no "." or "'" to strip at its
     # ends, and it is never empty without its "'s".
-    for word in _WORD.findall(fold(text)):
-        word = word.removesuffix("'s")
-        add(intern(word))  # one object per distinct word across every cached tuple
+    found = _WORD.findall(folded)
+    if "'s" in folded:
+        found = [word.removesuffix("'s") for word in found]
+    intern = sys.intern  # one object per distinct word across every cached tuple
+    if "-" not in folded:  # no hyphenated word to split: the loop below would add nothing else
+        return tuple(map(intern, found))
+    out: list[str] = []
+    add = out.append
+    for word in found:
+        add(intern(word))
         if "-" in word:
             out.extend(intern(part) for part in word.split("-") if part)
     return tuple(out)
@@ -92,18 +98,20 @@ def words(text: str) -> list[str]:
     return list(_words(text))
 
 
+# (suffix, its length, whether the stem ends in "y"), tried in this order: the first that fits is removed.
+_SUFFIXES = tuple((suffix, len(suffix), suffix in ("ies", "ied", "ities")) for suffix in (
+    "ization", "ational", "ations", "ation", "ings", "ing", "ness", "ments", "ment",
+    "ities", "ity", "ers", "ors", "er", "or", "ies", "ied", "es", "ed", "ly", "s"))
+
+
 @lru_cache(maxsize=65536)
 def stem(word: str) -> str:
     """A light suffix stripper: enough to equate "directed"/"director"/"directors", "films"/"film"."""
-    w = word
-    for suffix in ("ization", "ational", "ations", "ation", "ings", "ing", "ness", "ments", "ment",
-                   "ities", "ity", "ers", "ors", "er", "or", "ies", "ied", "es", "ed", "ly", "s"):
-        if len(w) - len(suffix) >= 4 and w.endswith(suffix):
-            w = w[: -len(suffix)]
-            if suffix in ("ies", "ied", "ities"):
-                w += "y"
-            break
-    return w
+    room = len(word) - 4  # a stem keeps at least 4 characters
+    for suffix, size, to_y in _SUFFIXES:
+        if size <= room and word.endswith(suffix):
+            return word[:-size] + "y" if to_y else word[:-size]
+    return word
 
 
 @memoised(TEXT_CACHE_SIZE)

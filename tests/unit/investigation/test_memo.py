@@ -45,6 +45,39 @@ def test_fold_shortcut_gives_the_reference_result_on_the_sample_corpora() -> Non
         assert [text.fold(t) for t in texts] == [_reference_fold(t) for t in texts]
 
 
+def _reference_words(value: str) -> tuple[str, ...]:
+    """`text._words` as it was written first (one loop over every match)."""
+    out: list[str] = []
+    for word in text._WORD.findall(text.fold(value)):
+        word = word.removesuffix("'s")
+        out.append(word)
+        if "-" in word:
+            out.extend(part for part in word.split("-") if part)
+    return tuple(out)
+
+
+def _reference_stem(word: str) -> str:
+    """`text.stem` as it was written first."""
+    w = word
+    for suffix in ("ization", "ational", "ations", "ation", "ings", "ing", "ness", "ments", "ment",
+                   "ities", "ity", "ers", "ors", "er", "or", "ies", "ied", "es", "ed", "ly", "s"):
+        if len(w) - len(suffix) >= 4 and w.endswith(suffix):
+            w = w[: -len(suffix)]
+            if suffix in ("ies", "ied", "ities"):
+                w += "y"
+            break
+    return w
+
+
+def test_words_and_stems_give_the_reference_results_on_the_sample_corpora() -> None:
+    texts = _corpus_texts() + ["The Smiths' well-known \"co-op\" -- Jane's 1990s-era X-ray; it's", "a - b", "-"]
+    assert any("-" in t for t in texts) and any("'s" in text.fold(t) for t in texts)
+    with memo.caching(False):
+        assert [text.words(t) for t in texts] == [list(_reference_words(t)) for t in texts]
+    found = {w for t in texts for w in _reference_words(t)} | {"cities", "studied", "nationalization", "ities"}
+    assert [text.stem(w) for w in sorted(found)] == [_reference_stem(w) for w in sorted(found)]
+
+
 def _every_primitive(value: str) -> tuple[object, ...]:
     return (text.fold(value), text.words(value), text.content_words(value), text.content_stems(value),
             text.query_key(value), text.split_sentences(value), text.quoted_titles(value),
