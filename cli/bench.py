@@ -255,11 +255,10 @@ def run_bench(settings: Settings, dataset_dir: Path, *, mode: str, k: int, out: 
              if executor == "queue" else processes.state_redis(settings))
     with stack as live, profiling(profile) as pool:
         services = Services(live)
-        if executor == "inline":  # as a worker process is at its start (workers.runtime.warm_up): model loaded,
-            from workers.runtime import freeze_heap, warm_up  # start-up heap out of the collector's sight
+        if executor == "inline":  # as a worker process is at its start: model loaded, start-up heap frozen
+            from workers.runtime import prepare_process
 
-            warm_up(services)
-            freeze_heap()
+            prepare_process(services)
         started, cpu_started = time.perf_counter(), time.process_time()
         ids: list[str] = []
         with progress.bar(console, "investigations", len(questions)) as update:

@@ -7,6 +7,7 @@ It is the default provider and the fallback when an LLM is down or over budget; 
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from functools import cached_property
 
 import numpy as np
 
@@ -44,7 +45,6 @@ class HeuristicReasoner:
                  vectorise: Callable[[Sequence[str]], np.ndarray] | None = None) -> None:
         self.embedder = embedder
         self._vectorise = vectorise
-        self._prototypes: np.ndarray | None = None  # the router's, once embedded (`warm_up`)
         self.router_config = router or RouterConfig()
         self.grader_config = grader or GraderConfig()
         self.planner_config = planner or PlannerConfig()
@@ -59,14 +59,16 @@ class HeuristicReasoner:
 
     def route(self, question: str) -> RouteDecision:
         return route_question(question, self.embedder, self.router_config, vectorise=self.vectorise,
-                              prototypes=self.warm_up())
+                              prototypes=self.chitchat_vectors)
 
-    def warm_up(self) -> np.ndarray:
-        """The router's chit-chat prototype vectors, embedded once per reasoner (a worker's warm-up asks
-        before the first question; they never change)."""
-        if self._prototypes is None:
-            self._prototypes = chitchat_prototypes(self.embedder)
-        return self._prototypes
+    @cached_property
+    def chitchat_vectors(self) -> np.ndarray:
+        """The router's chit-chat prototype vectors, embedded once per reasoner (they never change)."""
+        return chitchat_prototypes(self.embedder)
+
+    def warm_up(self) -> None:
+        """Embed what routing needs before the first question (a worker's warm-up)."""
+        _ = self.chitchat_vectors
 
     def plan(self, question: str, route: RouteDecision) -> Plan:
         return plan_question(question, route)

@@ -210,7 +210,7 @@ def chitchat_prototypes(embedder: Embedder) -> np.ndarray:
 def _cosine_max(embedder: Embedder, text: str, vectorise: Vectorise | None, prototypes: np.ndarray | None) -> float:
     # The question through `vectorise` when given (the reasoner's: kept out of the embedder's on-disk cache,
     # which must not grow with every question), the prototypes as given or through the embedder.
-    question = vectorise([text])[0] if vectorise is not None else np.asarray(embedder.embed([text])[0])
+    question = vectorise([text])[0] if vectorise is not None else embedder.embed([text])[0]
     if prototypes is None:
         prototypes = chitchat_prototypes(embedder)
     return float(np.max(prototypes @ np.asarray(question, dtype=np.float32)))

@@ -43,10 +43,11 @@ def _reset_after_fork(**_: object) -> None:
     _services = None
     # Off the signal handler: Celery kills a child whose init takes longer than its start timeout (4 s).
     if settings().worker_warm_up:
-        threading.Thread(target=_warm_up_process, args=(services(),), name="sleuth-warm-up", daemon=True).start()
+        threading.Thread(target=prepare_process, args=(services(),), name="sleuth-warm-up", daemon=True).start()
 
 
-def _warm_up_process(services: Services) -> None:
+def prepare_process(services: Services) -> None:
+    """A process's start-up, once it will only answer questions: `warm_up`, then `freeze_heap`."""
     warm_up(services)
     freeze_heap()
 

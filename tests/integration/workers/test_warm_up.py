@@ -73,7 +73,7 @@ from config.settings import Settings
 from workers import runtime
 
 assert gc.get_freeze_count() == 0
-runtime._warm_up_process(Services(Settings(home=sys.argv[1], redis_url="")))  # what a pool process runs
+runtime.prepare_process(Services(Settings(home=sys.argv[1], redis_url="")))  # what a pool process runs
 frozen = gc.get_freeze_count()
 
 class Node:

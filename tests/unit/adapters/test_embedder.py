@@ -155,24 +155,18 @@ def test_an_unreachable_redis_only_means_a_miss() -> None:
 
 def test_routing_a_short_question_loads_no_batch_session_and_keeps_the_question_off_disk(tmp_path: Path) -> None:
     from adapters.llm.heuristic import heuristic_reasoner
-    from heuristic.router import chitchat_prototypes
+    from heuristic.router import _CHITCHAT_PROTOTYPES, chitchat_prototypes
 
     embedder = MiniLMEmbedder(cache_dir=tmp_path)
     reasoner = heuristic_reasoner(embedder)
     question = "Do you have a student discount?"  # 6 words, no names: compared with the 13 prototypes
-    batch = MiniLMEmbedder(cache_dir=None).embed_array([question, *_prototype_texts()], persist=False)
+    batch = MiniLMEmbedder(cache_dir=None).embed_array([question, *_CHITCHAT_PROTOTYPES], persist=False)
     reasoner.route(question)
     assert set(embedder._sessions) == {1}  # the query session only, although 14 texts were compared
     db = embedder._connection()
     assert db is not None
     stored = {key for (key,) in db.execute("SELECT key FROM embeddings")}
     assert embedder._key(question) not in stored  # a question never grows the on-disk cache
-    assert {embedder._key(text) for text in _prototype_texts()} <= stored  # the fixed prototypes do
+    assert {embedder._key(text) for text in _CHITCHAT_PROTOTYPES} <= stored  # the fixed prototypes do
     # One text at a time gives the vectors one padded batch of all 14 gave (two-thread session), bit for bit.
     assert np.array_equal(chitchat_prototypes(embedder), batch[1:])
-
-
-def _prototype_texts() -> tuple[str, ...]:
-    from heuristic.router import _CHITCHAT_PROTOTYPES
-
-    return _CHITCHAT_PROTOTYPES

@@ -12,6 +12,8 @@ from pathlib import Path
 
 import pytest
 
+from bootstrap.services import BLAS_THREAD_VARIABLES
+
 ROOT = Path(__file__).resolve().parents[3]
 
 PROBE = """
@@ -38,8 +40,7 @@ print(json.dumps({"before": before, "after": after, "child": json.load(open(sys.
 
 
 def _probe(tmp_path: Path, **env: str) -> dict[str, list[int]]:
-    clean = {k: v for k, v in os.environ.items()
-             if k not in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS")}
+    clean = {k: v for k, v in os.environ.items() if k not in BLAS_THREAD_VARIABLES}
     result = subprocess.run([sys.executable, "-c", PROBE, str(tmp_path / "home"), str(tmp_path / "child.json")],
                             check=False, capture_output=True, text=True, cwd=ROOT, env={**clean, **env},
                             timeout=120)
