@@ -102,10 +102,9 @@ def _observe(m: metrics.Metrics | None, session: Session, event: TraceEvent) -> 
 
 def _finished(m: metrics.Metrics | None, session: Session, event: TraceEvent) -> None:
     """An investigation reached its terminal state (written just before this event)."""
-    inv = session.get(Investigation, event.investigation_id)
+    inv = session.get(Investigation, event.investigation_id, populate_existing=True)  # as just written
     if inv is None:
         return
-    session.refresh(inv)
     if event.kind == "synthesis" and (event.data or {}).get("status") not in (None, inv.status):
         return  # the watchdog got there first; its `fail:` event counted it
     route, status, stop = inv.route or "none", inv.status, inv.stop_reason or "none"

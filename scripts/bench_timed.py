@@ -16,6 +16,7 @@ Used by scripts/perf_compare.sh for before/after runs back to back.
 from __future__ import annotations
 
 import json
+import os
 import statistics
 import sys
 import time
@@ -90,6 +91,28 @@ def _gc_pauses(inside: list[bool]) -> dict[str, float]:
     return found
 
 
+def _lockstep() -> tuple[Callable[[], None], Callable[[], None]]:
+    """(wait for the turn, say done) when scripts/perf_lockstep.py runs this process next to another one
+    (SLEUTH_BENCH_LOCKSTEP="read_fd,write_fd": one byte out when ready, then one byte in before each
+    investigation and one out after it); no-ops otherwise."""
+    fds = os.environ.get("SLEUTH_BENCH_LOCKSTEP")
+    if not fds:
+        return (lambda: None), (lambda: None)
+    read_fd, write_fd = (int(fd) for fd in fds.split(","))
+    ready: list[bool] = []
+
+    def step() -> None:
+        if not ready:  # warmed up: the other side may start its turns
+            ready.append(True)
+            os.write(write_fd, b"r")
+        os.read(read_fd, 1)
+
+    def done() -> None:
+        os.write(write_fd, b".")
+
+    return step, done
+
+
 def main() -> None:
     import cli.bench
     import tasks.inline
@@ -107,6 +130,7 @@ def main() -> None:
     run = _timed(fn_untimed, loop_wall, loop_cpu)
 
     warmed: list[bool] = []
+    step, done = _lockstep()
 
     def run_counted(*args: Any, **kwargs: Any) -> Any:
         if not warmed:  # untimed, before the first: the model loaded as in a worker (as `sleuth bench` does
@@ -116,6 +140,7 @@ def main() -> None:
             except ImportError:  # a checkout older than warm_up: its first investigation runs untimed
                 return fn_untimed(*args, **kwargs)
             warm_up(args[0])
+        step()  # under scripts/perf_lockstep.py: wait for this investigation's turn
         before = dict(counts)
         inside.append(True)
         try:
@@ -124,6 +149,7 @@ def main() -> None:
             inside.clear()
             for name, value in counts.items():
                 in_loop[name] += value - before[name]
+            done()
 
     tasks.inline.run = run_counted
     cli.bench._row = _timed(cli.bench._row, row_wall, row_cpu)

@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from datetime import UTC, datetime
 from typing import Any, TypeVar
 
-from sqlalchemy import Table
+from sqlalchemy import Executable, Table
 from sqlalchemy.dialects import postgresql, sqlite
 from sqlmodel import Session, SQLModel
 
@@ -89,8 +90,7 @@ def insert_ignore(
         batch = list(rows[start : start + _INSERT_BATCH])
         # Rows as parameters (one dict, or executemany), not a multi-VALUES list: the same INSERTs, but
         # SQLAlchemy caches the compiled statement (a VALUES list was compiled again on every call).
-        # rowcount of an INSERT is only kept when asked for (SQLAlchemy 2.0.28+; -1 otherwise on psycopg)
-        stmt = _insert(session, model, conflict).execution_options(preserve_rowcount=True)
+        stmt = _insert(_dialect(session), model, tuple(conflict), "rowcount")
         result = session.execute(stmt, batch[0] if len(batch) == 1 else batch)
         inserted += max(result.rowcount, 0)  # type: ignore[attr-defined]  # CursorResult; stubs say Result
     return inserted
@@ -101,11 +101,10 @@ def insert_new(
 ) -> set[Any]:
     """Like `insert_ignore`, in ONE statement per batch however many rows (a multi-row INSERT ... ON CONFLICT
     DO NOTHING RETURNING `key`): the `key` values of the rows that were new. Rows are inserted in order."""
-    table: Table = model.__table__  # type: ignore[attr-defined]  # SQLModel sets it, undeclared
     new: set[Any] = set()
     for start in range(0, len(rows), _INSERT_BATCH):
         batch = list(rows[start : start + _INSERT_BATCH])
-        stmt = _insert(session, model, conflict).returning(table.c[key])
+        stmt = _insert(_dialect(session), model, tuple(conflict), key)
         new.update(session.execute(stmt, batch).scalars())
     return new
 
@@ -113,21 +112,33 @@ def insert_new(
 def insert_row(session: Session, model: type[M], row: dict[str, Any], conflict: Sequence[str]) -> M | None:
     """INSERT one row ... ON CONFLICT (`conflict`) DO NOTHING RETURNING it, as a model instance in the
     session (one statement); None when a row with that key existed."""
-    stmt = _insert(session, model, conflict, entity=True).returning(model)
-    found: M | None = session.execute(stmt.execution_options(populate_existing=True), row).scalars().first()
+    stmt = _insert(_dialect(session), model, tuple(conflict), "entity")
+    found: M | None = session.execute(stmt, row).scalars().first()
     return found
 
 
-def _insert(session: Session, model: type[SQLModel], conflict: Sequence[str], *,
-            entity: bool = False) -> postgresql.Insert | sqlite.Insert:
-    """The dialect's INSERT ... ON CONFLICT DO NOTHING, on the table (Core: executemany, rowcount) or, with
-    `entity`, on the model (ORM-enabled: RETURNING the model)."""
-    target: Any = model if entity else model.__table__  # type: ignore[attr-defined]  # SQLModel sets it, undeclared
+def _dialect(session: Session) -> str:
     dialect = session.get_bind().dialect.name
     if dialect not in ("postgresql", "sqlite"):
         raise NotImplementedError(f"unsupported database: {dialect}")
-    stmt = postgresql.insert(target) if dialect == "postgresql" else sqlite.insert(target)
-    return stmt.on_conflict_do_nothing(index_elements=list(conflict))
+    return dialect
+
+
+@functools.cache
+def _insert(dialect: str, model: type[SQLModel], conflict: tuple[str, ...], result: str) -> Executable:
+    """The dialect's INSERT ... ON CONFLICT (`conflict`) DO NOTHING, built once per shape and reused (a
+    statement is immutable; building one and its cache key cost more than running it on SQLite). `result`:
+    "rowcount" (Core, on the table: executemany, rowcount kept), "entity" (ORM-enabled: RETURNING the model,
+    loaded into the session), or a column name (Core: RETURNING that column)."""
+    table: Table = model.__table__  # type: ignore[attr-defined]  # SQLModel sets it, undeclared
+    target: Any = model if result == "entity" else table
+    stmt = (postgresql.insert(target) if dialect == "postgresql" else sqlite.insert(target)).on_conflict_do_nothing(
+        index_elements=list(conflict))
+    if result == "rowcount":  # kept only when asked for (SQLAlchemy 2.0.28+; -1 otherwise on psycopg)
+        return stmt.execution_options(preserve_rowcount=True)
+    if result == "entity":
+        return stmt.returning(model).execution_options(populate_existing=True)
+    return stmt.returning(table.c[result])
 
 
 def row_values(instance: SQLModel) -> dict[str, Any]:

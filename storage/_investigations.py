@@ -7,7 +7,7 @@ from collections.abc import Sequence
 from datetime import datetime, timedelta
 from typing import Any
 
-from sqlalchemy import case, update
+from sqlalchemy import Table, case, update
 from sqlmodel import Session, col, select
 
 from investigation.errors import NotFound, ValidationFailed
@@ -22,6 +22,8 @@ ACTIVE = tuple(s.value for s in Status if not s.terminal)
 TERMINAL = tuple(s.value for s in Status if s.terminal)
 _COUNTS = frozenset({"hops", "retrieval_calls", "llm_input_tokens", "llm_output_tokens"})
 _READONLY_FIELDS = frozenset({"id", "tenant_id", "idempotency_key", "created_at"})
+_TABLE: Table = Investigation.__table__  # type: ignore[attr-defined]  # SQLModel sets __table__, undeclared
+_COLUMNS = frozenset(_TABLE.columns.keys())
 
 
 def create_investigation(
@@ -107,22 +109,13 @@ def update_investigation(session: Session, *, investigation_id: str, **fields: A
 
     `status` may only be set to queued/running (terminal statuses go through `finish_investigation`),
     and a terminal investigation keeps its status, so a late worker cannot bring it back to life.
+    Returns the row as written; `set_investigation` is the same write for a caller that does not need it.
     """
-    columns = set(Investigation.__table__.columns.keys())  # type: ignore[attr-defined]  # SQLModel sets __table__, undeclared
-    for name in fields:
-        if name not in columns or name in _READONLY_FIELDS:
-            raise ValidationFailed(name, "not an updatable investigation field")
-    if "status" in fields and fields["status"] not in ACTIVE:
-        raise ValidationFailed("status", "use finish_investigation for a terminal status")
-    values: dict[str, Any] = {**fields, "updated_at": utcnow()}
-    if "status" in values:  # in the same statement as the write: no worker can revive what another finished
-        values["status"] = case((col(Investigation.status).in_(TERMINAL), col(Investigation.status)),
-                                else_=values["status"])
     # One UPDATE ... RETURNING (SQLite >= 3.35, PostgreSQL): the row as written, loaded into the session.
     stmt = (
         update(Investigation)
         .where(col(Investigation.id) == investigation_id)
-        .values(**values)
+        .values(**_update_values(fields))
         .returning(Investigation)
         .execution_options(populate_existing=True)
     )
@@ -131,6 +124,38 @@ def update_investigation(session: Session, *, investigation_id: str, **fields: A
     if inv is None:
         raise NotFound(f"investigation {investigation_id} not found")
     return inv
+
+
+def set_investigation(session: Session, *, investigation_id: str, **fields: Any) -> None:
+    """`update_investigation` for a caller that does not need the row back: one Core UPDATE, no ORM object
+    loaded (a third of the CPU). When this session holds the row, `update_investigation` refreshes it."""
+    if _held(session, investigation_id) is not None:
+        update_investigation(session, investigation_id=investigation_id, **fields)
+        return
+    stmt = update(_TABLE).where(_TABLE.c.id == investigation_id).values(**_update_values(fields))
+    with write(session):
+        if session.execute(stmt).rowcount == 0:  # type: ignore[attr-defined]  # CursorResult; stubs say Result
+            raise NotFound(f"investigation {investigation_id} not found")
+
+
+def _update_values(fields: dict[str, Any]) -> dict[str, Any]:
+    """The SET clause of an update: `fields` checked, `updated_at`, and a status that never revives a
+    terminal investigation (decided in the same statement as the write, so no worker can race it)."""
+    for name in fields:
+        if name not in _COLUMNS or name in _READONLY_FIELDS:
+            raise ValidationFailed(name, "not an updatable investigation field")
+    if "status" in fields and fields["status"] not in ACTIVE:
+        raise ValidationFailed("status", "use finish_investigation for a terminal status")
+    values: dict[str, Any] = {**fields, "updated_at": utcnow()}
+    if "status" in values:
+        values["status"] = case((_TABLE.c.status.in_(TERMINAL), _TABLE.c.status), else_=values["status"])
+    return values
+
+
+def _held(session: Session, investigation_id: str) -> Investigation | None:
+    """The session's instance of the row, if it holds one (a write then refreshes it in the same statement)."""
+    held: Investigation | None = session.identity_map.get(session.identity_key(Investigation, investigation_id))
+    return held
 
 
 def finish_investigation(
@@ -176,22 +201,23 @@ def finish_investigation(
         if name not in _COUNTS:
             raise ValidationFailed(name, "not a final count of an investigation")
     values.update(counts or {})
-    stmt = (
-        update(Investigation)
-        .where(col(Investigation.id) == investigation_id, col(Investigation.status).in_(ACTIVE))
-        .values(**values)
-        .returning(Investigation)  # the finished row, loaded into the session (no refresh SELECT)
-        .execution_options(synchronize_session=False, populate_existing=True)
-    )
+    held = _held(session, investigation_id)
     with write(session):
-        finished = session.execute(stmt).scalars().first() is not None
+        if held is None:  # Core: loading the whole row back as an ORM object cost more than the write itself
+            stmt = update(_TABLE).where(_TABLE.c.id == investigation_id, _TABLE.c.status.in_(ACTIVE))
+            finished: bool = session.execute(stmt.values(**values)).rowcount == 1  # type: ignore[attr-defined]
+        else:  # one statement that also refreshes the session's instance (RETURNING the row into it)
+            orm = (update(Investigation)
+                   .where(col(Investigation.id) == investigation_id, col(Investigation.status).in_(ACTIVE))
+                   .values(**values).returning(Investigation)
+                   .execution_options(synchronize_session=False, populate_existing=True))
+            finished = session.execute(orm).scalars().first() is not None
         if not finished and counts:
-            update_investigation(session, investigation_id=investigation_id, **counts)
+            set_investigation(session, investigation_id=investigation_id, **counts)
         if finished and event is not None and insert_event(session, event):
             after_commit(session, functools.partial(notify_observers, session, event))
-        cached = session.identity_map.get(session.identity_key(Investigation, investigation_id))
-        if not finished and cached is not None:
-            session.refresh(cached)
+        if not finished and held is not None:
+            session.refresh(held)
     return finished
 
 

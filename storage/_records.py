@@ -6,13 +6,15 @@ import functools
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from sqlalchemy import update
+from sqlalchemy import Table, update
 from sqlmodel import Session, col, select
 
 from investigation.errors import NotFound
 from investigation.state import Evidence, HopState
 from storage._common import after_commit, insert_ignore, insert_new, insert_row, row_values, write
 from storage.models import EvidenceRecord, Hop, TraceEvent, utcnow
+
+_HOPS: Table = Hop.__table__  # type: ignore[attr-defined]  # SQLModel sets __table__, undeclared
 
 
 def save_hop(
@@ -42,27 +44,29 @@ def list_hops(session: Session, *, investigation_id: str) -> list[Hop]:
 
 def mark_hop_reduced(
     session: Session, *, investigation_id: str, number: int, decision: dict[str, Any]
-) -> Hop:
-    """Record the loop decision taken after a hop. The first decision wins: a redelivered reducer gets
-    the hop back with the decision already recorded, and must follow that one."""
-    stmt = (
-        update(Hop)
-        .where(
-            col(Hop.investigation_id) == investigation_id,
-            col(Hop.number) == number,
-            col(Hop.state) == HopState.PLANNED.value,
-        )
-        .values(state=HopState.REDUCED.value, decision=dict(decision))
-        .returning(Hop)
-        .execution_options(populate_existing=True)
-    )
-    with write(session):  # the UPDATE returns the hop it reduced; a SELECT only when it had been reduced before
-        hop = session.execute(stmt).scalars().first()
-        if hop is None:
-            hop = get_hop(session, investigation_id=investigation_id, number=number)
-    if hop is None:
-        raise NotFound(f"hop {number} of investigation {investigation_id} not found")
-    return hop
+) -> dict[str, Any]:
+    """Record the loop decision taken after a hop; returns the decision that stands. The first decision
+    wins: a redelivered reducer gets the decision already recorded back, and must follow that one."""
+    held = any(isinstance(h, Hop) and (h.investigation_id, h.number) == (investigation_id, number)
+               for h in session.identity_map.values())
+    planned = (col(Hop.investigation_id) == investigation_id, col(Hop.number) == number,
+               col(Hop.state) == HopState.PLANNED.value)
+    values = {"state": HopState.REDUCED.value, "decision": dict(decision)}
+    with write(session):  # one UPDATE ... RETURNING; a SELECT only when the hop had been reduced before
+        if held:  # the session's instance refreshed by the same statement
+            stmt: Any = update(Hop).where(*planned).values(**values).returning(Hop).execution_options(
+                populate_existing=True)
+            hop = session.execute(stmt).scalars().first()
+            stands = None if hop is None else hop.decision
+        else:  # Core, RETURNING only the decision: loading the row as an ORM object cost twice the write
+            stmt = update(_HOPS).where(*planned).values(**values).returning(_HOPS.c.decision)
+            stands = session.execute(stmt).scalar()
+        if stands is None:
+            found = get_hop(session, investigation_id=investigation_id, number=number)
+            if found is None:
+                raise NotFound(f"hop {number} of investigation {investigation_id} not found")
+            stands = found.decision or {}
+    return dict(stands)
 
 
 def add_evidence(session: Session, *, investigation_id: str, evidence: Sequence[Evidence]) -> int:

@@ -34,6 +34,7 @@ from storage._investigations import (
     finish_investigation,
     get_investigation,
     list_overdue,
+    set_investigation,
     update_investigation,
 )
 from storage._listing import count_investigations_by_status, list_dead_deliveries, list_investigations
@@ -109,6 +110,7 @@ __all__ = [
     "remove_tool",
     "reset_delivery",
     "save_hop",
+    "set_investigation",
     "update_allowed_hosts",
     "update_investigation",
 ]

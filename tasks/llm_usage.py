@@ -47,7 +47,7 @@ def record_llm(services: Services, inv_id: str, reasoner: Reasoner | None, phase
                 stop = stop or record.reason
         if added_in or added_out:
             inv = repo.get_investigation(session, investigation_id=inv_id)
-            repo.update_investigation(session, investigation_id=inv_id,
-                                      llm_input_tokens=inv.llm_input_tokens + added_in,
-                                      llm_output_tokens=inv.llm_output_tokens + added_out)
+            repo.set_investigation(session, investigation_id=inv_id,
+                                   llm_input_tokens=inv.llm_input_tokens + added_in,
+                                   llm_output_tokens=inv.llm_output_tokens + added_out)
     return stop

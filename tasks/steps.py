@@ -167,7 +167,7 @@ def start(services: Services, inv_id: str) -> Next:
         trace.add("stop", "stop", reason=str(reason), detail="answered without retrieval")
         with services.session() as session, repo.atomic(session):
             trace.write(session)
-            repo.update_investigation(session, investigation_id=inv_id, route=outcome.route.route.value,
+            repo.set_investigation(session, investigation_id=inv_id, route=outcome.route.route.value,
                                       route_reason=outcome.route.reason)
             repo.finish_investigation(
                 session, investigation_id=inv_id, status=status.value, stop_reason=str(reason),
@@ -199,7 +199,7 @@ def _record_hop_queries(session: Any, held: Investigation, number: int, queries:
         fields.update(route=route.route.value, route_reason=route.reason)
     if plan is not None:
         fields["plan"] = plan.model_dump(mode="json")
-    repo.update_investigation(session, investigation_id=held.id, **fields)
+    repo.set_investigation(session, investigation_id=held.id, **fields)
 
 
 def _plan_hop(services: Services, inv: Investigation, number: int, queries: list[SubQuery], *,
@@ -390,7 +390,7 @@ def _reduce(services: Services, inv_id: str, hop: int) -> Next:
         if go_on:  # the next hop's queries and the calls so far: one UPDATE
             _record_hop_queries(session, inv, hop + 1, chosen.next_queries, retrieval_calls=budget.retrieval_calls)
         else:
-            repo.update_investigation(session, investigation_id=inv_id, retrieval_calls=budget.retrieval_calls)
+            repo.set_investigation(session, investigation_id=inv_id, retrieval_calls=budget.retrieval_calls)
             repo.mark_hop_reduced(session, investigation_id=inv_id, number=hop, decision=decision)
     if not go_on:
         return Next(NextKind.SYNTHESIZE, hop)

@@ -54,12 +54,13 @@ def test_save_hop_is_idempotent(session: Session, investigation: Investigation) 
 def test_the_first_reduction_of_a_hop_wins(session: Session, investigation: Investigation) -> None:
     save_hop(session, investigation_id=investigation.id, number=1, queries=[], engines=[])
     first = {"action": "continue", "reason": "missing", "next_queries": [{"text": "b"}]}
-    hop = mark_hop_reduced(session, investigation_id=investigation.id, number=1, decision=first)
-    assert (hop.state, hop.decision) == ("reduced", first)
+    assert mark_hop_reduced(session, investigation_id=investigation.id, number=1, decision=first) == first
+    hop = get_hop(session, investigation_id=investigation.id, number=1)
+    assert hop is not None and (hop.state, hop.decision) == ("reduced", first)
     again = mark_hop_reduced(
         session, investigation_id=investigation.id, number=1, decision={"action": "stop"}
     )
-    assert again.decision == first
+    assert again == first
     with pytest.raises(NotFound):
         mark_hop_reduced(session, investigation_id=investigation.id, number=9, decision={})
 
@@ -72,14 +73,32 @@ def test_a_new_hop_and_its_first_reduction_are_one_statement_each(
     assert (hop.number, hop.queries, hop.state) == (1, [{"text": "a"}], "planned")
     statements.clear()
     reduced = mark_hop_reduced(session, investigation_id=investigation.id, number=1, decision={"action": "stop"})
-    assert sql(statements) == ["UPDATE"]  # UPDATE ... RETURNING
-    assert (reduced.state, reduced.decision) == ("reduced", {"action": "stop"})
+    assert sql(statements) == ["UPDATE"]  # UPDATE ... RETURNING the decision
+    assert reduced == {"action": "stop"}
     statements.clear()  # a redelivered step: the existing rows, read back
     again = save_hop(session, investigation_id=investigation.id, number=1, queries=[{"text": "b"}], engines=[])
     assert again.queries == [{"text": "a"}]
+    statements.clear()
     assert mark_hop_reduced(session, investigation_id=investigation.id, number=1,
-                            decision={"action": "continue"}).decision == {"action": "stop"}
-    assert sql(statements) == ["INSERT", "SELECT", "UPDATE", "SELECT"]
+                            decision={"action": "continue"}) == {"action": "stop"}
+    assert sql(statements) == ["UPDATE", "SELECT"]
+
+
+def test_a_hop_the_session_holds_reads_its_reduction(session: Session, investigation: Investigation) -> None:
+    hop = save_hop(session, investigation_id=investigation.id, number=1, queries=[], engines=[])
+    mark_hop_reduced(session, investigation_id=investigation.id, number=1, decision={"action": "stop"})
+    session.close()  # still readable: refreshed inside the write, not merely expired
+    assert (hop.state, hop.decision) == ("reduced", {"action": "stop"})
+
+
+def test_a_reducers_session_holding_no_hop_writes_one_core_update(
+        session: Session, investigation: Investigation, statements: list[str]) -> None:
+    save_hop(session, investigation_id=investigation.id, number=1, queries=[], engines=[])
+    session.expunge_all()
+    statements.clear()
+    assert mark_hop_reduced(session, investigation_id=investigation.id, number=1, decision={"a": 1}) == {"a": 1}
+    assert sql(statements) == ["UPDATE"] and statements[-1].endswith("decision")  # RETURNING only that
+    assert not session.identity_map  # nothing loaded
 
 
 def test_add_evidence_counts_only_new_rows(session: Session, investigation: Investigation) -> None:

@@ -1,0 +1,85 @@
+"""Before/after in lockstep: two checkouts' inline benches take turns, one investigation each.
+
+    python3 scripts/perf_lockstep.py BEFORE_WORKTREE AFTER_WORKTREE INGESTED_HOME BENCH_ARGS...
+    e.g. python3 scripts/perf_lockstep.py /work/wt/base /work/main /tmp/p/home-hotpotqa \\
+             examples/bench/hotpotqa --mode agentic --k 10
+
+This host's speed swings by 10-40 % from one few-second phase to the next (a fixed pure-Python workload
+took 70-117 ms in six runs a few seconds apart), so two benches run one after the other, even
+alternating (scripts/perf_alternate.sh), compare phases as much as code. Here both run at once, each
+with `scripts/bench_timed.py` in its own checkout on its own copy of one ingested home, and wait for
+their turn before every timed investigation: investigation i of BEFORE, then investigation i of AFTER
+(the order swapped every round), so both sides meet the same phases. Only one investigation runs at a
+time, so neither slows the other. Prints each side's bench_timed line and the rows that differ (every
+field but timing and the investigation's id). Worktrees as for scripts/perf_compare.sh (a .venv each).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+
+
+def _rows(path: Path) -> dict[str, dict[str, object]]:
+    """The bench's rows by question id, each without its timing and investigation id."""
+    with path.open() as lines:
+        rows = [json.loads(line) for line in lines]
+    return {r["id"]: {k: v for k, v in r.items() if k not in ("latency_ms", "investigation_id")} for r in rows}
+
+
+def main() -> None:
+    before, after, home = (Path(a).resolve() for a in sys.argv[1:4])
+    args = sys.argv[4:]
+    work = Path(tempfile.mkdtemp())
+    sides: dict[str, dict[str, object]] = {}
+    try:
+        for name, tree in (("before", before), ("after", after)):
+            copy = work / f"home-{name}"
+            shutil.copytree(home, copy, symlinks=True)
+            shutil.rmtree(copy / "run", ignore_errors=True)
+            go_read, go_write = os.pipe()
+            done_read, done_write = os.pipe()
+            env = {**os.environ, "PYTHONPATH": str(tree), "SLEUTH_HOME": str(copy),
+                   "SLEUTH_SUBQUERY_CACHE_TTL": "0", "SLEUTH_BENCH_LOCKSTEP": f"{go_read},{done_write}"}
+            proc = subprocess.Popen(
+                [str(tree / ".venv/bin/python"), str(HERE / "bench_timed.py"), *args, "--executor", "inline",
+                 "--out", str(work / f"{name}.jsonl")],
+                cwd=tree, env=env, pass_fds=(go_read, done_write), stdout=subprocess.PIPE,
+                stderr=subprocess.STDOUT, text=True)
+            os.close(go_read)
+            os.close(done_write)
+            sides[name] = {"proc": proc, "go": go_write, "done": done_read, "live": True}
+        for side in sides.values():  # both warmed up before the first turn
+            side["live"] = bool(os.read(side["done"], 1))  # type: ignore[arg-type]
+        order = ["before", "after"]
+        while any(s["live"] for s in sides.values()):
+            for name in order:
+                side = sides[name]
+                if not side["live"]:
+                    continue
+                try:
+                    os.write(side["go"], b".")  # type: ignore[arg-type]
+                except BrokenPipeError:  # the bench finished (or failed) and closed its end
+                    side["live"] = False
+                    continue
+                if not os.read(side["done"], 1):  # type: ignore[arg-type]
+                    side["live"] = False
+            order.reverse()
+        for name, side in sides.items():
+            out = side["proc"].communicate()[0]  # type: ignore[attr-defined]
+            print(name, out.strip().splitlines()[-1] if out.strip() else "(no output)")
+        a, b = _rows(work / "before.jsonl"), _rows(work / "after.jsonl")
+        print(json.dumps({"rows": [len(a), len(b)], "differing": [k for k in a if a[k] != b.get(k)]}))
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    main()
