@@ -133,32 +133,41 @@ class MiniLMEmbedder:
 
     def embed_array(self, texts: Sequence[str], *, persist: bool = True) -> FloatArray:
         """Same as `embed`, as a float32 matrix (n × 384); what the vector index uses. `persist=False`
-        keeps new vectors in memory only: queries and grading must not grow the on-disk cache."""
+        keeps new vectors in memory only: queries and grading must not grow the on-disk cache.
+
+        The lock guards the caches and the lazy loading, not the model run: two threads embedding
+        different texts (a hop's two vector slots) run the model at once, one core each, the same vectors
+        as one after the other (each run is one text on a one-thread session; the run is thread-safe)."""
         out = np.zeros((len(texts), DIM), dtype=np.float32)
         if not texts:
             return out
+        keys = [self._key(t) for t in texts]
         with self._lock:
-            keys = [self._key(t) for t in texts]
             found = self._lookup(keys)
-            missing: dict[str, str] = {}
-            for key, text in zip(keys, texts, strict=True):
-                if key not in found and key not in missing:
-                    missing[key] = text
-            shared = self._shared if not persist else None
-            if missing and shared is not None:
-                for key, vec in shared.get(list(missing)).items():
+        missing: dict[str, str] = {}
+        for key, text in zip(keys, texts, strict=True):
+            if key not in found and key not in missing:
+                missing[key] = text
+        shared = self._shared if not persist else None
+        if missing and shared is not None:
+            from_shared = shared.get(list(missing))
+            with self._lock:
+                for key, vec in from_shared.items():
                     self._remember(key, vec)
-                    found[key] = vec
-                    del missing[key]
-            if missing:
-                computed = self._infer(list(missing.values()))
-                new = dict(zip(missing.keys(), computed, strict=True))
+            found.update(from_shared)
+            for key in from_shared:
+                del missing[key]
+        if missing:
+            with self._lock:
+                model = self._load(self.threads_for(len(missing)))
+            new = dict(zip(missing.keys(), self._infer(model, list(missing.values())), strict=True))
+            with self._lock:
                 self._store(new, persist=persist)
-                if shared is not None:
-                    shared.put(new)
-                found.update(new)
-            for i, key in enumerate(keys):
-                out[i] = found[key]
+            if shared is not None:
+                shared.put(new)
+            found.update(new)
+        for i, key in enumerate(keys):
+            out[i] = found[key]
         return out
 
     def close(self) -> None:
@@ -272,8 +281,8 @@ class MiniLMEmbedder:
                 raise PermanentError(f"cannot load the embedding model: {exc}") from exc
         return self._sessions[threads], self._tokenizer
 
-    def _infer(self, texts: list[str]) -> list[FloatArray]:
-        session, tokenizer = self._load(self.threads_for(len(texts)))
+    def _infer(self, model: tuple[Any, Any], texts: list[str]) -> list[FloatArray]:
+        session, tokenizer = model
         encodings = tokenizer.encode_batch(texts)
         # Sort by length so each batch pads to a similar length: far less wasted compute.
         order = sorted(range(len(texts)), key=lambda i: len(encodings[i].ids))

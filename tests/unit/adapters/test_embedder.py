@@ -48,7 +48,7 @@ def test_cache_hit_returns_identical_vectors_without_running_the_model(tmp_path:
 
     warm_embedder = MiniLMEmbedder(cache_dir=tmp_path)  # a fresh process would start like this
 
-    def no_inference(batch: list[str]) -> list[np.ndarray]:
+    def no_inference(_model: object, batch: list[str]) -> list[np.ndarray]:
         raise AssertionError(f"model ran for {len(batch)} cached texts")
 
     monkeypatch.setattr(warm_embedder, "_infer", no_inference)
@@ -56,6 +56,37 @@ def test_cache_hit_returns_identical_vectors_without_running_the_model(tmp_path:
     assert np.array_equal(cold, warm)
     assert warm_embedder._sessions == {}  # the model was never even loaded
     assert np.array_equal(warm_embedder.embed_array(texts[:3]), cold[:3])  # in-memory LRU path
+
+
+def test_two_threads_run_the_model_at_once_with_the_vectors_of_one_after_the_other(tmp_path: Path) -> None:
+    """A hop's two vector slots embed their queries in parallel (one core each): the lock guards the caches,
+    not the model run. Each thread waits inside the model run for the other to arrive: with the run under
+    the lock the second could never arrive and the barrier breaks."""
+    import threading
+
+    queries = ["Which plan includes SCIM provisioning?", "Who directed the 1958 film Vertigo?"]
+    alone = [MiniLMEmbedder(cache_dir=tmp_path / "alone").embed_array([q], persist=False)[0] for q in queries]
+    embedder = MiniLMEmbedder(cache_dir=tmp_path / "both")
+    real = embedder._infer
+    both_inside = threading.Barrier(2, timeout=20)
+
+    def meeting(model: tuple[object, object], batch: list[str]) -> list[np.ndarray]:
+        both_inside.wait()
+        return real(model, batch)
+
+    embedder._infer = meeting  # type: ignore[method-assign,assignment]
+    found: dict[str, np.ndarray] = {}
+
+    def embed(query: str) -> None:
+        found[query] = embedder.embed_array([query], persist=False)[0]
+
+    threads = [threading.Thread(target=embed, args=(q,)) for q in queries]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert not both_inside.broken
+    assert all(np.array_equal(found[q], vec) for q, vec in zip(queries, alone, strict=True))
 
 
 def test_the_cache_key_includes_max_tokens(tmp_path: Path) -> None:
@@ -135,7 +166,7 @@ def test_query_vectors_are_shared_across_processes_through_redis(redis_py_url: s
     vector = first.embed_array([query], persist=False)
     other = MiniLMEmbedder(shared=RedisVectors(redis_client, f"{redis_prefix}:vec"))  # another pool process
 
-    def no_inference(batch: list[str]) -> list[np.ndarray]:
+    def no_inference(_model: object, batch: list[str]) -> list[np.ndarray]:
         raise AssertionError(f"model ran for {batch}")
 
     other._infer = no_inference  # type: ignore[method-assign,assignment]
