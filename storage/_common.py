@@ -91,8 +91,8 @@ def insert_ignore(
         # Rows as parameters (one dict, or executemany), not a multi-VALUES list: the same INSERTs, but
         # SQLAlchemy caches the compiled statement (a VALUES list was compiled again on every call).
         stmt = _insert(_dialect(session), model, tuple(conflict), "rowcount")
-        result = session.execute(stmt, batch[0] if len(batch) == 1 else batch)
-        inserted += max(result.rowcount, 0)  # type: ignore[attr-defined]  # CursorResult; stubs say Result
+        result = session.connection().execute(stmt, batch[0] if len(batch) == 1 else batch)
+        inserted += max(result.rowcount, 0)
     return inserted
 
 
@@ -105,7 +105,7 @@ def insert_new(
     for start in range(0, len(rows), _INSERT_BATCH):
         batch = list(rows[start : start + _INSERT_BATCH])
         stmt = _insert(_dialect(session), model, tuple(conflict), key)
-        new.update(session.execute(stmt, batch).scalars())
+        new.update(session.connection().execute(stmt, batch).scalars())
     return new
 
 

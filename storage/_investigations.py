@@ -134,7 +134,7 @@ def set_investigation(session: Session, *, investigation_id: str, **fields: Any)
         return
     stmt = update(_TABLE).where(_TABLE.c.id == investigation_id).values(**_update_values(fields))
     with write(session):
-        if session.execute(stmt).rowcount == 0:  # type: ignore[attr-defined]  # CursorResult; stubs say Result
+        if session.connection().execute(stmt).rowcount == 0:
             raise NotFound(f"investigation {investigation_id} not found")
 
 
@@ -205,7 +205,7 @@ def finish_investigation(
     with write(session):
         if held is None:  # Core: loading the whole row back as an ORM object cost more than the write itself
             stmt = update(_TABLE).where(_TABLE.c.id == investigation_id, _TABLE.c.status.in_(ACTIVE))
-            finished: bool = session.execute(stmt.values(**values)).rowcount == 1  # type: ignore[attr-defined]
+            finished = session.connection().execute(stmt.values(**values)).rowcount == 1
         else:  # one statement that also refreshes the session's instance (RETURNING the row into it)
             orm = (update(Investigation)
                    .where(col(Investigation.id) == investigation_id, col(Investigation.status).in_(ACTIVE))

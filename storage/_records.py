@@ -60,7 +60,7 @@ def mark_hop_reduced(
             stands = None if hop is None else hop.decision
         else:  # Core, RETURNING only the decision: loading the row as an ORM object cost twice the write
             stmt = update(_HOPS).where(*planned).values(**values).returning(_HOPS.c.decision)
-            stands = session.execute(stmt).scalar()
+            stands = session.connection().execute(stmt).scalar()
         if stands is None:
             found = get_hop(session, investigation_id=investigation_id, number=number)
             if found is None:
