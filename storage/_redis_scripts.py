@@ -24,6 +24,12 @@ redis.call('HINCRBY', KEYS[1], ARGV[1], amount)
 return 1
 """
 
+# `CHARGE` once per marker (KEYS[2], set for ARGV[3] seconds): 2 when the marker was set already (nothing
+# charged: a redelivered step), else what `CHARGE` returns. One round trip instead of SET NX, then EVALSHA.
+CHARGE_ONCE = """
+if not redis.call('SET', KEYS[2], '1', 'NX', 'EX', ARGV[3]) then return 2 end
+""" + CHARGE
+
 CHARGE_PLAIN = """
 local used = tonumber(redis.call('GET', KEYS[1]) or '0')
 local amount = tonumber(ARGV[1])

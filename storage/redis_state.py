@@ -23,7 +23,7 @@ from pydantic import TypeAdapter, ValidationError
 
 from investigation.errors import TransientError
 from investigation.state import Passage
-from storage._redis_scripts import CHARGE, CHARGE_PLAIN, FIRST_SEEN, INIT_BUDGET, SLOT_BEGIN
+from storage._redis_scripts import CHARGE, CHARGE_ONCE, CHARGE_PLAIN, FIRST_SEEN, INIT_BUDGET, SLOT_BEGIN
 from storage.hits import SlotHits
 
 COUNTERS = ("hops", "retrieval_calls", "llm_tokens")
@@ -137,6 +137,7 @@ class RedisState:
         self.prefix = prefix
         self._init_budget = client.register_script(INIT_BUDGET)
         self._charge = client.register_script(CHARGE)
+        self._charge_once = client.register_script(CHARGE_ONCE)
         self._charge_plain = client.register_script(CHARGE_PLAIN)
         self._first_seen = client.register_script(FIRST_SEEN)
         self._slot_begin = client.register_script(SLOT_BEGIN)
@@ -174,6 +175,17 @@ class RedisState:
         if amount < 0:
             raise ValueError("amount must not be negative")
         return int(self._charge(keys=[self.key("budget", inv_id)], args=[counter, int(amount)])) == 1
+
+    @_translated
+    def charge_once(self, inv_id: str, marker: str, counter: str, amount: int = 1, ttl: int = _DAY) -> bool:
+        """`charge` unless `marker` was used before (the `once` key of that name, for `ttl` seconds), in one
+        round trip; True when this call was the first with the marker (charged, or over the limit)."""
+        if counter not in COUNTERS:
+            raise ValueError(f"unknown budget counter {counter!r}")
+        if amount < 0:
+            raise ValueError("amount must not be negative")
+        keys = [self.key("budget", inv_id), self.key("once", marker)]
+        return int(self._charge_once(keys=keys, args=[counter, int(amount), int(ttl)])) != 2
 
     @_translated
     def usage(self, inv_id: str) -> dict[str, Any]:
@@ -290,7 +302,19 @@ class RedisState:
     def load_hits(self, inv_id: str, hop: int) -> dict[str, SlotHits]:
         """Every parked result of the hop by slot (an unreadable one is left out: the reducer reports that
         slot as a missing result)."""
-        raw = self.client.hgetall(self.key("hits", inv_id, hop))
+        return self._parsed_hits(inv_id, hop, self.client.hgetall(self.key("hits", inv_id, hop)))
+
+    @_translated
+    def hop_results(self, inv_id: str, hop: int) -> tuple[dict[str, SlotHits], dict[str, Any]]:
+        """`load_hits` and `usage` in one round trip: what a reducer reads once the hop's slots are done."""
+        pipe = self.client.pipeline(transaction=False)
+        pipe.hgetall(self.key("hits", inv_id, hop))
+        pipe.hgetall(self.key("budget", inv_id))
+        raw_hits, raw_budget = pipe.execute()
+        return self._parsed_hits(inv_id, hop, raw_hits), _usage(raw_budget)
+
+    @staticmethod
+    def _parsed_hits(inv_id: str, hop: int, raw: dict[Any, Any]) -> dict[str, SlotHits]:
         parsed = {_text(slot): _slot_hits(payload, f"{inv_id} hop {hop} slot {_text(slot)}")
                   for slot, payload in raw.items()}
         return {slot: hits for slot, hits in parsed.items() if hits is not None}

@@ -211,8 +211,7 @@ def _plan_hop(services: Services, inv: Investigation, number: int, queries: list
     inv_id = inv.id
     engines = list(services.backends)
     qdicts = [q.model_dump() for q in queries]
-    if services.state.once(f"{inv_id}:hop-charged:{number}"):  # a redelivered step never charges twice
-        services.state.charge(inv_id, "hops", 1)
+    services.state.charge_once(inv_id, f"{inv_id}:hop-charged:{number}", "hops")  # a redelivered step: never twice
     tools = tool_step.plan_tools(services, inv_id, number, tenant_id=inv.tenant_id)
     with services.session() as session, repo.atomic(session):
         saved = repo.save_hop(session, investigation_id=inv_id, number=number, queries=qdicts,
@@ -332,7 +331,7 @@ def _reduce(services: Services, inv_id: str, hop: int) -> Next:
         reasoner = bound_reasoner(services, session, inv)
         scope = RetrievalScope.of(inv.audience, inv.principals)
 
-    stored = services.state.load_hits(inv_id, hop)
+    stored, usage = services.state.hop_results(inv_id, hop)  # the slots are done: neither changes now
     results = []
     for index, engine in _slots(queries, engines, tools):
         parked = stored.get(f"{index}:{engine}")
@@ -349,7 +348,6 @@ def _reduce(services: Services, inv_id: str, hop: int) -> Next:
     candidate_ids = sorted({p.chunk_id for r in results for p in r.passages})
     fresh = services.state.first_seen(inv_id, hop, candidate_ids)
     already_seen = set(candidate_ids) - fresh
-    usage = services.state.usage(inv_id)
     budget = loop.BudgetSnapshot(
         hops_done=hop, max_hops=int(usage["max_hops"]), retrieval_calls=int(usage["retrieval_calls"]),
         max_retrieval_calls=int(usage["max_retrieval_calls"]), llm_tokens=int(usage["llm_tokens"]),

@@ -134,6 +134,37 @@ def test_hits_are_parked_per_hop(redis_state: RedisState, redis_client: redis.Re
     assert redis_client.ttl(redis_state.key("hits", "inv", 1)) > 0
 
 
+def test_a_reducer_reads_the_hops_hits_and_the_budget_in_one_round_trip(
+        redis_state: RedisState, redis_client: redis.Redis, monkeypatch: pytest.MonkeyPatch) -> None:
+    redis_state.init_budget("inv", max_hops=3, max_retrieval_calls=9, max_llm_tokens=0, deadline_ts=2e9)
+    redis_state.charge("inv", "retrieval_calls", 2)
+    lexical = SlotHits(query="q", engine="lexical", passages=(_passage("a#0"),))
+    redis_state.store_hits("inv", 1, "0:lexical", lexical)
+    redis_client.hset(redis_state.key("hits", "inv", 1), "1:bm25", "not json")  # left out, as load_hits does
+    expected = redis_state.usage("inv")
+    sent: list[object] = []
+    monkeypatch.setattr(redis_state.client, "execute_command", lambda *a, **k: sent.append(a))  # no lone command
+    hits, usage = redis_state.hop_results("inv", 1)
+    assert sent == []
+    assert hits == {"0:lexical": lexical} and usage == expected
+    assert (usage["retrieval_calls"], usage["max_hops"]) == (2, 3)
+    assert redis_state.hop_results("inv", 7) == ({}, usage)
+
+
+def test_charge_once_charges_only_the_first_time_a_marker_is_used(
+        redis_state: RedisState, redis_client: redis.Redis) -> None:
+    redis_state.init_budget("inv", max_hops=1, max_retrieval_calls=5, max_llm_tokens=0, deadline_ts=2e9)
+    assert redis_state.charge_once("inv", "inv:hop-charged:1", "hops")
+    assert not redis_state.charge_once("inv", "inv:hop-charged:1", "hops")  # a redelivered step
+    assert redis_state.usage("inv")["hops"] == 1
+    assert redis_state.charge_once("inv", "inv:hop-charged:2", "hops")  # first use; over the limit: not charged
+    assert redis_state.usage("inv")["hops"] == 1
+    assert not redis_state.once("inv:hop-charged:2")  # the same marker as `once` (an older step agrees)
+    assert 0 < redis_client.ttl(redis_state.key("once", "inv:hop-charged:1")) <= 86400
+    with pytest.raises(ValueError):
+        redis_state.charge_once("inv", "m", "nope")
+
+
 def test_parked_hits_keep_the_json_the_tasks_wrote_as_dicts(redis_state: RedisState,
                                                            redis_client: redis.Redis) -> None:
     """The stored form is the one the reducer read before the model (a redelivered task or a reducer of
