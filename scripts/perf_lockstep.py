@@ -12,6 +12,8 @@ their turn before every timed investigation: investigation i of BEFORE, then inv
 (the order swapped every round), so both sides meet the same phases. Only one investigation runs at a
 time, so neither slows the other. Prints each side's bench_timed line and the rows that differ (every
 field but timing and the investigation's id). Worktrees as for scripts/perf_compare.sh (a .venv each).
+BEFORE_HOME=DIR gives BEFORE its own ingested home (a checkout whose schema or ingest differs, e.g. the
+issue's baseline c96e303), as in scripts/perf_alternate.sh.
 """
 
 from __future__ import annotations
@@ -40,9 +42,10 @@ def main() -> None:
     work = Path(tempfile.mkdtemp())
     sides: dict[str, dict[str, object]] = {}
     try:
+        homes = {"before": Path(os.environ.get("BEFORE_HOME") or home).resolve(), "after": home}
         for name, tree in (("before", before), ("after", after)):
             copy = work / f"home-{name}"
-            shutil.copytree(home, copy, symlinks=True)
+            shutil.copytree(homes[name], copy, symlinks=True)
             shutil.rmtree(copy / "run", ignore_errors=True)
             go_read, go_write = os.pipe()
             done_read, done_write = os.pipe()
