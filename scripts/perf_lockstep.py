@@ -51,11 +51,11 @@ def main() -> None:
             done_read, done_write = os.pipe()
             env = {**os.environ, "PYTHONPATH": str(tree), "SLEUTH_HOME": str(copy),
                    "SLEUTH_SUBQUERY_CACHE_TTL": "0", "SLEUTH_BENCH_LOCKSTEP": f"{go_read},{done_write}"}
-            proc = subprocess.Popen(
-                [str(tree / ".venv/bin/python"), str(HERE / "bench_timed.py"), *args, "--executor", "inline",
-                 "--out", str(work / f"{name}.jsonl")],
-                cwd=tree, env=env, pass_fds=(go_read, done_write), stdout=subprocess.PIPE,
-                stderr=subprocess.STDOUT, text=True)
+            with (work / f"{name}.log").open("w") as log:  # a file, not a pipe: no output can block the turns
+                proc = subprocess.Popen(
+                    [str(tree / ".venv/bin/python"), str(HERE / "bench_timed.py"), *args, "--executor", "inline",
+                     "--out", str(work / f"{name}.jsonl")],
+                    cwd=tree, env=env, pass_fds=(go_read, done_write), stdout=log, stderr=subprocess.STDOUT)
             os.close(go_read)
             os.close(done_write)
             sides[name] = {"proc": proc, "go": go_write, "done": done_read, "live": True}
@@ -76,8 +76,9 @@ def main() -> None:
                     side["live"] = False
             order.reverse()
         for name, side in sides.items():
-            out = side["proc"].communicate()[0]  # type: ignore[attr-defined]
-            print(name, out.strip().splitlines()[-1] if out.strip() else "(no output)")
+            side["proc"].wait()  # type: ignore[attr-defined]
+            out = (work / f"{name}.log").read_text().strip()
+            print(name, out.splitlines()[-1] if out else "(no output)")
         a, b = _rows(work / "before.jsonl"), _rows(work / "after.jsonl")
         print(json.dumps({"rows": [len(a), len(b)], "differing": [k for k in a if a[k] != b.get(k)]}))
     finally:
