@@ -7,12 +7,12 @@ retrieval, so refusal is the synthesis step's call.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from itertools import pairwise
 
 import numpy as np
 
+from heuristic.grader import Vectoriser
 from heuristic.social import is_social
 from investigation.ports import Embedder
 from investigation.state import Route, RouteDecision
@@ -196,9 +196,6 @@ def _is_greeting_only(question: str) -> bool:
     return not remaining
 
 
-Vectorise = Callable[[Sequence[str]], np.ndarray]
-
-
 def chitchat_prototypes(embedder: Embedder) -> np.ndarray:
     """The chit-chat prototypes' unit vectors (rows), one text per call: the embedder keeps them (its
     caches), and a single text runs on its query session, so a process that only answers questions never
@@ -207,7 +204,7 @@ def chitchat_prototypes(embedder: Embedder) -> np.ndarray:
     return np.asarray([embedder.embed([text])[0] for text in _CHITCHAT_PROTOTYPES], dtype=np.float32)
 
 
-def _cosine_max(embedder: Embedder, text: str, vectorise: Vectorise | None, prototypes: np.ndarray | None) -> float:
+def _cosine_max(embedder: Embedder, text: str, vectorise: Vectoriser | None, prototypes: np.ndarray | None) -> float:
     # The question through `vectorise` when given (the reasoner's: kept out of the embedder's on-disk cache,
     # which must not grow with every question), the prototypes as given or through the embedder.
     question = vectorise([text])[0] if vectorise is not None else embedder.embed([text])[0]
@@ -259,7 +256,7 @@ def _joined(between: str) -> bool:
 
 
 def route_question(question: str, embedder: Embedder | None = None,
-                   config: RouterConfig = RouterConfig(), *, vectorise: Vectorise | None = None,
+                   config: RouterConfig = RouterConfig(), *, vectorise: Vectoriser | None = None,
                    prototypes: np.ndarray | None = None) -> RouteDecision:
     """Route by rules first; embedding similarity to chit-chat prototypes catches the rest (`vectorise`:
     how the question itself is embedded, the embedder's `embed` by default; `prototypes`: their vectors

@@ -46,27 +46,10 @@ for entry in "${DATASETS[@]}"; do
   bench before "$BEFORE" "$name" "$args"
   bench after "$AFTER" "$name" "$args"
   [ "$name" = examples ] && bench after-uncached "$AFTER" "$name" "$args" SLEUTH_TEXT_CACHE=false
-  python3 - "$OUT/before-$name.jsonl" "$OUT/after-$name.jsonl" <<'EOF'
-import json, sys
-load = lambda p: {r["id"]: r for r in map(json.loads, open(p))}
-a, b = load(sys.argv[1]), load(sys.argv[2])
-# Every field of each row (route, retrieved ids, answer, citations, stop reason, hops, recall, ...) but
-# its timing and the investigation's id.
-strip = lambda r: {k: v for k, v in r.items() if k not in ("latency_ms", "investigation_id")}
-diff = [k for k in a if strip(a[k]) != strip(b.get(k, {}))]
-print(json.dumps({"compared": sys.argv[1].rsplit("/", 1)[-1], "rows": [len(a), len(b)], "differing": diff}))
-EOF
+  python3 "$HERE/compare_rows.py" "$OUT/before-$name.jsonl" "$OUT/after-$name.jsonl"
 done
-[ -f "$OUT/after-uncached-examples.jsonl" ] && python3 - "$OUT/after-examples.jsonl" "$OUT/after-uncached-examples.jsonl" <<'EOF'
-import json, sys
-load = lambda p: {r["id"]: r for r in map(json.loads, open(p))}
-a, b = load(sys.argv[1]), load(sys.argv[2])
-# Every field of each row (route, retrieved ids, answer, citations, stop reason, hops, recall, ...) but
-# its timing and the investigation's id.
-strip = lambda r: {k: v for k, v in r.items() if k not in ("latency_ms", "investigation_id")}
-diff = [k for k in a if strip(a[k]) != strip(b.get(k, {}))]
-print(json.dumps({"compared": "after cached vs SLEUTH_TEXT_CACHE=false", "rows": [len(a), len(b)], "differing": diff}))
-EOF
+[ -f "$OUT/after-uncached-examples.jsonl" ] && python3 "$HERE/compare_rows.py" "$OUT/after-examples.jsonl" \
+  "$OUT/after-uncached-examples.jsonl" "after cached vs SLEUTH_TEXT_CACHE=false"
 
 [ -n "${BENCH_ONLY:-}" ] && { echo "DONE (BENCH_ONLY) $(date -u +%T)"; exit 0; }
 for side in before after; do  # ingest of the demo KB into a fresh home: documents, chunks, seconds

@@ -27,13 +27,8 @@ import tempfile
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
-
-
-def _rows(path: Path) -> dict[str, dict[str, object]]:
-    """The bench's rows by question id, each without its timing and investigation id."""
-    with path.open() as lines:
-        rows = [json.loads(line) for line in lines]
-    return {r["id"]: {k: v for k, v in r.items() if k not in ("latency_ms", "investigation_id")} for r in rows}
+sys.path.insert(0, str(HERE))
+from compare_rows import compared  # scripts/ is not a package: found through the path insert above
 
 
 def main() -> None:
@@ -79,8 +74,7 @@ def main() -> None:
             side["proc"].wait()  # type: ignore[attr-defined]
             out = (work / f"{name}.log").read_text().strip()
             print(name, out.splitlines()[-1] if out else "(no output)")
-        a, b = _rows(work / "before.jsonl"), _rows(work / "after.jsonl")
-        print(json.dumps({"rows": [len(a), len(b)], "differing": [k for k in a if a[k] != b.get(k)]}))
+        print(json.dumps(compared(work / "before.jsonl", work / "after.jsonl", "before vs after")))
     finally:
         shutil.rmtree(work, ignore_errors=True)
 

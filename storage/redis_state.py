@@ -170,22 +170,14 @@ class RedisState:
     @_translated
     def charge(self, inv_id: str, counter: str, amount: int = 1) -> bool:
         """Add `amount` to `counter` if that keeps it within its limit; otherwise charge nothing."""
-        if counter not in COUNTERS:
-            raise ValueError(f"unknown budget counter {counter!r}")
-        if amount < 0:
-            raise ValueError("amount must not be negative")
-        return int(self._charge(keys=[self.key("budget", inv_id)], args=[counter, int(amount)])) == 1
+        return int(self._charge(keys=[self.key("budget", inv_id)], args=_charge_args(counter, amount))) == 1
 
     @_translated
     def charge_once(self, inv_id: str, marker: str, counter: str, amount: int = 1, ttl: int = _DAY) -> bool:
         """`charge` unless `marker` was used before (the `once` key of that name, for `ttl` seconds), in one
         round trip; True when this call was the first with the marker (charged, or over the limit)."""
-        if counter not in COUNTERS:
-            raise ValueError(f"unknown budget counter {counter!r}")
-        if amount < 0:
-            raise ValueError("amount must not be negative")
         keys = [self.key("budget", inv_id), self.key("once", marker)]
-        return int(self._charge_once(keys=keys, args=[counter, int(amount), int(ttl)])) != 2
+        return int(self._charge_once(keys=keys, args=[*_charge_args(counter, amount), int(ttl)])) != 2
 
     @_translated
     def usage(self, inv_id: str) -> dict[str, Any]:
@@ -299,25 +291,17 @@ class RedisState:
         return None if raw is None else _slot_hits(raw, f"{inv_id} hop {hop} slot {slot}")
 
     @_translated
-    def load_hits(self, inv_id: str, hop: int) -> dict[str, SlotHits]:
-        """Every parked result of the hop by slot (an unreadable one is left out: the reducer reports that
-        slot as a missing result)."""
-        return self._parsed_hits(inv_id, hop, self.client.hgetall(self.key("hits", inv_id, hop)))
-
-    @_translated
     def hop_results(self, inv_id: str, hop: int) -> tuple[dict[str, SlotHits], dict[str, Any]]:
-        """`load_hits` and `usage` in one round trip: what a reducer reads once the hop's slots are done."""
+        """Every parked result of the hop by slot (an unreadable one is left out: the reducer reports that
+        slot as a missing result), and `usage`, in one round trip: what a reducer reads once the hop's
+        slots are done."""
         pipe = self.client.pipeline(transaction=False)
         pipe.hgetall(self.key("hits", inv_id, hop))
         pipe.hgetall(self.key("budget", inv_id))
         raw_hits, raw_budget = pipe.execute()
-        return self._parsed_hits(inv_id, hop, raw_hits), _usage(raw_budget)
-
-    @staticmethod
-    def _parsed_hits(inv_id: str, hop: int, raw: dict[Any, Any]) -> dict[str, SlotHits]:
         parsed = {_text(slot): _slot_hits(payload, f"{inv_id} hop {hop} slot {_text(slot)}")
-                  for slot, payload in raw.items()}
-        return {slot: hits for slot, hits in parsed.items() if hits is not None}
+                  for slot, payload in raw_hits.items()}
+        return {slot: hits for slot, hits in parsed.items() if hits is not None}, _usage(raw_budget)
 
     # -- once-only markers, progress, housekeeping ---------------------------------------------------
 
@@ -335,6 +319,15 @@ class RedisState:
             return bool(self.client.ping())
         except redis.RedisError:
             return False
+
+
+def _charge_args(counter: str, amount: int) -> list[str | int]:
+    """The `CHARGE` script's arguments, checked: a known counter, an amount that is not negative."""
+    if counter not in COUNTERS:
+        raise ValueError(f"unknown budget counter {counter!r}")
+    if amount < 0:
+        raise ValueError("amount must not be negative")
+    return [counter, int(amount)]
 
 
 def _usage(raw_hash: dict[Any, Any]) -> dict[str, Any]:

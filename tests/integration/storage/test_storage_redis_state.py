@@ -127,8 +127,8 @@ def test_hits_are_parked_per_hop(redis_state: RedisState, redis_client: redis.Re
     redis_state.store_hits("inv", 1, "0:lexical", lexical)
     redis_state.store_hits("inv", 1, "0:vector", vector)
     redis_state.store_hits("inv", 2, "0:lexical", SlotHits(query="q2", engine="lexical"))
-    assert redis_state.load_hits("inv", 1) == {"0:lexical": lexical, "0:vector": vector}
-    assert redis_state.load_hits("inv", 3) == {}
+    assert redis_state.hop_results("inv", 1)[0] == {"0:lexical": lexical, "0:vector": vector}
+    assert redis_state.hop_results("inv", 3)[0] == {}
     assert redis_state.load_hit("inv", 1, "0:vector") == vector
     assert redis_state.load_hit("inv", 2, "0:vector") is None
     assert redis_client.ttl(redis_state.key("hits", "inv", 1)) > 0
@@ -140,7 +140,7 @@ def test_a_reducer_reads_the_hops_hits_and_the_budget_in_one_round_trip(
     redis_state.charge("inv", "retrieval_calls", 2)
     lexical = SlotHits(query="q", engine="lexical", passages=(_passage("a#0"),))
     redis_state.store_hits("inv", 1, "0:lexical", lexical)
-    redis_client.hset(redis_state.key("hits", "inv", 1), "1:bm25", "not json")  # left out, as load_hits does
+    redis_client.hset(redis_state.key("hits", "inv", 1), "1:bm25", "not json")  # an unreadable one is left out
     expected = redis_state.usage("inv")
     sent: list[object] = []
     monkeypatch.setattr(redis_state.client, "execute_command", lambda *a, **k: sent.append(a))  # no lone command
@@ -193,7 +193,7 @@ def test_an_invalid_parked_result_or_cache_entry_reads_as_absent(redis_state: Re
     redis_client.hset(key, "0:vector", "not json")
     redis_state.store_hits("inv", 1, "1:bm25", SlotHits(query="q1", engine="bm25"))
     assert redis_state.load_hit("inv", 1, "0:bm25") is None  # the task runs again and overwrites it
-    assert set(redis_state.load_hits("inv", 1)) == {"1:bm25"}  # the reducer reports a missing result
+    assert set(redis_state.hop_results("inv", 1)[0]) == {"1:bm25"}  # the reducer reports a missing result
     with pytest.raises(ValidationError):
         SlotHits.model_validate({"query": "q", "engine": "bm25", "hits": []})  # no unknown fields
     redis_client.hset(redis_state.cache_key("acme", "bm25", "q", 5, None),
@@ -250,7 +250,7 @@ def test_a_client_without_decoding_works_the_same(redis_py_url: str, redis_prefi
     assert state.first_seen("inv", 1, ["x"]) == {"x"}
     hits = SlotHits(query="q", engine="bm25", passages=(_passage("a#0"),))
     state.store_hits("inv", 1, "s", hits)
-    assert state.load_hits("inv", 1) == {"s": hits}
+    assert state.hop_results("inv", 1)[0] == {"s": hits}
 
 
 def test_unreachable_redis_is_a_transient_error() -> None:
