@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import os
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from functools import cached_property
 from typing import TYPE_CHECKING
@@ -48,10 +48,13 @@ def limit_blas_threads() -> None:
 class Services:
     """Everything a worker, the API or the CLI talks to, built on first use from one `Settings`."""
 
-    def __init__(self, settings: Settings) -> None:
+    def __init__(self, settings: Settings, *, one_process: bool = False) -> None:
+        """`one_process`: every step of this process's investigations runs here (the in-process executor,
+        `tasks.inline`), so nothing computed for one step has to reach another process through Redis."""
         from investigation import memo
 
         self.settings = settings
+        self.one_process = one_process
         memo.set_enabled(settings.text_cache)  # process-wide, like the settings it comes from
         limit_blas_threads()
 
@@ -89,10 +92,21 @@ class Services:
     def embedder(self) -> Embedder:
         from adapters.search.embedder import MiniLMEmbedder, RedisVectors
 
-        # Query vectors are shared by this deployment's processes through Redis when there is one.
-        shared = RedisVectors(self.redis, f"{self.settings.redis_prefix}:vec") if self.settings.redis_url else None
+        # Query vectors are shared by this deployment's processes through Redis when there is one: a query
+        # embedded by a retrieval task in one pool process is graded by a reducer in another. In one process
+        # the in-memory LRU already holds it, and the two round trips sat on every vector slot's path.
+        shared = (RedisVectors(self.redis, f"{self.settings.redis_prefix}:vec")
+                  if self.settings.redis_url and not self.one_process else None)
         return MiniLMEmbedder(cache_dir=self.settings.effective_embeddings_dir,
                               max_tokens=self.settings.embed_max_tokens, shared=shared)
+
+    def prepare_queries(self, texts: Sequence[str]) -> None:
+        """A hop's queries are decided: start embedding them for its vector search now, in the background
+        (`MiniLMEmbedder.prepare`), so the model runs while the step writes and the hop is dispatched."""
+        from adapters.search.embedder import MiniLMEmbedder
+
+        if isinstance(self.embedder, MiniLMEmbedder):
+            self.embedder.prepare(texts)
 
     @cached_property
     def backends(self) -> dict[str, SearchBackend]:

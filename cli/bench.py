@@ -254,7 +254,7 @@ def run_bench(settings: Settings, dataset_dir: Path, *, mode: str, k: int, out: 
                                    env={"SLEUTH_FINAL_K": str(k), "SLEUTH_DEADLINE_SECONDS": "3600"})
              if executor == "queue" else processes.state_redis(settings))
     with stack as live, profiling(profile) as pool:
-        services = Services(live)
+        services = Services(live, one_process=executor == "inline")
         if executor == "inline":  # as a worker process is at its start: model loaded, start-up heap frozen
             from workers.runtime import prepare_process
 

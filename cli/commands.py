@@ -176,7 +176,7 @@ def _ask_inline(settings: Settings, question: str, tenant: str, *, mode: str, au
     from tasks import inline
 
     with processes.state_redis(settings) as live:
-        services = Services(live)
+        services = Services(live, one_process=True)
         # Load the reasoner, engines and embedding model while intake migrates and writes: the model's
         # session is built in native code, so this overlaps with the database work.
         warm = threading.Thread(target=_warm, args=(services,), daemon=True)

@@ -38,7 +38,7 @@ def _tenant(settings: Settings, api: ToolServices, console: Console) -> Iterator
     from storage import repositories as repo
 
     with processes.state_redis(settings) as live:
-        services = Services(live)
+        services = Services(live, one_process=True)  # investigations run in this process (tasks.inline)
         with services.session() as session:
             tenant, _ = repo.create_tenant(session, name=f"toolbench-{uuid.uuid4().hex[:8]}",
                                            allowed_hosts=["127.0.0.1"])

@@ -178,6 +178,7 @@ def start(services: Services, inv_id: str) -> Next:
             return Next(NextKind.DELIVER, deliveries=_pending(session, inv_id))
 
     plan = outcome.plan
+    services.prepare_queries([q.text for q in plan.subqueries])
     trace.add("plan", "plan", original=plan.original, plan_kind=plan.kind,
               subqueries=[q.model_dump() for q in plan.subqueries])
     with services.session() as session, repo.atomic(session):
@@ -379,7 +380,9 @@ def _reduce(services: Services, inv_id: str, hop: int) -> Next:
     trace.add(f"judge:{hop}", "judgment", hop=hop, **out.judgment.model_dump(mode="json"))
     trace.add(f"decide:{hop}", "decision", hop=hop, **decision)
     go_on = chosen.action is LoopAction.CONTINUE and bool(chosen.next_queries)
-    if not go_on:
+    if go_on:
+        services.prepare_queries([q.text for q in chosen.next_queries])
+    else:
         decision["action"] = "stop"
     # The hop's evidence, counts and trace in one transaction; when the loop stops, its decision too.
     with services.session() as session, repo.atomic(session):

@@ -14,6 +14,7 @@ import threading
 import weakref
 from collections import OrderedDict
 from collections.abc import Iterator, Sequence
+from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
@@ -122,6 +123,9 @@ class MiniLMEmbedder:
         self._sessions: dict[int, Any] = {}  # intra-op threads → session
         self._tokenizer: Any = None
         self._db: sqlite3.Connection | None = None
+        # Queries embedded ahead of their search (`prepare`): content key → the run computing it.
+        self._ahead: ThreadPoolExecutor | None = None
+        self._inflight: dict[str, Future[None]] = {}
         _LIVE.add(self)
 
     # -- public -------------------------------------------------------------------------------------
@@ -138,10 +142,15 @@ class MiniLMEmbedder:
         The lock guards the caches and the lazy loading, not the model run: two threads embedding
         different texts (a hop's two vector slots) run the model at once, one core each, the same vectors
         as one after the other (each run is one text on a one-thread session; the run is thread-safe)."""
-        out = np.zeros((len(texts), DIM), dtype=np.float32)
         if not texts:
-            return out
+            return np.zeros((0, DIM), dtype=np.float32)
         keys = [self._key(t) for t in texts]
+        if not persist:
+            self._await_prepared(keys)
+        return self._embed(texts, keys, persist=persist)
+
+    def _embed(self, texts: Sequence[str], keys: list[str], *, persist: bool) -> FloatArray:
+        out = np.zeros((len(texts), DIM), dtype=np.float32)
         with self._lock:
             found = self._lookup(keys)
         missing: dict[str, str] = {}
@@ -169,6 +178,46 @@ class MiniLMEmbedder:
         for i, key in enumerate(keys):
             out[i] = found[key]
         return out
+
+    def prepare(self, texts: Sequence[str]) -> None:
+        """Start embedding queries that are about to be searched, in the background, each in its own run
+        (the vectors `embed_array(..., persist=False)` gives: same session, one text per run) and as
+        `persist=False` does (memory, and the Redis share). A step calls it as soon as it knows the next
+        hop's queries: the model then runs while the step writes its results and the hop's retrievals are
+        dispatched, instead of at the start of the vector search. A search that needs a query being
+        prepared waits for it, or takes it over if its run has not started; a failed run is only a miss."""
+        with self._lock:
+            todo: dict[str, str] = {}
+            for text in texts:
+                key = self._key(text)
+                if text.strip() and key not in self._lru and key not in self._inflight:
+                    todo[key] = text
+            if not todo:
+                return
+            if self._ahead is None:  # two runs at once: a hop's vector slots search on both cores
+                self._ahead = ThreadPoolExecutor(max_workers=2, thread_name_prefix="embed-ahead")
+            for key, text in todo.items():
+                self._inflight[key] = self._ahead.submit(self._embed_ahead, key, text)
+
+    def _embed_ahead(self, key: str, text: str) -> None:
+        try:
+            self._embed([text], [key], persist=False)
+        finally:
+            with self._lock:
+                self._inflight.pop(key, None)
+
+    def _await_prepared(self, keys: list[str]) -> None:
+        with self._lock:
+            runs = {k: run for k in keys if (run := self._inflight.get(k)) is not None}
+        for key, run in runs.items():
+            if run.cancel():  # not started: the caller embeds the text itself, now
+                with self._lock:
+                    self._inflight.pop(key, None)
+                continue
+            try:  # running: its vector is ready sooner than a run of our own
+                run.result()
+            except Exception:  # noqa: BLE001,S110 - a failed run is a miss: the caller embeds the text
+                pass
 
     def close(self) -> None:
         """Release the SQLite connection (the session is dropped with the object)."""
@@ -318,6 +367,7 @@ def _after_fork_in_child() -> None:
     for embedder in list(_LIVE):
         embedder._lock = threading.Lock()
         embedder._sessions = {}
+        embedder._ahead, embedder._inflight = None, {}  # the parent's threads are not in the child
 
 
 os.register_at_fork(after_in_child=_after_fork_in_child)

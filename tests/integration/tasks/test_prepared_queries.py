@@ -1,0 +1,69 @@
+"""A step that decides a hop's queries starts embedding them at once (`Services.prepare_queries`), before it
+writes the hop, so the model runs while the step writes and the hop is dispatched. In one process
+(`Services(one_process=True)`: the in-process executor) query vectors are not copied through Redis, where
+no other process would read them."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+
+import pytest
+
+from adapters.search.embedder import MiniLMEmbedder, RedisVectors
+from app.intake import parse_request, submit_investigation
+from bootstrap import Services
+from storage import repositories as repo
+from tasks import inline
+from tests.support.stack import Stack, build_stack
+
+pytestmark = pytest.mark.integration
+
+# Two hops on the stack's corpus: the plan's sub-queries, then a follow-up query.
+QUESTION = "Which plan includes SCIM provisioning, and which region keeps customer data inside Germany?"
+
+
+def _submit(stack: Stack, services: Services) -> str:
+    with services.session() as session:
+        tenant = repo.get_tenant_by_name(session, name=stack.tenant_name)
+    return submit_investigation(services, tenant=tenant, request=parse_request({"question": QUESTION}),
+                                launch=lambda _i: None).id
+
+
+def test_each_hops_queries_are_prepared_before_the_hop_is_written(tmp_path: Path, redis_url: str,
+                                                                  redis_prefix: str) -> None:
+    stack = build_stack(tmp_path / "home", redis_url, redis_prefix)
+    services = Services(stack.settings, one_process=True)
+    embedder = services.embedder
+    assert isinstance(embedder, MiniLMEmbedder)
+    inv_id = _submit(stack, services)
+    real = embedder.prepare
+    prepared: list[tuple[int, list[str]]] = []  # (hops written at that moment, the queries)
+
+    def recording(texts: Sequence[str]) -> None:
+        with services.session() as session:
+            prepared.append((len(repo.list_hops(session, investigation_id=inv_id)), list(texts)))
+        real(texts)
+
+    embedder.prepare = recording  # type: ignore[method-assign]
+    inline.run(services, inv_id, deliver=False)
+    with services.session() as session:
+        hops = repo.list_hops(session, investigation_id=inv_id)
+        assert repo.get_investigation(session, investigation_id=inv_id).status == "answered"
+    assert len(hops) >= 2
+    assert prepared == [(h.number - 1, [str(q["text"]) for q in h.queries]) for h in hops]
+    assert all(embedder._key(str(q["text"])) in embedder._lru for h in hops for q in h.queries)
+
+
+def test_query_vectors_go_through_redis_only_between_processes(tmp_path: Path, redis_url: str,
+                                                              redis_prefix: str) -> None:
+    stack = build_stack(tmp_path / "home", redis_url, redis_prefix)
+    shared, alone = stack.services, Services(stack.settings, one_process=True)
+    assert isinstance(shared.embedder, MiniLMEmbedder) and isinstance(alone.embedder, MiniLMEmbedder)
+    assert isinstance(shared.embedder._shared, RedisVectors) and alone.embedder._shared is None
+    vectors = f"{redis_prefix}:vec"
+
+    inline.run(alone, _submit(stack, alone), deliver=False)
+    assert list(alone.redis.scan_iter(match=f"{vectors}:*")) == []
+    inline.run(shared, _submit(stack, shared), deliver=False)  # what a Celery pool process does
+    assert list(shared.redis.scan_iter(match=f"{vectors}:*"))  # the redis_prefix fixture deletes them
