@@ -23,11 +23,9 @@ def _authenticate(request: Request, api_key: str | None) -> Tenant:
     services = get_services(request)
     with services.session() as session:
         try:
-            tenant = repo.authenticate(session, api_key=api_key)
+            return repo.authenticate(session, api_key=api_key)  # detached: read after the session is gone
         except Forbidden as exc:
             raise NotAuthenticated("invalid API key") from exc
-        # A detached copy: safe to read after the session is gone, never written back by accident.
-        return Tenant.model_validate(tenant.model_dump())
 
 
 async def bearer_tenant(

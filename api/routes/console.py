@@ -50,7 +50,7 @@ async def login(request: Request, services: ServicesDep) -> Response:
     def check() -> Tenant | None:
         with services.session() as db:
             try:
-                return Tenant.model_validate(repo.authenticate(db, api_key=key).model_dump())
+                return repo.authenticate(db, api_key=key)  # detached
             except Forbidden:
                 return None
 

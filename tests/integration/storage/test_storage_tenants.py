@@ -6,6 +6,7 @@ import base64
 import hashlib
 
 import pytest
+from sqlalchemy import inspect
 from sqlmodel import Session, select
 
 from investigation.errors import Forbidden, NotFound, ValidationFailed
@@ -66,6 +67,9 @@ def test_authenticate(session: Session) -> None:
     globex, other_key = create_tenant(session, name="globex")
     assert authenticate(session, api_key=key).id == acme.id
     assert authenticate(session, api_key=other_key).id == globex.id
+    found = authenticate(session, api_key=key)  # detached: no session holds it, every field as stored
+    assert inspect(found).transient and found not in session
+    assert found.model_dump() == get_tenant(session, tenant_id=acme.id).model_dump()
     for bad in ["", key + "x", key[:-1], "sk_unknown", acme.api_key_hash]:
         with pytest.raises(Forbidden):
             authenticate(session, api_key=bad)

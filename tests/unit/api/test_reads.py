@@ -44,6 +44,30 @@ def test_view_is_the_public_json(api: Api) -> None:
         assert key in view
 
 
+def test_view_body_is_what_fastapi_would_render_byte_for_byte(api: Api) -> None:
+    """The route returns the validated view as a JSONResponse rather than handing it to FastAPI to validate
+    again: the bytes must be those FastAPI rendered before (floats as Python writes them: 1e-05, not the
+    0.00001 of pydantic's own JSON)."""
+    from fastapi.responses import JSONResponse
+
+    from investigation.state import Evidence, Grade
+
+    inv_id = _create(api, "Où sont stockées les données — région de Francfort ?")
+    with api.services.session() as session:
+        repo.add_evidence(session, investigation_id=inv_id, evidence=[
+            Evidence(id=f"e{i}", chunk_id=f"frankfurt#{i}", source_id="frankfurt", title="Région « Francfort »",
+                     text="Les données restent en Allemagne ✓", score=score, grade=Grade.CORRECT, hop=1,
+                     query="données Francfort", url="https://kb.example.com/frankfurt")
+            for i, score in enumerate([0.1 + 0.2, 1e-05, 0.8333333333333334, 12.0])])
+    _finish(api, inv_id, answer="Francfort [1] — 99,95 %.")
+    response = api.client.get(f"/v1/investigations/{inv_id}", headers=api.auth())
+    with api.services.session() as session:
+        view = repo.investigation_view(session, investigation=repo.get_investigation(session, investigation_id=inv_id))
+    assert response.status_code == 200 and response.headers["content-type"] == "application/json"
+    assert response.content == JSONResponse(view).body
+    assert len(response.json()["evidence"]) == 4
+
+
 def test_trace_lists_events_in_write_order(api: Api) -> None:
     inv_id = _create(api)
     steps = [("route", "route"), ("plan", "plan"), ("hop:1", "hop"), ("retrieve:1:0", "retrieval"),
