@@ -11,7 +11,11 @@ snapshot: a long-lived session sees new rows only in its next transaction.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+import os
+import sqlite3
+import threading
+import weakref
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
@@ -20,6 +24,7 @@ from alembic import command
 from alembic.config import Config
 from sqlalchemy import Engine, create_engine, event, make_url, text
 from sqlalchemy.engine import Connection
+from sqlalchemy.exc import OperationalError
 from sqlmodel import Session
 
 MIGRATIONS_DIR = Path(__file__).resolve().parent / "migrations"
@@ -67,10 +72,73 @@ def _configure_sqlite(engine: Engine) -> None:
         finally:
             cursor.close()
 
+    writers = _WRITERS[engine] = _Writers(engine.dialect)
+
     @event.listens_for(engine, "begin")
     def _on_begin(connection: Connection) -> None:
-        immediate = connection.get_execution_options().get(IMMEDIATE, False)
-        connection.exec_driver_sql("BEGIN IMMEDIATE" if immediate else "BEGIN")
+        if not connection.get_execution_options().get(IMMEDIATE, False):
+            connection.exec_driver_sql("BEGIN")
+            return
+        writers.acquire(connection.connection)
+        try:
+            connection.exec_driver_sql("BEGIN IMMEDIATE")
+        except BaseException:
+            writers.release(connection.connection)
+            raise
+
+
+class _Writers:
+    """The write transactions of one process's threads on one SQLite database take turns on a lock.
+
+    SQLite lets one writer in at a time; another connection's ``BEGIN IMMEDIATE`` meanwhile waits in its
+    busy handler, which sleeps 1, 2, 5, 10… ms between tries: a hop's retrieval threads writing their trace
+    events at once lost up to 9 ms each that way (29 % of their BEGINs took over 1 ms in the HotpotQA
+    sample; docs/performance.md). Here a thread waits for the previous writer of its own process and starts
+    the moment that one's COMMIT (or ROLLBACK, or close) has returned: the dialect's own calls are wrapped,
+    since the engine's commit event comes before the COMMIT. Other processes still meet the busy handler.
+    Bounded like the busy timeout."""
+
+    def __init__(self, dialect: Any) -> None:
+        self.lock = threading.Lock()
+        self.holder: int | None = None  # id() of the DBAPI connection whose write transaction has the turn
+        for name in ("do_commit", "do_rollback", "do_close", "do_terminate"):
+            setattr(dialect, name, self._then_release(getattr(dialect, name)))
+
+    def acquire(self, connection: Any) -> None:
+        if not self.lock.acquire(timeout=SQLITE_BUSY_TIMEOUT_MS / 1000):
+            raise OperationalError("BEGIN IMMEDIATE", None,
+                                   sqlite3.OperationalError("database is locked (this process's writers)"))
+        self.holder = _dbapi_id(connection)
+
+    def release(self, connection: Any) -> None:
+        if self.holder is not None and self.holder == _dbapi_id(connection):
+            self.holder = None
+            self.lock.release()
+
+    def _then_release(self, end: Callable[[Any], None]) -> Callable[[Any], None]:
+        def ended(dbapi_connection: Any) -> None:
+            try:
+                end(dbapi_connection)
+            finally:
+                self.release(dbapi_connection)
+
+        return ended
+
+
+def _dbapi_id(connection: Any) -> int:
+    """The sqlite3 connection's id, whether given it or the pool's proxy of it (the dialect gets either)."""
+    return id(getattr(connection, "dbapi_connection", connection))
+
+
+_WRITERS: weakref.WeakKeyDictionary[Engine, _Writers] = weakref.WeakKeyDictionary()  # SQLite engines
+
+
+def _writers_after_fork() -> None:
+    for writers in list(_WRITERS.values()):  # a lock a parent's thread held at fork time stays held in the child
+        writers.lock, writers.holder = threading.Lock(), None
+
+
+os.register_at_fork(after_in_child=_writers_after_fork)
 
 
 def migrate(engine_or_url: Engine | str) -> None:
