@@ -5,6 +5,8 @@ or close, and a forked child starts with a free lock."""
 from __future__ import annotations
 
 import os
+import subprocess
+import sys
 import threading
 from collections.abc import Iterator
 from pathlib import Path
@@ -116,23 +118,38 @@ def test_readers_do_not_take_the_turn(engine: Engine) -> None:
     assert not writers.lock.locked()
 
 
-def test_a_child_forked_while_a_thread_holds_the_turn_can_write(engine: Engine) -> None:
-    writers = _writers(engine)
-    holding, done = threading.Event(), threading.Event()
+FORKING_PARENT = """
+import os, sys, threading
+from sqlalchemy import text
+from storage.db import _WRITERS, IMMEDIATE, make_engine
+engine = make_engine("sqlite:///" + sys.argv[1])
+with engine.begin() as conn:
+    conn.exec_driver_sql("CREATE TABLE t (n INTEGER)")
+writers = _WRITERS[engine]
+holding, done = threading.Event(), threading.Event()
 
-    def hold() -> None:
-        with engine.connect() as conn, conn.execution_options(**{IMMEDIATE: True}).begin():
-            conn.execute(text("INSERT INTO t (n) VALUES (1)"))
-            holding.set()
-            done.wait(timeout=30)
+def hold():
+    with engine.connect() as conn, conn.execution_options(**{IMMEDIATE: True}).begin():
+        conn.execute(text("INSERT INTO t (n) VALUES (1)"))
+        holding.set()
+        done.wait(timeout=30)
 
-    thread = threading.Thread(target=hold)
-    thread.start()
-    assert holding.wait(timeout=20) and writers.lock.locked()
-    pid = os.fork()
-    if pid == 0:  # the child: its lock is free; SQLite itself is locked by the parent, so stop there
-        os._exit(0 if not writers.lock.locked() and writers.holder is None else 1)
-    _, status = os.waitpid(pid, 0)
-    done.set()
-    thread.join(timeout=20)
-    assert os.WEXITSTATUS(status) == 0
+thread = threading.Thread(target=hold)
+thread.start()
+assert holding.wait(timeout=20) and writers.lock.locked()
+pid = os.fork()
+if pid == 0:  # the child: its lock is free (SQLite itself is still locked by the parent's thread)
+    os._exit(0 if not writers.lock.locked() and writers.holder is None else 1)
+_, status = os.waitpid(pid, 0)
+done.set()
+thread.join(timeout=20)
+sys.exit(os.WEXITSTATUS(status))
+"""
+
+
+def test_a_child_forked_while_a_thread_holds_the_turn_starts_with_it_free(tmp_path: Path) -> None:
+    # A fresh interpreter forks, as a Celery worker's main process does (never the test runner itself).
+    root = Path(__file__).resolve().parents[3]
+    done = subprocess.run([sys.executable, "-c", FORKING_PARENT, str(tmp_path / "f.db")], check=False,
+                          cwd=root, env={**os.environ, "PYTHONPATH": str(root)}, capture_output=True, timeout=120)
+    assert done.returncode == 0, done.stderr.decode()[-2000:]

@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import os
 import sqlite3
+import subprocess
+import sys
 import threading
 from pathlib import Path
 
@@ -113,15 +115,27 @@ def test_a_failed_background_run_is_only_a_miss(tmp_path: Path) -> None:
     assert np.array_equal(vector, _alone(tmp_path, QUERIES[1])) and embedder._inflight == {}
 
 
+FORKING_PARENT = """
+import os, sys
+from adapters.search.embedder import MiniLMEmbedder
+embedder = MiniLMEmbedder()
+embedder.prepare([sys.argv[1]])
+embedder.embed_array([sys.argv[1]], persist=False)
+pid = os.fork()
+if pid == 0:  # the child: no executor thread was inherited; it prepares and embeds on its own
+    ok = embedder._ahead is None and embedder._inflight == {}
+    embedder.prepare([sys.argv[2]])
+    ok = ok and embedder.embed_array([sys.argv[2]], persist=False).shape == (1, 384)
+    os._exit(0 if ok else 1)
+_, status = os.waitpid(pid, 0)
+sys.exit(os.WEXITSTATUS(status))
+"""
+
+
 def test_a_forked_child_starts_without_the_parents_background_runs() -> None:
-    embedder = MiniLMEmbedder()
-    embedder.prepare([QUERIES[0]])
-    embedder.embed_array([QUERIES[0]], persist=False)
-    pid = os.fork()
-    if pid == 0:  # the child: no executor thread was inherited, and it prepares and embeds on its own
-        ok = embedder._ahead is None and embedder._inflight == {}
-        embedder.prepare([QUERIES[1]])
-        ok = ok and embedder.embed_array([QUERIES[1]], persist=False).shape == (1, 384)
-        os._exit(0 if ok else 1)
-    _, status = os.waitpid(pid, 0)
-    assert os.WEXITSTATUS(status) == 0
+    # The forking parent is a fresh interpreter, as a Celery worker's main process is: the test runner's
+    # own process holds other tests' model sessions, which a forked child must never touch.
+    root = Path(__file__).resolve().parents[3]
+    done = subprocess.run([sys.executable, "-c", FORKING_PARENT, QUERIES[0], QUERIES[1]], check=False, cwd=root,
+                          env={**os.environ, "PYTHONPATH": str(root)}, capture_output=True, timeout=120)
+    assert done.returncode == 0, done.stderr.decode()[-2000:]
