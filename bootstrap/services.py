@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 import os
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
@@ -20,6 +21,8 @@ if TYPE_CHECKING:
     from storage.rate_limit import TokenBucketLimiter
     from storage.redis_state import RedisState
 
+
+log = logging.getLogger(__name__)
 
 # An operator who sets one of these chooses the BLAS threads themselves.
 BLAS_THREAD_VARIABLES = ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS")
@@ -102,11 +105,16 @@ class Services:
 
     def prepare_queries(self, texts: Sequence[str]) -> None:
         """A hop's queries are decided: start embedding them for its vector search now, in the background
-        (`MiniLMEmbedder.prepare`), so the model runs while the step writes and the hop is dispatched."""
+        (`MiniLMEmbedder.prepare`), so the model runs while the step writes and the hop is dispatched.
+        Best effort: an embedder that cannot be built or started is the vector search's to report (the
+        hop degrades, as DESIGN.md promises), never the step's."""
         from adapters.search.embedder import MiniLMEmbedder
 
-        if isinstance(self.embedder, MiniLMEmbedder):
-            self.embedder.prepare(texts)
+        try:
+            if isinstance(self.embedder, MiniLMEmbedder):
+                self.embedder.prepare(texts)
+        except Exception:  # best effort: see the docstring
+            log.debug("queries not prepared", exc_info=True)
 
     @cached_property
     def backends(self) -> dict[str, SearchBackend]:

@@ -67,3 +67,20 @@ def test_query_vectors_go_through_redis_only_between_processes(tmp_path: Path, r
     assert list(alone.redis.scan_iter(match=f"{vectors}:*")) == []
     inline.run(shared, _submit(stack, shared), deliver=False)  # what a Celery pool process does
     assert list(shared.redis.scan_iter(match=f"{vectors}:*"))  # the redis_prefix fixture deletes them
+
+
+def test_an_embedder_that_cannot_be_built_leaves_preparing_to_the_search(tmp_path: Path) -> None:
+    from config.settings import Settings
+    from investigation.errors import PermanentError
+
+    services = Services(Settings(home=tmp_path / "home"), one_process=True)
+    attempts: list[int] = []
+
+    def broken(self: Services) -> None:
+        attempts.append(1)
+        raise PermanentError("embedding model file not found")
+
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(Services, "embedder", property(broken))
+        services.prepare_queries(["Which plan includes SCIM provisioning?"])  # does not raise
+    assert attempts == [1]
