@@ -168,7 +168,7 @@ def start(services: Services, inv_id: str) -> Next:
         with services.session() as session, repo.atomic(session):
             trace.write(session)
             repo.set_investigation(session, investigation_id=inv_id, route=outcome.route.route.value,
-                                      route_reason=outcome.route.reason)
+                                   route_reason=outcome.route.reason)
             repo.finish_investigation(
                 session, investigation_id=inv_id, status=status.value, stop_reason=str(reason),
                 answer=answer.text if answer else None, citations=[],

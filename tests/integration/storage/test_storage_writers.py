@@ -4,9 +4,6 @@ or close, and a forked child starts with a free lock."""
 
 from __future__ import annotations
 
-import os
-import subprocess
-import sys
 import threading
 from collections.abc import Iterator
 from pathlib import Path
@@ -15,6 +12,7 @@ import pytest
 from sqlalchemy import Engine, text
 
 from storage.db import _WRITERS, IMMEDIATE, _Writers, make_engine
+from tests.support.fresh import run_script
 
 pytestmark = pytest.mark.integration
 
@@ -149,7 +147,4 @@ sys.exit(os.WEXITSTATUS(status))
 
 def test_a_child_forked_while_a_thread_holds_the_turn_starts_with_it_free(tmp_path: Path) -> None:
     # A fresh interpreter forks, as a Celery worker's main process does (never the test runner itself).
-    root = Path(__file__).resolve().parents[3]
-    done = subprocess.run([sys.executable, "-c", FORKING_PARENT, str(tmp_path / "f.db")], check=False,
-                          cwd=root, env={**os.environ, "PYTHONPATH": str(root)}, capture_output=True, timeout=120)
-    assert done.returncode == 0, done.stderr.decode()[-2000:]
+    run_script(FORKING_PARENT, str(tmp_path / "f.db"))  # exits 0 when the child's lock is free

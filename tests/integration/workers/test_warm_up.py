@@ -3,8 +3,6 @@ so its first investigation does not wait for them; a warm-up that fails leaves t
 
 from __future__ import annotations
 
-import subprocess
-import sys
 import threading
 from pathlib import Path
 
@@ -13,6 +11,7 @@ import pytest
 
 from adapters.search.embedder import MiniLMEmbedder
 from bootstrap import Services
+from tests.support.fresh import run_script
 from tests.support.stack import build_stack
 from workers.runtime import warm_up
 
@@ -90,10 +89,6 @@ print(frozen, dead() is None)
 
 
 def test_a_pool_process_freezes_its_start_up_heap_after_collecting_it(tmp_path: Path) -> None:
-    root = Path(__file__).resolve().parents[3]
-    result = subprocess.run([sys.executable, "-c", FREEZE_PROBE, str(tmp_path / "home")], check=False,
-                            capture_output=True, text=True, cwd=root, timeout=120)
-    assert result.returncode == 0, result.stderr
-    frozen, collected = result.stdout.split()
+    frozen, collected = run_script(FREEZE_PROBE, str(tmp_path / "home")).split()
     assert int(frozen) > 10_000  # modules, the engine, the model's session ...: out of the collector's sight
     assert collected == "True"  # garbage was collected first, not frozen for the process's life

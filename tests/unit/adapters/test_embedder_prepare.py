@@ -4,10 +4,7 @@ survives a failed one (runs the real int8 model)."""
 
 from __future__ import annotations
 
-import os
 import sqlite3
-import subprocess
-import sys
 import threading
 from pathlib import Path
 
@@ -15,6 +12,7 @@ import numpy as np
 import pytest
 
 from adapters.search.embedder import MiniLMEmbedder
+from tests.support.fresh import run_script
 
 pytestmark = pytest.mark.integration
 
@@ -118,6 +116,7 @@ def test_a_failed_background_run_is_only_a_miss(tmp_path: Path) -> None:
 FORKING_PARENT = """
 import os, sys
 from adapters.search.embedder import MiniLMEmbedder
+from tests.support.fresh import run_script
 embedder = MiniLMEmbedder()
 embedder.prepare([sys.argv[1]])
 embedder.embed_array([sys.argv[1]], persist=False)
@@ -135,7 +134,4 @@ sys.exit(os.WEXITSTATUS(status))
 def test_a_forked_child_starts_without_the_parents_background_runs() -> None:
     # The forking parent is a fresh interpreter, as a Celery worker's main process is: the test runner's
     # own process holds other tests' model sessions, which a forked child must never touch.
-    root = Path(__file__).resolve().parents[3]
-    done = subprocess.run([sys.executable, "-c", FORKING_PARENT, QUERIES[0], QUERIES[1]], check=False, cwd=root,
-                          env={**os.environ, "PYTHONPATH": str(root)}, capture_output=True, timeout=120)
-    assert done.returncode == 0, done.stderr.decode()[-2000:]
+    run_script(FORKING_PARENT, QUERIES[0], QUERIES[1])  # exits 0 when the child found what it should

@@ -6,15 +6,12 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
 from bootstrap.services import BLAS_THREAD_VARIABLES
-
-ROOT = Path(__file__).resolve().parents[3]
+from tests.support.fresh import run_script
 
 PROBE = """
 import json, os, sys
@@ -41,11 +38,8 @@ print(json.dumps({"before": before, "after": after, "child": json.load(open(sys.
 
 def _probe(tmp_path: Path, **env: str) -> dict[str, list[int]]:
     clean = {k: v for k, v in os.environ.items() if k not in BLAS_THREAD_VARIABLES}
-    result = subprocess.run([sys.executable, "-c", PROBE, str(tmp_path / "home"), str(tmp_path / "child.json")],
-                            check=False, capture_output=True, text=True, cwd=ROOT, env={**clean, **env},
-                            timeout=120)
-    assert result.returncode == 0, result.stderr
-    found: dict[str, list[int]] = json.loads(result.stdout.strip().splitlines()[-1])
+    out = run_script(PROBE, str(tmp_path / "home"), str(tmp_path / "child.json"), env={**clean, **env})
+    found: dict[str, list[int]] = json.loads(out.strip().splitlines()[-1])
     return found
 
 
