@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from sqlalchemy import update
+from sqlalchemy import bindparam, update
 from sqlmodel import Session, col, select
 
 from investigation.errors import NotFound, ValidationFailed
@@ -75,13 +75,13 @@ def get_delivery(session: Session, *, delivery_id: str, tenant_id: str | None = 
     return delivery
 
 
+# Read when an investigation finishes: built once (docs/performance.md, "statements built once").
+_DELIVERIES_OF = (select(Delivery).where(col(Delivery.investigation_id) == bindparam("investigation_id"))
+                  .order_by(col(Delivery.created_at), col(Delivery.slot)).execution_options(populate_existing=True))
+
+
 def list_deliveries(session: Session, *, investigation_id: str) -> list[Delivery]:
-    stmt = (
-        select(Delivery)
-        .where(Delivery.investigation_id == investigation_id)
-        .order_by(col(Delivery.created_at), col(Delivery.slot))
-    )
-    return list(session.exec(stmt.execution_options(populate_existing=True)).all())
+    return list(session.exec(_DELIVERIES_OF, params={"investigation_id": investigation_id}).all())
 
 
 def record_attempt(

@@ -7,7 +7,7 @@ from collections.abc import Sequence
 from datetime import datetime, timedelta
 from typing import Any
 
-from sqlalchemy import Table, case, update
+from sqlalchemy import Table, bindparam, case, update
 from sqlmodel import Session, col, select
 
 from investigation.errors import NotFound, ValidationFailed
@@ -132,22 +132,36 @@ def set_investigation(session: Session, *, investigation_id: str, **fields: Any)
     if _held(session, investigation_id) is not None:
         update_investigation(session, investigation_id=investigation_id, **fields)
         return
-    stmt = update(_TABLE).where(_TABLE.c.id == investigation_id).values(**_update_values(fields))
+    values = _update_values(fields, bound=True)
+    stmt = _set_statement(tuple(values))
     with write(session):
-        if session.connection().execute(stmt).rowcount == 0:
+        params = {"row_id": investigation_id, **{f"new_{name}": value for name, value in values.items()}}
+        if session.connection().execute(stmt, params).rowcount == 0:
             raise NotFound(f"investigation {investigation_id} not found")
 
 
-def _update_values(fields: dict[str, Any]) -> dict[str, Any]:
+@functools.lru_cache(maxsize=64)  # one per set of columns a caller sets: a handful in the code
+def _set_statement(names: tuple[str, ...]) -> Any:
+    """`set_investigation`'s UPDATE of the columns `names`, the value of column `c` as bind parameter "new_c"
+    (an UPDATE's bind parameters may not be named after its columns): built once per set of columns
+    (docs/performance.md, "statements built once")."""
+    values: dict[str, Any] = {name: bindparam(f"new_{name}", type_=_TABLE.c[name].type) for name in names}
+    if "status" in values:
+        values["status"] = case((_TABLE.c.status.in_(TERMINAL), _TABLE.c.status), else_=values["status"])
+    return update(_TABLE).where(_TABLE.c.id == bindparam("row_id")).values(**values)
+
+
+def _update_values(fields: dict[str, Any], *, bound: bool = False) -> dict[str, Any]:
     """The SET clause of an update: `fields` checked, `updated_at`, and a status that never revives a
-    terminal investigation (decided in the same statement as the write, so no worker can race it)."""
+    terminal investigation (decided in the same statement as the write, so no worker can race it).
+    `bound`: the plain values, for `_set_statement`'s bind parameters (which holds that CASE itself)."""
     for name in fields:
         if name not in _COLUMNS or name in _READONLY_FIELDS:
             raise ValidationFailed(name, "not an updatable investigation field")
     if "status" in fields and fields["status"] not in ACTIVE:
         raise ValidationFailed("status", "use finish_investigation for a terminal status")
     values: dict[str, Any] = {**fields, "updated_at": utcnow()}
-    if "status" in values:
+    if "status" in values and not bound:
         values["status"] = case((_TABLE.c.status.in_(TERMINAL), _TABLE.c.status), else_=values["status"])
     return values
 

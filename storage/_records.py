@@ -6,7 +6,7 @@ import functools
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from sqlalchemy import Table, update
+from sqlalchemy import Table, bindparam, update
 from sqlmodel import Session, col, select
 
 from investigation.errors import NotFound
@@ -15,6 +15,26 @@ from storage._common import after_commit, insert_ignore, insert_new, insert_row,
 from storage.models import EvidenceRecord, Hop, TraceEvent, utcnow
 
 _HOPS: Table = Hop.__table__  # type: ignore[attr-defined]  # SQLModel sets __table__, undeclared
+
+# The reads and the hop's state change every step runs, built once with their parameters as bind parameters:
+# a statement built per call, and its cache key, cost as much as running it on SQLite (docs/performance.md).
+_HOP = select(Hop).where(col(Hop.investigation_id) == bindparam("investigation_id"),
+                         col(Hop.number) == bindparam("number")).execution_options(populate_existing=True)
+_HOPS_OF = (select(Hop).where(col(Hop.investigation_id) == bindparam("investigation_id"))
+            .order_by(col(Hop.number)).execution_options(populate_existing=True))
+_EVIDENCE_OF = (select(EvidenceRecord).where(col(EvidenceRecord.investigation_id) == bindparam("investigation_id"))
+                .order_by(col(EvidenceRecord.hop), col(EvidenceRecord.score).desc(), col(EvidenceRecord.id)))
+_EVENTS_OF = (select(TraceEvent).where(col(TraceEvent.investigation_id) == bindparam("investigation_id"),
+                                       col(TraceEvent.id) > bindparam("after_id"))
+              .order_by(col(TraceEvent.id)))
+# (An UPDATE's bind parameters may not be named after its columns.)
+_PLANNED = (col(Hop.investigation_id) == bindparam("of_investigation"), col(Hop.number) == bindparam("of_number"),
+            col(Hop.state) == HopState.PLANNED.value)
+_REDUCE = {"state": HopState.REDUCED.value, "decision": bindparam("new_decision", type_=_HOPS.c.decision.type)}
+_REDUCE_HELD = (update(Hop).where(*_PLANNED).values(**_REDUCE).returning(Hop)
+                .execution_options(populate_existing=True))
+# Core, RETURNING only the decision: loading the row as an ORM object cost twice the write
+_REDUCE_CORE = update(_HOPS).where(*_PLANNED).values(**_REDUCE).returning(_HOPS.c.decision)
 
 
 def save_hop(
@@ -33,13 +53,11 @@ def save_hop(
 
 
 def get_hop(session: Session, *, investigation_id: str, number: int) -> Hop | None:
-    stmt = select(Hop).where(Hop.investigation_id == investigation_id, Hop.number == number)
-    return session.exec(stmt.execution_options(populate_existing=True)).first()
+    return session.exec(_HOP, params={"investigation_id": investigation_id, "number": number}).first()
 
 
 def list_hops(session: Session, *, investigation_id: str) -> list[Hop]:
-    stmt = select(Hop).where(Hop.investigation_id == investigation_id).order_by(col(Hop.number))
-    return list(session.exec(stmt.execution_options(populate_existing=True)).all())
+    return list(session.exec(_HOPS_OF, params={"investigation_id": investigation_id}).all())
 
 
 def mark_hop_reduced(
@@ -49,18 +67,13 @@ def mark_hop_reduced(
     wins: a redelivered reducer gets the decision already recorded back, and must follow that one."""
     held = any(isinstance(h, Hop) and (h.investigation_id, h.number) == (investigation_id, number)
                for h in session.identity_map.values())
-    planned = (col(Hop.investigation_id) == investigation_id, col(Hop.number) == number,
-               col(Hop.state) == HopState.PLANNED.value)
-    values = {"state": HopState.REDUCED.value, "decision": dict(decision)}
+    params = {"of_investigation": investigation_id, "of_number": number, "new_decision": dict(decision)}
     with write(session):  # one UPDATE ... RETURNING; a SELECT only when the hop had been reduced before
         if held:  # the session's instance refreshed by the same statement
-            stmt: Any = update(Hop).where(*planned).values(**values).returning(Hop).execution_options(
-                populate_existing=True)
-            hop = session.execute(stmt).scalars().first()
+            hop = session.execute(_REDUCE_HELD, params).scalars().first()
             stands = None if hop is None else hop.decision
-        else:  # Core, RETURNING only the decision: loading the row as an ORM object cost twice the write
-            stmt = update(_HOPS).where(*planned).values(**values).returning(_HOPS.c.decision)
-            stands = session.connection().execute(stmt).scalar()
+        else:
+            stands = session.connection().execute(_REDUCE_CORE, params).scalar()
         if stands is None:
             found = get_hop(session, investigation_id=investigation_id, number=number)
             if found is None:
@@ -89,12 +102,7 @@ def add_evidence(session: Session, *, investigation_id: str, evidence: Sequence[
 
 def list_evidence(session: Session, *, investigation_id: str) -> list[EvidenceRecord]:
     """All evidence of an investigation: hop ascending, then score descending."""
-    stmt = (
-        select(EvidenceRecord)
-        .where(EvidenceRecord.investigation_id == investigation_id)
-        .order_by(col(EvidenceRecord.hop), col(EvidenceRecord.score).desc(), col(EvidenceRecord.id))
-    )
-    return list(session.exec(stmt).all())
+    return list(session.exec(_EVIDENCE_OF, params={"investigation_id": investigation_id}).all())
 
 
 # Called after a trace event was written for the first time (metrics, logs); never raises into the step.
@@ -147,9 +155,4 @@ def add_events(session: Session, events: Sequence[TraceEvent]) -> int:
 
 def list_events(session: Session, *, investigation_id: str, after_id: int = 0) -> list[TraceEvent]:
     """Events in the order they were written, those with an id above `after_id` (for polling)."""
-    stmt = (
-        select(TraceEvent)
-        .where(TraceEvent.investigation_id == investigation_id, col(TraceEvent.id) > after_id)
-        .order_by(col(TraceEvent.id))
-    )
-    return list(session.exec(stmt).all())
+    return list(session.exec(_EVENTS_OF, params={"investigation_id": investigation_id, "after_id": after_id}).all())

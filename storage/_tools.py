@@ -6,7 +6,7 @@ import hashlib
 import json
 from typing import Any
 
-from sqlalchemy import delete
+from sqlalchemy import bindparam, delete
 from sqlmodel import Session, col, select
 
 from investigation.errors import NotFound
@@ -42,9 +42,13 @@ def put_tool(session: Session, *, tenant_id: str, name: str, declaration: dict[s
         return found, False
 
 
+# Read when every hop is planned: built once (docs/performance.md, "statements built once").
+_TOOLS_OF = (select(ToolRecord).where(col(ToolRecord.tenant_id) == bindparam("tenant_id"))
+             .order_by(col(ToolRecord.name)).execution_options(populate_existing=True))
+
+
 def list_tools(session: Session, *, tenant_id: str) -> list[ToolRecord]:
-    stmt = select(ToolRecord).where(ToolRecord.tenant_id == tenant_id).order_by(col(ToolRecord.name))
-    return list(session.exec(stmt.execution_options(populate_existing=True)).all())
+    return list(session.exec(_TOOLS_OF, params={"tenant_id": tenant_id}).all())
 
 
 def get_tool(session: Session, *, tenant_id: str, name: str) -> ToolRecord:
