@@ -24,6 +24,11 @@ _COUNTS = frozenset({"hops", "retrieval_calls", "llm_input_tokens", "llm_output_
 _READONLY_FIELDS = frozenset({"id", "tenant_id", "idempotency_key", "created_at"})
 _TABLE: Table = Investigation.__table__  # type: ignore[attr-defined]  # SQLModel sets __table__, undeclared
 _COLUMNS = frozenset(_TABLE.columns.keys())
+# Every step reads its investigation: the statement built once (docs/performance.md, "statements built
+# once"); the row is loaded into the session (its identity map), refreshed if the session held it, and,
+# as with `Session.get`, nothing pending is flushed first.
+_BY_ID = (select(Investigation).where(col(Investigation.id) == bindparam("investigation_id"))
+          .execution_options(populate_existing=True, autoflush=False))
 
 
 def create_investigation(
@@ -98,7 +103,7 @@ def get_investigation(
     session: Session, *, investigation_id: str, tenant_id: str | None = None
 ) -> Investigation:
     """NotFound also when the investigation belongs to another tenant (its existence is not revealed)."""
-    inv = session.get(Investigation, investigation_id, populate_existing=True)
+    inv = session.exec(_BY_ID, params={"investigation_id": investigation_id}).first()
     if inv is None or (tenant_id is not None and inv.tenant_id != tenant_id):
         raise NotFound(f"investigation {investigation_id} not found")
     return inv
@@ -112,15 +117,10 @@ def update_investigation(session: Session, *, investigation_id: str, **fields: A
     Returns the row as written; `set_investigation` is the same write for a caller that does not need it.
     """
     # One UPDATE ... RETURNING (SQLite >= 3.35, PostgreSQL): the row as written, loaded into the session.
-    stmt = (
-        update(Investigation)
-        .where(col(Investigation.id) == investigation_id)
-        .values(**_update_values(fields))
-        .returning(Investigation)
-        .execution_options(populate_existing=True)
-    )
+    values = _update_values(fields)
     with write(session):
-        inv: Investigation | None = session.execute(stmt).scalars().first()
+        inv: Investigation | None = session.execute(
+            _update_statement(tuple(values), returning=True), _params(investigation_id, values)).scalars().first()
     if inv is None:
         raise NotFound(f"investigation {investigation_id} not found")
     return inv
@@ -132,38 +132,46 @@ def set_investigation(session: Session, *, investigation_id: str, **fields: Any)
     if _held(session, investigation_id) is not None:
         update_investigation(session, investigation_id=investigation_id, **fields)
         return
-    values = _update_values(fields, bound=True)
-    stmt = _set_statement(tuple(values))
+    values = _update_values(fields)
     with write(session):
-        params = {"row_id": investigation_id, **{f"new_{name}": value for name, value in values.items()}}
-        if session.connection().execute(stmt, params).rowcount == 0:
+        stmt = _update_statement(tuple(values), returning=False)
+        if session.connection().execute(stmt, _params(investigation_id, values)).rowcount == 0:
             raise NotFound(f"investigation {investigation_id} not found")
 
 
-@functools.lru_cache(maxsize=64)  # one per set of columns a caller sets: a handful in the code
-def _set_statement(names: tuple[str, ...]) -> Any:
-    """`set_investigation`'s UPDATE of the columns `names`, the value of column `c` as bind parameter "new_c"
-    (an UPDATE's bind parameters may not be named after its columns): built once per set of columns
-    (docs/performance.md, "statements built once")."""
-    values: dict[str, Any] = {name: bindparam(f"new_{name}", type_=_TABLE.c[name].type) for name in names}
-    if "status" in values:
-        values["status"] = case((_TABLE.c.status.in_(TERMINAL), _TABLE.c.status), else_=values["status"])
-    return update(_TABLE).where(_TABLE.c.id == bindparam("row_id")).values(**values)
-
-
-def _update_values(fields: dict[str, Any], *, bound: bool = False) -> dict[str, Any]:
-    """The SET clause of an update: `fields` checked, `updated_at`, and a status that never revives a
-    terminal investigation (decided in the same statement as the write, so no worker can race it).
-    `bound`: the plain values, for `_set_statement`'s bind parameters (which holds that CASE itself)."""
+def _update_values(fields: dict[str, Any]) -> dict[str, Any]:
+    """The columns an update sets: `fields` checked, and `updated_at`."""
     for name in fields:
         if name not in _COLUMNS or name in _READONLY_FIELDS:
             raise ValidationFailed(name, "not an updatable investigation field")
     if "status" in fields and fields["status"] not in ACTIVE:
         raise ValidationFailed("status", "use finish_investigation for a terminal status")
-    values: dict[str, Any] = {**fields, "updated_at": utcnow()}
-    if "status" in values and not bound:
+    return {**fields, "updated_at": utcnow()}
+
+
+@functools.lru_cache(maxsize=64)  # one per set of columns and kind of call: a handful in the code
+def _update_statement(names: tuple[str, ...], *, returning: bool, finish: bool = False) -> Any:
+    """The UPDATE of investigation "row_id" setting the columns `names` from the bind parameters "new_<name>"
+    (an UPDATE's parameters may not be named after its columns): built once per set of columns
+    (docs/performance.md, "statements built once"). A status set here never revives a terminal
+    investigation (decided in the same statement as the write, so no worker can race it); `finish`: the
+    row must still be active (the move to a terminal status, `finish_investigation`). `returning`: an ORM
+    statement RETURNING the row, loaded into the session (refreshing its instance)."""
+    values: dict[str, Any] = {name: bindparam(f"new_{name}", type_=_TABLE.c[name].type) for name in names}
+    if "status" in values and not finish:
         values["status"] = case((_TABLE.c.status.in_(TERMINAL), _TABLE.c.status), else_=values["status"])
-    return values
+    where = [_TABLE.c.id == bindparam("row_id")]
+    if finish:
+        where.append(_TABLE.c.status.in_(ACTIVE))
+    if not returning:
+        return update(_TABLE).where(*where).values(**values)
+    return (update(Investigation).where(*where).values(**values).returning(Investigation)
+            .execution_options(synchronize_session=False, populate_existing=True))
+
+
+def _params(investigation_id: str, values: dict[str, Any]) -> dict[str, Any]:
+    """`_update_statement`'s parameters."""
+    return {"row_id": investigation_id, **{f"new_{name}": value for name, value in values.items()}}
 
 
 def _held(session: Session, investigation_id: str) -> Investigation | None:
@@ -216,16 +224,14 @@ def finish_investigation(
             raise ValidationFailed(name, "not a final count of an investigation")
     values.update(counts or {})
     held = _held(session, investigation_id)
+    params = _params(investigation_id, values)
     with write(session):
         if held is None:  # Core: loading the whole row back as an ORM object cost more than the write itself
-            stmt = update(_TABLE).where(_TABLE.c.id == investigation_id, _TABLE.c.status.in_(ACTIVE))
-            finished = session.connection().execute(stmt.values(**values)).rowcount == 1
+            stmt = _update_statement(tuple(values), returning=False, finish=True)
+            finished = session.connection().execute(stmt, params).rowcount == 1
         else:  # one statement that also refreshes the session's instance (RETURNING the row into it)
-            orm = (update(Investigation)
-                   .where(col(Investigation.id) == investigation_id, col(Investigation.status).in_(ACTIVE))
-                   .values(**values).returning(Investigation)
-                   .execution_options(synchronize_session=False, populate_existing=True))
-            finished = session.execute(orm).scalars().first() is not None
+            stmt = _update_statement(tuple(values), returning=True, finish=True)
+            finished = session.execute(stmt, params).scalars().first() is not None
         if not finished and counts:
             set_investigation(session, investigation_id=investigation_id, **counts)
         if finished and event is not None and insert_event(session, event):
