@@ -9,12 +9,12 @@ import logging
 from datetime import datetime
 from typing import Any
 
-from sqlmodel import Session, select
+from sqlmodel import Session
 
 from investigation.errors import NotFound
 from observability import metrics, tracing
 from storage._records import EVENT_OBSERVERS
-from storage.models import Hop, Investigation, TraceEvent, utcnow
+from storage.models import TraceEvent, utcnow
 
 log = logging.getLogger(__name__)
 
@@ -75,8 +75,9 @@ def _observe(m: metrics.Metrics | None, session: Session, event: TraceEvent) -> 
         if outcome == "ok":
             m.retrieval_seconds.labels(engine).observe(float(data.get("ms") or 0) / 1000)
     elif kind == "decision":
-        hop = session.exec(select(Hop).where(Hop.investigation_id == event.investigation_id,
-                                             Hop.number == event.hop)).first()
+        from storage import repositories as repo
+
+        hop = repo.get_hop(session, investigation_id=event.investigation_id, number=event.hop)
         if hop is not None and (seconds := _seconds_since(hop.created_at)) is not None:
             m.hop_seconds.observe(seconds)
     elif kind == "llm_call":
@@ -102,8 +103,11 @@ def _observe(m: metrics.Metrics | None, session: Session, event: TraceEvent) -> 
 
 def _finished(m: metrics.Metrics | None, session: Session, event: TraceEvent) -> None:
     """An investigation reached its terminal state (written just before this event)."""
-    inv = session.get(Investigation, event.investigation_id, populate_existing=True)  # as just written
-    if inv is None:
+    from storage import repositories as repo
+
+    try:
+        inv = repo.get_investigation(session, investigation_id=event.investigation_id)  # as just written
+    except NotFound:
         return
     if event.kind == "synthesis" and (event.data or {}).get("status") not in (None, inv.status):
         return  # the watchdog got there first; its `fail:` event counted it
