@@ -174,7 +174,10 @@ def session_scope(engine: Engine) -> Iterator[Session]:
     session = Session(engine, expire_on_commit=False)
     try:
         yield session
-        session.commit()
+        # Only a transaction still open needs the commit: after a repository write (which committed its
+        # own) or no database work at all, `commit()` would begin an empty transaction to commit it.
+        if session.in_transaction():
+            session.commit()
     except BaseException:
         session.rollback()
         raise
