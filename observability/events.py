@@ -13,8 +13,8 @@ from sqlmodel import Session
 
 from investigation.errors import NotFound
 from observability import metrics, tracing
-from storage._records import EVENT_OBSERVERS
-from storage.models import TraceEvent, utcnow
+from storage._records import EVENT_OBSERVERS, NewEvent
+from storage.models import utcnow
 
 log = logging.getLogger(__name__)
 
@@ -29,7 +29,7 @@ def install() -> None:
         EVENT_OBSERVERS.append(observe)
 
 
-def observe(session: Session, event: TraceEvent) -> None:
+def observe(session: Session, event: NewEvent) -> None:
     """Turn one freshly written trace event into metric updates; a metrics bug never fails a step."""
     m = metrics.get()
     if m is None and not tracing.enabled():
@@ -53,7 +53,7 @@ def _seconds_since(moment: datetime | None) -> float | None:
     return None if moment is None else max(0.0, (utcnow() - moment).total_seconds())
 
 
-def _observe(m: metrics.Metrics | None, session: Session, event: TraceEvent) -> None:
+def _observe(m: metrics.Metrics | None, session: Session, event: NewEvent) -> None:
     data: dict[str, Any] = event.data or {}
     kind = event.kind
     if kind == "llm_call" and tracing.enabled():
@@ -101,7 +101,7 @@ def _observe(m: metrics.Metrics | None, session: Session, event: TraceEvent) -> 
             m.deliveries_dead.labels(channel).inc()
 
 
-def _finished(m: metrics.Metrics | None, session: Session, event: TraceEvent) -> None:
+def _finished(m: metrics.Metrics | None, session: Session, event: NewEvent) -> None:
     """An investigation reached its terminal state (written just before this event)."""
     from storage import repositories as repo
 

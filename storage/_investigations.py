@@ -14,8 +14,8 @@ from investigation.errors import NotFound, ValidationFailed
 from investigation.state import Mode, Status
 from storage._common import after_commit, insert_ignore, naive_utc, row_values, write
 from storage._deliveries import delivery_rows
-from storage._records import insert_event, notify_observers
-from storage.models import Investigation, Tenant, TraceEvent, utcnow
+from storage._records import NewEvent, insert_event, notify_observers
+from storage.models import Investigation, Tenant, utcnow
 
 # Derived from `Status.terminal`, the one definition of which statuses are final.
 ACTIVE = tuple(s.value for s in Status if not s.terminal)
@@ -193,7 +193,7 @@ def finish_investigation(
     final_evidence_ids: Sequence[str] = (),
     evidence_tokens: int | None = None,
     counts: dict[str, int] | None = None,
-    event: TraceEvent | None = None,
+    event: NewEvent | None = None,
 ) -> bool:
     """Move a queued/running investigation to a terminal status; False when it already was terminal.
 

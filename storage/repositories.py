@@ -41,6 +41,7 @@ from storage._listing import count_investigations_by_status, list_dead_deliverie
 from storage._owners import delivery_owner, investigation_tenant
 from storage._plans import PlannedHop, planned_hop, remember_plan
 from storage._records import (
+    NewEvent,
     add_event,
     add_events,
     add_evidence,
@@ -58,6 +59,7 @@ from storage._tools import get_tool, list_tools, put_tool, remove_tool
 from storage.views import event_view, investigation_view
 
 __all__ = [
+    "NewEvent",
     "PlannedHop",
     "active_among",
     "add_event",

@@ -40,7 +40,7 @@ from investigation.state import (
 from investigation.tools.evidence import admit_gaps
 from storage import repositories as repo
 from storage.hits import SlotHits
-from storage.models import Investigation, TraceEvent
+from storage.models import Investigation
 from storage.redis_state import CacheQuery, SlotOutcome
 from tasks import tool_step
 from tasks.llm_usage import LLM_OUT, bound_reasoner, llm_stop_reason, record_llm
@@ -101,7 +101,7 @@ class _Trace:
 
     def __init__(self, inv_id: str) -> None:
         self.inv_id = inv_id
-        self.events: list[TraceEvent] = []
+        self.events: list[repo.NewEvent] = []
 
     def add(self, step_key: str, kind: str, hop: int = 0, **data: Any) -> None:
         self.events.append(repo.new_event(investigation_id=self.inv_id, step_key=step_key, kind=kind, hop=hop,
@@ -113,7 +113,7 @@ class _Trace:
         self.events = []
 
 
-def _synthesis_event(inv_id: str, **data: Any) -> TraceEvent:
+def _synthesis_event(inv_id: str, **data: Any) -> repo.NewEvent:
     """The answer step's trace event, written with the terminal status in one transaction."""
     return repo.new_event(investigation_id=inv_id, step_key="synthesis", kind="synthesis", data=data)
 

@@ -10,8 +10,8 @@ from sqlmodel import Session
 
 from investigation.errors import NotFound
 from investigation.state import Grade, Visibility
-from storage._records import EVENT_OBSERVERS
-from storage.models import EvidenceRecord, Investigation, TraceEvent
+from storage._records import EVENT_OBSERVERS, NewEvent
+from storage.models import EvidenceRecord, Investigation
 from storage.repositories import (
     add_event,
     add_events,
@@ -198,7 +198,7 @@ def observed(session_factory: Callable[[], Session]) -> Iterator[list[tuple[str,
     """Each event the observers hear of, with whether another session could already read it."""
     heard: list[tuple[str, bool]] = []
 
-    def observe(_session: Session, event: TraceEvent) -> None:
+    def observe(_session: Session, event: NewEvent) -> None:
         with session_factory() as other:
             keys = {e.step_key for e in list_events(other, investigation_id=event.investigation_id)}
         heard.append((event.step_key, event.step_key in keys))

@@ -13,8 +13,8 @@ from sqlmodel import Session
 
 from app.intake import parse_request, submit_investigation
 from storage import repositories as repo
-from storage._records import EVENT_OBSERVERS
-from storage.models import Investigation, TraceEvent
+from storage._records import EVENT_OBSERVERS, NewEvent
+from storage.models import Investigation
 from tasks import inline
 from tests.support.stack import Stack, build_stack
 
@@ -26,7 +26,7 @@ def seen() -> Iterator[dict[str, tuple[str, int]]]:
     """The investigation's status and retrieval count when its synthesis event was observed."""
     statuses: dict[str, tuple[str, int]] = {}
 
-    def observe(session: Session, event: TraceEvent) -> None:
+    def observe(session: Session, event: NewEvent) -> None:
         if event.kind == "synthesis":
             inv = session.get(Investigation, event.investigation_id)
             assert inv is not None
@@ -65,7 +65,7 @@ def test_the_terminal_status_and_its_event_are_one_transaction(
     stack = build_stack(tmp_path / "home", redis_url, redis_prefix, database_url=db_url)
     inv_id = _submit(stack, "What does error ERR_4021 mean?")
 
-    def event(step: str, **data: object) -> TraceEvent:
+    def event(step: str, **data: object) -> NewEvent:
         return repo.new_event(investigation_id=inv_id, step_key=step, kind="synthesis", data=dict(data))
 
     # An event that cannot be written (its data is not JSON) rolls the status change back with it.

@@ -143,3 +143,16 @@ def test_socket_urls_convert_between_kombu_and_redis_py() -> None:
 def test_now_is_accepted_with_or_without_a_zone() -> None:
     now = datetime.now(UTC)
     assert naive_utc(now) == now.replace(tzinfo=None)
+
+
+def test_a_new_events_row_is_a_trace_event_row_but_its_id() -> None:
+    """`NewEvent` stands in for a `TraceEvent` model until written: its INSERT values are the table's
+    columns but the id, as the model would have given them."""
+    from storage._common import row_values
+    from storage._records import new_event
+
+    event = new_event(investigation_id="i", step_key="s", kind="route", hop=2, data={"r": 1})
+    model = TraceEvent(investigation_id="i", step_key="s", kind="route", hop=2, data={"r": 1}, at=event.at)
+    assert event.row() == row_values(model)
+    assert list(event.row()) == [c.name for c in TraceEvent.__table__.columns if c.name != "id"]  # type: ignore[attr-defined]
+    assert new_event(investigation_id="i", step_key="s", kind="k", data={}).hop == 0
