@@ -25,10 +25,10 @@ _READONLY_FIELDS = frozenset({"id", "tenant_id", "idempotency_key", "created_at"
 _TABLE: Table = Investigation.__table__  # type: ignore[attr-defined]  # SQLModel sets __table__, undeclared
 _COLUMNS = frozenset(_TABLE.columns.keys())
 # Every step reads its investigation: the statement built once (docs/performance.md, "statements built
-# once"); the row is loaded into the session (its identity map), refreshed if the session held it, and,
-# as with `Session.get`, nothing pending is flushed first.
+# once"); as `Session.get(..., populate_existing=True)` did, the row is loaded into the session (its identity
+# map), refreshed if the session held it, after what is pending has been flushed.
 _BY_ID = (select(Investigation).where(col(Investigation.id) == bindparam("investigation_id"))
-          .execution_options(populate_existing=True, autoflush=False))
+          .execution_options(populate_existing=True))
 
 
 def create_investigation(
