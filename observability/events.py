@@ -13,6 +13,7 @@ from sqlmodel import Session
 
 from investigation.errors import NotFound
 from observability import metrics, tracing
+from storage import repositories as repo
 from storage._records import EVENT_OBSERVERS, NewEvent
 from storage.models import utcnow
 
@@ -41,8 +42,6 @@ def observe(session: Session, event: NewEvent) -> None:
 
 
 def _tenant(session: Session, inv_id: str) -> str:
-    from storage import repositories as repo
-
     try:
         return repo.investigation_tenant(session, investigation_id=inv_id)
     except NotFound:
@@ -75,8 +74,6 @@ def _observe(m: metrics.Metrics | None, session: Session, event: NewEvent) -> No
         if outcome == "ok":
             m.retrieval_seconds.labels(engine).observe(float(data.get("ms") or 0) / 1000)
     elif kind == "decision":
-        from storage import repositories as repo
-
         hop = repo.get_hop(session, investigation_id=event.investigation_id, number=event.hop)
         if hop is not None and (seconds := _seconds_since(hop.created_at)) is not None:
             m.hop_seconds.observe(seconds)
@@ -103,8 +100,6 @@ def _observe(m: metrics.Metrics | None, session: Session, event: NewEvent) -> No
 
 def _finished(m: metrics.Metrics | None, session: Session, event: NewEvent) -> None:
     """An investigation reached its terminal state (written just before this event)."""
-    from storage import repositories as repo
-
     try:
         inv = repo.get_investigation(session, investigation_id=event.investigation_id)  # as just written
     except NotFound:

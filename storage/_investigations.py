@@ -117,10 +117,9 @@ def update_investigation(session: Session, *, investigation_id: str, **fields: A
     Returns the row as written; `set_investigation` is the same write for a caller that does not need it.
     """
     # One UPDATE ... RETURNING (SQLite >= 3.35, PostgreSQL): the row as written, loaded into the session.
-    values = _update_values(fields)
+    stmt, params = _update(investigation_id, _update_values(fields), returning=True)
     with write(session):
-        inv: Investigation | None = session.execute(
-            _update_statement(tuple(values), returning=True), _params(investigation_id, values)).scalars().first()
+        inv: Investigation | None = session.execute(stmt, params).scalars().first()
     if inv is None:
         raise NotFound(f"investigation {investigation_id} not found")
     return inv
@@ -132,10 +131,9 @@ def set_investigation(session: Session, *, investigation_id: str, **fields: Any)
     if _held(session, investigation_id) is not None:
         update_investigation(session, investigation_id=investigation_id, **fields)
         return
-    values = _update_values(fields)
+    stmt, params = _update(investigation_id, _update_values(fields), returning=False)
     with write(session):
-        stmt = _update_statement(tuple(values), returning=False)
-        if session.connection().execute(stmt, _params(investigation_id, values)).rowcount == 0:
+        if session.connection().execute(stmt, params).rowcount == 0:
             raise NotFound(f"investigation {investigation_id} not found")
 
 
@@ -169,9 +167,11 @@ def _update_statement(names: tuple[str, ...], *, returning: bool, finish: bool =
             .execution_options(synchronize_session=False, populate_existing=True))
 
 
-def _params(investigation_id: str, values: dict[str, Any]) -> dict[str, Any]:
-    """`_update_statement`'s parameters."""
-    return {"row_id": investigation_id, **{f"new_{name}": value for name, value in values.items()}}
+def _update(investigation_id: str, values: dict[str, Any], *, returning: bool,
+            finish: bool = False) -> tuple[Any, dict[str, Any]]:
+    """`_update_statement` setting `values` on the investigation, and its parameters."""
+    params = {"row_id": investigation_id, **{f"new_{name}": value for name, value in values.items()}}
+    return _update_statement(tuple(values), returning=returning, finish=finish), params
 
 
 def _held(session: Session, investigation_id: str) -> Investigation | None:
@@ -224,13 +224,13 @@ def finish_investigation(
             raise ValidationFailed(name, "not a final count of an investigation")
     values.update(counts or {})
     held = _held(session, investigation_id)
-    params = _params(investigation_id, values)
+    # Core when the session holds no instance: loading the whole row back as an ORM object cost more than the
+    # write itself; else one statement that also refreshes the session's instance (RETURNING the row into it).
+    stmt, params = _update(investigation_id, values, returning=held is not None, finish=True)
     with write(session):
-        if held is None:  # Core: loading the whole row back as an ORM object cost more than the write itself
-            stmt = _update_statement(tuple(values), returning=False, finish=True)
+        if held is None:
             finished = session.connection().execute(stmt, params).rowcount == 1
-        else:  # one statement that also refreshes the session's instance (RETURNING the row into it)
-            stmt = _update_statement(tuple(values), returning=True, finish=True)
+        else:
             finished = session.execute(stmt, params).scalars().first() is not None
         if not finished and counts:
             set_investigation(session, investigation_id=investigation_id, **counts)
