@@ -160,7 +160,9 @@ def _is_table(block: str) -> bool:
 
 def units(text: str, question: str = "") -> list[Unit]:
     """The passage as plain sentences, in order, each with its section."""
-    return list(_units(text, question))
+    # Only a table's rows read the question (the columns kept), and a table needs a "|" (`_is_table`; the
+    # HTML stripping adds none): a passage without one is parsed once for every question.
+    return list(_units(text, question if "|" in text else ""))
 
 
 @memoised(TEXT_CACHE_SIZE // 8)  # compression and synthesis parse the same passages for one question

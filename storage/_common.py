@@ -6,15 +6,13 @@ import functools
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from datetime import UTC, datetime
-from typing import Any, TypeVar
+from typing import Any
 
 from sqlalchemy import Executable, Table
 from sqlalchemy.dialects import postgresql, sqlite
 from sqlmodel import Session, SQLModel
 
 from storage.db import IMMEDIATE
-
-M = TypeVar("M", bound=SQLModel)
 
 _INSERT_BATCH = 200  # rows per INSERT: well under SQLite's bound-parameter limit
 
@@ -105,16 +103,8 @@ def insert_new(
     for start in range(0, len(rows), _INSERT_BATCH):
         batch = list(rows[start : start + _INSERT_BATCH])
         stmt = _insert(_dialect(session), model, tuple(conflict), key)
-        new.update(session.connection().execute(stmt, batch).scalars())
+        new.update(session.connection().execute(stmt, batch[0] if len(batch) == 1 else batch).scalars())
     return new
-
-
-def insert_row(session: Session, model: type[M], row: dict[str, Any], conflict: Sequence[str]) -> M | None:
-    """INSERT one row ... ON CONFLICT (`conflict`) DO NOTHING RETURNING it, as a model instance in the
-    session (one statement); None when a row with that key existed."""
-    stmt = _insert(_dialect(session), model, tuple(conflict), "entity")
-    found: M | None = session.execute(stmt, row).scalars().first()
-    return found
 
 
 def _dialect(session: Session) -> str:
@@ -127,17 +117,13 @@ def _dialect(session: Session) -> str:
 @functools.cache
 def _insert(dialect: str, model: type[SQLModel], conflict: tuple[str, ...], result: str) -> Executable:
     """The dialect's INSERT ... ON CONFLICT (`conflict`) DO NOTHING, built once per shape and reused (a
-    statement is immutable; building one and its cache key cost more than running it on SQLite). `result`:
-    "rowcount" (Core, on the table: executemany, rowcount kept), "entity" (ORM-enabled: RETURNING the model,
-    loaded into the session), or a column name (Core: RETURNING that column)."""
+    statement is immutable; building one and its cache key cost more than running it on SQLite). Core, on the
+    table; `result`: "rowcount" (executemany, rowcount kept) or a column name (RETURNING that column)."""
     table: Table = model.__table__  # type: ignore[attr-defined]  # SQLModel sets it, undeclared
-    target: Any = model if result == "entity" else table
-    stmt = (postgresql.insert(target) if dialect == "postgresql" else sqlite.insert(target)).on_conflict_do_nothing(
+    stmt = (postgresql.insert(table) if dialect == "postgresql" else sqlite.insert(table)).on_conflict_do_nothing(
         index_elements=list(conflict))
     if result == "rowcount":  # kept only when asked for (SQLAlchemy 2.0.28+; -1 otherwise on psycopg)
         return stmt.execution_options(preserve_rowcount=True)
-    if result == "entity":
-        return stmt.returning(model).execution_options(populate_existing=True)
     return stmt.returning(table.c[result])
 
 

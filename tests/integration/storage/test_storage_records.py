@@ -71,6 +71,9 @@ def test_a_new_hop_and_its_first_reduction_are_one_statement_each(
     hop = save_hop(session, investigation_id=investigation.id, number=1, queries=[{"text": "a"}], engines=["bm25"])
     assert sql(statements) == ["INSERT"]  # INSERT ... RETURNING: no re-read of the row just written
     assert (hop.number, hop.queries, hop.state) == (1, [{"text": "a"}], "planned")
+    assert hop in session and not session.dirty and not session.new  # held as the row it is: nothing to flush
+    session.commit()
+    assert sql(statements) == ["INSERT"]
     statements.clear()
     reduced = mark_hop_reduced(session, investigation_id=investigation.id, number=1, decision={"action": "stop"})
     assert sql(statements) == ["UPDATE"]  # UPDATE ... RETURNING the decision

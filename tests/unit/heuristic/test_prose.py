@@ -71,3 +71,17 @@ def test_a_short_cell_of_several_sentences_stays_one_sentence_of_its_row() -> No
     table = ("| Tier | Data move | |---|---| | Basic | Not available. | "
              "| Pro | Available. $300 per project per move, invoiced monthly. |")
     assert "Pro: Available; $300 per project per move, invoiced monthly." in texts(table)
+
+
+def test_a_passage_without_a_table_is_parsed_once_for_every_question() -> None:
+    from heuristic.prose import _parse_units
+    from investigation import memo
+
+    prose = "## Retention\n\nRun history is kept for 30 days on Team. **Note.** Logs are kept for 7 days."
+    with memo.caching(True):
+        memo.clear()
+        first = units(prose, "how long is run history kept on Team?")
+        assert units(prose, "are logs kept?") == first == _parse_units(prose, "are logs kept?")
+        assert memo.stats()["heuristic.prose._units"][1] == 1  # one parse for both questions
+    # A table's rows still depend on the question (the columns it names).
+    assert units(LIMITS, "max run duration on Team vs Business?") != units(LIMITS, "what are the plan limits?")
