@@ -14,6 +14,7 @@ from __future__ import annotations
 import math
 import re
 from collections.abc import Sequence
+from collections.abc import Set as AbstractSet
 from dataclasses import dataclass
 
 from heuristic.chains import ChainContext, Sentence, chain_end, is_name, named_in
@@ -167,35 +168,63 @@ def _rarity(terms: dict[str, float], candidates: Sequence[Sentence]) -> dict[str
             for t, w in terms.items()}
 
 
-def _gain(c: Sentence, terms: dict[str, float], state: _State, kind: re.Pattern[str] | None,
+@dataclass(frozen=True, slots=True)
+class _Fixed:
+    """What `_gain` reads of a sentence that stays the same while one answer is picked (the question's terms,
+    kind, codes and situation are all set before the first round): worked out once per sentence, not in
+    every round of the pick."""
+
+    hits: AbstractSet[str]  # the question terms it holds (the set as built: summed in its own order, as before)
+    base: float  # their share of the question's weight
+    beyond: frozenset[str]  # its (-ion) stems that are not question terms: what links it to a picked sentence
+    typed: bool  # it holds the asked kind of value next to what is asked (`_typed`, before one is found)
+    concludes: bool  # `_concludes`
+    others: float  # the bonus for also answering a further question joined by "and"
+    length: int  # words
+    lead_in: bool  # a list's lead-in ("… as follows:")
+    off: bool  # it sets a name against another, or is about another code of the question's family
+    restated: bool  # `restates` the question
+
+
+def _fixed(c: Sentence, terms: dict[str, float], total: float, state: _State,
+           kind: re.Pattern[str] | None) -> _Fixed:
+    hits = c.stems & terms.keys()
+    sibling = _sibling(c, state)
+    return _Fixed(
+        hits=hits, base=sum(terms[t] for t in hits) / total, beyond=_ion_stems(c.text) - terms.keys(),
+        typed=(kind is not None and (bool(c.stems & state.asked) or kind is URL) and state.measure <= c.stems
+               and bool(kind.search(c.text)) and not sibling),
+        concludes=_concludes(c, kind, state),
+        others=sum(0.5 * _CONTEXT_BONUS for other, wanted in state.others if other.search(c.text) and c.stems & wanted),
+        length=len(c.text.split()), lead_in=c.text.rstrip(" .").endswith(":"), off=_contrasts(c) or sibling,
+        restated=restates(c.text, state.question))
+
+
+def _gain(c: Sentence, fixed: _Fixed, terms: dict[str, float], total: float, state: _State,
           bridge: dict[int, set[str]]) -> float:
     """What a sentence adds: uncovered question terms, the expected kind of answer, and a link to what was
     picked already (the chain: the sentence after "ERR_4030 means suspended" is about suspension)."""
-    total = sum(terms.values()) or 1.0
-    hits = c.stems & terms.keys()
-    new = sum(terms[t] for t in hits if t not in state.covered) / total
-    base = sum(terms[t] for t in hits) / total
-    chain = 0.08 * len(c.stems & bridge.get(c.index, set())) + min(
-        0.25, 0.05 * len((_ion_stems(c.text) - terms.keys()) & state.linked))
-    typed = _CONTEXT_BONUS if _typed(c, kind, state) else 0.0
-    if _concludes(c, kind, state):
+    new = sum(terms[t] for t in fixed.hits if t not in state.covered) / total
+    chain = 0.08 * len(c.stems & bridge.get(c.index, set())) + min(0.25, 0.05 * len(fixed.beyond & state.linked))
+    typed = _CONTEXT_BONUS if fixed.typed and not state.kind_found else 0.0
+    if fixed.concludes:
         typed = 2 * _CONTEXT_BONUS  # the outcome of the asker's own situation is the answer itself
     # A sentence that also answers the second question of "how much … and how many …?" answers both at once.
-    typed += sum(0.5 * _CONTEXT_BONUS for other, wanted in state.others if other.search(c.text) and c.stems & wanted)
+    typed += fixed.others
     nearby = 0.08 if (c.index, c.position - 1) in state.places or (c.index, c.position + 1) in state.places else 0.0
-    length = len(c.text.split())
+    length = fixed.length
     # A short sentence that holds the asked value ("Idle timeout: 7 days.") is the ideal answer, not a fragment.
     shape = -0.15 if length > 60 else (-0.1 if length < 5 and not typed else 0.0)
-    if c.text.rstrip(" .").endswith(":"):  # a list's lead-in says nothing by itself
+    if fixed.lead_in:  # a list's lead-in says nothing by itself
         shape -= 0.3
-    if _contrasts(c) or _sibling(c, state):
+    if fixed.off:
         shape -= 0.3
-    if (not typed and restates(c.text, state.question)) or (c.index, c.position) in state.situation:
+    if (not typed and fixed.restated) or (c.index, c.position) in state.situation:
         shape -= 0.25  # it repeats the question's situation and adds nothing the question asked for
     title = state.titles[c.index] if c.index < len(state.titles) else ""
     followed = (state.follow if len(title) >= 3 and title in state.said and title not in state.question_text
                 else 0.0)
-    return c.weight * (0.4 * base + 0.8 * new + typed + min(0.24, chain) + nearby + followed) + shape + c.prior
+    return c.weight * (0.4 * fixed.base + 0.8 * new + typed + min(0.24, chain) + nearby + followed) + shape + c.prior
 
 
 @dataclass
@@ -343,8 +372,14 @@ def _pick(question: str, route: RouteDecision, evidence: Sequence[Evidence], max
         state.places.add((c.index, c.position))
         state.kind_found = state.kind_found or _typed(c, kind, state)
 
+    total = sum(terms.values()) or 1.0
+    fixed: dict[int, _Fixed] = {}  # by id(): the candidates live as long as the pick
+
     def gain(c: Sentence) -> float:
-        return _gain(c, terms, state, kind, bridge)
+        known = fixed.get(id(c))
+        if known is None:
+            known = fixed[id(c)] = _fixed(c, terms, total, state, kind)
+        return _gain(c, known, terms, total, state, bridge)
 
     entities = compared_entities(question) if route.route is Route.MULTI_PART else []
     sides: list[Sentence] = []  # one sentence per compared entity, in the question's order
