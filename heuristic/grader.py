@@ -14,7 +14,7 @@ import numpy as np
 
 from investigation.citations import evidence_id
 from investigation.state import Evidence, Grade, Passage
-from investigation.text import ask_sentence, content_stems, entities, fold, stem, words
+from investigation.text import ask_sentence, body_stems, content_stems, entities, fold, stem, words
 
 Vectoriser = Callable[[Sequence[str]], np.ndarray]
 
@@ -50,7 +50,18 @@ def lexical_agreement(terms: dict[str, float], text: str) -> float:
     total = sum(terms.values())
     if total == 0:
         return 0.0
-    present = content_stems(text)
+    return _agreement(terms, total, content_stems(text))
+
+
+def body_agreement(terms: dict[str, float], title: str, text: str) -> float:
+    """`lexical_agreement(terms, f"{title} {text}")`: a passage with its title."""
+    total = sum(terms.values())
+    if total == 0:
+        return 0.0
+    return _agreement(terms, total, body_stems(title, text))
+
+
+def _agreement(terms: dict[str, float], total: float, present: set[str]) -> float:
     return sum(w for t, w in terms.items() if t in present) / total
 
 
@@ -86,19 +97,18 @@ def score_passages(question: str, passages: Sequence[Passage], query_of: dict[st
     ask_terms = weighted_terms(ask) if asks else {}
     scores: list[float] = []
     for passage, p_vec in zip(passages, p_vecs, strict=True):
-        body = f"{passage.title} {passage.text}"
         cosine = float(np.dot(q_vec, p_vec))
-        score = config.lexical_weight * lexical_agreement(terms, body) + config.embedding_weight * cosine
+        score = config.lexical_weight * body_agreement(terms, passage.title, passage.text) + config.embedding_weight * cosine
         if title_mentioned(passage.title, question):
             score += config.title_bonus
         if asks:
-            score = max(score, config.lexical_weight * lexical_agreement(ask_terms, body)
+            score = max(score, config.lexical_weight * body_agreement(ask_terms, passage.title, passage.text)
                         + config.embedding_weight * float(np.dot(vectors[1], p_vec)))
         subquery = query_of.get(passage.chunk_id, question)
         bridge = bridge_terms(question, subquery)
         if bridge:
             sub_terms = {**terms, **bridge}
-            sub_score = (config.lexical_weight * lexical_agreement(sub_terms, body)
+            sub_score = (config.lexical_weight * body_agreement(sub_terms, passage.title, passage.text)
                          + config.embedding_weight * float(np.dot(sub_vec[subquery], p_vec)))
             if lexical_agreement(bridge, passage.title) >= 0.5:
                 sub_score += config.title_bonus

@@ -11,11 +11,11 @@ from dataclasses import dataclass
 
 from heuristic.compression import compress
 from heuristic.focus import focus_names, mentioning
-from heuristic.grader import bridge_terms, lexical_agreement, weighted_terms
+from heuristic.grader import body_agreement, bridge_terms, lexical_agreement, weighted_terms
 from heuristic.planner import base_title, find_anchors, linked_titles, linked_titles_to, mentions
 from investigation.memo import memoised
 from investigation.state import Evidence, Grade
-from investigation.text import TEXT_CACHE_SIZE, content_stems, words
+from investigation.text import TEXT_CACHE_SIZE, body_stems, words
 
 
 @dataclass(frozen=True)
@@ -90,7 +90,7 @@ def _chain_partners(question: str, pool: Sequence[Evidence], sources: Sequence[E
     for source in sources:
         names = [key for key in (_padded(n) for n, _s in mentions(source, question)[: config.chain_mentions])
                  if len(key.strip()) >= 3]
-        covered = content_stems(f"{source.title} {source.text}")
+        covered = body_stems(source.title, source.text)
         open_terms = {t: w for t, w in question_terms.items() if t not in covered}
         if not names or not open_terms:
             continue
@@ -103,7 +103,7 @@ def _chain_partners(question: str, pool: Sequence[Evidence], sources: Sequence[E
                 reach = config.chain_text_reach
             else:
                 continue
-            value = reach * lexical_agreement(open_terms, f"{e.title} {e.text}")
+            value = reach * body_agreement(open_terms, e.title, e.text)
             out[e.chunk_id] = max(out.get(e.chunk_id, 0.0), value)
     return out
 
@@ -115,7 +115,7 @@ def _worth_reserving(question: str, e: Evidence) -> bool:
     if e.grade is not Grade.INCORRECT:
         return True
     bridge = bridge_terms(question, e.query) if e.hop > 1 else {}
-    return bool(bridge) and lexical_agreement(bridge, f"{e.title} {e.text}") >= 0.5
+    return bool(bridge) and body_agreement(bridge, e.title, e.text) >= 0.5
 
 
 def rank_evidence(question: str, evidence: Sequence[Evidence], k: int,

@@ -13,7 +13,16 @@ from heuristic.focus import focus_names, missing_names, missing_terms
 from heuristic.grader import resolves_bridge
 from heuristic.router import bridge_depth, has_bridge_cue
 from investigation.state import Evidence, Grade, Judgment, Plan, PlanKind
-from investigation.text import content_stems, content_words, entities, fold, query_key, stem, words
+from investigation.text import (
+    body_stems,
+    content_stems,
+    content_words,
+    entities,
+    fold,
+    query_key,
+    stem,
+    words,
+)
 
 
 @dataclass(frozen=True)
@@ -37,7 +46,7 @@ def question_names(question: str) -> list[str]:
 def covers(name: str, evidence: Evidence) -> bool:
     """True when an evidence passage mentions `name` (as a phrase, or all its words)."""
     body = f"{evidence.title} {evidence.text}"
-    return fold(name) in fold(body) or content_stems(name) <= content_stems(body)
+    return fold(name) in fold(body) or content_stems(name) <= body_stems(evidence.title, evidence.text)
 
 
 def judge_evidence(question: str, plan: Plan, evidence: Sequence[Evidence],
@@ -74,7 +83,7 @@ def _judge(question: str, plan: Plan, evidence: Sequence[Evidence], absent: list
     question_stems = content_stems(question)
     covered_stems: set[str] = set()
     for e in correct:
-        covered_stems |= content_stems(f"{e.title} {e.text}") & question_stems
+        covered_stems |= body_stems(e.title, e.text) & question_stems
     coverage = len(covered_stems) / len(question_stems) if question_stems else 0.0
     uncovered = [w for w in content_words(question) if stem(w) not in covered_stems]
     if uncovered and coverage < config.content_coverage:
@@ -83,7 +92,7 @@ def _judge(question: str, plan: Plan, evidence: Sequence[Evidence], absent: list
     answered: list[str] = []  # (a decomposed plan was judged part by part above)
     for sub in plan.subqueries:
         sub_stems = content_stems(sub.text)
-        best = max((len(sub_stems & content_stems(f"{e.title} {e.text}")) / max(1, len(sub_stems))
+        best = max((len(sub_stems & body_stems(e.title, e.text)) / max(1, len(sub_stems))
                     for e in correct), default=0.0)
         if best >= config.subquery_coverage:
             answered.append(sub.text)

@@ -133,3 +133,16 @@ def test_caches_are_bounded() -> None:
             assert shout(value) == value.upper()
         sizes = [size for name, (_h, _m, size) in memo.stats().items() if name.endswith("shout")]
     assert sizes == [3]
+
+
+def test_a_passages_stems_with_its_title_are_its_parts_stems() -> None:
+    """`body_stems(title, text)` is `content_stems(f"{title} {text}")`, on the sample corpora (each title with
+    its passage, and with the next one's) and on parts whose ends could meet: a final sigma, a leading
+    combining mark, a hyphen or a possessive at the boundary, full-width and accented letters."""
+    texts = _corpus_texts()
+    edges = [*SAMPLES, "ΟΔΥΣΣΕΥΣ", "\u0301accent", "Kai-", "-shek", "E.U.", "'s rules", "it’", "’s", "x", " "]
+    pairs = [(texts[i], texts[i + 1]) for i in range(0, len(texts) - 2)]
+    pairs += [(a, b) for a in edges for b in edges]
+    for on in (False, True):
+        with memo.caching(on):
+            assert [text.body_stems(a, b) for a, b in pairs] == [text.content_stems(f"{a} {b}") for a, b in pairs]
