@@ -108,7 +108,9 @@ def _candidates(question: str, evidence: Sequence[Evidence]) -> list[Sentence]:
             text = re.sub(r"^(yes|no)[.,!]\s+(?=\w)", "", text, flags=re.IGNORECASE)
             if len(words(text)) < 3 or carries_instructions(text):  # orders to an AI are never quoted
                 continue
-            stems = frozenset(content_stems(f"{text} {unit.section}") | content_stems(e.title))
+            # The stems of f"{text} {unit.section}" and of the title, from each part's (the sentence's are read
+            # anyway, and sections and titles repeat): no word spans the space between two parts.
+            stems = _ion_stems(text) | _ion_stems(unit.section) | _ion_stems(e.title)
             # The only sentences naming the question's own specific place, code or product ("Sydney") are about
             # the asker's case however the passage as a whole was graded.
             sentence_weight = max(weight, _NAMED_WEIGHT) if any(n in fold(text) for n in rare) else weight

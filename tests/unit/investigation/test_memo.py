@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
+import itertools
 import json
 import unicodedata
 from pathlib import Path
 
 import pytest
 
-from heuristic import focus, prose
+from heuristic import focus, prose, synthesis
 from investigation import memo, text
 from investigation.guards import untrusted
 
@@ -141,8 +142,11 @@ def test_a_passages_stems_with_its_title_are_its_parts_stems() -> None:
     combining mark, a hyphen or a possessive at the boundary, full-width and accented letters."""
     texts = _corpus_texts()
     edges = [*SAMPLES, "ΟΔΥΣΣΕΥΣ", "\u0301accent", "Kai-", "-shek", "E.U.", "'s rules", "it’", "’s", "x", " "]
-    pairs = [(texts[i], texts[i + 1]) for i in range(0, len(texts) - 2)]
+    pairs = list(itertools.pairwise(texts))
     pairs += [(a, b) for a in edges for b in edges]
     for on in (False, True):
         with memo.caching(on):
             assert [text.body_stems(a, b) for a, b in pairs] == [text.content_stems(f"{a} {b}") for a, b in pairs]
+            # Synthesis's stems ("-ion" nouns equated to their verbs) are taken part by part the same way.
+            assert [synthesis._ion_stems(a) | synthesis._ion_stems(b) for a, b in pairs] == [
+                synthesis._ion_stems(f"{a} {b}") for a, b in pairs]
