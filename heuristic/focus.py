@@ -69,6 +69,7 @@ def focus_names(question: str) -> list[str]:
     return out
 
 
+@lru_cache(maxsize=65536)  # once per distinct word: a passage's vocabulary asks it of every word it holds
 def _norm(word: str) -> str:
     """A stem that also equates short plurals ("ids"/"id")."""
     w = stem(word)

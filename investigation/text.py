@@ -217,21 +217,23 @@ def _capitalised_spans(text: str) -> tuple[str, ...]:
     sentence_start = True
     for raw in tokens:
         if len(raw) == 1 and not raw.isalnum():
-            flush()
+            if current:  # (`pending` is only ever filled behind a word of `current`)
+                flush()
             sentence_start = sentence_start or raw in "!?"
             continue
         ends_sentence = raw.endswith(".") and len(raw) > 2 and fold(raw.rstrip(".")) not in _ABBREV
         token = raw.rstrip(".") if ends_sentence else raw
-        low = fold(token)
+        # Folded only where a word list is asked: most words of a passage are lower-case words outside any run.
         if current and not pending and token.isdigit() and len(token) <= 3:
             current.append(token)  # "Big Hero 6", "Apollo 11"
-        elif _is_capitalised(token) and not (sentence_start and (low in QUESTION_WORDS or low in STOPWORDS)):
+        elif _is_capitalised(token) and not (sentence_start and ((low := fold(token)) in QUESTION_WORDS
+                                                                 or low in STOPWORDS)):
             current.extend(pending)
             pending.clear()
             current.append(token)
-        elif current and low in NAME_CONNECTORS:
+        elif current and fold(token) in NAME_CONNECTORS:
             pending.append(token)
-        else:
+        elif current:
             flush()
         sentence_start = ends_sentence
         if ends_sentence:

@@ -49,7 +49,8 @@ def save_hop(
               tools=list(tools or []))
     with write(session):  # one statement; a SELECT only when the hop existed
         # Core, RETURNING the id into the instance built here (its values are the row's): the ORM's INSERT ...
-        # RETURNING the entity cost four times as much (a walk of the statement's parameters on every call).
+        # RETURNING the entity walked the statement's parameters on every call (py-spy, HotpotQA loop: 6.2 % →
+        # 1.3 % in save_hop).
         new = insert_new(session, Hop, [row_values(hop)], ["investigation_id", "number"], "id")
         if new:  # the instance joins the session as the row it is (as a SELECT would have loaded it)
             hop.id = new.pop()
