@@ -137,7 +137,7 @@ def _joined_vocabulary(texts: tuple[str, ...]) -> tuple[Vocabulary, str]:
 def _text_vocabulary(text: str) -> tuple[Vocabulary, str]:
     """`_vocabulary` of one text, computed once per passage (investigation/memo.py)."""
     ws = _plain_words(text)
-    normed = [_norm(w) for w in ws]  # once per word: the set and the sequence both want them
+    normed = list(map(_norm, ws))  # once per word: the set and the sequence both want them
     vocab = set(normed)
     vocab.update(sys.intern(a + b) for a, b in pairwise(ws))  # pairs repeat across passages: one object
     vocab.update(w.replace("-", "") for w in words(text) if "-" in w)
@@ -192,30 +192,37 @@ def _near(word: str, vocab: AbstractSet[str]) -> bool:
 
 
 def _near_in(word: str, vocab: Iterable[str]) -> bool:
-    """Whether a word of `vocab` is within `_distance` of `word`, or a prefix of it (of five letters or
-    more). Both need an alphabetic word with `word`'s first letter (a prefix starts with it too): what
-    `Vocabulary.by_initial` keeps, so searching all of `vocab` or that letter's words gives one answer."""
+    """Whether a word of `vocab` is within edit distance `limit` of `word` (`_within`), or a prefix of it (of
+    five letters or more). Both need an alphabetic word with `word`'s first letter (a prefix starts with it
+    too): what `Vocabulary.by_initial` keeps, so searching all of `vocab` or that letter's words gives one
+    answer."""
     limit = 1 if len(word) < 7 else 2
     for other in vocab:
         if other[:1] == word[:1] and abs(len(other) - len(word)) <= limit and other.isalpha():
-            if _distance(word, other, limit) <= limit:
+            if _within(word, other, limit):
                 return True
         elif len(other) >= 5 and word.startswith(other) and other.isalpha():
             return True
     return False
 
 
-def _distance(a: str, b: str, limit: int) -> int:
-    """Levenshtein distance, giving up (limit + 1) once it exceeds `limit`."""
-    previous = list(range(len(b) + 1))
-    for i, ca in enumerate(a, 1):
-        current = [i]
-        for j, cb in enumerate(b, 1):
-            current.append(min(previous[j] + 1, current[j - 1] + 1, previous[j - 1] + (ca != cb)))
-        if min(current) > limit:
-            return limit + 1
-        previous = current
-    return previous[-1]
+def _within(a: str, b: str, limit: int) -> bool:
+    """Whether the Levenshtein distance of `a` and `b` is at most `limit`. Equal leading characters never need
+    an edit (the distance is that of what follows them), and at the first difference a substitution, a
+    deletion or an insertion comes first: at most 3 ** limit comparisons of slices, instead of a table of
+    len(a) × len(b) cells filled in Python."""
+    if abs(len(a) - len(b)) > limit:
+        return False
+    shorter = min(len(a), len(b))
+    i = 0
+    while i < shorter and a[i] == b[i]:
+        i += 1
+    if i == shorter:  # what is left is one word's tail: that many insertions, at most `limit` (checked above)
+        return True
+    if limit == 0:
+        return False
+    return (_within(a[i + 1:], b[i + 1:], limit - 1) or _within(a[i + 1:], b[i:], limit - 1)
+            or _within(a[i:], b[i + 1:], limit - 1))
 
 
 def _abbreviates(short: str, vocab: AbstractSet[str]) -> bool:

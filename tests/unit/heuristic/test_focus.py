@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import random
+
 import pytest
 
-from heuristic.focus import focus_names, missing_names, missing_terms
+from heuristic.focus import _within, focus_names, missing_names, missing_terms
 from heuristic.planner import probe_queries
 from heuristic.sufficiency import has_support, judge_evidence, unsupported_names
 from investigation.state import Grade, Plan, QueryKind
@@ -103,3 +105,26 @@ def test_an_unmentioned_asked_thing_is_probed_first() -> None:
     judgment = judge_evidence(question, Plan(original=question, subqueries=()), hop_one)
     assert judgment.absent == ("desktop",) and not judgment.sufficient
     assert [p.text for p in probe_queries(question, judgment.absent, [question])] == ["desktop"]
+
+
+def _levenshtein(a: str, b: str) -> int:
+    previous = list(range(len(b) + 1))
+    for i, ca in enumerate(a, 1):
+        current = [i]
+        for j, cb in enumerate(b, 1):
+            current.append(min(previous[j] + 1, current[j - 1] + 1, previous[j - 1] + (ca != cb)))
+        previous = current
+    return previous[-1]
+
+
+def test_within_is_the_levenshtein_distance_bound() -> None:
+    rng = random.Random(7)
+    words = ["british", "brittish", "gotha", "gothais", "severity", "sev", "abcdef", "abdcef", "kitten", "sitting",
+             "flaw", "lawn", "", "a", "ab", "ba", "aaaa", "aaab"]
+    for _ in range(3000):  # short words over a small alphabet: many near misses of every kind
+        words.append("".join(rng.choice("abcd") for _ in range(rng.randint(0, 9))))
+    pairs = [(a, b) for a in words[:60] for b in words[:60]] + list(zip(words[::2], words[1::2], strict=False))
+    for a, b in pairs:
+        distance = _levenshtein(a, b)
+        for limit in (0, 1, 2, 3):
+            assert _within(a, b, limit) is (distance <= limit), (a, b, limit, distance)
