@@ -116,7 +116,7 @@ def stem(word: str) -> str:
 
 @memoised(TEXT_CACHE_SIZE)
 def _content_words(text: str) -> tuple[str, ...]:
-    return tuple(w for w in _words(text) if w not in STOPWORDS and (len(w) > 1 or w.isdigit()))
+    return tuple([w for w in _words(text) if w not in STOPWORDS and (len(w) > 1 or w.isdigit())])
 
 
 def content_words(text: str) -> list[str]:
@@ -132,7 +132,7 @@ def query_key(text: str) -> str:
 
 @memoised(TEXT_CACHE_SIZE)
 def _content_stems(text: str) -> frozenset[str]:
-    return frozenset(stem(w) for w in _content_words(text))
+    return frozenset(map(stem, _content_words(text)))
 
 
 def content_stems(text: str) -> set[str]:
