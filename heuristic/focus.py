@@ -27,6 +27,7 @@ from investigation.text import (
     capitalised_spans,
     content_words,
     fold,
+    passage_words,
     quoted_titles,
     stem,
     words,
@@ -87,13 +88,13 @@ def _plain_words(text: str) -> list[str]:
     return [w for w in words(text) if "-" not in w]
 
 
-def _vocabulary(texts: Iterable[str]) -> tuple[AbstractSet[str], str]:
-    """Stems and joined word pairs ("sev 1" → "sev1") of the texts, and their folded word sequence. Shared
-    and read-only (cached): a caller that adds to it takes a copy."""
-    texts = tuple(texts)
-    if len(texts) == 1:
-        return _text_vocabulary(texts[0])
-    return _joined_vocabulary(texts)
+def _vocabulary(passages: Iterable[tuple[str, str]]) -> tuple[AbstractSet[str], str]:
+    """Stems and joined word pairs ("sev 1" → "sev1") of the passages (title, text), and their folded word
+    sequence. Shared and read-only (cached): a caller that adds to it takes a copy."""
+    passages = tuple(passages)
+    if len(passages) == 1:
+        return _text_vocabulary(*passages[0])
+    return _joined_vocabulary(passages)
 
 
 class Vocabulary(frozenset[str]):
@@ -123,24 +124,27 @@ class Vocabulary(frozenset[str]):
 
 
 @memoised(64)  # the evidence of the last few hops (one entry per evidence list)
-def _joined_vocabulary(texts: tuple[str, ...]) -> tuple[Vocabulary, str]:
+def _joined_vocabulary(passages: tuple[tuple[str, str], ...]) -> tuple[Vocabulary, str]:
     vocab: set[str] = set()
     sequences: list[str] = []
-    for text in texts:
-        text_vocab, sequence = _text_vocabulary(text)
+    for title, text in passages:
+        text_vocab, sequence = _text_vocabulary(title, text)
         vocab |= text_vocab
         sequences.append(sequence)
     return Vocabulary(vocab), " | ".join(sequences)
 
 
 @memoised(TEXT_CACHE_SIZE // 4)  # one entry per passage, the largest (~8 KB): 2,048 passages
-def _text_vocabulary(text: str) -> tuple[Vocabulary, str]:
-    """`_vocabulary` of one text, computed once per passage (investigation/memo.py)."""
-    ws = _plain_words(text)
+def _text_vocabulary(title: str, text: str) -> tuple[Vocabulary, str]:
+    """`_vocabulary` of one passage, the words of f"{title}. {text}" (`passage_words`: the text's own words,
+    which other checks read too, not a second reading of it behind its title), computed once per passage
+    (investigation/memo.py)."""
+    every = passage_words(title, text)
+    ws = [w for w in every if "-" not in w]  # hyphenated words as their parts only (see `_plain_words`)
     normed = list(map(_norm, ws))  # once per word: the set and the sequence both want them
     vocab = set(normed)
     vocab.update(sys.intern(a + b) for a, b in pairwise(ws))  # pairs repeat across passages: one object
-    vocab.update(w.replace("-", "") for w in words(text) if "-" in w)
+    vocab.update(w.replace("-", "") for w in every if "-" in w)
     return Vocabulary(vocab), " ".join(normed)
 
 
@@ -234,19 +238,19 @@ def missing_names(question: str, evidence: Sequence[Evidence]) -> list[str]:
     names = focus_names(question)
     if not names:
         return []
-    vocab, sequence = _vocabulary(f"{e.title}. {e.text}" for e in evidence)
+    vocab, sequence = _vocabulary((e.title, e.text) for e in evidence)
     return [n for n in names if not all(mentioned(p, vocab, sequence) for p in _parts(n) if _specific(p, question)
                                         or len(_parts(n)) == 1)]
 
 
 def mentioning(name: str, evidence: Sequence[Evidence]) -> list[Evidence]:
     """The evidence passages that mention `name` (title or text), in the order given."""
-    return [e for e in evidence if _text_mentions(name, f"{e.title}. {e.text}")]
+    return [e for e in evidence if _text_mentions(name, e.title, e.text)]
 
 
 @memoised(TEXT_CACHE_SIZE)  # a passage is asked about the same names in every hop
-def _text_mentions(name: str, text: str) -> bool:
-    vocab, sequence = _text_vocabulary(text)
+def _text_mentions(name: str, title: str, text: str) -> bool:
+    vocab, sequence = _text_vocabulary(title, text)
     return mentioned(name, vocab, sequence)
 
 
@@ -300,10 +304,11 @@ def missing_terms(question: str, evidence: Sequence[Evidence]) -> list[str]:
     if not (terms or ability) or not evidence:
         return []
     texts = [f"{e.title}. {e.text}" for e in evidence]
-    shared, sequence = _vocabulary(texts)
+    shared, sequence = _vocabulary((e.title, e.text) for e in evidence)
     vocab = set(shared)
     # The parts of hyphenated words count too ("money-back" mentions "money").
-    vocab.update(_norm(p) for text in texts for w in words(text) if "-" in w for p in w.split("-") if p)
+    vocab.update(_norm(p) for e in evidence for w in passage_words(e.title, e.text) if "-" in w
+                 for p in w.split("-") if p)
     missing = [t for t in terms if not mentioned(t, vocab, sequence)]
     if missing:
         return missing

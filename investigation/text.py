@@ -153,6 +153,12 @@ def _body_stems(title: str, text: str) -> frozenset[str]:
     return _content_stems(title) | _content_stems(text)
 
 
+def passage_words(title: str, text: str) -> tuple[str, ...]:
+    """`words(f"{title}. {text}")` (a passage headed by its title), from each part's cached words: no word spans
+    the ". " between them (a word's inner "." needs a letter or digit after it). Shared: do not change it."""
+    return _words(title) + _words(text)
+
+
 def split_sentences(text: str) -> list[str]:
     """Split prose into sentences without breaking on common abbreviations or initials."""
     return list(_sentences(text))

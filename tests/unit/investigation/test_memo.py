@@ -84,7 +84,7 @@ def _every_primitive(value: str) -> tuple[object, ...]:
     return (text.fold(value), text.words(value), text.content_words(value), text.content_stems(value),
             text.query_key(value), text.split_sentences(value), text.quoted_titles(value),
             text.capitalised_spans(value), text.entities(value), text.count_tokens(value),
-            text.ask_sentence(value), untrusted(value), focus._vocabulary([value, value[:40]]),
+            text.ask_sentence(value), untrusted(value), focus._vocabulary([(value[:40], value), ("", value)]),
             prose.units(value, "Which plan includes SCIM?"))
 
 
@@ -138,7 +138,8 @@ def test_caches_are_bounded() -> None:
 
 
 def test_a_passages_stems_with_its_title_are_its_parts_stems() -> None:
-    """`body_stems(title, text)` is `content_stems(f"{title} {text}")`, on the sample corpora (each title with
+    """`body_stems(title, text)` is `content_stems(f"{title} {text}")` (and `passage_words(title, text)` is
+    `words(f"{title}. {text}")`), on the sample corpora (each title with
     its passage, and with the next one's) and on parts whose ends could meet: a final sigma, a leading
     combining mark, a hyphen or a possessive at the boundary, full-width and accented letters."""
     texts = _corpus_texts()
@@ -148,6 +149,8 @@ def test_a_passages_stems_with_its_title_are_its_parts_stems() -> None:
     for on in (False, True):
         with memo.caching(on):
             assert [text.body_stems(a, b) for a, b in pairs] == [text.content_stems(f"{a} {b}") for a, b in pairs]
+            # A passage's words headed by its title ("{title}. {text}", focus's vocabularies) likewise.
+            assert [text.passage_words(a, b) for a, b in pairs] == [tuple(text.words(f"{a}. {b}")) for a, b in pairs]
             # Synthesis's stems ("-ion" nouns equated to their verbs) are taken part by part the same way.
             assert [synthesis._ion_stems(a) | synthesis._ion_stems(b) for a, b in pairs] == [
                 synthesis._ion_stems(f"{a} {b}") for a, b in pairs]
