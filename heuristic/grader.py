@@ -47,21 +47,18 @@ def weighted_terms(text: str) -> dict[str, float]:
 
 def lexical_agreement(terms: dict[str, float], text: str) -> float:
     """Weighted share of `terms` that occur in `text`."""
-    total = sum(terms.values())
-    if total == 0:
-        return 0.0
-    return _agreement(terms, total, content_stems(text))
+    return _agreement(terms, content_stems(text))
 
 
 def body_agreement(terms: dict[str, float], title: str, text: str) -> float:
     """`lexical_agreement(terms, f"{title} {text}")`: a passage with its title."""
+    return _agreement(terms, body_stems(title, text))
+
+
+def _agreement(terms: dict[str, float], present: set[str]) -> float:
     total = sum(terms.values())
     if total == 0:
         return 0.0
-    return _agreement(terms, total, body_stems(title, text))
-
-
-def _agreement(terms: dict[str, float], total: float, present: set[str]) -> float:
     return sum(w for t, w in terms.items() if t in present) / total
 
 

@@ -191,14 +191,12 @@ class _Fixed:
 def _fixed(c: Sentence, terms: dict[str, float], total: float, state: _State,
            kind: re.Pattern[str] | None) -> _Fixed:
     hits = c.stems & terms.keys()
-    sibling = _sibling(c, state)
     return _Fixed(
         hits=hits, base=sum(terms[t] for t in hits) / total, beyond=_ion_stems(c.text) - terms.keys(),
-        typed=(kind is not None and (bool(c.stems & state.asked) or kind is URL) and state.measure <= c.stems
-               and bool(kind.search(c.text)) and not sibling),
+        typed=_holds_asked_kind(c, kind, state),
         concludes=_concludes(c, kind, state),
         others=sum(0.5 * _CONTEXT_BONUS for other, wanted in state.others if other.search(c.text) and c.stems & wanted),
-        length=len(c.text.split()), lead_in=c.text.rstrip(" .").endswith(":"), off=_contrasts(c) or sibling,
+        length=len(c.text.split()), lead_in=c.text.rstrip(" .").endswith(":"), off=_contrasts(c) or _sibling(c, state),
         restated=restates(c.text, state.question))
 
 
@@ -336,9 +334,15 @@ def _anchor_terms(question: str, candidates: Sequence[Sentence]) -> set[str]:
 
 
 def _typed(c: Sentence, kind: re.Pattern[str] | None, state: _State) -> bool:
+    """The sentence holds the kind of answer asked for, next to what is asked about, and none picked so far
+    does."""
+    return not state.kind_found and _holds_asked_kind(c, kind, state)
+
+
+def _holds_asked_kind(c: Sentence, kind: re.Pattern[str] | None, state: _State) -> bool:
     """The sentence holds the kind of answer asked for, next to what is asked about ("90 days" next to
     "data … deleted", not "15 minutes" next to "payment")."""
-    return (kind is not None and not state.kind_found and (bool(c.stems & state.asked) or kind is URL)
+    return (kind is not None and (bool(c.stems & state.asked) or kind is URL)
             and state.measure <= c.stems and bool(kind.search(c.text)) and not _sibling(c, state))
 
 
