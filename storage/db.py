@@ -14,6 +14,7 @@ from __future__ import annotations
 import os
 import sqlite3
 import threading
+import time
 import weakref
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -65,8 +66,8 @@ def _configure_sqlite(engine: Engine) -> None:
         dbapi_connection.isolation_level = None  # we emit BEGIN ourselves (see module docstring)
         cursor = dbapi_connection.cursor()
         try:
-            cursor.execute("PRAGMA journal_mode=WAL")
             cursor.execute(f"PRAGMA busy_timeout={SQLITE_BUSY_TIMEOUT_MS}")
+            enter_wal(cursor)
             cursor.execute("PRAGMA foreign_keys=ON")
             cursor.execute("PRAGMA synchronous=NORMAL")  # safe with WAL; durable up to the last checkpoint
         finally:
@@ -85,6 +86,31 @@ def _configure_sqlite(engine: Engine) -> None:
         except BaseException:
             writers.release(connection.connection)
             raise
+
+
+def enter_wal(cursor: Any) -> None:
+    """Switch the database of `cursor` (a sqlite3 cursor or connection) to WAL (a no-op once it is: the
+    mode is kept in the file). The engines here and the embedding cache call it on every new connection.
+
+    While another connection holds a new database's write lock, SQLite refuses the switch at once, without
+    the busy handler (waiting could deadlock): a process connecting while another one migrates a new
+    database failed with "database is locked" (API and workers starting together; 6 and 11 of 100
+    three-way `migrate` races here). So the switch is tried again, 1, 2, 4… 50 ms apart, for as long as
+    the busy timeout."""
+    deadline = time.monotonic() + SQLITE_BUSY_TIMEOUT_MS / 1000
+    pause = 0.001
+    while True:
+        try:
+            cursor.execute("PRAGMA journal_mode=WAL")
+            return
+        except sqlite3.OperationalError as exc:
+            if "locked" not in str(exc) or time.monotonic() >= deadline:
+                raise
+        _pause(pause)
+        pause = min(pause * 2, 0.05)
+
+
+_pause = time.sleep  # tests replace it to act while a connection waits for the switch
 
 
 class _Writers:

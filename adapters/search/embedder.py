@@ -23,6 +23,7 @@ import numpy.typing as npt
 
 from investigation.errors import PermanentError
 from investigation.ports import Embedder
+from storage.db import enter_wal
 
 DIM = 384
 BATCH_SIZE = 32
@@ -275,7 +276,7 @@ class MiniLMEmbedder:
             self._cache_path.parent.mkdir(parents=True, exist_ok=True)
             db = sqlite3.connect(self._cache_path, timeout=30.0, check_same_thread=False)
             db.execute("PRAGMA busy_timeout = 30000")
-            db.execute("PRAGMA journal_mode = WAL")
+            enter_wal(db)
             db.execute("PRAGMA synchronous = NORMAL")
             db.execute("CREATE TABLE IF NOT EXISTS embeddings (key TEXT PRIMARY KEY, vec BLOB NOT NULL)")
             db.commit()

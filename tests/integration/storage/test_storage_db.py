@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import sqlite3
 from pathlib import Path
 
 import pytest
 from sqlalchemy import Engine, text
 from sqlmodel import Session, select
 
+from storage import db
 from storage.db import make_engine, migrate, session_scope
 from storage.models import Tenant
 from storage.repositories import create_tenant, get_tenant_by_name, list_tenants, update_investigation
@@ -25,6 +27,36 @@ def test_sqlite_connections_are_set_up_for_several_processes(tmp_path: Path) -> 
             assert conn.exec_driver_sql("PRAGMA foreign_keys").scalar() == 1
     finally:
         engine.dispose()
+
+
+def test_a_connection_waits_for_the_switch_to_wal_while_another_writes(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Switching to WAL while another connection holds a new (rollback-journal) database's write lock fails
+    at once, without SQLite's busy handler: the connection tries again instead of failing."""
+    path = tmp_path / "new.db"
+    writer = sqlite3.connect(path, isolation_level=None)
+    writer.execute("CREATE TABLE t (x)")
+    writer.execute("BEGIN IMMEDIATE")  # the reserved lock, until COMMIT
+    probe = sqlite3.connect(path, timeout=30, isolation_level=None)
+    with pytest.raises(sqlite3.OperationalError, match="locked"):
+        probe.execute("PRAGMA journal_mode=WAL")  # what SQLite does: no wait despite the 30 s timeout
+    probe.close()
+    pauses: list[float] = []
+
+    def pause(seconds: float) -> None:  # the waiting connection's first pause: the writer finishes
+        pauses.append(seconds)
+        if writer.in_transaction:
+            writer.execute("COMMIT")
+
+    monkeypatch.setattr(db, "_pause", pause)
+    engine = make_engine(f"sqlite:///{path}")
+    try:
+        with engine.connect() as conn:
+            assert conn.exec_driver_sql("PRAGMA journal_mode").scalar() == "wal"
+        assert pauses == [0.001]
+    finally:
+        engine.dispose()
+        writer.close()
 
 
 def test_postgresql_engines_ping_before_use() -> None:
