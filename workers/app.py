@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from celery import Celery
+from celery.backends.redis import RedisBackend
 from kombu.entity import Exchange, Queue
 
 from config.settings import Settings
@@ -61,12 +64,37 @@ def celery_config(settings: Settings) -> dict[str, object]:
     }
 
 
+class HopRedisBackend(RedisBackend):  # type: ignore[misc]  # celery ships no type hints
+    """Celery's Redis result backend, less the result subscriptions nothing here reads.
+
+    Celery subscribes to a task's result channel (a) in any process outside a task that sends one
+    (`on_task_call`: the API and the CLI, for every investigation's start) and (b) in the process that
+    sends a group (`group.apply_async`, every hop's chord header), to feed a ready barrier of the
+    GroupResult it returns (Celery's one caller of `add_pending_result` with ``weak=True``). A SUBSCRIBE
+    per task, an UNSUBSCRIBE when its result object is collected, and since nothing reads those pub/sub
+    connections, every reply and published result stayed in Redis's output buffer for them (16 → 64 KB
+    per pool process over three bursts of 89 investigations, growing until Redis drops the connection at
+    its pub/sub buffer limit). Nothing in Sleuth waits on a sent task or a hop's group (a chord counter
+    starts the reducer). Waiting on a result explicitly (`AsyncResult.get`) still works: it subscribes
+    then, and reads the stored result first (`on_wait_for_pending`)."""
+
+    def on_task_call(self, producer: Any, task_id: str) -> None:
+        return None
+
+    def add_pending_result(self, result: Any, weak: bool = False, start_drainer: bool = True) -> Any:
+        if weak:
+            return result
+        return super().add_pending_result(result, weak=weak, start_drainer=start_drainer)
+
+
 def create_celery(settings: Settings) -> Celery:
     """Build the Celery app for `settings` and register Sleuth's tasks on it."""
     from workers import runtime
 
     app = Celery("sleuth", set_as_current=True)
     app.conf.update(celery_config(settings))
+    # The result backend's "redis" scheme (redis://, redis+socket://) names HopRedisBackend.
+    app.loader.override_backends = {"redis": f"{__name__}:HopRedisBackend"}
     runtime.configure(settings)
     import observability.celery_signals  # noqa: F401  (logs, metrics and spans of every task)
     import tasks.celery_tasks  # noqa: F401  (registers the shared tasks)
