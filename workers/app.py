@@ -93,8 +93,8 @@ def create_celery(settings: Settings) -> Celery:
 
     app = Celery("sleuth", set_as_current=True)
     app.conf.update(celery_config(settings))
-    # The result backend's "redis" scheme (redis://, redis+socket://) names HopRedisBackend.
-    app.loader.override_backends = {"redis": f"{__name__}:HopRedisBackend"}
+    # The result backend's Redis schemes (redis://, rediss://, redis+socket://) name HopRedisBackend.
+    app.loader.override_backends = {scheme: f"{__name__}:HopRedisBackend" for scheme in ("redis", "rediss")}
     runtime.configure(settings)
     import observability.celery_signals  # noqa: F401  (logs, metrics and spans of every task)
     import tasks.celery_tasks  # noqa: F401  (registers the shared tasks)

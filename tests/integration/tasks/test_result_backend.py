@@ -62,3 +62,13 @@ def test_sending_a_task_from_outside_a_worker_subscribes_to_nothing(app: Celery,
     assert app.backend.result_consumer.subscribed_to == set()
     app.backend.store_result(sent.id, "done", "SUCCESS")
     assert sent.get(timeout=10) == "done"  # waiting on it explicitly still works
+
+
+@pytest.mark.parametrize("url", ["redis://127.0.0.1:1/0", "rediss://127.0.0.1:1/0?ssl_cert_reqs=required",
+                                 "unix:///tmp/sleuth-no-such.sock?db=2"])
+def test_every_redis_url_gets_the_backend(tmp_path: Path, url: str) -> None:
+    built = create_celery(Settings(home=tmp_path / "home", redis_url=url))  # no connection is made
+    try:
+        assert type(built.backend) is HopRedisBackend
+    finally:
+        built.close()
