@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Sequence
+from collections.abc import Set as AbstractSet
 from dataclasses import dataclass
 
 import numpy as np
@@ -55,7 +56,7 @@ def body_agreement(terms: dict[str, float], title: str, text: str) -> float:
     return _agreement(terms, body_stems(title, text))
 
 
-def _agreement(terms: dict[str, float], present: set[str]) -> float:
+def _agreement(terms: dict[str, float], present: AbstractSet[str]) -> float:
     total = sum(terms.values())
     if total == 0:
         return 0.0

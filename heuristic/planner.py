@@ -309,7 +309,7 @@ def bridge_candidates(question: str, evidence: Sequence[Evidence],
         by_title.setdefault(base_title(e.title), e)
     anchors = find_anchors(question, evidence)
     queue = [
-        _Node(a, weight, 0, body_stems(a.title, a.text) & question_stems)
+        _Node(a, weight, 0, question_stems & body_stems(a.title, a.text))
         for a, weight in anchors[: config.max_sources]
     ]
     visited: set[str] = set()
@@ -328,7 +328,7 @@ def bridge_candidates(question: str, evidence: Sequence[Evidence],
             target = by_title.get(key) or next((e for t, e in linked.items() if key in t or t in key), None)
             if target is not None:
                 if rank < 3 and target.chunk_id not in visited and node.depth < 2:
-                    covered = node.covered | (body_stems(target.title, target.text) & question_stems)
+                    covered = node.covered | (question_stems & body_stems(target.title, target.text))
                     queue.append(_Node(target, node.weight * 0.9, node.depth + 1, covered))
                 continue
             score = node.weight * salience * (1.0 + 0.25 * node.depth)

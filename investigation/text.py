@@ -140,14 +140,11 @@ def content_stems(text: str) -> set[str]:
     return set(_content_stems(text))
 
 
-def body_stems(title: str, text: str) -> set[str]:
-    """`content_stems(f"{title} {text}")` (a passage with its title), from the stems of each part: the text
-    is not read again behind its title, and the cache holds no copy of it."""
-    return set(_body_stems(title, text))
-
-
 @memoised(TEXT_CACHE_SIZE)
-def _body_stems(title: str, text: str) -> frozenset[str]:
+def body_stems(title: str, text: str) -> frozenset[str]:
+    """`content_stems(f"{title} {text}")` (a passage with its title), from the stems of each part: the text
+    is not read again behind its title, and the cache holds no copy of it. Shared and read-only (cached,
+    frozen): every caller only reads it, so no copy is made per call."""
     # The same set: no word spans the space between the parts (`_WORD`), and folding, possessives and hyphens
     # are handled character by character and word by word (checked on the sample corpora in the tests).
     return _content_stems(title) | _content_stems(text)
