@@ -8,10 +8,11 @@ from contextlib import contextmanager
 from datetime import UTC, datetime
 from typing import Any
 
-from sqlalchemy import Executable, Table
+from sqlalchemy import Table
 from sqlalchemy.dialects import postgresql, sqlite
 from sqlmodel import Session, SQLModel
 
+from storage._prepared import Prepared
 from storage.db import IMMEDIATE
 
 _INSERT_BATCH = 200  # rows per INSERT: well under SQLite's bound-parameter limit
@@ -81,29 +82,29 @@ def insert_ignore(
     """INSERT ... ON CONFLICT (`conflict`) DO NOTHING; returns how many rows were inserted.
 
     Race-safe without exceptions: a concurrent insert of the same key waits for the other transaction
-    and then does nothing.
+    and then does nothing. Rows with the same columns go in one batch (executemany).
     """
     inserted = 0
+    statement = _insert(_dialect(session), model, tuple(conflict), "")
     for start in range(0, len(rows), _INSERT_BATCH):
-        batch = list(rows[start : start + _INSERT_BATCH])
-        # Rows as parameters (one dict, or executemany), not a multi-VALUES list: the same INSERTs, but
-        # SQLAlchemy caches the compiled statement (a VALUES list was compiled again on every call).
-        stmt = _insert(_dialect(session), model, tuple(conflict), "rowcount")
-        result = session.connection().execute(stmt, batch[0] if len(batch) == 1 else batch)
-        inserted += max(result.rowcount, 0)
+        batch = rows[start : start + _INSERT_BATCH]
+        inserted += statement.count(session, batch[0] if len(batch) == 1 else batch)
     return inserted
 
 
 def insert_new(
     session: Session, model: type[SQLModel], rows: Sequence[dict[str, Any]], conflict: Sequence[str], key: str
 ) -> set[Any]:
-    """Like `insert_ignore`, in ONE statement per batch however many rows (a multi-row INSERT ... ON CONFLICT
-    DO NOTHING RETURNING `key`): the `key` values of the rows that were new. Rows are inserted in order."""
+    """Like `insert_ignore` (INSERT ... ON CONFLICT DO NOTHING RETURNING `key`): the `key` values of the rows
+    that were new. Rows are inserted in order; several in ONE statement per batch (SQLAlchemy's "insert many
+    values": the driver's executemany returns no rows), one alone as a `Prepared` statement."""
+    statement = _insert(_dialect(session), model, tuple(conflict), key)
+    if len(rows) == 1:
+        return {row[0] for row in statement.rows(session, rows[0])}
     new: set[Any] = set()
     for start in range(0, len(rows), _INSERT_BATCH):
         batch = list(rows[start : start + _INSERT_BATCH])
-        stmt = _insert(_dialect(session), model, tuple(conflict), key)
-        new.update(session.connection().execute(stmt, batch[0] if len(batch) == 1 else batch).scalars())
+        new.update(session.connection().execute(statement.statement, batch).scalars())
     return new
 
 
@@ -115,16 +116,14 @@ def _dialect(session: Session) -> str:
 
 
 @functools.cache
-def _insert(dialect: str, model: type[SQLModel], conflict: tuple[str, ...], result: str) -> Executable:
+def _insert(dialect: str, model: type[SQLModel], conflict: tuple[str, ...], returning: str) -> Prepared:
     """The dialect's INSERT ... ON CONFLICT (`conflict`) DO NOTHING, built once per shape and reused (a
     statement is immutable; building one and its cache key cost more than running it on SQLite). Core, on the
-    table; `result`: "rowcount" (executemany, rowcount kept) or a column name (RETURNING that column)."""
+    table; `returning`: the column it returns ("": none, run for its row count)."""
     table: Table = model.__table__  # type: ignore[attr-defined]  # SQLModel sets it, undeclared
     stmt = (postgresql.insert(table) if dialect == "postgresql" else sqlite.insert(table)).on_conflict_do_nothing(
         index_elements=list(conflict))
-    if result == "rowcount":  # kept only when asked for (SQLAlchemy 2.0.28+; -1 otherwise on psycopg)
-        return stmt.execution_options(preserve_rowcount=True)
-    return stmt.returning(table.c[result])
+    return Prepared(stmt.returning(table.c[returning]) if returning else stmt)
 
 
 def row_values(instance: SQLModel) -> dict[str, Any]:

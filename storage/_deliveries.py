@@ -4,11 +4,12 @@ from __future__ import annotations
 
 from typing import Any
 
-from sqlalchemy import bindparam, update
+from sqlalchemy import Table, bindparam, update
 from sqlmodel import Session, col, select
 
 from investigation.errors import NotFound, ValidationFailed
 from storage._common import insert_ignore, row_values, write
+from storage._prepared import Prepared, load
 from storage.models import Delivery, DeliveryAttempt, utcnow
 
 STATUSES = ("pending", "delivered", "dead")
@@ -76,12 +77,13 @@ def get_delivery(session: Session, *, delivery_id: str, tenant_id: str | None = 
 
 
 # Read when an investigation finishes: built once (docs/performance.md, "statements built once").
-_DELIVERIES_OF = (select(Delivery).where(col(Delivery.investigation_id) == bindparam("investigation_id"))
-                  .order_by(col(Delivery.created_at), col(Delivery.slot)).execution_options(populate_existing=True))
+_DELIVERIES: Table = Delivery.__table__  # type: ignore[attr-defined]  # SQLModel sets __table__, undeclared
+_DELIVERIES_OF = Prepared(select(*_DELIVERIES.c).where(_DELIVERIES.c.investigation_id == bindparam("investigation_id"))
+                          .order_by(_DELIVERIES.c.created_at, _DELIVERIES.c.slot))
 
 
 def list_deliveries(session: Session, *, investigation_id: str) -> list[Delivery]:
-    return list(session.exec(_DELIVERIES_OF, params={"investigation_id": investigation_id}).all())
+    return load(session, Delivery, _DELIVERIES_OF, {"investigation_id": investigation_id})
 
 
 def record_attempt(

@@ -7,13 +7,14 @@ from collections.abc import Sequence
 from datetime import datetime, timedelta
 from typing import Any
 
-from sqlalchemy import Table, bindparam, case, update
+from sqlalchemy import Table, bindparam, case, or_, update
 from sqlmodel import Session, col, select
 
 from investigation.errors import NotFound, ValidationFailed
 from investigation.state import Mode, Status
 from storage._common import after_commit, insert_ignore, naive_utc, row_values, write
 from storage._deliveries import delivery_rows
+from storage._prepared import Prepared, load
 from storage._records import NewEvent, insert_event, notify_observers
 from storage.models import Investigation, Tenant, utcnow
 
@@ -27,8 +28,7 @@ _COLUMNS = frozenset(_TABLE.columns.keys())
 # Every step reads its investigation: the statement built once (docs/performance.md, "statements built
 # once"); as `Session.get(..., populate_existing=True)` did, the row is loaded into the session (its identity
 # map), refreshed if the session held it, after what is pending has been flushed.
-_BY_ID = (select(Investigation).where(col(Investigation.id) == bindparam("investigation_id"))
-          .execution_options(populate_existing=True))
+_BY_ID = Prepared(select(*_TABLE.c).where(_TABLE.c.id == bindparam("investigation_id")))
 
 
 def create_investigation(
@@ -103,7 +103,8 @@ def get_investigation(
     session: Session, *, investigation_id: str, tenant_id: str | None = None
 ) -> Investigation:
     """NotFound also when the investigation belongs to another tenant (its existence is not revealed)."""
-    inv = session.exec(_BY_ID, params={"investigation_id": investigation_id}).first()
+    found = load(session, Investigation, _BY_ID, {"investigation_id": investigation_id})
+    inv = found[0] if found else None
     if inv is None or (tenant_id is not None and inv.tenant_id != tenant_id):
         raise NotFound(f"investigation {investigation_id} not found")
     return inv
@@ -133,7 +134,7 @@ def set_investigation(session: Session, *, investigation_id: str, **fields: Any)
         return
     stmt, params = _update(investigation_id, _update_values(fields), returning=False)
     with write(session):
-        if session.connection().execute(stmt, params).rowcount == 0:
+        if stmt.count(session, params) == 0:
             raise NotFound(f"investigation {investigation_id} not found")
 
 
@@ -154,17 +155,22 @@ def _update_statement(names: tuple[str, ...], *, returning: bool, finish: bool =
     (docs/performance.md, "statements built once"). A status set here never revives a terminal
     investigation (decided in the same statement as the write, so no worker can race it); `finish`: the
     row must still be active (the move to a terminal status, `finish_investigation`). `returning`: an ORM
-    statement RETURNING the row, loaded into the session (refreshing its instance)."""
+    statement RETURNING the row, loaded into the session (refreshing its instance); else a `Prepared` one."""
     values: dict[str, Any] = {name: bindparam(f"new_{name}", type_=_TABLE.c[name].type) for name in names}
     if "status" in values and not finish:
-        values["status"] = case((_TABLE.c.status.in_(TERMINAL), _TABLE.c.status), else_=values["status"])
+        values["status"] = case((_one_of(_TABLE.c.status, TERMINAL), _TABLE.c.status), else_=values["status"])
     where = [_TABLE.c.id == bindparam("row_id")]
     if finish:
-        where.append(_TABLE.c.status.in_(ACTIVE))
+        where.append(_one_of(_TABLE.c.status, ACTIVE))
     if not returning:
-        return update(_TABLE).where(*where).values(**values)
+        return Prepared(update(_TABLE).where(*where).values(**values))
     return (update(Investigation).where(*where).values(**values).returning(Investigation)
             .execution_options(synchronize_session=False, populate_existing=True))
+
+
+def _one_of(column: Any, values: Sequence[str]) -> Any:
+    """`column IN values` written as ORs: a `Prepared` statement takes no IN list (the same rows match)."""
+    return or_(*(column == value for value in values))
 
 
 def _update(investigation_id: str, values: dict[str, Any], *, returning: bool,
@@ -229,7 +235,7 @@ def finish_investigation(
     stmt, params = _update(investigation_id, values, returning=held is not None, finish=True)
     with write(session):
         if held is None:
-            finished = session.connection().execute(stmt, params).rowcount == 1
+            finished = bool(stmt.count(session, params) == 1)
         else:
             finished = session.execute(stmt, params).scalars().first() is not None
         if not finished and counts:

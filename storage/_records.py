@@ -15,21 +15,25 @@ from sqlmodel import Session, col, select
 from investigation.errors import NotFound
 from investigation.state import Evidence, HopState
 from storage._common import after_commit, insert_ignore, insert_new, row_values, write
+from storage._prepared import Prepared, load
 from storage.models import EvidenceRecord, Hop, TraceEvent, utcnow
 
 _HOPS: Table = Hop.__table__  # type: ignore[attr-defined]  # SQLModel sets __table__, undeclared
 
 # The reads and the hop's state change every step runs, built once with their parameters as bind parameters:
 # a statement built per call, and its cache key, cost as much as running it on SQLite (docs/performance.md).
-_HOP = select(Hop).where(col(Hop.investigation_id) == bindparam("investigation_id"),
-                         col(Hop.number) == bindparam("number")).execution_options(populate_existing=True)
-_HOPS_OF = (select(Hop).where(col(Hop.investigation_id) == bindparam("investigation_id"))
-            .order_by(col(Hop.number)).execution_options(populate_existing=True))
-_EVIDENCE_OF = (select(EvidenceRecord).where(col(EvidenceRecord.investigation_id) == bindparam("investigation_id"))
-                .order_by(col(EvidenceRecord.hop), col(EvidenceRecord.score).desc(), col(EvidenceRecord.id)))
-_EVENTS_OF = (select(TraceEvent).where(col(TraceEvent.investigation_id) == bindparam("investigation_id"),
-                                       col(TraceEvent.id) > bindparam("after_id"))
-              .order_by(col(TraceEvent.id)))
+# Run as `Prepared` statements, loaded as the session's instances (storage/_prepared.py).
+_EVIDENCE: Table = EvidenceRecord.__table__  # type: ignore[attr-defined]
+_EVENTS: Table = TraceEvent.__table__  # type: ignore[attr-defined]
+_HOP = Prepared(select(*_HOPS.c).where(_HOPS.c.investigation_id == bindparam("investigation_id"),
+                                       _HOPS.c.number == bindparam("number")))
+_HOPS_OF = Prepared(select(*_HOPS.c).where(_HOPS.c.investigation_id == bindparam("investigation_id"))
+                    .order_by(_HOPS.c.number))
+_EVIDENCE_OF = Prepared(select(*_EVIDENCE.c).where(_EVIDENCE.c.investigation_id == bindparam("investigation_id"))
+                        .order_by(_EVIDENCE.c.hop, _EVIDENCE.c.score.desc(), _EVIDENCE.c.id))
+_EVENTS_OF = Prepared(select(*_EVENTS.c).where(_EVENTS.c.investigation_id == bindparam("investigation_id"),
+                                               _EVENTS.c.id > bindparam("after_id"))
+                      .order_by(_EVENTS.c.id))
 # (An UPDATE's bind parameters may not be named after its columns.)
 _PLANNED = (col(Hop.investigation_id) == bindparam("of_investigation"), col(Hop.number) == bindparam("of_number"),
             col(Hop.state) == HopState.PLANNED.value)
@@ -37,7 +41,7 @@ _REDUCE = {"state": HopState.REDUCED.value, "decision": bindparam("new_decision"
 _REDUCE_HELD = (update(Hop).where(*_PLANNED).values(**_REDUCE).returning(Hop)
                 .execution_options(populate_existing=True))
 # Core, RETURNING only the decision: loading the row as an ORM object cost twice the write
-_REDUCE_CORE = update(_HOPS).where(*_PLANNED).values(**_REDUCE).returning(_HOPS.c.decision)
+_REDUCE_CORE = Prepared(update(_HOPS).where(*_PLANNED).values(**_REDUCE).returning(_HOPS.c.decision))
 
 
 def save_hop(
@@ -63,11 +67,12 @@ def save_hop(
 
 
 def get_hop(session: Session, *, investigation_id: str, number: int) -> Hop | None:
-    return session.exec(_HOP, params={"investigation_id": investigation_id, "number": number}).first()
+    found = load(session, Hop, _HOP, {"investigation_id": investigation_id, "number": number})
+    return found[0] if found else None
 
 
 def list_hops(session: Session, *, investigation_id: str) -> list[Hop]:
-    return list(session.exec(_HOPS_OF, params={"investigation_id": investigation_id}).all())
+    return load(session, Hop, _HOPS_OF, {"investigation_id": investigation_id})
 
 
 def mark_hop_reduced(
@@ -83,7 +88,8 @@ def mark_hop_reduced(
             hop = session.execute(_REDUCE_HELD, params).scalars().first()
             stands = None if hop is None else hop.decision
         else:
-            stands = session.connection().execute(_REDUCE_CORE, params).scalar()
+            rows = _REDUCE_CORE.rows(session, params)
+            stands = rows[0][0] if rows else None
         if stands is None:
             found = get_hop(session, investigation_id=investigation_id, number=number)
             if found is None:
@@ -112,7 +118,7 @@ def add_evidence(session: Session, *, investigation_id: str, evidence: Sequence[
 
 def list_evidence(session: Session, *, investigation_id: str) -> list[EvidenceRecord]:
     """All evidence of an investigation: hop ascending, then score descending."""
-    return list(session.exec(_EVIDENCE_OF, params={"investigation_id": investigation_id}).all())
+    return load(session, EvidenceRecord, _EVIDENCE_OF, {"investigation_id": investigation_id}, attach=False)
 
 
 @dataclass(frozen=True, slots=True)
@@ -184,4 +190,5 @@ def add_events(session: Session, events: Sequence[NewEvent]) -> int:
 
 def list_events(session: Session, *, investigation_id: str, after_id: int = 0) -> list[TraceEvent]:
     """Events in the order they were written, those with an id above `after_id` (for polling)."""
-    return list(session.exec(_EVENTS_OF, params={"investigation_id": investigation_id, "after_id": after_id}).all())
+    return load(session, TraceEvent, _EVENTS_OF, {"investigation_id": investigation_id, "after_id": after_id},
+                attach=False)

@@ -16,10 +16,11 @@ from sqlmodel import Session, col, select
 
 from investigation.errors import Forbidden, NotFound, ValidationFailed
 from storage._common import insert_ignore, row_values, write
+from storage._prepared import Prepared
 from storage.models import Tenant
 
 _TABLE: Table = Tenant.__table__  # type: ignore[attr-defined]  # SQLModel sets __table__, undeclared
-_BY_KEY_HASH = sa_select(_TABLE).where(_TABLE.c.api_key_hash == bindparam("digest"))
+_BY_KEY_HASH = Prepared(sa_select(_TABLE).where(_TABLE.c.api_key_hash == bindparam("digest")))
 
 API_KEY_PREFIX = "sk_"
 WEBHOOK_SECRET_PREFIX = "whsec_"
@@ -109,8 +110,9 @@ def authenticate(session: Session, *, api_key: str) -> Tenant:
     if not api_key or not isinstance(api_key, str):
         raise Forbidden("missing API key")
     digest = hash_api_key(api_key)
-    row = session.connection().execute(_BY_KEY_HASH, {"digest": digest}).first()
+    names, rows = _BY_KEY_HASH.fetch(session, {"digest": digest})
+    found = dict(zip(names, rows[0])) if rows else None
     # The lookup is by hash (timing reveals nothing about the key); compare again in constant time.
-    if row is None or not hmac.compare_digest(row.api_key_hash, digest):
+    if found is None or not hmac.compare_digest(found["api_key_hash"], digest):
         raise Forbidden("invalid API key")
-    return Tenant.model_validate(row._mapping)
+    return Tenant.model_validate(found)

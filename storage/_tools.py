@@ -6,11 +6,12 @@ import hashlib
 import json
 from typing import Any
 
-from sqlalchemy import bindparam, delete
+from sqlalchemy import Table, bindparam, delete
 from sqlmodel import Session, col, select
 
 from investigation.errors import NotFound
 from storage._common import write
+from storage._prepared import Prepared, load
 from storage.models import ToolRecord, utcnow
 
 
@@ -43,12 +44,12 @@ def put_tool(session: Session, *, tenant_id: str, name: str, declaration: dict[s
 
 
 # Read when every hop is planned: built once (docs/performance.md, "statements built once").
-_TOOLS_OF = (select(ToolRecord).where(col(ToolRecord.tenant_id) == bindparam("tenant_id"))
-             .order_by(col(ToolRecord.name)).execution_options(populate_existing=True))
+_TOOLS: Table = ToolRecord.__table__  # type: ignore[attr-defined]  # SQLModel sets __table__, undeclared
+_TOOLS_OF = Prepared(select(*_TOOLS.c).where(_TOOLS.c.tenant_id == bindparam("tenant_id")).order_by(_TOOLS.c.name))
 
 
 def list_tools(session: Session, *, tenant_id: str) -> list[ToolRecord]:
-    return list(session.exec(_TOOLS_OF, params={"tenant_id": tenant_id}).all())
+    return load(session, ToolRecord, _TOOLS_OF, {"tenant_id": tenant_id})
 
 
 def get_tool(session: Session, *, tenant_id: str, name: str) -> ToolRecord:

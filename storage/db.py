@@ -25,7 +25,7 @@ from alembic import command
 from alembic.config import Config
 from sqlalchemy import Engine, create_engine, event, make_url, text
 from sqlalchemy.engine import Connection
-from sqlalchemy.exc import OperationalError
+from sqlalchemy.exc import DBAPIError, OperationalError
 from sqlmodel import Session
 
 MIGRATIONS_DIR = Path(__file__).resolve().parent / "migrations"
@@ -78,14 +78,46 @@ def _configure_sqlite(engine: Engine) -> None:
     @event.listens_for(engine, "begin")
     def _on_begin(connection: Connection) -> None:
         if not connection.get_execution_options().get(IMMEDIATE, False):
-            connection.exec_driver_sql("BEGIN")
+            driver_execute(connection, "BEGIN", ()).close()
             return
         writers.acquire(connection.connection)
         try:
-            connection.exec_driver_sql("BEGIN IMMEDIATE")
+            driver_execute(connection, "BEGIN IMMEDIATE", ()).close()
         except BaseException:
             writers.release(connection.connection)
             raise
+
+
+def driver_execute(connection: Connection, sql: str, params: Any, *, many: bool = False) -> Any:
+    """Run `sql` on a DBAPI cursor of `connection`, in its transaction, without SQLAlchemy's execution
+    context (`storage._prepared`: its per-statement work cost several times a statement on SQLite); the
+    open cursor is returned. As SQLAlchemy would: the engine's cursor events fire, a driver error is raised
+    as SQLAlchemy's (`database_unavailable_errors` still knows it), and a connection the error shows dead
+    is invalidated, so the pool replaces it."""
+    dbapi_connection = connection.connection.dbapi_connection
+    assert dbapi_connection is not None  # a Connection in a transaction holds one
+    cursor = dbapi_connection.cursor()
+    dispatch = connection.dispatch
+    if dispatch.before_cursor_execute:
+        dispatch.before_cursor_execute(connection, cursor, sql, params, None, many)
+    try:
+        if many:
+            cursor.executemany(sql, params)
+        else:
+            cursor.execute(sql, params)
+    except Exception as exc:
+        cursor.close()
+        dialect = connection.dialect
+        error = dialect.loaded_dbapi.Error
+        if not isinstance(exc, error):
+            raise
+        dead = dialect.is_disconnect(exc, dbapi_connection, cursor)
+        if dead:
+            connection.invalidate(exc)
+        raise DBAPIError.instance(sql, params, exc, error, connection_invalidated=dead, dialect=dialect) from exc
+    if dispatch.after_cursor_execute:
+        dispatch.after_cursor_execute(connection, cursor, sql, params, None, many)
+    return cursor
 
 
 def enter_wal(cursor: Any) -> None:

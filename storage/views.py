@@ -8,10 +8,12 @@ from collections.abc import Sequence
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict
-from sqlmodel import Session, col, select
+from sqlalchemy import Table, bindparam, or_
+from sqlmodel import Session, select
 
 from storage._common import iso
 from storage._deliveries import list_deliveries
+from storage._prepared import Prepared, load
 from storage._records import list_evidence
 from storage.models import Delivery, EvidenceRecord, Investigation, TraceEvent
 
@@ -96,13 +98,16 @@ def investigation_view(session: Session, *, investigation: Investigation) -> dic
     """The investigation as the outside world sees it: `InvestigationPublic` as JSON-ready data."""
     evidence = list_evidence(session, investigation_id=investigation.id)
     deliveries = list_deliveries(session, investigation_id=investigation.id)
-    calls = session.exec(select(TraceEvent).where(
-        TraceEvent.investigation_id == investigation.id, col(TraceEvent.kind).in_(LLM_EVENT_KINDS),
-    ).order_by(col(TraceEvent.id))).all()
+    calls = load(session, TraceEvent, _LLM_EVENTS_OF, {"investigation_id": investigation.id}, attach=False)
     return build_investigation_view(investigation, evidence, deliveries, llm_events=calls).model_dump(mode="json")
 
 
 LLM_EVENT_KINDS = ("llm_call", "llm_fallback")
+_EVENTS: Table = TraceEvent.__table__  # type: ignore[attr-defined]  # SQLModel sets __table__, undeclared
+# Read on every poll of an investigation (a `Prepared` statement: no IN list, the kinds as ORs).
+_LLM_EVENTS_OF = Prepared(select(*_EVENTS.c).where(
+    _EVENTS.c.investigation_id == bindparam("investigation_id"),
+    or_(*(_EVENTS.c.kind == kind for kind in LLM_EVENT_KINDS))).order_by(_EVENTS.c.id))
 _USAGE_KEYS = ("input_tokens", "output_tokens", "cache_read_input_tokens", "cache_creation_input_tokens")
 
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -47,14 +48,22 @@ def test_worker_metrics_reach_the_api_scrape_and_logs_carry_ids(stack: Stack) ->
     answered = stack.wait(stack.ask("Which plan includes SCIM provisioning?"))
     greeted = stack.wait(stack.ask("Good morning!"))
     assert answered["status"] == "answered" and greeted["status"] in ("answered", "refused")
-    stack.stop_workers()  # flushes nothing (mmap files are live), but the log is complete
 
     metrics._reset_for_tests()
     with TestClient(create_app(services=stack.services, launcher=lambda _: None)) as client:
-        response = client.get("/metrics")
-    assert response.status_code == 200
+        # A pool process counts an investigation once its terminal state has committed (an observer of the
+        # commit), so the status can be seen a moment before the counts: stopping the worker in that moment
+        # lost them (seen under a loaded host). The worker's counts are live in the multiprocess directory.
+        deadline = time.monotonic() + 60
+        while True:
+            response = client.get("/metrics")
+            assert response.status_code == 200
+            samples = _samples(response.text)
+            if _value(samples, "sleuth_investigation_duration_seconds_count") >= 2 or time.monotonic() > deadline:
+                break
+            time.sleep(0.05)
     assert response.headers["content-type"].startswith("text/plain")
-    samples = _samples(response.text)
+    stack.stop_workers()  # the log is complete
     tenant = stack.tenant_id
     assert _value(samples, "sleuth_investigations_total", status="answered", tenant=tenant) >= 1
     assert _value(samples, "sleuth_investigations_total", route="direct") == 1
