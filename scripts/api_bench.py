@@ -119,8 +119,10 @@ def _submit(http: httpx.Client, base: str, key: str, question: str) -> str:
     return str(response.json()["id"])
 
 
-def _view(http: httpx.Client, base: str, key: str, inv_id: str) -> dict[str, Any]:
-    response = http.get(f"{base}/v1/investigations/{inv_id}", headers={"Authorization": f"Bearer {key}"})
+def _view(http: httpx.Client, base: str, key: str, inv_id: str, wait: float = 0.0) -> dict[str, Any]:
+    """The investigation's view; `wait` > 0: long polling (`?wait=`, held until it is terminal)."""
+    response = http.get(f"{base}/v1/investigations/{inv_id}", headers={"Authorization": f"Bearer {key}"},
+                        params={"wait": wait} if wait > 0 else None)
     response.raise_for_status()
     return dict(response.json())
 
@@ -158,8 +160,9 @@ def _breakdown(before: dict[str, float], after: dict[str, float]) -> dict[str, f
 
 
 def single(http: httpx.Client, base: str, key: str, questions: list[str], n: int,
-           poll: float = 0.01) -> dict[str, Any]:
-    """`n` investigations one after another: each submitted when the previous one is terminal."""
+           poll: float = 0.01, wait: float = 0.0) -> dict[str, Any]:
+    """`n` investigations one after another: each submitted when the previous one is terminal, seen by a GET
+    every `poll` seconds or, with `wait` > 0, by long polling (a GET held until it is terminal)."""
     client_ms: list[float] = []
     server_ms: list[float] = []
     submit_ms: list[float] = []
@@ -170,11 +173,12 @@ def single(http: httpx.Client, base: str, key: str, questions: list[str], n: int
         submit_ms.append((time.perf_counter() - started) * 1000)
         while True:
             asked = time.perf_counter()
-            view = _view(http, base, key, inv_id)
+            view = _view(http, base, key, inv_id, wait)
             get_ms.append((time.perf_counter() - asked) * 1000)
             if view["status"] in TERMINAL:
                 break
-            time.sleep(poll)
+            if not wait:
+                time.sleep(poll)
         client_ms.append((time.perf_counter() - started) * 1000)
         server_ms.append(_server_ms(view))
     return {"n": n, "client_ms_p50": round(statistics.median(client_ms), 1),
@@ -264,6 +268,9 @@ def main() -> None:
     parser.add_argument("--questions", type=Path, default=ROOT / "examples" / "decisions.jsonl")
     parser.add_argument("--poll-ms", type=float, default=10.0, help="single: milliseconds between two GETs "
                         "of the running investigation (each GET costs the API ~4 ms of CPU, on the workers' cores)")
+    parser.add_argument("--wait", type=float, default=0.0, help="single: long polling instead, each GET held up "
+                        "to this many seconds until the investigation is terminal (`?wait=`): the client's polling "
+                        "no longer costs the API a view every --poll-ms")
     parser.add_argument("--sweep-all", action="store_true", help="burst: ask every unfinished investigation "
                         "every 50 ms (the waiting before issue 14's fifth pass; it loads the API)")
     parser.add_argument("--no-burst", action="store_true", help="only the warm single-investigation latency")
@@ -287,7 +294,7 @@ def main() -> None:
             cold = single(http, stack.base, key, others, len(others) if args.warmup is None else args.warmup)[
                 "server_ms_first"]
             before, cpu = _scrape(http, stack.base), _cpu_by_process(stack.pid)
-            one = single(http, stack.base, key, measured, args.single, poll=args.poll_ms / 1000)
+            one = single(http, stack.base, key, measured, args.single, poll=args.poll_ms / 1000, wait=args.wait)
             one["mean_ms"] = _breakdown(before, _scrape(http, stack.base))
             after_single = _cpu_by_process(stack.pid)
             one["cpu_seconds"] = _cpu_spent(cpu, after_single)
@@ -296,6 +303,7 @@ def main() -> None:
                 many = burst(http, stack.base, key, questions, sweep_all=args.sweep_all)
                 many["cpu_seconds"] = _cpu_spent(after_single, _cpu_by_process(stack.pid))
             result = {"sleuth": str(args.sleuth), "workers": args.workers, "concurrency": args.concurrency,
+                      "single_waits": f"?wait={args.wait}" if args.wait else f"polled every {args.poll_ms} ms",
                       "first_two_server_ms": cold, "single": one, "burst": many}
     finally:
         stack.stop()

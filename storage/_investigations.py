@@ -110,6 +110,17 @@ def get_investigation(
     return inv
 
 
+_STATUS_OF = Prepared(select(_TABLE.c.status, _TABLE.c.tenant_id).where(_TABLE.c.id == bindparam("investigation_id")))
+
+
+def investigation_status(session: Session, *, investigation_id: str, tenant_id: str | None = None) -> str:
+    """The status alone (what a long-polling request reads every few ms); NotFound as `get_investigation`."""
+    rows = _STATUS_OF.rows(session, {"investigation_id": investigation_id})
+    if not rows or (tenant_id is not None and rows[0][1] != tenant_id):
+        raise NotFound(f"investigation {investigation_id} not found")
+    return str(rows[0][0])
+
+
 def update_investigation(session: Session, *, investigation_id: str, **fields: Any) -> Investigation:
     """Set columns of an investigation (and `updated_at`); unknown or read-only names are refused.
 

@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import asyncio
+import time
 from typing import Annotated, Any
 
-from fastapi import APIRouter, Header, Response
+from fastapi import APIRouter, Header, Query, Response
+from fastapi.concurrency import run_in_threadpool
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 from pydantic import ValidationError
@@ -15,6 +18,8 @@ from api.deps import LauncherDep, RawBodyDep, ServicesDep
 from api.schemas import InvestigationCreate, InvestigationPublic, TracePublic
 from api.sse import event_stream
 from app.intake import submit_investigation
+from bootstrap import Services
+from investigation.state import Status
 from storage import repositories as repo
 
 router = APIRouter(prefix="/v1/investigations", tags=["investigations"])
@@ -65,15 +70,51 @@ def create_investigation(
     return view
 
 
+MAX_WAIT_SECONDS = 30.0  # under the usual 60 s idle timeout of proxies and load balancers
+WAIT_STEP_SECONDS = 0.02  # between two looks at a waiting investigation's status (a status-only read)
+
+
 @router.get("/{investigation_id}", response_model=InvestigationPublic)
-def get_investigation(investigation_id: str, tenant: TenantDep, services: ServicesDep) -> Response:
+async def get_investigation(
+    investigation_id: str,
+    tenant: TenantDep,
+    services: ServicesDep,
+    wait: Annotated[float, Query(
+        ge=0, le=MAX_WAIT_SECONDS,
+        description="Long polling: hold the request up to this many seconds until the investigation is "
+                    "terminal, then answer (at once when it already is; the view as it stands when the time "
+                    "is up). 0: answer at once.")] = 0,
+) -> Response:
     """The investigation as the public JSON (404 for ids of other tenants)."""
+    if wait > 0:
+        await _until_terminal(services, investigation_id, tenant.id, wait)
+    return JSONResponse(await run_in_threadpool(_view, services, investigation_id, tenant.id))
+
+
+def _view(services: Services, investigation_id: str, tenant_id: str) -> dict[str, Any]:
     with services.session() as session:
-        inv = repo.get_investigation(session, investigation_id=investigation_id, tenant_id=tenant.id)
-        view = repo.investigation_view(session, investigation=inv)
-    # Already the validated `InvestigationPublic` as JSON data: returned as a response, FastAPI does not
-    # validate it a second time against the response model (the polled route: ~1 ms of ~6 per GET).
-    return JSONResponse(view)
+        inv = repo.get_investigation(session, investigation_id=investigation_id, tenant_id=tenant_id)
+        # Already the validated `InvestigationPublic` as JSON data: returned as a response, FastAPI does not
+        # validate it a second time against the response model (the polled route: ~1 ms of ~6 per GET).
+        return repo.investigation_view(session, investigation=inv)
+
+
+async def _until_terminal(services: Services, investigation_id: str, tenant_id: str, seconds: float) -> None:
+    """Return once the investigation is terminal or `seconds` have passed (NotFound at once for another
+    tenant's). A client waiting this way costs the API a status read every `WAIT_STEP_SECONDS` instead of a
+    whole view per poll: polling every 10 ms cost the API ~100 ms of CPU per investigation, CPU the workers
+    answering it then lacked (docs/performance.md, twelfth pass)."""
+    deadline = time.monotonic() + seconds
+    while not Status(await run_in_threadpool(_status, services, investigation_id, tenant_id)).terminal:
+        left = deadline - time.monotonic()
+        if left <= 0:
+            return
+        await asyncio.sleep(min(WAIT_STEP_SECONDS, left))
+
+
+def _status(services: Services, investigation_id: str, tenant_id: str) -> str:
+    with services.session() as session:
+        return repo.investigation_status(session, investigation_id=investigation_id, tenant_id=tenant_id)
 
 
 @router.get("/{investigation_id}/trace", response_model=TracePublic)

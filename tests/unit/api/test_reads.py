@@ -213,3 +213,65 @@ def test_redeliver_enqueue_failure_keeps_it_dead(api: Api) -> None:
     assert response.status_code == 503
     with api.services.session() as session:
         assert repo.get_delivery(session, delivery_id=delivery_id).status == "dead"
+
+
+def test_a_waiting_get_answers_once_the_investigation_is_terminal(api: Api, monkeypatch: pytest.MonkeyPatch) -> None:
+    """``?wait=`` (long polling): the request is held while the investigation runs and answered with the
+    terminal view. The investigation is finished only after the server has looked at it, unfinished, once:
+    no timing in the test (without the wait the GET answers "queued" at once)."""
+    from api.routes import investigations as route
+
+    inv_id = _create(api)
+    looked = threading.Event()
+    status = route._status
+
+    def looking(*args: Any) -> str:
+        found = status(*args)
+        looked.set()
+        return found
+
+    monkeypatch.setattr(route, "_status", looking)
+    finisher = threading.Thread(target=lambda: (looked.wait(30), _finish(api, inv_id)))
+    finisher.start()
+    try:
+        response = api.client.get(f"/v1/investigations/{inv_id}", params={"wait": 30}, headers=api.auth())
+    finally:
+        finisher.join()
+    assert response.status_code == 200 and response.json()["status"] == "answered"
+    assert response.json()["answer"] == "Frankfurt [1]."
+
+
+def test_a_wait_that_runs_out_answers_with_the_view_as_it_stands(api: Api) -> None:
+    inv_id = _create(api)
+    response = api.client.get(f"/v1/investigations/{inv_id}", params={"wait": 0.05}, headers=api.auth())
+    assert response.status_code == 200 and response.json()["status"] == "queued"
+    _finish(api, inv_id)  # terminal already: a wait answers at once
+    response = api.client.get(f"/v1/investigations/{inv_id}", params={"wait": 30}, headers=api.auth())
+    assert response.json()["status"] == "answered"
+
+
+@pytest.mark.parametrize("wait", ["-1", "30.5", "soon", "nan"])
+def test_a_bad_wait_is_refused_naming_the_parameter(api: Api, wait: str) -> None:
+    inv_id = _create(api)
+    response = api.client.get(f"/v1/investigations/{inv_id}?wait={wait}", headers=api.auth())
+    assert response.status_code == 422, response.text
+    assert [e["loc"] for e in response.json()["detail"]] == [["query", "wait"]]
+
+
+def test_waiting_on_another_tenants_investigation_is_not_found_at_once(
+        api: Api, monkeypatch: pytest.MonkeyPatch) -> None:
+    from api.routes import investigations as route
+
+    inv_id = _create(api)
+    looks: list[str] = []
+    status = route._status
+
+    def counted(*args: Any) -> str:
+        looks.append(args[1])
+        return status(*args)
+
+    monkeypatch.setattr(route, "_status", counted)
+    response = api.client.get(f"/v1/investigations/{inv_id}", params={"wait": 30}, headers=api.auth(api.other_key))
+    assert response.status_code == 404 and looks == [inv_id]  # refused on the first look, not after the wait
+    response = api.client.get("/v1/investigations/nope", params={"wait": 30}, headers=api.auth())
+    assert response.status_code == 404 and looks == [inv_id, "nope"]
