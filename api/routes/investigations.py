@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import logging
 import time
 from typing import Annotated, Any
 
@@ -12,6 +13,7 @@ from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 from pydantic import ValidationError
 from sse_starlette import EventSourceResponse
+from sse_starlette.sse import AppStatus
 
 from api.auth import PageTenantDep, TenantDep
 from api.deps import LauncherDep, RawBodyDep, ServicesDep
@@ -22,6 +24,7 @@ from bootstrap import Services
 from investigation.state import Status
 from storage import repositories as repo
 
+log = logging.getLogger(__name__)
 router = APIRouter(prefix="/v1/investigations", tags=["investigations"])
 
 _CREATE_BODY = {
@@ -103,13 +106,17 @@ async def _until_terminal(services: Services, investigation_id: str, tenant_id: 
     """Return once the investigation is terminal or `seconds` have passed (NotFound at once for another
     tenant's). A client waiting this way costs the API a status read every `WAIT_STEP_SECONDS` instead of a
     whole view per poll: polling every 10 ms cost the API ~100 ms of CPU per investigation, CPU the workers
-    answering it then lacked (docs/performance.md, twelfth pass)."""
+    answering it then lacked (docs/performance.md, twelfth pass). The server shutting down ends the wait
+    (sse-starlette's flag, set when uvicorn is told to exit, as it ends the SSE streams): the waiting
+    requests get their answer instead of holding the shutdown for up to `MAX_WAIT_SECONDS`."""
     deadline = time.monotonic() + seconds
-    while not Status(await run_in_threadpool(_status, services, investigation_id, tenant_id)).terminal:
-        left = deadline - time.monotonic()
-        if left <= 0:
-            return
+    if Status(await run_in_threadpool(_status, services, investigation_id, tenant_id)).terminal:
+        return
+    log.debug("waiting up to %.1f s for investigation %s", seconds, investigation_id)
+    while (left := deadline - time.monotonic()) > 0 and not AppStatus.should_exit:
         await asyncio.sleep(min(WAIT_STEP_SECONDS, left))
+        if Status(await run_in_threadpool(_status, services, investigation_id, tenant_id)).terminal:
+            return
 
 
 def _status(services: Services, investigation_id: str, tenant_id: str) -> str:

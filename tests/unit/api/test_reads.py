@@ -230,8 +230,12 @@ def test_a_waiting_get_answers_once_the_investigation_is_terminal(api: Api, monk
         looked.set()
         return found
 
+    def finish_once_looked() -> None:
+        looked.wait(30)
+        _finish(api, inv_id)
+
     monkeypatch.setattr(route, "_status", looking)
-    finisher = threading.Thread(target=lambda: (looked.wait(30), _finish(api, inv_id)))
+    finisher = threading.Thread(target=finish_once_looked)
     finisher.start()
     try:
         response = api.client.get(f"/v1/investigations/{inv_id}", params={"wait": 30}, headers=api.auth())
@@ -275,3 +279,22 @@ def test_waiting_on_another_tenants_investigation_is_not_found_at_once(
     assert response.status_code == 404 and looks == [inv_id]  # refused on the first look, not after the wait
     response = api.client.get("/v1/investigations/nope", params={"wait": 30}, headers=api.auth())
     assert response.status_code == 404 and looks == [inv_id, "nope"]
+
+
+def test_a_server_shutting_down_answers_the_waiting_requests(api: Api, monkeypatch: pytest.MonkeyPatch) -> None:
+    from sse_starlette.sse import AppStatus
+
+    from api.routes import investigations as route
+
+    inv_id = _create(api)
+    looks: list[str] = []
+    status = route._status
+
+    def shutting_down(*args: Any) -> str:
+        looks.append(args[1])
+        monkeypatch.setattr(AppStatus, "should_exit", True)  # uvicorn told to exit while the request waits
+        return status(*args)
+
+    monkeypatch.setattr(route, "_status", shutting_down)
+    response = api.client.get(f"/v1/investigations/{inv_id}", params={"wait": 30}, headers=api.auth())
+    assert response.status_code == 200 and response.json()["status"] == "queued" and looks == [inv_id]
