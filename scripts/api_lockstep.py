@@ -9,7 +9,8 @@ two such runs compare phases as much as code. Here both stacks run at once (`sle
 i on one stack, then on the other (the order swapped every question and round), one investigation in
 flight at a time, so both meet the same phases. Prints each side's server-side (created_at → finished_at)
 and client-side p50/p95 and the median of the per-question after/before ratios. Worktrees as for
-scripts/perf_compare.sh (a .venv each). A benchmark command, not a test.
+scripts/perf_compare.sh (a .venv each). A benchmark command, not a test. `--after-wait=S`: AFTER's client long-polls
+(`?wait=S`) instead of polling every 10 ms (with the same checkout twice: what the client's polling costs).
 """
 
 from __future__ import annotations
@@ -27,18 +28,23 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import api_bench  # the stack and the HTTP helpers (after the path insert above)
 
 
-def _one(http: httpx.Client, stack: api_bench.Stack, key: str, question: str) -> tuple[float, float]:
-    """(server ms, client ms) of one investigation, polled every 10 ms."""
+def _one(http: httpx.Client, stack: api_bench.Stack, key: str, question: str,
+         wait: float = 0.0) -> tuple[float, float]:
+    """(server ms, client ms) of one investigation, polled every 10 ms (`wait` > 0: long polling)."""
     started = time.perf_counter()
     inv_id = api_bench._submit(http, stack.base, key, question)
-    while (view := api_bench._view(http, stack.base, key, inv_id))["status"] not in api_bench.TERMINAL:
-        time.sleep(0.01)
+    while (view := api_bench._view(http, stack.base, key, inv_id, wait))["status"] not in api_bench.TERMINAL:
+        if not wait:
+            time.sleep(0.01)
     return api_bench._server_ms(view), (time.perf_counter() - started) * 1000
 
 
 def main() -> None:
-    trees = {"before": Path(sys.argv[1]).resolve(), "after": Path(sys.argv[2]).resolve()}
-    rounds = int(sys.argv[3]) if len(sys.argv) > 3 else 2
+    args = [a for a in sys.argv[1:] if not a.startswith("--after-wait=")]
+    waits = {"before": 0.0, "after": float(next((a.split("=", 1)[1] for a in sys.argv[1:]
+                                                 if a.startswith("--after-wait=")), 0))}
+    trees = {"before": Path(args[0]).resolve(), "after": Path(args[1]).resolve()}
+    rounds = int(args[2]) if len(args) > 2 else 2
     work = Path(tempfile.mkdtemp(prefix="sleuth-api-lockstep-"))
     questions = [json.loads(line)["question"]
                  for line in (api_bench.ROOT / "examples" / "decisions.jsonl").read_text().splitlines() if line.strip()]
@@ -63,11 +69,11 @@ def main() -> None:
                 for i, question in enumerate(measured):
                     order = ["before", "after"] if (i + r) % 2 == 0 else ["after", "before"]
                     for name in order:
-                        times[name].append(_one(http, stacks[name], keys[name], question))
+                        times[name].append(_one(http, stacks[name], keys[name], question, waits[name]))
     finally:
         for stack in stacks.values():
             stack.stop()
-    out: dict[str, object] = {"rounds": rounds, "questions": len(measured)}
+    out: dict[str, object] = {"rounds": rounds, "questions": len(measured), "after_waits": waits["after"]}
     for name, pairs in times.items():
         server, client = [s for s, _c in pairs], [c for _s, c in pairs]
         out[name] = {"server_ms_p50": round(statistics.median(server), 1),
