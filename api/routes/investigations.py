@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
+from functools import partial
 from typing import Annotated, Any
 
 from fastapi import APIRouter, Header, Query, Response
@@ -90,33 +91,46 @@ async def get_investigation(
 ) -> Response:
     """The investigation as the public JSON (404 for ids of other tenants)."""
     if wait > 0:
-        await _until_terminal(services, investigation_id, tenant.id, wait)
+        return JSONResponse(await _terminal_view(services, investigation_id, tenant.id, wait))
     return JSONResponse(await run_in_threadpool(_view, services, investigation_id, tenant.id))
 
 
 def _view(services: Services, investigation_id: str, tenant_id: str) -> dict[str, Any]:
+    view = _view_if(services, investigation_id, tenant_id, terminal_only=False)
+    assert view is not None  # not asked to be terminal
+    return view
+
+
+def _view_if(services: Services, investigation_id: str, tenant_id: str, *, terminal_only: bool) -> dict[str, Any] | None:
+    """The public view (None with `terminal_only` while the investigation runs)."""
     with services.session() as session:
         inv = repo.get_investigation(session, investigation_id=investigation_id, tenant_id=tenant_id)
+        if terminal_only and not Status(inv.status).terminal:
+            return None
         # Already the validated `InvestigationPublic` as JSON data: returned as a response, FastAPI does not
         # validate it a second time against the response model (the polled route: ~1 ms of ~6 per GET).
         return repo.investigation_view(session, investigation=inv)
 
 
-async def _until_terminal(services: Services, investigation_id: str, tenant_id: str, seconds: float) -> None:
-    """Return once the investigation is terminal or `seconds` have passed (NotFound at once for another
-    tenant's). A client waiting this way costs the API a status read every `WAIT_STEP_SECONDS` instead of a
-    whole view per poll: polling every 10 ms cost the API ~100 ms of CPU per investigation, CPU the workers
-    answering it then lacked (docs/performance.md, twelfth pass). The server shutting down ends the wait
-    (sse-starlette's flag, set when uvicorn is told to exit, as it ends the SSE streams): the waiting
-    requests get their answer instead of holding the shutdown for up to `MAX_WAIT_SECONDS`."""
+async def _terminal_view(services: Services, investigation_id: str, tenant_id: str,
+                         seconds: float) -> dict[str, Any]:
+    """The view once the investigation is terminal, or when `seconds` have passed (NotFound at once for
+    another tenant's; terminal already: one read, as a plain GET). A client waiting this way costs the API
+    a status read every `WAIT_STEP_SECONDS` instead of a whole view per poll: polling every 10 ms cost the
+    API ~100 ms of CPU per investigation, CPU the workers answering it then lacked (docs/performance.md,
+    twelfth pass). The server shutting down ends the wait (sse-starlette's flag, set when uvicorn is told
+    to exit, as it ends the SSE streams): the waiting requests get their answer instead of holding the
+    shutdown for up to `MAX_WAIT_SECONDS`."""
     deadline = time.monotonic() + seconds
-    if Status(await run_in_threadpool(_status, services, investigation_id, tenant_id)).terminal:
-        return
+    view = await run_in_threadpool(partial(_view_if, terminal_only=True), services, investigation_id, tenant_id)
+    if view is not None:
+        return view
     log.debug("waiting up to %.1f s for investigation %s", seconds, investigation_id)
     while (left := deadline - time.monotonic()) > 0 and not AppStatus.should_exit:
         await asyncio.sleep(min(WAIT_STEP_SECONDS, left))
         if Status(await run_in_threadpool(_status, services, investigation_id, tenant_id)).terminal:
-            return
+            break
+    return await run_in_threadpool(_view, services, investigation_id, tenant_id)
 
 
 def _status(services: Services, investigation_id: str, tenant_id: str) -> str:
