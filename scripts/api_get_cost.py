@@ -4,7 +4,7 @@
 
 Starts `sleuth up --workers 1` from CHECKOUT (default: this one) on a fresh home with examples/kb, answers one
 question, then GETs that finished investigation GETS times (default 1,000) in a row and reads the API
-process's CPU time (/proc/PID/stat, utime + stime) around the loop. A polling client pays this per poll, on the
+process's CPU time around the loop (`api_bench._cpu_by_process`: /proc, utime + stime). A polling client pays this per poll, on the
 cores the workers need (docs/performance.md, twelfth pass). `--wait`: each GET asks `?wait=10` (terminal
 already: answered at once; what the long-polling route adds to a GET). Run the same command on two checkouts
 (e.g. a worktree of the base) to compare; a benchmark command, not a test.
@@ -20,21 +20,9 @@ import time
 from pathlib import Path
 
 import httpx
-import psutil
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import api_bench  # the stack and the HTTP helpers (after the path insert above)
-
-
-def _listener(port: int) -> int:
-    """The pid of the process listening on `port` (the API under `sleuth up`)."""
-    return int(next(c.pid for c in psutil.net_connections("tcp")
-                    if c.status == psutil.CONN_LISTEN and c.laddr and c.laddr.port == port and c.pid))
-
-
-def _cpu_seconds(pid: int) -> float:
-    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
 def main() -> None:
@@ -52,13 +40,12 @@ def main() -> None:
             inv_id = api_bench._submit(http, stack.base, key, "What is the API rate limit on the Business plan?")
             while api_bench._view(http, stack.base, key, inv_id, 10.0)["status"] not in api_bench.TERMINAL:
                 pass
-            pid = _listener(stack.port)
             for _ in range(50):  # warm: the route's statements compiled, the connection pool filled
                 api_bench._view(http, stack.base, key, inv_id, wait)
-            cpu, wall = _cpu_seconds(pid), time.perf_counter()
+            cpu, wall = api_bench._cpu_by_process(stack.pid)["api"], time.perf_counter()
             for _ in range(gets):
                 api_bench._view(http, stack.base, key, inv_id, wait)
-            cpu, wall = _cpu_seconds(pid) - cpu, time.perf_counter() - wall
+            cpu, wall = api_bench._cpu_by_process(stack.pid)["api"] - cpu, time.perf_counter() - wall
     finally:
         stack.stop()
     print(json.dumps({"checkout": str(tree), "gets": gets, "wait": wait,

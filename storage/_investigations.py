@@ -7,14 +7,14 @@ from collections.abc import Sequence
 from datetime import datetime, timedelta
 from typing import Any
 
-from sqlalchemy import Table, bindparam, case, or_, update
+from sqlalchemy import Table, bindparam, case, update
 from sqlmodel import Session, col, select
 
 from investigation.errors import NotFound, ValidationFailed
 from investigation.state import Mode, Status
 from storage._common import after_commit, insert_ignore, naive_utc, row_values, write
 from storage._deliveries import delivery_rows
-from storage._prepared import Prepared, load
+from storage._prepared import Prepared, load, one_of
 from storage._records import NewEvent, insert_event, notify_observers
 from storage.models import Investigation, Tenant, utcnow
 
@@ -169,19 +169,14 @@ def _update_statement(names: tuple[str, ...], *, returning: bool, finish: bool =
     statement RETURNING the row, loaded into the session (refreshing its instance); else a `Prepared` one."""
     values: dict[str, Any] = {name: bindparam(f"new_{name}", type_=_TABLE.c[name].type) for name in names}
     if "status" in values and not finish:
-        values["status"] = case((_one_of(_TABLE.c.status, TERMINAL), _TABLE.c.status), else_=values["status"])
+        values["status"] = case((one_of(_TABLE.c.status, TERMINAL), _TABLE.c.status), else_=values["status"])
     where = [_TABLE.c.id == bindparam("row_id")]
     if finish:
-        where.append(_one_of(_TABLE.c.status, ACTIVE))
+        where.append(one_of(_TABLE.c.status, ACTIVE))
     if not returning:
         return Prepared(update(_TABLE).where(*where).values(**values))
     return (update(Investigation).where(*where).values(**values).returning(Investigation)
             .execution_options(synchronize_session=False, populate_existing=True))
-
-
-def _one_of(column: Any, values: Sequence[str]) -> Any:
-    """`column IN values` written as ORs: a `Prepared` statement takes no IN list (the same rows match)."""
-    return or_(*(column == value for value in values))
 
 
 def _update(investigation_id: str, values: dict[str, Any], *, returning: bool,

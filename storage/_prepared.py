@@ -21,7 +21,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
-from sqlalchemy import inspect
+from sqlalchemy import inspect, or_
 from sqlalchemy.engine import Dialect
 from sqlalchemy.orm import configure_mappers
 from sqlalchemy.orm.attributes import instance_state, set_committed_value
@@ -70,6 +70,7 @@ class Prepared:
 
     def __init__(self, statement: Select[Any] | UpdateBase) -> None:
         self.statement = statement
+        self._insert = bool(statement.is_insert)  # an INSERT is compiled for the columns it is given
         self._plans: dict[tuple[str, str, tuple[str, ...]], _Plan] = {}
         self._lock = threading.Lock()
 
@@ -108,7 +109,7 @@ class Prepared:
     def fetch(self, session: Session, params: Mapping[str, Any]) -> tuple[tuple[str, ...], list[tuple[Any, ...]]]:
         """The names of the columns returned, and the rows."""
         connection = session.connection()
-        plan = self._plan(connection.dialect, tuple(params) if self._is_insert else ())
+        plan = self._plan(connection.dialect, tuple(params) if self._insert else ())
         cursor = driver_execute(connection, plan.sql, plan.parameters(params))
         try:
             raw = cursor.fetchall()
@@ -135,7 +136,7 @@ class Prepared:
         batch: Sequence[Mapping[str, Any]] = [params] if isinstance(params, Mapping) else params
         if not batch:
             return 0
-        plan = self._plan(connection.dialect, tuple(batch[0]) if self._is_insert else ())
+        plan = self._plan(connection.dialect, tuple(batch[0]) if self._insert else ())
         values = [plan.parameters(p) for p in batch]
         cursor = driver_execute(connection, plan.sql, values if many else values[0], many=many)
         try:
@@ -143,9 +144,11 @@ class Prepared:
         finally:
             cursor.close()
 
-    @property
-    def _is_insert(self) -> bool:
-        return bool(getattr(self.statement, "is_insert", False))
+
+def one_of(column: Any, values: Sequence[Any]) -> Any:
+    """`column IN values` written as ORs, for a `Prepared` statement (it takes no IN list; the same rows
+    match)."""
+    return or_(*(column == value for value in values))
 
 
 def load(session: Session, model: type[M], statement: Prepared, params: Mapping[str, Any], *,

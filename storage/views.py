@@ -8,12 +8,12 @@ from collections.abc import Sequence
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict
-from sqlalchemy import Table, bindparam, or_
+from sqlalchemy import Table, bindparam
 from sqlmodel import Session, select
 
 from storage._common import iso
 from storage._deliveries import list_deliveries
-from storage._prepared import Prepared, load
+from storage._prepared import Prepared, load, one_of
 from storage._records import list_evidence
 from storage.models import Delivery, EvidenceRecord, Investigation, TraceEvent
 
@@ -104,10 +104,10 @@ def investigation_view(session: Session, *, investigation: Investigation) -> dic
 
 LLM_EVENT_KINDS = ("llm_call", "llm_fallback")
 _EVENTS: Table = TraceEvent.__table__  # type: ignore[attr-defined]  # SQLModel sets __table__, undeclared
-# Read on every poll of an investigation (a `Prepared` statement: no IN list, the kinds as ORs).
+# Read on every poll of an investigation.
 _LLM_EVENTS_OF = Prepared(select(*_EVENTS.c).where(
     _EVENTS.c.investigation_id == bindparam("investigation_id"),
-    or_(*(_EVENTS.c.kind == kind for kind in LLM_EVENT_KINDS))).order_by(_EVENTS.c.id))
+    one_of(_EVENTS.c.kind, LLM_EVENT_KINDS)).order_by(_EVENTS.c.id))
 _USAGE_KEYS = ("input_tokens", "output_tokens", "cache_read_input_tokens", "cache_creation_input_tokens")
 
 
