@@ -24,7 +24,7 @@ log = logging.getLogger(__name__)
 _tracer: Any = None
 _provider: Any = None
 _forced: ContextVar[tuple[int, int] | None] = ContextVar("sleuth_forced_ids", default=None)
-_open: ContextVar[tuple[Any, Any] | None] = ContextVar("sleuth_task_span", default=None)
+_open: ContextVar[tuple[Any, Any, Any] | None] = ContextVar("sleuth_task_span", default=None)  # span, token, enclosing
 
 
 def enabled() -> bool:
@@ -127,7 +127,7 @@ def start_task_span(name: str, fields: dict[str, Any]) -> None:
 
     task_span = _tracer.start_span(name, context=_parent(str(inv_id)), attributes=_attrs(fields))
     token = otel_context.attach(trace.set_span_in_context(task_span))
-    _open.set((task_span, token))
+    _open.set((task_span, token, _open.get()))  # a step run inside a task's (synthesis in the reducer) nests
 
 
 def end_task_span(state: str | None) -> None:
@@ -136,8 +136,8 @@ def end_task_span(state: str | None) -> None:
         return
     from opentelemetry import context as otel_context
 
-    task_span, token = opened
-    _open.set(None)
+    task_span, token, enclosing = opened
+    _open.set(enclosing)
     if state:
         task_span.set_attribute("sleuth.state", state)
     task_span.end()

@@ -120,9 +120,26 @@ def tool_call(self: Task, inv_id: str, hop: int, name: str) -> dict[str, Any]:
 @fair_step(inv_arg=1)
 def reduce(self: Task, _results: list[Any], inv_id: str, hop: int) -> dict[str, Any]:
     # The chord's member results are summaries only; the reducer re-reads the hits from Redis.
-    nxt = steps.reduce(runtime.services(), inv_id, hop, owner=self.request.id)
+    services = runtime.services()
+    nxt = synthesis_in_place(services, inv_id, steps.reduce(services, inv_id, hop, owner=self.request.id))
     _dispatch(self.app, inv_id, nxt)
     return nxt.as_json()
+
+
+def synthesis_in_place(services: Any, inv_id: str, nxt: steps.Next) -> steps.Next:
+    """What a reducer does when its hop ends the loop. The heuristic reasoner's synthesis makes no LLM call:
+    the reducer answers at once, in its own process (whose text caches hold the passages it has just
+    graded), instead of sending `sleuth.synthesize` to the `llm` queue: one task, one queue wait and one
+    cold reading of the evidence fewer per investigation. It has its own log ids, span and step duration
+    (the reducer's duration then includes it). With an LLM, synthesis is sent to the `llm` queue, where
+    a slow call holds no reducer. A reducer that fails or dies during synthesis is retried or redelivered
+    like any reducer: its hop is already reduced, so it goes straight to synthesis again."""
+    if nxt.kind != steps.NextKind.SYNTHESIZE or services.settings.llm != "heuristic":
+        return nxt
+    from observability import step_scope
+
+    with step_scope(names.T_SYNTHESIZE, inv_id, tenant_id=tenant_of(services, inv_id), hop=nxt.hop):
+        return steps.synthesize(services, inv_id)
 
 
 @shared_task(name=names.T_HOP_FAILED, **_STEP)

@@ -6,9 +6,11 @@ starts its own worker, which consumes only some queues."""
 from __future__ import annotations
 
 import pytest
+import redis
 
 from storage import repositories as repo
 from tests.integration.tasks.conftest import Stack
+from workers import names
 
 pytestmark = pytest.mark.integration
 
@@ -79,3 +81,70 @@ def test_watchdog_fails_an_investigation_stuck_past_its_deadline(stack: Stack) -
     view = stack.wait(inv_id, timeout=60)
     assert view["status"] == "failed"
     assert view["stop_reason"] == "deadline"
+
+
+def test_the_heuristic_reducer_answers_without_the_llm_queue(stack: Stack, redis_client: redis.Redis) -> None:
+    """The heuristic's synthesis makes no LLM call: the reducer that ends the loop answers in its own process
+    (`tasks.celery_tasks.synthesis_in_place`). A worker that does not read the `llm` queue still answers,
+    and nothing was ever sent there."""
+    stack.start_worker(queues="plan,retrieve,reduce,deliver,tools")
+    stack.wait_ready()
+    inv_id = stack.ask("What does error ERR_4021 mean?")
+    view = stack.wait(inv_id, timeout=60)
+    assert view["status"] == "answered", view
+    assert "err-4021" in {c["source_id"] for c in view["citations"]}
+    assert _kinds(stack, inv_id).count("synthesis") == 1
+    prefix = f"{stack.settings.redis_prefix}:celery:"
+    assert sum(redis_client.llen(prefix + key) for key in names.queue_keys(names.Q_LLM)) == 0
+
+
+def test_a_reducer_that_fails_during_synthesis_answers_once_when_retried(
+        stack: Stack, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Synthesis in the reducer fails (a transient error: the task is retried; a killed worker: the message
+    is redelivered): the hop is already reduced, so the retried reducer goes straight to synthesis, and the
+    investigation is answered once, with one synthesis event."""
+    from cli.commands import create_and_launch
+    from investigation.errors import TransientError
+    from tasks import inline, steps
+    from tasks.celery_tasks import synthesis_in_place
+
+    services = stack.services
+    inv_id = create_and_launch(services, stack.tenant_name, "What does error ERR_4021 mean?", "single-shot",
+                               launch=lambda _i: None)
+    nxt = steps.start(services, inv_id)
+    assert nxt.kind == steps.NextKind.HOP
+    for slot in nxt.slots:
+        inline._retrieve_slot(services, inv_id, nxt.hop, slot)
+    answer = steps.synthesize
+
+    def failing(*_args: object) -> steps.Next:
+        raise TransientError("database hiccup")
+
+    monkeypatch.setattr(steps, "synthesize", failing)
+    with pytest.raises(TransientError):
+        synthesis_in_place(services, inv_id, steps.reduce(services, inv_id, nxt.hop))
+    with services.session() as session:
+        assert repo.get_investigation(session, investigation_id=inv_id).status == "running"
+        hop = repo.get_hop(session, investigation_id=inv_id, number=nxt.hop)
+        assert hop is not None and hop.state == "reduced"
+    monkeypatch.setattr(steps, "synthesize", answer)
+    again = steps.reduce(services, inv_id, nxt.hop)  # the retried task: the hop's decision is kept
+    assert again.kind == steps.NextKind.SYNTHESIZE
+    done = synthesis_in_place(services, inv_id, again)
+    assert done.kind == steps.NextKind.DELIVER
+    view = stack.wait(inv_id, timeout=5)
+    assert view["status"] == "answered", view
+    assert _kinds(stack, inv_id).count("synthesis") == 1
+    # The same reducer delivered twice more (a redelivery after the answer): nothing runs again.
+    assert synthesis_in_place(services, inv_id, steps.reduce(services, inv_id, nxt.hop)).kind == steps.NextKind.DELIVER
+    assert _kinds(stack, inv_id).count("synthesis") == 1
+
+
+def test_with_an_llm_synthesis_still_goes_to_the_llm_queue(stack: Stack) -> None:
+    from tasks import steps
+    from tasks.celery_tasks import synthesis_in_place
+
+    services = stack.services
+    object.__setattr__(services, "settings", services.settings.model_copy(update={"llm": "anthropic"}))
+    nxt = steps.Next(steps.NextKind.SYNTHESIZE, 1)
+    assert synthesis_in_place(services, "inv-never-read", nxt) is nxt  # sent on by `_dispatch`, untouched

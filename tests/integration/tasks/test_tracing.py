@@ -64,3 +64,25 @@ def test_one_trace_per_investigation_across_every_step(stack: Stack, exporter: I
     retrieves = [s for s in by_trace[tracing.trace_id_of(first)] if s.name == "sleuth.retrieve"]
     hops = [(s.attributes or {}).get("sleuth.hop") for s in retrieves]
     assert hops and all(isinstance(hop, int) and hop >= 1 for hop in hops), hops
+
+
+def test_a_step_run_inside_a_task_has_its_own_span_and_the_task_keeps_its_own(
+        stack: Stack, exporter: InMemorySpanExporter) -> None:
+    """Synthesis run by the reducer that stops the loop (`tasks.celery_tasks.synthesis_in_place`): its
+    `step_scope` opens inside the reducer's task span, and closing it gives the reducer's span back."""
+    from observability import logs, step_scope, tracing
+
+    tracing.configure(stack.settings, exporter=exporter)
+    inv_id = "inv-nested-spans"
+    tracing.start_task_span("sleuth.reduce", {"investigation_id": inv_id, "hop": 1})  # what task_prerun opens
+    with step_scope("sleuth.synthesize", inv_id, tenant_id="tenant-1", hop=1):
+        assert logs.current()["task"] == "sleuth.synthesize"
+    tracing.end_task_span("SUCCESS")  # what task_postrun closes
+    spans = {s.name: s for s in exporter.get_finished_spans()}
+    assert set(spans) == {"sleuth.reduce", "sleuth.synthesize"}
+    assert (spans["sleuth.reduce"].attributes or {}).get("sleuth.state") == "SUCCESS"
+    assert (spans["sleuth.synthesize"].attributes or {}).get("sleuth.state") == "SUCCESS"
+    for span in spans.values():
+        assert span.parent is not None and span.parent.span_id == tracing.root_span_id_of(inv_id)
+    tracing.end_task_span("SUCCESS")  # nothing left open: a no-op
+    assert len(exporter.get_finished_spans()) == 2
