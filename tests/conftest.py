@@ -28,7 +28,7 @@ import warnings
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import NoReturn
+from typing import Any, NoReturn
 
 import pytest
 import redis
@@ -442,3 +442,17 @@ def pytest_collection_modifyitems_refuse_lost_groups(config: pytest.Config, item
 def pytest_runtest_setup(item: pytest.Item) -> None:
     if (lost := item.stash.get(_LOST_GROUPS, None)) is not None:
         pytest.fail(lost, pytrace=False)
+
+
+@pytest.fixture()
+def celery_app(tmp_path: Path, redis_url: str, redis_prefix: str) -> Iterator[Any]:
+    """Sleuth's Celery app (`workers.app.create_celery`) on the test's own Redis prefix; no worker runs."""
+    from config.settings import Settings
+    from workers.app import create_celery
+
+    built = create_celery(Settings(home=tmp_path / "home", redis_url=redis_url, redis_prefix=redis_prefix))
+    try:
+        yield built
+    finally:
+        built.backend.result_consumer.stop()
+        built.close()

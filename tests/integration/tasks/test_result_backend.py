@@ -4,7 +4,6 @@ chord subscribes to nothing (the group's ready barrier is not fed), an explicit 
 from __future__ import annotations
 
 import gc
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -19,13 +18,8 @@ pytestmark = pytest.mark.integration
 
 
 @pytest.fixture()
-def app(tmp_path: Path, redis_url: str, redis_prefix: str) -> Iterator[Celery]:
-    built = create_celery(Settings(home=tmp_path / "home", redis_url=redis_url, redis_prefix=redis_prefix))
-    try:
-        yield built
-    finally:
-        built.backend.result_consumer.stop()
-        built.close()
+def app(celery_app: Celery) -> Celery:
+    return celery_app
 
 
 def _subscribers(client: redis.Redis, app: Celery, task_ids: list[str]) -> list[int]:

@@ -4,7 +4,6 @@ the messages are the ones kombu's own transport sends and receives."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -23,13 +22,8 @@ QUEUE = "sleuth-test-publisher"
 
 
 @pytest.fixture()
-def app(tmp_path: Path, redis_url: str, redis_prefix: str) -> Iterator[Celery]:
-    built = create_celery(Settings(home=tmp_path / "home", redis_url=redis_url, redis_prefix=redis_prefix))
-    try:
-        yield built
-    finally:
-        built.backend.result_consumer.stop()
-        built.close()
+def app(celery_app: Celery) -> Celery:
+    return celery_app
 
 
 def _counting(monkeypatch: pytest.MonkeyPatch) -> list[Any]:
