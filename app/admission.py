@@ -80,11 +80,13 @@ def _ids(raw: Iterable[object]) -> list[str]:
     return [r.decode() if isinstance(r, bytes) else str(r) for r in raw]
 
 
-def _running(services: Services, tenant_id: str) -> set[str]:
+def _running(services: Services, tenant_id: str, admitted: list[str] | None = None) -> set[str]:
     """The tenant's admitted investigations that are still active (finished ones are pruned: the
-    database is the truth, so a lost release never leaks a slot)."""
+    database is the truth, so a lost release never leaks a slot). `admitted`: the running set as the
+    caller just read it."""
     key = _running_key(services, tenant_id)
-    admitted = _ids(services.redis.smembers(key))
+    if admitted is None:
+        admitted = _ids(services.redis.smembers(key))
     if not admitted:
         return set()
     with services.session() as session:
@@ -112,11 +114,16 @@ def admit(services: Services, tenant: Tenant, inv_id: str, launch: Launcher) -> 
     if cap <= 0 or not services.settings.redis_url:
         launch(inv_id)
         return True
-    services.redis.sadd(_tenants_key(services), tenant.id)
     key = _held_key(services, tenant.id)
     with _lock(services, tenant.id):
-        held = int(services.redis.llen(key))
-        running = len(_running(services, tenant.id))
+        # One round trip: the tenant known to fairness, its held queue and its running set.
+        pipe = services.redis.pipeline(transaction=False)
+        pipe.sadd(_tenants_key(services), tenant.id)
+        pipe.llen(key)
+        pipe.smembers(_running_key(services, tenant.id))
+        _, waiting, admitted = pipe.execute()
+        held = int(waiting)
+        running = len(_running(services, tenant.id, _ids(admitted)))
         now = held == 0 and running < cap
         if now:
             services.redis.sadd(_running_key(services, tenant.id), inv_id)

@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
+import functools
 from datetime import datetime
 
-from sqlalchemy import func
+from sqlalchemy import Table, bindparam, func, or_
 from sqlmodel import Session, col, select
 
 from storage._common import naive_utc
 from storage._investigations import ACTIVE, TERMINAL
+from storage._prepared import Prepared, one_of
 from storage.models import Delivery, DeliveryAttempt, Investigation, TraceEvent
 
 
@@ -51,9 +53,23 @@ def count_active(session: Session, *, tenant_id: str) -> int:
     return int(session.exec(stmt).one())
 
 
+_AMONG_BATCH = 32  # ids per statement: a tenant's running set is usually a few
+
+
+@functools.cache
+def _active_among(count: int) -> Prepared:
+    """`SELECT id … WHERE id IN (count ids) AND status is active`, built once per count (the admission of
+    every investigation asks it of its tenant's running set)."""
+    table: Table = Investigation.__table__  # type: ignore[attr-defined]  # SQLModel sets it, undeclared
+    ids = or_(*(table.c.id == bindparam(f"id{i}") for i in range(count)))
+    return Prepared(select(table.c.id).where(ids, one_of(table.c.status, ACTIVE)))
+
+
 def active_among(session: Session, *, ids: list[str]) -> set[str]:
     """Which of `ids` are still queued or running."""
-    if not ids:
-        return set()
-    stmt = select(Investigation.id).where(col(Investigation.id).in_(ids), col(Investigation.status).in_(ACTIVE))
-    return set(session.exec(stmt).all())
+    found: set[str] = set()
+    for start in range(0, len(ids), _AMONG_BATCH):
+        batch = ids[start : start + _AMONG_BATCH]
+        rows = _active_among(len(batch)).rows(session, {f"id{i}": value for i, value in enumerate(batch)})
+        found.update(str(row[0]) for row in rows)
+    return found

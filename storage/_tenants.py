@@ -16,11 +16,13 @@ from sqlmodel import Session, col, select
 
 from investigation.errors import Forbidden, NotFound, ValidationFailed
 from storage._common import insert_ignore, row_values, write
-from storage._prepared import Prepared
+from storage._prepared import Prepared, load
 from storage.models import Tenant
 
 _TABLE: Table = Tenant.__table__  # type: ignore[attr-defined]  # SQLModel sets __table__, undeclared
 _BY_KEY_HASH = Prepared(sa_select(_TABLE).where(_TABLE.c.api_key_hash == bindparam("digest")))
+# Every intake from the CLI and the bench looks its tenant up by name: the statement built once.
+_BY_NAME = Prepared(sa_select(_TABLE).where(_TABLE.c.name == bindparam("name")))
 
 API_KEY_PREFIX = "sk_"
 WEBHOOK_SECRET_PREFIX = "whsec_"
@@ -91,10 +93,11 @@ def get_tenant(session: Session, *, tenant_id: str) -> Tenant:
 
 
 def get_tenant_by_name(session: Session, *, name: str) -> Tenant:
-    tenant = session.exec(select(Tenant).where(Tenant.name == name)).first()
-    if tenant is None:
+    """The tenant named `name`, as the session's instance (names are unique)."""
+    found = load(session, Tenant, _BY_NAME, {"name": name})
+    if not found:
         raise NotFound(f"tenant {name!r} not found")
-    return tenant
+    return found[0]
 
 
 def list_tenants(session: Session) -> list[Tenant]:

@@ -54,7 +54,9 @@ def test_lookups(session: Session) -> None:
     acme, _ = create_tenant(session, name="acme")
     create_tenant(session, name="globex")
     assert get_tenant(session, tenant_id=acme.id).name == "acme"
-    assert get_tenant_by_name(session, name="acme").id == acme.id
+    found = get_tenant_by_name(session, name="acme")
+    assert found.id == acme.id and found in session  # the session's instance, as an ORM select gives
+    assert found.model_dump() == get_tenant(session, tenant_id=acme.id).model_dump()
     assert [t.name for t in list_tenants(session)] == ["acme", "globex"]
     with pytest.raises(NotFound):
         get_tenant(session, tenant_id="nope")
