@@ -24,6 +24,7 @@ from investigation.text import (
     content_words,
     entities,
     fold,
+    padded_words,
     query_key,
     quoted_titles,
     split_sentences,
@@ -251,9 +252,8 @@ def linked_titles_to(target: Evidence, evidence: Sequence[Evidence]) -> list[Evi
 
 def _phrase_position(phrase: str, text: str) -> int:
     """Word-boundary position of `phrase` in `text` (both folded word sequences), or -1."""
-    padded = f" {' '.join(words(text))} "
-    key = f" {' '.join(words(phrase))} "
-    return padded.rfind(key) if key.strip() else -1
+    key = padded_words(phrase)
+    return padded_words(text).rfind(key) if key.strip() else -1
 
 
 _ACRONYM = re.compile(r"[A-Z]{2,4}s?")

@@ -13,9 +13,8 @@ from heuristic.compression import compress
 from heuristic.focus import focus_names, mentioning
 from heuristic.grader import body_agreement, bridge_terms, lexical_agreement, weighted_terms
 from heuristic.planner import base_title, find_anchors, linked_titles, linked_titles_to, mentions
-from investigation.memo import memoised
 from investigation.state import Evidence, Grade
-from investigation.text import TEXT_CACHE_SIZE, body_stems, words
+from investigation.text import body_stems, padded_words
 
 
 @dataclass(frozen=True)
@@ -71,11 +70,6 @@ def final_scores(question: str, evidence: Sequence[Evidence], config: SelectionC
     return scores
 
 
-@memoised(TEXT_CACHE_SIZE)
-def _padded(text: str) -> str:
-    return f" {' '.join(words(text))} "
-
-
 def _chain_partners(question: str, pool: Sequence[Evidence], sources: Sequence[Evidence],
                     config: SelectionConfig) -> dict[str, float]:
     """chunk_id → [0, 1]: how well a passage continues a chain from a source passage (an anchor or one of
@@ -84,11 +78,11 @@ def _chain_partners(question: str, pool: Sequence[Evidence], sources: Sequence[E
     leaves open (what the next hop must say) — "Kansas's congressional districts" after "Henry Worrall
     died in Topeka, Kansas" for "the state where Henry Worrall died has how many congressional districts"."""
     question_terms = weighted_terms(question)
-    titles = {e.chunk_id: _padded(base_title(e.title)) for e in pool}
-    texts = {e.chunk_id: _padded(e.text) for e in pool}
+    titles = {e.chunk_id: padded_words(base_title(e.title)) for e in pool}
+    texts = {e.chunk_id: padded_words(e.text) for e in pool}
     out: dict[str, float] = {}
     for source in sources:
-        names = [key for key in (_padded(n) for n, _s in mentions(source, question)[: config.chain_mentions])
+        names = [key for key in (padded_words(n) for n, _s in mentions(source, question)[: config.chain_mentions])
                  if len(key.strip()) >= 3]
         covered = body_stems(source.title, source.text)
         open_terms = {t: w for t, w in question_terms.items() if t not in covered}

@@ -98,6 +98,13 @@ def words(text: str) -> list[str]:
     return list(_words(text))
 
 
+@memoised(TEXT_CACHE_SIZE)
+def padded_words(text: str) -> str:
+    """The folded words of `text` joined by spaces, with one space before and after: a phrase's padded
+    words are in it exactly when the phrase occurs as whole words (name containment, phrase position)."""
+    return f" {' '.join(_words(text))} "
+
+
 # (suffix, its length, whether the stem ends in "y"), tried in this order: the first that fits is removed.
 _SUFFIXES = tuple((suffix, len(suffix), suffix in ("ies", "ied", "ities")) for suffix in (
     "ization", "ational", "ations", "ation", "ings", "ing", "ness", "ments", "ment",
