@@ -128,9 +128,8 @@ def reduce(self: Task, _results: list[Any], inv_id: str, hop: int) -> dict[str, 
 
 def synthesis_in_place(services: Any, inv_id: str, nxt: steps.Next) -> steps.Next:
     """What a reducer does when its hop ends the loop. The heuristic reasoner's synthesis makes no LLM call:
-    the reducer answers at once, in its own process (whose text caches hold the passages it has just
-    graded), instead of sending `sleuth.synthesize` to the `llm` queue: one task, one queue wait and one
-    cold reading of the evidence fewer per investigation. It has its own log ids, span and step duration
+    the reducer answers at once, in its own process, instead of sending `sleuth.synthesize` to the `llm`
+    queue: one task, one queue wait and one hand-off between processes fewer per investigation. It has its own log ids, span and step duration
     (the reducer's duration then includes it). With an LLM, synthesis is sent to the `llm` queue, where
     a slow call holds no reducer. A reducer that fails or dies during synthesis is retried or redelivered
     like any reducer: its hop is already reduced, so it goes straight to synthesis again."""
