@@ -37,6 +37,38 @@ import httpx
 ROOT = Path(__file__).resolve().parents[1]
 TERMINAL = ("answered", "refused", "failed")
 
+# The end of a `sitecustomize` that measures every process of a stack (scripts/redis_census.py,
+# scripts/step_phases.py): the including code defines `_out` (a folder), `_snapshot()` (this process's figures,
+# JSON-able) and `_reset()` (a forked child counts its own only). Each process writes its figures to
+# `_out/PID.json` every half second, whole files only (a reader may look at any moment); a pool process ends
+# without running atexit, so nothing waits for the end.
+SITE_DUMP = """
+import json as _json, os as _os, threading as _threading, time as _time
+
+
+def _dump_every_half_second():
+    path = _os.path.join(_out, f"{_os.getpid()}.json")
+    while True:
+        _time.sleep(0.5)
+        with open(path + ".tmp", "w") as f:
+            _json.dump(_snapshot(), f)
+        _os.replace(path + ".tmp", path)
+
+
+def _in_child():
+    _reset()
+    _threading.Thread(target=_dump_every_half_second, daemon=True).start()
+
+
+_threading.Thread(target=_dump_every_half_second, daemon=True).start()
+_os.register_at_fork(after_in_child=_in_child)
+"""
+
+
+def site_dumps(folder: Path) -> list[Any]:
+    """What every process wrote through `SITE_DUMP` into `folder`."""
+    return [json.loads(dump.read_text()) for dump in folder.glob("*.json")]
+
 
 def _free_port() -> int:
     with socket.socket() as s:

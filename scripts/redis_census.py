@@ -30,7 +30,7 @@ import redis
 ROOT = Path(__file__).resolve().parents[1]
 
 _COUNTER = '''
-import collections, json, os, sys, threading, time
+import collections, os, sys
 import redis.connection as _connection
 
 _counts, _root, _out = collections.Counter(), os.environ["CENSUS_ROOT"], os.environ["CENSUS_OUT"]
@@ -48,26 +48,13 @@ def _counted(self, command, check_health=True):
     return _send(self, command, check_health)
 
 
-def _dump_every_half_second():  # a pool process ends without running atexit
-    while True:
-        time.sleep(0.5)
-        with open(os.path.join(_out, f"{os.getpid()}.json"), "w") as f:
-            json.dump(dict(_counts), f)
+def _snapshot():
+    return dict(_counts)
 
 
-def _start():
-    threading.Thread(target=_dump_every_half_second, daemon=True).start()
-
-
-def _in_child():  # a forked pool process counts its own calls only
-    _counts.clear()
-    _start()
-
-
+_reset = _counts.clear
 _connection.AbstractConnection.send_packed_command = _counted
-_start()
-os.register_at_fork(after_in_child=_in_child)
-'''
+''' + api_bench.SITE_DUMP
 
 
 def main() -> None:
@@ -102,8 +89,8 @@ def main() -> None:
     finally:
         stack.stop()
     counts: collections.Counter[str] = collections.Counter()
-    for dump in (work / "counts").glob("*.json"):
-        counts.update(json.loads(dump.read_text()))
+    for dump in api_bench.site_dumps(work / "counts"):
+        counts.update(dump)
     n = len(questions)
     print(json.dumps({
         "investigations": n,

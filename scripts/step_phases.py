@@ -28,7 +28,7 @@ import httpx
 ROOT = Path(__file__).resolve().parents[1]
 
 _TIMER = '''
-import builtins, collections, functools, json, os, sys, threading, time
+import builtins, collections, functools, os, sys, threading, time
 
 _out = os.environ["PHASES_OUT"]
 _sums, _counts = collections.Counter(), collections.Counter()
@@ -100,27 +100,18 @@ def _import(name, *args, **kwargs):
     return module
 
 
-def _dump_every_half_second():  # a pool process ends without running atexit
-    while True:
-        time.sleep(0.5)
-        with _lock:
-            data = {"sums": dict(_sums), "counts": dict(_counts)}
-        path = os.path.join(_out, f"{os.getpid()}.json")
-        with open(path + ".tmp", "w") as f:
-            json.dump(data, f)
-        os.replace(path + ".tmp", path)  # whole files only: the reader may look at any moment
+def _snapshot():
+    with _lock:
+        return {"sums": dict(_sums), "counts": dict(_counts)}
 
 
-def _in_child():  # a forked pool process counts its own calls only
+def _reset():
     _sums.clear()
     _counts.clear()
-    threading.Thread(target=_dump_every_half_second, daemon=True).start()
 
 
 builtins.__import__ = _import
-threading.Thread(target=_dump_every_half_second, daemon=True).start()
-os.register_at_fork(after_in_child=_in_child)
-'''
+''' + api_bench.SITE_DUMP
 
 
 def main() -> None:
@@ -167,8 +158,7 @@ def main() -> None:
 def _totals(folder: Path) -> dict[str, collections.Counter[str]]:
     sums: collections.Counter[str] = collections.Counter()
     counts: collections.Counter[str] = collections.Counter()
-    for dump in folder.glob("*.json"):
-        data = json.loads(dump.read_text())
+    for data in api_bench.site_dumps(folder):
         sums.update(data["sums"])
         counts.update(data["counts"])
     return {"sums": sums, "counts": counts}
