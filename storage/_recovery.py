@@ -5,11 +5,11 @@ from __future__ import annotations
 import functools
 from datetime import datetime
 
-from sqlalchemy import Table, bindparam, func, or_
+from sqlalchemy import bindparam, func, or_
 from sqlmodel import Session, col, select
 
 from storage._common import naive_utc
-from storage._investigations import ACTIVE, TERMINAL
+from storage._investigations import _TABLE, ACTIVE, TERMINAL
 from storage._prepared import Prepared, one_of
 from storage.models import Delivery, DeliveryAttempt, Investigation, TraceEvent
 
@@ -60,9 +60,8 @@ _AMONG_BATCH = 32  # ids per statement: a tenant's running set is usually a few
 def _active_among(count: int) -> Prepared:
     """`SELECT id … WHERE id IN (count ids) AND status is active`, built once per count (the admission of
     every investigation asks it of its tenant's running set)."""
-    table: Table = Investigation.__table__  # type: ignore[attr-defined]  # SQLModel sets it, undeclared
-    ids = or_(*(table.c.id == bindparam(f"id{i}") for i in range(count)))
-    return Prepared(select(table.c.id).where(ids, one_of(table.c.status, ACTIVE)))
+    ids = or_(*(_TABLE.c.id == bindparam(f"id{i}") for i in range(count)))
+    return Prepared(select(_TABLE.c.id).where(ids, one_of(_TABLE.c.status, ACTIVE)))
 
 
 def active_among(session: Session, *, ids: list[str]) -> set[str]:
