@@ -9,6 +9,7 @@ from fastapi import FastAPI
 from fastapi.openapi.utils import get_openapi
 
 from api import docs_offline, errors, log_redaction
+from api.finished import FinishedListener
 from api.openapi_errors import document_errors
 from api.routes import channels, deliveries, health, hooks, investigations, metrics, tenant, tools, trace
 from api.schemas import InvestigationCreate
@@ -67,6 +68,8 @@ def create_app(
     _static_console(app)
     _observe(services)
     app.state.services = services
+    app.state.finished = FinishedListener(services)
+    app.router.on_shutdown.append(app.state.finished.stop)
     app.state.launcher = launcher or queue.launch
     app.state.redeliverer = redeliverer or queue.redeliver
     errors.install(app)

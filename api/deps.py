@@ -7,6 +7,7 @@ from typing import Annotated
 
 from fastapi import Depends, Request
 
+from api.finished import FinishedListener
 from bootstrap import Services
 from config.settings import Settings
 from investigation.errors import PayloadTooLarge
@@ -20,6 +21,12 @@ def get_services(request: Request) -> Services:
 
 def get_settings(request: Request) -> Settings:
     return get_services(request).settings
+
+
+def get_finished(request: Request) -> FinishedListener:
+    """The process's listener for investigations turning terminal (wakes `?wait=` requests)."""
+    listener: FinishedListener = request.app.state.finished
+    return listener
 
 
 def get_launcher(request: Request) -> Callable[[str], None]:
@@ -55,6 +62,7 @@ async def limited_body(request: Request) -> bytes:
 
 
 ServicesDep = Annotated[Services, Depends(get_services)]
+FinishedDep = Annotated[FinishedListener, Depends(get_finished)]
 LauncherDep = Annotated[Callable[[str], None], Depends(get_launcher)]
 RedelivererDep = Annotated[Callable[[str], None], Depends(get_redeliverer)]
 RawBodyDep = Annotated[bytes, Depends(limited_body)]

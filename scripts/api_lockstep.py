@@ -10,7 +10,8 @@ i on one stack, then on the other (the order swapped every question and round), 
 flight at a time, so both meet the same phases. Prints each side's server-side (created_at → finished_at)
 and client-side p50/p95 and the median of the per-question after/before ratios. Worktrees as for
 scripts/perf_compare.sh (a .venv each). A benchmark command, not a test. `--after-wait=S`: AFTER's client long-polls
-(`?wait=S`) instead of polling every 10 ms (with the same checkout twice: what the client's polling costs).
+(`?wait=S`) instead of polling every 10 ms (with the same checkout twice: what the client's polling costs);
+`--wait=S`: both clients long-poll (what the server's way of waiting costs a client).
 """
 
 from __future__ import annotations
@@ -40,9 +41,12 @@ def _one(http: httpx.Client, stack: api_bench.Stack, key: str, question: str,
 
 
 def main() -> None:
-    args = [a for a in sys.argv[1:] if not a.startswith("--after-wait=")]
-    waits = {"before": 0.0, "after": float(next((a.split("=", 1)[1] for a in sys.argv[1:]
-                                                 if a.startswith("--after-wait=")), 0))}
+    def option(name: str) -> float:
+        return float(next((a.split("=", 1)[1] for a in sys.argv[1:] if a.startswith(f"--{name}=")), 0))
+
+    args = [a for a in sys.argv[1:] if not a.startswith("--")]
+    both = option("wait")
+    waits = {"before": both, "after": option("after-wait") or both}
     trees = {"before": Path(args[0]).resolve(), "after": Path(args[1]).resolve()}
     rounds = int(args[2]) if len(args) > 2 else 2
     work = Path(tempfile.mkdtemp(prefix="sleuth-api-lockstep-"))
@@ -73,7 +77,7 @@ def main() -> None:
     finally:
         for stack in stacks.values():
             stack.stop()
-    out: dict[str, object] = {"rounds": rounds, "questions": len(measured), "after_waits": waits["after"]}
+    out: dict[str, object] = {"rounds": rounds, "questions": len(measured), "waits": waits}
     for name, pairs in times.items():
         server, client = [s for s, _c in pairs], [c for _s, c in pairs]
         out[name] = {"server_ms_p50": round(statistics.median(server), 1),
@@ -82,6 +86,8 @@ def main() -> None:
                      "client_ms_p95": round(api_bench._p(client, 0.95), 1)}
     ratios = [a[0] / b[0] for a, b in zip(times["after"], times["before"], strict=True) if b[0] > 0]
     out["server_ms_after_over_before_median"] = round(statistics.median(ratios), 3)
+    out["client_ms_after_over_before_median"] = round(statistics.median(
+        [a[1] / b[1] for a, b in zip(times["after"], times["before"], strict=True) if b[1] > 0]), 3)
     print(json.dumps(out))
 
 

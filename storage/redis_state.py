@@ -314,6 +314,16 @@ class RedisState:
     def publish_progress(self, inv_id: str, event: dict[str, Any]) -> None:
         self.client.publish(self.key("progress", inv_id), json.dumps(event, default=str))
 
+    def finished_channel(self) -> str:
+        """The channel on which investigations that turned terminal are announced (their ids)."""
+        return self.key("finished")
+
+    @_translated
+    def announce_finished(self, inv_id: str) -> None:
+        """Tell the API processes that `inv_id` is terminal (committed): their requests long-polling it
+        answer now (`api.finished`). A hint only: nobody who misses it waits for ever."""
+        self.client.publish(self.finished_channel(), inv_id)
+
     def ping(self) -> bool:
         try:
             return bool(self.client.ping())

@@ -79,10 +79,22 @@ def _dispatch(app: Any, inv_id: str, nxt: steps.Next) -> None:
     from app.admission import finished, priority
 
     services = runtime.services()
+    if nxt.kind == steps.NextKind.DELIVER:
+        _announce_finished(services, inv_id)
     tenant_id = tenant_of(services, inv_id)
     workflow.dispatch(app, inv_id, nxt, priority=priority(services, tenant_id))
     if nxt.kind == steps.NextKind.DELIVER:
         finished(services, tenant_id, inv_id, lambda i: workflow.launch(app, i))
+
+
+def _announce_finished(services: Any, inv_id: str) -> None:
+    """The investigation is terminal (committed): the API's requests long-polling it answer now
+    (`api.finished`). Before the deliveries are sent; a lost announcement only makes them answer a little
+    later, so Redis failing here never fails the step."""
+    try:
+        services.state.announce_finished(inv_id)
+    except TransientError as exc:
+        log.warning("could not announce that %s finished: %s", inv_id, exc)
 
 
 @shared_task(name=names.T_START, autoretry_for=(TransientError,), max_retries=3, retry_backoff=True,

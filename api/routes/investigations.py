@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 import logging
 import time
 from functools import partial
@@ -17,7 +16,8 @@ from sse_starlette import EventSourceResponse
 from sse_starlette.sse import AppStatus
 
 from api.auth import PageTenantDep, TenantDep
-from api.deps import LauncherDep, RawBodyDep, ServicesDep
+from api.deps import FinishedDep, LauncherDep, RawBodyDep, ServicesDep
+from api.finished import FinishedListener
 from api.schemas import InvestigationCreate, InvestigationPublic, TracePublic
 from api.sse import event_stream
 from app.intake import submit_investigation
@@ -75,7 +75,7 @@ def create_investigation(
 
 
 MAX_WAIT_SECONDS = 30.0  # under the usual 60 s idle timeout of proxies and load balancers
-WAIT_STEP_SECONDS = 0.02  # between two looks at a waiting investigation's status (a status-only read)
+_clock = time.monotonic  # a long poll's deadline (tests stop it)
 
 
 @router.get("/{investigation_id}", response_model=InvestigationPublic)
@@ -83,6 +83,7 @@ async def get_investigation(
     investigation_id: str,
     tenant: TenantDep,
     services: ServicesDep,
+    finished: FinishedDep,
     wait: Annotated[float, Query(
         ge=0, le=MAX_WAIT_SECONDS,
         description="Long polling: hold the request up to this many seconds until the investigation is "
@@ -91,7 +92,7 @@ async def get_investigation(
 ) -> Response:
     """The investigation as the public JSON (404 for ids of other tenants)."""
     if wait > 0:
-        return JSONResponse(await _terminal_view(services, investigation_id, tenant.id, wait))
+        return JSONResponse(await _terminal_view(services, finished, investigation_id, tenant.id, wait))
     return JSONResponse(await run_in_threadpool(_view, services, investigation_id, tenant.id))
 
 
@@ -112,24 +113,28 @@ def _view_if(services: Services, investigation_id: str, tenant_id: str, *, termi
         return repo.investigation_view(session, investigation=inv)
 
 
-async def _terminal_view(services: Services, investigation_id: str, tenant_id: str,
+async def _terminal_view(services: Services, finished: FinishedListener, investigation_id: str, tenant_id: str,
                          seconds: float) -> dict[str, Any]:
     """The view once the investigation is terminal, or when `seconds` have passed (NotFound at once for
-    another tenant's; terminal already: one read, as a plain GET). A client waiting this way costs the API
-    a status read every `WAIT_STEP_SECONDS` instead of a whole view per poll: polling every 10 ms cost the
-    API ~100 ms of CPU per investigation, CPU the workers answering it then lacked (docs/performance.md,
-    twelfth pass). The server shutting down ends the wait (sse-starlette's flag, set when uvicorn is told
-    to exit, as it ends the SSE streams): the waiting requests get their answer instead of holding the
-    shutdown for up to `MAX_WAIT_SECONDS`."""
-    deadline = time.monotonic() + seconds
-    view = await run_in_threadpool(partial(_view_if, terminal_only=True), services, investigation_id, tenant_id)
-    if view is not None:
-        return view
-    log.debug("waiting up to %.1f s for investigation %s", seconds, investigation_id)
-    while (left := deadline - time.monotonic()) > 0 and not AppStatus.should_exit:
-        await asyncio.sleep(min(WAIT_STEP_SECONDS, left))
-        if Status(await run_in_threadpool(_status, services, investigation_id, tenant_id)).terminal:
-            break
+    another tenant's; terminal already: one read, as a plain GET). The request waits for the workers'
+    announcement that the investigation finished (`api.finished`: one Redis subscription per API process),
+    and reads the status when woken, every `FALLBACK_SECONDS` regardless, or every `POLL_SECONDS` while the
+    process has no live subscription: polling every 10 ms from the client cost the API ~100 ms of CPU per
+    investigation (docs/performance.md, twelfth pass), a status read every 20 ms here added 10 ms on average
+    to every answer (fourteenth pass). The server shutting down ends the wait (sse-starlette's flag, set when
+    uvicorn is told to exit, as it ends the SSE streams): the waiting requests get their answer instead of
+    holding the shutdown for up to `MAX_WAIT_SECONDS`."""
+    deadline = _clock() + seconds
+    with finished.waiting(investigation_id) as notice:  # before the first read: no announcement is missed
+        view = await run_in_threadpool(partial(_view_if, terminal_only=True), services, investigation_id,
+                                       tenant_id)
+        if view is not None:
+            return view
+        log.debug("waiting up to %.1f s for investigation %s", seconds, investigation_id)
+        while (left := deadline - _clock()) > 0 and not AppStatus.should_exit:
+            await notice.wait(min(notice.step, left))
+            if Status(await run_in_threadpool(_status, services, investigation_id, tenant_id)).terminal:
+                break
     return await run_in_threadpool(_view, services, investigation_id, tenant_id)
 
 

@@ -5,6 +5,9 @@ starts its own worker, which consumes only some queues."""
 
 from __future__ import annotations
 
+import time
+from typing import Any
+
 import pytest
 import redis
 
@@ -68,7 +71,39 @@ def test_tenant_b_never_retrieves_tenant_a_documents(queue: Stack) -> None:
     assert view["evidence"] == []
 
 
-def test_watchdog_fails_an_investigation_stuck_past_its_deadline(stack: Stack) -> None:
+def _announced(pubsub: Any, wanted: set[str], services: Any, timeout: float = 60) -> dict[str, str]:
+    """The investigations of `wanted` announced on the finished channel, each with its status as read from
+    the database when its announcement arrived."""
+    seen: dict[str, str] = {}
+    deadline = time.monotonic() + timeout
+    while set(seen) != wanted and time.monotonic() < deadline:
+        message = pubsub.get_message(timeout=1.0)
+        if message is None or message["type"] != "message":
+            continue
+        inv_id = message["data"].decode() if isinstance(message["data"], bytes) else message["data"]
+        if inv_id in wanted:
+            with services.session() as session:
+                seen[inv_id] = repo.get_investigation(session, investigation_id=inv_id).status
+    return seen
+
+
+def test_the_worker_announces_each_investigation_once_it_is_terminal(queue: Stack, redis_client: redis.Redis) -> None:
+    """What wakes the API's long polls (`api.finished`): the worker publishes the id of an investigation that
+    turned terminal, after the commit (the status read on arrival is already terminal): answered through the
+    loop, answered without retrieval, refused."""
+    pubsub = redis_client.pubsub(ignore_subscribe_messages=True)
+    pubsub.subscribe(queue.services.state.finished_channel())
+    try:
+        ids = {queue.ask("What does error ERR_4021 mean?"), queue.ask("Hi there, thanks a lot!"),
+               queue.ask("How do I configure the on-premise Kubernetes operator for air-gapped clusters?")}
+        seen = _announced(pubsub, ids, queue.services)
+    finally:
+        pubsub.close()
+    assert set(seen) == ids, seen
+    assert sorted(seen.values()) == ["answered", "answered", "refused"], seen
+
+
+def test_watchdog_fails_an_investigation_stuck_past_its_deadline(stack: Stack, redis_client: redis.Redis) -> None:
     # Only the plan queue is consumed: hop 1's retrievals are never picked up, so it can only end by
     # the beat watchdog once its deadline passes.
     stack.start_worker(queues="plan,deliver", beat=True)
@@ -77,10 +112,16 @@ def test_watchdog_fails_an_investigation_stuck_past_its_deadline(stack: Stack) -
 
     services = stack.services
     object.__setattr__(services, "settings", services.settings.model_copy(update={"deadline_seconds": 5}))
-    inv_id = create_and_launch(services, stack.tenant_name, "Which plan includes SCIM?", "agentic")
-    view = stack.wait(inv_id, timeout=60)
-    assert view["status"] == "failed"
-    assert view["stop_reason"] == "deadline"
+    pubsub = redis_client.pubsub(ignore_subscribe_messages=True)
+    pubsub.subscribe(services.state.finished_channel())
+    try:
+        inv_id = create_and_launch(services, stack.tenant_name, "Which plan includes SCIM?", "agentic")
+        view = stack.wait(inv_id, timeout=60)
+        assert view["status"] == "failed"
+        assert view["stop_reason"] == "deadline"
+        assert _announced(pubsub, {inv_id}, services) == {inv_id: "failed"}  # the failure is announced too
+    finally:
+        pubsub.close()
 
 
 def test_the_heuristic_reducer_answers_without_the_llm_queue(stack: Stack, redis_client: redis.Redis) -> None:
