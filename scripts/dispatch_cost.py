@@ -1,5 +1,5 @@
-"""What sending one hop costs the process that sends it: a chord of SLOTS retrievals and its reducer, built by
-`tasks.workflow.hop_canvas` and published by Sleuth's Celery app, as a reducer or the start step sends it.
+"""What sending one hop costs the process that sends it: a chord of SLOTS retrievals and its reducer, sent by
+`tasks.workflow.dispatch` through Sleuth's Celery app, as a reducer or the start step sends it.
 A benchmark command, not a test.
 
     .venv/bin/python scripts/dispatch_cost.py [--hops 300] [--slots 4] [--redis-url redis://127.0.0.1:6379/13]
@@ -33,7 +33,7 @@ def main() -> None:
 
     from config.settings import Settings
     from storage.redis_state import client_from_url
-    from tasks import workflow
+    from tasks import steps, workflow
     from workers.app import create_celery
 
     built = [0]
@@ -58,8 +58,10 @@ def main() -> None:
         stack.callback(app.close)
         slots = tuple((i // 2, "bm25" if i % 2 == 0 else "vector") for i in range(args.slots))
 
-        def hop() -> None:
-            workflow.hop_canvas(app, "inv-dispatch-cost", 1, slots).apply_async()
+        nxt = steps.Next(steps.NextKind.HOP, 1, slots)
+
+        def hop() -> None:  # as a step sends it (`workflow.dispatch`: publishing batched since the fourteenth pass)
+            workflow.dispatch(app, "inv-dispatch-cost", nxt)
 
         for _ in range(20):
             hop()

@@ -8,6 +8,7 @@ from celery.canvas import Signature
 from investigation.tools.evidence import ENGINE_PREFIX
 from tasks.steps import Next, NextKind
 from workers import names
+from workers.app import published_together
 
 
 def hop_canvas(app: Celery, inv_id: str, hop: int, slots: tuple[tuple[int, str], ...], *,
@@ -25,16 +26,18 @@ def hop_canvas(app: Celery, inv_id: str, hop: int, slots: tuple[tuple[int, str],
 
 
 def dispatch(app: Celery, inv_id: str, nxt: Next, *, priority: int = 0) -> None:
-    """Enqueue what `nxt` asks for (nothing for "done"), at the tenant's queue `priority`."""
-    if nxt.kind == NextKind.START:
-        launch(app, inv_id, priority=priority)
-    elif nxt.kind == NextKind.HOP:
-        hop_canvas(app, inv_id, nxt.hop, nxt.slots, priority=priority).apply_async()
-    elif nxt.kind == NextKind.SYNTHESIZE:
-        app.send_task(names.T_SYNTHESIZE, args=(inv_id,), priority=priority)
-    elif nxt.kind == NextKind.DELIVER:
-        for delivery_id in nxt.deliveries:
-            app.send_task(names.T_DELIVER, args=(delivery_id,), priority=priority)
+    """Enqueue what `nxt` asks for (nothing for "done"), at the tenant's queue `priority`: its messages and
+    their events reach the broker together, in one round trip (`workers.app.published_together`)."""
+    with published_together():
+        if nxt.kind == NextKind.START:
+            launch(app, inv_id, priority=priority)
+        elif nxt.kind == NextKind.HOP:
+            hop_canvas(app, inv_id, nxt.hop, nxt.slots, priority=priority).apply_async()
+        elif nxt.kind == NextKind.SYNTHESIZE:
+            app.send_task(names.T_SYNTHESIZE, args=(inv_id,), priority=priority)
+        elif nxt.kind == NextKind.DELIVER:
+            for delivery_id in nxt.deliveries:
+                app.send_task(names.T_DELIVER, args=(delivery_id,), priority=priority)
 
 
 def launch(app: Celery, inv_id: str, *, priority: int = 0) -> None:

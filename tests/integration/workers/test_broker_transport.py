@@ -106,3 +106,99 @@ def test_a_plain_kombu_connection_to_the_same_redis_reads_what_it_sent(
         assert message.headers["task"] == "sleuth.test.publisher"
         args, kwargs, _embed = message.decode()
         assert (args, kwargs) == (["hello"], {})
+
+
+class _BrokerCalls:
+    """The broker client's round trips (kombu's prefixed client and pipelines: the result backend's are not
+    counted): single commands by name, and pipeline executions (the commands each carried, and whether in a
+    MULTI/EXEC transaction)."""
+
+    def __init__(self, monkeypatch: pytest.MonkeyPatch) -> None:
+        from kombu.transport.redis import PrefixedRedisPipeline, PrefixedStrictRedis
+
+        self.commands: list[str] = []
+        self.pipelines: list[tuple[list[str], bool]] = []
+        command, execute = redis.Redis.execute_command, redis.client.Pipeline.execute
+        calls = self
+
+        def counted_command(client: Any, *args: Any, **options: Any) -> Any:
+            if type(client) is PrefixedStrictRedis:
+                calls.commands.append(str(args[0]).upper())
+            return command(client, *args, **options)
+
+        def counted_execute(pipe: Any, *args: Any, **kwargs: Any) -> Any:
+            if isinstance(pipe, PrefixedRedisPipeline):
+                calls.pipelines.append(([str(c[0][0]).upper() for c in pipe.command_stack], pipe.transaction))
+            return execute(pipe, *args, **kwargs)
+
+        monkeypatch.setattr(redis.Redis, "execute_command", counted_command)
+        monkeypatch.setattr(redis.client.Pipeline, "execute", counted_execute)
+
+
+def _queued(redis_client: redis.Redis, redis_prefix: str, queue: str) -> int:
+    from workers import names
+
+    return sum(int(redis_client.llen(f"{redis_prefix}:celery:{key}")) for key in names.queue_keys(queue))
+
+
+def _dispatch_hop(app: Celery, slots: int = 4) -> None:
+    from tasks import steps, workflow
+
+    pairs = tuple((i // 2, "bm25" if i % 2 == 0 else "vector") for i in range(slots))
+    workflow.dispatch(app, "inv-together", steps.Next(steps.NextKind.HOP, 1, pairs))
+
+
+def test_a_hops_messages_and_events_reach_the_broker_together_in_one_round_trip(
+        app: Celery, redis_client: redis.Redis, redis_prefix: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    from workers import names
+    from workers.app import published_together
+
+    _dispatch_hop(app)  # the producer pool and queue declarations warmed
+    redis_client.delete(*[f"{redis_prefix}:celery:{k}" for k in names.queue_keys(names.Q_RETRIEVE)])
+    calls = _BrokerCalls(monkeypatch)
+    with published_together():
+        _dispatch_hop(app)
+        assert _queued(redis_client, redis_prefix, names.Q_RETRIEVE) == 0  # nothing visible inside the block
+        assert calls.pipelines == []
+    assert _queued(redis_client, redis_prefix, names.Q_RETRIEVE) == 4
+    assert [c for c in calls.commands if c in ("LPUSH", "PUBLISH")] == []
+    assert len(calls.pipelines) == 1  # one round trip: 4 messages, 4 task-sent events, in a transaction
+    commands, transaction = calls.pipelines[0]
+    assert sorted(commands) == ["LPUSH"] * 4 + ["PUBLISH"] * 4 and transaction  # MULTI ... EXEC
+
+
+def test_without_the_block_each_message_and_event_is_its_own_round_trip(
+        app: Celery, redis_client: redis.Redis, redis_prefix: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The control of the test above (what `workflow.dispatch` saves): a chord sent outside the block."""
+    from tasks import workflow
+
+    workflow.hop_canvas(app, "inv-apart", 1, ((0, "bm25"),)).apply_async()
+    calls = _BrokerCalls(monkeypatch)
+    workflow.hop_canvas(app, "inv-apart", 1, ((0, "bm25"), (0, "vector"), (1, "bm25"), (1, "vector"))).apply_async()
+    assert sorted(c for c in calls.commands if c in ("LPUSH", "PUBLISH")) == ["LPUSH"] * 4 + ["PUBLISH"] * 4
+    assert calls.pipelines == []
+
+
+def test_a_block_that_raises_sends_nothing_and_the_next_one_sends(
+        app: Celery, redis_client: redis.Redis, redis_prefix: str) -> None:
+    from workers import names
+    from workers.app import published_together
+
+    with pytest.raises(RuntimeError), published_together():
+        _dispatch_hop(app)
+        raise RuntimeError("the step failed after sending")
+    assert _queued(redis_client, redis_prefix, names.Q_RETRIEVE) == 0  # all or nothing: nothing
+    _dispatch_hop(app)
+    assert _queued(redis_client, redis_prefix, names.Q_RETRIEVE) == 4
+
+
+def test_a_nested_block_is_sent_with_the_outermost(app: Celery, redis_client: redis.Redis, redis_prefix: str) -> None:
+    from workers import names
+    from workers.app import published_together
+
+    with published_together():
+        with published_together():
+            _dispatch_hop(app)
+        assert _queued(redis_client, redis_prefix, names.Q_RETRIEVE) == 0
+        _dispatch_hop(app, slots=2)
+    assert _queued(redis_client, redis_prefix, names.Q_RETRIEVE) == 6
