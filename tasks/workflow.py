@@ -45,7 +45,7 @@ def launch(app: Celery, inv_id: str, *, priority: int = 0) -> None:
     in-flight cap holds the rest back), so intake sends them at the first priority."""
     from observability import tracing
 
-    with tracing.span("sleuth.enqueue", inv_id):
+    with tracing.span("sleuth.enqueue", inv_id), published_together():  # the message and its event: one round trip
         app.send_task(names.T_START, args=(inv_id,), priority=priority)
 
 

@@ -202,3 +202,18 @@ def test_a_nested_block_is_sent_with_the_outermost(app: Celery, redis_client: re
         assert _queued(redis_client, redis_prefix, names.Q_RETRIEVE) == 0
         _dispatch_hop(app, slots=2)
     assert _queued(redis_client, redis_prefix, names.Q_RETRIEVE) == 6
+
+
+def test_an_investigations_start_and_its_event_are_one_round_trip(
+        app: Celery, redis_client: redis.Redis, redis_prefix: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """What the API's POST sends (`workflow.launch`): the start message and its task-sent event together."""
+    from tasks import workflow
+    from workers import names
+
+    workflow.launch(app, "inv-warm")
+    calls = _BrokerCalls(monkeypatch)
+    workflow.launch(app, "inv-launched")
+    assert [c for c in calls.commands if c in ("LPUSH", "PUBLISH")] == []
+    assert [(sorted(commands), transaction) for commands, transaction in calls.pipelines] == [
+        (["LPUSH", "PUBLISH"], True)]
+    assert _queued(redis_client, redis_prefix, names.Q_PLAN) == 2
