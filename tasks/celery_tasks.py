@@ -11,7 +11,7 @@ from typing import Any
 
 from celery import Task, shared_task
 from celery.utils.log import get_task_logger
-from redis.exceptions import LockError
+from redis.exceptions import LockError, RedisError
 
 from adapters.backoff import Backoff
 from investigation.errors import TransientError
@@ -138,6 +138,17 @@ def reduce(self: Task, _results: list[Any], inv_id: str, hop: int) -> dict[str, 
     return nxt.as_json()
 
 
+def _chord_error(task: Task, failed_id: str) -> str:
+    """What the chord stored as its error under `failed_id` (a member's exception), or a plain reason."""
+    try:
+        meta = task.app.backend.get_task_meta(failed_id)
+    except (RedisError, OSError, ValueError):  # the reason is a nicety: the investigation fails either way
+        meta = {}
+    if meta.get("status") == "FAILURE" and meta.get("result") is not None:
+        return repr(meta["result"])
+    return "a retrieval or tool call of the hop failed"
+
+
 def synthesis_in_place(services: Any, inv_id: str, nxt: steps.Next) -> steps.Next:
     """What a reducer does when its hop ends the loop. The heuristic reasoner's synthesis makes no LLM call:
     the reducer answers at once, in its own process, instead of sending `sleuth.synthesize` to the `llm`
@@ -154,11 +165,16 @@ def synthesis_in_place(services: Any, inv_id: str, nxt: steps.Next) -> steps.Nex
 
 
 @shared_task(name=names.T_HOP_FAILED, **_STEP)
-def hop_failed(self: Task, request: Any, exc: BaseException, traceback: Any, inv_id: str,
-               hop: int) -> dict[str, Any]:
-    """Error callback of a hop's chord: the investigation ends `failed` with the reason, never hangs."""
-    log.error("hop %s of %s failed: %r", hop, inv_id, exc)
-    nxt = steps.fail(runtime.services(), inv_id, reason="error", error=f"hop {hop}: {exc!r}"[:500])
+def hop_failed(self: Task, failed_id: str, inv_id: str, hop: int) -> dict[str, Any]:
+    """Error callback of a hop's chord: the investigation ends `failed` with the reason, never hangs.
+
+    Celery sends a bound task's error callback as a task with the failed task's id first (for a chord: its
+    body's, under which the chord's error is stored, when it has been by then); the older signature with the
+    request and exception first never matched how it is called, and the callback failed, so the investigation
+    waited for its deadline (`tests/integration/tasks/test_queue.py`)."""
+    reason = _chord_error(self, failed_id)
+    log.error("hop %s of %s failed: %s", hop, inv_id, reason)
+    nxt = steps.fail(runtime.services(), inv_id, reason="error", error=f"hop {hop}: {reason}"[:500])
     _dispatch(self.app, inv_id, nxt)
     return nxt.as_json()
 

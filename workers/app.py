@@ -70,7 +70,8 @@ def celery_config(settings: Settings) -> dict[str, object]:
 
 
 class HopRedisBackend(RedisBackend):  # type: ignore[misc]  # celery ships no type hints
-    """Celery's Redis result backend, less the result subscriptions nothing here reads.
+    """Celery's Redis result backend, less the result subscriptions nothing here reads and the stored results of
+    chord members (`store_result`).
 
     Celery subscribes to a task's result channel (a) in any process outside a task that sends one
     (`on_task_call`: the API and the CLI, for every investigation's start) and (b) in the process that
@@ -85,6 +86,19 @@ class HopRedisBackend(RedisBackend):  # type: ignore[misc]  # celery ships no ty
 
     def on_task_call(self, producer: Any, task_id: str) -> None:
         return None
+
+    def store_result(self, task_id: str, result: Any, state: str, traceback: Any = None, request: Any = None,
+                     **kwargs: Any) -> Any:
+        """Nothing for a chord member (a hop's retrieval or tool call): its result reaches the reducer through
+        the chord's own counter script (`on_chord_part_return`: one round trip that pushes the member's state
+        and result onto the chord's list; a simple header like a hop's is joined from that list, never from
+        the members' stored results), and nobody reads it back. Storing it cost two round trips per member
+        (Celery reads the stored state before it writes, so a lost duplicate never overwrites a success):
+        ~9.6 of the ~88 per investigation through the API (docs/performance.md, fourteenth pass). Every other
+        result is stored as Celery stores it (the steps ignore theirs; a test may ask for one)."""
+        if request is not None and getattr(request, "chord", None):
+            return result
+        return super().store_result(task_id, result, state, traceback, request=request, **kwargs)
 
     def add_pending_result(self, result: Any, weak: bool = False, start_drainer: bool = True) -> Any:
         if weak:

@@ -189,3 +189,38 @@ def test_with_an_llm_synthesis_still_goes_to_the_llm_queue(stack: Stack) -> None
     object.__setattr__(services, "settings", services.settings.model_copy(update={"llm": "anthropic"}))
     nxt = steps.Next(steps.NextKind.SYNTHESIZE, 1)
     assert synthesis_in_place(services, "inv-never-read", nxt) is nxt  # sent on by `_dispatch`, untouched
+
+
+def test_a_hops_members_store_no_result_and_the_hop_still_closes(queue: Stack, redis_client: redis.Redis) -> None:
+    """`workers.app.HopRedisBackend.store_result`: a chord member's result reaches the reducer through the
+    chord's counter script only; no task of an investigation leaves a stored result behind (the steps ignore
+    theirs), and the hops still close."""
+    inv_id = queue.ask("Which plan includes SCIM provisioning, and what uptime does it guarantee?")
+    view = queue.wait(inv_id)
+    assert view["status"] == "answered" and view["retrieval_calls"] >= 2, view
+    prefix = f"{queue.settings.redis_prefix}:celery:celery-task-meta-"
+    assert list(redis_client.scan_iter(match=prefix + "*", count=1000)) == []
+
+
+def test_a_hop_member_that_fails_ends_the_investigation_failed_through_the_error_callback(stack: Stack) -> None:
+    """A chord member failing for good (not transient: a hop that was never planned) closes the chord with an
+    error; its error callback (`sleuth.hop_failed`) ends the investigation `failed` with the reason."""
+    from tasks.workflow import hop_canvas
+    from workers.app import create_celery
+
+    with stack.services.session() as session:
+        tenant = repo.get_tenant(session, tenant_id=stack.tenant_id)
+        inv, _ = repo.create_investigation(session, tenant=tenant, question="Which plan includes SCIM?",
+                                           mode="agentic", callback=None, budget={}, idempotency_key=None,
+                                           deadline_seconds=120)
+    stack.start_worker()
+    stack.wait_ready()
+    app = create_celery(stack.settings)
+    try:
+        hop_canvas(app, inv.id, 7, ((0, "bm25"), (0, "vector"))).apply_async()
+        view = stack.wait(inv.id, timeout=60)
+    finally:
+        app.close()
+    assert view["status"] == "failed" and view["stop_reason"] == "error", view
+    with stack.services.session() as session:
+        assert "hop 7" in (repo.get_investigation(session, investigation_id=inv.id).error or "")
