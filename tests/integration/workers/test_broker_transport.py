@@ -118,7 +118,8 @@ class _BrokerCalls:
 
         self.commands: list[str] = []
         self.pipelines: list[tuple[list[str], bool]] = []
-        command, execute = redis.Redis.execute_command, redis.client.Pipeline.execute
+        command: Any = redis.Redis.execute_command
+        execute: Any = redis.client.Pipeline.execute
         calls = self
 
         def counted_command(client: Any, *args: Any, **options: Any) -> Any:
@@ -127,8 +128,9 @@ class _BrokerCalls:
             return command(client, *args, **options)
 
         def counted_execute(pipe: Any, *args: Any, **kwargs: Any) -> Any:
-            if isinstance(pipe, PrefixedRedisPipeline):
-                calls.pipelines.append(([str(c[0][0]).upper() for c in pipe.command_stack], pipe.transaction))
+            kombus = isinstance(pipe, PrefixedRedisPipeline)  # (no narrowing: `transaction` is a plain bool here)
+            if kombus:
+                calls.pipelines.append(([str(c[0][0]).upper() for c in pipe.command_stack], bool(pipe.transaction)))
             return execute(pipe, *args, **kwargs)
 
         monkeypatch.setattr(redis.Redis, "execute_command", counted_command)
