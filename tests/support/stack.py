@@ -76,6 +76,18 @@ class Stack:
             stop_process(proc, timeout=10)
         self.workers.clear()
 
+    def persisted(self, question: str, *, callback: dict[str, object] | None = None) -> str:
+        """The id of a new agentic investigation of this tenant, persisted and never enqueued (a test sends or
+        loses its steps itself)."""
+        from storage import repositories as repo
+
+        with self.services.session() as session:
+            tenant = repo.get_tenant(session, tenant_id=self.tenant_id)
+            inv, _ = repo.create_investigation(session, tenant=tenant, question=question, mode="agentic",
+                                               callback=callback, budget={}, idempotency_key=None,
+                                               deadline_seconds=120)
+            return inv.id
+
     def ask(self, question: str, *, mode: str = "agentic", callback: dict[str, object] | None = None) -> str:
         from cli.commands import create_and_launch
 

@@ -10,7 +10,6 @@ import pytest
 from sqlalchemy import make_url
 
 from cli.chaos.proxy import TcpProxy
-from storage import repositories as repo
 from tests.support.stack import Stack, build_stack
 from tests.support.wait import wait_until
 from workers import names
@@ -42,20 +41,16 @@ def test_a_step_that_finds_the_database_gone_is_retried_and_the_investigation_fi
         stack: Stack, proxy: TcpProxy) -> None:
     from workers.app import create_celery
 
-    with stack.services.session() as session:
-        tenant = repo.get_tenant_by_name(session, name=stack.tenant_name)
-        inv, _ = repo.create_investigation(session, tenant=tenant, question="Which plan includes SCIM provisioning?",
-                                           mode="agentic", callback=None, budget={}, idempotency_key=None,
-                                           deadline_seconds=120)
+    inv_id = stack.persisted("Which plan includes SCIM provisioning?")
     stack.start_worker()
     stack.wait_ready()
     proxy.down()  # the database is unreachable: refused, existing connections reset
     app = create_celery(stack.settings)
     # Sent asking for its states in the result backend (a step stores none in production), to see the RETRY.
-    task_id = app.send_task(names.T_START, args=(inv.id,), ignore_result=False).id
+    task_id = app.send_task(names.T_START, args=(inv_id,), ignore_result=False).id
     # The outage lasts until the worker has tried the step and scheduled it again (no sleep, no timing).
     assert wait_until(lambda: app.backend.get_task_meta(task_id)["status"] == "RETRY", timeout=60)
     proxy.up()
-    view = stack.wait(inv.id, timeout=120)
+    view = stack.wait(inv_id, timeout=120)
     assert view["status"] == "answered", view
     assert view["stop_reason"] != "error"

@@ -208,22 +208,18 @@ def test_a_hop_member_that_fails_ends_the_investigation_failed_through_the_error
     from tasks.workflow import hop_canvas
     from workers.app import create_celery
 
-    with stack.services.session() as session:
-        tenant = repo.get_tenant(session, tenant_id=stack.tenant_id)
-        inv, _ = repo.create_investigation(session, tenant=tenant, question="Which plan includes SCIM?",
-                                           mode="agentic", callback=None, budget={}, idempotency_key=None,
-                                           deadline_seconds=120)
+    inv_id = stack.persisted("Which plan includes SCIM?")
     stack.start_worker()
     stack.wait_ready()
     app = create_celery(stack.settings)
     try:
-        hop_canvas(app, inv.id, 7, ((0, "bm25"), (0, "vector"))).apply_async()
-        view = stack.wait(inv.id, timeout=60)
+        hop_canvas(app, inv_id, 7, ((0, "bm25"), (0, "vector"))).apply_async()
+        view = stack.wait(inv_id, timeout=60)
     finally:
         app.close()
     assert view["status"] == "failed" and view["stop_reason"] == "error", view
     with stack.services.session() as session:
-        error = repo.get_investigation(session, investigation_id=inv.id).error or ""
+        error = repo.get_investigation(session, investigation_id=inv_id).error or ""
     # The member's own error when the chord had stored it before the callback ran (it is stored right after the
     # callback is sent), else the plain reason: either way the hop is named.
     assert error.startswith("hop 7: ") and ("never planned" in error or "of the hop failed" in error), error

@@ -32,12 +32,7 @@ def stack(tmp_path: Path, redis_url: str, redis_prefix: str, db_url: str) -> Ite
 
 
 def _new(stack: Stack, question: str, callback: dict[str, object] | None = None) -> str:
-    with stack.services.session() as session:
-        tenant = repo.get_tenant_by_name(session, name=stack.tenant_name)
-        inv, _ = repo.create_investigation(session, tenant=tenant, question=question, mode="agentic",
-                                           callback=callback, budget={}, idempotency_key=None,
-                                           deadline_seconds=120)
-        return inv.id
+    return stack.persisted(question, callback=callback)
 
 
 def _events(stack: Stack, inv_id: str, kind: str) -> list[dict[str, object]]:
