@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import threading
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
 
 import kombu.transport
+import redis
 from celery import Celery
 from celery.backends.redis import RedisBackend
 from kombu.entity import Exchange, Queue
@@ -106,7 +108,12 @@ class HopRedisBackend(RedisBackend):  # type: ignore[misc]  # celery ships no ty
         return super().add_pending_result(result, weak=weak, start_drainer=start_drainer)
 
 
-_collecting = threading.local()  # `.pipes`: the open `published_together` block's pipelines, by channel
+_collecting = threading.local()  # `.batches`: the open `published_together` block's commands, by channel
+# Sending a block again when the broker's connection fails, as Celery retries a publish by default
+# (`task_publish_retry_policy`: 3 retries, 0.2 s apart): a short blip of Redis never fails the step that sends.
+PUBLISH_RETRIES = 3
+PUBLISH_RETRY_SECONDS = 0.2
+_pause = time.sleep  # between two attempts (tests take the broker up or down here)
 
 
 @contextmanager
@@ -114,34 +121,48 @@ def published_together() -> Iterator[None]:
     """Every task message and event this thread publishes in the block reaches the broker at its end, in one
     transaction (MULTI/EXEC) per channel, in the order published: a hop's chord (each member's LPUSH and its
     `task-sent` event, ~10 round trips) in one round trip, all of it or, when the block raises, none of it.
-    kombu's own `Producer.batch()` cannot be used for a chord: `chord.apply_async` does not hand its
-    producer to the header group (Celery 5.7). Nested blocks join the outermost one. Measured:
-    docs/performance.md, fourteenth pass."""
-    if getattr(_collecting, "pipes", None) is not None:
+    A connection error is retried like Celery's own publish (`PUBLISH_RETRIES`; a transaction whose reply was
+    lost may then arrive twice, as a retried publish may: every step is idempotent). kombu's own
+    `Producer.batch()` cannot be used for a chord: `chord.apply_async` does not hand its producer to the
+    header group (Celery 5.7). Nested blocks join the outermost one. Measured: docs/performance.md,
+    fourteenth pass."""
+    if getattr(_collecting, "batches", None) is not None:
         yield
         return
-    pipes: dict[int, Any] = {}
-    _collecting.pipes = pipes
+    batches: dict[int, _Collected] = {}
+    _collecting.batches = batches
     try:
         yield
-    except BaseException:
-        for pipe in pipes.values():
-            pipe.reset()
-        raise
     finally:
-        _collecting.pipes = None
-    for pipe in pipes.values():
-        pipe.execute()  # redis-py retries a dropped connection; EXEC makes it all or nothing
+        _collecting.batches = None
+    for batch in batches.values():  # (not reached when the block raised: nothing is sent)
+        batch.send()
 
 
 class _Collected:
-    """kombu's publish-batch interface (`add`, as `Channel._put`/`_put_fanout` call it) onto one pipeline."""
+    """One channel's commands of a `published_together` block, collected through kombu's publish-batch
+    interface (`add`, as `Channel._put`/`_put_fanout` call it with ``_publish_batch``)."""
 
-    def __init__(self, pipe: Any) -> None:
-        self.pipe = pipe
+    def __init__(self, channel: PublisherChannel) -> None:
+        self.channel = channel
+        self.commands: list[tuple[str, tuple[Any, ...]]] = []
 
     def add(self, name: str, *args: Any) -> None:
-        getattr(self.pipe, name)(*args)
+        self.commands.append((name, args))
+
+    def send(self) -> None:
+        for attempt in range(PUBLISH_RETRIES + 1):
+            try:
+                with self.channel.conn_or_acquire() as client:
+                    pipe = client.pipeline(transaction=True)
+                    for name, args in self.commands:
+                        getattr(pipe, name)(*args)
+                    pipe.execute()
+                return
+            except (redis.ConnectionError, redis.TimeoutError):
+                if attempt == PUBLISH_RETRIES:
+                    raise
+                _pause(PUBLISH_RETRY_SECONDS)
 
 
 class PublisherChannel(kombu_redis.Channel):
@@ -170,14 +191,12 @@ class PublisherChannel(kombu_redis.Channel):
 
 
     def _collected(self) -> _Collected | None:
-        pipes = getattr(_collecting, "pipes", None)
-        if pipes is None:
+        batches: dict[int, _Collected] | None = getattr(_collecting, "batches", None)
+        if batches is None:
             return None
-        pipe = pipes.get(id(self))
-        if pipe is None:
-            with self.conn_or_acquire() as client:
-                pipe = pipes[id(self)] = client.pipeline(transaction=True)
-        return _Collected(pipe)
+        if id(self) not in batches:
+            batches[id(self)] = _Collected(self)
+        return batches[id(self)]
 
     def _put(self, queue: str, message: Any, **kwargs: Any) -> None:
         collected = self._collected()

@@ -219,3 +219,67 @@ def test_an_investigations_start_and_its_event_are_one_round_trip(
     assert [(sorted(commands), transaction) for commands, transaction in calls.pipelines] == [
         (["LPUSH", "PUBLISH"], True)]
     assert _queued(redis_client, redis_prefix, names.Q_PLAN) == 2
+
+
+@pytest.fixture()
+def proxied(tmp_path: Path, redis_py_url: str, redis_prefix: str) -> Any:
+    """Sleuth's Celery app on the test Redis through a TCP proxy that a test takes down and up."""
+    from urllib.parse import urlsplit
+
+    from cli.chaos.proxy import TcpProxy
+
+    parts = urlsplit(redis_py_url)
+    if parts.scheme != "redis" or not parts.port:
+        pytest.skip("the broker-outage tests need Redis over TCP (CI runs one on 127.0.0.1:6379)")
+    proxy = TcpProxy(parts.hostname or "127.0.0.1", parts.port)
+    built = create_celery(Settings(home=tmp_path / "proxied", redis_url=f"redis://127.0.0.1:{proxy.port}{parts.path}",
+                                   redis_prefix=redis_prefix))
+    try:
+        _dispatch_hop(built)  # connected, queues declared
+        yield built, proxy
+    finally:
+        proxy.up()
+        built.close()
+        proxy.close()
+
+
+def test_a_broker_blip_while_a_hop_is_sent_is_ridden_out(
+        proxied: Any, redis_client: redis.Redis, redis_prefix: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Redis goes away as the block ends and comes back before the next attempt (as Celery's own publish
+    retry would ride it out): the hop arrives whole, once."""
+    from workers import app as app_module
+    from workers import names
+    from workers.app import published_together
+
+    app, proxy = proxied
+    redis_client.delete(*[f"{redis_prefix}:celery:{k}" for k in names.queue_keys(names.Q_RETRIEVE)])
+    pauses: list[float] = []
+
+    def back_up(seconds: float) -> None:
+        pauses.append(seconds)
+        proxy.up()
+
+    monkeypatch.setattr(app_module, "_pause", back_up)
+    with published_together():
+        _dispatch_hop(app)
+        proxy.down()
+    assert len(pauses) == 1
+    assert _queued(redis_client, redis_prefix, names.Q_RETRIEVE) == 4
+
+
+def test_a_broker_that_stays_away_fails_the_send_and_queues_nothing(
+        proxied: Any, redis_client: redis.Redis, redis_prefix: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    from workers import app as app_module
+    from workers import names
+    from workers.app import PUBLISH_RETRIES, published_together
+
+    app, proxy = proxied
+    redis_client.delete(*[f"{redis_prefix}:celery:{k}" for k in names.queue_keys(names.Q_RETRIEVE)])
+    pauses: list[float] = []
+    monkeypatch.setattr(app_module, "_pause", pauses.append)
+    with pytest.raises(redis.ConnectionError), published_together():
+        _dispatch_hop(app)
+        proxy.down()
+    assert len(pauses) == PUBLISH_RETRIES  # tried 1 + PUBLISH_RETRIES times, then the step sees the error
+    proxy.up()
+    assert _queued(redis_client, redis_prefix, names.Q_RETRIEVE) == 0
