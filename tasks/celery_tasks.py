@@ -93,7 +93,7 @@ def _announce_finished(services: Any, inv_id: str) -> None:
     later, so Redis failing here never fails the step."""
     try:
         services.state.announce_finished(inv_id)
-    except TransientError as exc:
+    except (TransientError, RedisError) as exc:
         log.warning("could not announce that %s finished: %s", inv_id, exc)
 
 
@@ -146,7 +146,7 @@ def _chord_error(task: Task, failed_id: str) -> str:
         meta = {}
     if meta.get("status") == "FAILURE" and meta.get("result") is not None:
         return repr(meta["result"])
-    return "a retrieval or tool call of the hop failed"
+    return "a retrieval, tool call or the reducer of the hop failed"
 
 
 def synthesis_in_place(services: Any, inv_id: str, nxt: steps.Next) -> steps.Next:
