@@ -133,10 +133,11 @@ class FinishedListener:
     def _run(self) -> None:
         pause, longest = RECONNECT_SECONDS
         channel = self._services.state.finished_channel()
+        client = self._client()  # its pool reconnects after an error
         while not self._stop.is_set():
             pubsub: Any = None
             try:
-                pubsub = self._client().pubsub()
+                pubsub = client.pubsub()
                 pubsub.subscribe(channel)
                 while not self._stop.is_set():
                     message = pubsub.get_message(timeout=LISTEN_SECONDS)
@@ -156,6 +157,7 @@ class FinishedListener:
                         pubsub.close()
             self._stop.wait(pause)
             pause = min(pause * 2, longest)
+        client.close()
 
     def _client(self) -> redis.Redis:
         """A client of its own, named for `CLIENT LIST` (``sleuth-api-finished``)."""

@@ -108,7 +108,11 @@ class HopRedisBackend(RedisBackend):  # type: ignore[misc]  # celery ships no ty
         return super().add_pending_result(result, weak=weak, start_drainer=start_drainer)
 
 
-_collecting = threading.local()  # `.batches`: the open `published_together` block's commands, by channel
+class _Collecting(threading.local):
+    batches: dict[int, _Collected] | None = None  # the open `published_together` block's commands, by channel
+
+
+_collecting = _Collecting()
 # Sending a block again when the broker's connection fails, as Celery retries a publish by default
 # (`task_publish_retry_policy`: 3 retries, 0.2 s apart): a short blip of Redis never fails the step that sends.
 PUBLISH_RETRIES = 3
@@ -126,7 +130,7 @@ def published_together() -> Iterator[None]:
     `Producer.batch()` cannot be used for a chord: `chord.apply_async` does not hand its producer to the
     header group (Celery 5.7). Nested blocks join the outermost one. Measured: docs/performance.md,
     fourteenth pass."""
-    if getattr(_collecting, "batches", None) is not None:
+    if _collecting.batches is not None:
         yield
         return
     batches: dict[int, _Collected] = {}
@@ -189,26 +193,21 @@ class PublisherChannel(kombu_redis.Channel):
             publisher = self._publisher = self._create_client()
         yield publisher
 
-
-    def _collected(self) -> _Collected | None:
-        batches: dict[int, _Collected] | None = getattr(_collecting, "batches", None)
-        if batches is None:
-            return None
-        if id(self) not in batches:
-            batches[id(self)] = _Collected(self)
-        return batches[id(self)]
+    def _batched(self, kwargs: dict[str, Any]) -> dict[str, Any]:
+        """`kwargs` for kombu's `_put`/`_put_fanout`, with this channel's batch of the open
+        `published_together` block (kombu's own publish-batch branch then collects instead of sending)."""
+        batches = _collecting.batches
+        if batches is not None:
+            if id(self) not in batches:
+                batches[id(self)] = _Collected(self)
+            kwargs["_publish_batch"] = batches[id(self)]
+        return kwargs
 
     def _put(self, queue: str, message: Any, **kwargs: Any) -> None:
-        collected = self._collected()
-        if collected is not None:
-            kwargs["_publish_batch"] = collected
-        super()._put(queue, message, **kwargs)
+        super()._put(queue, message, **self._batched(kwargs))
 
     def _put_fanout(self, exchange: str, message: Any, routing_key: str, **kwargs: Any) -> None:
-        collected = self._collected()
-        if collected is not None:
-            kwargs["_publish_batch"] = collected
-        super()._put_fanout(exchange, message, routing_key, **kwargs)
+        super()._put_fanout(exchange, message, routing_key, **self._batched(kwargs))
 
 
 class PublisherTransport(kombu_redis.Transport):
