@@ -1,5 +1,9 @@
 """Live progress as Server-Sent Events: poll the trace table, emit new events, end when terminal.
 
+Between polls the stream waits `POLL_SECONDS`, or less: the workers' announcement that the investigation
+finished (`api.finished`, the subscription the long polls use) wakes it at once, so the ``end`` event
+follows the terminal status within a poll of the database instead of up to `POLL_SECONDS` later.
+
 While the answer is being written, its tokens arrive on the investigation's Redis progress channel and
 are relayed as `token` events (a draft preview: the delivered answer is the `synthesis` trace event,
 after its citations were checked). Without Redis, only trace events are sent.
@@ -8,6 +12,7 @@ after its citations were checked). Without Redis, only trace events are sent.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 from collections.abc import AsyncIterator
 from typing import Any
@@ -16,6 +21,7 @@ import redis
 from fastapi.concurrency import run_in_threadpool
 from sse_starlette import ServerSentEvent
 
+from api.finished import FinishedListener
 from bootstrap import Services
 from investigation.errors import SleuthError
 from investigation.state import Status
@@ -84,28 +90,37 @@ def _terminal(status: str) -> bool:
 
 
 async def event_stream(services: Services, investigation_id: str, *, after_id: int = 0,
-                       poll_seconds: float = POLL_SECONDS) -> AsyncIterator[ServerSentEvent]:
+                       poll_seconds: float | None = None,
+                       finished: FinishedListener | None = None) -> AsyncIterator[ServerSentEvent]:
     """``trace`` events (``id`` = trace event id, for ``Last-Event-ID``), then one ``end`` event.
 
-    A client that goes away is noticed by sse-starlette, which cancels this generator.
+    A client that goes away is noticed by sse-starlette, which cancels this generator. With `finished`,
+    the stream registers for the investigation's announcement before its first poll (none is missed) and
+    a notice ends its wait early; a notice is only a hint: the stream ends when a poll reads the status.
     """
     last = after_id
+    pause = POLL_SECONDS if poll_seconds is None else poll_seconds
     pubsub = await run_in_threadpool(_subscribe, services, investigation_id)
-    try:
-        while True:
-            status, events = await run_in_threadpool(_poll, services, investigation_id, last)
-            for view in events:
-                last = int(view["id"])
-                yield ServerSentEvent(json.dumps(view, default=str), event=TRACE_EVENT, id=str(last))
-            tokens = await run_in_threadpool(_drain, pubsub) if pubsub is not None else []
-            for token in tokens:
-                yield ServerSentEvent(json.dumps(token), event=TOKEN_EVENT)
-            if not events and not tokens:
-                if _terminal(status):
-                    yield ServerSentEvent(json.dumps({"id": investigation_id, "status": status}),
-                                          event=END_EVENT, id=str(last))
-                    return
-                await asyncio.sleep(poll_seconds)
-    finally:
-        if pubsub is not None:
-            await run_in_threadpool(_close, pubsub)
+    waiting = finished.waiting(investigation_id) if finished is not None else contextlib.nullcontext(None)
+    with waiting as notice:
+        try:
+            while True:
+                status, events = await run_in_threadpool(_poll, services, investigation_id, last)
+                for view in events:
+                    last = int(view["id"])
+                    yield ServerSentEvent(json.dumps(view, default=str), event=TRACE_EVENT, id=str(last))
+                tokens = await run_in_threadpool(_drain, pubsub) if pubsub is not None else []
+                for token in tokens:
+                    yield ServerSentEvent(json.dumps(token), event=TOKEN_EVENT)
+                if not events and not tokens:
+                    if _terminal(status):
+                        yield ServerSentEvent(json.dumps({"id": investigation_id, "status": status}),
+                                              event=END_EVENT, id=str(last))
+                        return
+                    if notice is not None:
+                        await notice.wait(pause)
+                    else:
+                        await asyncio.sleep(pause)
+        finally:
+            if pubsub is not None:
+                await run_in_threadpool(_close, pubsub)

@@ -191,18 +191,40 @@ def _breakdown(before: dict[str, float], after: dict[str, float]) -> dict[str, f
     return out
 
 
+def _sse_end(http: httpx.Client, base: str, key: str, inv_id: str) -> float:
+    """Follow the investigation's event stream (`/events`) to its `end` event; the wall clock (epoch
+    seconds) when it arrived."""
+    with http.stream("GET", f"{base}/v1/investigations/{inv_id}/events",
+                     headers={"Authorization": f"Bearer {key}"}) as response:
+        response.raise_for_status()
+        for line in response.iter_lines():
+            if line.startswith("event:") and line.partition(":")[2].strip() == "end":
+                return time.time()
+    raise RuntimeError(f"the event stream of {inv_id} closed without an end event")
+
+
 def single(http: httpx.Client, base: str, key: str, questions: list[str], n: int,
-           poll: float = 0.01, wait: float = 0.0) -> dict[str, Any]:
+           poll: float = 0.01, wait: float = 0.0, sse: bool = False) -> dict[str, Any]:
     """`n` investigations one after another: each submitted when the previous one is terminal, seen by a GET
-    every `poll` seconds or, with `wait` > 0, by long polling (a GET held until it is terminal)."""
+    every `poll` seconds or, with `wait` > 0, by long polling (a GET held until it is terminal), or with
+    `sse` by following its event stream to the `end` event (then one GET for the server's times;
+    `end_lag_ms`: the end event's arrival after the server's `finished_at`, same host clock)."""
     client_ms: list[float] = []
     server_ms: list[float] = []
     submit_ms: list[float] = []
     get_ms: list[float] = []
+    lag_ms: list[float] = []
     for i in range(n):
         started = time.perf_counter()
         inv_id = _submit(http, base, key, questions[i % len(questions)])
         submit_ms.append((time.perf_counter() - started) * 1000)
+        if sse:
+            ended = _sse_end(http, base, key, inv_id)
+            client_ms.append((time.perf_counter() - started) * 1000)
+            view = _view(http, base, key, inv_id)
+            server_ms.append(_server_ms(view))
+            lag_ms.append((ended - datetime.fromisoformat(view["finished_at"]).timestamp()) * 1000)
+            continue
         while True:
             asked = time.perf_counter()
             view = _view(http, base, key, inv_id, wait)
@@ -216,8 +238,10 @@ def single(http: httpx.Client, base: str, key: str, questions: list[str], n: int
     return {"n": n, "client_ms_p50": round(statistics.median(client_ms), 1),
             "client_ms_p95": round(_p(client_ms, 0.95), 1), "server_ms_p50": round(statistics.median(server_ms), 1),
             "server_ms_p95": round(_p(server_ms, 0.95), 1), "server_ms_max": round(max(server_ms), 1),
-            "post_ms_p50": round(statistics.median(submit_ms), 1), "get_ms_p50": round(statistics.median(get_ms), 1),
-            "server_ms_first": [round(ms, 1) for ms in server_ms[:2]]}
+            "post_ms_p50": round(statistics.median(submit_ms), 1), "get_ms_p50": round(statistics.median(get_ms), 1) if get_ms else None,
+            "server_ms_first": [round(ms, 1) for ms in server_ms[:2]],
+            **({"end_lag_ms_p50": round(statistics.median(lag_ms), 1), "end_lag_ms_p95": round(_p(lag_ms, 0.95), 1)}
+               if lag_ms else {})}
 
 
 def burst(http: httpx.Client, base: str, key: str, questions: list[str], *,
@@ -303,6 +327,8 @@ def main() -> None:
     parser.add_argument("--wait", type=float, default=0.0, help="single: long polling instead, each GET held up "
                         "to this many seconds until the investigation is terminal (`?wait=`): the client's polling "
                         "no longer costs the API a view every --poll-ms")
+    parser.add_argument("--sse", action="store_true", help="single: follow each investigation's event stream "
+                        "(`/events`) to its `end` event instead of polling")
     parser.add_argument("--sweep-all", action="store_true", help="burst: ask every unfinished investigation "
                         "every 50 ms (the waiting before issue 14's fifth pass; it loads the API)")
     parser.add_argument("--no-burst", action="store_true", help="only the warm single-investigation latency")
@@ -326,7 +352,8 @@ def main() -> None:
             cold = single(http, stack.base, key, others, len(others) if args.warmup is None else args.warmup)[
                 "server_ms_first"]
             before, cpu = _scrape(http, stack.base), _cpu_by_process(stack.pid)
-            one = single(http, stack.base, key, measured, args.single, poll=args.poll_ms / 1000, wait=args.wait)
+            one = single(http, stack.base, key, measured, args.single, poll=args.poll_ms / 1000, wait=args.wait,
+                         sse=args.sse)
             one["mean_ms"] = _breakdown(before, _scrape(http, stack.base))
             after_single = _cpu_by_process(stack.pid)
             one["cpu_seconds"] = _cpu_spent(cpu, after_single)
@@ -335,7 +362,8 @@ def main() -> None:
                 many = burst(http, stack.base, key, questions, sweep_all=args.sweep_all)
                 many["cpu_seconds"] = _cpu_spent(after_single, _cpu_by_process(stack.pid))
             result = {"sleuth": str(args.sleuth), "workers": args.workers, "concurrency": args.concurrency,
-                      "single_waits": f"?wait={args.wait}" if args.wait else f"polled every {args.poll_ms} ms",
+                      "single_waits": "event stream" if args.sse else f"?wait={args.wait}" if args.wait
+                      else f"polled every {args.poll_ms} ms",
                       "first_two_server_ms": cold, "single": one, "burst": many}
     finally:
         stack.stop()

@@ -159,11 +159,13 @@ def stream_events(
     investigation_id: str,
     tenant: PageTenantDep,
     services: ServicesDep,
+    finished: FinishedDep,
     last_event_id: Annotated[str | None, Header(alias="Last-Event-ID")] = None,
 ) -> EventSourceResponse:
     """Server-Sent Events: trace events as they are written, then ``end`` once the investigation is
-    terminal and drained. ``Last-Event-ID`` resumes after that event."""
+    terminal and drained (woken by the workers' announcement, `api.sse`). ``Last-Event-ID`` resumes after
+    that event."""
     with services.session() as session:
         repo.get_investigation(session, investigation_id=investigation_id, tenant_id=tenant.id)
     after = int(last_event_id) if last_event_id and last_event_id.strip().isdigit() else 0
-    return EventSourceResponse(event_stream(services, investigation_id, after_id=after))
+    return EventSourceResponse(event_stream(services, investigation_id, after_id=after, finished=finished))

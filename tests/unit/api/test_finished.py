@@ -211,3 +211,50 @@ def test_without_redis_a_waiting_request_reads_the_status_every_poll_step(tmp_pa
 
     assert asyncio.run(waiting()) == (False, finished_module.POLL_SECONDS)
     assert listener._thread is None  # nothing to subscribe to
+
+
+@pytest.mark.timeout(60)
+def test_an_announcement_ends_the_event_stream_without_waiting_out_its_poll(
+        api: Api, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The SSE stream's pause between polls is set far out: after its first poll (the investigation still
+    running) only the announcement can make it read again, and the `end` event follows that one read."""
+    from api import sse
+
+    listener = _live(api)
+    inv_id = _create(api)
+    polls: list[str] = []
+    first_poll = threading.Event()
+    poll = sse._poll
+
+    def counted(*args: Any) -> Any:
+        try:
+            return poll(*args)
+        finally:
+            polls.append(args[1])
+            first_poll.set()
+
+    monkeypatch.setattr(sse, "_poll", counted)
+    monkeypatch.setattr(sse, "POLL_SECONDS", 1e6)
+    problems: list[str] = []
+
+    def finish_and_announce() -> None:
+        if not first_poll.wait(30):
+            problems.append("the stream never polled")
+        _finish(api, inv_id)
+        api.services.state.announce_finished(inv_id)
+
+    other = threading.Thread(target=finish_and_announce)
+    other.start()
+    events: list[str] = []
+    with api.client.stream("GET", f"/v1/investigations/{inv_id}/events", headers=api.auth()) as response:
+        assert response.status_code == 200
+        for line in response.iter_lines():
+            if line.startswith("event:"):
+                events.append(line.partition(":")[2].strip())
+                if events[-1] == "end":
+                    break
+    other.join()
+    assert problems == []
+    assert events == ["end"]
+    assert polls == [inv_id, inv_id]  # the first (running), then the one the announcement asked for
+    assert wait_until(lambda: listener.waiting_count() == 0, timeout=30, interval=0.01)
