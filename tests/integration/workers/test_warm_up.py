@@ -74,6 +74,7 @@ from workers import runtime
 assert gc.get_freeze_count() == 0
 runtime.prepare_process(Services(Settings(home=sys.argv[1], redis_url="")))  # what a pool process runs
 frozen = gc.get_freeze_count()
+assert gc.get_threshold() == runtime.GC_THRESHOLDS, gc.get_threshold()
 
 class Node:
     pass
