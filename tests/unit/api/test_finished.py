@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import threading
+import uuid
 from typing import Any
 
 import pytest
@@ -152,10 +153,10 @@ def test_the_worker_side_announcement_reaches_the_listener_through_redis(api: Ap
     assert asyncio.run(waiting()) is True
 
 
-def _kill_listener_connections(client: redis.Redis) -> int:
+def _kill_listener_connections(client: redis.Redis, name: str) -> int:
     killed = 0
     for entry in client.client_list():
-        if entry.get("name") == CLIENT_NAME:
+        if entry.get("name") == name:
             client.client_kill_filter(_id=entry["id"])
             killed += 1
     return killed
@@ -165,7 +166,12 @@ def test_a_lost_subscription_sends_waiting_requests_back_to_reading_the_status(
         api: Api, monkeypatch: pytest.MonkeyPatch, redis_client: redis.Redis) -> None:
     """The subscription's connection is killed while a request waits: the request is woken and reads the
     status (once the subscription is back it no longer trusts it: notices in between were lost). The
-    investigation then finishes with no announcement: the request still answers, by reading the status."""
+    investigation then finishes with no announcement: the request still answers, by reading the status.
+    The listener gets a name of its own: the test kills its connections only, never those of the listeners of
+    tests running at the same time in other processes against the same Redis (their exact counts of status
+    reads would be thrown off)."""
+    name = f"{CLIENT_NAME}-{uuid.uuid4().hex[:8]}"
+    monkeypatch.setattr(finished_module, "CLIENT_NAME", name)
     listener = _live(api)
     generation = listener.live_generation()
     inv_id = _create(api)
@@ -174,7 +180,7 @@ def test_a_lost_subscription_sends_waiting_requests_back_to_reading_the_status(
     def kill_then_finish_quietly() -> None:
         assert watched.first_read.wait(30)
         assert wait_until(lambda: listener.waiting_count() == 1, timeout=30, interval=0.01)
-        assert _kill_listener_connections(redis_client) >= 1
+        assert _kill_listener_connections(redis_client, name) >= 1
         assert watched.read_again.wait(30), "not woken by the lost subscription"
         assert wait_until(lambda: listener.live_generation() > generation, timeout=30, interval=0.01)
         for _ in range(2):  # it keeps reading: a wait begun before the new subscription ends in one read at most
