@@ -11,7 +11,9 @@ once), with the tenant's intake and in-flight caps off so the burst measures the
 Before the 30 measured questions (questions 12-41 of examples/decisions.jsonl), the other 59 run one after
 another as the warm-up (`--warmup N`: N of them), so the measured ones find pool processes that have served
 the same knowledge base, and never a question of their own asked before.
-Server-side times are the investigation's own `created_at` → `finished_at`; the client polls every 10 ms.
+Server-side times are the investigation's own `created_at` → `finished_at`; the client polls every 10 ms
+(`--wait S`: long polls instead; `--sse`: follows each investigation's event stream to its `end` event, and
+reports how long after `finished_at` that event arrived).
 The first two investigations' server times are printed too (`first_two_server_ms`: the pool processes
 as they started, `--settle` seconds after the API was ready), and each phase's CPU seconds by process
 (`cpu_seconds`: API, worker main process, pool processes, beat, embedded Redis; Linux /proc).
