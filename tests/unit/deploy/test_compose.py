@@ -4,6 +4,7 @@ condition and volume, the worker groups against the queue table, and every varia
 from __future__ import annotations
 
 import re
+import shlex
 import shutil
 import subprocess
 from pathlib import Path
@@ -13,6 +14,8 @@ from urllib.parse import urlsplit
 import pytest
 import yaml
 
+from adapters.delivery.channels import SmtpSpec, parse_channel
+from adapters.delivery.outbound import OutboundGuard, OutboundRefused
 from tests.unit.deploy.settings_env import EXTERNAL, ROOT, env_to_field, settings_from_env
 from workers.names import ALL_QUEUES
 
@@ -182,14 +185,43 @@ def test_credentials_match_the_engines(services: dict[str, Any]) -> None:
         postgres["POSTGRES_USER"], postgres["POSTGRES_PASSWORD"], "postgres", postgres["POSTGRES_DB"])
 
 
-def test_mail_goes_to_the_catcher_when_sleuth_sends_mail(services: dict[str, Any]) -> None:
-    """E-mail delivery settings appear in Settings with the e-mail channel; then they must point here."""
-    fields = env_to_field()
-    smtp_host = [env for env, field in fields.items() if field == "smtp_host"]
-    if not smtp_host:
-        pytest.skip("Settings has no SMTP fields yet: nothing to wire to mailpit")
-    env = app_env(services["worker-deliver"])
-    assert any(env.get(name) == "mailpit" for name in smtp_host)
+def _compose_mail_recipe() -> list[list[str]]:
+    """The `docker compose exec api sleuth …` commands of docs/helpdesks.md's mail-catcher recipe, as argv."""
+    text = (ROOT / "docs" / "helpdesks.md").read_text()
+    blocks = re.findall(r"```bash\n(.*?)```", text, re.DOTALL)
+    recipe = [b for b in blocks if "--host mailpit" in b]
+    assert len(recipe) == 1, "docs/helpdesks.md shows one SMTP channel for the compose mail catcher"
+    commands = recipe[0].replace("\\\n", " ").strip().splitlines()
+    argvs = [shlex.split(c) for c in commands]
+    assert all(a[:4] == ["docker", "compose", "exec", "api"] and a[4] == "sleuth" for a in argvs), commands
+    return [a[5:] for a in argvs]
+
+
+def test_the_documented_mail_channel_reaches_the_catcher(services: dict[str, Any]) -> None:
+    """E-mail is a tenant's SMTP channel (not a setting): the compose recipe in docs/helpdesks.md points one at
+    mailpit's SMTP port inside the network, is valid as the CLI/API would parse it, and allowlists mailpit,
+    whose private compose address the outbound guard would otherwise refuse at send time."""
+    recipe = _compose_mail_recipe()
+    allow = next(a for a in recipe if a[:2] == ["tenants", "update"])
+    add = next(a for a in recipe if a[:2] == ["channels", "add"])
+    assert option(allow, "--allow-host") == "mailpit"
+    assert allow[2] == option(add, "--tenant")
+    spec = parse_channel({"name": add[2], "type": option(add, "--type"), "host": option(add, "--host"),
+                          "port": int(option(add, "--port")), "from": option(add, "--from")})
+    assert isinstance(spec, SmtpSpec) and (spec.host, spec.port) == ("mailpit", 1025)
+    assert not spec.starttls and not spec.ssl  # mailpit speaks plain SMTP on 1025
+    mailpit = services["mailpit"]
+    assert "mailpit" in services["worker-deliver"]["depends_on"]  # the deliver queue's workers reach it
+    assert not any(str(p).split(":")[-1].startswith("1025") for p in mailpit.get("ports", []))  # not published
+    assert any(str(p).endswith(":8025") for p in mailpit["ports"])  # its web UI is
+
+    def compose_dns(_host: str, _port: int) -> list[str]:
+        return ["172.18.0.5"]  # a compose network address: private
+
+    allowed = OutboundGuard.for_hosts([option(allow, "--allow-host")], resolver=compose_dns)
+    assert allowed.pin(spec.host, spec.port) == "172.18.0.5"
+    with pytest.raises(OutboundRefused, match="mailpit"):
+        OutboundGuard.for_hosts([], resolver=compose_dns).pin(spec.host, spec.port)
 
 
 def test_compose_itself_accepts_the_file() -> None:
