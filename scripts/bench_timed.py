@@ -8,7 +8,8 @@ Run with a worktree's own interpreter, it measures that worktree's code (the tim
 this process, all threads: the reasoner, the embedder, SQLite; not the embedded Redis), investigations/s
 and the scoring cost, and the database and Redis round trips per investigation (statements, commits,
 sessions, Redis calls: counts, so load does not move them), and the cyclic collector's pauses inside the loop
-(total per investigation, the longest, how many were full collections). The embedding model is loaded before the first
+(total per investigation, the longest, how many were full collections), and the CPU per investigation by
+kind of thread (`_thread_split`: the main thread's steps, the retrieval slots, the embedder's model runs). The embedding model is loaded before the first
 timed investigation (`workers.runtime.warm_up`, as a worker process does when it starts), on either side.
 Used by scripts/perf_compare.sh for before/after runs back to back.
 """
@@ -91,6 +92,40 @@ def _gc_pauses(inside: list[bool]) -> dict[str, float]:
     return found
 
 
+def _thread_split() -> dict[str, float]:
+    """CPU by kind of thread, summed over the run (each thread's own `thread_time`): the main thread inside
+    the loop (the steps: database, Redis, heuristics), the hop's retrieval slots (`tasks.inline._retrieve_slot`,
+    on the executor's pool threads) and the embedder's model runs (`MiniLMEmbedder._infer`, mostly the query
+    embeddings started ahead on their own threads). Main-thread CPU plus the slots' is what holds the GIL; the
+    model runs release it and use the other core. Skipped for a checkout without these names."""
+    import tasks.inline
+
+    split: dict[str, float] = {"main_cpu": 0.0, "slot_cpu": 0.0, "slot_wall": 0.0, "slots": 0, "embed_cpu": 0.0, "embeds": 0}
+
+    def timed(fn: Callable[..., Any], cpu: str, count: str, wall: str | None = None) -> Callable[..., Any]:
+        def call(*args: Any, **kwargs: Any) -> Any:
+            w, c = time.perf_counter(), time.thread_time()
+            try:
+                return fn(*args, **kwargs)
+            finally:
+                split[cpu] += time.thread_time() - c
+                split[count] += 1
+                if wall is not None:
+                    split[wall] += time.perf_counter() - w
+
+        return call
+
+    if hasattr(tasks.inline, "_retrieve_slot"):
+        tasks.inline._retrieve_slot = timed(tasks.inline._retrieve_slot, "slot_cpu", "slots", "slot_wall")
+    try:
+        from adapters.search.embedder import MiniLMEmbedder
+    except ImportError:
+        return split
+    if hasattr(MiniLMEmbedder, "_infer"):
+        MiniLMEmbedder._infer = timed(MiniLMEmbedder._infer, "embed_cpu", "embeds")  # type: ignore[method-assign]
+    return split
+
+
 def _lockstep() -> tuple[Callable[[], None], Callable[[], None]]:
     """(wait for the turn, say done) when scripts/perf_lockstep.py runs this process next to another one
     (SLEUTH_BENCH_LOCKSTEP="read_fd,write_fd": one byte out when ready, then one byte in before each
@@ -128,6 +163,8 @@ def main() -> None:
     pauses = _gc_pauses(inside)
     fn_untimed = tasks.inline.run
     run = _timed(fn_untimed, loop_wall, loop_cpu)
+    threads = _thread_split()
+    in_run = dict.fromkeys(threads, 0.0)
 
     warmed: list[bool] = []
     step, done = _lockstep()
@@ -141,14 +178,18 @@ def main() -> None:
                 return fn_untimed(*args, **kwargs)
             warm_up(args[0])
         step()  # under scripts/perf_lockstep.py: wait for this investigation's turn
-        before = dict(counts)
+        before, before_threads = dict(counts), dict(threads)
         inside.append(True)
+        main_cpu = time.thread_time()
         try:
             return run(*args, **kwargs)
         finally:
+            threads["main_cpu"] += time.thread_time() - main_cpu
             inside.clear()
             for name, value in counts.items():
                 in_loop[name] += value - before[name]
+            for name, value in threads.items():
+                in_run[name] += value - before_threads[name]
             done()
 
     tasks.inline.run = run_counted
@@ -171,6 +212,9 @@ def main() -> None:
                 **{f"{name}_per_inv": round(value / n, 1) for name, value in in_loop.items()},
                 "gc_ms_per_inv": round(pauses["gc_ms"] / n, 2), "gc_max_pause_ms": round(pauses["gc_max_pause_ms"], 1),
                 "gc_full_collections": pauses["gc_full_collections"],
+                **{(f"{name}_ms" if name.endswith(("cpu", "wall")) else name) + "_per_inv":
+                   round((1000 if name.endswith(("cpu", "wall")) else 1) * value / n, 1)
+                   for name, value in in_run.items()},
             }))
 
 
