@@ -100,7 +100,8 @@ def _thread_split() -> dict[str, float]:
     model runs release it and use the other core. Skipped for a checkout without these names."""
     import tasks.inline
 
-    split: dict[str, float] = {"main_cpu": 0.0, "slot_cpu": 0.0, "slot_wall": 0.0, "slots": 0, "embed_cpu": 0.0, "embeds": 0}
+    split: dict[str, float] = {"main_cpu": 0.0, "slot_cpu": 0.0, "slot_wall": 0.0, "slots": 0, "embed_cpu": 0.0,
+                               "embeds": 0}
 
     def timed(fn: Callable[..., Any], cpu: str, count: str, wall: str | None = None) -> Callable[..., Any]:
         def call(*args: Any, **kwargs: Any) -> Any:
@@ -188,8 +189,8 @@ def main() -> None:
             inside.clear()
             for name, value in counts.items():
                 in_loop[name] += value - before[name]
-            for name, value in threads.items():
-                in_run[name] += value - before_threads[name]
+            for kind, spent in threads.items():
+                in_run[kind] += spent - before_threads[kind]
             done()
 
     tasks.inline.run = run_counted
