@@ -24,6 +24,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import shutil
 import signal
 import socket
 import statistics
@@ -337,7 +338,8 @@ def main() -> None:
     parser.add_argument("--settle", type=float, default=5.0, help="seconds between ready and the first "
                         "investigation (what a pool process may build before work arrives)")
     args = parser.parse_args()
-    home = args.home or Path(tempfile.mkdtemp(prefix="sleuth-api-bench-")) / "home"
+    scratch = None if args.home else Path(tempfile.mkdtemp(prefix="sleuth-api-bench-"))  # removed at the end
+    home = args.home if scratch is None else scratch / "home"
     questions = [json.loads(line)["question"] for line in args.questions.read_text().splitlines() if line.strip()]
     stack = Stack(args.sleuth.resolve(), home, _free_port(), args.workers, args.concurrency)
     key = stack.prepare()
@@ -369,6 +371,8 @@ def main() -> None:
                       "first_two_server_ms": cold, "single": one, "burst": many}
     finally:
         stack.stop()
+        if scratch is not None:
+            shutil.rmtree(scratch, ignore_errors=True)
     print(json.dumps(result, indent=2))
 
 

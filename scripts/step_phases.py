@@ -18,6 +18,7 @@ from __future__ import annotations
 import argparse
 import collections
 import json
+import shutil
 import tempfile
 import time
 from pathlib import Path
@@ -144,6 +145,7 @@ def main() -> None:
             after = _totals(out)
     finally:
         stack.stop()
+        shutil.rmtree(work, ignore_errors=True)  # the figures are read; the stack's home is not kept
     parts = {}
     for label in sorted(after["counts"], key=lambda k: -(after["sums"].get(k, 0) - before["sums"].get(k, 0))):
         count = after["counts"][label] - before["counts"].get(label, 0)

@@ -60,7 +60,7 @@ def postgres_stack(scale: Scale, admin_url: str) -> Iterator[Harness]:
 def external_redis_stack(scale: Scale) -> Iterator[Harness]:
     """A stack on a redis-server of its own (`h.redis_server`) given as SLEUTH_REDIS_URL, AOF on."""
     h = Harness(scale)
-    server = RedisServer(h.home.parent / "external-redis")
+    server = RedisServer(h.work / "external-redis")
     server.start()
     h.extra_env["SLEUTH_REDIS_URL"] = server.url
     h.redis_server = server

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import signal
 import socket
 import subprocess
@@ -81,7 +82,9 @@ class Tenant:
 @dataclass
 class Harness:
     scale: Scale
-    home: Path = field(default_factory=lambda: Path(tempfile.mkdtemp(prefix="sleuth-chaos-")) / "home")
+    # The stack's working folder (its home, `up.log`, an external Redis's data, scenario files): a new
+    # temporary one, removed by `discard` when the stack's scenarios passed, kept for its logs when not.
+    work: Path = field(default_factory=lambda: Path(tempfile.mkdtemp(prefix="sleuth-chaos-")))
     port: int = field(default_factory=free_port)
     tenants: dict[str, Tenant] = field(default_factory=dict)
     proc: subprocess.Popen[bytes] | None = None
@@ -91,6 +94,10 @@ class Harness:
     extra_env: dict[str, str] = field(default_factory=dict)  # a scenario's own stack settings
     proxy: Any = None  # a `TcpProxy` in front of the database, when the scenario takes it down
     redis_server: Any = None  # a `RedisServer` given as SLEUTH_REDIS_URL, when the scenario restarts it
+
+    @property
+    def home(self) -> Path:
+        return self.work / "home"
 
     @property
     def base(self) -> str:
@@ -131,7 +138,7 @@ class Harness:
         services.engine.dispose()
 
     def start(self, timeout: float = 180.0) -> None:
-        self.log_path = self.home.parent / "up.log"
+        self.log_path = self.work / "up.log"
         with open(self.log_path, "wb") as log:
             self.proc = subprocess.Popen(
                 [sys.executable, "-m", "cli.main", "up", "--port", str(self.port), "--workers",
@@ -170,6 +177,10 @@ class Harness:
             except subprocess.TimeoutExpired:
                 os.killpg(self.proc.pid, signal.SIGKILL)
         self.receiver.close()
+
+    def discard(self) -> None:
+        """Remove the working folder (after `stop`; `sleuth chaos` does it when the stack's scenarios passed)."""
+        shutil.rmtree(self.work, ignore_errors=True)
 
     # -- probes -------------------------------------------------------------------------------------
 

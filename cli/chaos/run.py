@@ -39,6 +39,15 @@ def _start(harness: Harness, console: Console) -> None:
     console.print(f"sleuth up is ready on {harness.base}")
 
 
+def _keep_or_discard(harness: Harness, results: list[Result], expected: int, console: Console) -> None:
+    """A stopped stack's working folder is removed when every scenario it ran passed (or could not run here);
+    kept, and named, when one failed or the run broke off: its `up.log` and home say what happened."""
+    if len(results) == expected and all(r.passed is not False for r in results):
+        harness.discard()
+    else:
+        console.print(f"kept for inspection: {harness.work} (up.log, home/)")
+
+
 def _report_one(result: Result, console: Console) -> None:
     console.print(f"  {result.name}: {'PASS' if result.passed else result.passed} {result.figures} {result.note}")
 
@@ -56,6 +65,7 @@ def run_chaos(*, scenario: str | None, scale: str, report_path: Path | None, con
     shared = [n for n in names if n in SHARED]
     if shared:
         harness = Harness(SCALES[scale])
+        before = len(results)
         try:
             _start(harness, console)
             for name in shared:
@@ -64,6 +74,7 @@ def run_chaos(*, scenario: str | None, scale: str, report_path: Path | None, con
                 _report_one(results[-1], console)
         finally:
             harness.stop()
+            _keep_or_discard(harness, results[before:], len(shared), console)
     for name in (n for n in names if n in OWN_STACK):
         stack, run, clean = _own_stack(name, SCALES[scale], postgres_url)
         if stack is None:
@@ -71,14 +82,18 @@ def run_chaos(*, scenario: str | None, scale: str, report_path: Path | None, con
                                                    "scratch database may be created)"))
             continue
         console.print(f"→ {name} (a stack of its own) …")
+        used: list[Harness] = []
         try:
             with stack as own:
+                used.append(own)
                 _start(own, console)
                 results.append(run_one(name, own, run))
         except Exception as exc:  # noqa: BLE001 - a stack that cannot start is a failed row
             results.append(Result(name, False, note=f"{type(exc).__name__}: {exc}"[:300]))
         finally:
             clean()
+        for own in used:  # stopped by its context manager
+            _keep_or_discard(own, results[-1:], 1, console)
         _report_one(results[-1], console)
     title = f"sleuth chaos --scale {scale}"
     report.print_table(results, console, title=title)

@@ -289,7 +289,7 @@ def bad_documents(h: Harness) -> Result:
     """Binary, malformed and duplicate documents at ingest: each named, the index unchanged."""
     from bootstrap import Services
 
-    folder = h.home.parent / "bad-docs"
+    folder = h.work / "bad-docs"
     folder.mkdir(exist_ok=True)
     (folder / "binary.md").write_bytes(bytes(range(256)) * 40)
     (folder / "broken.jsonl").write_text('{"id": "x1", "title": "ok", "text": "fine"}\n{"id": "x2", "title"\n')

@@ -10,8 +10,10 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 import sys
+import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -30,12 +32,14 @@ class Chaos:
     results: dict[str, dict[str, Any]]
     console: str
     page: str
+    left: list[str]  # the working folders of its stacks still on disk after the run
 
     def figures(self, scenario: str) -> dict[str, Any]:
         return dict(self.results[scenario]["figures"])
 
     def assert_passed(self, *scenarios: str) -> None:
         assert all(self.results[name]["passed"] is True for name in scenarios), self.shown
+        assert not self.left, f"a passing run removes its stacks' folders: {self.left}"
 
     @property
     def shown(self) -> str:
@@ -63,14 +67,22 @@ def run_chaos(tmp_path: Path, embeddings_dir: Path, *scenarios: str, postgres: s
     report, figures = tmp_path / "chaos.html", tmp_path / "chaos.json"
     env = {k: v for k, v in os.environ.items() if not k.startswith("SLEUTH_")}
     env["SLEUTH_EMBEDDINGS_DIR"] = str(embeddings_dir)
-    run = subprocess.run([sys.executable, "-m", "cli.main", "chaos", "--scale", "small", "--scenario",
-                          ",".join(scenarios), "--report", str(report), "--json", str(figures),
-                          *(["--postgres", postgres] if postgres else [])],
-                         env=env, capture_output=True, text=True, timeout=1100, check=False)
+    # The stacks' working folders go to a temporary folder of this run's own (short: the embedded Redis's
+    # socket path lives under it), so what the run leaves behind can be seen.
+    scratch = Path(tempfile.mkdtemp(prefix="chaos-"))
+    env["TMPDIR"] = str(scratch)
+    try:
+        run = subprocess.run([sys.executable, "-m", "cli.main", "chaos", "--scale", "small", "--scenario",
+                              ",".join(scenarios), "--report", str(report), "--json", str(figures),
+                              *(["--postgres", postgres] if postgres else [])],
+                             env=env, capture_output=True, text=True, timeout=1100, check=False)
+        left = sorted(p.name for p in scratch.glob("sleuth-chaos-*"))
+    finally:
+        shutil.rmtree(scratch, ignore_errors=True)
     results = {r["scenario"]: r for r in json.loads(figures.read_text())} if figures.exists() else {}
     assert sorted(results) == sorted(scenarios), run.stdout[-4000:] + run.stderr[-3000:]
     # The console may write the table to either stream.
-    return Chaos(results, run.stdout + run.stderr, report.read_text() if report.exists() else "")
+    return Chaos(results, run.stdout + run.stderr, report.read_text() if report.exists() else "", left)
 
 
 # Each group waits for its stack, then at most a few minutes of scenarios on a loaded machine.
