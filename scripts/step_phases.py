@@ -6,7 +6,7 @@ command, not a test.
 Starts `sleuth up --workers 1 --concurrency 2` on a fresh home (examples/kb ingested) with a `sitecustomize` on
 PYTHONPATH that times, in every process of the stack, the parts of a step (wall milliseconds: the steps
 themselves, sending the next step and a hop's chord, the step gate, the Redis state calls, the reads every
-step makes, the searches, a retrieval slot's trace event) and counts the redis-py client objects built. The
+step makes, the searches, a retrieval slot's trace event, the wait for SQLite's write lock at each `BEGIN IMMEDIATE`) and counts the redis-py client objects built. The
 stack runs the 59 unmeasured demo questions as a warm-up, then `--questions` measured ones one after another
 (long polling, `?wait=`), as scripts/api_bench.py does; only the measured ones are counted. Prints each
 part's count and mean, and the server-side p50/p95. PYTHONPATH=TREE runs another checkout's stack, as for
@@ -74,10 +74,35 @@ def _install():
     _timed(gate, "leave", "step gate: leave")
     for name in ("slot_begin", "slot_end", "hop_results", "first_seen", "charge_once", "usage", "init_budget"):
         _timed(state.RedisState, name, f"redis {name}")
-    for name in ("get_investigation", "list_evidence", "planned_hop"):
+    for name in ("get_investigation", "list_evidence", "planned_hop", "list_hops"):
         _timed(repo, name, f"read {name}")
+    _timed(repo, "finish_investigation", "write finish_investigation")
+    import investigation.loop as loop
+    for name in ("finish", "reduce_hop"):  # the heuristics (or the LLM) of synthesis and of a hop's reduction
+        _timed(loop, name, f"reasoner {name}")
+    _timed(steps, "_pending", "read _pending (deliveries)")
+    _timed(steps, "bound_reasoner", "bound_reasoner")
     _timed(embedded_lexical.EmbeddedBM25, "search", "search bm25")
     _timed(embedded_vector.EmbeddedVectorIndex, "search", "search vector")
+    import storage.db as db
+    execute = db.driver_execute
+
+    def begins(connection, sql, params, **kwargs):  # a write transaction's start: waits for the write lock
+        if not sql.startswith("BEGIN IMMEDIATE"):
+            return execute(connection, sql, params, **kwargs)
+        started = time.perf_counter()
+        try:
+            return execute(connection, sql, params, **kwargs)
+        finally:
+            spent = time.perf_counter() - started
+            with _lock:
+                _sums["sqlite BEGIN IMMEDIATE"] += spent
+                _counts["sqlite BEGIN IMMEDIATE"] += 1
+                if spent > 0.001:
+                    _sums["sqlite BEGIN IMMEDIATE over 1 ms"] += spent
+                    _counts["sqlite BEGIN IMMEDIATE over 1 ms"] += 1
+
+    db.driver_execute = begins
     init = redis.client.Redis.__init__
 
     def counted(self, *args, **kwargs):
