@@ -101,16 +101,20 @@ class Vocabulary(frozenset[str]):
     """A cached vocabulary (`_vocabulary`) that also remembers its answers to `_near`: every check of a hop
     asks the same question's words of the same evidence, and the answers go when the vocabulary does.
     `by_initial` (built on the first `_near` that has to search) holds its alphabetic words by first
-    letter: the only ones `_near_in` can match, so a search reads one letter's words, not all of them."""
+    letter: the only ones `_near_in` can match, so a search reads one letter's words, not all of them.
+    The vocabulary of several passages is the union of theirs (`parts`): `_near` asks each passage's own,
+    whose answers outlive one question's evidence list (the same passages come back for other questions)."""
 
-    __slots__ = ("_by_initial", "near")
+    __slots__ = ("_by_initial", "near", "parts")
     near: dict[str, bool]
     _by_initial: dict[str, list[str]] | None
+    parts: tuple[Vocabulary, ...]
 
-    def __new__(cls, items: Iterable[str]) -> Self:
+    def __new__(cls, items: Iterable[str], parts: tuple[Vocabulary, ...] = ()) -> Self:
         self = super().__new__(cls, items)
         self.near = {}
         self._by_initial = None
+        self.parts = parts
         return self
 
     def by_initial(self, initial: str) -> list[str]:
@@ -127,11 +131,13 @@ class Vocabulary(frozenset[str]):
 def _joined_vocabulary(passages: tuple[tuple[str, str], ...]) -> tuple[Vocabulary, str]:
     vocab: set[str] = set()
     sequences: list[str] = []
+    parts: list[Vocabulary] = []
     for title, text in passages:
         text_vocab, sequence = _text_vocabulary(title, text)
         vocab |= text_vocab
         sequences.append(sequence)
-    return Vocabulary(vocab), " | ".join(sequences)
+        parts.append(text_vocab)
+    return Vocabulary(vocab, tuple(parts)), " | ".join(sequences)
 
 
 @memoised(TEXT_CACHE_SIZE // 4)  # one entry per passage, the largest (~8 KB): 2,048 passages
@@ -191,7 +197,10 @@ def _near(word: str, vocab: AbstractSet[str]) -> bool:
         return _near_in(word, vocab)
     found = vocab.near.get(word)
     if found is None:
-        found = vocab.near[word] = _near_in(word, vocab.by_initial(word[0]))
+        # Near a word of the union iff near a word of one of its parts (`_near_in` asks whether one word
+        # qualifies): the parts' answers are kept with each passage.
+        found = vocab.near[word] = (any(_near(word, part) for part in vocab.parts) if vocab.parts
+                                    else _near_in(word, vocab.by_initial(word[0])))
     return found
 
 

@@ -94,14 +94,15 @@ def base_title(title: str) -> str:
     return fold(re.sub(r"\s*\([^)]*\)\s*$", "", title)).strip()
 
 
-def _proximity(sentence_words: list[str], name: str, question_stems: set[str]) -> float:
-    """1 when a question word sits right next to the name in the sentence, decaying with distance."""
+def _proximity(sentence_words: Sequence[str], name: str, asked: Sequence[tuple[int, str]]) -> float:
+    """1 when a question word sits right next to the name in the sentence, decaying with distance. `asked`:
+    the sentence's words whose stem is a question stem, with their positions (the same for every name)."""
     name_words = words(name)
     if not name_words:
         return 0.0
     first = name_words[0]
     positions = [i for i, w in enumerate(sentence_words) if w == first]
-    anchors = [i for i, w in enumerate(sentence_words) if stem(w) in question_stems and w not in name_words]
+    anchors = [i for i, w in asked if w not in name_words]
     if not positions or not anchors:
         return 0.0
     distance = min(abs(p - a) for p in positions for a in anchors)
@@ -204,7 +205,9 @@ def _mentions(text: str, question: str, config: PlannerConfig) -> tuple[tuple[st
             cut = _ALIAS_END.search(sentence)
             searchable = sentence[cut.start():] if cut else sentence
         sentence_words = words(sentence)
-        relevance = len(question_stems & {stem(w) for w in sentence_words}) / max(1, len(question_stems))
+        stems = [stem(w) for w in sentence_words]
+        relevance = len(question_stems.intersection(stems)) / max(1, len(question_stems))
+        asked = [(i, w) for i, (w, s) in enumerate(zip(sentence_words, stems)) if s in question_stems]
         position_weight = 1.0 if index == 0 else 0.85
         names = [clean_name(n, sentence, text) for n in entities(searchable)]
         terms = introduced_terms(sentence, question) if relevance > 0 else []
@@ -212,7 +215,7 @@ def _mentions(text: str, question: str, config: PlannerConfig) -> tuple[tuple[st
             key = fold(name)
             if key in question_folded or not is_name_like(name) or content_stems(name) <= question_stems:
                 continue
-            weight = (0.3 + relevance + 0.6 * _proximity(sentence_words, name, question_stems))
+            weight = (0.3 + relevance + 0.6 * _proximity(sentence_words, name, asked))
             weight *= position_weight * _specificity(name) * (1.25 if key in titles else 1.0)
             if sentence.startswith(name) and len(words(name)) == 1:
                 weight *= 0.6  # a capitalised sentence opener is often just a word
