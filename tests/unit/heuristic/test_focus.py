@@ -6,7 +6,7 @@ import random
 
 import pytest
 
-from heuristic.focus import _within, focus_names, missing_names, missing_terms
+from heuristic.focus import Vocabulary, _near, _near_in, _within, focus_names, missing_names, missing_terms
 from heuristic.planner import probe_queries
 from heuristic.sufficiency import has_support, judge_evidence, unsupported_names
 from investigation.state import Grade, Plan, QueryKind
@@ -128,3 +128,24 @@ def test_within_is_the_levenshtein_distance_bound() -> None:
         distance = _levenshtein(a, b)
         for limit in (0, 1, 2, 3):
             assert _within(a, b, limit) is (distance <= limit), (a, b, limit, distance)
+
+
+def test_a_several_passage_vocabulary_answers_near_spellings_through_its_parts_as_over_their_union() -> None:
+    """`_near` on a joined vocabulary asks each passage's own (`Vocabulary.parts`, answers kept per passage):
+    the same answer as a scan of the union (`_near_in`, what runs with the text caches off)."""
+    rng = random.Random(11)
+
+    def word(low: int, high: int) -> str:
+        return "".join(rng.choice("abcde") for _ in range(rng.randint(low, high)))
+
+    for _ in range(300):
+        texts = [{word(1, 10) for _ in range(rng.randint(0, 25))} | {f"{word(1, 3)}{rng.randint(0, 99)}"}
+                 for _ in range(rng.randint(2, 4))]
+        parts = tuple(Vocabulary(t) for t in texts)
+        union = Vocabulary(set().union(*texts), parts)
+        for asked in [word(5, 11) for _ in range(20)] + [w + word(0, 3) for w in list(texts[0])[:5]]:
+            searched = len(asked) >= 5 and asked.isalpha()  # what `_near` looks for at all
+            expected = searched and _near_in(asked, set().union(*texts))
+            assert _near(asked, union) is expected, (asked, texts)
+            assert _near(asked, union) is expected  # the kept answer
+            assert _near(asked, parts[0]) is (searched and _near_in(asked, texts[0]))
