@@ -17,6 +17,7 @@ scripts/perf_compare.sh (a .venv each). A benchmark command, not a test. `--afte
 from __future__ import annotations
 
 import json
+import shutil
 import statistics
 import sys
 import tempfile
@@ -77,6 +78,7 @@ def main() -> None:
     finally:
         for stack in stacks.values():
             stack.stop()
+        shutil.rmtree(work, ignore_errors=True)  # both stacks' homes
     out: dict[str, object] = {"rounds": rounds, "questions": len(measured), "waits": waits}
     for name, pairs in times.items():
         server, client = [s for s, _c in pairs], [c for _s, c in pairs]

@@ -19,6 +19,7 @@ from __future__ import annotations
 import argparse
 import collections
 import json
+import shutil
 import tempfile
 import time
 from pathlib import Path
@@ -91,6 +92,7 @@ def main() -> None:
     counts: collections.Counter[str] = collections.Counter()
     for dump in api_bench.site_dumps(work / "counts"):
         counts.update(dump)
+    shutil.rmtree(work, ignore_errors=True)  # the counts are read; the stack's home is not kept
     n = len(questions)
     print(json.dumps({
         "investigations": n,
