@@ -39,7 +39,7 @@ class Chaos:
 
     def assert_passed(self, *scenarios: str) -> None:
         assert all(self.results[name]["passed"] is True for name in scenarios), self.shown
-        assert not self.left, f"a passing run removes its stacks' folders: {self.left}"
+        assert not self.left, f"a passing run removes its stacks' folders (kept in the test's tmp_path): {self.left}"
 
     @property
     def shown(self) -> str:
@@ -77,6 +77,8 @@ def run_chaos(tmp_path: Path, embeddings_dir: Path, *scenarios: str, postgres: s
                               *(["--postgres", postgres] if postgres else [])],
                              env=env, capture_output=True, text=True, timeout=1100, check=False)
         left = sorted(p.name for p in scratch.glob("sleuth-chaos-*"))
+        for name in left:  # a failed stack's folder (its up.log) stays with the test's own tmp_path
+            shutil.move(scratch / name, tmp_path / name)
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
     results = {r["scenario"]: r for r in json.loads(figures.read_text())} if figures.exists() else {}
