@@ -96,8 +96,9 @@ def _thread_split() -> dict[str, float]:
     """CPU by kind of thread, summed over the run (each thread's own `thread_time`): the main thread inside
     the loop (the steps: database, Redis, heuristics), the hop's retrieval slots (`tasks.inline._retrieve_slot`,
     on the executor's pool threads) and the embedder's model runs (`MiniLMEmbedder._infer`, mostly the query
-    embeddings started ahead on their own threads). Main-thread CPU plus the slots' is what holds the GIL; the
-    model runs release it and use the other core. Skipped for a checkout without these names."""
+    embeddings started ahead on their own threads; a query a slot embeds itself, not ahead, counts in both).
+    Main-thread CPU plus the slots' is what holds the GIL; the model runs release it and use the other core.
+    Skipped for a checkout without these names."""
     import tasks.inline
 
     split: dict[str, float] = {"main_cpu": 0.0, "slot_cpu": 0.0, "slot_wall": 0.0, "slots": 0, "embed_cpu": 0.0,
