@@ -69,6 +69,11 @@ def _capture(out: Path, bench_args: list[str]) -> None:
         print(f"captured {', '.join(f'{len(v)} {k}' for k, v in calls.items())} → {out}", file=sys.stderr)
 
 
+def _question_of(args: tuple[Any, ...], kwargs: dict[str, Any]) -> str:
+    """The question of a captured reasoner call (every method takes it first)."""
+    return str(kwargs.get("question", args[0] if args else ""))
+
+
 def _replay(calls_file: Path, limit: int | None, once: bool, work: bool) -> None:
     import numpy as np
 
@@ -92,7 +97,7 @@ def _replay(calls_file: Path, limit: int | None, once: bool, work: bool) -> None
         for name in METHODS:
             method = getattr(reasoner, name)
             for args, kwargs in calls[name][:limit]:
-                if keep(kwargs.get("question", args[0] if args else "")):
+                if keep(_question_of(args, kwargs)):
                     method(*args, **kwargs)
         return 1000 * (time.process_time() - started) / max(1, count)
 
@@ -104,8 +109,7 @@ def _replay(calls_file: Path, limit: int | None, once: bool, work: bool) -> None
         return
     # Fresh questions on warm passages (what a long-lived worker meets): the first half of the questions
     # warm the caches, the second half are timed on their first run.
-    asked = list(dict.fromkeys(kwargs.get("question", args[0] if args else "")
-                               for args, kwargs in calls["synthesize"][:limit]))
+    asked = list(dict.fromkeys(_question_of(args, kwargs) for args, kwargs in calls["synthesize"][:limit]))
     first_half = set(asked[: len(asked) // 2])
     cold, warm, fresh = [], [], []
     for _ in range(5):

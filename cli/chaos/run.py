@@ -82,18 +82,18 @@ def run_chaos(*, scenario: str | None, scale: str, report_path: Path | None, con
                                                    "scratch database may be created)"))
             continue
         console.print(f"→ {name} (a stack of its own) …")
-        used: list[Harness] = []
+        started: Harness | None = None
         try:
             with stack as own:
-                used.append(own)
+                started = own
                 _start(own, console)
                 results.append(run_one(name, own, run))
         except Exception as exc:  # noqa: BLE001 - a stack that cannot start is a failed row
             results.append(Result(name, False, note=f"{type(exc).__name__}: {exc}"[:300]))
         finally:
             clean()
-        for own in used:  # stopped by its context manager
-            _keep_or_discard(own, results[-1:], 1, console)
+        if started is not None:  # stopped by its context manager
+            _keep_or_discard(started, results[-1:], 1, console)
         _report_one(results[-1], console)
     title = f"sleuth chaos --scale {scale}"
     report.print_table(results, console, title=title)
