@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: demo test install clean lint figures chaos
+.PHONY: demo test install compile clean lint figures chaos
 
 $(BIN)/python:
 	$(PY) -m venv $(VENV)
@@ -19,25 +19,37 @@ $(STAMP): pyproject.toml $(BIN)/python
 	touch $(STAMP)
 	@echo "installed: $(BIN)/sleuth"
 
-install: $(STAMP)
+# The heuristics compiled with mypyc (investigation/compiled.py, scripts/compile.py): built at install and again
+# whenever their source changes (~1.5 min). Without a C compiler the Python source runs: same results, slower.
+COMPILED := build/.mypyc-attempted
+$(COMPILED): $(STAMP) investigation/text.py investigation/compiled.py $(wildcard heuristic/*.py) scripts/compile.py
+	$(BIN)/python scripts/compile.py --optional
+	@touch $@
 
-demo: $(STAMP)
+install: $(STAMP) $(COMPILED)
+
+# Rebuild now, and fail loudly if it cannot be built.
+compile: $(STAMP)
+	$(BIN)/python scripts/compile.py
+	@touch $(COMPILED)
+
+demo: $(STAMP) $(COMPILED)
 	$(BIN)/sleuth demo
 
 # The whole suite on 6 pytest-xdist workers (tests sharing a module's worker stay together), one progress
 # line per finished test file, the 15 slowest tests at the end. TEST_WORKERS=0 runs it in one process.
 TEST_WORKERS ?= 6
-test: $(STAMP)
+test: $(STAMP) $(COMPILED)
 	$(BIN)/python -m pytest -p no:cacheprovider -p tests.support.progress -n $(TEST_WORKERS) --dist loadgroup \
 		--durations=15
 
 # The README's evaluation figures (the bundled samples in examples/bench; about 5 minutes).
-figures: $(STAMP)
+figures: $(STAMP) $(COMPILED)
 	bash scripts/bench_figures.sh
 
 # Fault scenarios against a real `sleuth up` (SCALE=full for the issue's figures; ~small takes 2-3 min).
 SCALE ?= small
-chaos: $(STAMP)
+chaos: $(STAMP) $(COMPILED)
 	$(BIN)/sleuth chaos --scale $(SCALE) --report chaos-report.html $(if $(POSTGRES),--postgres $(POSTGRES))
 
 lint: $(STAMP)
@@ -45,4 +57,4 @@ lint: $(STAMP)
 	$(BIN)/mypy  # the packages and tests/ ([tool.mypy] files in pyproject.toml)
 
 clean:
-	rm -rf $(VENV) .sleuth
+	rm -rf $(VENV) .sleuth build

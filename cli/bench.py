@@ -238,6 +238,7 @@ def run_bench(settings: Settings, dataset_dir: Path, *, mode: str, k: int, out: 
               baseline: Path | None = None, profile: Path | None = None) -> dict[str, Any]:
     from cli.bench_profile import profiling
     from cli.commands import create_and_launch
+    from investigation import compiled
     from storage import repositories as repo
     from tasks import inline
 
@@ -289,7 +290,8 @@ def run_bench(settings: Settings, dataset_dir: Path, *, mode: str, k: int, out: 
     summary = {"dataset": bench.name, "mode": mode, "executor": executor, "k": k,
                **summarise(rows, k=k, max_hops=settings.max_hops), "wall_seconds": round(wall, 2),
                "investigations_per_second": round(len(rows) / wall, 3) if wall else None,
-               "cpu_seconds": round(cpu, 2), "cpu_ms_per_investigation": round(1000 * cpu / max(1, len(rows)), 1)}
+               "cpu_seconds": round(cpu, 2), "cpu_ms_per_investigation": round(1000 * cpu / max(1, len(rows)), 1),
+               "heuristics": compiled.status().reason}  # this process's (investigation/compiled.py)
     print(json.dumps(summary, indent=2))
     from cli.bench_report import print_summary, write_report
 

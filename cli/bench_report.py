@@ -69,6 +69,8 @@ def print_summary(summary: dict[str, Any], console: Console) -> None:
     console.print(f"audience: internal leaks {aud.get('internal_leaks', 0)} of {aud.get('customer_questions', 0)} "
                   f"customer questions, internal citations in agent answers {aud.get('agent_internal_citations', 0)}, "
                   f"answers quoting injected text {aud.get('injected_quoted', 0)}")
+    if "heuristics" in summary:
+        console.print(f"heuristics: {summary['heuristics']}")
 
 
 def _present_routes(confusion: dict[str, dict[str, int]]) -> list[str]:

@@ -2,3 +2,7 @@
 
 Pure (numpy only, no framework or SDK); it sits behind `investigation.ports.Reasoner` like the Claude one.
 """
+
+from investigation import compiled as _compiled
+
+__path__ = _compiled.extend(__name__, __path__)  # compiled modules first when built (investigation/compiled.py)

@@ -14,8 +14,8 @@ from collections.abc import Iterable, Sequence
 from collections.abc import Set as AbstractSet
 from functools import lru_cache
 from itertools import pairwise
-from typing import Self
 
+from heuristic.vocabulary import Vocabulary
 from investigation import memo
 from investigation.memo import memoised
 from investigation.state import Evidence
@@ -95,36 +95,6 @@ def _vocabulary(passages: Iterable[tuple[str, str]]) -> tuple[AbstractSet[str], 
     if len(passages) == 1:
         return _text_vocabulary(*passages[0])
     return _joined_vocabulary(passages)
-
-
-class Vocabulary(frozenset[str]):
-    """A cached vocabulary (`_vocabulary`) that also remembers its answers to `_near`: every check of a hop
-    asks the same question's words of the same evidence, and the answers go when the vocabulary does.
-    `by_initial` (built on the first `_near` that has to search) holds its alphabetic words by first
-    letter: the only ones `_near_in` can match, so a search reads one letter's words, not all of them.
-    The vocabulary of several passages is the union of theirs (`parts`): `_near` asks each passage's own,
-    whose answers outlive one question's evidence list (the same passages come back for other questions)."""
-
-    __slots__ = ("_by_initial", "near", "parts")
-    near: dict[str, bool]
-    _by_initial: dict[str, list[str]] | None
-    parts: tuple[Vocabulary, ...]
-
-    def __new__(cls, items: Iterable[str], parts: tuple[Vocabulary, ...] = ()) -> Self:
-        self = super().__new__(cls, items)
-        self.near = {}
-        self._by_initial = None
-        self.parts = parts
-        return self
-
-    def by_initial(self, initial: str) -> list[str]:
-        if self._by_initial is None:
-            index: dict[str, list[str]] = {}
-            for other in self:  # iteration order kept within a letter (only a yes/no is asked of them)
-                if other.isalpha():
-                    index.setdefault(other[0], []).append(other)
-            self._by_initial = index
-        return self._by_initial.get(initial, [])
 
 
 @memoised(64)  # the evidence of the last few hops (one entry per evidence list)

@@ -190,9 +190,9 @@ class _Fixed:
 
 def _fixed(c: Sentence, terms: dict[str, float], total: float, state: _State,
            kind: re.Pattern[str] | None) -> _Fixed:
-    hits = c.stems & terms.keys()
+    hits = terms.keys() & c.stems  # a set in CPython's order either way round (the view's `&` takes both)
     return _Fixed(
-        hits=hits, base=sum(terms[t] for t in hits) / total, beyond=_ion_stems(c.text) - terms.keys(),
+        hits=hits, base=sum(terms[t] for t in hits) / total, beyond=_ion_stems(c.text).difference(terms),
         typed=_holds_asked_kind(c, kind, state),
         concludes=_concludes(c, kind, state),
         others=sum(0.5 * _CONTEXT_BONUS for other, wanted in state.others if other.search(c.text) and c.stems & wanted),

@@ -6,9 +6,10 @@ import random
 
 import pytest
 
-from heuristic.focus import Vocabulary, _near, _near_in, _within, focus_names, missing_names, missing_terms
+from heuristic.focus import _near, _near_in, _within, focus_names, missing_names, missing_terms
 from heuristic.planner import probe_queries
 from heuristic.sufficiency import has_support, judge_evidence, unsupported_names
+from heuristic.vocabulary import Vocabulary
 from investigation.state import Grade, Plan, QueryKind
 from tests.unit.investigation.fakes import evidence
 

@@ -1,0 +1,95 @@
+"""The compiled heuristics are used only when built from the very sources in the checkout, for this
+interpreter; anything else runs the Python source, and says why (investigation/compiled.py)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from investigation import compiled
+
+pytestmark = pytest.mark.unit
+
+
+def _fake_build(root: Path, *, sources: dict[str, str] | None = None, suffix: str | None = None,
+                shared: str = "group__mypyc", files: bool = True) -> Path:
+    """A build directory as scripts/compile.py leaves it (empty files stand for the extension modules)."""
+    build = root / "mypyc"
+    build.mkdir()
+    ext = compiled.extension_suffix()
+    manifest = {"extension_suffix": suffix or ext, "mypy": "test", "shared": shared,
+                "sources": sources if sources is not None else {m: compiled.digest(m) for m in compiled.MODULES}}
+    (build / compiled.MANIFEST).write_text(json.dumps(manifest), encoding="utf-8")
+    if files:
+        (build / f"{shared}{ext}").write_bytes(b"")
+        for module in compiled.MODULES:
+            package, name = module.rsplit(".", 1)
+            (build / package).mkdir(exist_ok=True)
+            (build / package / f"{name}{ext}").write_bytes(b"")
+    return build
+
+
+def test_a_build_of_the_current_sources_for_this_interpreter_is_usable(tmp_path: Path) -> None:
+    assert compiled.check(_fake_build(tmp_path)) is None
+
+
+def test_no_build_runs_the_python_source(tmp_path: Path) -> None:
+    assert compiled.check(tmp_path / "absent") == "not built (make compile)"
+    status = compiled._decide(tmp_path / "absent", "")
+    assert not status.active and "not built" in status.reason
+
+
+def test_an_edited_source_is_named_and_its_stale_build_not_used(tmp_path: Path) -> None:
+    sources = {m: compiled.digest(m) for m in compiled.MODULES}
+    sources["heuristic.synthesis"] = "0" * 64  # built from another version of the file
+    problem = compiled.check(_fake_build(tmp_path, sources=sources))
+    assert problem == "heuristic/synthesis.py changed since the build (make compile)"
+    assert not compiled._decide(tmp_path / "mypyc", "").active
+
+
+@pytest.mark.parametrize("kind", ["suffix", "modules", "files", "garbage"])
+def test_a_build_for_another_interpreter_or_module_list_or_incomplete_or_unreadable_is_not_used(
+        tmp_path: Path, kind: str) -> None:
+    if kind == "suffix":
+        build = _fake_build(tmp_path, suffix=".cpython-310-x86_64-linux-gnu.so")
+        expected = "built for another interpreter"
+    elif kind == "modules":
+        build = _fake_build(tmp_path, sources={m: compiled.digest(m) for m in compiled.MODULES[1:]})
+        expected = "built for another list of modules"
+    elif kind == "files":
+        build = _fake_build(tmp_path, files=False)
+        expected = "shared library is missing"
+    else:
+        build = _fake_build(tmp_path)
+        (build / compiled.MANIFEST).write_text("{not json", encoding="utf-8")
+        expected = "unreadable build manifest"
+    problem = compiled.check(build)
+    assert problem is not None and expected in problem, problem
+
+
+def test_one_missing_module_file_makes_the_build_unusable(tmp_path: Path) -> None:
+    build = _fake_build(tmp_path)
+    (build / "heuristic" / f"focus{compiled.extension_suffix()}").unlink()
+    assert compiled.check(build) == "the build lacks heuristic.focus (make compile)"
+
+
+@pytest.mark.parametrize("switch", ["false", "0", "off", "No"])
+def test_the_switch_runs_the_python_source_even_with_a_usable_build(tmp_path: Path, switch: str) -> None:
+    status = compiled._decide(_fake_build(tmp_path), switch)
+    assert not status.active and status.reason == f"Python source (SLEUTH_COMPILED={switch})"
+
+
+def test_a_package_path_is_extended_only_while_the_build_is_in_use(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(compiled, "_status", compiled.Status(False, "Python source: not built"))
+    assert compiled.extend("heuristic", ["/src/heuristic"]) == ["/src/heuristic"]
+    monkeypatch.setattr(compiled, "_status", compiled.Status(True, "compiled"))
+    assert compiled.extend("heuristic", ["/src/heuristic"]) == [str(compiled.BUILD / "heuristic"), "/src/heuristic"]
+
+
+def test_every_compiled_module_is_a_python_file_of_the_pure_packages() -> None:
+    for module in compiled.MODULES:
+        assert module.split(".")[0] in {"investigation", "heuristic"}
+        assert compiled.source_path(module).is_file(), module
+    assert "heuristic.vocabulary" not in compiled.MODULES  # a frozenset subclass: mypyc compiles no such class
