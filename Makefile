@@ -24,14 +24,14 @@ $(STAMP): pyproject.toml $(BIN)/python
 COMPILED := build/.mypyc-attempted
 $(COMPILED): $(STAMP) investigation/text.py investigation/compiled.py $(wildcard heuristic/*.py) scripts/compile.py
 	$(BIN)/python scripts/compile.py --optional
-	@touch $@
+	@mkdir -p build && touch $@
 
 install: $(STAMP) $(COMPILED)
 
 # Rebuild now, and fail loudly if it cannot be built.
 compile: $(STAMP)
 	$(BIN)/python scripts/compile.py
-	@touch $(COMPILED)
+	@mkdir -p build && touch $(COMPILED)
 
 demo: $(STAMP) $(COMPILED)
 	$(BIN)/sleuth demo

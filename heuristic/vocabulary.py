@@ -13,7 +13,7 @@ from typing import Self
 
 
 class Vocabulary(frozenset[str]):
-    """A cached vocabulary (`_vocabulary`) that also remembers its answers to `_near`: every check of a hop
+    """A cached vocabulary (`heuristic.focus._vocabulary`) that also remembers its answers to `focus._near`: every check of a hop
     asks the same question's words of the same evidence, and the answers go when the vocabulary does.
     `by_initial` (built on the first `_near` that has to search) holds its alphabetic words by first
     letter: the only ones `_near_in` can match, so a search reads one letter's words, not all of them.

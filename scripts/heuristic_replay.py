@@ -74,13 +74,12 @@ def _question_of(args: tuple[Any, ...], kwargs: dict[str, Any]) -> str:
     return str(kwargs.get("question", args[0] if args else ""))
 
 
-def _replay(calls_file: Path, limit: int | None, once: bool, work: bool) -> None:
+def stand_in_reasoner() -> Any:
+    """The heuristic reasoner with a deterministic stand-in for the embedder: a unit vector seeded by each
+    text's CRC (the same in every checkout and process)."""
     import numpy as np
 
     import heuristic.reasoner as reasoner_module
-    from investigation import memo
-
-    calls = pickle.loads(calls_file.read_bytes())  # a file this script wrote
 
     def vectorise(texts: Any) -> Any:
         out = np.empty((len(texts), 384), dtype=np.float32)
@@ -89,7 +88,14 @@ def _replay(calls_file: Path, limit: int | None, once: bool, work: bool) -> None
             out[i] = v / np.linalg.norm(v)
         return out
 
-    reasoner = reasoner_module.HeuristicReasoner(embedder=None, vectorise=vectorise)  # type: ignore[arg-type]
+    return reasoner_module.HeuristicReasoner(embedder=None, vectorise=vectorise)  # type: ignore[arg-type]
+
+
+def _replay(calls_file: Path, limit: int | None, once: bool, work: bool) -> None:
+    from investigation import memo
+
+    calls = pickle.loads(calls_file.read_bytes())  # a file this script wrote
+    reasoner = stand_in_reasoner()
     questions = len(calls["synthesize"][:limit]) or 1
 
     def run(keep: Callable[[str], bool] = lambda _question: True, count: int = questions) -> float:
