@@ -25,6 +25,7 @@ import os
 import sys
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 # What is compiled: pure functions of text and evidence, no I/O. `heuristic.vocabulary` stays Python (a
 # frozenset subclass, which mypyc does not compile); so do this module and the packages' `__init__`.
@@ -88,53 +89,62 @@ def extend(package: str, path: list[str]) -> list[str]:
 
 def check(build: Path) -> str | None:
     """Why the build in `build` cannot be used for the current sources, or None when it can."""
+    return _read(build)[1]
+
+
+def _read(build: Path) -> tuple[dict[str, Any], str | None]:
+    """The build's manifest, and why the build cannot be used (None when it can)."""
     try:
         manifest = json.loads((build / MANIFEST).read_text(encoding="utf-8"))
     except FileNotFoundError:
-        return "not built (make compile)"
+        return {}, "not built (make compile)"
     except (OSError, ValueError) as exc:
-        return f"unreadable build manifest: {exc}"
+        return {}, f"unreadable build manifest: {exc}"
     if not isinstance(manifest, dict):
-        return "unreadable build manifest"
+        return {}, "unreadable build manifest"
     if manifest.get("extension_suffix") != extension_suffix():
-        return f"built for another interpreter ({manifest.get('extension_suffix')}; make compile)"
+        return manifest, f"built for another interpreter ({manifest.get('extension_suffix')}; make compile)"
     sources = manifest.get("sources")
     if not isinstance(sources, dict) or set(sources) != set(MODULES):
-        return "built for another list of modules (make compile)"
+        return manifest, "built for another list of modules (make compile)"
     for module in MODULES:
         try:
             current = digest(module)
         except OSError as exc:
-            return f"cannot read {source_path(module)}: {exc}"
+            return manifest, f"cannot read {source_path(module)}: {exc}"
         if sources[module] != current:
-            return f"{source_path(module).relative_to(SOURCE_ROOT)} changed since the build (make compile)"
+            return manifest, f"{source_path(module).relative_to(SOURCE_ROOT)} changed since the build (make compile)"
     shared = manifest.get("shared")
-    if not isinstance(shared, str) or not (build / f"{shared}{extension_suffix()}").is_file():
-        return "the build's shared library is missing (make compile)"
-    missing = [m for m in MODULES if not (build.joinpath(*m.split(".")).parent
-                                            / f"{m.rsplit('.', 1)[1]}{extension_suffix()}").is_file()]
+    if not isinstance(shared, str) or not _extension(build, shared).is_file():
+        return manifest, "the build's shared library is missing (make compile)"
+    missing = [module for module in MODULES if not _extension(build, module).is_file()]
     if missing:
-        return f"the build lacks {', '.join(missing)} (make compile)"
-    return None
+        return manifest, f"the build lacks {', '.join(missing)} (make compile)"
+    return manifest, None
+
+
+def _extension(build: Path, module: str) -> Path:
+    """Where the build holds `module` ("heuristic.focus" → build/heuristic/focus.cpython-…so)."""
+    *package, name = module.split(".")
+    return build.joinpath(*package, f"{name}{extension_suffix()}")
 
 
 def _decide(build: Path, switch: str) -> Status:
     if switch.strip().lower() in OFF_VALUES:
         return Status(False, f"Python source (SLEUTH_COMPILED={switch})")
-    problem = check(build)
+    manifest, problem = _read(build)
     if problem is not None:
         return Status(False, f"Python source: {problem}")
-    manifest = json.loads((build / MANIFEST).read_text(encoding="utf-8"))
     shared = str(manifest["shared"])
     if shared not in sys.modules:  # the group's code, which every compiled module's own file imports by name
-        location = build / f"{shared}{extension_suffix()}"
+        location = _extension(build, shared)
         spec = importlib.util.spec_from_file_location(shared, location)
         if spec is None or spec.loader is None:
             return Status(False, f"Python source: cannot load {location}")
-        library = importlib.util.module_from_spec(spec)
-        try:
+        try:  # an extension module is loaded as it is created, then initialised
+            library = importlib.util.module_from_spec(spec)
             spec.loader.exec_module(library)
-        except ImportError as exc:  # e.g. built against another build of this Python
+        except ImportError as exc:  # not a loadable library (e.g. built against another build of this Python)
             return Status(False, f"Python source: cannot load {location}: {exc}")
         sys.modules[shared] = library
     return Status(True, f"compiled (mypyc {manifest.get('mypy', '?')}, {len(MODULES)} modules)")
