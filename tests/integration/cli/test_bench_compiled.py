@@ -1,5 +1,5 @@
-"""The compiled heuristics (mypyc, investigation/compiled.py) change nothing a bench scores: the same decision
-set run on the Python source and on the compiled build, each in its own `sleuth bench` process (the choice is
+"""The compiled heuristics (mypyc, investigation/compiled.py) change nothing a bench scores: a decision set over
+every route run on the Python source and on the compiled build, each in its own `sleuth bench` process (the choice is
 made at import), gives identical rows. In CI the build must be there and in use: the suite then runs the
 code the demo and the workers run."""
 
@@ -47,13 +47,13 @@ def test_bench_rows_are_identical_on_the_compiled_build_and_the_python_source(
         tmp_path: Path, redis_url: str, redis_prefix: str, embeddings_dir: Path) -> None:
     if not compiled.status().active:
         pytest.skip(f"no compiled build in use: {compiled.status().reason}")
-    dataset, asked = _subset(tmp_path, every=3)
+    dataset, asked = _subset(tmp_path, every=5)  # 18 questions, every route
     env = {**os.environ, "SLEUTH_REDIS_URL": redis_url, "SLEUTH_REDIS_PREFIX": redis_prefix,
            "SLEUTH_SUBQUERY_CACHE_TTL": "0", "SLEUTH_EMBEDDINGS_DIR": str(embeddings_dir)}
     env.pop("SLEUTH_COMPILED", None)
-    source, said_source = _bench(dataset, tmp_path / "home-source", tmp_path / "source.jsonl",
-                                 {**env, "SLEUTH_COMPILED": "false"})
-    built, said_built = _bench(dataset, tmp_path / "home-compiled", tmp_path / "compiled.jsonl", env)
+    home = tmp_path / "home"  # one home, as test_bench_equality does: the second run finds the KB ingested
+    source, said_source = _bench(dataset, home, tmp_path / "source.jsonl", {**env, "SLEUTH_COMPILED": "false"})
+    built, said_built = _bench(dataset, home, tmp_path / "compiled.jsonl", env)
 
     assert '"heuristics": "Python source (SLEUTH_COMPILED=false)"' in said_source
     assert '"heuristics": "compiled (mypyc' in said_built
