@@ -19,6 +19,7 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
@@ -42,7 +43,8 @@ def build(out: Path) -> dict[str, object]:
         try:
             extensions = mypycify(paths, opt_level="3", multi_file=True, group_name=GROUP,
                                   target_dir=str(Path(work) / "c"))
-            dist = Distribution({"name": "sleuth-heuristics", "ext_modules": extensions})
+            dist = Distribution({"name": "sleuth-heuristics", "ext_modules": extensions,
+                                 "cmdclass": {"build_ext": _build_ext_in_parallel()}})
             command = dist.get_command_obj("build_ext")
             command.build_lib = str(out)
             command.build_temp = str(Path(work) / "o")
@@ -58,6 +60,34 @@ def build(out: Path) -> dict[str, object]:
                                    "shared": shared[0], "sources": sources}
     (out / compiled.MANIFEST).write_text(json.dumps(manifest, indent=2) + "\n", encoding="utf-8")
     return manifest
+
+
+def _build_ext_in_parallel() -> type:
+    """setuptools' build_ext, compiling an extension's C files on every core: the group's shared library is
+    some 30 files, which setuptools compiles one after the other (its `parallel` is across extensions)."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    from setuptools.command.build_ext import build_ext
+
+    class ParallelBuildExt(build_ext):  # type: ignore[misc]
+        def build_extension(self, ext: Any) -> None:
+            compile_some = self.compiler.compile
+
+            def compile_all(sources: list[str], *args: Any, **kwargs: Any) -> list[str]:
+                if len(sources) < 2:
+                    return list(compile_some(sources, *args, **kwargs))
+                first = list(compile_some(sources[:1], *args, **kwargs))  # makes the output folders, once
+                with ThreadPoolExecutor(max_workers=os.cpu_count() or 1) as pool:  # each file is a gcc process
+                    rest = pool.map(lambda source: compile_some([source], *args, **kwargs), sources[1:])
+                    return first + [obj for objects in rest for obj in objects]
+
+            self.compiler.compile = compile_all
+            try:
+                super().build_extension(ext)
+            finally:
+                self.compiler.compile = compile_some
+
+    return ParallelBuildExt
 
 
 def main() -> int:
