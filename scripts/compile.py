@@ -5,7 +5,7 @@
 `make install` runs it with `--optional` (a machine without a C compiler or mypyc installs and runs the Python
 source, only slower), `make compile` without. The new build replaces the old one only once it is complete, with
 a manifest of the exact sources it was built from: `investigation/compiled.py` uses it only while they are
-unchanged. About a minute and a half on two cores.
+unchanged. One to two minutes on two cores.
 """
 
 from __future__ import annotations
@@ -29,8 +29,8 @@ from investigation import compiled  # after the checkout is on sys.path
 GROUP = "sleuth_heuristics"
 
 
-def build(out: Path) -> dict[str, object]:
-    """Compile into `out` (which must not exist yet); returns the manifest written there."""
+def build(out: Path) -> None:
+    """Compile into `out` (which must not exist yet), with the manifest of the sources compiled."""
     import mypy.version
     from mypyc.build import mypycify
     from setuptools import Distribution
@@ -59,7 +59,6 @@ def build(out: Path) -> dict[str, object]:
     manifest: dict[str, object] = {"extension_suffix": suffix, "mypy": mypy.version.__version__,
                                    "shared": shared[0], "sources": sources}
     (out / compiled.MANIFEST).write_text(json.dumps(manifest, indent=2) + "\n", encoding="utf-8")
-    return manifest
 
 
 def _build_ext_in_parallel() -> type:
