@@ -102,12 +102,9 @@ class MiniLMEmbedder:
         tokenizer_path: Path | None = None,
         threads: int = 2,
         shared: RedisVectors | None = None,
-        ahead_runs: int | None = None,
     ) -> None:
         if not 8 <= max_tokens <= 512:
             raise PermanentError(f"max_tokens must be within 8..512, got {max_tokens}")
-        if ahead_runs is not None and ahead_runs < 1:
-            raise PermanentError(f"ahead_runs must be at least 1, got {ahead_runs}")
         self.max_tokens = max_tokens
         self.model_id = "all-MiniLM-L6-v2-onnx-int8"
         self._model_path = model_path or default_model_path()
@@ -120,10 +117,6 @@ class MiniLMEmbedder:
         # Two threads at most: several worker processes share the host, and more threads barely help a
         # 6-layer model on short inputs (docs/performance.md).
         self._threads = max(1, min(threads, 2, os.cpu_count() or 1))
-        # Queries embedded ahead (`prepare`) at once: one core is left to the step that prepared them and
-        # goes on (a third busy thread on two cores slowed every investigation: docs/performance.md), at
-        # most two. A query whose run has not started is embedded by its search, so none waits in line.
-        self._ahead_runs = ahead_runs if ahead_runs is not None else max(1, min(2, (os.cpu_count() or 2) - 1))
         self._lru: OrderedDict[str, FloatArray] = OrderedDict()
         self._lock = threading.Lock()
         # Built lazily and per process: onnxruntime sessions and SQLite connections must not cross a fork.
@@ -202,8 +195,8 @@ class MiniLMEmbedder:
                     todo[key] = text
             if not todo:
                 return
-            if self._ahead is None:
-                self._ahead = ThreadPoolExecutor(max_workers=self._ahead_runs, thread_name_prefix="embed-ahead")
+            if self._ahead is None:  # two runs at once: a hop's vector slots search on both cores
+                self._ahead = ThreadPoolExecutor(max_workers=2, thread_name_prefix="embed-ahead")
             for key, text in todo.items():
                 self._inflight[key] = self._ahead.submit(self._embed_ahead, key, text)
 

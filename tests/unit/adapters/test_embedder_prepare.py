@@ -4,7 +4,6 @@ survives a failed one (runs the real int8 model)."""
 
 from __future__ import annotations
 
-import os
 import sqlite3
 import threading
 from pathlib import Path
@@ -13,7 +12,6 @@ import numpy as np
 import pytest
 
 from adapters.search.embedder import MiniLMEmbedder
-from investigation.errors import PermanentError
 from tests.support.fresh import run_script
 
 pytestmark = pytest.mark.integration
@@ -87,7 +85,7 @@ def test_a_search_waits_for_its_query_while_the_run_is_under_way(tmp_path: Path)
 
 
 def test_a_search_takes_over_a_prepared_query_whose_run_has_not_started(tmp_path: Path) -> None:
-    embedder = MiniLMEmbedder(ahead_runs=2)
+    embedder = MiniLMEmbedder()
     runs = Runs(embedder, hold=True)
     embedder.prepare(QUERIES)  # two background runs at a time: the third waits for a free thread
     ahead = embedder._ahead
@@ -106,28 +104,6 @@ def test_a_search_takes_over_a_prepared_query_whose_run_has_not_started(tmp_path
     assert np.array_equal(embedder.embed_array([QUERIES[2]], persist=False)[0], _alone(tmp_path, QUERIES[2]))
 
 
-def test_runs_ahead_leave_a_core_to_the_step_that_prepared_them(tmp_path: Path) -> None:
-    cores = os.cpu_count() or 2
-    assert MiniLMEmbedder()._ahead_runs == max(1, min(2, cores - 1))
-    with pytest.raises(PermanentError, match="ahead_runs"):
-        MiniLMEmbedder(ahead_runs=0)
-    # One run ahead at a time: a hop's second query waits for no run of its own; its search embeds it.
-    embedder = MiniLMEmbedder(ahead_runs=1)
-    runs = Runs(embedder, hold=True)
-    embedder.prepare(QUERIES[:2])
-    assert runs.entered.wait(timeout=20)
-    waiting = embedder._inflight[embedder._key(QUERIES[1])]
-    search = threading.Thread(target=lambda: embedder.embed_array([QUERIES[1]], persist=False), name="search")
-    search.start()
-    assert runs.entered_here.wait(timeout=20)
-    assert waiting.cancelled() and ("search", (QUERIES[1],)) in runs.calls
-    runs.release.set()
-    search.join(timeout=30)
-    assert runs.ahead() == [(QUERIES[0],)] and runs.here() == [(QUERIES[1],)]
-    assert np.array_equal(embedder.embed_array(QUERIES[:2], persist=False),
-                          np.stack([_alone(tmp_path, q) for q in QUERIES[:2]]))
-
-
 def test_a_failed_background_run_is_only_a_miss(tmp_path: Path) -> None:
     embedder = MiniLMEmbedder()
     runs = Runs(embedder, fail=True)
@@ -140,7 +116,6 @@ def test_a_failed_background_run_is_only_a_miss(tmp_path: Path) -> None:
 FORKING_PARENT = """
 import os, sys
 from adapters.search.embedder import MiniLMEmbedder
-from investigation.errors import PermanentError
 from tests.support.fresh import run_script
 embedder = MiniLMEmbedder()
 embedder.prepare([sys.argv[1]])
