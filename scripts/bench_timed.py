@@ -6,7 +6,8 @@ Run with a worktree's own interpreter, it measures that worktree's code (the tim
 `tasks.inline.run` and `cli.bench._row` from outside, so it works on a checkout older than the
 `--profile`/`cpu_ms` figures too). Prints one JSON line last: loop wall and CPU per investigation (CPU of
 this process, all threads: the reasoner, the embedder, SQLite; not the embedded Redis), investigations/s
-and the scoring cost, and the database and Redis round trips per investigation (statements, commits,
+and the scoring cost, the same per question with its intake (`with_intake_per_s`: the investigation written and
+admitted, then the loop; what `sleuth bench` counts, less the scoring), and the database and Redis round trips per investigation (statements, commits,
 sessions, Redis calls: counts, so load does not move them), and the cyclic collector's pauses inside the loop
 (total per investigation, the longest, how many were full collections), and the CPU per investigation by
 kind of thread (`_thread_split`: the main thread's steps, the retrieval slots, the embedder's model runs). The embedding model is loaded before the first
@@ -152,6 +153,7 @@ def _lockstep() -> tuple[Callable[[], None], Callable[[], None]]:
 
 def main() -> None:
     import cli.bench
+    import cli.commands
     import tasks.inline
     from cli.main import app
 
@@ -159,6 +161,8 @@ def main() -> None:
     loop_cpu: list[float] = []
     row_wall: list[float] = []
     row_cpu: list[float] = []
+    asked_wall: list[float] = []  # intake + loop of each question
+    asked_cpu: list[float] = []
     counts = _round_trips()
     in_loop = dict.fromkeys(counts, 0)
     inside: list[bool] = []
@@ -171,15 +175,33 @@ def main() -> None:
     warmed: list[bool] = []
     step, done = _lockstep()
 
-    def run_counted(*args: Any, **kwargs: Any) -> Any:
-        if not warmed:  # untimed, before the first: the model loaded as in a worker (as `sleuth bench` does
-            warmed.append(True)  # since issue 14's fifth pass)
+    def warm(services: Any) -> bool:
+        """Untimed, before the first: the model loaded as in a worker (as `sleuth bench` does since issue
+        14's fifth pass). False for a checkout older than warm_up (its first investigation runs untimed)."""
+        if not warmed:
+            warmed.append(True)
             try:
                 from workers.runtime import warm_up
-            except ImportError:  # a checkout older than warm_up: its first investigation runs untimed
-                return fn_untimed(*args, **kwargs)
-            warm_up(args[0])
-        step()  # under scripts/perf_lockstep.py: wait for this investigation's turn
+            except ImportError:
+                return False
+            warm_up(services)
+        return True
+
+    def asked(*args: Any, **kwargs: Any) -> Any:
+        """One question as the bench asks it: the intake (the investigation written, admitted) and the loop.
+        Under scripts/perf_lockstep.py its turn is taken here, before the intake: work the intake starts
+        in the background runs in the turn, as it would in a plain run."""
+        if not warm(args[0]):
+            return create_untimed(*args, **kwargs)
+        step()  # under scripts/perf_lockstep.py: wait for this question's turn
+        try:
+            return timed_create(*args, **kwargs)
+        finally:
+            done()
+
+    def run_counted(*args: Any, **kwargs: Any) -> Any:
+        if not warm(args[0]):
+            return fn_untimed(*args, **kwargs)
         before, before_threads = dict(counts), dict(threads)
         inside.append(True)
         main_cpu = time.thread_time()
@@ -192,9 +214,11 @@ def main() -> None:
                 in_loop[name] += value - before[name]
             for kind, spent in threads.items():
                 in_run[kind] += spent - before_threads[kind]
-            done()
 
     tasks.inline.run = run_counted
+    create_untimed = cli.commands.create_and_launch
+    timed_create = _timed(create_untimed, asked_wall, asked_cpu)
+    cli.commands.create_and_launch = asked
     cli.bench._row = _timed(cli.bench._row, row_wall, row_cpu)
     try:
         app(["bench", *sys.argv[1:]], standalone_mode=False)
@@ -210,6 +234,8 @@ def main() -> None:
                 "wall_ms_p95": round(1000 * ordered[min(n - 1, int(0.95 * n))], 1),
                 "wall_ms_max": round(1000 * ordered[-1], 1),
                 "cpu_ms_mean": round(1000 * statistics.fmean(loop_cpu), 1),
+                **({"with_intake_per_s": round(len(asked_wall) / sum(asked_wall), 2),
+                    "with_intake_cpu_ms_mean": round(1000 * statistics.fmean(asked_cpu), 1)} if asked_wall else {}),
                 "scoring_wall_s": round(sum(row_wall), 2), "scoring_cpu_s": round(sum(row_cpu), 2),
                 **{f"{name}_per_inv": round(value / n, 1) for name, value in in_loop.items()},
                 "gc_ms_per_inv": round(pauses["gc_ms"] / n, 2), "gc_max_pause_ms": round(pauses["gc_max_pause_ms"], 1),

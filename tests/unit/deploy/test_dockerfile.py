@@ -63,3 +63,25 @@ def test_installs_like_the_makefile() -> None:
 def test_the_build_context_leaves_out_local_state_and_secrets() -> None:
     ignored = set((ROOT / ".dockerignore").read_text().split())
     assert {".git", ".venv", ".sleuth", "tests", ".env"} <= ignored
+
+
+def test_the_image_compiles_the_heuristics_in_the_build_stage_only() -> None:
+    from investigation import compiled
+
+    build = "\n".join(stages()["build"])
+    # The compiler in the build stage (the runtime stage has none: test above), the build script in its context.
+    assert re.search(r"apt-get install -y --no-install-recommends gcc libc6-dev", build)
+    assert "COPY scripts/compile.py ./scripts/compile.py" in build
+    # mypy as the dev extra asks for it, and the build required: no --optional, a failed build fails the image.
+    dev = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["optional-dependencies"]["dev"]
+    mypy = next(spec for spec in dev if re.match(r"mypy\b", spec))
+    assert f"pip install --prefer-binary '{mypy}'" in build
+    assert re.search(r"&& python scripts/compile\.py \\$", build, re.MULTILINE)
+    # Put where investigation/compiled.py looks for it once installed: build/mypyc beside the packages.
+    assert compiled.BUILD == compiled.SOURCE_ROOT / "build" / "mypyc"
+    assert 'cp -a build/mypyc "$site/build/mypyc"' in build
+    assert 'sysconfig.get_paths()["purelib"]' in build
+    # Checked from outside /src (the installed packages, not the copied sources), then mypy removed.
+    assert re.search(r"\(cd / && python -c \"from investigation import compiled; s = compiled.status\(\); "
+                     r"assert s\.active, s\.reason", build)
+    assert build.index("compiled.status()") < build.index("pip uninstall -y -q mypy")

@@ -99,3 +99,43 @@ def test_a_build_whose_library_does_not_load_runs_the_python_source(tmp_path: Pa
     """Files that pass every check but are no extension module (here: empty) make the source run, not a crash."""
     status = compiled._decide(_fake_build(tmp_path, shared="sleuth_test_broken__mypyc"), "")
     assert not status.active and "cannot load" in status.reason, status
+
+
+def test_an_installed_copy_of_the_packages_uses_the_build_beside_it(tmp_path: Path) -> None:
+    """As the Docker image has it: the packages installed (copied) into site-packages and the build in
+    site-packages/build/mypyc. Needs a usable build of this checkout (CI has one: `make install` built it)."""
+    import os
+    import shutil
+    import subprocess
+    import sys
+    import tomllib
+
+    if not compiled.status().active:
+        pytest.skip(f"no compiled build in use here: {compiled.status().reason}")
+    site = tmp_path / "site-packages"
+    found = tomllib.loads((compiled.SOURCE_ROOT / "pyproject.toml").read_text())["tool"]["setuptools"]
+    for pattern in found["packages"]["find"]["include"]:
+        package = pattern.rstrip("*")
+        shutil.copytree(compiled.SOURCE_ROOT / package, site / package,
+                        ignore=shutil.ignore_patterns("__pycache__"))
+    shutil.copytree(compiled.BUILD, site / "build" / "mypyc")
+    probe = ("import json, investigation.text as t, heuristic.focus as f; from investigation import compiled as c; "
+             "print(json.dumps([c.status().active, c.status().reason, t.__file__, f.__file__, "
+             "t.words('Les Misérables, 1862!')]))")
+    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "SLEUTH_COMPILED")}
+    done = subprocess.run([sys.executable, "-c", probe], cwd=tmp_path, env={**env, "PYTHONPATH": str(site)},
+                          capture_output=True, text=True, timeout=120, check=True)
+    active, reason, text_file, focus_file, words = json.loads(done.stdout)
+    assert active, reason
+    for path in (text_file, focus_file):
+        assert Path(path).is_relative_to(site / "build" / "mypyc") and path.endswith(compiled.extension_suffix())
+    from investigation.text import words as source_words
+
+    assert words == source_words("Les Misérables, 1862!")
+    # The copy edited: its sources no longer match the build, so the copy runs its Python source.
+    (site / "investigation" / "text.py").write_text((site / "investigation" / "text.py").read_text() + "\n")
+    done = subprocess.run([sys.executable, "-c", probe], cwd=tmp_path, env={**env, "PYTHONPATH": str(site)},
+                          capture_output=True, text=True, timeout=120, check=True)
+    active, reason, text_file, _, _ = json.loads(done.stdout)
+    assert not active and "investigation/text.py changed since the build" in reason
+    assert Path(text_file) == site / "investigation" / "text.py"
