@@ -10,7 +10,9 @@ and the scoring cost, the same per question with its intake (`with_intake_per_s`
 admitted, then the loop; what `sleuth bench` counts, less the scoring), and the database and Redis round trips per investigation (statements, commits,
 sessions, Redis calls: counts, so load does not move them), and the cyclic collector's pauses inside the loop
 (total per investigation, the longest, how many were full collections), and the CPU per investigation by
-kind of thread (`_thread_split`: the main thread's steps, the retrieval slots, the embedder's model runs). The embedding model is loaded before the first
+kind of thread (`_thread_split`: the main thread's steps, the retrieval slots, the embedder's model runs) and
+what that bounds one stream to (`one_stream_ceiling_per_s`: investigations/s if the steps and slots, which hold
+the GIL, never waited for anything). The embedding model is loaded before the first
 timed investigation (`workers.runtime.warm_up`, as a worker process does when it starts), on either side.
 Used by scripts/perf_compare.sh for before/after runs back to back.
 """
@@ -243,6 +245,10 @@ def main() -> None:
                 **{(f"{name}_ms" if name.endswith(("cpu", "wall")) else name) + "_per_inv":
                    round((1000 if name.endswith(("cpu", "wall")) else 1) * value / n, 1)
                    for name, value in in_run.items()},
+                # One stream's ceiling: the steps and the slots hold the GIL, so they cannot overlap each other
+                # whatever runs beside them; at best an investigation takes their CPU time end to end.
+                **({"one_stream_ceiling_per_s": round(n / (in_run["main_cpu"] + in_run["slot_cpu"]), 2)}
+                   if in_run["main_cpu"] + in_run["slot_cpu"] > 0 else {}),
             }))
 
 
