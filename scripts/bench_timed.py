@@ -6,14 +6,14 @@ Run with a worktree's own interpreter, it measures that worktree's code (the tim
 `tasks.inline.run` and `cli.bench._row` from outside, so it works on a checkout older than the
 `--profile`/`cpu_ms` figures too). Prints one JSON line last: loop wall and CPU per investigation (CPU of
 this process, all threads: the reasoner, the embedder, SQLite; not the embedded Redis), investigations/s
-and the scoring cost, the same per question with its intake (`with_intake_per_s`: the investigation written and
-admitted, then the loop; what `sleuth bench` counts, less the scoring), and the database and Redis round trips per investigation (statements, commits,
-sessions, Redis calls: counts, so load does not move them), and the cyclic collector's pauses inside the loop
-(total per investigation, the longest, how many were full collections), and the CPU per investigation by
-kind of thread (`_thread_split`: the main thread's steps, the retrieval slots, the embedder's model runs) and
-what that bounds one stream to (`one_stream_ceiling_per_s`: investigations/s if the steps and slots, which hold
-the GIL, never waited for anything). The embedding model is loaded before the first
-timed investigation (`workers.runtime.warm_up`, as a worker process does when it starts), on either side.
+and the scoring cost; the same per question with its intake (`with_intake_per_s`: the investigation written
+and admitted, then the loop: what `sleuth bench` counts, less the scoring); the database and Redis round trips
+per investigation (statements, commits, sessions, Redis calls: counts, so load does not move them); the cyclic
+collector's pauses inside the loop (total per investigation, the longest, how many were full collections); the
+CPU per investigation by kind of thread (`_thread_split`: the main thread's steps, the retrieval slots, the
+embedder's model runs) and what that bounds one stream to (`one_stream_ceiling_per_s`: investigations/s if
+the steps and slots, which hold the GIL, never waited for anything). The embedding model is loaded before the
+first timed investigation (`workers.runtime.warm_up`, as a worker process does when it starts), on either side.
 Used by scripts/perf_compare.sh for before/after runs back to back.
 """
 
