@@ -4,7 +4,13 @@ interpreter; anything else runs the Python source, and says why (investigation/c
 from __future__ import annotations
 
 import json
+import os
+import shutil
+import subprocess
+import sys
+import tomllib
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -101,15 +107,24 @@ def test_a_build_whose_library_does_not_load_runs_the_python_source(tmp_path: Pa
     assert not status.active and "cannot load" in status.reason, status
 
 
+# What a fresh interpreter with only `site` on its path runs: the build in use or not, why, where two compiled
+# modules came from, and one heuristic's answer.
+_PROBE = ("import json, investigation.text as t, heuristic.focus as f; from investigation import compiled as c; "
+          "print(json.dumps([c.status().active, c.status().reason, t.__file__, f.__file__, "
+          "t.words('Les Misérables, 1862!')]))")
+
+
+def _probe(site: Path, cwd: Path) -> list[Any]:
+    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "SLEUTH_COMPILED")}
+    done = subprocess.run([sys.executable, "-c", _PROBE], cwd=cwd, env={**env, "PYTHONPATH": str(site)},
+                          capture_output=True, text=True, timeout=120, check=True)
+    found: list[Any] = json.loads(done.stdout)
+    return found
+
+
 def test_an_installed_copy_of_the_packages_uses_the_build_beside_it(tmp_path: Path) -> None:
     """As the Docker image has it: the packages installed (copied) into site-packages and the build in
     site-packages/build/mypyc. Needs a usable build of this checkout (CI has one: `make install` built it)."""
-    import os
-    import shutil
-    import subprocess
-    import sys
-    import tomllib
-
     if not compiled.status().active:
         pytest.skip(f"no compiled build in use here: {compiled.status().reason}")
     site = tmp_path / "site-packages"
@@ -119,13 +134,7 @@ def test_an_installed_copy_of_the_packages_uses_the_build_beside_it(tmp_path: Pa
         shutil.copytree(compiled.SOURCE_ROOT / package, site / package,
                         ignore=shutil.ignore_patterns("__pycache__"))
     shutil.copytree(compiled.BUILD, site / "build" / "mypyc")
-    probe = ("import json, investigation.text as t, heuristic.focus as f; from investigation import compiled as c; "
-             "print(json.dumps([c.status().active, c.status().reason, t.__file__, f.__file__, "
-             "t.words('Les Misérables, 1862!')]))")
-    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "SLEUTH_COMPILED")}
-    done = subprocess.run([sys.executable, "-c", probe], cwd=tmp_path, env={**env, "PYTHONPATH": str(site)},
-                          capture_output=True, text=True, timeout=120, check=True)
-    active, reason, text_file, focus_file, words = json.loads(done.stdout)
+    active, reason, text_file, focus_file, words = _probe(site, tmp_path)
     assert active, reason
     for path in (text_file, focus_file):
         assert Path(path).is_relative_to(site / "build" / "mypyc") and path.endswith(compiled.extension_suffix())
@@ -134,8 +143,6 @@ def test_an_installed_copy_of_the_packages_uses_the_build_beside_it(tmp_path: Pa
     assert words == source_words("Les Misérables, 1862!")
     # The copy edited: its sources no longer match the build, so the copy runs its Python source.
     (site / "investigation" / "text.py").write_text((site / "investigation" / "text.py").read_text() + "\n")
-    done = subprocess.run([sys.executable, "-c", probe], cwd=tmp_path, env={**env, "PYTHONPATH": str(site)},
-                          capture_output=True, text=True, timeout=120, check=True)
-    active, reason, text_file, _, _ = json.loads(done.stdout)
+    active, reason, text_file, _, _ = _probe(site, tmp_path)
     assert not active and "investigation/text.py changed since the build" in reason
     assert Path(text_file) == site / "investigation" / "text.py"
