@@ -97,12 +97,15 @@ def _gc_pauses(inside: list[bool]) -> dict[str, float]:
 
 def _thread_split() -> dict[str, float]:
     """CPU by kind of thread, summed over the run (each thread's own `thread_time`): the main thread inside
-    the loop (the steps: database, Redis, heuristics), the hop's retrieval slots (`tasks.inline._retrieve_slot`,
-    on the executor's pool threads) and the embedder's model runs (`MiniLMEmbedder._infer`, mostly the query
-    embeddings started ahead on their own threads; a query a slot embeds itself, not ahead, counts in both).
+    the loop (the steps: database, Redis, heuristics; a hop's searches' Redis round trips and events too), the
+    hop's searches (`search` in `tasks.steps.retrieve_many`, on the executor's pool threads; before the
+    nineteenth pass a whole slot, `tasks.inline._retrieve_slot`) and the embedder's model runs
+    (`MiniLMEmbedder._infer`, mostly the query embeddings started ahead on their own threads; a query a
+    search embeds itself, not ahead, counts in both).
     Main-thread CPU plus the slots' is what holds the GIL; the model runs release it and use the other core.
     Skipped for a checkout without these names."""
     import tasks.inline
+    import tasks.steps
 
     split: dict[str, float] = {"main_cpu": 0.0, "slot_cpu": 0.0, "slot_wall": 0.0, "slots": 0, "embed_cpu": 0.0,
                                "embeds": 0}
@@ -120,8 +123,16 @@ def _thread_split() -> dict[str, float]:
 
         return call
 
-    if hasattr(tasks.inline, "_retrieve_slot"):
+    if hasattr(tasks.inline, "_retrieve_slot"):  # a checkout before the hop's searches ran together
         tasks.inline._retrieve_slot = timed(tasks.inline._retrieve_slot, "slot_cpu", "slots", "slot_wall")
+    elif hasattr(tasks.steps, "retrieve_many"):
+        together = tasks.steps.retrieve_many
+
+        def retrieve_many(*args: Any, run: Callable[..., Any] = map, **kwargs: Any) -> Any:
+            return together(*args, run=lambda search, items: run(timed(search, "slot_cpu", "slots", "slot_wall"),
+                                                                 items), **kwargs)
+
+        tasks.steps.retrieve_many = retrieve_many
     try:
         from adapters.search.embedder import MiniLMEmbedder
     except ImportError:

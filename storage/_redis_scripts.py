@@ -56,25 +56,37 @@ redis.call('EXPIRE', KEYS[2], ARGV[1])
 return fresh
 """
 
-# What a retrieval task does before it searches, in one round trip (`RedisState.slot_begin`).
-# KEYS: the hop's hits hash, the budget hash, the tenant's corpus version, the slot's sub-query cache entry.
-# ARGV: the slot, now (unix seconds). Returns {outcome, payload, corpus version}:
+# What retrieval slots of one hop do before they search, in one round trip (`RedisState.slots_begin`; a
+# Celery retrieval task is one slot, the inline executor sends a hop's searches together).
+# KEYS: the hop's hits hash, the budget hash, the tenant's corpus version, then each slot's sub-query cache
+# entry. ARGV: now (unix seconds), then the slots. Returns {outcome, payload, corpus version} per slot, in
+# order (one flat list), each as a slot alone would get it:
 #   'parked' + the slot's stored result (a redelivered task: nothing is charged again);
 #   'deadline' (past the deadline, or no budget) and 'budget' (no retrieval call left): nothing charged;
 #   otherwise one retrieval call is charged (a cache hit counts too) and 'hit' + the cached passages when
 #   the entry was stored under the current corpus version, else 'miss'.
 SLOT_BEGIN = """
-local parked = redis.call('HGET', KEYS[1], ARGV[1])
 local version = tonumber(redis.call('GET', KEYS[3]) or '0')
-if parked then return {'parked', parked, version} end
-local deadline = tonumber(redis.call('HGET', KEYS[2], 'deadline_ts') or '0')
-if tonumber(ARGV[2]) > deadline then return {'deadline', false, version} end
-local limit = redis.call('HGET', KEYS[2], 'max_retrieval_calls')
-if not limit then return {'budget', false, version} end
-local used = tonumber(redis.call('HGET', KEYS[2], 'retrieval_calls') or '0')
-if used + 1 > tonumber(limit) then return {'budget', false, version} end
-redis.call('HINCRBY', KEYS[2], 'retrieval_calls', 1)
-local entry = redis.call('HMGET', KEYS[4], 'v', 'p')
-if entry[1] and tonumber(entry[1]) == version and entry[2] then return {'hit', entry[2], version} end
-return {'miss', false, version}
+local out = {}
+local function begin(slot, entry_key)
+  local parked = redis.call('HGET', KEYS[1], slot)
+  if parked then return 'parked', parked end
+  local deadline = tonumber(redis.call('HGET', KEYS[2], 'deadline_ts') or '0')
+  if tonumber(ARGV[1]) > deadline then return 'deadline', false end
+  local limit = redis.call('HGET', KEYS[2], 'max_retrieval_calls')
+  if not limit then return 'budget', false end
+  local used = tonumber(redis.call('HGET', KEYS[2], 'retrieval_calls') or '0')
+  if used + 1 > tonumber(limit) then return 'budget', false end
+  redis.call('HINCRBY', KEYS[2], 'retrieval_calls', 1)
+  local entry = redis.call('HMGET', entry_key, 'v', 'p')
+  if entry[1] and tonumber(entry[1]) == version and entry[2] then return 'hit', entry[2] end
+  return 'miss', false
+end
+for i = 2, #ARGV do
+  local outcome, payload = begin(ARGV[i], KEYS[i + 2])
+  out[#out + 1] = outcome
+  out[#out + 1] = payload
+  out[#out + 1] = version
+end
+return out
 """

@@ -127,6 +127,17 @@ class SlotBegin:
     version: int
 
 
+@dataclass(frozen=True)
+class SlotEnd:
+    """One retrieval slot's result to park (`RedisState.slots_end`): with `cache`, its passages are also
+    cached under the corpus `version` its begin read."""
+
+    slot: str
+    hits: SlotHits
+    cache: CacheQuery | None = None
+    version: int = 0
+
+
 class RedisState:
     """Budgets, dedup sets, caches and locks of Sleuth, under one key prefix."""
 
@@ -243,26 +254,40 @@ class RedisState:
         pipe.hset(key, slot, hits.to_json())
         pipe.expire(key, int(ttl))
 
+    def slot_begin(self, inv_id: str, hop: int, slot: str, cache: CacheQuery, *, now: float) -> SlotBegin:
+        """`slots_begin` of one slot: what a Celery retrieval task does before it searches."""
+        return self.slots_begin(inv_id, hop, [(slot, cache)], now=now)[0]
+
     @_translated
-    def slot_begin(self, inv_id: str, hop: int, slot: str, cache: CacheQuery, *,
-                   now: float) -> SlotBegin:
-        """Everything a retrieval task does before it searches, in one atomic round trip (`SLOT_BEGIN`): its
-        own parked result (set when the task is redelivered: then nothing else happens), the deadline,
-        one retrieval call charged against the budget, and the sub-query cache entry of the current corpus
-        version (a cache hit is still a retrieval call: budgets and figures count it)."""
+    def slots_begin(self, inv_id: str, hop: int, slots: Sequence[tuple[str, CacheQuery]], *,
+                    now: float) -> list[SlotBegin]:
+        """Everything retrieval slots of one hop (all of one tenant) do before they search, in one atomic
+        round trip (`SLOT_BEGIN`), slot after slot: each slot's own parked result (set when its task is
+        redelivered: then nothing else happens for it), the deadline, one retrieval call charged against
+        the budget, and the sub-query cache entry of the current corpus version (a cache hit is still a
+        retrieval call: budgets and figures count it)."""
+        if not slots:
+            return []
+        tenants = {cache.tenant for _, cache in slots}
+        if len(tenants) != 1:
+            raise ValueError(f"slots of one hop search one tenant's corpus, got {sorted(tenants)}")
         keys = [self.key("hits", inv_id, hop), self.key("budget", inv_id),
-                self.key("corpus", cache.tenant, "version"), self._cache_key_of(cache)]
-        outcome, payload, version = self._slot_begin(keys=keys, args=[slot, repr(float(now))])
-        outcome = SlotOutcome(_text(outcome))
-        parked, cached = None, None
-        if outcome is SlotOutcome.PARKED:
-            parked = _slot_hits(payload, f"{inv_id} hop {hop} slot {slot}")
-            if parked is None:  # unreadable: as if never stored; the task charges and runs again
-                return self._begin_again(inv_id, hop, slot, cache, now=now)
-        elif outcome is SlotOutcome.HIT:
-            cached = _cached_passages(payload, keys[3])
-            outcome = SlotOutcome.HIT if cached is not None else SlotOutcome.MISS
-        return SlotBegin(outcome=outcome, parked=parked, cached=cached, version=int(version))
+                self.key("corpus", tenants.pop(), "version"), *(self._cache_key_of(cache) for _, cache in slots)]
+        flat = self._slot_begin(keys=keys, args=[repr(float(now)), *(slot for slot, _ in slots)])
+        begins: list[SlotBegin] = []
+        for i, (slot, cache) in enumerate(slots):
+            outcome, payload, version = SlotOutcome(_text(flat[3 * i])), flat[3 * i + 1], int(flat[3 * i + 2])
+            parked, cached = None, None
+            if outcome is SlotOutcome.PARKED:
+                parked = _slot_hits(payload, f"{inv_id} hop {hop} slot {slot}")
+                if parked is None:  # unreadable: as if never stored; the slot charges and runs again
+                    begins.append(self._begin_again(inv_id, hop, slot, cache, now=now))
+                    continue
+            elif outcome is SlotOutcome.HIT:
+                cached = _cached_passages(payload, keys[3 + i])
+                outcome = SlotOutcome.HIT if cached is not None else SlotOutcome.MISS
+            begins.append(SlotBegin(outcome=outcome, parked=parked, cached=cached, version=version))
+        return begins
 
     def _begin_again(self, inv_id: str, hop: int, slot: str, cache: CacheQuery, *, now: float) -> SlotBegin:
         self.client.hdel(self.key("hits", inv_id, hop), slot)
@@ -271,16 +296,23 @@ class RedisState:
     def _cache_key_of(self, cache: CacheQuery) -> str:
         return self.cache_key(cache.tenant, cache.engine, cache.query, cache.k, cache.acl)
 
-    @_translated
     def slot_end(self, inv_id: str, hop: int, slot: str, hits: SlotHits, *, cache: CacheQuery | None = None,
                  version: int = 0, ttl: int = 0) -> None:
-        """Park the slot's result for the reducer (as `store_hits`) and, with `cache`, cache its passages
-        under the corpus `version` read before searching, so hits found before an ingest are never stored as
-        current (ttl <= 0: not cached): one round trip."""
+        """`slots_end` of one slot: what a Celery retrieval task does after it searched."""
+        self.slots_end(inv_id, hop, [SlotEnd(slot, hits, cache, version)], ttl=ttl)
+
+    @_translated
+    def slots_end(self, inv_id: str, hop: int, ends: Sequence[SlotEnd], *, ttl: int = 0) -> None:
+        """Park each slot's result for the reducer (as `store_hits`) and, for an end with a `cache` query,
+        cache its passages under the corpus `version` read before searching, so hits found before an ingest
+        are never stored as current (ttl <= 0: not cached): one round trip, one transaction."""
+        if not ends:
+            return
         pipe = self.client.pipeline(transaction=True)
-        if cache is not None:
-            self._queue_cache_set(pipe, self._cache_key_of(cache), hits.passages, ttl, version)
-        self._queue_store_hits(pipe, inv_id, hop, slot, hits, _DAY)
+        for end in ends:
+            if end.cache is not None:
+                self._queue_cache_set(pipe, self._cache_key_of(end.cache), end.hits.passages, ttl, end.version)
+            self._queue_store_hits(pipe, inv_id, hop, end.slot, end.hits, _DAY)
         pipe.execute()
 
     @_translated

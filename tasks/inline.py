@@ -1,10 +1,10 @@
 """In-process executor: runs the same steps as the Celery canvas, in one process (bench `--executor inline`,
-`sleuth ask` when no broker runs). Each step gets the same log ids, span and timing as its Celery task."""
+`sleuth ask` when no broker runs). Each step gets the same log ids, span and timing as its Celery task; a hop's
+searches, run together (`steps.retrieve_many`), get one "sleuth.retrieve" span and timing between them."""
 
 from __future__ import annotations
 
-from concurrent.futures import ThreadPoolExecutor
-from functools import partial
+from concurrent.futures import ThreadPoolExecutor, wait
 from typing import Any
 
 from bootstrap import Services
@@ -13,12 +13,26 @@ from observability import step_scope
 from tasks import steps, tool_step
 
 
-def _retrieve_slot(services: Services, inv_id: str, hop: int, slot: tuple[int, str]) -> dict[str, Any]:
-    if is_tool_engine(slot[1]):
-        with step_scope("sleuth.tool_call", inv_id, hop=hop):
-            return tool_step.call_tool(services, inv_id, hop, slot[1].removeprefix(ENGINE_PREFIX))
-    with step_scope("sleuth.retrieve", inv_id, hop=hop):
-        return steps.retrieve(services, inv_id, hop, slot[0], slot[1])
+def _call_tool(services: Services, inv_id: str, hop: int, slot: tuple[int, str]) -> dict[str, Any]:
+    with step_scope("sleuth.tool_call", inv_id, hop=hop):
+        return tool_step.call_tool(services, inv_id, hop, slot[1].removeprefix(ENGINE_PREFIX))
+
+
+def _retrieve_hop(services: Services, inv_id: str, hop: int, slots: tuple[tuple[int, str], ...],
+                  pool: ThreadPoolExecutor) -> None:
+    """A hop's slots: its tool calls each in a pool thread, as the canvas's tool tasks; its searches as one
+    `steps.retrieve_many` (one Redis round trip before them and one after, one transaction for their
+    events: what a retrieval task does once per slot), the searches themselves in the pool's threads."""
+    tools = [pool.submit(_call_tool, services, inv_id, hop, slot) for slot in slots if is_tool_engine(slot[1])]
+    searches = [slot for slot in slots if not is_tool_engine(slot[1])]
+    try:
+        if searches:
+            with step_scope("sleuth.retrieve", inv_id, hop=hop):
+                steps.retrieve_many(services, inv_id, hop, searches, run=pool.map)
+    finally:
+        wait(tools)  # none left running behind a failed search step
+    for call in tools:
+        call.result()
 
 
 def run(services: Services, inv_id: str, *, deliver: bool = True, pool: ThreadPoolExecutor | None = None) -> None:
@@ -30,7 +44,7 @@ def run(services: Services, inv_id: str, *, deliver: bool = True, pool: ThreadPo
     try:
         while nxt.kind == steps.NextKind.HOP:
             hop = nxt.hop
-            list(pool.map(partial(_retrieve_slot, services, inv_id, hop), nxt.slots))
+            _retrieve_hop(services, inv_id, hop, nxt.slots, pool)
             with step_scope("sleuth.reduce", inv_id, hop=hop):
                 nxt = steps.reduce(services, inv_id, hop)
         if nxt.kind == steps.NextKind.SYNTHESIZE:

@@ -41,7 +41,7 @@ from investigation.tools.evidence import admit_gaps
 from storage import repositories as repo
 from storage.hits import SlotHits
 from storage.models import Investigation
-from storage.redis_state import CacheQuery, SlotOutcome
+from storage.redis_state import CacheQuery, SlotEnd, SlotOutcome
 from tasks import tool_step
 from tasks.llm_usage import LLM_OUT, bound_reasoner, llm_stop_reason, record_llm
 
@@ -230,51 +230,82 @@ def _plan_hop(services: Services, inv: Investigation, number: int, queries: list
 
 
 def retrieve(services: Services, inv_id: str, hop: int, index: int, engine: str) -> dict[str, Any]:
-    """One sub-query on one engine. Results go to Redis (the task returns only a summary)."""
-    slot = f"{index}:{engine}"
+    """One sub-query on one engine (a Celery retrieval task). Results go to Redis (the task returns only a
+    summary)."""
+    return retrieve_many(services, inv_id, hop, [(index, engine)])[0]
+
+
+def retrieve_many(services: Services, inv_id: str, hop: int, slots: Sequence[tuple[int, str]], *,
+                  run: Callable[..., Any] = map) -> list[dict[str, Any]]:
+    """Search slots (sub-query index, engine) of one hop, each as a retrieval task would, in one go: one read
+    of the plan, one Redis round trip before the searches (`RedisState.slots_begin`) and one after (their
+    results parked, `slots_end`), their trace events in one transaction. `run` maps the searches (a thread
+    pool's `map`: in parallel; the inline executor sends a hop's searches this way). Returns each slot's
+    summary, in order."""
     with services.session() as session:  # read once per hop and process (repo.planned_hop)
         planned = repo.planned_hop(session, investigation_id=inv_id, number=hop)
-    if planned is None or index >= len(planned.queries):
-        raise LookupError(f"hop {hop} slot {slot} of {inv_id} was never planned")
+    for index, engine in slots:
+        if planned is None or index >= len(planned.queries):
+            raise LookupError(f"hop {hop} slot {index}:{engine} of {inv_id} was never planned")
+    assert planned is not None  # checked for each slot above (and there is at least one)
     tenant = planned.tenant_id
     scope = RetrievalScope.of(planned.audience, list(planned.principals))
-    query = planned.queries[index]
     k = services.settings.retrieve_k
     terms = scope.cache_terms()
-    cache = CacheQuery(tenant=tenant, engine=engine, query=query, k=k, acl=None if terms is None else tuple(terms))
+    acl = None if terms is None else tuple(terms)
+    names = [f"{index}:{engine}" for index, engine in slots]
+    caches = [CacheQuery(tenant=tenant, engine=engine, query=planned.queries[index], k=k, acl=acl)
+              for index, engine in slots]
     if services.settings.debug_retrieve_delay_ms:
         time.sleep(services.settings.debug_retrieve_delay_ms / 1000)
     started = time.perf_counter()
-    # One Redis round trip: this slot's parked result (a redelivered task), the deadline, one retrieval call
+    # One Redis round trip: each slot's parked result (a redelivered task), the deadline, one retrieval call
     # charged, the cached hits of the current corpus version (read before searching: hits found before an
     # ingest are never cached as new).
-    begin = services.state.slot_begin(inv_id, hop, slot, cache, now=time.time())
-    if begin.parked is not None:
-        return {"slot": slot, "hits": len(begin.parked.passages), "error": begin.parked.error}
-    passages: list[Passage] = []
-    error: str | None = None
-    to_cache = begin.outcome is SlotOutcome.MISS  # found by this search (not cached, not refused, no error)
-    if begin.outcome is SlotOutcome.DEADLINE:
-        error = "deadline"
-    elif begin.outcome is SlotOutcome.BUDGET:
-        error = "retrieval_budget"
-    elif begin.cached is not None:
-        passages = begin.cached
-    else:
-        try:
-            passages = services.backends[engine].search(tenant, query, k, acl=scope.acl,
-                                                        visibility=scope.visibility)
-        except SleuthError as exc:  # the hop degrades: this engine's evidence is missing, recorded
-            error, to_cache = f"{type(exc).__name__}: {exc}", False
-        except Exception as exc:  # an engine bug degrades the hop too: it never kills the run
-            log.exception("retrieval %s of %s hop %s crashed", slot, inv_id, hop)
-            error, to_cache = f"{type(exc).__name__}: {exc}"[:500], False
-    hits = SlotHits(query=query, engine=engine, passages=tuple(passages), error=error,
-                    cached=begin.outcome is SlotOutcome.HIT, ms=round((time.perf_counter() - started) * 1000, 2))
-    services.state.slot_end(inv_id, hop, slot, hits, cache=cache if to_cache else None, version=begin.version,
-                            ttl=services.settings.subquery_cache_ttl)
-    _event(services, inv_id, f"retrieve:{hop}:{slot}", "retrieval", hop=hop, engine=engine, query=query,
-           ids=[p.chunk_id for p in hits.passages], ms=hits.ms, cached=hits.cached, error=hits.error)
+    begins = services.state.slots_begin(inv_id, hop, list(zip(names, caches, strict=True)), now=time.time())
+    todo = [i for i, begin in enumerate(begins) if begin.parked is None]
+
+    def search(i: int) -> tuple[SlotEnd, repo.NewEvent]:
+        cache, begin = caches[i], begins[i]
+        passages: list[Passage] = []
+        error: str | None = None
+        to_cache = begin.outcome is SlotOutcome.MISS  # found by this search (not cached, not refused, no error)
+        if begin.outcome is SlotOutcome.DEADLINE:
+            error = "deadline"
+        elif begin.outcome is SlotOutcome.BUDGET:
+            error = "retrieval_budget"
+        elif begin.cached is not None:
+            passages = begin.cached
+        else:
+            try:
+                passages = services.backends[cache.engine].search(tenant, cache.query, k, acl=scope.acl,
+                                                                  visibility=scope.visibility)
+            except SleuthError as exc:  # the hop degrades: this engine's evidence is missing, recorded
+                error, to_cache = f"{type(exc).__name__}: {exc}", False
+            except Exception as exc:  # an engine bug degrades the hop too: it never kills the run
+                log.exception("retrieval %s of %s hop %s crashed", names[i], inv_id, hop)
+                error, to_cache = f"{type(exc).__name__}: {exc}"[:500], False
+        hits = SlotHits(query=cache.query, engine=cache.engine, passages=tuple(passages), error=error,
+                        cached=begin.outcome is SlotOutcome.HIT,
+                        ms=round((time.perf_counter() - started) * 1000, 2))
+        event = repo.new_event(investigation_id=inv_id, step_key=f"retrieve:{hop}:{names[i]}", kind="retrieval",
+                               hop=hop, data={"engine": cache.engine, "query": cache.query,
+                                              "ids": [p.chunk_id for p in passages], "ms": hits.ms,
+                                              "cached": hits.cached, "error": error})
+        return SlotEnd(names[i], hits, cache if to_cache else None, begin.version), event
+
+    searched = list(run(search, todo))
+    ends = [end for end, _ in searched]
+    services.state.slots_end(inv_id, hop, ends, ttl=services.settings.subquery_cache_ttl)
+    if searched:
+        with services.session() as session:
+            repo.add_events(session, [event for _, event in searched])
+    found = {end.slot: end.hits for end in ends}
+    return [_slot_summary(name, found.get(name) or begin.parked) for name, begin in zip(names, begins, strict=True)]
+
+
+def _slot_summary(slot: str, hits: SlotHits | None) -> dict[str, Any]:
+    assert hits is not None  # a slot either was parked already or has just been searched
     return {"slot": slot, "hits": len(hits.passages), "error": hits.error}
 
 

@@ -17,7 +17,7 @@ from redis.retry import Retry
 from investigation.errors import TransientError
 from investigation.state import Passage
 from storage.hits import SlotHits
-from storage.redis_state import CacheQuery, RedisState, SlotBegin, SlotOutcome, client_from_url
+from storage.redis_state import CacheQuery, RedisState, SlotBegin, SlotEnd, SlotOutcome, client_from_url
 
 pytestmark = pytest.mark.integration
 
@@ -282,6 +282,57 @@ def test_the_shared_redis_urls_reach_one_server_from_kombu_celery_and_redis_py(
         app.close()
     assert client_from_url(redis_py_url).get(f"{redis_prefix}:probe") == b"here"
 
+
+
+def test_slots_begin_and_end_take_a_hops_slots_in_one_round_trip_each_slot_as_it_would_alone(
+        redis_state: RedisState, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The inline executor's hop: several slots begin in ONE round trip, in order, each as alone (a parked
+    slot gets its result and is not charged, the others are charged one call each until the budget runs
+    out, a cached query is a hit), and end in one round trip (results parked, a MISS's passages cached)."""
+    cache = CacheQuery(tenant="acme", engine="bm25", query="Which plan?", k=5, acl=None)
+    vector = CacheQuery(tenant="acme", engine="vector", query="Which plan?", k=5, acl=None)
+    other = CacheQuery(tenant="acme", engine="bm25", query="Who wrote it?", k=5, acl=None)
+    found = SlotHits(query="Which plan?", engine="bm25", passages=(_passage("a#0"),))
+    redis_state.init_budget("inv", max_hops=2, max_retrieval_calls=3, max_llm_tokens=0, deadline_ts=1000.0)
+    redis_state.slot_end("inv", 1, "0:bm25", found, cache=cache, version=0, ttl=60)  # parked and cached
+    commands: list[object] = []
+    execute: Callable[..., Any] = redis_state.client.execute_command
+
+    def counted(*args: object, **kwargs: object) -> object:
+        commands.append(args[0])
+        return execute(*args, **kwargs)
+
+    monkeypatch.setattr(redis_state.client, "execute_command", counted)
+    slots = [("0:bm25", cache), ("0:vector", vector), ("1:bm25", other), ("2:bm25", cache), ("3:bm25", cache)]
+    begins = redis_state.slots_begin("inv", 1, slots, now=999.0)
+    assert commands == ["EVALSHA"]  # one round trip for the five
+    assert [b.outcome for b in begins] == [SlotOutcome.PARKED, SlotOutcome.MISS, SlotOutcome.MISS,
+                                           SlotOutcome.HIT, SlotOutcome.BUDGET]
+    assert begins[0].parked == found and begins[3].cached == list(found.passages)
+    assert redis_state.usage("inv")["retrieval_calls"] == 3  # the parked slot and the refused one: not charged
+    monkeypatch.setattr(redis_state.client, "execute_command", execute)
+    other_hits = SlotHits(query="Who wrote it?", engine="bm25", passages=(_passage("b#0"),))
+    vector_hits = SlotHits(query="Which plan?", engine="vector", passages=(), error="ReadTimeout")
+    pipelines: list[int] = []
+    real_pipeline = redis_state.client.pipeline
+
+    def pipeline(*args: Any, **kwargs: Any) -> Any:
+        pipelines.append(1)
+        return real_pipeline(*args, **kwargs)
+
+    monkeypatch.setattr(redis_state.client, "pipeline", pipeline)
+    redis_state.slots_end("inv", 1, [SlotEnd("0:vector", vector_hits), SlotEnd("1:bm25", other_hits, other, 0)],
+                          ttl=60)
+    assert pipelines == [1]  # one MULTI/EXEC round trip
+    results, _usage = redis_state.hop_results("inv", 1)
+    assert results == {"0:bm25": found, "0:vector": vector_hits, "1:bm25": other_hits}
+    redis_state.init_budget("inv2", max_hops=2, max_retrieval_calls=9, max_llm_tokens=0, deadline_ts=1000.0)
+    assert redis_state.slots_begin("inv2", 1, [("0:bm25", other)], now=999.0)[0].outcome is SlotOutcome.HIT
+    assert redis_state.slots_begin("inv2", 1, [], now=999.0) == []
+    with pytest.raises(ValueError, match="one tenant"):
+        redis_state.slots_begin("inv2", 1, [("0:bm25", cache), ("1:bm25", CacheQuery("beta", "bm25", "q", 5, None))],
+                                now=999.0)
+    assert redis_state.usage("inv2")["retrieval_calls"] == 1  # nothing charged for the refused call
 
 
 def test_slot_begin_checks_parked_deadline_and_budget_then_charges_and_reads_the_cache_in_one_round_trip(

@@ -6,6 +6,7 @@ starts its own worker, which consumes only some queues."""
 from __future__ import annotations
 
 import time
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 import pytest
@@ -154,8 +155,8 @@ def test_a_reducer_that_fails_during_synthesis_answers_once_when_retried(
                                launch=lambda _i: None)
     nxt = steps.start(services, inv_id)
     assert nxt.kind == steps.NextKind.HOP
-    for slot in nxt.slots:
-        inline._retrieve_slot(services, inv_id, nxt.hop, slot)
+    with ThreadPoolExecutor(2) as pool:
+        inline._retrieve_hop(services, inv_id, nxt.hop, nxt.slots, pool)
     answer = steps.synthesize
 
     def failing(*_args: object) -> steps.Next:

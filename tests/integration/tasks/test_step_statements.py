@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import dataclasses
 import functools
+import threading
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any, TypeVar
@@ -138,3 +139,80 @@ def test_a_reducer_that_goes_on_writes_the_row_once(stack: Stack, monkeypatch: p
         assert inv.subqueries == ["What does error ERR_4021 mean?", "ERR_4021 cause"]
         hop1 = repo.get_hop(session, investigation_id=inv_id, number=1)
         assert hop1 is not None and hop1.decision is not None and hop1.decision["action"] == "continue"
+
+
+def test_a_hops_searches_run_together_in_one_round_trip_each_way_and_one_commit(
+        stack: Stack, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The inline executor's hop (`steps.retrieve_many`): every slot as its own retrieval task would do it,
+    with one Redis round trip before the searches and one after and the slots' trace events in ONE INSERT
+    and commit. An engine that crashes degrades its own slot only. Run again (a redelivery) it searches
+    nothing, charges nothing and writes nothing, and answers the same."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    with stack.services.session() as session:
+        tenant = repo.get_tenant_by_name(session, name=stack.tenant_name)
+    inv_id = submit_investigation(stack.services, tenant=tenant, launch=lambda _i: None,
+                                  request=parse_request({"question": "What does error ERR_4021 mean?"})).id
+    services = stack.services
+    nxt = steps.start(services, inv_id)
+    engines = sorted({engine for _, engine in nxt.slots})
+    assert len(engines) >= 2 and len(nxt.slots) >= 2
+    broken = engines[-1]
+    searched: list[str] = []
+    for name in engines:
+        real = services.backends[name].search
+
+        def search(*args: Any, _name: str = name, _real: Callable[..., Any] = real, **kwargs: Any) -> Any:
+            searched.append(_name)
+            if _name == broken:
+                raise RuntimeError("index file truncated")
+            return _real(*args, **kwargs)
+
+        monkeypatch.setattr(services.backends[name], "search", search)
+    client = services.state.client
+    commands: list[object] = []
+    execute: Callable[..., Any] = client.execute_command
+    pipeline: Callable[..., Any] = client.pipeline
+    pipelines: list[bool] = []
+
+    caller = threading.current_thread()  # not the embedder's threads, storing the query vectors start prepared
+
+    def counted(*args: Any, **kwargs: Any) -> Any:
+        if threading.current_thread() is caller:
+            commands.append(args[0])
+        return execute(*args, **kwargs)
+
+    def counted_pipeline(*args: Any, **kwargs: Any) -> Any:
+        if threading.current_thread() is caller:
+            pipelines.append(True)
+        return pipeline(*args, **kwargs)
+
+    monkeypatch.setattr(client, "execute_command", counted)
+    monkeypatch.setattr(client, "pipeline", counted_pipeline)
+    with ThreadPoolExecutor(2) as pool:
+        summaries, sent, commits = _counted(
+            stack, lambda: steps.retrieve_many(services, inv_id, 1, nxt.slots, run=pool.map))
+        assert (commands, len(pipelines)) == (["EVALSHA"], 1)
+        assert (sent, commits) == (["INSERT trace_event"], 1)
+        assert sorted(searched) == sorted(engine for _, engine in nxt.slots)
+        assert [s["slot"] for s in summaries] == [f"{i}:{e}" for i, e in nxt.slots]
+        for summary, (_, engine) in zip(summaries, nxt.slots, strict=True):
+            if engine == broken:
+                assert summary["error"] == "RuntimeError: index file truncated" and summary["hits"] == 0
+            else:
+                assert summary["error"] is None
+        with services.session() as session:
+            events = [e for e in repo.list_events(session, investigation_id=inv_id) if e.kind == "retrieval"]
+        assert [e.step_key for e in events] == [f"retrieve:1:{i}:{e}" for i, e in nxt.slots]
+        assert {e.data["error"] for e in events if e.data["engine"] == broken} == {
+            "RuntimeError: index file truncated"}
+        calls = services.state.usage(inv_id)["retrieval_calls"]
+        assert calls == len(nxt.slots)
+        searched.clear()
+        again, sent, commits = _counted(
+            stack, lambda: steps.retrieve_many(services, inv_id, 1, nxt.slots, run=pool.map))
+    assert (again, searched, sent, commits) == (summaries, [], [], 0)
+    assert services.state.usage(inv_id)["retrieval_calls"] == calls
+    with pytest.raises(LookupError, match="never planned"):
+        steps.retrieve_many(services, inv_id, 1, [*nxt.slots, (99, engines[0])])
+    assert services.state.usage(inv_id)["retrieval_calls"] == calls  # refused before anything was charged
