@@ -8,7 +8,7 @@ from contextlib import contextmanager
 from datetime import UTC, datetime
 from typing import Any
 
-from sqlalchemy import Table
+from sqlalchemy import Table, bindparam
 from sqlalchemy.dialects import postgresql, sqlite
 from sqlmodel import Session, SQLModel
 
@@ -98,13 +98,18 @@ def insert_new(
     """Like `insert_ignore` (INSERT ... ON CONFLICT DO NOTHING RETURNING `key`): the `key` values of the rows
     that were new. Rows are inserted in order; several in ONE statement per batch (SQLAlchemy's "insert many
     values": the driver's executemany returns no rows), one alone as a `Prepared` statement."""
-    statement = _insert(_dialect(session), model, tuple(conflict), key)
+    dialect = _dialect(session)
     if len(rows) == 1:
-        return {row[0] for row in statement.rows(session, rows[0])}
+        return {row[0] for row in _insert(dialect, model, tuple(conflict), key).rows(session, rows[0])}
+    columns = tuple(rows[0]) if rows else ()
+    if any(tuple(row) != columns for row in rows):
+        raise ValueError(f"rows to insert into {model.__name__} must all give the same columns, in order")
     new: set[Any] = set()
     for start in range(0, len(rows), _INSERT_BATCH):
-        batch = list(rows[start : start + _INSERT_BATCH])
-        new.update(session.connection().execute(statement.statement, batch).scalars())
+        batch = rows[start : start + _INSERT_BATCH]
+        statement = _insert_rows(dialect, model, tuple(conflict), key, columns, len(batch))
+        params = {f"{column}_{i}": value for i, row in enumerate(batch) for column, value in row.items()}
+        new.update(row[0] for row in statement.rows(session, params))
     return new
 
 
@@ -124,6 +129,20 @@ def _insert(dialect: str, model: type[SQLModel], conflict: tuple[str, ...], retu
     stmt = (postgresql.insert(table) if dialect == "postgresql" else sqlite.insert(table)).on_conflict_do_nothing(
         index_elements=list(conflict))
     return Prepared(stmt.returning(table.c[returning]) if returning else stmt)
+
+
+@functools.cache
+def _insert_rows(dialect: str, model: type[SQLModel], conflict: tuple[str, ...], returning: str,
+                 columns: tuple[str, ...], count: int) -> Prepared:
+    """`_insert` of `count` rows in ONE statement (multi-row VALUES, each value a bind parameter named
+    `<column>_<row>`), built once per shape: run on the driver like a one-row insert, where SQLAlchemy's
+    own execution of a several-row INSERT cost several times the statement (docs/performance.md)."""
+    table: Table = model.__table__  # type: ignore[attr-defined]  # SQLModel sets it, undeclared
+    values = [{column: bindparam(f"{column}_{i}", type_=table.c[column].type) for column in columns}
+              for i in range(count)]
+    stmt = (postgresql.insert(table) if dialect == "postgresql" else sqlite.insert(table)).values(values)
+    return Prepared(stmt.on_conflict_do_nothing(index_elements=list(conflict)).returning(table.c[returning]),
+                    named=True)
 
 
 def row_values(instance: SQLModel) -> dict[str, Any]:

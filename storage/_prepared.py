@@ -68,9 +68,12 @@ class Prepared:
     """A Core statement (a select, or an insert/update with or without RETURNING) to run with `rows`,
     `count` or `load`; parameters by bind parameter name (for an INSERT: by column name)."""
 
-    def __init__(self, statement: Select[Any] | UpdateBase) -> None:
+    def __init__(self, statement: Select[Any] | UpdateBase, *, named: bool = False) -> None:
+        """`named`: an INSERT whose values are bind parameters named in the statement (several rows, each
+        with its own names): compiled once, its parameters by those names like a select's."""
         self.statement = statement
-        self._insert = bool(statement.is_insert)  # an INSERT is compiled for the columns it is given
+        # An INSERT is compiled for the columns it is given (by column name).
+        self._insert = bool(statement.is_insert) and not named
         self._plans: dict[tuple[str, str, tuple[str, ...]], _Plan] = {}
         self._lock = threading.Lock()
 

@@ -303,3 +303,38 @@ def test_a_steps_events_are_one_insert_that_skips_recorded_and_repeated_step_key
     with atomic(session):
         assert add_events(session, batch) == 0 and add_events(session, []) == 0
     assert len(observed) == 3
+
+
+def test_many_events_go_in_batches_of_one_statement_each_and_rows_must_give_the_same_columns(
+    session: Session, investigation: Investigation, observed: list[tuple[str, bool]],
+) -> None:
+    """More rows than one statement takes (`_INSERT_BATCH`): one multi-row INSERT per batch, every row
+    written once, in order; rows that do not give the same columns are refused before anything is sent."""
+    from storage._common import _INSERT_BATCH, insert_new
+    from storage.models import TraceEvent
+
+    inv_id = investigation.id
+    count = 2 * _INSERT_BATCH + 7
+    batch = [new_event(investigation_id=inv_id, step_key=f"k{n:04d}", kind="fusion", data={"n": n, "é": [n]})
+             for n in range(count)]
+    inserts: list[str] = []
+
+    def record(_conn: object, _cursor: object, statement: str, *_: object) -> None:
+        if statement.lstrip().upper().startswith("INSERT"):
+            inserts.append(statement)
+
+    engine = session.get_bind()
+    event.listen(engine, "before_cursor_execute", record)
+    try:
+        with atomic(session):
+            assert add_events(session, batch) == count
+    finally:
+        event.remove(engine, "before_cursor_execute", record)
+    assert len(inserts) == 3
+    assert len(observed) == count
+    stored = list_events(session, investigation_id=inv_id)
+    assert [(e.step_key, e.data) for e in stored] == [(f"k{n:04d}", {"n": n, "é": [n]}) for n in range(count)]
+    rows = [batch[0].row(), {**batch[1].row(), "hop": None}]
+    rows[1].pop("hop")
+    with pytest.raises(ValueError, match="same columns"), atomic(session):
+        insert_new(session, TraceEvent, rows, ["investigation_id", "step_key"], "step_key")
