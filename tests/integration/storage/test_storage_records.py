@@ -274,14 +274,8 @@ def test_a_write_outside_an_atomic_block_is_observed_after_its_own_commit(
     assert observed == [("s", True)]
 
 
-def test_a_steps_events_are_one_insert_that_skips_recorded_and_repeated_step_keys(
-    session: Session, investigation: Investigation, observed: list[tuple[str, bool]],
-) -> None:
-    inv_id = investigation.id
-    assert add_event(session, investigation_id=inv_id, step_key="route", kind="route", data={"first": True})
-    observed.clear()
-    batch = [new_event(investigation_id=inv_id, step_key=key, kind="fusion", data={"n": n})
-             for n, key in enumerate(["fuse:1", "route", "grade:1", "fuse:1", "judge:1"])]
+def _inserts(session: Session, write: Callable[[], int], expected: int) -> list[str]:
+    """The INSERT statements `write()` sends, run in one `atomic` block; it must return `expected`."""
     inserts: list[str] = []
 
     def record(_conn: object, _cursor: object, statement: str, *_: object) -> None:
@@ -292,9 +286,21 @@ def test_a_steps_events_are_one_insert_that_skips_recorded_and_repeated_step_key
     event.listen(engine, "before_cursor_execute", record)
     try:
         with atomic(session):
-            assert add_events(session, batch) == 3
+            assert write() == expected
     finally:
         event.remove(engine, "before_cursor_execute", record)
+    return inserts
+
+
+def test_a_steps_events_are_one_insert_that_skips_recorded_and_repeated_step_keys(
+    session: Session, investigation: Investigation, observed: list[tuple[str, bool]],
+) -> None:
+    inv_id = investigation.id
+    assert add_event(session, investigation_id=inv_id, step_key="route", kind="route", data={"first": True})
+    observed.clear()
+    batch = [new_event(investigation_id=inv_id, step_key=key, kind="fusion", data={"n": n})
+             for n, key in enumerate(["fuse:1", "route", "grade:1", "fuse:1", "judge:1"])]
+    inserts = _inserts(session, lambda: add_events(session, batch), 3)
     assert len(inserts) == 1  # one statement for the whole step
     assert observed == [("fuse:1", True), ("grade:1", True), ("judge:1", True)]  # the new ones, in order, once
     stored = {e.step_key: e.data for e in list_events(session, investigation_id=inv_id)}
@@ -317,19 +323,7 @@ def test_many_events_go_in_batches_of_one_statement_each_and_rows_must_give_the_
     count = 2 * _INSERT_BATCH + 7
     batch = [new_event(investigation_id=inv_id, step_key=f"k{n:04d}", kind="fusion", data={"n": n, "é": [n]})
              for n in range(count)]
-    inserts: list[str] = []
-
-    def record(_conn: object, _cursor: object, statement: str, *_: object) -> None:
-        if statement.lstrip().upper().startswith("INSERT"):
-            inserts.append(statement)
-
-    engine = session.get_bind()
-    event.listen(engine, "before_cursor_execute", record)
-    try:
-        with atomic(session):
-            assert add_events(session, batch) == count
-    finally:
-        event.remove(engine, "before_cursor_execute", record)
+    inserts = _inserts(session, lambda: add_events(session, batch), count)
     assert len(inserts) == 3
     assert len(observed) == count
     stored = list_events(session, investigation_id=inv_id)

@@ -284,6 +284,19 @@ def test_the_shared_redis_urls_reach_one_server_from_kombu_celery_and_redis_py(
 
 
 
+def _commands(redis_state: RedisState, monkeypatch: pytest.MonkeyPatch) -> list[object]:
+    """The commands the client sends from now on (a round trip each), recorded in the list returned."""
+    commands: list[object] = []
+    execute: Callable[..., Any] = redis_state.client.execute_command
+
+    def counted(*args: object, **kwargs: object) -> object:
+        commands.append(args[0])
+        return execute(*args, **kwargs)
+
+    monkeypatch.setattr(redis_state.client, "execute_command", counted)
+    return commands
+
+
 def test_slots_begin_and_end_take_a_hops_slots_in_one_round_trip_each_slot_as_it_would_alone(
         redis_state: RedisState, monkeypatch: pytest.MonkeyPatch) -> None:
     """The inline executor's hop: several slots begin in ONE round trip, in order, each as alone (a parked
@@ -295,14 +308,8 @@ def test_slots_begin_and_end_take_a_hops_slots_in_one_round_trip_each_slot_as_it
     found = SlotHits(query="Which plan?", engine="bm25", passages=(_passage("a#0"),))
     redis_state.init_budget("inv", max_hops=2, max_retrieval_calls=3, max_llm_tokens=0, deadline_ts=1000.0)
     redis_state.slot_end("inv", 1, "0:bm25", found, cache=cache, version=0, ttl=60)  # parked and cached
-    commands: list[object] = []
     execute: Callable[..., Any] = redis_state.client.execute_command
-
-    def counted(*args: object, **kwargs: object) -> object:
-        commands.append(args[0])
-        return execute(*args, **kwargs)
-
-    monkeypatch.setattr(redis_state.client, "execute_command", counted)
+    commands = _commands(redis_state, monkeypatch)
     slots = [("0:bm25", cache), ("0:vector", vector), ("1:bm25", other), ("2:bm25", cache), ("3:bm25", cache)]
     begins = redis_state.slots_begin("inv", 1, slots, now=999.0)
     assert commands == ["EVALSHA"]  # one round trip for the five
@@ -340,14 +347,8 @@ def test_slot_begin_checks_parked_deadline_and_budget_then_charges_and_reads_the
     cache = CacheQuery(tenant="acme", engine="bm25", query="Which plan?", k=5, acl=("scope", "acl:staff"))
     other = CacheQuery(tenant="acme", engine="bm25", query="Which plan?", k=5, acl=("scope", "acl:all"))
     redis_state.init_budget("inv", max_hops=2, max_retrieval_calls=3, max_llm_tokens=0, deadline_ts=1000.0)
-    commands: list[object] = []
     execute: Callable[..., Any] = redis_state.client.execute_command
-
-    def counted(*args: object, **kwargs: object) -> object:
-        commands.append(args[0])
-        return execute(*args, **kwargs)
-
-    monkeypatch.setattr(redis_state.client, "execute_command", counted)
+    commands = _commands(redis_state, monkeypatch)
     begin = redis_state.slot_begin("inv", 1, "0:bm25", cache, now=999.0)
     assert begin == SlotBegin(SlotOutcome.MISS, None, None, 0)
     assert commands == ["EVALSHA"]  # one round trip

@@ -67,11 +67,16 @@ def _counted(stack: Stack, call: Callable[[], T]) -> tuple[T, list[str], int]:
     return result, sent, commits[0]
 
 
-def test_each_step_sends_only_the_statements_it_needs(stack: Stack) -> None:
+def _asked(stack: Stack) -> str:
+    """The id of a new investigation of the demo question, admitted and not yet started."""
     with stack.services.session() as session:
         tenant = repo.get_tenant_by_name(session, name=stack.tenant_name)
-    inv_id = submit_investigation(stack.services, tenant=tenant, launch=lambda _i: None,
-                                  request=parse_request({"question": "What does error ERR_4021 mean?"})).id
+    return submit_investigation(stack.services, tenant=tenant, launch=lambda _i: None,
+                                request=parse_request({"question": "What does error ERR_4021 mean?"})).id
+
+
+def test_each_step_sends_only_the_statements_it_needs(stack: Stack) -> None:
+    inv_id = _asked(stack)
     services = stack.services
 
     # start: the checks and the move to running in one transaction, the UPDATE returning the row (no
@@ -111,10 +116,7 @@ def test_a_reducer_that_goes_on_writes_the_row_once(stack: Stack, monkeypatch: p
     from investigation import loop
     from investigation.state import LoopAction, LoopDecision, SubQuery
 
-    with stack.services.session() as session:
-        tenant = repo.get_tenant_by_name(session, name=stack.tenant_name)
-    inv_id = submit_investigation(stack.services, tenant=tenant, launch=lambda _i: None,
-                                  request=parse_request({"question": "What does error ERR_4021 mean?"})).id
+    inv_id = _asked(stack)
     services = stack.services
     nxt = steps.start(services, inv_id)
     for index, engine in nxt.slots:
@@ -149,10 +151,7 @@ def test_a_hops_searches_run_together_in_one_round_trip_each_way_and_one_commit(
     nothing, charges nothing and writes nothing, and answers the same."""
     from concurrent.futures import ThreadPoolExecutor
 
-    with stack.services.session() as session:
-        tenant = repo.get_tenant_by_name(session, name=stack.tenant_name)
-    inv_id = submit_investigation(stack.services, tenant=tenant, launch=lambda _i: None,
-                                  request=parse_request({"question": "What does error ERR_4021 mean?"})).id
+    inv_id = _asked(stack)
     services = stack.services
     nxt = steps.start(services, inv_id)
     engines = sorted({engine for _, engine in nxt.slots})
