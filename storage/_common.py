@@ -96,8 +96,9 @@ def insert_new(
     session: Session, model: type[SQLModel], rows: Sequence[dict[str, Any]], conflict: Sequence[str], key: str
 ) -> set[Any]:
     """Like `insert_ignore` (INSERT ... ON CONFLICT DO NOTHING RETURNING `key`): the `key` values of the rows
-    that were new. Rows are inserted in order; several in ONE statement per batch (SQLAlchemy's "insert many
-    values": the driver's executemany returns no rows), one alone as a `Prepared` statement."""
+    that were new. Rows are inserted in order, as `Prepared` statements: one alone, several in ONE multi-row
+    statement per batch (`_insert_rows`; the driver's executemany returns no rows). Several rows must give the
+    same columns in the same order (ValueError, nothing sent)."""
     dialect = _dialect(session)
     if len(rows) == 1:
         return {row[0] for row in _insert(dialect, model, tuple(conflict), key).rows(session, rows[0])}

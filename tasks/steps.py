@@ -242,6 +242,8 @@ def retrieve_many(services: Services, inv_id: str, hop: int, slots: Sequence[tup
     results parked, `slots_end`), their trace events in one transaction. `run` maps the searches (a thread
     pool's `map`: in parallel; the inline executor sends a hop's searches this way). Returns each slot's
     summary, in order."""
+    if not slots:
+        return []
     with services.session() as session:  # read once per hop and process (repo.planned_hop)
         planned = repo.planned_hop(session, investigation_id=inv_id, number=hop)
     for index, engine in slots:

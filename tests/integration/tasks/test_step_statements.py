@@ -215,3 +215,4 @@ def test_a_hops_searches_run_together_in_one_round_trip_each_way_and_one_commit(
     with pytest.raises(LookupError, match="never planned"):
         steps.retrieve_many(services, inv_id, 1, [*nxt.slots, (99, engines[0])])
     assert services.state.usage(inv_id)["retrieval_calls"] == calls  # refused before anything was charged
+    assert steps.retrieve_many(services, inv_id, 1, []) == []  # no slots: nothing read, nothing sent
