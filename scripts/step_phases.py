@@ -37,7 +37,9 @@ _lock = threading.Lock()
 
 
 def _timed(owner, name, label):
-    real = getattr(owner, name)
+    real = getattr(owner, name, None)
+    if real is None:  # a name another checkout (PYTHONPATH=TREE) does not have
+        return
 
     @functools.wraps(real)
     def timed(*args, **kwargs):
@@ -72,7 +74,9 @@ def _install():
     _timed(admission, "priority", "send: queue priority")
     _timed(gate, "enter", "step gate: enter")
     _timed(gate, "leave", "step gate: leave")
-    for name in ("slot_begin", "slot_end", "hop_results", "first_seen", "charge_once", "usage", "init_budget"):
+    # slot_begin / slot_end: one slot's calls before the nineteenth pass; slots_begin / slots_end since.
+    for name in ("slot_begin", "slot_end", "slots_begin", "slots_end", "hop_results", "first_seen", "charge_once",
+                 "usage", "init_budget"):
         _timed(state.RedisState, name, f"redis {name}")
     for name in ("get_investigation", "list_evidence", "planned_hop", "list_hops"):
         _timed(repo, name, f"read {name}")

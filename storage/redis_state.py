@@ -255,7 +255,7 @@ class RedisState:
         pipe.expire(key, int(ttl))
 
     def slot_begin(self, inv_id: str, hop: int, slot: str, cache: CacheQuery, *, now: float) -> SlotBegin:
-        """`slots_begin` of one slot: what a Celery retrieval task does before it searches."""
+        """`slots_begin` of one slot (a slot begun again after its parked result proved unreadable)."""
         return self.slots_begin(inv_id, hop, [(slot, cache)], now=now)[0]
 
     @_translated
@@ -295,11 +295,6 @@ class RedisState:
 
     def _cache_key_of(self, cache: CacheQuery) -> str:
         return self.cache_key(cache.tenant, cache.engine, cache.query, cache.k, cache.acl)
-
-    def slot_end(self, inv_id: str, hop: int, slot: str, hits: SlotHits, *, cache: CacheQuery | None = None,
-                 version: int = 0, ttl: int = 0) -> None:
-        """`slots_end` of one slot: what a Celery retrieval task does after it searched."""
-        self.slots_end(inv_id, hop, [SlotEnd(slot, hits, cache, version)], ttl=ttl)
 
     @_translated
     def slots_end(self, inv_id: str, hop: int, ends: Sequence[SlotEnd], *, ttl: int = 0) -> None:

@@ -302,13 +302,9 @@ def retrieve_many(services: Services, inv_id: str, hop: int, slots: Sequence[tup
     if searched:
         with services.session() as session:
             repo.add_events(session, [event for _, event in searched])
-    found = {end.slot: end.hits for end in ends}
-    return [_slot_summary(name, found.get(name) or begin.parked) for name, begin in zip(names, begins, strict=True)]
-
-
-def _slot_summary(slot: str, hits: SlotHits | None) -> dict[str, Any]:
-    assert hits is not None  # a slot either was parked already or has just been searched
-    return {"slot": slot, "hits": len(hits.passages), "error": hits.error}
+    results = {i: begin.parked for i, begin in enumerate(begins) if begin.parked is not None}
+    results.update((i, end.hits) for i, end in zip(todo, ends, strict=True))
+    return [{"slot": names[i], "hits": len(results[i].passages), "error": results[i].error} for i in range(len(names))]
 
 
 def _evidence_of(records: list[Any]) -> list[Evidence]:

@@ -105,8 +105,8 @@ def _cached(state: RedisState, tenant: str, engine: str, query: str, k: int,
 
 
 def _cache(state: RedisState, cache: CacheQuery, hits: list[Passage], *, version: int, ttl: int = 60) -> None:
-    state.slot_end("inv-writer", 1, f"{uuid.uuid4().hex[:6]}:x", SlotHits(query=cache.query, engine=cache.engine,
-                   passages=tuple(hits)), cache=cache, version=version, ttl=ttl)
+    state.slots_end("inv-writer", 1, [SlotEnd(f"{uuid.uuid4().hex[:6]}:x", SlotHits(
+        query=cache.query, engine=cache.engine, passages=tuple(hits)), cache, version)], ttl=ttl)
 
 
 def test_cache_is_tenant_scoped_normalised_and_invalidated_by_ingest(redis_state: RedisState) -> None:
@@ -307,7 +307,7 @@ def test_slots_begin_and_end_take_a_hops_slots_in_one_round_trip_each_slot_as_it
     other = CacheQuery(tenant="acme", engine="bm25", query="Who wrote it?", k=5, acl=None)
     found = SlotHits(query="Which plan?", engine="bm25", passages=(_passage("a#0"),))
     redis_state.init_budget("inv", max_hops=2, max_retrieval_calls=3, max_llm_tokens=0, deadline_ts=1000.0)
-    redis_state.slot_end("inv", 1, "0:bm25", found, cache=cache, version=0, ttl=60)  # parked and cached
+    redis_state.slots_end("inv", 1, [SlotEnd("0:bm25", found, cache, 0)], ttl=60)  # parked and cached
     execute: Callable[..., Any] = redis_state.client.execute_command
     commands = _commands(redis_state, monkeypatch)
     slots = [("0:bm25", cache), ("0:vector", vector), ("1:bm25", other), ("2:bm25", cache), ("3:bm25", cache)]
@@ -354,7 +354,7 @@ def test_slot_begin_checks_parked_deadline_and_budget_then_charges_and_reads_the
     assert commands == ["EVALSHA"]  # one round trip
     monkeypatch.setattr(redis_state.client, "execute_command", execute)
     found = SlotHits(query="Which plan?", engine="bm25", passages=(_passage("a#0"),))
-    redis_state.slot_end("inv", 1, "0:bm25", found, cache=cache, version=0, ttl=60)
+    redis_state.slots_end("inv", 1, [SlotEnd("0:bm25", found, cache, 0)], ttl=60)
     assert redis_state.load_hit("inv", 1, "0:bm25") == found
     # The same query and scope in another slot is a cache hit, charged; another scope is a miss.
     hit = redis_state.slot_begin("inv", 1, "1:bm25", cache, now=999.0)
@@ -377,9 +377,9 @@ def test_slot_begin_checks_parked_deadline_and_budget_then_charges_and_reads_the
     redis_state.init_budget("inv2", max_hops=2, max_retrieval_calls=9, max_llm_tokens=0, deadline_ts=1000.0)
     after = redis_state.slot_begin("inv2", 1, "0:bm25", cache, now=999.0)
     assert (after.outcome, after.version) == (SlotOutcome.MISS, 1)
-    redis_state.slot_end("inv2", 1, "0:bm25", found, cache=cache, version=0, ttl=60)
+    redis_state.slots_end("inv2", 1, [SlotEnd("0:bm25", found, cache, 0)], ttl=60)
     assert redis_state.slot_begin("inv2", 1, "1:bm25", cache, now=999.0).outcome is SlotOutcome.MISS
-    redis_state.slot_end("inv2", 1, "1:bm25", found, cache=cache, version=1, ttl=0)  # ttl 0: not cached
+    redis_state.slots_end("inv2", 1, [SlotEnd("1:bm25", found, cache, 1)], ttl=0)  # ttl 0: not cached
     assert redis_state.slot_begin("inv2", 1, "2:bm25", cache, now=999.0).outcome is SlotOutcome.MISS
-    redis_state.slot_end("inv2", 1, "2:bm25", found, cache=cache, version=1, ttl=60)
+    redis_state.slots_end("inv2", 1, [SlotEnd("2:bm25", found, cache, 1)], ttl=60)
     assert redis_state.slot_begin("inv2", 1, "3:bm25", cache, now=999.0).outcome is SlotOutcome.HIT
