@@ -93,7 +93,7 @@ def _vocabulary(passages: Iterable[tuple[str, str]]) -> tuple[AbstractSet[str], 
     sequence. Shared and read-only (cached): a caller that adds to it takes a copy."""
     passages = tuple(passages)
     if len(passages) == 1:
-        return _text_vocabulary(*passages[0])
+        return text_vocabulary(*passages[0])
     return _joined_vocabulary(passages)
 
 
@@ -103,7 +103,7 @@ def _joined_vocabulary(passages: tuple[tuple[str, str], ...]) -> tuple[Vocabular
     sequences: list[str] = []
     parts: list[Vocabulary] = []
     for title, text in passages:
-        text_vocab, sequence = _text_vocabulary(title, text)
+        text_vocab, sequence = text_vocabulary(title, text)
         vocab |= text_vocab
         sequences.append(sequence)
         parts.append(text_vocab)
@@ -111,7 +111,7 @@ def _joined_vocabulary(passages: tuple[tuple[str, str], ...]) -> tuple[Vocabular
 
 
 @memoised(TEXT_CACHE_SIZE // 4)  # one entry per passage, the largest (~8 KB): 2,048 passages
-def _text_vocabulary(title: str, text: str) -> tuple[Vocabulary, str]:
+def text_vocabulary(title: str, text: str) -> tuple[Vocabulary, str]:
     """`_vocabulary` of one passage, the words of f"{title}. {text}" (`passage_words`: the text's own words,
     which other checks read too, not a second reading of it behind its title), computed once per passage
     (investigation/memo.py)."""
@@ -229,7 +229,7 @@ def mentioning(name: str, evidence: Sequence[Evidence]) -> list[Evidence]:
 
 @memoised(TEXT_CACHE_SIZE)  # a passage is asked about the same names in every hop
 def _text_mentions(name: str, title: str, text: str) -> bool:
-    vocab, sequence = _text_vocabulary(title, text)
+    vocab, sequence = text_vocabulary(title, text)
     return mentioned(name, vocab, sequence)
 
 

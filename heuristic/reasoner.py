@@ -13,6 +13,7 @@ import numpy as np
 
 from heuristic.grader import GraderConfig, grade_passages
 from heuristic.planner import PlannerConfig, bridge_queries, part_queries, plan_question, probe_queries
+from heuristic.reading import read_passage
 from heuristic.router import RouterConfig, chitchat_prototypes, route_question
 from heuristic.selection import SelectionConfig, select_evidence
 from heuristic.sufficiency import SufficiencyConfig, judge_evidence
@@ -92,6 +93,10 @@ class HeuristicReasoner:
 
     def synthesize(self, question: str, route: RouteDecision, evidence: Sequence[Evidence]) -> Answer:
         return synthesize_answer(question, route, evidence)
+
+    def read_ahead(self, passage: Passage) -> None:
+        """`investigation.ports.ReadsAhead`: the text caches warmed with what the rules read of `passage`."""
+        read_passage(passage)
 
     def bind(self, *, budget: TokenBudget, on_event: ProgressEvents | None = None) -> HeuristicReasoner:
         """No LLM calls, nothing to charge: the same reasoner serves every investigation."""

@@ -114,6 +114,14 @@ class Reasoner(Protocol):
         ...
 
 
+@runtime_checkable
+class ReadsAhead(Protocol):
+    """A reasoner that can read a found passage before it is asked about it: what it computes of the passage
+    alone is then ready when the passage is graded, judged and quoted. Reading ahead changes no answer."""
+
+    def read_ahead(self, passage: Passage) -> None: ...
+
+
 @dataclass(frozen=True)
 class Delivered:
     """What one successful send reports: the receiver's status, a line for the attempt log, and (helpdesks

@@ -4,13 +4,63 @@ searches, run together (`steps.retrieve_many`), get one "sleuth.retrieve" span a
 
 from __future__ import annotations
 
-from concurrent.futures import ThreadPoolExecutor, wait
-from typing import Any
+import logging
+from collections import deque
+from collections.abc import Callable, Iterable, Sequence
+from concurrent.futures import FIRST_COMPLETED, Executor, ThreadPoolExecutor, wait
+from typing import Any, TypeVar
 
 from bootstrap import Services
+from investigation.ports import ReadsAhead
+from investigation.state import Passage
 from investigation.tools.evidence import ENGINE_PREFIX, is_tool_engine
 from observability import step_scope
 from tasks import steps, tool_step
+
+log = logging.getLogger(__name__)
+T = TypeVar("T")
+R = TypeVar("R")
+
+
+class _ReadingAhead:
+    """A hop's searches in the pool; while any is still searching, the calling thread reads the passages the
+    others have found (`ReadsAhead.read_ahead`), one at a time, first found first, each once. The reducer
+    and synthesis then find those readings done. Between two passages it looks whether every search is
+    back, and stops at once when they are; a reading that fails only ends the reading ahead."""
+
+    def __init__(self, pool: Executor, read: Callable[[Passage], None]) -> None:
+        self._pool, self._read = pool, read
+        self._found: deque[Passage] = deque()  # filled by the searching threads (`found`)
+        self._read_ids: set[str] = set()
+        self.reads = 0  # passages read ahead (for tests and curiosity)
+
+    def found(self, passages: Sequence[Passage]) -> None:
+        self._found.extend(passages)
+
+    def map(self, fn: Callable[[T], R], items: Iterable[T]) -> list[R]:
+        runs = [self._pool.submit(fn, item) for item in items]
+        pending = [run for run in runs if not run.done()]
+        reading = True
+        while pending:
+            if reading and self._found:
+                reading = self._read_next()
+            else:
+                wait(pending, return_when=FIRST_COMPLETED)
+            pending = [run for run in pending if not run.done()]
+        return [run.result() for run in runs]
+
+    def _read_next(self) -> bool:
+        passage = self._found.popleft()
+        if passage.chunk_id in self._read_ids:
+            return True
+        self._read_ids.add(passage.chunk_id)
+        try:
+            self._read(passage)
+        except Exception:  # only a warm-up: the steps read the passage themselves
+            log.warning("reading ahead stopped at %s", passage.chunk_id, exc_info=True)
+            return False
+        self.reads += 1
+        return True
 
 
 def _call_tool(services: Services, inv_id: str, hop: int, slot: tuple[int, str]) -> dict[str, Any]:
@@ -22,13 +72,23 @@ def _retrieve_hop(services: Services, inv_id: str, hop: int, slots: tuple[tuple[
                   pool: ThreadPoolExecutor) -> None:
     """A hop's slots: its tool calls each in a pool thread, as the canvas's tool tasks; its searches as one
     `steps.retrieve_many` (one Redis round trip before them and one after, one transaction for their
-    events: what a retrieval task does once per slot), the searches themselves in the pool's threads."""
+    events: what a retrieval task does once per slot), the searches themselves in the pool's threads.
+
+    A hop of one query has one model run to wait for (its vector search's query embedding) on one core:
+    meanwhile this thread reads the lexical search's passages ahead for a reasoner that `ReadsAhead`. With
+    two queries or more, both cores embed and reading only delays the hop (docs/performance.md, twentieth
+    pass), so the searches are just waited for."""
     tools = [pool.submit(_call_tool, services, inv_id, hop, slot) for slot in slots if is_tool_engine(slot[1])]
     searches = [slot for slot in slots if not is_tool_engine(slot[1])]
+    reasoner = services.reasoner
     try:
         if searches:
             with step_scope("sleuth.retrieve", inv_id, hop=hop):
-                steps.retrieve_many(services, inv_id, hop, searches, run=pool.map)
+                if isinstance(reasoner, ReadsAhead) and len({index for index, _engine in searches}) == 1:
+                    ahead = _ReadingAhead(pool, reasoner.read_ahead)
+                    steps.retrieve_many(services, inv_id, hop, searches, run=ahead.map, found=ahead.found)
+                else:
+                    steps.retrieve_many(services, inv_id, hop, searches, run=pool.map)
     finally:
         wait(tools)  # none left running behind a failed search step
     for call in tools:

@@ -236,11 +236,13 @@ def retrieve(services: Services, inv_id: str, hop: int, index: int, engine: str)
 
 
 def retrieve_many(services: Services, inv_id: str, hop: int, slots: Sequence[tuple[int, str]], *,
-                  run: Callable[..., Any] = map) -> list[dict[str, Any]]:
+                  run: Callable[..., Any] = map,
+                  found: Callable[[Sequence[Passage]], None] | None = None) -> list[dict[str, Any]]:
     """Search slots (sub-query index, engine) of one hop, each as a retrieval task would, in one go: one read
     of the plan, one Redis round trip before the searches (`RedisState.slots_begin`) and one after (their
     results parked, `slots_end`), their trace events in one transaction. `run` maps the searches (a thread
-    pool's `map`: in parallel; the inline executor sends a hop's searches this way). Returns each slot's
+    pool's `map`: in parallel; the inline executor sends a hop's searches this way); `found`, if given, gets
+    each search's passages as soon as it has them (from the thread that searched). Returns each slot's
     summary, in order."""
     if not slots:
         return []
@@ -287,6 +289,8 @@ def retrieve_many(services: Services, inv_id: str, hop: int, slots: Sequence[tup
             except Exception as exc:  # an engine bug degrades the hop too: it never kills the run
                 log.exception("retrieval %s of %s hop %s crashed", names[i], inv_id, hop)
                 error, to_cache = f"{type(exc).__name__}: {exc}"[:500], False
+        if found is not None and passages:
+            found(passages)
         hits = SlotHits(query=cache.query, engine=cache.engine, passages=tuple(passages), error=error,
                         cached=begin.outcome is SlotOutcome.HIT,
                         ms=round((time.perf_counter() - started) * 1000, 2))

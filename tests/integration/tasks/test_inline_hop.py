@@ -1,0 +1,86 @@
+"""The inline executor's hop reads the first searches' passages ahead while a hop of one query waits for its
+vector search (`tasks/inline.py::_retrieve_hop`), and only then; the investigation ends as it would without."""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+from typing import Any
+
+import pytest
+
+from app.intake import parse_request, submit_investigation
+from investigation.state import Passage
+from storage import repositories as repo
+from tasks import inline, steps
+from tests.support.stack import Stack
+
+pytestmark = pytest.mark.integration
+
+LONG = 30.0  # a search left waiting longer than this fails the test instead of hanging it
+
+
+def _asked(stack: Stack, question: str) -> str:
+    with stack.services.session() as session:
+        tenant = repo.get_tenant_by_name(session, name=stack.tenant_name)
+    return submit_investigation(stack.services, tenant=tenant, launch=lambda _i: None,
+                                request=parse_request({"question": question})).id
+
+
+def _watched(stack: Stack, monkeypatch: pytest.MonkeyPatch, *,
+             vector_waits: bool) -> tuple[list[str], dict[str, list[str]]]:
+    """(chunk ids read ahead, in order; ids found by each engine). With `vector_waits` the vector search
+    starts only once a passage has been read ahead (or after LONG seconds when none is)."""
+    services = stack.services
+    read: list[str] = []
+    first_read = threading.Event()
+    reasoner = services.reasoner
+    reading: Callable[[Passage], None] = reasoner.read_ahead  # type: ignore[attr-defined]
+
+    def read_ahead(passage: Passage) -> None:
+        read.append(passage.chunk_id)
+        reading(passage)
+        first_read.set()
+
+    monkeypatch.setattr(reasoner, "read_ahead", read_ahead)
+    found: dict[str, list[str]] = {}
+    for name, backend in services.backends.items():
+        real = backend.search
+
+        def search(*args: Any, _name: str = name, _real: Callable[..., Any] = real, **kwargs: Any) -> Any:
+            if _name == "vector" and vector_waits:
+                first_read.wait(LONG)
+            hits = _real(*args, **kwargs)
+            found.setdefault(_name, []).extend(p.chunk_id for p in hits)
+            return hits
+
+        monkeypatch.setattr(backend, "search", search)
+    return read, found
+
+
+def test_a_one_query_hop_reads_the_lexical_hits_ahead_while_its_vector_search_waits(
+        stack: Stack, monkeypatch: pytest.MonkeyPatch) -> None:
+    services = stack.services
+    inv_id = _asked(stack, "What does error ERR_4021 mean?")
+    nxt = steps.start(services, inv_id)
+    assert len({index for index, _ in nxt.slots}) == 1 and {e for _, e in nxt.slots} == {"bm25", "vector"}
+    read, found = _watched(stack, monkeypatch, vector_waits=True)
+    with ThreadPoolExecutor(4) as pool:
+        inline._retrieve_hop(services, inv_id, nxt.hop, nxt.slots, pool)
+    assert read, "nothing was read ahead"
+    assert len(read) == len(set(read)) and set(read) <= set(found["bm25"])
+    stored, _usage = services.state.hop_results(inv_id, nxt.hop)
+    assert {slot: bool(hits.passages) for slot, hits in stored.items()} == {"0:bm25": True, "0:vector": True}
+
+
+def test_a_hop_of_several_queries_reads_nothing_ahead(
+        stack: Stack, monkeypatch: pytest.MonkeyPatch) -> None:
+    services = stack.services
+    inv_id = _asked(stack, "Sev 1 response time on Business vs Enterprise?")
+    nxt = steps.start(services, inv_id)
+    assert len({index for index, _ in nxt.slots}) >= 2  # as many model runs: both cores embed
+    read, found = _watched(stack, monkeypatch, vector_waits=False)
+    with ThreadPoolExecutor(4) as pool:
+        inline._retrieve_hop(services, inv_id, nxt.hop, nxt.slots, pool)
+    assert read == [] and found["bm25"] and found["vector"]
