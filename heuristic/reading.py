@@ -14,15 +14,19 @@ from heuristic.prose import units, with_context
 from heuristic.synthesis import content_stems as sentence_stems
 from investigation import memo
 from investigation.guards import carries_instructions, untrusted
+from investigation.memo import memoised
 from investigation.state import Passage
-from investigation.text import body_stems, count_tokens, fold, padded_words, words
+from investigation.text import TEXT_CACHE_SIZE, body_stems, count_tokens, fold, padded_words, words
 
 
 def read_passage(passage: Passage) -> None:
     """Warm the text caches with `passage` as the heuristics read it (nothing while caching is off)."""
-    if not memo.enabled():
-        return
-    title, text = passage.title, passage.text
+    if memo.enabled():
+        _read(passage.title, passage.text)
+
+
+@memoised(TEXT_CACHE_SIZE)  # a passage read ahead once is found at once the next time (a worker's shared KB)
+def _read(title: str, text: str) -> None:
     body_stems(title, text)  # grading
     untrusted(f"{title}\n{text}")  # the loop's guard on new evidence
     carries_instructions(text)  # what may ground a query

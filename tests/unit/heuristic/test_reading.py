@@ -68,6 +68,9 @@ def test_the_steps_find_a_passage_read_ahead_already_read_and_answer_the_same() 
         reasoner.read_ahead(passage)
     before = _misses()
     assert all(before[name] > 0 for name in PER_PASSAGE)
+    for passage in passages:  # found again (a later hop, another question): one look-up each
+        reasoner.read_ahead(passage)
+    assert _misses() == before and memo.stats()["heuristic.reading._read"][0] == len(passages)
     warm = _investigate(reasoner, question, passages)
     after = _misses()
     assert warm == cold
