@@ -116,6 +116,13 @@ class Services:
         except Exception:  # best effort: see the docstring
             log.debug("queries not prepared", exc_info=True)
 
+    def preparing_queries(self) -> bool:
+        """Whether queries handed to `prepare_queries` are still being embedded: the model is running (False
+        for an embedder that embeds nothing ahead)."""
+        from adapters.search.embedder import MiniLMEmbedder
+
+        return isinstance(self.embedder, MiniLMEmbedder) and self.embedder.preparing()
+
     @cached_property
     def backends(self) -> dict[str, SearchBackend]:
         """Search engines by name, in the order the loop queries them (lexical, vector)."""

@@ -23,13 +23,15 @@ R = TypeVar("R")
 
 
 class _ReadingAhead:
-    """A hop's searches in the pool; while any is still searching, the calling thread reads the passages the
-    others have found (`ReadsAhead.read_ahead`), one at a time, first found first, each once. The reducer
-    and synthesis then find those readings done. Between two passages it looks whether every search is
-    back, and stops at once when they are; a reading that fails only ends the reading ahead."""
+    """A hop's searches in the pool; while any is still searching and `waiting()` says the hop still waits
+    (for its query's embedding), the calling thread reads the passages the others have found
+    (`ReadsAhead.read_ahead`), one at a time, first found first, each once. The reducer and synthesis then
+    find those readings done. Between two passages it looks again, and stops at once: a search whose vector
+    is ready must not wait for the GIL while a passage is read. A reading that fails only ends the reading
+    ahead."""
 
-    def __init__(self, pool: Executor, read: Callable[[Passage], None]) -> None:
-        self._pool, self._read = pool, read
+    def __init__(self, pool: Executor, read: Callable[[Passage], None], waiting: Callable[[], bool]) -> None:
+        self._pool, self._read, self._waiting = pool, read, waiting
         self._found: deque[Passage] = deque()  # filled by the searching threads (`found`)
         self._read_ids: set[str] = set()
         self.reads = 0  # passages read ahead (for tests and curiosity)
@@ -42,7 +44,7 @@ class _ReadingAhead:
         pending = [run for run in runs if not run.done()]
         reading = True
         while pending:
-            if reading and self._found:
+            if reading and self._found and self._waiting():
                 reading = self._read_next()
             else:
                 wait(pending, return_when=FIRST_COMPLETED)
@@ -75,9 +77,9 @@ def _retrieve_hop(services: Services, inv_id: str, hop: int, slots: tuple[tuple[
     events: what a retrieval task does once per slot), the searches themselves in the pool's threads.
 
     A hop of one query has one model run to wait for (its vector search's query embedding) on one core:
-    meanwhile this thread reads the lexical search's passages ahead for a reasoner that `ReadsAhead`. With
-    two queries or more, both cores embed and reading only delays the hop (docs/performance.md, twentieth
-    pass), so the searches are just waited for."""
+    while it runs, this thread reads the lexical search's passages ahead for a reasoner that `ReadsAhead`.
+    With two queries or more, both cores embed and reading only delays the hop (docs/performance.md,
+    twentieth pass), so the searches are just waited for."""
     tools = [pool.submit(_call_tool, services, inv_id, hop, slot) for slot in slots if is_tool_engine(slot[1])]
     searches = [slot for slot in slots if not is_tool_engine(slot[1])]
     reasoner = services.reasoner
@@ -85,7 +87,7 @@ def _retrieve_hop(services: Services, inv_id: str, hop: int, slots: tuple[tuple[
         if searches:
             with step_scope("sleuth.retrieve", inv_id, hop=hop):
                 if isinstance(reasoner, ReadsAhead) and len({index for index, _engine in searches}) == 1:
-                    ahead = _ReadingAhead(pool, reasoner.read_ahead)
+                    ahead = _ReadingAhead(pool, reasoner.read_ahead, services.preparing_queries)
                     steps.retrieve_many(services, inv_id, hop, searches, run=ahead.map, found=ahead.found)
                 else:
                     steps.retrieve_many(services, inv_id, hop, searches, run=pool.map)

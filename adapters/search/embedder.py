@@ -200,6 +200,11 @@ class MiniLMEmbedder:
             for key, text in todo.items():
                 self._inflight[key] = self._ahead.submit(self._embed_ahead, key, text)
 
+    def preparing(self) -> bool:
+        """Whether a query handed to `prepare` is still being embedded (or waits for its run)."""
+        with self._lock:
+            return any(not run.done() for run in self._inflight.values())
+
     def _embed_ahead(self, key: str, text: str) -> None:
         try:
             self._embed([text], [key], persist=False)

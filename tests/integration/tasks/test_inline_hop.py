@@ -1,5 +1,5 @@
 """The inline executor's hop reads the first searches' passages ahead while a hop of one query waits for its
-vector search (`tasks/inline.py::_retrieve_hop`), and only then; the investigation ends as it would without."""
+query's embedding (`tasks/inline.py::_retrieve_hop`), and only then."""
 
 from __future__ import annotations
 
@@ -29,9 +29,10 @@ def _asked(stack: Stack, question: str) -> str:
 
 
 def _watched(stack: Stack, monkeypatch: pytest.MonkeyPatch, *,
-             vector_waits: bool) -> tuple[list[str], dict[str, list[str]]]:
-    """(chunk ids read ahead, in order; ids found by each engine). With `vector_waits` the vector search
-    starts only once a passage has been read ahead (or after LONG seconds when none is)."""
+             hold_embedding: bool) -> tuple[list[str], dict[str, list[str]]]:
+    """(chunk ids read ahead, in order; ids found by each engine). With `hold_embedding`, a query embedded
+    ahead (`Services.prepare_queries`, which `start` calls) runs only once a passage has been read ahead, or
+    after LONG seconds when none is: its vector search, and the hop, wait for it meanwhile."""
     services = stack.services
     read: list[str] = []
     first_read = threading.Event()
@@ -44,13 +45,20 @@ def _watched(stack: Stack, monkeypatch: pytest.MonkeyPatch, *,
         first_read.set()
 
     monkeypatch.setattr(reasoner, "read_ahead", read_ahead)
+    if hold_embedding:
+        embedder = services.embedder
+        embed_ahead: Callable[[str, str], None] = embedder._embed_ahead  # type: ignore[attr-defined]
+
+        def held(key: str, text: str) -> None:
+            first_read.wait(LONG)
+            embed_ahead(key, text)
+
+        monkeypatch.setattr(embedder, "_embed_ahead", held)
     found: dict[str, list[str]] = {}
     for name, backend in services.backends.items():
         real = backend.search
 
         def search(*args: Any, _name: str = name, _real: Callable[..., Any] = real, **kwargs: Any) -> Any:
-            if _name == "vector" and vector_waits:
-                first_read.wait(LONG)
             hits = _real(*args, **kwargs)
             found.setdefault(_name, []).extend(p.chunk_id for p in hits)
             return hits
@@ -59,17 +67,18 @@ def _watched(stack: Stack, monkeypatch: pytest.MonkeyPatch, *,
     return read, found
 
 
-def test_a_one_query_hop_reads_the_lexical_hits_ahead_while_its_vector_search_waits(
+def test_a_one_query_hop_reads_the_lexical_hits_ahead_while_its_query_is_embedded(
         stack: Stack, monkeypatch: pytest.MonkeyPatch) -> None:
     services = stack.services
     inv_id = _asked(stack, "What does error ERR_4021 mean?")
-    nxt = steps.start(services, inv_id)
+    read, found = _watched(stack, monkeypatch, hold_embedding=True)
+    nxt = steps.start(services, inv_id)  # starts embedding the hop's query ahead (held until a passage is read)
     assert len({index for index, _ in nxt.slots}) == 1 and {e for _, e in nxt.slots} == {"bm25", "vector"}
-    read, found = _watched(stack, monkeypatch, vector_waits=True)
     with ThreadPoolExecutor(4) as pool:
         inline._retrieve_hop(services, inv_id, nxt.hop, nxt.slots, pool)
     assert read, "nothing was read ahead"
     assert len(read) == len(set(read)) and set(read) <= set(found["bm25"])
+    assert not services.preparing_queries()  # the query's run is done: nothing is read any more
     stored, _usage = services.state.hop_results(inv_id, nxt.hop)
     assert {slot: bool(hits.passages) for slot, hits in stored.items()} == {"0:bm25": True, "0:vector": True}
 
@@ -80,7 +89,7 @@ def test_a_hop_of_several_queries_reads_nothing_ahead(
     inv_id = _asked(stack, "Sev 1 response time on Business vs Enterprise?")
     nxt = steps.start(services, inv_id)
     assert len({index for index, _ in nxt.slots}) >= 2  # as many model runs: both cores embed
-    read, found = _watched(stack, monkeypatch, vector_waits=False)
+    read, found = _watched(stack, monkeypatch, hold_embedding=False)
     with ThreadPoolExecutor(4) as pool:
         inline._retrieve_hop(services, inv_id, nxt.hop, nxt.slots, pool)
     assert read == [] and found["bm25"] and found["vector"]

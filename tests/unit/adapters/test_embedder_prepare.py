@@ -135,3 +135,15 @@ def test_a_forked_child_starts_without_the_parents_background_runs() -> None:
     # The forking parent is a fresh interpreter, as a Celery worker's main process is: the test runner's
     # own process holds other tests' model sessions, which a forked child must never touch.
     run_script(FORKING_PARENT, QUERIES[0], QUERIES[1])  # exits 0 when the child found what it should
+
+
+def test_preparing_says_whether_a_query_is_still_being_embedded_ahead(tmp_path: Path) -> None:
+    embedder = MiniLMEmbedder(cache_dir=tmp_path / "cache")
+    assert not embedder.preparing()
+    runs = Runs(embedder, hold=True)
+    embedder.prepare(QUERIES[:1])
+    assert runs.entered.wait(timeout=20)
+    assert embedder.preparing()  # the run is held: the hop would still wait for this vector
+    runs.release.set()
+    embedder.embed_array(QUERIES[:1], persist=False)  # waits for the run, as a vector search does
+    assert not embedder.preparing()

@@ -1,5 +1,6 @@
 """The inline executor's reading ahead (`tasks/inline.py::_ReadingAhead`): passages found by a hop's first
-searches are read while another still searches, each once, and never once every search is back."""
+searches are read while another still searches and the hop still waits for its embedding, each once, and
+never once every search is back or the embedding is done."""
 
 from __future__ import annotations
 
@@ -43,7 +44,7 @@ def test_what_the_first_searches_found_is_read_while_another_still_searches_each
             two_read.set()
 
     with ThreadPoolExecutor(2) as pool:
-        ahead = _ReadingAhead(pool, reading)
+        ahead = _ReadingAhead(pool, reading, lambda: True)
 
         def search(name: str) -> str:
             if name == "lexical":
@@ -57,7 +58,7 @@ def test_what_the_first_searches_found_is_read_while_another_still_searches_each
 
 def test_nothing_is_read_once_every_search_is_back() -> None:
     read: list[str] = []
-    ahead = _ReadingAhead(_RunsAtOnce(), lambda passage: read.append(passage.chunk_id))
+    ahead = _ReadingAhead(_RunsAtOnce(), lambda passage: read.append(passage.chunk_id), lambda: True)
 
     def search(name: str) -> str:
         ahead.found([_passage(f"{name}-1"), _passage(f"{name}-2")])
@@ -77,7 +78,7 @@ def test_a_reading_that_fails_ends_the_reading_ahead_not_the_hop(caplog: pytest.
         raise RuntimeError("a heuristic bug")
 
     with ThreadPoolExecutor(2) as pool:
-        ahead = _ReadingAhead(pool, reading)
+        ahead = _ReadingAhead(pool, reading, lambda: True)
 
         def search(name: str) -> str:
             if name == "lexical":
@@ -89,3 +90,24 @@ def test_a_reading_that_fails_ends_the_reading_ahead_not_the_hop(caplog: pytest.
             assert ahead.map(search, ["lexical", "vector"]) == ["lexical hits", "vector hits"]
     assert tried == ["a"] and ahead.reads == 0
     assert "reading ahead stopped at a" in caplog.text
+
+
+def test_reading_stops_once_the_hop_no_longer_waits_for_its_embedding() -> None:
+    read: list[str] = []
+    embedded = threading.Event()  # the query's vector is ready from the first passage read on
+
+    def reading(passage: Passage) -> None:
+        read.append(passage.chunk_id)
+        embedded.set()
+
+    with ThreadPoolExecutor(2) as pool:
+        ahead = _ReadingAhead(pool, reading, lambda: not embedded.is_set())
+
+        def search(name: str) -> str:
+            if name == "lexical":
+                ahead.found([_passage("a"), _passage("b"), _passage("c")])
+                return "lexical hits"
+            return "vector hits" if embedded.wait(LONG) else "left waiting"
+
+        assert ahead.map(search, ["lexical", "vector"]) == ["lexical hits", "vector hits"]
+    assert read == ["a"]
