@@ -2,8 +2,8 @@
 
 Every reading here is a pure function of the passage's title and text, memoised by the text caches
 (investigation/memo.py), so reading a passage ahead changes no result: a step that reads it later finds the
-values computed. The in-process executor reads a hop's first hits while the hop still waits for its vector
-search (tasks/inline.py), on a core the loop would leave idle; the readings needed first come first.
+values computed. The in-process executor reads a hop's lexical hits while the hop's query is being embedded
+(tasks/inline.py), on a core the loop would leave idle; the readings needed first come first.
 """
 
 from __future__ import annotations
