@@ -52,49 +52,87 @@ class QueryCheck:
         return not self.unsupported
 
 
-class _Screened:
-    """A case-insensitive alternation, asked only whether it matches somewhere: searched as its alternatives,
-    each only when the lower-cased text holds one of the literals that alternative cannot match without.
-    The same answer as searching the whole pattern (the pattern matches somewhere iff one of its
-    alternatives does), 5-7 times faster on prose, where most of the literals never occur. Texts with
-    non-ASCII characters are searched whole: case-insensitive matching equates some of them with ASCII
-    letters ("ſ" with "s") that lower-casing does not."""
+# The only non-ASCII characters a case-insensitive `re` pattern matches with an ASCII letter (tests check every
+# code point).
+_ASCII_FOLDS = {"\u0130": "i", "\u0131": "i", "\u017f": "s", "\u212a": "k"}
+_QUOTE = ('"', "“", "'")
 
-    def __init__(self, alternatives: Sequence[tuple[tuple[str, ...], str]]) -> None:
-        for _literals, pattern in alternatives:
+
+class _AsAscii(dict[int, str]):
+    """A `str.translate` table giving each non-ASCII character an ASCII stand-in that the screened patterns
+    treat alike: the letter it matches case-insensitively (`_ASCII_FOLDS`), itself for the one non-ASCII
+    character a pattern holds ("“"), else "0" for a word character (\\w, never in a pattern's literals), " "
+    for a space (\\s, not a line break) and "#" for anything else (in no pattern). Filled on first sight."""
+
+    def __missing__(self, code: int) -> str:
+        char = chr(code)
+        if code < 128 or char in _QUOTE:
+            out = char
+        else:
+            out = _ASCII_FOLDS.get(char) or ("0" if char.isalnum() else " " if char.isspace() else "#")
+        self[code] = out
+        return out
+
+
+_AS_ASCII = _AsAscii()
+
+
+class _Screened:
+    """A case-insensitive alternation of ASCII patterns, asked only whether it matches somewhere: searched as
+    its alternatives, each only when the lower-cased text holds, of every group of literals that alternative
+    cannot match without, one literal ("," and "ai": both are needed, either alone is not enough). The same
+    answer as searching the whole pattern (the pattern matches somewhere iff one of its alternatives does),
+    5-7 times faster on prose, where most of the literals never occur; the rarest group is best given first.
+    A text with non-ASCII characters is searched as its ASCII stand-in (`_AsAscii`): the whole pattern's
+    case-insensitive search over such text took several times as long as the screened one."""
+
+    def __init__(self, alternatives: Sequence[tuple[tuple[tuple[str, ...], ...], str]]) -> None:
+        for _groups, pattern in alternatives:
             if pattern != pattern.lower():  # each part is matched case-sensitively against lower-cased text
                 raise ValueError(f"a screened alternative must be lower-case: {pattern!r}")
+            if "#" in pattern or "0" in pattern or not pattern.replace("“", "").isascii():
+                raise ValueError(f"a screened alternative must be ASCII (or “) and not name the stand-ins # and 0: {pattern!r}")
         self.pattern = re.compile("|".join(pattern for _, pattern in alternatives), re.IGNORECASE)
-        self._parts = [(literals, re.compile(pattern)) for literals, pattern in alternatives]
+        self._parts = [(groups, re.compile(pattern)) for groups, pattern in alternatives]
 
     def found(self, text: str) -> bool:
-        if not text.isascii():
-            return self.pattern.search(text) is not None
-        lowered = text.lower()
-        return any(part.search(lowered) is not None for literals, part in self._parts
-                   if any(literal in lowered for literal in literals))
+        lowered = (text if text.isascii() else text.translate(_AS_ASCII)).lower()
+        for groups, part in self._parts:  # plain loops: a generator per part cost more than most searches
+            for group in groups:
+                for literal in group:
+                    if literal in lowered:
+                        break
+                else:
+                    break  # no literal of this group: the part cannot match
+            else:
+                if part.search(lowered) is not None:
+                    return True
+        return False
 
 
-# Alternatives both checks below share, each with the literals it cannot match without.
-_IGNORE_PREVIOUS = (("ignore",), (r"\bignore\s+(?:all\s+|any\s+)?(?:the\s+)?"
-                                  r"(?:previous|prior|above|earlier|preceding)\s+(?:instructions?|rules|prompts?|messages?)"))
-_CALL_A_TOOL = (("call", "invoke"), r"\b(?:call|invoke)\s+(?:the\s+)?(?:tool|function)s?\b|\bcall\s+`?record_\w+")
-_REVEAL = (("reveal",), r"\breveal\s+(?:your|the)\s+(?:system\s+prompt|instructions)")
-_AI_ADDRESSED = ((",", ":"), r"\b(?:ai|llm|chatbot|language\s+model)(?:\s+(?:agents?|assistants?|models?))?\s*[,:]")
-_NOTE_TO_AI = (("note",), r"\bnote\s+to\s+the\s+(?:ai|assistant|model)")
-_PROMPT_TAG = (("<",), r"<\s*/?\s*(?:system|tool_use|passage|retrieved_passages)\b")
+# Alternatives both checks below share, each with the groups of literals it cannot match without.
+_IGNORE_PREVIOUS = ((("ignore",),), (r"\bignore\s+(?:all\s+|any\s+)?(?:the\s+)?"
+                                     r"(?:previous|prior|above|earlier|preceding)\s+(?:instructions?|rules|prompts?|messages?)"))
+_CALL_A_TOOL = ((("call", "invoke"), ("tool", "function", "record_")),
+                r"\b(?:call|invoke)\s+(?:the\s+)?(?:tool|function)s?\b|\bcall\s+`?record_\w+")
+_REVEAL = ((("reveal",), ("prompt", "instructions")), r"\breveal\s+(?:your|the)\s+(?:system\s+prompt|instructions)")
+_AI_ADDRESSED = ((("ai", "llm", "chatbot", "language"), (",", ":")),
+                 r"\b(?:ai|llm|chatbot|language\s+model)(?:\s+(?:agents?|assistants?|models?))?\s*[,:]")
+_NOTE_TO_AI = ((("note",),), r"\bnote\s+to\s+the\s+(?:ai|assistant|model)")
+_PROMPT_TAG = ((("<",), ("system", "tool_use", "passage")), r"<\s*/?\s*(?:system|tool_use|passage|retrieved_passages)\b")
 
 # Orders addressed to an AI, alternative by alternative.
 _INSTRUCTIONS = _Screened([
     _IGNORE_PREVIOUS,
-    (("system", "developer", "operator"),
+    ((("system", "developer", "operator"), ("prompt", "message", "override", "notice", "rules")),
      r"\b(?:system|developer|operator)\s+(?:prompt|message|override|notice|rules)"),
     _CALL_A_TOOL,
-    (("with",), r"\b(?:reply|respond|answer|say)\s+(?:only\s+)?with\s*:?\s*[\"“']"),
-    (("search",), r"\bsearch\s+(?:for|the\s+knowledge\s+base\s+for)\s+[\"“']"),
-    (("before",), r"\bbefore\s+(?:you\s+)?answer(?:ing)?\b"),
+    ((("reply", "respond", "answer", "say"), ("with",), _QUOTE),
+     r"\b(?:reply|respond|answer|say)\s+(?:only\s+)?with\s*:?\s*[\"“']"),
+    ((("search",), _QUOTE), r"\bsearch\s+(?:for|the\s+knowledge\s+base\s+for)\s+[\"“']"),
+    ((("before",), ("answer",)), r"\bbefore\s+(?:you\s+)?answer(?:ing)?\b"),
     _REVEAL,
-    ((":",), r"(?:^|\n)\s*(?:human|assistant|user|system)\s*:"),
+    (((":",), ("human", "assistant", "user", "system")), r"(?:^|\n)\s*(?:human|assistant|user|system)\s*:"),
     _AI_ADDRESSED,
     _NOTE_TO_AI,
     _PROMPT_TAG,
@@ -123,7 +161,8 @@ _ROLE = re.compile(r"\b(?:SYSTEM|ASSISTANT|DEVELOPER)\s*:")
 # catches sentences such as 'search for "Acme Cloud"' that are harmless in a how-to for people).
 _ADDRESSES_AI = _Screened([
     _IGNORE_PREVIOUS,
-    (("system", "developer", "operator"), r"\b(?:system|developer|operator)\s+(?:prompt|override|notice)"),
+    ((("system", "developer", "operator"), ("prompt", "override", "notice")),
+     r"\b(?:system|developer|operator)\s+(?:prompt|override|notice)"),
     _CALL_A_TOOL,
     _REVEAL,
     _NOTE_TO_AI,
