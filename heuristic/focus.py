@@ -150,6 +150,9 @@ def mentioned(name: str, vocab: AbstractSet[str], sequence: str) -> bool:
 def _in_window(phrase: list[str], sequence: str, gap: int = 2) -> bool:
     """The words of `phrase` in order with at most `gap` words between two of them ("Captain John H. Miller"
     for "Captain Miller")."""
+    padded = f" {sequence} "
+    if any(w and f" {w} " not in padded for w in phrase):  # a match holds every word whole
+        return False
     return _window(tuple(phrase), gap).search(sequence) is not None
 
 

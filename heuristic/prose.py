@@ -59,6 +59,8 @@ class Unit:
 
 def strip_html(text: str) -> str:
     """Hidden HTML elements and comments dropped whole, other tags stripped (their text kept)."""
+    if "<" not in text:  # every pattern below starts with it
+        return text
     text = _SCRIPT.sub(" ", _HIDDEN_HTML.sub(" ", text))
     return _FENCE_TAG.sub(" ", _TAG.sub(" ", _HTML_COMMENT.sub(" ", text)))
 
@@ -67,11 +69,17 @@ def strip_html(text: str) -> str:
 def inline(text: str) -> str:
     """Markdown inline markup removed: links keep their text, emphasis and code marks go; hidden HTML and
     HTML comments are dropped, other tags stripped."""
-    text = _LINK.sub(r"\1", strip_html(text))
-    text = _CODE.sub(r"\1", text)
-    for _ in range(2):
-        text = _EMPHASIS.sub(lambda m: m.group(2) or m.group(3) or "", text)
-    text = re.sub(r"^>\s*", "", text).replace("**", "")
+    text = strip_html(text)
+    if "](" in text:  # each pattern is searched only in a text holding a literal it cannot match without
+        text = _LINK.sub(r"\1", text)
+    if "`" in text:
+        text = _CODE.sub(r"\1", text)
+    if "*" in text or "__" in text:
+        for _ in range(2):
+            text = _EMPHASIS.sub(lambda m: m.group(2) or m.group(3) or "", text)
+    if text.startswith(">"):
+        text = re.sub(r"^>\s*", "", text)
+    text = text.replace("**", "")
     return " ".join(text.split())
 
 
