@@ -91,13 +91,14 @@ def create_and_launch(services: Services, tenant_name: str, question: str, mode:
                       launch: Launcher | None = None, context: dict[str, Any] | None = None) -> str:
     """Submit a question for a tenant named on the command line (the same intake as the API)."""
     from storage import repositories as repo
-    from tasks import workflow
 
     request = parse_request({"question": question, "mode": mode, "callback": callback, "audience": audience,
                              "context": context})
     with services.session() as session:
         tenant = repo.get_tenant_by_name(session, name=tenant_name)
     if launch is None:
+        from tasks import workflow  # Celery's canvas: not imported by a run that launches in-process
+
         app = celery_for(services.settings)
 
         def launch(inv_id: str) -> None:
