@@ -142,15 +142,15 @@ def mentioned(name: str, vocab: AbstractSet[str], sequence: str) -> bool:
             return True
         return _near(w, vocab)
     phrase = [_norm(w) for w in ws]
-    if f" {' '.join(phrase)} " in f" {sequence} " or _in_window(phrase, sequence):
+    padded = f" {sequence} "
+    if f" {' '.join(phrase)} " in padded or _in_window(phrase, sequence, padded):
         return True
     return len(ws) == 2 and ws[1].isdigit() and _abbreviates(ws[0], vocab) and ws[1] in vocab
 
 
-def _in_window(phrase: list[str], sequence: str, gap: int = 2) -> bool:
+def _in_window(phrase: list[str], sequence: str, padded: str, gap: int = 2) -> bool:
     """The words of `phrase` in order with at most `gap` words between two of them ("Captain John H. Miller"
-    for "Captain Miller")."""
-    padded = f" {sequence} "
+    for "Captain Miller"); `padded` is f" {sequence} ", which the caller has built already."""
     if any(w and f" {w} " not in padded for w in phrase):  # a match holds every word whole
         return False
     return _window(tuple(phrase), gap).search(sequence) is not None

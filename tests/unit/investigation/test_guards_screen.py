@@ -2,9 +2,8 @@
 
 `guards._Screened` searches an alternation alternative by alternative, each only when the lower-cased text
 holds a literal of every group that alternative needs: a wrong or missing literal would let an injection
-through. These
-tests compare it with the whole pattern on the knowledge bases' passages and on texts built from every
-alternative's words in random case, spacing and order, with non-ASCII look-alikes.
+through. These tests compare it with the whole pattern on the knowledge bases' passages and on texts built
+from every alternative's words in random case, spacing and order, with non-ASCII look-alikes.
 """
 
 from __future__ import annotations
