@@ -154,6 +154,24 @@ def test_an_update_is_one_statement_returning_the_row_and_keeps_a_terminal_statu
         assert stored is not None and (stored.status, stored.hops) == ("failed", 2)
 
 
+def test_an_update_refreshes_the_held_row_and_writes_what_the_session_had_pending_first(
+        session: Session, session_factory: Any, investigation: Investigation) -> None:
+    held = get_investigation(session, investigation_id=investigation.id)
+    held.caveat = "set on the object, not yet flushed"  # the ORM's autoflush wrote this before the UPDATE
+    plan = {"original": "q", "subqueries": [{"text": "a", "purpose": ""}], "kind": "as_is"}
+    inv = update_investigation(session, investigation_id=investigation.id, plan=plan, subqueries=["a", "b"],
+                               hops=1)
+    assert inv is held  # the session's instance, refreshed from the row the UPDATE returned
+    assert (inv.plan, inv.subqueries, inv.hops) == (plan, ["a", "b"], 1)  # JSON columns as the ORM reads them
+    assert isinstance(inv.updated_at, datetime) and inv.updated_at.tzinfo is None  # naive UTC, as stored
+    assert not session.dirty
+    with session_factory() as other:
+        stored = other.get(Investigation, investigation.id)
+        assert stored is not None
+        assert (stored.caveat, stored.plan, stored.subqueries, stored.updated_at) == (
+            "set on the object, not yet flushed", plan, ["a", "b"], inv.updated_at)
+
+
 def test_finish_writes_the_final_counts_in_its_one_update(
         session: Session, investigation: Investigation, statements: list[str]) -> None:
     statements.clear()
