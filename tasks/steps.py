@@ -181,10 +181,12 @@ def start(services: Services, inv_id: str) -> Next:
     services.prepare_queries([q.text for q in plan.subqueries])
     trace.add("plan", "plan", original=plan.original, plan_kind=plan.kind,
               subqueries=[q.model_dump() for q in plan.subqueries])
-    with services.session() as session, repo.atomic(session):
+
+    def write_plan(session: Any) -> None:
         trace.write(session)
         _record_hop_queries(session, inv, 1, plan.subqueries, route=outcome.route, plan=plan)
-    return _plan_hop(services, inv, 1, list(plan.subqueries))
+
+    return _plan_hop(services, inv, 1, list(plan.subqueries), first=write_plan)
 
 
 def _record_hop_queries(session: Any, held: Investigation, number: int, queries: Sequence[SubQuery], *,
@@ -204,20 +206,23 @@ def _record_hop_queries(session: Any, held: Investigation, number: int, queries:
 
 
 def _plan_hop(services: Services, inv: Investigation, number: int, queries: list[SubQuery], *,
-              then: Callable[[Any], object] | None = None) -> Next:
-    """Charge the hop (once), plan its tools, then save it and its trace event in one transaction
-    (with `then(session)`: the previous hop's decision, when a reducer plans the next hop).
+              first: Callable[[Any], object] | None = None, then: Callable[[Any], object] | None = None) -> Next:
+    """Charge the hop (once), plan its tools, then save it and its trace event in one transaction with
+    `first(session)` (the step's own writes, before the tools are read: tool policy reads the route) and
+    `then(session)` (the previous hop's decision, when a reducer plans the next hop).
 
+    A tenant without tools (the common case) needs one transaction for all of it: `first`, the read of its
+    tools, the hop. A tenant with tools commits `first` on its own, then its tools are planned outside the
+    write (they may embed, read policy state and trace refusals) and the hop is saved in a second one.
     `inv` is the caller's row, read for its tenant, audience and principals, which never change."""
     inv_id = inv.id
     engines = list(services.backends)
     qdicts = [q.model_dump() for q in queries]
     services.state.charge_once(inv_id, f"{inv_id}:hop-charged:{number}", "hops")  # a redelivered step: never twice
-    tools = tool_step.plan_tools(services, inv_id, number, tenant_id=inv.tenant_id)
-    with services.session() as session, repo.atomic(session):
+
+    def save(session: Any, tools: list[dict[str, Any]]) -> Next:
         saved = repo.save_hop(session, investigation_id=inv_id, number=number, queries=qdicts,
                               engines=engines, tools=tools)  # a redelivered step keeps the first plan
-        tools = saved.tools
         # This process's slots of the hop then read no plan (kept once the transaction has committed).
         repo.remember_plan(session, investigation_id=inv_id, number=number, tenant_id=inv.tenant_id,
                            audience=inv.audience, principals=list(inv.principals or ()),
@@ -226,7 +231,18 @@ def _plan_hop(services: Services, inv: Investigation, number: int, queries: list
                        data={"queries": [q.text for q in queries], "engines": engines, "tools": tools})
         if then is not None:
             then(session)
-    return Next(NextKind.HOP, number, _slots(qdicts, engines, tools))
+        return Next(NextKind.HOP, number, _slots(qdicts, engines, saved.tools))
+
+    with services.session() as session:
+        with repo.atomic(session):
+            if first is not None:
+                first(session)
+            stored = tool_step.stored_tools(services, session, tenant_id=inv.tenant_id)
+            if not stored:
+                return save(session, [])
+        tools = tool_step.plan_tools(services, inv_id, number, stored)
+        with repo.atomic(session):
+            return save(session, tools)
 
 
 def retrieve(services: Services, inv_id: str, hop: int, index: int, engine: str) -> dict[str, Any]:
@@ -413,23 +429,24 @@ def _reduce(services: Services, inv_id: str, hop: int) -> Next:
     trace.add(f"judge:{hop}", "judgment", hop=hop, **out.judgment.model_dump(mode="json"))
     trace.add(f"decide:{hop}", "decision", hop=hop, **decision)
     go_on = chosen.action is LoopAction.CONTINUE and bool(chosen.next_queries)
-    if go_on:
-        services.prepare_queries([q.text for q in chosen.next_queries])
-    else:
+    if not go_on:
         decision["action"] = "stop"
-    # The hop's evidence, counts and trace in one transaction; when the loop stops, its decision too.
-    with services.session() as session, repo.atomic(session):
-        repo.add_evidence(session, investigation_id=inv_id, evidence=out.new_evidence)
-        trace.write(session)
-        if go_on:  # the next hop's queries and the calls so far: one UPDATE
-            _record_hop_queries(session, inv, hop + 1, chosen.next_queries, retrieval_calls=budget.retrieval_calls)
-        else:
+        # The hop's evidence, counts, trace and decision in one transaction.
+        with services.session() as session, repo.atomic(session):
+            repo.add_evidence(session, investigation_id=inv_id, evidence=out.new_evidence)
+            trace.write(session)
             repo.set_investigation(session, investigation_id=inv_id, retrieval_calls=budget.retrieval_calls)
             repo.mark_hop_reduced(session, investigation_id=inv_id, number=hop, decision=decision)
-    if not go_on:
         return Next(NextKind.SYNTHESIZE, hop)
+    services.prepare_queries([q.text for q in chosen.next_queries])
+
+    def write_hop(session: Any) -> None:  # the hop's evidence and trace, the next hop's queries and the calls
+        repo.add_evidence(session, investigation_id=inv_id, evidence=out.new_evidence)
+        trace.write(session)
+        _record_hop_queries(session, inv, hop + 1, chosen.next_queries, retrieval_calls=budget.retrieval_calls)
+
     # The next hop is saved with this hop's decision: a redelivered reducer finds both or neither.
-    return _plan_hop(services, inv, hop + 1, list(chosen.next_queries), then=lambda session: (
+    return _plan_hop(services, inv, hop + 1, list(chosen.next_queries), first=write_hop, then=lambda session: (
         repo.mark_hop_reduced(session, investigation_id=inv_id, number=hop, decision=decision)))
 
 

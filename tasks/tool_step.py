@@ -43,16 +43,22 @@ def _state(services: Services) -> ToolState:
     return ToolState(services.redis, services.settings.redis_prefix)
 
 
-def plan_tools(services: Services, inv_id: str, hop: int, *, tenant_id: str) -> list[dict[str, Any]]:
-    """The tools hop `hop` calls: relevant, inside policy, not called before; refusals are traced.
-    `tenant_id`: the investigation's tenant (the caller holds its row)."""
-    limit = services.settings.tools_per_hop
-    if limit <= 0:
+def stored_tools(services: Services, session: Any, *, tenant_id: str) -> list[StoredTool]:
+    """The tenant's tools a hop may call, read in the caller's session (none when tools are off): a hop
+    planned for a tenant without tools reads this and nothing more (`tasks.steps._plan_hop`)."""
+    if services.settings.tools_per_hop <= 0:
         return []
-    with services.session() as session:  # a tenant without tools costs one read (its owner is cached)
-        tools = load_tools(session, tenant_id=tenant_id)
-        if not tools:
-            return []
+    return load_tools(session, tenant_id=tenant_id)
+
+
+def plan_tools(services: Services, inv_id: str, hop: int, stored: list[StoredTool]) -> list[dict[str, Any]]:
+    """The tools hop `hop` calls: relevant, inside policy, not called before; refusals are traced.
+    `stored`: the tenant's tools (`stored_tools`)."""
+    limit = services.settings.tools_per_hop
+    if limit <= 0 or not stored:
+        return []
+    tools = stored
+    with services.session() as session:
         inv = repo.get_investigation(session, investigation_id=inv_id)
         called = {t["name"] for h in repo.list_hops(session, investigation_id=inv_id) if h.number < hop
                   for t in (h.tools or [])}
@@ -260,4 +266,5 @@ def gaps(services: Services, inv_id: str) -> list[str]:
     return out
 
 
-__all__ = ["call_tool", "gaps", "is_tool_engine", "plan_tools", "related_slots", "tool_query", "tool_slots"]
+__all__ = ["call_tool", "gaps", "is_tool_engine", "plan_tools", "related_slots", "stored_tools", "tool_query",
+           "tool_slots"]

@@ -80,12 +80,13 @@ def test_each_step_sends_only_the_statements_it_needs(stack: Stack) -> None:
     services = stack.services
 
     # start: the checks and the move to running in one transaction, the UPDATE returning the row (no
-    # re-read, then or after routing); route/plan with its events; the hop saved by INSERT ... RETURNING.
+    # re-read, then or after routing); then route/plan with its events, the tenant's tools read (it has
+    # none) and the hop saved by INSERT ... RETURNING, all in a second one.
     nxt, sent, commits = _counted(stack, lambda: steps.start(services, inv_id))
     assert sent == ["SELECT investigation", "SELECT hop", "UPDATE investigation",
                     "INSERT trace_event", "UPDATE investigation",
                     "SELECT tool", "INSERT hop", "INSERT trace_event"]
-    assert commits == 4
+    assert commits == 2
     assert nxt.kind == steps.NextKind.HOP and nxt.hop == 1
     slots = len(nxt.slots)
     # A slot of a hop this process planned reads no plan: its only statement is its trace event.
@@ -134,7 +135,7 @@ def test_a_reducer_that_goes_on_writes_the_row_once(stack: Stack, monkeypatch: p
     assert sent == ["SELECT investigation", "SELECT hop", "SELECT evidence", "INSERT evidence",
                     "INSERT trace_event", "UPDATE investigation",
                     "SELECT tool", "INSERT hop", "INSERT trace_event", "UPDATE hop"]
-    assert commits == 4  # the reads, the hop's writes, the tool policy's read, the next hop with the decision
+    assert commits == 2  # the reads; the hop's writes, the tools read (none), the next hop with the decision
     with services.session() as session:
         inv = repo.get_investigation(session, investigation_id=inv_id)
         assert (inv.hops, inv.retrieval_calls) == (2, len(nxt.slots))

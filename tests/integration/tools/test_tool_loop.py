@@ -107,3 +107,29 @@ def test_the_budget_is_charged_per_tool_call(tools: ToolStack) -> None:
     look_ups = len(tools.services.backends)  # the tool's finding searched in each engine
     assert "related" in tool_events(view)[0]
     assert view["retrieval_calls"] == len(docs) + 1 + look_ups
+
+
+def test_tools_are_planned_outside_the_write_after_the_plan_is_committed(
+        tools: ToolStack, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A tenant with tools: the step's plan (route, the hop's queries) is committed first, the tools are
+    planned with no write transaction open (they may embed, read policy state, trace refusals), then the
+    hop is saved. Without tools all of it is one transaction (tests/integration/tasks/test_step_statements.py)."""
+    from storage import repositories as repo
+    from storage.db import _WRITERS
+    from tasks import tool_step
+
+    seen: list[tuple[bool, str | None, int]] = []
+    real = tool_step.plan_tools
+
+    def planning(services: Any, inv_id: str, hop: int, stored: Any) -> Any:
+        writers = _WRITERS.get(services.engine)
+        with services.session() as other:  # another session sees what the step committed
+            inv = repo.get_investigation(other, investigation_id=inv_id)
+            seen.append((writers is not None and writers.lock.locked(), inv.route, inv.hops))
+        return real(services, inv_id, hop, stored)
+
+    monkeypatch.setattr(tool_step, "plan_tools", planning)
+    view = tools.run("Why is my workspace read-only?", DANA)
+    assert [c["tool"] for c in tool_events(view)] == ["billing_account"]
+    assert seen and seen[0][0] is False and seen[0][1] is not None and seen[0][2] == 1
+    assert all(not locked for locked, _, _ in seen)
