@@ -24,7 +24,7 @@ from pydantic import TypeAdapter, ValidationError
 from investigation.errors import TransientError
 from investigation.state import Passage
 from storage._redis_scripts import CHARGE, CHARGE_ONCE, CHARGE_PLAIN, FIRST_SEEN, INIT_BUDGET, SLOT_BEGIN
-from storage.hits import SlotHits
+from storage.hits import SlotHits, Written
 
 COUNTERS = ("hops", "retrieval_calls", "llm_tokens")
 _DAY = 86_400
@@ -152,6 +152,7 @@ class RedisState:
         self._charge_plain = client.register_script(CHARGE_PLAIN)
         self._first_seen = client.register_script(FIRST_SEEN)
         self._slot_begin = client.register_script(SLOT_BEGIN)
+        self._written = Written()  # results this process parked, for its own reducer (`hop_results`)
 
     def key(self, *parts: object) -> str:
         return ":".join([self.prefix, *(str(p) for p in parts)])
@@ -251,7 +252,11 @@ class RedisState:
 
     def _queue_store_hits(self, pipe: Any, inv_id: str, hop: int, slot: str, hits: SlotHits, ttl: int) -> None:
         key = self.key("hits", inv_id, hop)
-        pipe.hset(key, slot, hits.to_json())
+        stored, exact = hits.stored_form()
+        raw = stored.encode()
+        if exact:  # what a parse of `raw` gives is `hits` itself
+            self._written.remember(key, slot, raw, hits)
+        pipe.hset(key, slot, raw)
         pipe.expire(key, int(ttl))
 
     def slot_begin(self, inv_id: str, hop: int, slot: str, cache: CacheQuery, *, now: float) -> SlotBegin:
@@ -322,11 +327,13 @@ class RedisState:
         """Every parked result of the hop by slot (an unreadable one is left out: the reducer reports that
         slot as a missing result), and `usage`, in one round trip: what a reducer reads once the hop's
         slots are done."""
+        key = self.key("hits", inv_id, hop)
         pipe = self.client.pipeline(transaction=False)
-        pipe.hgetall(self.key("hits", inv_id, hop))
+        pipe.hgetall(key)
         pipe.hgetall(self.key("budget", inv_id))
         raw_hits, raw_budget = pipe.execute()
-        parsed = {_text(slot): _slot_hits(payload, f"{inv_id} hop {hop} slot {_text(slot)}")
+        parsed = {(name := _text(slot)): (self._written.recall(key, name, payload)
+                                          or _slot_hits(payload, f"{inv_id} hop {hop} slot {name}"))
                   for slot, payload in raw_hits.items()}
         return {slot: hits for slot, hits in parsed.items() if hits is not None}, _usage(raw_budget)
 

@@ -151,6 +151,31 @@ def test_a_reducer_reads_the_hops_hits_and_the_budget_in_one_round_trip(
     assert redis_state.hop_results("inv", 7) == ({}, usage)
 
 
+def test_a_reducer_gets_back_what_its_process_parked_only_when_redis_holds_those_very_bytes(
+        redis_state: RedisState, redis_client: redis.Redis, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The reducer of the process that parked a result takes the object it wrote instead of parsing it
+    again; a result another process parked, or one overwritten since, is parsed from what Redis holds."""
+    mine = SlotHits(query="q", engine="lexical", passages=(_passage("a#0"), _passage("b#0", 0.25)), ms=3.25)
+    redis_state.store_hits("inv", 1, "0:lexical", mine)
+    other = RedisState(redis_state.client, redis_state.prefix)  # another process: nothing of its own parked
+    theirs = SlotHits(query="q", engine="vector", passages=(_passage("c#0"),))
+    other.store_hits("inv", 1, "0:vector", theirs)
+    redis_state.store_hits("inv", 1, "1:lexical", SlotHits(query="q1", engine="lexical"))
+    changed = SlotHits(query="q1", engine="lexical", passages=(_passage("d#0"),))
+    redis_client.hset(redis_state.key("hits", "inv", 1), "1:lexical", changed.to_json())  # overwritten since
+    parsed: list[str] = []
+    real = SlotHits.from_json
+    monkeypatch.setattr(SlotHits, "from_json", classmethod(lambda cls, raw: parsed.append(raw) or real(raw)))
+    hits = redis_state.hop_results("inv", 1)[0]
+    assert hits == {"0:lexical": mine, "0:vector": theirs, "1:lexical": changed}
+    assert hits["0:lexical"] is mine and len(parsed) == 2  # the other two were parsed
+    assert redis_state.hop_results("inv", 1)[0] == hits and len(parsed) == 5  # recalled once, then parsed
+    # A result whose stored form cannot be read back (a lone surrogate) is a missing result here too.
+    broken = SlotHits(query="x \\ud800".encode().decode("unicode_escape"), engine="lexical")
+    redis_state.store_hits("inv", 2, "0:lexical", broken)
+    assert redis_state.hop_results("inv", 2)[0] == {}
+
+
 def test_charge_once_charges_only_the_first_time_a_marker_is_used(
         redis_state: RedisState, redis_client: redis.Redis) -> None:
     redis_state.init_budget("inv", max_hops=1, max_retrieval_calls=5, max_llm_tokens=0, deadline_ts=2e9)
