@@ -60,7 +60,12 @@ def normalise_query(query: str) -> str:
 
 def cache_digest(query: str, k: int, acl: Iterable[str] | None) -> str:
     """sha256 of the normalised query, k and the sorted ACL (JSON-encoded, so no separator is ambiguous)."""
-    material = json.dumps([normalise_query(query), int(k), sorted(set(acl or ()))], ensure_ascii=False)
+    return _digest(query, int(k), frozenset(acl or ()))
+
+
+@functools.lru_cache(maxsize=4096)  # a hop's slots ask for theirs before and after searching
+def _digest(query: str, k: int, acl: frozenset[str]) -> str:
+    material = json.dumps([normalise_query(query), k, sorted(acl)], ensure_ascii=False)
     return hashlib.sha256(material.encode("utf-8")).hexdigest()
 
 
@@ -310,7 +315,7 @@ class RedisState:
             return
         pipe = self.client.pipeline(transaction=True)
         for end in ends:
-            if end.cache is not None:
+            if end.cache is not None and ttl > 0:
                 self._queue_cache_set(pipe, self._cache_key_of(end.cache), end.hits.passages, ttl, end.version)
             self._queue_store_hits(pipe, inv_id, hop, end.slot, end.hits, _DAY)
         pipe.execute()

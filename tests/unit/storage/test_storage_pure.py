@@ -33,6 +33,10 @@ def test_cache_digest_covers_query_k_and_acl() -> None:
     assert cache_digest("which plan?", 10, None) == cache_digest("which plan?", 10, [])
     # no separator ambiguity between the query and the ACL
     assert cache_digest("a", 1, ["b,c"]) != cache_digest("a", 1, ["b", "c"])
+    # The entries other processes and releases wrote stay theirs: sha256 of JSON [query, k, sorted ACL].
+    assert base == "b438a19c993992162bf1b8767e2c7590ab70ddca1c128a150d93cbd88519d4bf"
+    assert base == hashlib.sha256(b'["which plan?", 10, ["all", "staff"]]').hexdigest()
+    assert cache_digest("Zürich", 3, ("x",)) == hashlib.sha256('["zürich", 3, ["x"]]'.encode()).hexdigest()
 
 
 def test_cache_keys_name_the_tenant_and_engine() -> None:
