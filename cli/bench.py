@@ -250,7 +250,8 @@ def run_bench(settings: Settings, dataset_dir: Path, *, mode: str, k: int, out: 
     questions = bench.questions
     tenant_id = _bench_tenant(Services(settings), bench, console)
     with Services(settings).session() as session:
-        tenant_name = repo.get_tenant(session, tenant_id=tenant_id).name
+        tenant = repo.get_tenant(session, tenant_id=tenant_id)  # read once: every question is asked of it
+        tenant_name = tenant.name
     stack = (processes.queue_stack(settings, workers=workers, concurrency=concurrency,
                                    env={"SLEUTH_FINAL_K": str(k), "SLEUTH_DEADLINE_SECONDS": "3600"})
              if executor == "queue" else processes.state_redis(settings))
@@ -265,7 +266,7 @@ def run_bench(settings: Settings, dataset_dir: Path, *, mode: str, k: int, out: 
         with progress.bar(console, "investigations", len(questions)) as update:
             if executor == "queue":
                 ids = [create_and_launch(services, tenant_name, q["question"], mode,
-                                         audience=q.get("audience", "agent")) for q in questions]
+                                         audience=q.get("audience", "agent"), tenant=tenant) for q in questions]
                 views = []
                 for i in ids:
                     views.append(wait_for(services, i, timeout=600))
@@ -275,7 +276,7 @@ def run_bench(settings: Settings, dataset_dir: Path, *, mode: str, k: int, out: 
                 for q in questions:
                     inv_id = create_and_launch(
                         services, tenant_name, q["question"], mode, audience=q.get("audience", "agent"),
-                        launch=lambda i: inline.run(services, i, deliver=False, pool=pool))
+                        launch=lambda i: inline.run(services, i, deliver=False, pool=pool), tenant=tenant)
                     ids.append(inv_id)
                     with services.session() as session:
                         views.append(repo.investigation_view(

@@ -19,6 +19,8 @@ from investigation.errors import ValidationFailed
 if TYPE_CHECKING:
     from celery import Celery
 
+    from storage.models import Tenant
+
 
 def run_ingest(settings: Settings, paths: Sequence[Path], tenant_name: str, *,
                console: Console | None = None, force: bool = False) -> dict[str, Any]:
@@ -88,14 +90,17 @@ def celery_for(settings: Settings) -> Celery:
 
 def create_and_launch(services: Services, tenant_name: str, question: str, mode: str,
                       callback: dict[str, Any] | list[dict[str, Any]] | None = None, *, audience: str = "agent",
-                      launch: Launcher | None = None, context: dict[str, Any] | None = None) -> str:
-    """Submit a question for a tenant named on the command line (the same intake as the API)."""
+                      launch: Launcher | None = None, context: dict[str, Any] | None = None,
+                      tenant: Tenant | None = None) -> str:
+    """Submit a question for a tenant named on the command line (the same intake as the API). `tenant`: that
+    tenant's row, when the caller read it already (a bench asks many questions of one tenant)."""
     from storage import repositories as repo
 
     request = parse_request({"question": question, "mode": mode, "callback": callback, "audience": audience,
                              "context": context})
-    with services.session() as session:
-        tenant = repo.get_tenant_by_name(session, name=tenant_name)
+    if tenant is None or tenant.name != tenant_name:
+        with services.session() as session:
+            tenant = repo.get_tenant_by_name(session, name=tenant_name)
     if launch is None:
         from tasks import workflow  # Celery's canvas: not imported by a run that launches in-process
 

@@ -6,14 +6,16 @@ import functools
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from datetime import UTC, datetime
-from typing import Any
+from typing import Any, TypeVar
 
 from sqlalchemy import Table, bindparam
 from sqlalchemy.dialects import postgresql, sqlite
 from sqlmodel import Session, SQLModel
 
-from storage._prepared import Prepared
+from storage._prepared import Prepared, load
 from storage.db import IMMEDIATE
+
+M = TypeVar("M", bound=SQLModel)
 
 _INSERT_BATCH = 200  # rows per INSERT: well under SQLite's bound-parameter limit
 
@@ -92,6 +94,14 @@ def insert_ignore(
     return inserted
 
 
+def insert_row(session: Session, model: type[M], row: dict[str, Any], conflict: Sequence[str]) -> M | None:
+    """INSERT ... ON CONFLICT (`conflict`) DO NOTHING RETURNING the row as written (server defaults
+    included), loaded into the session as a read of it would be; None when the row conflicted. One
+    statement where an insert and a read of the row were two."""
+    rows = load(session, model, _insert(_dialect(session), model, tuple(conflict), "*"), row)
+    return rows[0] if rows else None
+
+
 def insert_new(
     session: Session, model: type[SQLModel], rows: Sequence[dict[str, Any]], conflict: Sequence[str], key: str
 ) -> set[Any]:
@@ -125,10 +135,12 @@ def _dialect(session: Session) -> str:
 def _insert(dialect: str, model: type[SQLModel], conflict: tuple[str, ...], returning: str) -> Prepared:
     """The dialect's INSERT ... ON CONFLICT (`conflict`) DO NOTHING, built once per shape and reused (a
     statement is immutable; building one and its cache key cost more than running it on SQLite). Core, on the
-    table; `returning`: the column it returns ("": none, run for its row count)."""
+    table; `returning`: the column it returns ("": none, run for its row count; "*": every column, the row)."""
     table: Table = model.__table__  # type: ignore[attr-defined]  # SQLModel sets it, undeclared
     stmt = (postgresql.insert(table) if dialect == "postgresql" else sqlite.insert(table)).on_conflict_do_nothing(
         index_elements=list(conflict))
+    if returning == "*":
+        return Prepared(stmt.returning(*table.c))
     return Prepared(stmt.returning(table.c[returning]) if returning else stmt)
 
 

@@ -12,7 +12,7 @@ from sqlmodel import Session, col, select
 
 from investigation.errors import NotFound, ValidationFailed
 from investigation.state import Mode, Status
-from storage._common import after_commit, insert_ignore, naive_utc, row_values, write
+from storage._common import after_commit, insert_row, naive_utc, row_values, write
 from storage._deliveries import delivery_rows
 from storage._prepared import Prepared, load, one_of
 from storage._records import NewEvent, insert_event, notify_observers
@@ -70,12 +70,12 @@ def create_investigation(
         deadline_at=now + timedelta(seconds=deadline_seconds),
     )
     with write(session):
-        created = insert_ignore(session, Investigation, [row_values(inv)], ["tenant_id", "idempotency_key"])
-        if created and callback is not None:
+        written = insert_row(session, Investigation, row_values(inv), ["tenant_id", "idempotency_key"])
+        if written is not None and callback is not None:
             session.add_all(delivery_rows(inv.id, tenant_id, callback))
             session.flush()
-        if created:
-            return get_investigation(session, investigation_id=inv.id), True
+        if written is not None:
+            return written, True
         # Another request holding the same key won (on PostgreSQL the INSERT waited for its commit).
         stmt = select(Investigation).where(
             Investigation.tenant_id == tenant_id, Investigation.idempotency_key == idempotency_key

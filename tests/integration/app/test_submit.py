@@ -41,6 +41,32 @@ def test_the_cli_path_applies_tenant_caps_and_stores_the_budget(services: Servic
         assert inv.audience == "customer"
 
 
+def test_a_caller_holding_the_tenants_row_is_not_read_it_again(services: Services) -> None:
+    """A bench asks every question of one tenant: it hands the row it read, and the tenant's caps apply
+    as when the intake reads it; a row of another tenant is not taken for the one named."""
+    from sqlalchemy import event
+
+    with services.session() as session:
+        capped = repo.get_tenant_by_name(session, name="capped")
+    sent: list[str] = []
+    record = lambda _c, _cur, statement, *_a: sent.append(statement)  # noqa: E731
+    event.listen(services.engine, "before_cursor_execute", record)
+    try:
+        held = create_and_launch(services, "capped", "Which plan?", "agentic", launch=lambda _i: None, tenant=capped)
+        assert not any("FROM tenant" in s for s in sent)
+        sent.clear()
+        renamed = capped.model_copy(update={"name": "other"})
+        again = create_and_launch(services, "capped", "Which plan?", "agentic", launch=lambda _i: None,
+                                  tenant=renamed)
+        assert any("FROM tenant" in s for s in sent)  # not the tenant named: read by its name
+    finally:
+        event.remove(services.engine, "before_cursor_execute", record)
+    with services.session() as session:
+        for inv_id in (held, again):
+            inv = repo.get_investigation(session, investigation_id=inv_id)
+            assert inv.tenant_id == capped.id and inv.budget["max_hops"] == 2
+
+
 def test_a_request_over_the_tenant_cap_writes_nothing(services: Services) -> None:
     with services.session() as session:
         tenant = repo.get_tenant_by_name(session, name="capped")

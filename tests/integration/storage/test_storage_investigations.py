@@ -63,6 +63,20 @@ def test_create_persists_the_question_verbatim_with_its_delivery(session: Sessio
     assert delivery.id.startswith("msg_")
 
 
+def test_intake_writes_the_row_and_reads_it_back_in_one_statement(
+        session: Session, session_factory: Any, tenant: Tenant, statements: list[str]) -> None:
+    statements.clear()
+    inv, created = create_investigation(session, tenant=tenant, question="Which plan?", mode="agentic",
+                                        callback=None, budget={"max_hops": 2}, idempotency_key=None,
+                                        deadline_seconds=90, principals=["staff"], context={"plan": "team"})
+    assert created and sql(statements) == ["INSERT"]  # INSERT ... RETURNING the row: no read after it
+    assert inv in session and not session.dirty  # the session's row, as a read would have loaded it
+    with session_factory() as other:
+        stored = other.get(Investigation, inv.id)
+        assert stored is not None
+        assert stored.model_dump() == inv.model_dump()  # every column as written, defaults included
+
+
 def test_the_same_idempotency_key_returns_the_same_investigation(session: Session, tenant: Tenant) -> None:
     kwargs: dict[str, Any] = {"question": "q?", "mode": "agentic", "callback": CALLBACK, "budget": {},
                               "deadline_seconds": 60}
