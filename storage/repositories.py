@@ -17,7 +17,7 @@ from storage._channels import (
     remove_channel,
     update_allowed_hosts,
 )
-from storage._common import atomic
+from storage._common import after_commit, atomic
 from storage._deliveries import (
     get_delivery,
     get_or_create_delivery,
@@ -66,6 +66,7 @@ __all__ = [
     "add_event",
     "add_events",
     "add_evidence",
+    "after_commit",
     "atomic",
     "authenticate",
     "channel_view",

@@ -4,6 +4,7 @@ searches, run together (`steps.retrieve_many`), get one "sleuth.retrieve" span a
 
 from __future__ import annotations
 
+import contextlib
 import logging
 from collections import deque
 from collections.abc import Callable, Iterable, Sequence
@@ -15,6 +16,8 @@ from investigation.ports import ReadsAhead
 from investigation.state import Passage
 from investigation.tools.evidence import ENGINE_PREFIX, is_tool_engine
 from observability import step_scope
+from storage import repositories as repo
+from storage.repositories import NewEvent
 from tasks import steps, tool_step
 
 log = logging.getLogger(__name__)
@@ -71,10 +74,11 @@ def _call_tool(services: Services, inv_id: str, hop: int, slot: tuple[int, str])
 
 
 def _retrieve_hop(services: Services, inv_id: str, hop: int, slots: tuple[tuple[int, str], ...],
-                  pool: ThreadPoolExecutor) -> None:
+                  pool: ThreadPoolExecutor) -> list[NewEvent]:
     """A hop's slots: its tool calls each in a pool thread, as the canvas's tool tasks; its searches as one
-    `steps.retrieve_many` (one Redis round trip before them and one after, one transaction for their
-    events: what a retrieval task does once per slot), the searches themselves in the pool's threads.
+    `steps.retrieve_many` (one Redis round trip before them and one after: what a retrieval task does once
+    per slot), the searches themselves in the pool's threads. Returns the searches' trace events, for the
+    hop's reducer to write in its transaction (`steps.reduce(events=...)`: one transaction fewer a hop).
 
     A hop of one query has one model run to wait for (its vector search's query embedding) on one core:
     while it runs, this thread reads the lexical search's passages ahead for a reasoner that `ReadsAhead`.
@@ -83,18 +87,27 @@ def _retrieve_hop(services: Services, inv_id: str, hop: int, slots: tuple[tuple[
     tools = [pool.submit(_call_tool, services, inv_id, hop, slot) for slot in slots if is_tool_engine(slot[1])]
     searches = [slot for slot in slots if not is_tool_engine(slot[1])]
     reasoner = services.reasoner
+    events: list[NewEvent] = []
     try:
         if searches:
             with step_scope("sleuth.retrieve", inv_id, hop=hop):
                 if isinstance(reasoner, ReadsAhead) and len({index for index, _engine in searches}) == 1:
                     ahead = _ReadingAhead(pool, reasoner.read_ahead, services.preparing_queries)
-                    steps.retrieve_many(services, inv_id, hop, searches, run=ahead.map, found=ahead.found)
+                    steps.retrieve_many(services, inv_id, hop, searches, run=ahead.map, found=ahead.found,
+                                        events_to=events)
                 else:
-                    steps.retrieve_many(services, inv_id, hop, searches, run=pool.map)
+                    steps.retrieve_many(services, inv_id, hop, searches, run=pool.map, events_to=events)
     finally:
         wait(tools)  # none left running behind a failed search step
-    for call in tools:
-        call.result()
+    try:
+        for call in tools:
+            call.result()
+    except BaseException:
+        if events:  # the searches happened: their events are written all the same
+            with contextlib.suppress(Exception), services.session() as session:
+                repo.add_events(session, events)
+        raise
+    return events
 
 
 def run(services: Services, inv_id: str, *, deliver: bool = True, pool: ThreadPoolExecutor | None = None) -> None:
@@ -106,9 +119,9 @@ def run(services: Services, inv_id: str, *, deliver: bool = True, pool: ThreadPo
     try:
         while nxt.kind == steps.NextKind.HOP:
             hop = nxt.hop
-            _retrieve_hop(services, inv_id, hop, nxt.slots, pool)
+            events = _retrieve_hop(services, inv_id, hop, nxt.slots, pool)
             with step_scope("sleuth.reduce", inv_id, hop=hop):
-                nxt = steps.reduce(services, inv_id, hop)
+                nxt = steps.reduce(services, inv_id, hop, events=events)
         if nxt.kind == steps.NextKind.SYNTHESIZE:
             with step_scope("sleuth.synthesize", inv_id, hop=nxt.hop):
                 nxt = steps.synthesize(services, inv_id)

@@ -7,6 +7,7 @@ redelivered task finds its own earlier writes and returns the same `Next`.
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import logging
 import time
@@ -253,13 +254,15 @@ def retrieve(services: Services, inv_id: str, hop: int, index: int, engine: str)
 
 def retrieve_many(services: Services, inv_id: str, hop: int, slots: Sequence[tuple[int, str]], *,
                   run: Callable[..., Any] = map,
-                  found: Callable[[Sequence[Passage]], None] | None = None) -> list[dict[str, Any]]:
+                  found: Callable[[Sequence[Passage]], None] | None = None,
+                  events_to: list[repo.NewEvent] | None = None) -> list[dict[str, Any]]:
     """Search slots (sub-query index, engine) of one hop, each as a retrieval task would, in one go: one read
     of the plan, one Redis round trip before the searches (`RedisState.slots_begin`) and one after (their
     results parked, `slots_end`), their trace events in one transaction. `run` maps the searches (a thread
     pool's `map`: in parallel; the inline executor sends a hop's searches this way); `found`, if given, gets
-    each search's passages as soon as it has them (from the thread that searched). Returns each slot's
-    summary, in order."""
+    each search's passages as soon as it has them (from the thread that searched); `events_to`, if given,
+    gets the searches' trace events for the caller to write (the inline executor: with the hop's reduction,
+    `reduce(events=...)`) instead of their own transaction. Returns each slot's summary, in order."""
     if not slots:
         return []
     with services.session() as session:  # read once per hop and process (repo.planned_hop)
@@ -319,7 +322,9 @@ def retrieve_many(services: Services, inv_id: str, hop: int, slots: Sequence[tup
     searched = list(run(search, todo))
     ends = [end for end, _ in searched]
     services.state.slots_end(inv_id, hop, ends, ttl=services.settings.subquery_cache_ttl)
-    if searched:
+    if events_to is not None:
+        events_to.extend(event for _, event in searched)
+    elif searched:
         with services.session() as session:
             repo.add_events(session, [event for _, event in searched])
     results = {i: begin.parked for i, begin in enumerate(begins) if begin.parked is not None}
@@ -343,27 +348,49 @@ def _next_after(services: Services, inv_id: str, decision: dict[str, Any], hop: 
     return Next(NextKind.SYNTHESIZE, hop)
 
 
-def reduce(services: Services, inv_id: str, hop: int, *, owner: str | None = None) -> Next:
+def reduce(services: Services, inv_id: str, hop: int, *, owner: str | None = None,
+           events: Sequence[repo.NewEvent] = ()) -> Next:
     """Fuse, dedup, grade against the original question, judge sufficiency, decide continue/stop.
 
     `owner` (the Celery message id) claims the hop first (`tasks.claims`): of two reducers of one hop
     running at once, or one after the other from different messages, only one advances the loop; the
-    other returns DONE. The in-process executor (one driver per investigation) passes no owner."""
+    other returns DONE. The in-process executor (one driver per investigation) passes no owner, and the
+    hop's search events (`retrieve_many(events_to=...)`): they are written first in the reduction's
+    transaction, or on their own when the reduction writes nothing (or fails)."""
     if owner is None or not services.settings.redis_url:
-        return _reduce(services, inv_id, hop)
+        pending = list(events)
+        try:
+            nxt = _reduce(services, inv_id, hop, pending)
+        except BaseException:
+            if pending:  # best effort: the error that stopped the reduction is the one raised
+                with contextlib.suppress(Exception), services.session() as session:
+                    repo.add_events(session, pending)
+            raise
+        if pending:  # a reduction that wrote nothing (the investigation was over, the hop reduced before)
+            with services.session() as session:
+                repo.add_events(session, pending)
+        return nxt
     from tasks.claims import Claim, HopLease
 
     key = f"{services.settings.redis_prefix}:lease:reduce:{inv_id}:{hop}"
     with HopLease(services.redis, key, owner) as lease:
         if lease.claim in (Claim.ACQUIRED, Claim.MINE_DONE):
-            return _reduce(services, inv_id, hop)
+            return _reduce(services, inv_id, hop, [])
     log.info("reducer %s of %s hop %s stands down: %s", owner, inv_id, hop, lease.claim)
     _event(services, inv_id, f"reduce-dup:{hop}:{owner}", "duplicate_reducer", hop=hop, owner=owner,
            claim=str(lease.claim))
     return Next(NextKind.DONE, hop)
 
 
-def _reduce(services: Services, inv_id: str, hop: int) -> Next:
+def _write_pending(session: Any, pending: list[repo.NewEvent]) -> None:
+    """The hop's search events handed to the reducer, written in the caller's write transaction (first, so
+    they keep their place before the reduction's events); dropped from `pending` once it has committed."""
+    if pending:
+        repo.add_events(session, pending)
+        repo.after_commit(session, pending.clear)
+
+
+def _reduce(services: Services, inv_id: str, hop: int, pending: list[repo.NewEvent]) -> Next:
     with services.session() as session:
         inv = repo.get_investigation(session, investigation_id=inv_id)
         if Status(inv.status).terminal:
@@ -433,6 +460,7 @@ def _reduce(services: Services, inv_id: str, hop: int) -> Next:
         decision["action"] = "stop"
         # The hop's evidence, counts, trace and decision in one transaction.
         with services.session() as session, repo.atomic(session):
+            _write_pending(session, pending)
             repo.add_evidence(session, investigation_id=inv_id, evidence=out.new_evidence)
             trace.write(session)
             repo.set_investigation(session, investigation_id=inv_id, retrieval_calls=budget.retrieval_calls)
@@ -441,6 +469,7 @@ def _reduce(services: Services, inv_id: str, hop: int) -> Next:
     services.prepare_queries([q.text for q in chosen.next_queries])
 
     def write_hop(session: Any) -> None:  # the hop's evidence and trace, the next hop's queries and the calls
+        _write_pending(session, pending)
         repo.add_evidence(session, investigation_id=inv_id, evidence=out.new_evidence)
         trace.write(session)
         _record_hop_queries(session, inv, hop + 1, chosen.next_queries, retrieval_calls=budget.retrieval_calls)

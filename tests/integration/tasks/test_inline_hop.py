@@ -93,3 +93,70 @@ def test_a_hop_of_several_queries_reads_nothing_ahead(
     with ThreadPoolExecutor(4) as pool:
         inline._retrieve_hop(services, inv_id, nxt.hop, nxt.slots, pool)
     assert read == [] and found["bm25"] and found["vector"]
+
+
+def _kinds(stack: Stack, inv_id: str) -> list[tuple[str, str]]:
+    with stack.services.session() as session:
+        return [(e.kind, e.step_key) for e in repo.list_events(session, investigation_id=inv_id)]
+
+
+def test_a_hops_search_events_are_written_with_its_reduction_first(stack: Stack) -> None:
+    """The inline executor hands a hop's search events to its reducer: written in the reduction's
+    transaction, before the reduction's own events (where their own transaction put them before)."""
+    services = stack.services
+    inv_id = _asked(stack, "What does error ERR_4021 mean?")
+    nxt = steps.start(services, inv_id)
+    with ThreadPoolExecutor(4) as pool:
+        events = inline._retrieve_hop(services, inv_id, nxt.hop, nxt.slots, pool)
+    assert sorted(e.step_key for e in events) == sorted(f"retrieve:1:{i}:{e}" for i, e in nxt.slots)
+    assert not any(kind == "retrieval" for kind, _ in _kinds(stack, inv_id))  # not written by the hop
+    steps.reduce(services, inv_id, nxt.hop, events=events)
+    kinds = [kind for kind, _ in _kinds(stack, inv_id)]
+    assert kinds.count("retrieval") == len(nxt.slots)
+    assert max(i for i, k in enumerate(kinds) if k == "retrieval") < kinds.index("fusion")
+
+
+def test_search_events_are_written_when_the_reduction_writes_nothing_or_fails(
+        stack: Stack, monkeypatch: pytest.MonkeyPatch) -> None:
+    from investigation import loop
+
+    services = stack.services
+    # The reduction fails: its error is raised, the hop's search events are written all the same.
+    inv_id = _asked(stack, "What does error ERR_4021 mean?")
+    nxt = steps.start(services, inv_id)
+    with ThreadPoolExecutor(4) as pool:
+        events = inline._retrieve_hop(services, inv_id, nxt.hop, nxt.slots, pool)
+
+    def broken(*_args: Any, **_kwargs: Any) -> Any:
+        raise RuntimeError("reducer bug")
+
+    with monkeypatch.context() as patched:
+        patched.setattr(loop, "reduce_hop", broken)
+        with pytest.raises(RuntimeError, match="reducer bug"):
+            steps.reduce(services, inv_id, nxt.hop, events=events)
+    assert [k for k, _ in _kinds(stack, inv_id)].count("retrieval") == len(nxt.slots)
+    # The reduction's transaction rolls back after the events went into it: they are written on their own.
+    inv_id = _asked(stack, "What does error ERR_4021 mean?")
+    nxt = steps.start(services, inv_id)
+    with ThreadPoolExecutor(4) as pool:
+        events = inline._retrieve_hop(services, inv_id, nxt.hop, nxt.slots, pool)
+
+    def refused(*_args: Any, **_kwargs: Any) -> Any:
+        raise RuntimeError("evidence refused")
+
+    with monkeypatch.context() as patched:
+        patched.setattr(steps.repo, "add_evidence", refused)
+        with pytest.raises(RuntimeError, match="evidence refused"):
+            steps.reduce(services, inv_id, nxt.hop, events=events)
+    kinds = [k for k, _ in _kinds(stack, inv_id)]
+    assert kinds.count("retrieval") == len(nxt.slots) and "fusion" not in kinds
+    # The investigation is over before its reducer runs (the watchdog failed it): nothing is reduced, the
+    # searches are still traced.
+    inv_id = _asked(stack, "What does error ERR_4021 mean?")
+    nxt = steps.start(services, inv_id)
+    with ThreadPoolExecutor(4) as pool:
+        events = inline._retrieve_hop(services, inv_id, nxt.hop, nxt.slots, pool)
+    steps.fail(services, inv_id, reason="deadline", error="overdue")
+    assert steps.reduce(services, inv_id, nxt.hop, events=events).kind == steps.NextKind.DELIVER
+    kinds = [k for k, _ in _kinds(stack, inv_id)]
+    assert kinds.count("retrieval") == len(nxt.slots) and "fusion" not in kinds
