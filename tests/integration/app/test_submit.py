@@ -49,7 +49,7 @@ def test_a_caller_holding_the_tenants_row_is_not_read_it_again(services: Service
     with services.session() as session:
         capped = repo.get_tenant_by_name(session, name="capped")
     sent: list[str] = []
-    record = lambda _c, _cur, statement, *_a: sent.append(statement)  # noqa: E731
+    record = lambda _c, _cur, statement, *_a: sent.append(statement)
     event.listen(services.engine, "before_cursor_execute", record)
     try:
         held = create_and_launch(services, "capped", "Which plan?", "agentic", launch=lambda _i: None, tenant=capped)

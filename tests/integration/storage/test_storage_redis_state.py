@@ -165,13 +165,18 @@ def test_a_reducer_gets_back_what_its_process_parked_only_when_redis_holds_those
     redis_client.hset(redis_state.key("hits", "inv", 1), "1:lexical", changed.to_json())  # overwritten since
     parsed: list[str] = []
     real = SlotHits.from_json
-    monkeypatch.setattr(SlotHits, "from_json", classmethod(lambda cls, raw: parsed.append(raw) or real(raw)))
+
+    def parse(cls: type[SlotHits], raw: str | bytes) -> SlotHits:
+        parsed.append(str(raw))
+        return real(raw)
+
+    monkeypatch.setattr(SlotHits, "from_json", classmethod(parse))
     hits = redis_state.hop_results("inv", 1)[0]
     assert hits == {"0:lexical": mine, "0:vector": theirs, "1:lexical": changed}
     assert hits["0:lexical"] is mine and len(parsed) == 2  # the other two were parsed
     assert redis_state.hop_results("inv", 1)[0] == hits and len(parsed) == 5  # recalled once, then parsed
     # A result whose stored form cannot be read back (a lone surrogate) is a missing result here too.
-    broken = SlotHits(query="x \\ud800".encode().decode("unicode_escape"), engine="lexical")
+    broken = SlotHits(query="x " + chr(0xD800), engine="lexical")
     redis_state.store_hits("inv", 2, "0:lexical", broken)
     assert redis_state.hop_results("inv", 2)[0] == {}
 

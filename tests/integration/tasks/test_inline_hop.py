@@ -145,7 +145,7 @@ def test_search_events_are_written_when_the_reduction_writes_nothing_or_fails(
         raise RuntimeError("evidence refused")
 
     with monkeypatch.context() as patched:
-        patched.setattr(steps.repo, "add_evidence", refused)
+        patched.setattr(repo, "add_evidence", refused)
         with pytest.raises(RuntimeError, match="evidence refused"):
             steps.reduce(services, inv_id, nxt.hop, events=events)
     kinds = [k for k, _ in _kinds(stack, inv_id)]
