@@ -100,63 +100,53 @@ def _kinds(stack: Stack, inv_id: str) -> list[tuple[str, str]]:
         return [(e.kind, e.step_key) for e in repo.list_events(session, investigation_id=inv_id)]
 
 
+def _searched(stack: Stack) -> tuple[str, steps.Next, list[repo.NewEvent]]:
+    """A new investigation started and its first hop searched inline: (id, the hop, its search events)."""
+    inv_id = _asked(stack, "What does error ERR_4021 mean?")
+    nxt = steps.start(stack.services, inv_id)
+    with ThreadPoolExecutor(4) as pool:
+        events = inline._retrieve_hop(stack.services, inv_id, nxt.hop, nxt.slots, pool)
+    return inv_id, nxt, events
+
+
+def _raising(message: str) -> Callable[..., Any]:
+    def fail(*_args: Any, **_kwargs: Any) -> Any:
+        raise RuntimeError(message)
+
+    return fail
+
+
 def test_a_hops_search_events_are_written_with_its_reduction_first(stack: Stack) -> None:
     """The inline executor hands a hop's search events to its reducer: written in the reduction's
     transaction, before the reduction's own events (where their own transaction put them before)."""
-    services = stack.services
-    inv_id = _asked(stack, "What does error ERR_4021 mean?")
-    nxt = steps.start(services, inv_id)
-    with ThreadPoolExecutor(4) as pool:
-        events = inline._retrieve_hop(services, inv_id, nxt.hop, nxt.slots, pool)
+    inv_id, nxt, events = _searched(stack)
     assert sorted(e.step_key for e in events) == sorted(f"retrieve:1:{i}:{e}" for i, e in nxt.slots)
     assert not any(kind == "retrieval" for kind, _ in _kinds(stack, inv_id))  # not written by the hop
-    steps.reduce(services, inv_id, nxt.hop, events=events)
+    steps.reduce(stack.services, inv_id, nxt.hop, events=events)
     kinds = [kind for kind, _ in _kinds(stack, inv_id)]
     assert kinds.count("retrieval") == len(nxt.slots)
     assert max(i for i, k in enumerate(kinds) if k == "retrieval") < kinds.index("fusion")
 
 
+@pytest.mark.parametrize("how", ["the reducer fails", "its transaction rolls back", "the investigation was over"])
 def test_search_events_are_written_when_the_reduction_writes_nothing_or_fails(
-        stack: Stack, monkeypatch: pytest.MonkeyPatch) -> None:
+        stack: Stack, monkeypatch: pytest.MonkeyPatch, how: str) -> None:
+    """A reduction that fails (its error is the one raised), whose transaction rolls back after the events
+    went into it, or that writes nothing (the watchdog failed the investigation meanwhile): the hop's
+    searches are traced all the same, on their own."""
     from investigation import loop
 
     services = stack.services
-    # The reduction fails: its error is raised, the hop's search events are written all the same.
-    inv_id = _asked(stack, "What does error ERR_4021 mean?")
-    nxt = steps.start(services, inv_id)
-    with ThreadPoolExecutor(4) as pool:
-        events = inline._retrieve_hop(services, inv_id, nxt.hop, nxt.slots, pool)
-
-    def broken(*_args: Any, **_kwargs: Any) -> Any:
-        raise RuntimeError("reducer bug")
-
-    with monkeypatch.context() as patched:
-        patched.setattr(loop, "reduce_hop", broken)
-        with pytest.raises(RuntimeError, match="reducer bug"):
+    inv_id, nxt, events = _searched(stack)
+    if how == "the investigation was over":
+        steps.fail(services, inv_id, reason="deadline", error="overdue")
+        assert steps.reduce(services, inv_id, nxt.hop, events=events).kind == steps.NextKind.DELIVER
+    else:
+        if how == "the reducer fails":
+            monkeypatch.setattr(loop, "reduce_hop", _raising("broken"))
+        else:
+            monkeypatch.setattr(repo, "add_evidence", _raising("broken"))
+        with pytest.raises(RuntimeError, match="broken"):
             steps.reduce(services, inv_id, nxt.hop, events=events)
-    assert [k for k, _ in _kinds(stack, inv_id)].count("retrieval") == len(nxt.slots)
-    # The reduction's transaction rolls back after the events went into it: they are written on their own.
-    inv_id = _asked(stack, "What does error ERR_4021 mean?")
-    nxt = steps.start(services, inv_id)
-    with ThreadPoolExecutor(4) as pool:
-        events = inline._retrieve_hop(services, inv_id, nxt.hop, nxt.slots, pool)
-
-    def refused(*_args: Any, **_kwargs: Any) -> Any:
-        raise RuntimeError("evidence refused")
-
-    with monkeypatch.context() as patched:
-        patched.setattr(repo, "add_evidence", refused)
-        with pytest.raises(RuntimeError, match="evidence refused"):
-            steps.reduce(services, inv_id, nxt.hop, events=events)
-    kinds = [k for k, _ in _kinds(stack, inv_id)]
-    assert kinds.count("retrieval") == len(nxt.slots) and "fusion" not in kinds
-    # The investigation is over before its reducer runs (the watchdog failed it): nothing is reduced, the
-    # searches are still traced.
-    inv_id = _asked(stack, "What does error ERR_4021 mean?")
-    nxt = steps.start(services, inv_id)
-    with ThreadPoolExecutor(4) as pool:
-        events = inline._retrieve_hop(services, inv_id, nxt.hop, nxt.slots, pool)
-    steps.fail(services, inv_id, reason="deadline", error="overdue")
-    assert steps.reduce(services, inv_id, nxt.hop, events=events).kind == steps.NextKind.DELIVER
     kinds = [k for k, _ in _kinds(stack, inv_id)]
     assert kinds.count("retrieval") == len(nxt.slots) and "fusion" not in kinds
