@@ -139,6 +139,9 @@ def start(services: Services, inv_id: str) -> Next:
             return Next(NextKind.HOP, 1, _slots(existing.queries, existing.engines, existing.tools))
         inv = repo.update_investigation(session, investigation_id=inv_id, status=Status.RUNNING.value)
     question, mode = inv.question, Mode(inv.mode)
+    # Hop 1 always searches the question itself (`loop.start`), unless the route answers or refuses it
+    # without retrieval: its embedding starts now, while the step routes and plans.
+    services.prepare_queries([question])
     limits = _limits(services, inv)
     services.state.init_budget(
         inv_id, max_hops=limits["max_hops"], max_retrieval_calls=limits["max_retrieval_calls"],

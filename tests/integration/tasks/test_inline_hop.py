@@ -4,7 +4,7 @@ query's embedding (`tasks/inline.py::_retrieve_hop`), and only then."""
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
@@ -150,3 +150,44 @@ def test_search_events_are_written_when_the_reduction_writes_nothing_or_fails(
             steps.reduce(services, inv_id, nxt.hop, events=events)
     kinds = [k for k, _ in _kinds(stack, inv_id)]
     assert kinds.count("retrieval") == len(nxt.slots) and "fusion" not in kinds
+
+
+def test_start_embeds_the_question_before_it_routes_and_plans(
+        stack: Stack, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Hop 1 always searches the question itself (`loop.start`): its embedding starts as soon as the step has
+    the question, before routing and planning, and the plan's own preparation does not embed it again."""
+    from investigation import loop
+
+    services = stack.services
+    order: list[str] = []
+    prepare, real_start = services.prepare_queries, loop.start
+    embedder = services.embedder
+    embedded: list[str] = []
+    embed_ahead: Callable[[str, str], None] = embedder._embed_ahead  # type: ignore[attr-defined]
+
+    def preparing(texts: Sequence[str]) -> None:
+        order.append(f"prepare {list(texts)}")
+        prepare(texts)
+
+    def starting(*args: Any, **kwargs: Any) -> Any:
+        order.append("route and plan")
+        return real_start(*args, **kwargs)
+
+    def embedding(key: str, text: str) -> None:
+        embedded.append(text)
+        embed_ahead(key, text)
+
+    monkeypatch.setattr(services, "prepare_queries", preparing)
+    monkeypatch.setattr(loop, "start", starting)
+    monkeypatch.setattr(embedder, "_embed_ahead", embedding)
+    question = "Sev 1 response time on Business vs Enterprise?"
+    inv_id = _asked(stack, question)
+    nxt = steps.start(services, inv_id)
+    assert order[:2] == [f"prepare {[question]}", "route and plan"]
+    with services.session() as session:
+        planned = repo.get_hop(session, investigation_id=inv_id, number=nxt.hop)
+    assert planned is not None and planned.queries[0]["text"] == question and len(planned.queries) >= 2
+    with ThreadPoolExecutor(4) as pool:
+        inline._retrieve_hop(services, inv_id, nxt.hop, nxt.slots, pool)
+    assert embedded.count(question) == 1  # embedded once, ahead: the plan's preparation found it on its way
+    assert sorted(embedded) == sorted(q["text"] for q in planned.queries)
