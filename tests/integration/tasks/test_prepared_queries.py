@@ -51,7 +51,8 @@ def test_each_hops_queries_are_prepared_before_the_hop_is_written(tmp_path: Path
         hops = repo.list_hops(session, investigation_id=inv_id)
         assert repo.get_investigation(session, investigation_id=inv_id).status == "answered"
     assert len(hops) >= 2
-    assert prepared == [(h.number - 1, [str(q["text"]) for q in h.queries]) for h in hops]
+    # The question first, as soon as `start` has it (hop 1 always searches it), then each hop's queries.
+    assert prepared == [(0, [QUESTION])] + [(h.number - 1, [str(q["text"]) for q in h.queries]) for h in hops]
     assert all(embedder._key(str(q["text"])) in embedder._lru for h in hops for q in h.queries)
 
 
