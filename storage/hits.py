@@ -43,12 +43,13 @@ class SlotHits(BaseModel):
         as before, which writes NaN/Infinity (read back as themselves) and escapes a lone surrogate (which
         the reader refuses, as it always did: the slot reads as a missing result, hence False)."""
         include = set(self.model_fields_set)
+        exact = True
         if math.isfinite(self.ms) and all(math.isfinite(p.score) for p in self.passages):
             try:
                 return self.__pydantic_serializer__.to_json(self, include=include).decode(), True
             except PydanticSerializationError:  # a lone surrogate in a text
-                return json.dumps(self.model_dump(mode="json", include=include)), False
-        return json.dumps(self.model_dump(mode="json", include=include)), True
+                exact = False
+        return json.dumps(self.model_dump(mode="json", include=include)), exact
 
     @classmethod
     def from_json(cls, raw: str | bytes) -> SlotHits:

@@ -4,7 +4,6 @@ searches, run together (`steps.retrieve_many`), get one "sleuth.retrieve" span a
 
 from __future__ import annotations
 
-import contextlib
 import logging
 from collections import deque
 from collections.abc import Callable, Iterable, Sequence
@@ -16,7 +15,6 @@ from investigation.ports import ReadsAhead
 from investigation.state import Passage
 from investigation.tools.evidence import ENGINE_PREFIX, is_tool_engine
 from observability import step_scope
-from storage import repositories as repo
 from storage.repositories import NewEvent
 from tasks import steps, tool_step
 
@@ -103,9 +101,7 @@ def _retrieve_hop(services: Services, inv_id: str, hop: int, slots: tuple[tuple[
         for call in tools:
             call.result()
     except BaseException:
-        if events:  # the searches happened: their events are written all the same
-            with contextlib.suppress(Exception), services.session() as session:
-                repo.add_events(session, events)
+        steps.write_events(services, events, quietly=True)  # the searches happened: traced all the same
         raise
     return events
 

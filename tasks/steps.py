@@ -7,7 +7,6 @@ redelivered task finds its own earlier writes and returns the same `Next`.
 
 from __future__ import annotations
 
-import contextlib
 import dataclasses
 import logging
 import time
@@ -365,13 +364,9 @@ def reduce(services: Services, inv_id: str, hop: int, *, owner: str | None = Non
         try:
             nxt = _reduce(services, inv_id, hop, pending)
         except BaseException:
-            if pending:  # best effort: the error that stopped the reduction is the one raised
-                with contextlib.suppress(Exception), services.session() as session:
-                    repo.add_events(session, pending)
+            write_events(services, pending, quietly=True)
             raise
-        if pending:  # a reduction that wrote nothing (the investigation was over, the hop reduced before)
-            with services.session() as session:
-                repo.add_events(session, pending)
+        write_events(services, pending)  # a reduction that wrote nothing: the investigation was over, …
         return nxt
     from tasks.claims import Claim, HopLease
 
@@ -383,6 +378,21 @@ def reduce(services: Services, inv_id: str, hop: int, *, owner: str | None = Non
     _event(services, inv_id, f"reduce-dup:{hop}:{owner}", "duplicate_reducer", hop=hop, owner=owner,
            claim=str(lease.claim))
     return Next(NextKind.DONE, hop)
+
+
+def write_events(services: Services, events: Sequence[repo.NewEvent], *, quietly: bool = False) -> None:
+    """Search events handed on and not written with a reduction, in their own transaction (none: nothing).
+    `quietly` while another error is on its way up: that one is raised, a failure here only logged."""
+    if not events:
+        return
+    try:
+        with services.session() as session:
+            repo.add_events(session, events)
+    except Exception:
+        if not quietly:
+            raise
+        log.warning("could not write %d search events of %s", len(events), events[0].investigation_id,
+                    exc_info=True)
 
 
 def _write_pending(session: Any, pending: list[repo.NewEvent]) -> None:

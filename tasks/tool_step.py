@@ -51,13 +51,12 @@ def stored_tools(services: Services, session: Any, *, tenant_id: str) -> list[St
     return load_tools(session, tenant_id=tenant_id)
 
 
-def plan_tools(services: Services, inv_id: str, hop: int, stored: list[StoredTool]) -> list[dict[str, Any]]:
+def plan_tools(services: Services, inv_id: str, hop: int, tools: list[StoredTool]) -> list[dict[str, Any]]:
     """The tools hop `hop` calls: relevant, inside policy, not called before; refusals are traced.
-    `stored`: the tenant's tools (`stored_tools`)."""
+    `tools`: the tenant's tools (`stored_tools`)."""
     limit = services.settings.tools_per_hop
-    if limit <= 0 or not stored:
+    if limit <= 0 or not tools:
         return []
-    tools = stored
     with services.session() as session:
         inv = repo.get_investigation(session, investigation_id=inv_id)
         called = {t["name"] for h in repo.list_hops(session, investigation_id=inv_id) if h.number < hop
