@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import os
-import signal
 import subprocess
 import sys
 import time
@@ -12,6 +11,7 @@ from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 
+from cli.supervisor import stop_group
 from config.settings import Settings
 from investigation.errors import PermanentError
 from workers.embedded_redis import EmbeddedRedis
@@ -79,21 +79,6 @@ def wait_for_workers(settings: Settings, redis_url: str, *, count: int = 1, time
     raise PermanentError(f"no Celery worker answered within {timeout:.0f}s")
 
 
-def stop_process(proc: subprocess.Popen[bytes], *, timeout: float = 15.0) -> None:
-    """Warm shutdown (SIGTERM lets Celery finish its current task), then SIGKILL if it hangs."""
-    if proc.poll() is not None:
-        return
-    try:
-        os.killpg(proc.pid, signal.SIGTERM)
-    except ProcessLookupError:
-        return
-    try:
-        proc.wait(timeout=timeout)
-    except subprocess.TimeoutExpired:
-        os.killpg(proc.pid, signal.SIGKILL)
-        proc.wait(timeout=5)
-
-
 def existing_redis(settings: Settings) -> Settings | None:
     """Settings on the configured Redis, or on a running `sleuth up`'s; None when neither exists."""
     if settings.redis_url:
@@ -123,7 +108,7 @@ def queue_stack(settings: Settings, *, workers: int = 1, concurrency: int = 2,
         yield settings.model_copy(update={"redis_url": url})
     finally:
         for proc in procs:
-            stop_process(proc)
+            stop_group(proc)
         redis_server.stop()
 
 

@@ -71,14 +71,22 @@ def kill_group(pid: int, sig: int = signal.SIGKILL) -> None:
 
 
 def stop_group(proc: subprocess.Popen[bytes], *, timeout: float = 15.0) -> None:
-    """SIGTERM the group (a warm shutdown lets Celery finish its tasks), SIGKILL what is left after `timeout`."""
+    """Warm shutdown, then SIGKILL what is left of the group after `timeout`.
+
+    SIGTERM goes to the leader only: a Celery worker then finishes its current task and stops its own
+    pool. Sent to the whole group it would reach a busy prefork child too, which dies at once on SIGTERM
+    (Celery resets it to the default there): the task is lost mid-run and the parent logs WorkerLostError.
+    """
     if proc.poll() is None:
-        kill_group(proc.pid, signal.SIGTERM)
+        try:
+            os.kill(proc.pid, signal.SIGTERM)
+        except ProcessLookupError:
+            pass
         try:
             proc.wait(timeout=timeout)
         except subprocess.TimeoutExpired:
             pass
-    kill_group(proc.pid, signal.SIGKILL)  # the leader is gone; stragglers of its group are not
+    kill_group(proc.pid, signal.SIGKILL)  # a hung leader, and stragglers of a group whose leader is gone
     if proc.poll() is None:
         proc.wait(timeout=5)
 

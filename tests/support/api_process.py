@@ -25,7 +25,7 @@ def _healthy(base: str) -> bool:
 @contextmanager
 def api_process(env: dict[str, str], log_path: Path | None = None, timeout: float = 60) -> Iterator[str]:
     """Run `python -m cli.main api` with `env` (output to `log_path`, or discarded); yields its base URL."""
-    from cli.processes import stop_process
+    from cli.supervisor import stop_group
 
     port = free_port()
     log = open(log_path, "wb") if log_path is not None else subprocess.DEVNULL  # noqa: SIM115
@@ -42,4 +42,4 @@ def api_process(env: dict[str, str], log_path: Path | None = None, timeout: floa
         assert started and proc.poll() is None, f"`sleuth api` did not become healthy\n{output}"
         yield base
     finally:
-        stop_process(proc, timeout=15)
+        stop_group(proc, timeout=15)

@@ -70,10 +70,10 @@ class Stack:
         wait_for_workers(self.settings, self.settings.redis_url, count=count, timeout=timeout)
 
     def stop_workers(self) -> None:
-        from cli.processes import stop_process
+        from cli.supervisor import stop_group
 
         for proc in self.workers:
-            stop_process(proc, timeout=10)
+            stop_group(proc, timeout=10)
         self.workers.clear()
 
     def persisted(self, question: str, *, callback: dict[str, object] | None = None) -> str:

@@ -27,7 +27,8 @@ def test_tool_calls_run_on_their_own_queue(tmp_path: Path, redis_url: str, redis
                                            api: ToolServices) -> None:
     from app.intake import parse_request, submit_investigation
     from cli.commands import celery_for, wait_for
-    from cli.processes import stop_process, wait_for_workers
+    from cli.processes import wait_for_workers
+    from cli.supervisor import stop_group
     from storage import repositories as repo
     from tasks import workflow
 
@@ -55,7 +56,7 @@ def test_tool_calls_run_on_their_own_queue(tmp_path: Path, redis_url: str, redis
         assert [c["tool"] for c in tool_events(full)] == ["billing_account"]
     finally:
         for proc in procs:
-            stop_process(proc, timeout=10)
+            stop_group(proc, timeout=10)
     tools_log = (home / "worker-toolsonly.log").read_text()
     docs_log = (home / "worker-docs.log").read_text()
     assert "Traceback" not in tools_log + docs_log
