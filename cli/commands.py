@@ -91,13 +91,17 @@ def celery_for(settings: Settings) -> Celery:
 def create_and_launch(services: Services, tenant_name: str, question: str, mode: str,
                       callback: dict[str, Any] | list[dict[str, Any]] | None = None, *, audience: str = "agent",
                       launch: Launcher | None = None, context: dict[str, Any] | None = None,
-                      tenant: Tenant | None = None) -> str:
+                      tenant: Tenant | None = None, embed_ahead: bool = False) -> str:
     """Submit a question for a tenant named on the command line (the same intake as the API). `tenant`: that
-    tenant's row, when the caller read it already (a bench asks many questions of one tenant)."""
+    tenant's row, when the caller read it already (a bench asks many questions of one tenant). `embed_ahead`:
+    `launch` runs the investigation in this process, so the embedding of its question (hop 1 searches it)
+    starts now, while the intake writes, instead of when the start step has moved it to running."""
     from storage import repositories as repo
 
     request = parse_request({"question": question, "mode": mode, "callback": callback, "audience": audience,
                              "context": context})
+    if embed_ahead:
+        services.prepare_queries([request.question])
     if tenant is None or tenant.name != tenant_name:
         with services.session() as session:
             tenant = repo.get_tenant_by_name(session, name=tenant_name)
@@ -188,7 +192,7 @@ def _ask_inline(settings: Settings, question: str, tenant: str, *, mode: str, au
         warm = threading.Thread(target=_warm, args=(services,), daemon=True)
         warm.start()
         inv_id = create_and_launch(services, tenant, question, mode, audience=audience,
-                                   launch=lambda i: inline.run(services, i))
+                                   launch=lambda i: inline.run(services, i), embed_ahead=True)
         if console is not None:
             console.print(f"[bold]investigation {inv_id}[/bold]")
         view = wait_for(services, inv_id, console=console, timeout=5)

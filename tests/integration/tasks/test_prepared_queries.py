@@ -56,6 +56,42 @@ def test_each_hops_queries_are_prepared_before_the_hop_is_written(tmp_path: Path
     assert all(embedder._key(str(q["text"])) in embedder._lru for h in hops for q in h.queries)
 
 
+@pytest.mark.parametrize("embed_ahead", [True, False])
+def test_an_in_process_run_embeds_its_question_while_the_intake_writes(tmp_path: Path, redis_url: str,
+                                                                      redis_prefix: str, embed_ahead: bool) -> None:
+    """`create_and_launch(embed_ahead=True)` (bench, `sleuth ask` without a queue): the question's embedding
+    starts before the intake has written anything; the start step then finds it started, and the model runs
+    on the question once. Without it, the first query prepared is the question, by the start step."""
+    from cli.commands import create_and_launch
+
+    stack = build_stack(tmp_path / "home", redis_url, redis_prefix)
+    services = Services(stack.settings, one_process=True)
+    embedder = services.embedder
+    assert isinstance(embedder, MiniLMEmbedder)
+    real_prepare, real_infer = embedder.prepare, embedder._infer
+    prepared: list[tuple[int, list[str]]] = []  # (investigations written at that moment, the queries)
+    embedded: list[str] = []
+
+    def recording(texts: Sequence[str]) -> None:
+        with services.session() as session:
+            prepared.append((repo.count_active(session, tenant_id=stack.tenant_id), list(texts)))
+        real_prepare(texts)
+
+    def counting(model: object, texts: list[str]) -> object:
+        embedded.extend(texts)
+        return real_infer(model, texts)
+
+    embedder.prepare = recording  # type: ignore[method-assign]
+    embedder._infer = counting  # type: ignore[method-assign]
+    inv_id = create_and_launch(services, stack.tenant_name, QUESTION, "agentic",
+                               launch=lambda i: inline.run(services, i, deliver=False), embed_ahead=embed_ahead)
+    with services.session() as session:
+        assert repo.get_investigation(session, investigation_id=inv_id).status == "answered"
+    # Ahead: nothing written yet. Else the start step, the investigation written and running.
+    assert prepared[0] == (0 if embed_ahead else 1, [QUESTION])
+    assert embedded.count(QUESTION) == 1
+
+
 def test_query_vectors_go_through_redis_only_between_processes(tmp_path: Path, redis_url: str,
                                                               redis_prefix: str) -> None:
     stack = build_stack(tmp_path / "home", redis_url, redis_prefix)
