@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -77,7 +78,7 @@ def test_an_in_process_run_embeds_its_question_while_the_intake_writes(tmp_path:
             prepared.append((repo.count_active(session, tenant_id=stack.tenant_id), list(texts)))
         real_prepare(texts)
 
-    def counting(model: object, texts: list[str]) -> object:
+    def counting(model: Any, texts: list[str]) -> Any:
         embedded.extend(texts)
         return real_infer(model, texts)
 
