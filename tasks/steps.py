@@ -457,6 +457,9 @@ def _reduce(services: Services, inv_id: str, hop: int, pending: list[repo.NewEve
             f"the LLM is out ({llm_stop}): the heuristic finishes the investigation; the loop had decided "
             f"{out.decision.action} ({out.decision.reason})"))
     decision = _decision_json(chosen)
+    go_on = chosen.action is LoopAction.CONTINUE and bool(chosen.next_queries)
+    if go_on:  # the next hop's embeddings start now, while this hop's trace is built and written
+        services.prepare_queries([q.text for q in chosen.next_queries])
     trace = _Trace(inv_id)
     trace.add(f"fuse:{hop}", "fusion", hop=hop, fused=[p.chunk_id for p in out.fused],
               dedup_hits=out.dedup_hits,
@@ -468,7 +471,6 @@ def _reduce(services: Services, inv_id: str, hop: int, pending: list[repo.NewEve
                       for e in out.new_evidence])
     trace.add(f"judge:{hop}", "judgment", hop=hop, **out.judgment.model_dump(mode="json"))
     trace.add(f"decide:{hop}", "decision", hop=hop, **decision)
-    go_on = chosen.action is LoopAction.CONTINUE and bool(chosen.next_queries)
     if not go_on:
         decision["action"] = "stop"
         # The hop's evidence, counts, trace and decision in one transaction.
@@ -479,7 +481,6 @@ def _reduce(services: Services, inv_id: str, hop: int, pending: list[repo.NewEve
             repo.set_investigation(session, investigation_id=inv_id, retrieval_calls=budget.retrieval_calls)
             repo.mark_hop_reduced(session, investigation_id=inv_id, number=hop, decision=decision)
         return Next(NextKind.SYNTHESIZE, hop)
-    services.prepare_queries([q.text for q in chosen.next_queries])
 
     def write_hop(session: Any) -> None:  # the hop's evidence and trace, the next hop's queries and the calls
         _write_pending(session, pending)
