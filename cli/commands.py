@@ -100,11 +100,11 @@ def create_and_launch(services: Services, tenant_name: str, question: str, mode:
 
     request = parse_request({"question": question, "mode": mode, "callback": callback, "audience": audience,
                              "context": context})
-    if embed_ahead:
-        services.prepare_queries([request.question])
     if tenant is None or tenant.name != tenant_name:
         with services.session() as session:
             tenant = repo.get_tenant_by_name(session, name=tenant_name)
+    if embed_ahead:  # (a valid question of a known tenant: nothing embedded for a request refused)
+        services.prepare_queries([request.question])
     if launch is None:
         from tasks import workflow  # Celery's canvas: not imported by a run that launches in-process
 

@@ -93,6 +93,29 @@ def test_an_in_process_run_embeds_its_question_while_the_intake_writes(tmp_path:
     assert embedded.count(QUESTION) == 1
 
 
+@pytest.mark.parametrize("question", ["", "Which plan includes SCIM provisioning?"])
+def test_a_refused_request_embeds_nothing_ahead(tmp_path: Path, redis_url: str, redis_prefix: str,
+                                                question: str) -> None:
+    """An empty question (ValidationFailed naming it) or an unknown tenant (NotFound): refused before any
+    embedding starts."""
+    from cli.commands import create_and_launch
+    from investigation.errors import NotFound, ValidationFailed
+
+    stack = build_stack(tmp_path / "home", redis_url, redis_prefix)
+    services = Services(stack.settings, one_process=True)
+    embedder = services.embedder
+    assert isinstance(embedder, MiniLMEmbedder)
+    prepared: list[list[str]] = []
+    embedder.prepare = lambda texts: prepared.append(list(texts))  # type: ignore[method-assign]
+    launched: list[str] = []
+    with pytest.raises(ValidationFailed if not question else NotFound) as raised:
+        create_and_launch(services, stack.tenant_name if not question else "no-such-tenant", question, "agentic",
+                          launch=launched.append, embed_ahead=True)
+    if not question:
+        assert raised.value.field == "question"
+    assert prepared == [] and launched == []
+
+
 def test_query_vectors_go_through_redis_only_between_processes(tmp_path: Path, redis_url: str,
                                                               redis_prefix: str) -> None:
     stack = build_stack(tmp_path / "home", redis_url, redis_prefix)
