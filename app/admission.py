@@ -4,8 +4,8 @@ At most `max_in_flight` investigations of a tenant run at once; the others are p
 held back in order in a per-tenant Redis list, then launched one by one as running ones finish (`release`,
 called after every terminal step and by the watchdog). One tenant's burst therefore occupies at most its
 cap of worker slots, and another tenant's question goes straight to the queues. Admitted ids live in a
-Redis set pruned against the database on every decision, so a lost release can only delay, never leak a
-slot.
+Redis set pruned against the database whenever a decision could depend on it (a set that already looks
+under the cap admits at once, in one round trip), so a lost release can only delay, never leak a slot.
 
 At the queues, every step an investigation sends carries its tenant's `priority`: the fewer investigations
 a tenant has admitted or waiting, the lower the number, and workers take the lowest number first across
@@ -15,11 +15,12 @@ hundred: its steps wait for the steps already running, not for the queued burst.
 
 from __future__ import annotations
 
+import functools
 import logging
 import math
 from collections.abc import Callable, Iterable
 from datetime import timedelta
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from bootstrap import Services
 from investigation.errors import TooManyRequests
@@ -70,9 +71,13 @@ def _tenants_key(services: Services) -> str:
     return f"{services.settings.redis_prefix}:fair:tenants"
 
 
+def _lock_key(services: Services, tenant_id: str) -> str:
+    return f"{services.settings.redis_prefix}:fair:lock:{tenant_id}"
+
+
 def _lock(services: Services, tenant_id: str) -> Lock:
-    lock: Lock = services.redis.lock(f"{services.settings.redis_prefix}:fair:lock:{tenant_id}",
-                                     timeout=LOCK_SECONDS, blocking_timeout=LOCK_SECONDS)
+    lock: Lock = services.redis.lock(_lock_key(services, tenant_id), timeout=LOCK_SECONDS,
+                                     blocking_timeout=LOCK_SECONDS)
     return lock
 
 
@@ -107,12 +112,46 @@ def _launch(services: Services, tenant_id: str, inv_id: str, launch: Launcher) -
         raise
 
 
+# The common case in one round trip: nothing held, no decision under way (the tenant's lock is free) and
+# fewer ids in the running set than the cap. Finished ones still listed only make the set look fuller, so
+# "fewer than the cap" can only be true when the tenant really is under it: admitted, nothing to prune.
+# Anything else (0) is decided under the lock, the set pruned against the database first.
+_ADMIT_AT_ONCE = """
+redis.call('SADD', KEYS[1], ARGV[1])
+if redis.call('EXISTS', KEYS[4]) == 0 and redis.call('LLEN', KEYS[2]) == 0
+   and redis.call('SCARD', KEYS[3]) < tonumber(ARGV[3]) then
+  redis.call('SADD', KEYS[3], ARGV[2])
+  return 1
+end
+return 0
+"""
+
+
+@functools.lru_cache(maxsize=32)
+def _registered(client: Any, source: str) -> Any:
+    return client.register_script(source)
+
+
+def _script(services: Services, source: str) -> Any:
+    """`source` as a script of this Services' client: EVALSHA, the source sent only once per Redis."""
+    return _registered(services.redis, source)
+
+
+def _admitted_at_once(services: Services, tenant_id: str, inv_id: str, cap: int) -> bool:
+    keys = [_tenants_key(services), _held_key(services, tenant_id), _running_key(services, tenant_id),
+            _lock_key(services, tenant_id)]
+    return bool(_script(services, _ADMIT_AT_ONCE)(keys=keys, args=[tenant_id, inv_id, cap]))
+
+
 def admit(services: Services, tenant: Tenant, inv_id: str, launch: Launcher) -> bool:
     """Launch `inv_id` now (True) or hold it behind the tenant's earlier ones (False). `inv_id` is
     already persisted as queued."""
     cap = max_in_flight(services, tenant)
     if cap <= 0 or not services.settings.redis_url:
         launch(inv_id)
+        return True
+    if _admitted_at_once(services, tenant.id, inv_id, cap):
+        _launch(services, tenant.id, inv_id, launch)
         return True
     key = _held_key(services, tenant.id)
     with _lock(services, tenant.id):

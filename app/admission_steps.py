@@ -16,14 +16,13 @@ flight, so they are neither lost nor started twice by it.
 
 from __future__ import annotations
 
-import functools
 import os
 import socket
 import time
 from collections.abc import Callable, Iterable
 from typing import Any
 
-from app.admission import _held_key, _running_key, _tenants_key, known_tenants, loads
+from app.admission import _held_key, _running_key, _script, _tenants_key, known_tenants, loads
 from bootstrap import Services
 
 Send = Callable[[str], None]
@@ -78,16 +77,6 @@ for _, t in ipairs(redis.call('SMEMBERS', KEYS[2])) do
 end
 return waiting
 """
-
-
-@functools.lru_cache(maxsize=32)
-def _registered(client: Any, source: str) -> Any:
-    return client.register_script(source)
-
-
-def _script(services: Services, source: str) -> Any:
-    """`source` as a script of this Services' client: EVALSHA, the source sent only once per Redis."""
-    return _registered(services.redis, source)
 
 
 def step_cap(slots: int, active: int) -> int:
