@@ -102,14 +102,17 @@ def _running(services: Services, tenant_id: str, admitted: list[str] | None = No
     return still
 
 
-def _launch(services: Services, tenant_id: str, inv_id: str, launch: Launcher) -> None:
-    """Launch outside the lock (an inline executor runs the whole investigation inside `launch`); on
-    failure the slot is given back."""
+def _launch(services: Services, tenant_id: str, inv_id: str, launch: Launcher, in_process: bool) -> None:
+    """Launch outside the lock; on failure the slot is given back. `in_process`: `launch` runs the whole
+    investigation (the inline executor), so when it returns the investigation is over and its slot is given
+    back too, as a Celery run's terminal step does (`finished`; held ones wait for the next release)."""
     try:
         launch(inv_id)
     except Exception:
         services.redis.srem(_running_key(services, tenant_id), inv_id)
         raise
+    if in_process:
+        services.redis.srem(_running_key(services, tenant_id), inv_id)
 
 
 # The common case in one round trip: nothing held, no decision under way (the tenant's lock is free) and
@@ -143,15 +146,15 @@ def _admitted_at_once(services: Services, tenant_id: str, inv_id: str, cap: int)
     return bool(_script(services, _ADMIT_AT_ONCE)(keys=keys, args=[tenant_id, inv_id, cap]))
 
 
-def admit(services: Services, tenant: Tenant, inv_id: str, launch: Launcher) -> bool:
+def admit(services: Services, tenant: Tenant, inv_id: str, launch: Launcher, *, in_process: bool = False) -> bool:
     """Launch `inv_id` now (True) or hold it behind the tenant's earlier ones (False). `inv_id` is
-    already persisted as queued."""
+    already persisted as queued. `in_process`: `launch` runs it to its end (`_launch`)."""
     cap = max_in_flight(services, tenant)
     if cap <= 0 or not services.settings.redis_url:
         launch(inv_id)
         return True
     if _admitted_at_once(services, tenant.id, inv_id, cap):
-        _launch(services, tenant.id, inv_id, launch)
+        _launch(services, tenant.id, inv_id, launch, in_process)
         return True
     key = _held_key(services, tenant.id)
     with _lock(services, tenant.id):
@@ -171,7 +174,7 @@ def admit(services: Services, tenant: Tenant, inv_id: str, launch: Launcher) -> 
                 repo.update_investigation(session, investigation_id=inv_id, deadline_at=utcnow() + HELD_DEADLINE)
             services.redis.rpush(key, inv_id)
     if now:
-        _launch(services, tenant.id, inv_id, launch)
+        _launch(services, tenant.id, inv_id, launch, in_process)
         return True
     log.info("investigation %s held back: tenant %s has %d running (cap %d), %d waiting", inv_id, tenant.id,
              running, cap, held + 1)

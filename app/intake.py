@@ -70,7 +70,7 @@ def effective_budget(override: BudgetOverride | None, tenant_limits: dict[str, A
 def submit_investigation(services: Services, *, tenant: Tenant, request: InvestigationRequest,
                          launch: Launcher, idempotency_key: str | None = None,
                          rate_limit: bool = True, fair: bool = True,
-                         same_key_same_request: bool = True) -> Submitted:
+                         same_key_same_request: bool = True, in_process: bool = False) -> Submitted:
     """Create (or, for a repeated idempotency key, find) the tenant's investigation and enqueue it.
 
     Raises ValidationFailed (a field named) before anything is written, Conflict when the idempotency key
@@ -79,6 +79,8 @@ def submit_investigation(services: Services, *, tenant: Tenant, request: Investi
     waits forever). With `fair`, a tenant at its in-flight cap has the investigation held back in order
     (`app.admission`); an operator's own runs (CLI bench) may pass False for both. Helpdesk hooks key on
     the ticket, whose text may change between triggers: they pass `same_key_same_request=False`.
+    `in_process`: `launch` runs the investigation to its end in this process (`sleuth bench`, `sleuth ask`
+    without a queue), so its fairness slot is given back when `launch` returns.
     """
     from app import admission
 
@@ -105,7 +107,7 @@ def submit_investigation(services: Services, *, tenant: Tenant, request: Investi
         if not fair:
             _enqueue(services, launch, inv_id)
         else:
-            admission.admit(services, tenant, inv_id, lambda i: _enqueue(services, launch, i))
+            admission.admit(services, tenant, inv_id, lambda i: _enqueue(services, launch, i), in_process=in_process)
     elif same_key_same_request:  # a race between two first uses of the key: the loser must not differ
         _same_request_or_conflict(services, tenant, idempotency_key or "", request=request, budget=budget,
                                   callback=callback, context=context)

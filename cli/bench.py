@@ -277,7 +277,7 @@ def run_bench(settings: Settings, dataset_dir: Path, *, mode: str, k: int, out: 
                     inv_id = create_and_launch(
                         services, tenant_name, q["question"], mode, audience=q.get("audience", "agent"),
                         launch=lambda i: inline.run(services, i, deliver=False, pool=pool), tenant=tenant,
-                        embed_ahead=True)
+                        in_process=True)
                     ids.append(inv_id)
                     with services.session() as session:
                         views.append(repo.investigation_view(

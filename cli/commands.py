@@ -91,11 +91,12 @@ def celery_for(settings: Settings) -> Celery:
 def create_and_launch(services: Services, tenant_name: str, question: str, mode: str,
                       callback: dict[str, Any] | list[dict[str, Any]] | None = None, *, audience: str = "agent",
                       launch: Launcher | None = None, context: dict[str, Any] | None = None,
-                      tenant: Tenant | None = None, embed_ahead: bool = False) -> str:
+                      tenant: Tenant | None = None, in_process: bool = False) -> str:
     """Submit a question for a tenant named on the command line (the same intake as the API). `tenant`: that
-    tenant's row, when the caller read it already (a bench asks many questions of one tenant). `embed_ahead`:
-    `launch` runs the investigation in this process, so the embedding of its question (hop 1 searches it)
-    starts now, while the intake writes, instead of when the start step has moved it to running."""
+    tenant's row, when the caller read it already (a bench asks many questions of one tenant). `in_process`:
+    `launch` runs the investigation to its end in this process, so the embedding of its question (hop 1
+    searches it) starts now, while the intake writes, instead of when the start step has moved it to running,
+    and its fairness slot is given back when it returns (`submit_investigation`)."""
     from storage import repositories as repo
 
     request = parse_request({"question": question, "mode": mode, "callback": callback, "audience": audience,
@@ -103,7 +104,7 @@ def create_and_launch(services: Services, tenant_name: str, question: str, mode:
     if tenant is None or tenant.name != tenant_name:
         with services.session() as session:
             tenant = repo.get_tenant_by_name(session, name=tenant_name)
-    if embed_ahead:  # (a valid question of a known tenant: nothing embedded for a request refused)
+    if in_process:  # (a valid question of a known tenant: nothing embedded for a request refused)
         services.prepare_queries([request.question])
     if launch is None:
         from tasks import workflow  # Celery's canvas: not imported by a run that launches in-process
@@ -114,7 +115,8 @@ def create_and_launch(services: Services, tenant_name: str, question: str, mode:
             workflow.launch(app, inv_id)
 
     # An operator's own runs (ask, bench) are not rate limited; fairness still applies.
-    return submit_investigation(services, tenant=tenant, request=request, launch=launch, rate_limit=False).id
+    return submit_investigation(services, tenant=tenant, request=request, launch=launch, rate_limit=False,
+                                in_process=in_process).id
 
 
 def wait_for(services: Services, inv_id: str, *, console: Console | None = None,
@@ -192,7 +194,7 @@ def _ask_inline(settings: Settings, question: str, tenant: str, *, mode: str, au
         warm = threading.Thread(target=_warm, args=(services,), daemon=True)
         warm.start()
         inv_id = create_and_launch(services, tenant, question, mode, audience=audience,
-                                   launch=lambda i: inline.run(services, i), embed_ahead=True)
+                                   launch=lambda i: inline.run(services, i), in_process=True)
         if console is not None:
             console.print(f"[bold]investigation {inv_id}[/bold]")
         view = wait_for(services, inv_id, console=console, timeout=5)

@@ -61,7 +61,7 @@ def _run(services: Services, tenant_id: str, case: dict[str, Any]) -> tuple[dict
         tenant = repo.get_tenant(session, tenant_id=tenant_id)
     started = time.perf_counter()
     inv_id = submit_investigation(services, tenant=tenant, request=request,
-                                  launch=lambda i: inline.run(services, i, deliver=False)).id
+                                  launch=lambda i: inline.run(services, i, deliver=False), in_process=True).id
     seconds = time.perf_counter() - started
     with services.session() as session:
         inv = repo.get_investigation(session, investigation_id=inv_id)

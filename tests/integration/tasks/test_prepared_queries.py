@@ -57,10 +57,10 @@ def test_each_hops_queries_are_prepared_before_the_hop_is_written(tmp_path: Path
     assert all(embedder._key(str(q["text"])) in embedder._lru for h in hops for q in h.queries)
 
 
-@pytest.mark.parametrize("embed_ahead", [True, False])
+@pytest.mark.parametrize("in_process", [True, False])
 def test_an_in_process_run_embeds_its_question_while_the_intake_writes(tmp_path: Path, redis_url: str,
-                                                                      redis_prefix: str, embed_ahead: bool) -> None:
-    """`create_and_launch(embed_ahead=True)` (bench, `sleuth ask` without a queue): the question's embedding
+                                                                      redis_prefix: str, in_process: bool) -> None:
+    """`create_and_launch(in_process=True)` (bench, `sleuth ask` without a queue): the question's embedding
     starts before the intake has written anything; the start step then finds it started, and the model runs
     on the question once. Without it, the first query prepared is the question, by the start step."""
     from cli.commands import create_and_launch
@@ -85,11 +85,11 @@ def test_an_in_process_run_embeds_its_question_while_the_intake_writes(tmp_path:
     embedder.prepare = recording  # type: ignore[method-assign]
     embedder._infer = counting  # type: ignore[method-assign]
     inv_id = create_and_launch(services, stack.tenant_name, QUESTION, "agentic",
-                               launch=lambda i: inline.run(services, i, deliver=False), embed_ahead=embed_ahead)
+                               launch=lambda i: inline.run(services, i, deliver=False), in_process=in_process)
     with services.session() as session:
         assert repo.get_investigation(session, investigation_id=inv_id).status == "answered"
     # Ahead: nothing written yet. Else the start step, the investigation written and running.
-    assert prepared[0] == (0 if embed_ahead else 1, [QUESTION])
+    assert prepared[0] == (0 if in_process else 1, [QUESTION])
     assert embedded.count(QUESTION) == 1
 
 
@@ -110,7 +110,7 @@ def test_a_refused_request_embeds_nothing_ahead(tmp_path: Path, redis_url: str, 
     launched: list[str] = []
     with pytest.raises(ValidationFailed if not question else NotFound) as raised:
         create_and_launch(services, stack.tenant_name if not question else "no-such-tenant", question, "agentic",
-                          launch=launched.append, embed_ahead=True)
+                          launch=launched.append, in_process=True)
     if isinstance(raised.value, ValidationFailed):
         assert raised.value.field == "question"
     assert prepared == [] and launched == []

@@ -102,3 +102,25 @@ def test_concurrent_intakes_never_run_more_than_the_cap(api: Api) -> None:
     assert len(launched.calls) == 2  # the cap, whichever way each intake went
     assert _running(api, tenant_id) == set(launched.calls)
     assert sorted(_held(api, tenant_id)) == sorted(set(ids) - set(launched.calls))
+
+
+@pytest.mark.parametrize("in_process", [True, False])
+def test_a_run_in_this_process_gives_its_slot_back_when_it_returns(api: Api, in_process: bool) -> None:
+    """`in_process` (the inline executor: `launch` runs the investigation to its end): the slot is free again
+    when the intake returns, and the next intake is admitted at once. A queued run keeps it until its
+    terminal step gives it back (`admission.finished`)."""
+    tenant_id, _key = new_tenant(api.services, limits={"max_in_flight": 1})
+    with api.services.session() as session:
+        tenant = repo.get_tenant(session, tenant_id=tenant_id)
+    ran: list[str] = []
+
+    def run_to_the_end(inv_id: str) -> None:
+        assert _running(api, tenant_id) == {inv_id}  # it holds the slot while it runs
+        ran.append(inv_id)
+        with api.services.session() as session:
+            repo.finish_investigation(session, investigation_id=inv_id, status="answered", stop_reason="sufficient")
+
+    first = submit_investigation(api.services, tenant=tenant, request=parse_request({"question": "first?"}),
+                                 launch=run_to_the_end, rate_limit=False, in_process=in_process).id
+    assert _running(api, tenant_id) == (set() if in_process else {first})
+    assert admission._admitted_at_once(api.services, tenant_id, "next", 1) is in_process
