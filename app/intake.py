@@ -80,7 +80,9 @@ def submit_investigation(services: Services, *, tenant: Tenant, request: Investi
     (`app.admission`); an operator's own runs (CLI bench) may pass False for both. Helpdesk hooks key on
     the ticket, whose text may change between triggers: they pass `same_key_same_request=False`.
     `in_process`: `launch` runs the investigation to its end in this process (`sleuth bench`, `sleuth ask`
-    without a queue), so its fairness slot is given back when `launch` returns.
+    without a queue): the embedding of its question (hop 1 searches it) starts once the request is accepted,
+    while the investigation is written and started, and its fairness slot is given back when `launch`
+    returns.
     """
     from app import admission
 
@@ -97,6 +99,8 @@ def submit_investigation(services: Services, *, tenant: Tenant, request: Investi
                                   callback=callback, context=context)
     if rate_limit:
         admission.check_rate(services, tenant)
+    if in_process:  # accepted: nothing is embedded for a refused request
+        services.prepare_queries([request.question])
     with services.session() as session:
         inv, created = repo.create_investigation(
             session, tenant=tenant, question=request.question, mode=request.mode, callback=callback,

@@ -94,9 +94,7 @@ def create_and_launch(services: Services, tenant_name: str, question: str, mode:
                       tenant: Tenant | None = None, in_process: bool = False) -> str:
     """Submit a question for a tenant named on the command line (the same intake as the API). `tenant`: that
     tenant's row, when the caller read it already (a bench asks many questions of one tenant). `in_process`:
-    `launch` runs the investigation to its end in this process, so the embedding of its question (hop 1
-    searches it) starts now, while the intake writes, instead of when the start step has moved it to running,
-    and its fairness slot is given back when it returns (`submit_investigation`)."""
+    `launch` runs the investigation to its end in this process (`submit_investigation`)."""
     from storage import repositories as repo
 
     request = parse_request({"question": question, "mode": mode, "callback": callback, "audience": audience,
@@ -104,8 +102,6 @@ def create_and_launch(services: Services, tenant_name: str, question: str, mode:
     if tenant is None or tenant.name != tenant_name:
         with services.session() as session:
             tenant = repo.get_tenant_by_name(session, name=tenant_name)
-    if in_process:  # (a valid question of a known tenant: nothing embedded for a request refused)
-        services.prepare_queries([request.question])
     if launch is None:
         from tasks import workflow  # Celery's canvas: not imported by a run that launches in-process
 

@@ -471,26 +471,29 @@ def _reduce(services: Services, inv_id: str, hop: int, pending: list[repo.NewEve
                       for e in out.new_evidence])
     trace.add(f"judge:{hop}", "judgment", hop=hop, **out.judgment.model_dump(mode="json"))
     trace.add(f"decide:{hop}", "decision", hop=hop, **decision)
+
+    def write_hop(session: Any) -> None:  # the hop's search events, evidence and trace
+        _write_pending(session, pending)
+        repo.add_evidence(session, investigation_id=inv_id, evidence=out.new_evidence)
+        trace.write(session)
+
     if not go_on:
         decision["action"] = "stop"
-        # The hop's evidence, counts, trace and decision in one transaction.
+        # The hop's writes, the calls and the decision in one transaction.
         with services.session() as session, repo.atomic(session):
-            _write_pending(session, pending)
-            repo.add_evidence(session, investigation_id=inv_id, evidence=out.new_evidence)
-            trace.write(session)
+            write_hop(session)
             repo.set_investigation(session, investigation_id=inv_id, retrieval_calls=budget.retrieval_calls)
             repo.mark_hop_reduced(session, investigation_id=inv_id, number=hop, decision=decision)
         return Next(NextKind.SYNTHESIZE, hop)
 
-    def write_hop(session: Any) -> None:  # the hop's evidence and trace, the next hop's queries and the calls
-        _write_pending(session, pending)
-        repo.add_evidence(session, investigation_id=inv_id, evidence=out.new_evidence)
-        trace.write(session)
+    def write_hop_and_next(session: Any) -> None:  # … and the next hop's queries with the calls: one UPDATE
+        write_hop(session)
         _record_hop_queries(session, inv, hop + 1, chosen.next_queries, retrieval_calls=budget.retrieval_calls)
 
     # The next hop is saved with this hop's decision: a redelivered reducer finds both or neither.
-    return _plan_hop(services, inv, hop + 1, list(chosen.next_queries), first=write_hop, then=lambda session: (
-        repo.mark_hop_reduced(session, investigation_id=inv_id, number=hop, decision=decision)))
+    return _plan_hop(services, inv, hop + 1, list(chosen.next_queries), first=write_hop_and_next,
+                     then=lambda session: repo.mark_hop_reduced(session, investigation_id=inv_id, number=hop,
+                                                                decision=decision))
 
 
 def _decision_json(decision: LoopDecision) -> dict[str, Any]:
