@@ -12,7 +12,7 @@ import json
 import logging
 import time
 import unicodedata
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any, ParamSpec, TypeVar
@@ -143,6 +143,18 @@ class SlotEnd:
     version: int = 0
 
 
+@dataclass(frozen=True)
+class Gathered:
+    """What a hop's reducer reads from Redis once the hop's slots are done (`hop_results`, then `first_seen`),
+    read instead by the round trip that parked the results (`slots_end(gather=...)`): every slot's result,
+    the budget's usage, the hop's passages (`candidates`, sorted chunk ids) and those first seen at the hop."""
+
+    hits: dict[str, SlotHits]
+    usage: dict[str, Any]
+    candidates: tuple[str, ...]
+    fresh: frozenset[str]
+
+
 class RedisState:
     """Budgets, dedup sets, caches and locks of Sleuth, under one key prefix."""
 
@@ -255,14 +267,18 @@ class RedisState:
         self._queue_store_hits(pipe, inv_id, hop, slot, hits, ttl)
         pipe.execute()
 
-    def _queue_store_hits(self, pipe: Any, inv_id: str, hop: int, slot: str, hits: SlotHits, ttl: int) -> None:
+    def _queue_store_hits(self, pipe: Any, inv_id: str, hop: int, slot: str, hits: SlotHits, ttl: int, *,
+                          remember: bool = True) -> bool:
+        """Queue the parking of one slot's result; True when a parse of what is stored gives `hits` itself
+        (then, with `remember`, this process's reducer gets `hits` back from `hop_results` unparsed)."""
         key = self.key("hits", inv_id, hop)
         stored, exact = hits.stored_form()
         raw = stored.encode()
-        if exact:  # what a parse of `raw` gives is `hits` itself
+        if exact and remember:
             self._written.remember(key, slot, raw, hits)
         pipe.hset(key, slot, raw)
         pipe.expire(key, int(ttl))
+        return exact
 
     def slot_begin(self, inv_id: str, hop: int, slot: str, cache: CacheQuery, *, now: float) -> SlotBegin:
         """`slots_begin` of one slot (a slot begun again after its parked result proved unreadable)."""
@@ -270,20 +286,24 @@ class RedisState:
 
     @_translated
     def slots_begin(self, inv_id: str, hop: int, slots: Sequence[tuple[str, CacheQuery]], *,
-                    now: float) -> list[SlotBegin]:
+                    now: float, charge_hop: str = "") -> list[SlotBegin]:
         """Everything retrieval slots of one hop (all of one tenant) do before they search, in one atomic
         round trip (`SLOT_BEGIN`), slot after slot: each slot's own parked result (set when its task is
         redelivered: then nothing else happens for it), the deadline, one retrieval call charged against
         the budget, and the sub-query cache entry of the current corpus version (a cache hit is still a
-        retrieval call: budgets and figures count it)."""
+        retrieval call: budgets and figures count it). `charge_hop`, a `charge_once` marker, charges the hop
+        itself first, in the same round trip, as `charge_once(inv_id, charge_hop, "hops")` would."""
         if not slots:
             return []
         tenants = {cache.tenant for _, cache in slots}
         if len(tenants) != 1:
             raise ValueError(f"slots of one hop search one tenant's corpus, got {sorted(tenants)}")
+        marker = [self.key("once", charge_hop)] if charge_hop else []
+        entries = [self._cache_key_of(cache) for _, cache in slots]
         keys = [self.key("hits", inv_id, hop), self.key("budget", inv_id),
-                self.key("corpus", tenants.pop(), "version"), *(self._cache_key_of(cache) for _, cache in slots)]
-        flat = self._slot_begin(keys=keys, args=[repr(float(now)), *(slot for slot, _ in slots)])
+                self.key("corpus", tenants.pop(), "version"), *marker, *entries]
+        flat = self._slot_begin(keys=keys, args=[repr(float(now)), _DAY if charge_hop else 0,
+                                                 *(slot for slot, _ in slots)])
         begins: list[SlotBegin] = []
         for i, (slot, cache) in enumerate(slots):
             outcome, payload, version = SlotOutcome(_text(flat[3 * i])), flat[3 * i + 1], int(flat[3 * i + 2])
@@ -294,7 +314,7 @@ class RedisState:
                     begins.append(self._begin_again(inv_id, hop, slot, cache, now=now))
                     continue
             elif outcome is SlotOutcome.HIT:
-                cached = _cached_passages(payload, keys[3 + i])
+                cached = _cached_passages(payload, entries[i])
                 outcome = SlotOutcome.HIT if cached is not None else SlotOutcome.MISS
             begins.append(SlotBegin(outcome=outcome, parked=parked, cached=cached, version=version))
         return begins
@@ -307,18 +327,37 @@ class RedisState:
         return self.cache_key(cache.tenant, cache.engine, cache.query, cache.k, cache.acl)
 
     @_translated
-    def slots_end(self, inv_id: str, hop: int, ends: Sequence[SlotEnd], *, ttl: int = 0) -> None:
+    def slots_end(self, inv_id: str, hop: int, ends: Sequence[SlotEnd], *, ttl: int = 0,
+                  gather: Mapping[str, SlotHits] | None = None) -> Gathered | None:
         """Park each slot's result for the reducer (as `store_hits`) and, for an end with a `cache` query,
         cache its passages under the corpus `version` read before searching, so hits found before an ingest
-        are never stored as current (ttl <= 0: not cached): one round trip, one transaction."""
+        are never stored as current (ttl <= 0: not cached): one round trip, one transaction.
+
+        `gather` (the hop's results parked before, by slot; empty when there are none) says that `ends` and
+        it are every slot of the hop and that this process reduces the hop next: the same transaction then
+        also marks the hop's passages seen (`first_seen`) and reads the budget, and what the reducer would
+        read back is returned (`Gathered`). None when not gathering, or when a result does not read back as
+        itself (`SlotHits.stored_form`): that reducer reads Redis as before."""
         if not ends:
-            return
+            return None
         pipe = self.client.pipeline(transaction=True)
+        exact = True
         for end in ends:
             if end.cache is not None and ttl > 0:
                 self._queue_cache_set(pipe, self._cache_key_of(end.cache), end.hits.passages, ttl, end.version)
-            self._queue_store_hits(pipe, inv_id, hop, end.slot, end.hits, _DAY)
-        pipe.execute()
+            exact &= self._queue_store_hits(pipe, inv_id, hop, end.slot, end.hits, _DAY, remember=gather is None)
+        if gather is None or not exact:
+            pipe.execute()
+            return None
+        hits = {**gather, **{end.slot: end.hits for end in ends}}
+        candidates = tuple(sorted({p.chunk_id for found in hits.values() for p in found.passages}))
+        if candidates:  # `FIRST_SEEN` by its text: a script in a transaction needs no SCRIPT EXISTS first
+            pipe.eval(FIRST_SEEN, 2, self.key("seen", inv_id), self.key("seen_hop", inv_id), _DAY, int(hop),
+                      *candidates)
+        pipe.hgetall(self.key("budget", inv_id))
+        replies = pipe.execute()
+        fresh = frozenset(_text(h) for h in replies[-2]) if candidates else frozenset()
+        return Gathered(hits=hits, usage=_usage(replies[-1]), candidates=candidates, fresh=fresh)
 
     @_translated
     def load_hit(self, inv_id: str, hop: int, slot: str) -> SlotHits | None:

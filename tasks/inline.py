@@ -15,7 +15,6 @@ from investigation.ports import ReadsAhead
 from investigation.state import Passage
 from investigation.tools.evidence import ENGINE_PREFIX, is_tool_engine
 from observability import step_scope
-from storage.repositories import NewEvent
 from tasks import steps, tool_step
 
 log = logging.getLogger(__name__)
@@ -72,11 +71,14 @@ def _call_tool(services: Services, inv_id: str, hop: int, slot: tuple[int, str])
 
 
 def _retrieve_hop(services: Services, inv_id: str, hop: int, slots: tuple[tuple[int, str], ...],
-                  pool: ThreadPoolExecutor) -> list[NewEvent]:
+                  pool: ThreadPoolExecutor, charge: str = "") -> steps.Handoff:
     """A hop's slots: its tool calls each in a pool thread, as the canvas's tool tasks; its searches as one
     `steps.retrieve_many` (one Redis round trip before them and one after: what a retrieval task does once
-    per slot), the searches themselves in the pool's threads. Returns the searches' trace events, for the
-    hop's reducer to write in its transaction (`steps.reduce(events=...)`: one transaction fewer a hop).
+    per slot), the searches themselves in the pool's threads. Returns what the hop's reducer is handed
+    (`steps.reduce(handoff=...)`): the searches' trace events, for its transaction (one transaction fewer a
+    hop), and, in a hop without tools, the results, usage and first-seen passages that the round trip after
+    the searches read for it (two round trips fewer a hop). `charge` (`Next.charge`): the hop's charge,
+    made by the searches' first round trip (one round trip fewer a hop), or on its own in a hop of tools only.
 
     A hop of one query has one model run to wait for (its vector search's query embedding) on one core:
     while it runs, this thread reads the lexical search's passages ahead for a reasoner that `ReadsAhead`.
@@ -85,42 +87,50 @@ def _retrieve_hop(services: Services, inv_id: str, hop: int, slots: tuple[tuple[
     tools = [pool.submit(_call_tool, services, inv_id, hop, slot) for slot in slots if is_tool_engine(slot[1])]
     searches = [slot for slot in slots if not is_tool_engine(slot[1])]
     reasoner = services.reasoner
-    events: list[NewEvent] = []
+    handoff = steps.Handoff()
     try:
+        if charge and not searches:
+            services.state.charge_once(inv_id, charge, "hops")
         if searches:
             with step_scope("sleuth.retrieve", inv_id, hop=hop):
+                every_slot = not tools  # a tool's result is parked by its own call
                 if isinstance(reasoner, ReadsAhead) and len({index for index, _engine in searches}) == 1:
                     ahead = _ReadingAhead(pool, reasoner.read_ahead, services.preparing_queries)
                     steps.retrieve_many(services, inv_id, hop, searches, run=ahead.map, found=ahead.found,
-                                        events_to=events)
+                                        every_slot=every_slot, charge_hop=charge, handoff=handoff)
                 else:
-                    steps.retrieve_many(services, inv_id, hop, searches, run=pool.map, events_to=events)
+                    steps.retrieve_many(services, inv_id, hop, searches, run=pool.map, every_slot=every_slot,
+                                        charge_hop=charge, handoff=handoff)
     finally:
         wait(tools)  # none left running behind a failed search step
     try:
         for call in tools:
             call.result()
     except BaseException:
-        steps.write_events(services, events, quietly=True)  # the searches happened: traced all the same
+        steps.write_events(services, handoff.events, quietly=True)  # the searches happened: traced all the same
         raise
-    return events
+    return handoff
 
 
 def run(services: Services, inv_id: str, *, deliver: bool = True, pool: ThreadPoolExecutor | None = None) -> None:
     """Drive one investigation to its terminal state; retrievals of a hop run in parallel threads."""
     with step_scope("sleuth.start", inv_id):
-        nxt = steps.start(services, inv_id)
+        nxt = steps.start(services, inv_id, charge_later=True)
     own_pool = pool is None
     pool = pool or ThreadPoolExecutor(max_workers=4)
+    handoff: steps.Handoff | None = None
     try:
         while nxt.kind == steps.NextKind.HOP:
             hop = nxt.hop
-            events = _retrieve_hop(services, inv_id, hop, nxt.slots, pool)
+            handoff = _retrieve_hop(services, inv_id, hop, nxt.slots, pool, nxt.charge)
             with step_scope("sleuth.reduce", inv_id, hop=hop):
-                nxt = steps.reduce(services, inv_id, hop, events=events)
+                nxt = steps.reduce(services, inv_id, hop, handoff=handoff)
         if nxt.kind == steps.NextKind.SYNTHESIZE:
+            # The last hop's searches read the budget's count (nothing charges one after them).
+            gathered = handoff.gathered if handoff is not None else None
+            calls = int(gathered.usage["retrieval_calls"]) if gathered is not None else None
             with step_scope("sleuth.synthesize", inv_id, hop=nxt.hop):
-                nxt = steps.synthesize(services, inv_id)
+                nxt = steps.synthesize(services, inv_id, retrieval_calls=calls)
         if deliver and nxt.kind == steps.NextKind.DELIVER:
             from tasks.delivery_step import attempt_delivery
 

@@ -11,7 +11,7 @@ import dataclasses
 import logging
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from enum import StrEnum
 from typing import Any
@@ -41,7 +41,7 @@ from investigation.tools.evidence import admit_gaps
 from storage import repositories as repo
 from storage.hits import SlotHits
 from storage.models import Investigation
-from storage.redis_state import CacheQuery, SlotEnd, SlotOutcome
+from storage.redis_state import CacheQuery, Gathered, SlotEnd, SlotOutcome
 from tasks import tool_step
 from tasks.llm_usage import LLM_OUT, bound_reasoner, llm_stop_reason, record_llm
 
@@ -66,16 +66,36 @@ class Next:
     hop: int = 0
     slots: tuple[tuple[int, str], ...] = ()  # (sub-query index, engine) pairs of the hop
     deliveries: tuple[str, ...] = ()
+    # The hop's charge, when it is still to be made by its searches' first round trip (`charge_later`): the
+    # `RedisState.charge_once` marker of the hop, as `_plan_hop` would have used it.
+    charge: str = ""
 
     def as_json(self) -> dict[str, Any]:
         return {"kind": self.kind, "hop": self.hop, "slots": [list(s) for s in self.slots],
                 "deliveries": list(self.deliveries)}
 
 
+@dataclass
+class Handoff:
+    """What a hop searched in this process hands its reducer here (`retrieve_many(handoff=...)`, then
+    `reduce(handoff=...)`; the inline executor): the searches' trace events, for the reduction's transaction,
+    and, when the searches were every slot of the hop, what the reducer would read back from Redis in two
+    round trips (`gathered`: read by the round trip that parked the results, `RedisState.slots_end`)."""
+
+    events: list[repo.NewEvent] = field(default_factory=list)
+    gathered: Gathered | None = None
+
+
 def _slots(queries: list[dict[str, Any]], engines: list[str],
            tools: list[dict[str, Any]] | None = None) -> tuple[tuple[int, str], ...]:
     """The hop's chord slots: every sub-query × engine, then one slot per planned tool call."""
     return tuple((i, e) for i in range(len(queries)) for e in engines) + tool_step.tool_slots(tools or [])
+
+
+def _hop_marker(inv_id: str, number: int) -> str:
+    """The once-marker of a hop's charge: a redelivered step, or a step and the hop's searches, never charge
+    the hop twice."""
+    return f"{inv_id}:hop-charged:{number}"
 
 
 def _limits(services: Services, inv: Investigation) -> dict[str, int]:
@@ -126,8 +146,10 @@ def _deadline_ts(inv: Investigation) -> float:
     return inv.deadline_at.replace(tzinfo=UTC).timestamp()
 
 
-def start(services: Services, inv_id: str) -> Next:
-    """Route and plan; answer greetings at once; otherwise plan hop 1."""
+def start(services: Services, inv_id: str, *, charge_later: bool = False) -> Next:
+    """Route and plan; answer greetings at once; otherwise plan hop 1. `charge_later`: the caller runs the
+    hop's searches next, in this process, and has them charge the hop (`Next.charge`) in their first
+    round trip instead of one of its own here (the inline executor)."""
     # The checks and the move to running: one transaction (the UPDATE returns the row it wrote).
     with services.session() as session, repo.atomic(session):
         inv = repo.get_investigation(session, investigation_id=inv_id)
@@ -135,7 +157,8 @@ def start(services: Services, inv_id: str) -> Next:
             return Next(NextKind.DELIVER, deliveries=_pending(session, inv_id))
         existing = repo.get_hop(session, investigation_id=inv_id, number=1)
         if existing is not None:  # redelivered after hop 1 was planned
-            return Next(NextKind.HOP, 1, _slots(existing.queries, existing.engines, existing.tools))
+            return Next(NextKind.HOP, 1, _slots(existing.queries, existing.engines, existing.tools),
+                        charge=_hop_marker(inv_id, 1) if charge_later else "")
         inv = repo.update_investigation(session, investigation_id=inv_id, status=Status.RUNNING.value)
     question, mode = inv.question, Mode(inv.mode)
     # Hop 1 always searches the question itself (`loop.start`), unless the route answers or refuses it
@@ -189,7 +212,7 @@ def start(services: Services, inv_id: str) -> Next:
         trace.write(session)
         _record_hop_queries(session, inv, 1, plan.subqueries, route=outcome.route, plan=plan)
 
-    return _plan_hop(services, inv, 1, list(plan.subqueries), first=write_plan)
+    return _plan_hop(services, inv, 1, list(plan.subqueries), first=write_plan, charge_later=charge_later)
 
 
 def _record_hop_queries(session: Any, held: Investigation, number: int, queries: Sequence[SubQuery], *,
@@ -209,10 +232,12 @@ def _record_hop_queries(session: Any, held: Investigation, number: int, queries:
 
 
 def _plan_hop(services: Services, inv: Investigation, number: int, queries: list[SubQuery], *,
-              first: Callable[[Any], object] | None = None, then: Callable[[Any], object] | None = None) -> Next:
-    """Charge the hop (once), plan its tools, then save it and its trace event in one transaction with
-    `first(session)` (the step's own writes, before the tools are read: tool policy reads the route) and
-    `then(session)` (the previous hop's decision, when a reducer plans the next hop).
+              first: Callable[[Any], object] | None = None, then: Callable[[Any], object] | None = None,
+              charge_later: bool = False) -> Next:
+    """Charge the hop (once; with `charge_later`, its searches do: `Next.charge`), plan its tools, then save
+    it and its trace event in one transaction with `first(session)` (the step's own writes, before the
+    tools are read: tool policy reads the route) and `then(session)` (the previous hop's decision, when a
+    reducer plans the next hop).
 
     A tenant without tools (the common case) needs one transaction for all of it: `first`, the read of its
     tools, the hop. A tenant with tools commits `first` on its own, then its tools are planned outside the
@@ -221,7 +246,9 @@ def _plan_hop(services: Services, inv: Investigation, number: int, queries: list
     inv_id = inv.id
     engines = list(services.backends)
     qdicts = [q.model_dump() for q in queries]
-    services.state.charge_once(inv_id, f"{inv_id}:hop-charged:{number}", "hops")  # a redelivered step: never twice
+    marker = _hop_marker(inv_id, number)
+    if not charge_later:
+        services.state.charge_once(inv_id, marker, "hops")  # a redelivered step: never twice
 
     def save(session: Any, tools: list[dict[str, Any]]) -> Next:
         saved = repo.save_hop(session, investigation_id=inv_id, number=number, queries=qdicts,
@@ -234,7 +261,7 @@ def _plan_hop(services: Services, inv: Investigation, number: int, queries: list
                        data={"queries": [q.text for q in queries], "engines": engines, "tools": tools})
         if then is not None:
             then(session)
-        return Next(NextKind.HOP, number, _slots(qdicts, engines, saved.tools))
+        return Next(NextKind.HOP, number, _slots(qdicts, engines, saved.tools), charge=marker if charge_later else "")
 
     with services.session() as session:
         with repo.atomic(session):
@@ -255,16 +282,19 @@ def retrieve(services: Services, inv_id: str, hop: int, index: int, engine: str)
 
 
 def retrieve_many(services: Services, inv_id: str, hop: int, slots: Sequence[tuple[int, str]], *,
-                  run: Callable[..., Any] = map,
+                  run: Callable[..., Any] = map, every_slot: bool = False, charge_hop: str = "",
                   found: Callable[[Sequence[Passage]], None] | None = None,
-                  events_to: list[repo.NewEvent] | None = None) -> list[dict[str, Any]]:
+                  handoff: Handoff | None = None) -> list[dict[str, Any]]:
     """Search slots (sub-query index, engine) of one hop, each as a retrieval task would, in one go: one read
     of the plan, one Redis round trip before the searches (`RedisState.slots_begin`) and one after (their
     results parked, `slots_end`), their trace events in one transaction. `run` maps the searches (a thread
     pool's `map`: in parallel; the inline executor sends a hop's searches this way); `found`, if given, gets
-    each search's passages as soon as it has them (from the thread that searched); `events_to`, if given,
-    gets the searches' trace events for the caller to write (the inline executor: with the hop's reduction,
-    `reduce(events=...)`) instead of their own transaction. Returns each slot's summary, in order."""
+    each search's passages as soon as it has them (from the thread that searched); `handoff`, if given,
+    gets the searches' trace events for this process's reducer to write with the hop's reduction
+    (`reduce(handoff=...)`) instead of their own transaction, and, when `slots` are every slot of the hop
+    (`every_slot`), what that reducer would read from Redis. `charge_hop` (`Next.charge`): the hop's own
+    charge, still to be made, rides on the round trip before the searches. Returns each slot's summary, in
+    order."""
     if not slots:
         return []
     with services.session() as session:  # read once per hop and process (repo.planned_hop)
@@ -287,7 +317,8 @@ def retrieve_many(services: Services, inv_id: str, hop: int, slots: Sequence[tup
     # One Redis round trip: each slot's parked result (a redelivered task), the deadline, one retrieval call
     # charged, the cached hits of the current corpus version (read before searching: hits found before an
     # ingest are never cached as new).
-    begins = services.state.slots_begin(inv_id, hop, list(zip(names, caches, strict=True)), now=time.time())
+    begins = services.state.slots_begin(inv_id, hop, list(zip(names, caches, strict=True)), now=time.time(),
+                                        charge_hop=charge_hop)
     todo = [i for i, begin in enumerate(begins) if begin.parked is None]
 
     def search(i: int) -> tuple[SlotEnd, repo.NewEvent]:
@@ -323,13 +354,16 @@ def retrieve_many(services: Services, inv_id: str, hop: int, slots: Sequence[tup
 
     searched = list(run(search, todo))
     ends = [end for end, _ in searched]
-    services.state.slots_end(inv_id, hop, ends, ttl=services.settings.subquery_cache_ttl)
-    if events_to is not None:
-        events_to.extend(event for _, event in searched)
+    parked = {names[i]: begin.parked for i, begin in enumerate(begins) if begin.parked is not None}
+    gathered = services.state.slots_end(inv_id, hop, ends, ttl=services.settings.subquery_cache_ttl,
+                                        gather=parked if handoff is not None and every_slot else None)
+    if handoff is not None:
+        handoff.events.extend(event for _, event in searched)
+        handoff.gathered = gathered
     elif searched:
         with services.session() as session:
             repo.add_events(session, [event for _, event in searched])
-    results = {i: begin.parked for i, begin in enumerate(begins) if begin.parked is not None}
+    results = {i: parked[names[i]] for i in range(len(names)) if names[i] in parked}
     results.update((i, end.hits) for i, end in zip(todo, ends, strict=True))
     return [{"slot": names[i], "hits": len(results[i].passages), "error": results[i].error} for i in range(len(names))]
 
@@ -341,28 +375,30 @@ def _evidence_of(records: list[Any]) -> list[Evidence]:
             for r in records]
 
 
-def _next_after(services: Services, inv_id: str, decision: dict[str, Any], hop: int) -> Next:
+def _next_after(services: Services, inv_id: str, decision: dict[str, Any], hop: int, charge_later: bool) -> Next:
     if decision.get("action") == LoopAction.CONTINUE:
         with services.session() as session:
             nxt = repo.get_hop(session, investigation_id=inv_id, number=hop + 1)
         if nxt is not None:
-            return Next(NextKind.HOP, hop + 1, _slots(nxt.queries, nxt.engines, nxt.tools))
+            return Next(NextKind.HOP, hop + 1, _slots(nxt.queries, nxt.engines, nxt.tools),
+                        charge=_hop_marker(inv_id, hop + 1) if charge_later else "")
     return Next(NextKind.SYNTHESIZE, hop)
 
 
 def reduce(services: Services, inv_id: str, hop: int, *, owner: str | None = None,
-           events: Sequence[repo.NewEvent] = ()) -> Next:
+           handoff: Handoff | None = None) -> Next:
     """Fuse, dedup, grade against the original question, judge sufficiency, decide continue/stop.
 
     `owner` (the Celery message id) claims the hop first (`tasks.claims`): of two reducers of one hop
     running at once, or one after the other from different messages, only one advances the loop; the
-    other returns DONE. The in-process executor (one driver per investigation) passes no owner, and the
-    hop's search events (`retrieve_many(events_to=...)`): they are written first in the reduction's
-    transaction, or on their own when the reduction writes nothing (or fails)."""
+    other returns DONE. The in-process executor (one driver per investigation) passes no owner, and what
+    the hop's searches handed on (`retrieve_many(handoff=...)`): their events are written first in the
+    reduction's transaction, or on their own when the reduction writes nothing (or fails); what they
+    gathered is not read from Redis again."""
     if owner is None or not services.settings.redis_url:
-        pending = list(events)
+        pending = list(handoff.events) if handoff is not None else []
         try:
-            nxt = _reduce(services, inv_id, hop, pending)
+            nxt = _reduce(services, inv_id, hop, pending, handoff)
         except BaseException:
             write_events(services, pending, quietly=True)
             raise
@@ -403,7 +439,11 @@ def _write_pending(session: Any, pending: list[repo.NewEvent]) -> None:
         repo.after_commit(session, pending.clear)
 
 
-def _reduce(services: Services, inv_id: str, hop: int, pending: list[repo.NewEvent]) -> Next:
+def _reduce(services: Services, inv_id: str, hop: int, pending: list[repo.NewEvent],
+            handoff: Handoff | None = None) -> Next:
+    # Handed on by this process's hop (the inline executor): what its searches gathered, and the next hop's
+    # searches run here too, so they charge it (`charge_later`).
+    gathered, charge_later = (handoff.gathered, True) if handoff is not None else (None, False)
     with services.session() as session:
         inv = repo.get_investigation(session, investigation_id=inv_id)
         if Status(inv.status).terminal:
@@ -412,7 +452,7 @@ def _reduce(services: Services, inv_id: str, hop: int, pending: list[repo.NewEve
         if hop_row is None:
             raise LookupError(f"hop {hop} of {inv_id} was never planned")
         if hop_row.state == HopState.REDUCED and hop_row.decision is not None:
-            return _next_after(services, inv_id, hop_row.decision, hop)
+            return _next_after(services, inv_id, hop_row.decision, hop, charge_later)
         evidence = _evidence_of(repo.list_evidence(session, investigation_id=inv_id))
         question, mode = inv.question, Mode(inv.mode)
         plan = Plan.model_validate(inv.plan) if inv.plan else Plan(original=question, subqueries=())
@@ -421,7 +461,9 @@ def _reduce(services: Services, inv_id: str, hop: int, pending: list[repo.NewEve
         reasoner = bound_reasoner(services, session, inv)
         scope = RetrievalScope.of(inv.audience, inv.principals)
 
-    stored, usage = services.state.hop_results(inv_id, hop)  # the slots are done: neither changes now
+    # The slots are done: neither the results nor the usage change now.
+    stored, usage = ((gathered.hits, gathered.usage) if gathered is not None
+                     else services.state.hop_results(inv_id, hop))
     results = []
     for index, engine in _slots(queries, engines, tools):
         parked = stored.get(f"{index}:{engine}")
@@ -436,7 +478,8 @@ def _reduce(services: Services, inv_id: str, hop: int, pending: list[repo.NewEve
         results.append(loop.SlotResult(query=parked.query, engine=parked.engine, error=None,
                                        passages=list(parked.passages)))
     candidate_ids = sorted({p.chunk_id for r in results for p in r.passages})
-    fresh = services.state.first_seen(inv_id, hop, candidate_ids)
+    fresh = (set(gathered.fresh) if gathered is not None and gathered.candidates == tuple(candidate_ids)
+             else services.state.first_seen(inv_id, hop, candidate_ids))
     already_seen = set(candidate_ids) - fresh
     budget = loop.BudgetSnapshot(
         hops_done=hop, max_hops=int(usage["max_hops"]), retrieval_calls=int(usage["retrieval_calls"]),
@@ -493,7 +536,7 @@ def _reduce(services: Services, inv_id: str, hop: int, pending: list[repo.NewEve
     # The next hop is saved with this hop's decision: a redelivered reducer finds both or neither.
     return _plan_hop(services, inv, hop + 1, list(chosen.next_queries), first=write_hop_and_next,
                      then=lambda session: repo.mark_hop_reduced(session, investigation_id=inv_id, number=hop,
-                                                                decision=decision))
+                                                                decision=decision), charge_later=charge_later)
 
 
 def _decision_json(decision: LoopDecision) -> dict[str, Any]:
@@ -501,8 +544,10 @@ def _decision_json(decision: LoopDecision) -> dict[str, Any]:
             "next_queries": [q.text for q in decision.next_queries]}
 
 
-def synthesize(services: Services, inv_id: str) -> Next:
-    """Final ranking, compression, extractive cited answer (or refusal); finish; hand to delivery."""
+def synthesize(services: Services, inv_id: str, *, retrieval_calls: int | None = None) -> Next:
+    """Final ranking, compression, extractive cited answer (or refusal); finish; hand to delivery.
+    `retrieval_calls`: the budget's count as the last hop's searches left it, when the caller has it
+    (`Gathered.usage`: nothing is charged after them); read from Redis otherwise."""
     with services.session() as session:
         inv = repo.get_investigation(session, investigation_id=inv_id)
         if Status(inv.status).terminal:
@@ -528,7 +573,8 @@ def synthesize(services: Services, inv_id: str) -> Next:
     final = dataclasses.replace(final, answer=admit_gaps(final.answer, gaps))
     stop_reason = llm_stop or str(last.get("reason") or StopReason.SUFFICIENT)
     citations = [c.model_dump(mode="json") for c in final.answer.citations]
-    retrieval_calls = int(services.state.usage(inv_id)["retrieval_calls"])
+    if retrieval_calls is None:
+        retrieval_calls = int(services.state.usage(inv_id)["retrieval_calls"])
     # The final counts, the terminal status (one UPDATE) and its event: one commit; then the deliveries
     # to make, read in the same transaction.
     with services.session() as session, repo.atomic(session):

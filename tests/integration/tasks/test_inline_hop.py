@@ -100,13 +100,13 @@ def _kinds(stack: Stack, inv_id: str) -> list[tuple[str, str]]:
         return [(e.kind, e.step_key) for e in repo.list_events(session, investigation_id=inv_id)]
 
 
-def _searched(stack: Stack) -> tuple[str, steps.Next, list[repo.NewEvent]]:
-    """A new investigation started and its first hop searched inline: (id, the hop, its search events)."""
+def _searched(stack: Stack) -> tuple[str, steps.Next, steps.Handoff]:
+    """A new investigation started and its first hop searched inline: (id, the hop, what it hands on)."""
     inv_id = _asked(stack, "What does error ERR_4021 mean?")
     nxt = steps.start(stack.services, inv_id)
     with ThreadPoolExecutor(4) as pool:
-        events = inline._retrieve_hop(stack.services, inv_id, nxt.hop, nxt.slots, pool)
-    return inv_id, nxt, events
+        handoff = inline._retrieve_hop(stack.services, inv_id, nxt.hop, nxt.slots, pool)
+    return inv_id, nxt, handoff
 
 
 def _raising(message: str) -> Callable[..., Any]:
@@ -119,10 +119,10 @@ def _raising(message: str) -> Callable[..., Any]:
 def test_a_hops_search_events_are_written_with_its_reduction_first(stack: Stack) -> None:
     """The inline executor hands a hop's search events to its reducer: written in the reduction's
     transaction, before the reduction's own events (where their own transaction put them before)."""
-    inv_id, nxt, events = _searched(stack)
-    assert sorted(e.step_key for e in events) == sorted(f"retrieve:1:{i}:{e}" for i, e in nxt.slots)
+    inv_id, nxt, handoff = _searched(stack)
+    assert sorted(e.step_key for e in handoff.events) == sorted(f"retrieve:1:{i}:{e}" for i, e in nxt.slots)
     assert not any(kind == "retrieval" for kind, _ in _kinds(stack, inv_id))  # not written by the hop
-    steps.reduce(stack.services, inv_id, nxt.hop, events=events)
+    steps.reduce(stack.services, inv_id, nxt.hop, handoff=handoff)
     kinds = [kind for kind, _ in _kinds(stack, inv_id)]
     assert kinds.count("retrieval") == len(nxt.slots)
     assert max(i for i, k in enumerate(kinds) if k == "retrieval") < kinds.index("fusion")
@@ -137,17 +137,17 @@ def test_search_events_are_written_when_the_reduction_writes_nothing_or_fails(
     from investigation import loop
 
     services = stack.services
-    inv_id, nxt, events = _searched(stack)
+    inv_id, nxt, handoff = _searched(stack)
     if how == "the investigation was over":
         steps.fail(services, inv_id, reason="deadline", error="overdue")
-        assert steps.reduce(services, inv_id, nxt.hop, events=events).kind == steps.NextKind.DELIVER
+        assert steps.reduce(services, inv_id, nxt.hop, handoff=handoff).kind == steps.NextKind.DELIVER
     else:
         if how == "the reducer fails":
             monkeypatch.setattr(loop, "reduce_hop", _raising("broken"))
         else:
             monkeypatch.setattr(repo, "add_evidence", _raising("broken"))
         with pytest.raises(RuntimeError, match="broken"):
-            steps.reduce(services, inv_id, nxt.hop, events=events)
+            steps.reduce(services, inv_id, nxt.hop, handoff=handoff)
     kinds = [k for k, _ in _kinds(stack, inv_id)]
     assert kinds.count("retrieval") == len(nxt.slots) and "fusion" not in kinds
 
