@@ -71,14 +71,15 @@ def _call_tool(services: Services, inv_id: str, hop: int, slot: tuple[int, str])
 
 
 def _retrieve_hop(services: Services, inv_id: str, hop: int, slots: tuple[tuple[int, str], ...],
-                  pool: ThreadPoolExecutor, charge: str = "") -> steps.Handoff:
+                  pool: ThreadPoolExecutor) -> steps.Handoff:
     """A hop's slots: its tool calls each in a pool thread, as the canvas's tool tasks; its searches as one
     `steps.retrieve_many` (one Redis round trip before them and one after: what a retrieval task does once
     per slot), the searches themselves in the pool's threads. Returns what the hop's reducer is handed
     (`steps.reduce(handoff=...)`): the searches' trace events, for its transaction (one transaction fewer a
     hop), and, in a hop without tools, the results, usage and first-seen passages that the round trip after
-    the searches read for it (two round trips fewer a hop). `charge` (`Next.charge`): the hop's charge,
-    made by the searches' first round trip (one round trip fewer a hop), or on its own in a hop of tools only.
+    the searches read for it (two round trips fewer a hop). The hop's charge (`steps.hop_marker`: once,
+    whoever makes it; `run` has its steps leave it here) rides on the searches' first round trip (one round
+    trip fewer a hop), or is made on its own in a hop of tools only.
 
     A hop of one query has one model run to wait for (its vector search's query embedding) on one core:
     while it runs, this thread reads the lexical search's passages ahead for a reasoner that `ReadsAhead`.
@@ -88,8 +89,9 @@ def _retrieve_hop(services: Services, inv_id: str, hop: int, slots: tuple[tuple[
     searches = [slot for slot in slots if not is_tool_engine(slot[1])]
     reasoner = services.reasoner
     handoff = steps.Handoff()
+    charge = steps.hop_marker(inv_id, hop)
     try:
-        if charge and not searches:
+        if not searches:
             services.state.charge_once(inv_id, charge, "hops")
         if searches:
             with step_scope("sleuth.retrieve", inv_id, hop=hop):
@@ -122,7 +124,7 @@ def run(services: Services, inv_id: str, *, deliver: bool = True, pool: ThreadPo
     try:
         while nxt.kind == steps.NextKind.HOP:
             hop = nxt.hop
-            handoff = _retrieve_hop(services, inv_id, hop, nxt.slots, pool, nxt.charge)
+            handoff = _retrieve_hop(services, inv_id, hop, nxt.slots, pool)
             with step_scope("sleuth.reduce", inv_id, hop=hop):
                 nxt = steps.reduce(services, inv_id, hop, handoff=handoff)
         if nxt.kind == steps.NextKind.SYNTHESIZE:

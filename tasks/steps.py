@@ -66,9 +66,6 @@ class Next:
     hop: int = 0
     slots: tuple[tuple[int, str], ...] = ()  # (sub-query index, engine) pairs of the hop
     deliveries: tuple[str, ...] = ()
-    # The hop's charge, when it is still to be made by its searches' first round trip (`charge_later`): the
-    # `RedisState.charge_once` marker of the hop, as `_plan_hop` would have used it.
-    charge: str = ""
 
     def as_json(self) -> dict[str, Any]:
         return {"kind": self.kind, "hop": self.hop, "slots": [list(s) for s in self.slots],
@@ -92,9 +89,9 @@ def _slots(queries: list[dict[str, Any]], engines: list[str],
     return tuple((i, e) for i in range(len(queries)) for e in engines) + tool_step.tool_slots(tools or [])
 
 
-def _hop_marker(inv_id: str, number: int) -> str:
-    """The once-marker of a hop's charge: a redelivered step, or a step and the hop's searches, never charge
-    the hop twice."""
+def hop_marker(inv_id: str, number: int) -> str:
+    """The once-marker of a hop's charge (`RedisState.charge_once`, `slots_begin(charge_hop=...)`): a
+    redelivered step, or a step and the hop's searches, never charge the hop twice."""
     return f"{inv_id}:hop-charged:{number}"
 
 
@@ -148,7 +145,7 @@ def _deadline_ts(inv: Investigation) -> float:
 
 def start(services: Services, inv_id: str, *, charge_later: bool = False) -> Next:
     """Route and plan; answer greetings at once; otherwise plan hop 1. `charge_later`: the caller runs the
-    hop's searches next, in this process, and has them charge the hop (`Next.charge`) in their first
+    hop's searches next, in this process, and has them charge the hop (`hop_marker`) in their first
     round trip instead of one of its own here (the inline executor)."""
     # The checks and the move to running: one transaction (the UPDATE returns the row it wrote).
     with services.session() as session, repo.atomic(session):
@@ -157,8 +154,9 @@ def start(services: Services, inv_id: str, *, charge_later: bool = False) -> Nex
             return Next(NextKind.DELIVER, deliveries=_pending(session, inv_id))
         existing = repo.get_hop(session, investigation_id=inv_id, number=1)
         if existing is not None:  # redelivered after hop 1 was planned
-            return Next(NextKind.HOP, 1, _slots(existing.queries, existing.engines, existing.tools),
-                        charge=_hop_marker(inv_id, 1) if charge_later else "")
+            if not charge_later:  # (a no-op unless it was planned to be charged by searches that never ran)
+                services.state.charge_once(inv_id, hop_marker(inv_id, 1), "hops")
+            return Next(NextKind.HOP, 1, _slots(existing.queries, existing.engines, existing.tools))
         inv = repo.update_investigation(session, investigation_id=inv_id, status=Status.RUNNING.value)
     question, mode = inv.question, Mode(inv.mode)
     # Hop 1 always searches the question itself (`loop.start`), unless the route answers or refuses it
@@ -234,7 +232,7 @@ def _record_hop_queries(session: Any, held: Investigation, number: int, queries:
 def _plan_hop(services: Services, inv: Investigation, number: int, queries: list[SubQuery], *,
               first: Callable[[Any], object] | None = None, then: Callable[[Any], object] | None = None,
               charge_later: bool = False) -> Next:
-    """Charge the hop (once; with `charge_later`, its searches do: `Next.charge`), plan its tools, then save
+    """Charge the hop (once; with `charge_later`, its searches do: `hop_marker`), plan its tools, then save
     it and its trace event in one transaction with `first(session)` (the step's own writes, before the
     tools are read: tool policy reads the route) and `then(session)` (the previous hop's decision, when a
     reducer plans the next hop).
@@ -246,9 +244,8 @@ def _plan_hop(services: Services, inv: Investigation, number: int, queries: list
     inv_id = inv.id
     engines = list(services.backends)
     qdicts = [q.model_dump() for q in queries]
-    marker = _hop_marker(inv_id, number)
     if not charge_later:
-        services.state.charge_once(inv_id, marker, "hops")  # a redelivered step: never twice
+        services.state.charge_once(inv_id, hop_marker(inv_id, number), "hops")  # a redelivered step: never twice
 
     def save(session: Any, tools: list[dict[str, Any]]) -> Next:
         saved = repo.save_hop(session, investigation_id=inv_id, number=number, queries=qdicts,
@@ -261,7 +258,7 @@ def _plan_hop(services: Services, inv: Investigation, number: int, queries: list
                        data={"queries": [q.text for q in queries], "engines": engines, "tools": tools})
         if then is not None:
             then(session)
-        return Next(NextKind.HOP, number, _slots(qdicts, engines, saved.tools), charge=marker if charge_later else "")
+        return Next(NextKind.HOP, number, _slots(qdicts, engines, saved.tools))
 
     with services.session() as session:
         with repo.atomic(session):
@@ -292,8 +289,8 @@ def retrieve_many(services: Services, inv_id: str, hop: int, slots: Sequence[tup
     each search's passages as soon as it has them (from the thread that searched); `handoff`, if given,
     gets the searches' trace events for this process's reducer to write with the hop's reduction
     (`reduce(handoff=...)`) instead of their own transaction, and, when `slots` are every slot of the hop
-    (`every_slot`), what that reducer would read from Redis. `charge_hop` (`Next.charge`): the hop's own
-    charge, still to be made, rides on the round trip before the searches. Returns each slot's summary, in
+    (`every_slot`), what that reducer would read from Redis. `charge_hop` (`hop_marker`): the hop's own
+    charge, if not made yet, rides on the round trip before the searches. Returns each slot's summary, in
     order."""
     if not slots:
         return []
@@ -375,13 +372,16 @@ def _evidence_of(records: list[Any]) -> list[Evidence]:
             for r in records]
 
 
-def _next_after(services: Services, inv_id: str, decision: dict[str, Any], hop: int, charge_later: bool) -> Next:
+def _next_after(services: Services, inv_id: str, decision: dict[str, Any], hop: int, *, charge: bool) -> Next:
+    """What a reducer of a hop reduced before returns. `charge`: the next hop's charge is this step's (not its
+    searches', `charge_later`): made if it never was (planned for searches that never ran)."""
     if decision.get("action") == LoopAction.CONTINUE:
         with services.session() as session:
             nxt = repo.get_hop(session, investigation_id=inv_id, number=hop + 1)
         if nxt is not None:
-            return Next(NextKind.HOP, hop + 1, _slots(nxt.queries, nxt.engines, nxt.tools),
-                        charge=_hop_marker(inv_id, hop + 1) if charge_later else "")
+            if charge:
+                services.state.charge_once(inv_id, hop_marker(inv_id, hop + 1), "hops")
+            return Next(NextKind.HOP, hop + 1, _slots(nxt.queries, nxt.engines, nxt.tools))
     return Next(NextKind.SYNTHESIZE, hop)
 
 
@@ -441,9 +441,9 @@ def _write_pending(session: Any, pending: list[repo.NewEvent]) -> None:
 
 def _reduce(services: Services, inv_id: str, hop: int, pending: list[repo.NewEvent],
             handoff: Handoff | None = None) -> Next:
-    # Handed on by this process's hop (the inline executor): what its searches gathered, and the next hop's
-    # searches run here too, so they charge it (`charge_later`).
-    gathered, charge_later = (handoff.gathered, True) if handoff is not None else (None, False)
+    # Handed on by this process's hop (the inline executor): what its searches gathered; the next hop's
+    # searches run here too, and they charge it (`charge_later`).
+    gathered = handoff.gathered if handoff is not None else None
     with services.session() as session:
         inv = repo.get_investigation(session, investigation_id=inv_id)
         if Status(inv.status).terminal:
@@ -452,7 +452,7 @@ def _reduce(services: Services, inv_id: str, hop: int, pending: list[repo.NewEve
         if hop_row is None:
             raise LookupError(f"hop {hop} of {inv_id} was never planned")
         if hop_row.state == HopState.REDUCED and hop_row.decision is not None:
-            return _next_after(services, inv_id, hop_row.decision, hop, charge_later)
+            return _next_after(services, inv_id, hop_row.decision, hop, charge=handoff is None)
         evidence = _evidence_of(repo.list_evidence(session, investigation_id=inv_id))
         question, mode = inv.question, Mode(inv.mode)
         plan = Plan.model_validate(inv.plan) if inv.plan else Plan(original=question, subqueries=())
@@ -536,7 +536,7 @@ def _reduce(services: Services, inv_id: str, hop: int, pending: list[repo.NewEve
     # The next hop is saved with this hop's decision: a redelivered reducer finds both or neither.
     return _plan_hop(services, inv, hop + 1, list(chosen.next_queries), first=write_hop_and_next,
                      then=lambda session: repo.mark_hop_reduced(session, investigation_id=inv_id, number=hop,
-                                                                decision=decision), charge_later=charge_later)
+                                                                decision=decision), charge_later=handoff is not None)
 
 
 def _decision_json(decision: LoopDecision) -> dict[str, Any]:

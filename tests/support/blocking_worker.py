@@ -19,8 +19,6 @@ def make_app(broker_url: str, prefix: str) -> Celery:
     return app
 
 
-
-
 def hold(folder: str) -> None:
     """Mark `started`, wait (up to a minute) for `release`, mark `done`."""
     base = Path(folder)

@@ -99,21 +99,41 @@ def test_a_hop_planned_again_is_charged_once_whoever_charges_it(stack: Stack) ->
     services = stack.services
     inv_id = _asked(stack)
     nxt = steps.start(services, inv_id, charge_later=True)
-    assert nxt.kind == steps.NextKind.HOP and nxt.charge
+    assert nxt.kind == steps.NextKind.HOP
     assert services.state.usage(inv_id)["hops"] == 0  # not charged yet: the searches will
     again = steps.start(services, inv_id, charge_later=True)  # redelivered before the searches ran
-    assert (again.slots, again.charge) == (nxt.slots, nxt.charge)
-    assert steps.start(services, inv_id).charge == ""  # the Celery path charges in its step, never later
+    assert again.slots == nxt.slots and services.state.usage(inv_id)["hops"] == 0
     with ThreadPoolExecutor(4) as pool:
-        inline._retrieve_hop(services, inv_id, nxt.hop, nxt.slots, pool, nxt.charge)
-        inline._retrieve_hop(services, inv_id, nxt.hop, nxt.slots, pool, nxt.charge)  # the same hop again
+        inline._retrieve_hop(services, inv_id, nxt.hop, nxt.slots, pool)
+        inline._retrieve_hop(services, inv_id, nxt.hop, nxt.slots, pool)  # the same hop again
     assert services.state.usage(inv_id)["hops"] == 1
+    assert steps.start(services, inv_id).slots == nxt.slots  # … then redelivered to a Celery worker
+    assert services.state.usage(inv_id)["hops"] == 1
+    # Planned to be charged by searches that never ran, then redelivered to a Celery worker: its step charges.
+    lost = _asked(stack)
+    steps.start(services, lost, charge_later=True)
+    steps.start(services, lost)
+    assert services.state.usage(lost)["hops"] == 1
     other = _asked(stack)
     celery = steps.start(services, other)  # charged by the step
     assert services.state.usage(other)["hops"] == 1
     with ThreadPoolExecutor(4) as pool:  # … and the inline searches of the same hop charge nothing more
-        inline._retrieve_hop(services, other, celery.hop, celery.slots, pool, f"{other}:hop-charged:1")
+        inline._retrieve_hop(services, other, celery.hop, celery.slots, pool)
     assert services.state.usage(other)["hops"] == 1
+
+
+def test_a_next_hop_planned_for_searches_that_never_ran_is_charged_by_a_redelivered_reducer(stack: Stack) -> None:
+    services = stack.services
+    inv_id = _asked(stack)  # two hops
+    nxt = steps.start(services, inv_id, charge_later=True)
+    with ThreadPoolExecutor(4) as pool:
+        handoff = inline._retrieve_hop(services, inv_id, nxt.hop, nxt.slots, pool)
+    second = steps.reduce(services, inv_id, nxt.hop, handoff=handoff)  # plans hop 2 for its searches to charge
+    assert second.kind == steps.NextKind.HOP and second.hop == 2
+    assert services.state.usage(inv_id)["hops"] == 1
+    for _ in range(2):  # the hop's reducer redelivered to a Celery worker, twice: hop 2 charged once
+        assert steps.reduce(services, inv_id, nxt.hop).slots == second.slots
+        assert services.state.usage(inv_id)["hops"] == 2
 
 
 def test_a_hop_of_tools_only_is_charged_on_its_own(stack: Stack) -> None:
@@ -121,7 +141,7 @@ def test_a_hop_of_tools_only_is_charged_on_its_own(stack: Stack) -> None:
     inv_id = _asked(stack)
     nxt = steps.start(services, inv_id, charge_later=True)
     with ThreadPoolExecutor(2) as pool:
-        handoff = inline._retrieve_hop(services, inv_id, nxt.hop, (), pool, nxt.charge)
+        handoff = inline._retrieve_hop(services, inv_id, nxt.hop, (), pool)
     assert handoff.events == [] and handoff.gathered is None
     assert services.state.usage(inv_id)["hops"] == 1
 
@@ -135,7 +155,7 @@ def test_a_reducer_handed_nothing_gathered_reads_redis_as_before(
     inv_id = _asked(stack)
     nxt = steps.start(services, inv_id, charge_later=True)
     with ThreadPoolExecutor(4) as pool:
-        handoff = inline._retrieve_hop(services, inv_id, nxt.hop, nxt.slots, pool, nxt.charge)
+        handoff = inline._retrieve_hop(services, inv_id, nxt.hop, nxt.slots, pool)
     assert handoff.gathered is not None
     reads: list[str] = []
 
@@ -156,7 +176,7 @@ def test_a_reducer_handed_nothing_gathered_reads_redis_as_before(
     twin = _asked(stack)
     nxt2 = steps.start(services, twin, charge_later=True)
     with ThreadPoolExecutor(4) as pool:
-        handoff2 = inline._retrieve_hop(services, twin, nxt2.hop, nxt2.slots, pool, nxt2.charge)
+        handoff2 = inline._retrieve_hop(services, twin, nxt2.hop, nxt2.slots, pool)
     reads.clear()
     assert steps.reduce(services, twin, nxt2.hop, handoff=handoff2).kind == after.kind
     assert reads == []  # handed on: nothing read back
