@@ -10,7 +10,7 @@ from sqlalchemy import Engine, text
 from sqlmodel import Session, select
 
 from storage import db
-from storage.db import make_engine, migrate, session_scope
+from storage.db import SQLITE_CACHE_KIB, SQLITE_MMAP_BYTES, make_engine, migrate, session_scope
 from storage.models import Tenant
 from storage.repositories import create_tenant, get_tenant_by_name, list_tenants, update_investigation
 from tests.integration.storage.conftest import new_investigation
@@ -25,6 +25,9 @@ def test_sqlite_connections_are_set_up_for_several_processes(tmp_path: Path) -> 
             assert conn.exec_driver_sql("PRAGMA journal_mode").scalar() == "wal"
             assert conn.exec_driver_sql("PRAGMA busy_timeout").scalar() == 30_000
             assert conn.exec_driver_sql("PRAGMA foreign_keys").scalar() == 1
+            assert conn.exec_driver_sql("PRAGMA synchronous").scalar() == 1  # NORMAL
+            assert conn.exec_driver_sql("PRAGMA mmap_size").scalar() == SQLITE_MMAP_BYTES
+            assert conn.exec_driver_sql("PRAGMA cache_size").scalar() == -SQLITE_CACHE_KIB
     finally:
         engine.dispose()
 
