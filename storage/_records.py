@@ -16,9 +16,10 @@ from investigation.errors import NotFound
 from investigation.state import Evidence, HopState
 from storage._common import after_commit, insert_ignore, insert_new, row_values, write
 from storage._prepared import Prepared, load
-from storage.models import EvidenceRecord, Hop, TraceEvent, utcnow
+from storage.models import EvidenceRecord, Hop, Investigation, TraceEvent, utcnow
 
 _HOPS: Table = Hop.__table__  # type: ignore[attr-defined]  # SQLModel sets __table__, undeclared
+_INVESTIGATIONS: Table = Investigation.__table__  # type: ignore[attr-defined]
 
 # The reads and the hop's state change every step runs, built once with their parameters as bind parameters:
 # a statement built per call, and its cache key, cost as much as running it on SQLite (docs/performance.md).
@@ -34,6 +35,12 @@ _EVIDENCE_OF = Prepared(select(*_EVIDENCE.c).where(_EVIDENCE.c.investigation_id 
 _EVENTS_OF = Prepared(select(*_EVENTS.c).where(_EVENTS.c.investigation_id == bindparam("investigation_id"),
                                                _EVENTS.c.id > bindparam("after_id"))
                       .order_by(_EVENTS.c.id))
+# An investigation's status with one hop's state and decision (NULLs when the hop was never planned).
+_STEP_STATE = Prepared(
+    select(_INVESTIGATIONS.c.status, _HOPS.c.state, _HOPS.c.decision)
+    .select_from(_INVESTIGATIONS.outerjoin(_HOPS, (_HOPS.c.investigation_id == _INVESTIGATIONS.c.id)
+                                           & (_HOPS.c.number == bindparam("number"))))
+    .where(_INVESTIGATIONS.c.id == bindparam("investigation_id")))
 # (An UPDATE's bind parameters may not be named after its columns.)
 _PLANNED = (col(Hop.investigation_id) == bindparam("of_investigation"), col(Hop.number) == bindparam("of_number"),
             col(Hop.state) == HopState.PLANNED.value)
@@ -69,6 +76,17 @@ def save_hop(
 def get_hop(session: Session, *, investigation_id: str, number: int) -> Hop | None:
     found = load(session, Hop, _HOP, {"investigation_id": investigation_id, "number": number})
     return found[0] if found else None
+
+
+def step_state(session: Session, *, investigation_id: str, number: int) -> tuple[str, str | None, Any]:
+    """The investigation's status, and hop `number`'s state and decision (None and None when that hop was never
+    planned), in one statement: what a step reads when its process's previous step handed it the rows it wrote
+    (`tasks.steps.Known`) — what another process may have changed meanwhile. NotFound for no investigation."""
+    rows = _STEP_STATE.rows(session, {"investigation_id": investigation_id, "number": number})
+    if not rows:
+        raise NotFound(f"investigation {investigation_id} not found")
+    status, state, decision = rows[0]
+    return str(status), state, decision
 
 
 def list_hops(session: Session, *, investigation_id: str) -> list[Hop]:

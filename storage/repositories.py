@@ -53,6 +53,7 @@ from storage._records import (
     mark_hop_reduced,
     new_event,
     save_hop,
+    step_state,
 )
 from storage._recovery import active_among, count_active, list_idle, list_stranded_deliveries
 from storage._tenants import authenticate, create_tenant, get_tenant, get_tenant_by_name, list_tenants
@@ -116,6 +117,7 @@ __all__ = [
     "reset_delivery",
     "save_hop",
     "set_investigation",
+    "step_state",
     "update_allowed_hosts",
     "update_investigation",
 ]

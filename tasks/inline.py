@@ -115,9 +115,10 @@ def _retrieve_hop(services: Services, inv_id: str, hop: int, slots: tuple[tuple[
 
 
 def run(services: Services, inv_id: str, *, deliver: bool = True, pool: ThreadPoolExecutor | None = None) -> None:
-    """Drive one investigation to its terminal state; retrievals of a hop run in parallel threads."""
+    """Drive one investigation to its terminal state; retrievals of a hop run in parallel threads. Each step
+    is handed what the one before wrote (`steps.Known`): it reads only the status and the hop's state."""
     with step_scope("sleuth.start", inv_id):
-        nxt = steps.start(services, inv_id, charge_later=True)
+        nxt = steps.start(services, inv_id, charge_later=True, carry=True)
     own_pool = pool is None
     pool = pool or ThreadPoolExecutor(max_workers=4)
     handoff: steps.Handoff | None = None
@@ -125,6 +126,7 @@ def run(services: Services, inv_id: str, *, deliver: bool = True, pool: ThreadPo
         while nxt.kind == steps.NextKind.HOP:
             hop = nxt.hop
             handoff = _retrieve_hop(services, inv_id, hop, nxt.slots, pool)
+            handoff.known = nxt.known  # what the step that planned the hop wrote, for its reducer
             with step_scope("sleuth.reduce", inv_id, hop=hop):
                 nxt = steps.reduce(services, inv_id, hop, handoff=handoff)
         if nxt.kind == steps.NextKind.SYNTHESIZE:
@@ -132,7 +134,7 @@ def run(services: Services, inv_id: str, *, deliver: bool = True, pool: ThreadPo
             gathered = handoff.gathered if handoff is not None else None
             calls = int(gathered.usage["retrieval_calls"]) if gathered is not None else None
             with step_scope("sleuth.synthesize", inv_id, hop=nxt.hop):
-                nxt = steps.synthesize(services, inv_id, retrieval_calls=calls)
+                nxt = steps.synthesize(services, inv_id, retrieval_calls=calls, known=nxt.known)
         if deliver and nxt.kind == steps.NextKind.DELIVER:
             from tasks.delivery_step import attempt_delivery
 

@@ -2,20 +2,29 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Protocol
 
 from bootstrap import Services
 from investigation.errors import BudgetExceeded, PermanentError
 from investigation.ports import Reasoner
 from investigation.state import LLM_STOPS, StopReason
 from storage import repositories as repo
-from storage.models import Investigation
 
 # A reasoner raises these only when the LLM is out and no fallback may finish (SLEUTH_LLM_FALLBACK=none).
 LLM_OUT = (BudgetExceeded, PermanentError)
 
 
-def bound_reasoner(services: Services, session: Any, inv: Investigation) -> Reasoner:
+class Owned(Protocol):
+    """An investigation as far as its reasoner needs it: its row, or what a step knows of it (`steps.Facts`)."""
+
+    @property
+    def id(self) -> str: ...
+
+    @property
+    def tenant_id(self) -> str: ...
+
+
+def bound_reasoner(services: Services, session: Any, inv: Owned) -> Reasoner:
     """The investigation's reasoner, charging its LLM tokens to the investigation and the tenant."""
     if services.settings.llm == "heuristic":
         return services.reasoner  # no LLM calls to charge (`Services.reasoner_for`): no tenant limits read

@@ -8,7 +8,9 @@ redelivered task finds its own earlier writes and returns the same `Next`.
 from __future__ import annotations
 
 import dataclasses
+import json
 import logging
+import math
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -40,7 +42,7 @@ from investigation.state import (
 from investigation.tools.evidence import admit_gaps
 from storage import repositories as repo
 from storage.hits import SlotHits
-from storage.models import Investigation
+from storage.models import Hop, Investigation
 from storage.redis_state import CacheQuery, Gathered, SlotEnd, SlotOutcome
 from tasks import tool_step
 from tasks.llm_usage import LLM_OUT, bound_reasoner, llm_stop_reason, record_llm
@@ -66,10 +68,91 @@ class Next:
     hop: int = 0
     slots: tuple[tuple[int, str], ...] = ()  # (sub-query index, engine) pairs of the hop
     deliveries: tuple[str, ...] = ()
+    # What the step left in the database, for the next step in this process (asked for with `carry`); never
+    # sent to another process.
+    known: Known | None = field(default=None, compare=False, repr=False)
 
     def as_json(self) -> dict[str, Any]:
         return {"kind": self.kind, "hop": self.hop, "slots": [list(s) for s in self.slots],
                 "deliveries": list(self.deliveries)}
+
+
+@dataclass(frozen=True, slots=True)
+class Facts:
+    """The columns of an investigation the steps read after the intake, as its row has them (`of`), or as the
+    step before, in this process, wrote them (`Known`)."""
+
+    id: str
+    tenant_id: str
+    question: str
+    mode: str
+    audience: str
+    principals: list[str]
+    plan: dict[str, Any] | None
+    subqueries: list[str]
+    route: str | None
+    route_reason: str | None
+
+    @classmethod
+    def of(cls, inv: Investigation) -> Facts:
+        return cls(id=inv.id, tenant_id=inv.tenant_id, question=inv.question, mode=inv.mode, audience=inv.audience,
+                   principals=list(inv.principals or ()), plan=inv.plan, subqueries=list(inv.subqueries),
+                   route=inv.route, route_reason=inv.route_reason)
+
+
+@dataclass(frozen=True, slots=True)
+class HopFacts:
+    """The columns of a hop the steps read (its state and decision as the step before left them)."""
+
+    number: int
+    queries: list[dict[str, Any]]
+    engines: list[str]
+    tools: list[dict[str, Any]]
+    decision: dict[str, Any] | None = None
+
+    @classmethod
+    def of(cls, hop: Hop) -> HopFacts:
+        return cls(number=hop.number, queries=list(hop.queries), engines=list(hop.engines),
+                   tools=list(hop.tools or []), decision=hop.decision)
+
+    @classmethod
+    def saved(cls, hop: Hop) -> HopFacts:
+        """A hop as a read of its row gives it back: its JSON columns through JSON (a query's kind, an enum
+        member when the hop was built, reads back as its value)."""
+        columns = json.loads(json.dumps([hop.queries, hop.engines, hop.tools or [], hop.decision]))
+        return cls(hop.number, *columns)
+
+
+@dataclass(frozen=True, slots=True)
+class Known:
+    """What a step of this process left in the database once it committed, as the next step would read it back:
+    the investigation's columns (`facts`), its hops in order, and its evidence in `list_evidence`'s order (hop,
+    then score descending, then the order written). The inline executor hands it on (`Next.known`, then
+    `Handoff.known`, `synthesize(known=...)`), and the next step reads only what another process may have
+    changed since — the investigation's status and the hop's state (`repo.step_state`) — instead of the rows
+    and the evidence (~1 ms of a two-hop investigation's CPU; docs/performance.md, twenty-fifth pass)."""
+
+    facts: Facts
+    hops: tuple[HopFacts, ...]
+    evidence: tuple[Evidence, ...]
+
+    def hop(self, number: int) -> HopFacts | None:
+        return next((h for h in self.hops if h.number == number), None)
+
+
+def _evidence_after(evidence: Sequence[Evidence], new: Sequence[Evidence], inserted: int) -> tuple[Evidence, ...] | None:
+    """The evidence `list_evidence` reads once `new` has been written (`repo.add_evidence`, which inserted
+    `inserted` rows) after `evidence` (in its order). None when that cannot be known for sure: a row of `new`
+    not inserted (its id was taken: the stored row is another), or a score the database would not give back as
+    it is (SQLite stores -0.0 as 0.0 and NaN as NULL)."""
+    first: dict[str, Evidence] = {}
+    for e in new:  # as `add_evidence`: one row per id, the first
+        first.setdefault(e.id, e)
+    if inserted != len(first) or not all(math.isfinite(e.score) and (e.score or math.copysign(1.0, e.score) > 0)
+                                         for e in first.values()):
+        return None
+    # A stable sort: rows of equal hop and score stay in the order written (the database's id order).
+    return tuple(sorted([*evidence, *first.values()], key=lambda e: (e.hop, -e.score)))
 
 
 @dataclass
@@ -77,10 +160,12 @@ class Handoff:
     """What a hop searched in this process hands its reducer here (`retrieve_many(handoff=...)`, then
     `reduce(handoff=...)`; the inline executor): the searches' trace events, for the reduction's transaction,
     and, when the searches were every slot of the hop, what the reducer would read back from Redis in two
-    round trips (`gathered`: read by the round trip that parked the results, `RedisState.slots_end`)."""
+    round trips (`gathered`: read by the round trip that parked the results, `RedisState.slots_end`); and
+    what the step that planned the hop left in the database (`known`)."""
 
     events: list[repo.NewEvent] = field(default_factory=list)
     gathered: Gathered | None = None
+    known: Known | None = None
 
 
 def _slots(queries: list[dict[str, Any]], engines: list[str],
@@ -143,10 +228,11 @@ def _deadline_ts(inv: Investigation) -> float:
     return inv.deadline_at.replace(tzinfo=UTC).timestamp()
 
 
-def start(services: Services, inv_id: str, *, charge_later: bool = False) -> Next:
+def start(services: Services, inv_id: str, *, charge_later: bool = False, carry: bool = False) -> Next:
     """Route and plan; answer greetings at once; otherwise plan hop 1. `charge_later`: the caller runs the
     hop's searches next, in this process, and has them charge the hop (`hop_marker`) in their first
-    round trip instead of one of its own here (the inline executor)."""
+    round trip instead of one of its own here (the inline executor). `carry`: the next step runs in this
+    process and is handed what this one wrote (`Next.known`)."""
     # The checks and the move to running: one transaction (the UPDATE returns the row it wrote).
     with services.session() as session, repo.atomic(session):
         inv = repo.get_investigation(session, investigation_id=inv_id)
@@ -159,6 +245,7 @@ def start(services: Services, inv_id: str, *, charge_later: bool = False) -> Nex
             return Next(NextKind.HOP, 1, _slots(existing.queries, existing.engines, existing.tools))
         inv = repo.update_investigation(session, investigation_id=inv_id, status=Status.RUNNING.value)
     question, mode = inv.question, Mode(inv.mode)
+    facts = Facts.of(inv)
     # Hop 1 always searches the question itself (`loop.start`), unless the route answers or refuses it
     # without retrieval: its embedding starts now, while the step routes and plans.
     services.prepare_queries([question])
@@ -169,7 +256,7 @@ def start(services: Services, inv_id: str, *, charge_later: bool = False) -> Nex
     reasoner: Reasoner | None = None
     with services.session() as session:
         try:
-            reasoner = bound_reasoner(services, session, inv)
+            reasoner = bound_reasoner(services, session, facts)
         except PermanentError as exc:  # e.g. SLEUTH_LLM=anthropic without a key: fail clearly, at once
             error = str(exc)
     if reasoner is None:
@@ -206,32 +293,42 @@ def start(services: Services, inv_id: str, *, charge_later: bool = False) -> Nex
     trace.add("plan", "plan", original=plan.original, plan_kind=plan.kind,
               subqueries=[q.model_dump() for q in plan.subqueries])
 
+    after = _with_queries(facts, plan.subqueries, route=outcome.route, plan=plan)
+
     def write_plan(session: Any) -> None:
         trace.write(session)
-        _record_hop_queries(session, inv, 1, plan.subqueries, route=outcome.route, plan=plan)
+        _record_hop_queries(session, after, 1, first_hop=True)
 
-    return _plan_hop(services, inv, 1, list(plan.subqueries), first=write_plan, charge_later=charge_later)
+    return _plan_hop(services, after, 1, list(plan.subqueries), first=write_plan, charge_later=charge_later,
+                     carry=carry)
 
 
-def _record_hop_queries(session: Any, held: Investigation, number: int, queries: Sequence[SubQuery], *,
-                        route: RouteDecision | None = None, plan: Plan | None = None, **counts: int) -> None:
-    """The investigation's running list of sub-queries and hop count (and, at hop 1, its route and plan;
-    `counts`: other counters to set in the same UPDATE), written before the hop's tools are planned: tool
-    policy reads the route. `held` is the row as this step read or wrote it: while a step runs no other
-    step writes its sub-queries (start runs before any hop; a hop's reducer holds its lease)."""
-    fields: dict[str, Any] = {"subqueries": list(held.subqueries) + [q.text for q in queries
-                                                                     if q.text not in held.subqueries],
-                              "hops": number, **counts}
+def _with_queries(held: Facts, queries: Sequence[SubQuery], *, route: RouteDecision | None = None,
+                  plan: Plan | None = None) -> Facts:
+    """The investigation once hop `queries` are recorded (`_record_hop_queries`): its running list of
+    sub-queries, and at hop 1 its route and plan. `held` is what this step read or wrote: while a step runs no
+    other step writes its sub-queries (start runs before any hop; a hop's reducer holds its lease)."""
+    changes: dict[str, Any] = {"subqueries": list(held.subqueries) + [q.text for q in queries
+                                                                      if q.text not in held.subqueries]}
     if route is not None:
-        fields.update(route=route.route.value, route_reason=route.reason)
+        changes.update(route=route.route.value, route_reason=route.reason)
     if plan is not None:
-        fields["plan"] = plan.model_dump(mode="json")
-    repo.set_investigation(session, investigation_id=held.id, **fields)
+        changes["plan"] = plan.model_dump(mode="json")
+    return dataclasses.replace(held, **changes)
 
 
-def _plan_hop(services: Services, inv: Investigation, number: int, queries: list[SubQuery], *,
+def _record_hop_queries(session: Any, after: Facts, number: int, *, first_hop: bool = False, **counts: int) -> None:
+    """Write what `_with_queries` gave (`after`) and the hop count (`counts`: other counters to set in the same
+    UPDATE), before the hop's tools are planned: tool policy reads the route."""
+    fields: dict[str, Any] = {"subqueries": list(after.subqueries), "hops": number, **counts}
+    if first_hop:
+        fields.update(route=after.route, route_reason=after.route_reason, plan=after.plan)
+    repo.set_investigation(session, investigation_id=after.id, **fields)
+
+
+def _plan_hop(services: Services, inv: Facts, number: int, queries: list[SubQuery], *,
               first: Callable[[Any], object] | None = None, then: Callable[[Any], object] | None = None,
-              charge_later: bool = False) -> Next:
+              charge_later: bool = False, carry: bool = False) -> Next:
     """Charge the hop (once; with `charge_later`, its searches do: `hop_marker`), plan its tools, then save
     it and its trace event in one transaction with `first(session)` (the step's own writes, before the
     tools are read: tool policy reads the route) and `then(session)` (the previous hop's decision, when a
@@ -240,7 +337,9 @@ def _plan_hop(services: Services, inv: Investigation, number: int, queries: list
     A tenant without tools (the common case) needs one transaction for all of it: `first`, the read of its
     tools, the hop. A tenant with tools commits `first` on its own, then its tools are planned outside the
     write (they may embed, read policy state and trace refusals) and the hop is saved in a second one.
-    `inv` is the caller's row, read for its tenant, audience and principals, which never change."""
+    `inv` is what the caller knows of the investigation once `first` has run (its tenant, audience and
+    principals never change). With `carry`, the `Next` holds `inv` and the hop as saved (`Known`: the caller
+    adds the hops before and the evidence)."""
     inv_id = inv.id
     engines = list(services.backends)
     qdicts = [q.model_dump() for q in queries]
@@ -258,7 +357,8 @@ def _plan_hop(services: Services, inv: Investigation, number: int, queries: list
                        data={"queries": [q.text for q in queries], "engines": engines, "tools": tools})
         if then is not None:
             then(session)
-        return Next(NextKind.HOP, number, _slots(qdicts, engines, saved.tools))
+        known = Known(inv, (HopFacts.saved(saved),), ()) if carry else None
+        return Next(NextKind.HOP, number, _slots(qdicts, engines, saved.tools), known=known)
 
     with services.session() as session:
         with repo.atomic(session):
@@ -444,22 +544,36 @@ def _reduce(services: Services, inv_id: str, hop: int, pending: list[repo.NewEve
     # Handed on by this process's hop (the inline executor): what its searches gathered; the next hop's
     # searches run here too, and they charge it (`charge_later`).
     gathered = handoff.gathered if handoff is not None else None
+    # … and what the step that planned the hop left in the database: then only the status and the hop's state
+    # are read (what another process may have changed since), not the rows and the evidence.
+    known = handoff.known if handoff is not None else None
+    planned = known.hop(hop) if known is not None else None
     with services.session() as session:
-        inv = repo.get_investigation(session, investigation_id=inv_id)
-        if Status(inv.status).terminal:
+        evidence: list[Evidence] | None = None
+        row: HopFacts | None
+        if known is not None and planned is not None:
+            status, state, stands = repo.step_state(session, investigation_id=inv_id, number=hop)
+            facts, row, evidence = known.facts, planned, list(known.evidence)
+        else:
+            inv = repo.get_investigation(session, investigation_id=inv_id)
+            status, facts = inv.status, Facts.of(inv)
+            found = None if Status(status).terminal else repo.get_hop(session, investigation_id=inv_id, number=hop)
+            state, stands = (found.state, found.decision) if found is not None else (None, None)
+            row = HopFacts.of(found) if found is not None else None
+        if Status(status).terminal:
             return Next(NextKind.DELIVER, deliveries=_pending(session, inv_id))
-        hop_row = repo.get_hop(session, investigation_id=inv_id, number=hop)
-        if hop_row is None:
+        if state is None or row is None:
             raise LookupError(f"hop {hop} of {inv_id} was never planned")
-        if hop_row.state == HopState.REDUCED and hop_row.decision is not None:
-            return _next_after(services, inv_id, hop_row.decision, hop, charge=handoff is None)
-        evidence = _evidence_of(repo.list_evidence(session, investigation_id=inv_id))
-        question, mode = inv.question, Mode(inv.mode)
-        plan = Plan.model_validate(inv.plan) if inv.plan else Plan(original=question, subqueries=())
-        asked = list(inv.subqueries)
-        queries, engines, tools = list(hop_row.queries), list(hop_row.engines), list(hop_row.tools or [])
-        reasoner = bound_reasoner(services, session, inv)
-        scope = RetrievalScope.of(inv.audience, inv.principals)
+        if state == HopState.REDUCED and stands is not None:
+            return _next_after(services, inv_id, stands, hop, charge=handoff is None)
+        if evidence is None:
+            evidence = _evidence_of(repo.list_evidence(session, investigation_id=inv_id))
+        question, mode = facts.question, Mode(facts.mode)
+        plan = Plan.model_validate(facts.plan) if facts.plan else Plan(original=question, subqueries=())
+        asked = list(facts.subqueries)
+        queries, engines, tools = list(row.queries), list(row.engines), list(row.tools)
+        reasoner = bound_reasoner(services, session, facts)
+        scope = RetrievalScope.of(facts.audience, facts.principals)
 
     # The slots are done: neither the results nor the usage change now.
     stored, usage = ((gathered.hits, gathered.usage) if gathered is not None
@@ -515,10 +629,28 @@ def _reduce(services: Services, inv_id: str, hop: int, pending: list[repo.NewEve
     trace.add(f"judge:{hop}", "judgment", hop=hop, **out.judgment.model_dump(mode="json"))
     trace.add(f"decide:{hop}", "decision", hop=hop, **decision)
 
+    inserted, stood = 0, False  # what the writes below did, for what this step hands on (`carry`)
+
     def write_hop(session: Any) -> None:  # the hop's search events, evidence and trace
+        nonlocal inserted
         _write_pending(session, pending)
-        repo.add_evidence(session, investigation_id=inv_id, evidence=out.new_evidence)
+        inserted = repo.add_evidence(session, investigation_id=inv_id, evidence=out.new_evidence)
         trace.write(session)
+
+    def mark_reduced(session: Any) -> None:  # the first decision stands (a redelivered reducer's is not written)
+        nonlocal stood
+        stood = repo.mark_hop_reduced(session, investigation_id=inv_id, number=hop, decision=decision) == decision
+
+    # Handed what was known, hand on what is known now: the decision as it stands, the evidence as stored.
+    carry = known is not None and planned is not None
+
+    def known_after(facts_now: Facts, new_hops: tuple[HopFacts, ...] = ()) -> Known | None:
+        if not (carry and stood and known is not None):
+            return None
+        stored = _evidence_after(evidence, out.new_evidence, inserted)
+        reduced = HopFacts(row.number, row.queries, row.engines, row.tools, _as_read(decision))
+        hops = tuple(reduced if h.number == hop else h for h in known.hops)
+        return None if stored is None else Known(facts_now, (*hops, *new_hops), stored)
 
     if not go_on:
         decision["action"] = "stop"
@@ -526,17 +658,24 @@ def _reduce(services: Services, inv_id: str, hop: int, pending: list[repo.NewEve
         with services.session() as session, repo.atomic(session):
             write_hop(session)
             repo.set_investigation(session, investigation_id=inv_id, retrieval_calls=budget.retrieval_calls)
-            repo.mark_hop_reduced(session, investigation_id=inv_id, number=hop, decision=decision)
-        return Next(NextKind.SYNTHESIZE, hop)
+            mark_reduced(session)
+        return Next(NextKind.SYNTHESIZE, hop, known=known_after(facts))
+
+    after = _with_queries(facts, chosen.next_queries)
 
     def write_hop_and_next(session: Any) -> None:  # … and the next hop's queries with the calls: one UPDATE
         write_hop(session)
-        _record_hop_queries(session, inv, hop + 1, chosen.next_queries, retrieval_calls=budget.retrieval_calls)
+        _record_hop_queries(session, after, hop + 1, retrieval_calls=budget.retrieval_calls)
 
     # The next hop is saved with this hop's decision: a redelivered reducer finds both or neither.
-    return _plan_hop(services, inv, hop + 1, list(chosen.next_queries), first=write_hop_and_next,
-                     then=lambda session: repo.mark_hop_reduced(session, investigation_id=inv_id, number=hop,
-                                                                decision=decision), charge_later=handoff is not None)
+    nxt = _plan_hop(services, after, hop + 1, list(chosen.next_queries), first=write_hop_and_next,
+                    then=mark_reduced, charge_later=handoff is not None, carry=carry)
+    return dataclasses.replace(nxt, known=known_after(after, nxt.known.hops)) if nxt.known is not None else nxt
+
+
+def _as_read(value: Any) -> Any:
+    """`value` as a JSON column gives it back once written."""
+    return json.loads(json.dumps(value))
 
 
 def _decision_json(decision: LoopDecision) -> dict[str, Any]:
@@ -544,20 +683,29 @@ def _decision_json(decision: LoopDecision) -> dict[str, Any]:
             "next_queries": [q.text for q in decision.next_queries]}
 
 
-def synthesize(services: Services, inv_id: str, *, retrieval_calls: int | None = None) -> Next:
+def synthesize(services: Services, inv_id: str, *, retrieval_calls: int | None = None,
+               known: Known | None = None) -> Next:
     """Final ranking, compression, extractive cited answer (or refusal); finish; hand to delivery.
     `retrieval_calls`: the budget's count as the last hop's searches left it, when the caller has it
-    (`Gathered.usage`: nothing is charged after them); read from Redis otherwise."""
+    (`Gathered.usage`: nothing is charged after them); read from Redis otherwise. `known`: what the last
+    reducer, in this process, left in the database (`Known`): then only the status is read."""
     with services.session() as session:
-        inv = repo.get_investigation(session, investigation_id=inv_id)
-        if Status(inv.status).terminal:
+        if known is not None:
+            status, facts = repo.investigation_status(session, investigation_id=inv_id), known.facts
+        else:
+            inv = repo.get_investigation(session, investigation_id=inv_id)
+            status, facts = inv.status, Facts.of(inv)
+        if Status(status).terminal:
             return Next(NextKind.DELIVER, deliveries=_pending(session, inv_id))
-        evidence = _evidence_of(repo.list_evidence(session, investigation_id=inv_id))
-        hops = repo.list_hops(session, investigation_id=inv_id)
-        question = inv.question
-        route = RouteDecision(route=Route(inv.route or "lookup"), reason=inv.route_reason or "")
-        reasoner = bound_reasoner(services, session, inv)
-        scope = RetrievalScope.of(inv.audience, inv.principals)
+        if known is not None:
+            evidence, hops = list(known.evidence), list(known.hops)
+        else:
+            evidence = _evidence_of(repo.list_evidence(session, investigation_id=inv_id))
+            hops = [HopFacts.of(h) for h in repo.list_hops(session, investigation_id=inv_id)]
+        question = facts.question
+        route = RouteDecision(route=Route(facts.route or "lookup"), reason=facts.route_reason or "")
+        reasoner = bound_reasoner(services, session, facts)
+        scope = RetrievalScope.of(facts.audience, facts.principals)
     last = next((h.decision for h in reversed(hops) if h.decision), None) or {}
     s = services.settings
     try:
