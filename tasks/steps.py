@@ -295,12 +295,11 @@ def start(services: Services, inv_id: str, *, charge_later: bool = False, carry:
 
     after = _with_queries(facts, plan.subqueries, route=outcome.route, plan=plan)
 
-    def write_plan(session: Any) -> None:
-        trace.write(session)
+    def write_plan(session: Any) -> None:  # its events go with the hop's (`_plan_hop`'s `trace`)
         _record_hop_queries(session, after, 1, first_hop=True)
 
-    return _plan_hop(services, after, 1, list(plan.subqueries), first=write_plan, charge_later=charge_later,
-                     carry=carry)
+    return _plan_hop(services, after, 1, list(plan.subqueries), first=write_plan, trace=trace,
+                     charge_later=charge_later, carry=carry)
 
 
 def _with_queries(held: Facts, queries: Sequence[SubQuery], *, route: RouteDecision | None = None,
@@ -328,7 +327,7 @@ def _record_hop_queries(session: Any, after: Facts, number: int, *, first_hop: b
 
 def _plan_hop(services: Services, inv: Facts, number: int, queries: list[SubQuery], *,
               first: Callable[[Any], object] | None = None, then: Callable[[Any], object] | None = None,
-              charge_later: bool = False, carry: bool = False) -> Next:
+              trace: _Trace | None = None, charge_later: bool = False, carry: bool = False) -> Next:
     """Charge the hop (once; with `charge_later`, its searches do: `hop_marker`), plan its tools, then save
     it and its trace event in one transaction with `first(session)` (the step's own writes, before the
     tools are read: tool policy reads the route) and `then(session)` (the previous hop's decision, when a
@@ -337,6 +336,8 @@ def _plan_hop(services: Services, inv: Facts, number: int, queries: list[SubQuer
     A tenant without tools (the common case) needs one transaction for all of it: `first`, the read of its
     tools, the hop. A tenant with tools commits `first` on its own, then its tools are planned outside the
     write (they may embed, read policy state and trace refusals) and the hop is saved in a second one.
+    The step's trace events (`trace`) are written with `first`'s writes, in one INSERT with the hop's own
+    event when both go in one transaction.
     `inv` is what the caller knows of the investigation once `first` has run (its tenant, audience and
     principals never change). With `carry`, the `Next` holds `inv` and the hop as saved (`Known`: the caller
     adds the hops before and the evidence)."""
@@ -353,8 +354,10 @@ def _plan_hop(services: Services, inv: Facts, number: int, queries: list[SubQuer
         repo.remember_plan(session, investigation_id=inv_id, number=number, tenant_id=inv.tenant_id,
                            audience=inv.audience, principals=list(inv.principals or ()),
                            queries=[str(q["text"]) for q in saved.queries])
-        repo.add_event(session, investigation_id=inv_id, step_key=f"hop:{number}", kind="hop", hop=number,
-                       data={"queries": [q.text for q in queries], "engines": engines, "tools": tools})
+        events = trace or _Trace(inv_id)
+        events.add(f"hop:{number}", "hop", hop=number, queries=[q.text for q in queries], engines=engines,
+                   tools=tools)
+        events.write(session)
         if then is not None:
             then(session)
         known = Known(inv, (HopFacts.saved(saved),), ()) if carry else None
@@ -367,6 +370,8 @@ def _plan_hop(services: Services, inv: Facts, number: int, queries: list[SubQuer
             stored = tool_step.stored_tools(services, session, tenant_id=inv.tenant_id)
             if not stored:
                 return save(session, [])
+            if trace is not None:  # committed with `first`'s writes
+                trace.write(session)
         tools = tool_step.plan_tools(services, inv_id, number, stored)
         with repo.atomic(session):
             return save(session, tools)
@@ -531,14 +536,6 @@ def write_events(services: Services, events: Sequence[repo.NewEvent], *, quietly
                     exc_info=True)
 
 
-def _write_pending(session: Any, pending: list[repo.NewEvent]) -> None:
-    """The hop's search events handed to the reducer, written in the caller's write transaction (first, so
-    they keep their place before the reduction's events); dropped from `pending` once it has committed."""
-    if pending:
-        repo.add_events(session, pending)
-        repo.after_commit(session, pending.clear)
-
-
 def _reduce(services: Services, inv_id: str, hop: int, pending: list[repo.NewEvent],
             handoff: Handoff | None = None) -> Next:
     # Handed on by this process's hop (the inline executor): what its searches gathered; the next hop's
@@ -631,11 +628,13 @@ def _reduce(services: Services, inv_id: str, hop: int, pending: list[repo.NewEve
 
     inserted, stood = 0, False  # what the writes below did, for what this step hands on (`carry`)
 
-    def write_hop(session: Any) -> None:  # the hop's search events, evidence and trace
+    # The hop's search events first, then the reduction's: one INSERT with the next hop's, when there is one.
+    trace.events[:0] = pending
+
+    def write_hop(session: Any) -> None:  # the hop's evidence (its events go with `trace`)
         nonlocal inserted
-        _write_pending(session, pending)
+        repo.after_commit(session, pending.clear)  # written: not again by `reduce` if something fails after
         inserted = repo.add_evidence(session, investigation_id=inv_id, evidence=out.new_evidence)
-        trace.write(session)
 
     def mark_reduced(session: Any) -> None:  # the first decision stands (a redelivered reducer's is not written)
         nonlocal stood
@@ -657,6 +656,7 @@ def _reduce(services: Services, inv_id: str, hop: int, pending: list[repo.NewEve
         # The hop's writes, the calls and the decision in one transaction.
         with services.session() as session, repo.atomic(session):
             write_hop(session)
+            trace.write(session)
             repo.set_investigation(session, investigation_id=inv_id, retrieval_calls=budget.retrieval_calls)
             mark_reduced(session)
         return Next(NextKind.SYNTHESIZE, hop, known=known_after(facts))
@@ -669,7 +669,7 @@ def _reduce(services: Services, inv_id: str, hop: int, pending: list[repo.NewEve
 
     # The next hop is saved with this hop's decision: a redelivered reducer finds both or neither.
     nxt = _plan_hop(services, after, hop + 1, list(chosen.next_queries), first=write_hop_and_next,
-                    then=mark_reduced, charge_later=handoff is not None, carry=carry)
+                    then=mark_reduced, trace=trace, charge_later=handoff is not None, carry=carry)
     return dataclasses.replace(nxt, known=known_after(after, nxt.known.hops)) if nxt.known is not None else nxt
 
 

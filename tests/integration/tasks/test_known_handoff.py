@@ -150,6 +150,21 @@ def test_a_handed_investigation_ends_as_one_whose_steps_read_everything(
     ours = outcome(handed)
     assert ours["status"] == "answered" and len(ours["hops"]) == 2
     assert ours == outcome(read)
+    # The trace in the order it was written: each step's events (the hop's searches', then the reduction's)
+    # before the next hop's, as the steps one at a time write them (the searches' keys name their slot).
+    keys = {inv_id: [e.step_key for e in _events(stack, inv_id)] for inv_id in (handed, read)}
+    assert keys[handed][:3] == ["route", "plan", "hop:1"] and keys[handed][-1] == "synthesis"
+    for hop in (1, 2):
+        at = keys[handed].index(f"fuse:{hop}")
+        assert keys[handed][at:at + 4] == [f"fuse:{hop}", f"grade:{hop}", f"judge:{hop}", f"decide:{hop}"]
+        assert all(k.startswith("retrieve:") for k in keys[handed][at - len(ours["hops"][hop - 1].engines):at])
+    assert keys[handed][keys[handed].index("decide:1") + 1] == "hop:2"
+    assert sorted(keys[handed]) == sorted(keys[read])
+
+
+def _events(stack: Stack, inv_id: str) -> list[Any]:
+    with stack.services.session() as session:
+        return repo.list_events(session, investigation_id=inv_id)
 
 
 def test_a_step_handed_what_was_known_still_sees_a_cancellation(stack: Stack) -> None:

@@ -80,12 +80,11 @@ def test_each_step_sends_only_the_statements_it_needs(stack: Stack) -> None:
     services = stack.services
 
     # start: the checks and the move to running in one transaction, the UPDATE returning the row (no
-    # re-read, then or after routing); then route/plan with its events, the tenant's tools read (it has
-    # none) and the hop saved by INSERT ... RETURNING, all in a second one.
+    # re-read, then or after routing); then route/plan, the tenant's tools read (it has none), the hop saved
+    # by INSERT ... RETURNING and the step's events with the hop's in ONE INSERT, all in a second one.
     nxt, sent, commits = _counted(stack, lambda: steps.start(services, inv_id))
     assert sent == ["SELECT investigation", "SELECT hop", "UPDATE investigation",
-                    "INSERT trace_event", "UPDATE investigation",
-                    "SELECT tool", "INSERT hop", "INSERT trace_event"]
+                    "UPDATE investigation", "SELECT tool", "INSERT hop", "INSERT trace_event"]
     assert commits == 2
     assert nxt.kind == steps.NextKind.HOP and nxt.hop == 1
     slots = len(nxt.slots)
@@ -111,9 +110,9 @@ def test_each_step_sends_only_the_statements_it_needs(stack: Stack) -> None:
 
 
 def test_a_reducer_that_goes_on_writes_the_row_once(stack: Stack, monkeypatch: pytest.MonkeyPatch) -> None:
-    """A hop whose loop continues: its evidence, events, the next hop's queries and the calls so far in ONE
-    UPDATE of the investigation (no second UPDATE of the row), then the next hop saved with this hop's
-    decision. The loop's own decision is replaced by CONTINUE (this tenant has no documents to go on with)."""
+    """A hop whose loop continues: its evidence, the next hop's queries and the calls so far in ONE UPDATE of
+    the investigation (no second UPDATE of the row), then the next hop saved with this hop's decision, the
+    reduction's events and the next hop's in ONE INSERT. The loop's own decision is replaced by CONTINUE (this tenant has no documents to go on with)."""
     from investigation import loop
     from investigation.state import LoopAction, LoopDecision, SubQuery
 
@@ -133,8 +132,7 @@ def test_a_reducer_that_goes_on_writes_the_row_once(stack: Stack, monkeypatch: p
     nxt, sent, commits = _counted(stack, lambda: steps.reduce(services, inv_id, 1))
     assert nxt.kind == steps.NextKind.HOP and nxt.hop == 2
     assert sent == ["SELECT investigation", "SELECT hop", "SELECT evidence", "INSERT evidence",
-                    "INSERT trace_event", "UPDATE investigation",
-                    "SELECT tool", "INSERT hop", "INSERT trace_event", "UPDATE hop"]
+                    "UPDATE investigation", "SELECT tool", "INSERT hop", "INSERT trace_event", "UPDATE hop"]
     assert commits == 2  # the reads; the hop's writes, the tools read (none), the next hop with the decision
     with services.session() as session:
         inv = repo.get_investigation(session, investigation_id=inv_id)
