@@ -264,19 +264,24 @@ class RedisState:
     def store_hits(self, inv_id: str, hop: int, slot: str, hits: SlotHits, ttl: int = _DAY) -> None:
         """Park one retrieval task's result (slot = sub-query x engine) for the hop's reducer."""
         pipe = self.client.pipeline(transaction=True)
-        self._queue_store_hits(pipe, inv_id, hop, slot, hits, ttl)
+        self._queue_store_hits(pipe, inv_id, hop, {slot: hits}, ttl)
         pipe.execute()
 
-    def _queue_store_hits(self, pipe: Any, inv_id: str, hop: int, slot: str, hits: SlotHits, ttl: int, *,
+    def _queue_store_hits(self, pipe: Any, inv_id: str, hop: int, slots: Mapping[str, SlotHits], ttl: int, *,
                           remember: bool = True) -> bool:
-        """Queue the parking of one slot's result; True when a parse of what is stored gives `hits` itself
-        (then, with `remember`, this process's reducer gets `hits` back from `hop_results` unparsed)."""
+        """Queue the parking of slots' results of one hop (one HSET of them all, one EXPIRE); True when a parse
+        of what is stored gives each result itself (then, with `remember`, this process's reducer gets them
+        back from `hop_results` unparsed)."""
         key = self.key("hits", inv_id, hop)
-        stored, exact = hits.stored_form()
-        raw = stored.encode()
-        if exact and remember:
-            self._written.remember(key, slot, raw, hits)
-        pipe.hset(key, slot, raw)
+        parked: dict[str, bytes] = {}
+        exact = True
+        for slot, hits in slots.items():
+            stored, readable = hits.stored_form()
+            parked[slot] = raw = stored.encode()
+            if readable and remember:
+                self._written.remember(key, slot, raw, hits)
+            exact &= readable
+        pipe.hset(key, mapping=parked)
         pipe.expire(key, int(ttl))
         return exact
 
@@ -341,11 +346,11 @@ class RedisState:
         if not ends:
             return None
         pipe = self.client.pipeline(transaction=True)
-        exact = True
         for end in ends:
             if end.cache is not None and ttl > 0:
                 self._queue_cache_set(pipe, self._cache_key_of(end.cache), end.hits.passages, ttl, end.version)
-            exact &= self._queue_store_hits(pipe, inv_id, hop, end.slot, end.hits, _DAY, remember=gather is None)
+        exact = self._queue_store_hits(pipe, inv_id, hop, {end.slot: end.hits for end in ends}, _DAY,
+                                       remember=gather is None)
         if gather is None or not exact:
             pipe.execute()
             return None

@@ -120,3 +120,30 @@ def test_a_hops_charge_rides_on_its_searches_begin_once_per_marker(
     assert redis_state.slots_begin("none", 1, [("0:bm25", PLAN)], now=1e9,
                                    charge_hop="none:hop-charged:1")[0].outcome is SlotOutcome.DEADLINE
     assert redis_state.usage("none")["hops"] == 0
+
+
+def test_a_hops_results_are_parked_in_one_hset_and_read_back_each_as_itself(
+        redis_state: RedisState, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Every slot's result of a hop in ONE HSET (and one EXPIRE) of the hop's hash: each reads back as the
+    result it was, another process's read (`hop_results` parsing the stored JSON) included."""
+    queued: list[list[Any]] = []
+    real = type(redis_state.client.pipeline())
+
+    class Seen(real):  # type: ignore[misc, valid-type]
+        def execute(self, *args: Any, **kwargs: Any) -> Any:
+            queued.append([command[0][0] for command in self.command_stack])
+            return super().execute(*args, **kwargs)
+
+    monkeypatch.setattr(redis_state.client, "pipeline",
+                        lambda transaction=True: Seen(redis_state.client.connection_pool,
+                                                      redis_state.client.response_callbacks, transaction, None))
+    ends = [SlotEnd(f"{i}:{engine}", _hits(f"{engine}{i}#0", engine=engine), None, 0)
+            for i in range(2) for engine in ("bm25", "vector")]
+    redis_state.slots_end("parked", 1, ends)
+    assert queued == [["HSET", "EXPIRE"]]
+    monkeypatch.undo()
+    stored, _usage = redis_state.hop_results("parked", 1)
+    assert stored == {end.slot: end.hits for end in ends}
+    # … read by another process, which has not written them: parsed, the same results.
+    other = RedisState(redis_state.client, redis_state.prefix)
+    assert other.hop_results("parked", 1)[0] == stored
