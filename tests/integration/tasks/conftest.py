@@ -6,6 +6,7 @@ engines with a small corpus (`tests/support/stack.py`).
                             investigations): what most queue tests need
     stack         function  a stack of the test's own, no worker started: for tests that start workers
                             with other queues, beat, environment, or kill them
+    quiet_stack   function  the same, with no trace-event observers: what counts a step's statements needs
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from pathlib import Path
 
 import pytest
 
+from storage._records import EVENT_OBSERVERS
 from tests.support.stack import CORPUS, Stack, build_stack, with_new_tenant
 from tests.support.wait import wait_until
 
@@ -48,3 +50,18 @@ def stack(tmp_path: Path, redis_url: str, redis_prefix: str, db_url: str) -> Ite
         yield built
     finally:
         built.stop_workers()
+
+
+@pytest.fixture()
+def quiet_stack(tmp_path: Path, redis_url: str, redis_prefix: str, db_url: str) -> Iterator[Stack]:
+    """`stack`, counting the steps' own statements only: trace-event observers run after a commit and read
+    what they measure (with metrics on, a decision's observer reads its hop for the hop's duration); whether
+    an earlier test in this process installed them must not change the counts."""
+    built = build_stack(tmp_path / "home", redis_url, redis_prefix, database_url=db_url)
+    installed = list(EVENT_OBSERVERS)
+    EVENT_OBSERVERS.clear()
+    try:
+        yield built
+    finally:
+        EVENT_OBSERVERS[:] = installed
+        built.services.engine.dispose()

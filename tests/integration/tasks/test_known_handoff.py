@@ -9,9 +9,8 @@ import dataclasses
 import functools
 import math
 import random
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -22,9 +21,8 @@ from investigation import loop
 from investigation.errors import NotFound
 from investigation.state import Evidence, Grade, LoopAction, LoopDecision, Status, SubQuery
 from storage import repositories as repo
-from storage._records import EVENT_OBSERVERS
 from tasks import inline, steps
-from tests.support.stack import Stack, build_stack
+from tests.support.stack import Stack
 
 pytestmark = pytest.mark.integration
 
@@ -33,16 +31,8 @@ ONE_HOP = "What does error ERR_4021 mean?"
 
 
 @pytest.fixture
-def stack(tmp_path: Path, redis_url: str, redis_prefix: str, db_url: str) -> Iterator[Stack]:
-    # The steps' own statements only (trace-event observers read what they measure after a commit).
-    built = build_stack(tmp_path / "home", redis_url, redis_prefix, database_url=db_url)
-    installed = list(EVENT_OBSERVERS)
-    EVENT_OBSERVERS.clear()
-    try:
-        yield built
-    finally:
-        EVENT_OBSERVERS[:] = installed
-        built.services.engine.dispose()
+def stack(quiet_stack: Stack) -> Stack:  # the steps' own statements only (conftest.py)
+    return quiet_stack
 
 
 def _asked(stack: Stack, question: str) -> str:

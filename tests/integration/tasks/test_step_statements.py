@@ -7,8 +7,7 @@ from __future__ import annotations
 import dataclasses
 import functools
 import threading
-from collections.abc import Callable, Iterator
-from pathlib import Path
+from collections.abc import Callable
 from typing import Any, TypeVar
 
 import pytest
@@ -16,9 +15,8 @@ from sqlalchemy import event
 
 from app.intake import parse_request, submit_investigation
 from storage import repositories as repo
-from storage._records import EVENT_OBSERVERS
 from tasks import steps
-from tests.support.stack import Stack, build_stack
+from tests.support.stack import Stack
 
 pytestmark = pytest.mark.integration
 
@@ -26,18 +24,8 @@ T = TypeVar("T")
 
 
 @pytest.fixture
-def stack(tmp_path: Path, redis_url: str, redis_prefix: str, db_url: str) -> Iterator[Stack]:
-    # The steps' own statements only: trace-event observers run after a commit and read what they measure
-    # (with metrics on, a decision's observer reads its hop for the hop's duration); whether an earlier test
-    # in this process installed them must not change the counts.
-    built = build_stack(tmp_path / "home", redis_url, redis_prefix, database_url=db_url)
-    installed = list(EVENT_OBSERVERS)
-    EVENT_OBSERVERS.clear()
-    try:
-        yield built
-    finally:
-        EVENT_OBSERVERS[:] = installed
-        built.services.engine.dispose()
+def stack(quiet_stack: Stack) -> Stack:  # the steps' own statements only (conftest.py)
+    return quiet_stack
 
 
 def _counted(stack: Stack, call: Callable[[], T]) -> tuple[T, list[str], int]:
