@@ -119,8 +119,7 @@ class HopFacts:
     def saved(cls, hop: Hop) -> HopFacts:
         """A hop as a read of its row gives it back: its JSON columns through JSON (a query's kind, an enum
         member when the hop was built, reads back as its value)."""
-        columns = json.loads(json.dumps([hop.queries, hop.engines, hop.tools or [], hop.decision]))
-        return cls(hop.number, *columns)
+        return cls(hop.number, *_as_read([hop.queries, hop.engines, hop.tools or [], hop.decision]))
 
 
 @dataclass(frozen=True, slots=True)
@@ -148,11 +147,15 @@ def _evidence_after(evidence: Sequence[Evidence], new: Sequence[Evidence], inser
     first: dict[str, Evidence] = {}
     for e in new:  # as `add_evidence`: one row per id, the first
         first.setdefault(e.id, e)
-    if inserted != len(first) or not all(math.isfinite(e.score) and (e.score or math.copysign(1.0, e.score) > 0)
-                                         for e in first.values()):
+    if inserted != len(first) or not all(_reads_back(e.score) for e in first.values()):
         return None
     # A stable sort: rows of equal hop and score stay in the order written (the database's id order).
     return tuple(sorted([*evidence, *first.values()], key=lambda e: (e.hop, -e.score)))
+
+
+def _reads_back(score: float) -> bool:
+    """Whether a REAL column gives `score` back as it is: not NaN or an infinity, not -0.0."""
+    return math.isfinite(score) and (score != 0 or math.copysign(1.0, score) > 0)
 
 
 @dataclass
@@ -354,7 +357,7 @@ def _plan_hop(services: Services, inv: Facts, number: int, queries: list[SubQuer
         repo.remember_plan(session, investigation_id=inv_id, number=number, tenant_id=inv.tenant_id,
                            audience=inv.audience, principals=list(inv.principals or ()),
                            queries=[str(q["text"]) for q in saved.queries])
-        events = trace or _Trace(inv_id)
+        events = trace if trace is not None else _Trace(inv_id)
         events.add(f"hop:{number}", "hop", hop=number, queries=[q.text for q in queries], engines=engines,
                    tools=tools)
         events.write(session)

@@ -7,12 +7,15 @@ import os
 import subprocess
 import sys
 import uuid
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from bootstrap import Services
 from config.settings import Settings
+
+T = TypeVar("T")
 
 CORPUS = [
     {"id": "plans", "title": "Plans and pricing",
@@ -97,6 +100,46 @@ class Stack:
         from cli.commands import wait_for
 
         return wait_for(self.services, inv_id, timeout=timeout)
+
+    def asked(self, question: str) -> str:
+        """The id of a new investigation of `question` for this tenant, admitted and not started (the steps
+        are the test's to run)."""
+        from app.intake import parse_request, submit_investigation
+        from storage import repositories as repo
+
+        with self.services.session() as session:
+            tenant = repo.get_tenant_by_name(session, name=self.tenant_name)
+        return submit_investigation(self.services, tenant=tenant, launch=lambda _i: None,
+                                    request=parse_request({"question": question})).id
+
+    def counted(self, call: Callable[[], T]) -> tuple[T, list[str], int]:
+        """`call()`'s result, the SQL statements it sent as "VERB table" (``BEGIN`` left out: PostgreSQL's
+        driver sends none) and its commits."""
+        from sqlalchemy import event
+
+        sent: list[str] = []
+        commits = [0]
+
+        def record(_conn: Any, _cursor: Any, statement: str, *_: Any) -> None:
+            words = statement.split()
+            if words[0] == "BEGIN":
+                return
+            table = {"SELECT": "FROM", "INSERT": "INTO", "UPDATE": None}[words[0]]
+            name = words[1] if table is None else words[words.index(table) + 1]
+            sent.append(f"{words[0]} {name.strip(chr(34))}")
+
+        def commit(_conn: Any) -> None:
+            commits[0] += 1
+
+        engine = self.services.engine
+        event.listen(engine, "before_cursor_execute", record)
+        event.listen(engine, "commit", commit)
+        try:
+            result = call()
+        finally:
+            event.remove(engine, "before_cursor_execute", record)
+            event.remove(engine, "commit", commit)
+        return result, sent, commits[0]
 
 
 def _new_tenant(services: Services) -> tuple[str, str, str, str]:

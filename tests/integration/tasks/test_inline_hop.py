@@ -10,7 +10,6 @@ from typing import Any
 
 import pytest
 
-from app.intake import parse_request, submit_investigation
 from investigation.state import Passage
 from storage import repositories as repo
 from tasks import inline, steps
@@ -19,13 +18,6 @@ from tests.support.stack import Stack
 pytestmark = pytest.mark.integration
 
 LONG = 30.0  # a search left waiting longer than this fails the test instead of hanging it
-
-
-def _asked(stack: Stack, question: str) -> str:
-    with stack.services.session() as session:
-        tenant = repo.get_tenant_by_name(session, name=stack.tenant_name)
-    return submit_investigation(stack.services, tenant=tenant, launch=lambda _i: None,
-                                request=parse_request({"question": question})).id
 
 
 def _watched(stack: Stack, monkeypatch: pytest.MonkeyPatch, *,
@@ -70,7 +62,7 @@ def _watched(stack: Stack, monkeypatch: pytest.MonkeyPatch, *,
 def test_a_one_query_hop_reads_the_lexical_hits_ahead_while_its_query_is_embedded(
         stack: Stack, monkeypatch: pytest.MonkeyPatch) -> None:
     services = stack.services
-    inv_id = _asked(stack, "What does error ERR_4021 mean?")
+    inv_id = stack.asked("What does error ERR_4021 mean?")
     read, found = _watched(stack, monkeypatch, hold_embedding=True)
     nxt = steps.start(services, inv_id)  # starts embedding the hop's query ahead (held until a passage is read)
     assert len({index for index, _ in nxt.slots}) == 1 and {e for _, e in nxt.slots} == {"bm25", "vector"}
@@ -86,7 +78,7 @@ def test_a_one_query_hop_reads_the_lexical_hits_ahead_while_its_query_is_embedde
 def test_a_hop_of_several_queries_reads_nothing_ahead(
         stack: Stack, monkeypatch: pytest.MonkeyPatch) -> None:
     services = stack.services
-    inv_id = _asked(stack, "Sev 1 response time on Business vs Enterprise?")
+    inv_id = stack.asked("Sev 1 response time on Business vs Enterprise?")
     nxt = steps.start(services, inv_id)
     assert len({index for index, _ in nxt.slots}) >= 2  # as many model runs: both cores embed
     read, found = _watched(stack, monkeypatch, hold_embedding=False)
@@ -102,7 +94,7 @@ def _kinds(stack: Stack, inv_id: str) -> list[tuple[str, str]]:
 
 def _searched(stack: Stack) -> tuple[str, steps.Next, steps.Handoff]:
     """A new investigation started and its first hop searched inline: (id, the hop, what it hands on)."""
-    inv_id = _asked(stack, "What does error ERR_4021 mean?")
+    inv_id = stack.asked("What does error ERR_4021 mean?")
     nxt = steps.start(stack.services, inv_id)
     with ThreadPoolExecutor(4) as pool:
         handoff = inline._retrieve_hop(stack.services, inv_id, nxt.hop, nxt.slots, pool)
@@ -181,7 +173,7 @@ def test_start_embeds_the_question_before_it_routes_and_plans(
     monkeypatch.setattr(loop, "start", starting)
     monkeypatch.setattr(embedder, "_embed_ahead", embedding)
     question = "Sev 1 response time on Business vs Enterprise?"
-    inv_id = _asked(stack, question)
+    inv_id = stack.asked(question)
     nxt = steps.start(services, inv_id)
     assert order[:2] == [f"prepare {[question]}", "route and plan"]
     with services.session() as session:

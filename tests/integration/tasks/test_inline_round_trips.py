@@ -13,7 +13,6 @@ from typing import Any
 import pytest
 import redis.client
 
-from app.intake import parse_request, submit_investigation
 from storage import repositories as repo
 from tasks import inline, steps
 from tests.support.stack import Stack
@@ -21,13 +20,6 @@ from tests.support.stack import Stack
 pytestmark = pytest.mark.integration
 
 QUESTION = "Which plan includes SCIM provisioning, and what uptime does it guarantee?"
-
-
-def _asked(stack: Stack, question: str = QUESTION) -> str:
-    with stack.services.session() as session:
-        tenant = repo.get_tenant_by_name(session, name=stack.tenant_name)
-    return submit_investigation(stack.services, tenant=tenant, launch=lambda _i: None,
-                                request=parse_request({"question": question})).id
 
 
 def _round_trips(monkeypatch: pytest.MonkeyPatch) -> list[str]:
@@ -77,9 +69,9 @@ def test_an_inline_investigation_makes_one_round_trip_at_start_and_two_a_hop(
         stack: Stack, monkeypatch: pytest.MonkeyPatch, question: str, hops: int) -> None:
     # The twin first, one step at a time as Celery runs them: what a process does once (a trace observer
     # registering the tenant's metrics label in Redis, when an earlier test installed observers) is done.
-    twin = _asked(stack, question)
+    twin = stack.asked(question)
     _one_step_at_a_time(stack, twin)
-    inv_id = _asked(stack, question)
+    inv_id = stack.asked(question)
     sent = _round_trips(monkeypatch)
     inline.run(stack.services, inv_id, deliver=False)
     monkeypatch.undo()
@@ -97,7 +89,7 @@ def test_a_hop_planned_again_is_charged_once_whoever_charges_it(stack: Stack) ->
     """A hop's charge is once per hop whether the step made it (Celery), the searches did (inline) or both
     tried (a step redelivered to the other executor)."""
     services = stack.services
-    inv_id = _asked(stack)
+    inv_id = stack.asked(QUESTION)
     nxt = steps.start(services, inv_id, charge_later=True)
     assert nxt.kind == steps.NextKind.HOP
     assert services.state.usage(inv_id)["hops"] == 0  # not charged yet: the searches will
@@ -110,11 +102,11 @@ def test_a_hop_planned_again_is_charged_once_whoever_charges_it(stack: Stack) ->
     assert steps.start(services, inv_id).slots == nxt.slots  # … then redelivered to a Celery worker
     assert services.state.usage(inv_id)["hops"] == 1
     # Planned to be charged by searches that never ran, then redelivered to a Celery worker: its step charges.
-    lost = _asked(stack)
+    lost = stack.asked(QUESTION)
     steps.start(services, lost, charge_later=True)
     steps.start(services, lost)
     assert services.state.usage(lost)["hops"] == 1
-    other = _asked(stack)
+    other = stack.asked(QUESTION)
     celery = steps.start(services, other)  # charged by the step
     assert services.state.usage(other)["hops"] == 1
     with ThreadPoolExecutor(4) as pool:  # … and the inline searches of the same hop charge nothing more
@@ -124,7 +116,7 @@ def test_a_hop_planned_again_is_charged_once_whoever_charges_it(stack: Stack) ->
 
 def test_a_next_hop_planned_for_searches_that_never_ran_is_charged_by_a_redelivered_reducer(stack: Stack) -> None:
     services = stack.services
-    inv_id = _asked(stack)  # two hops
+    inv_id = stack.asked(QUESTION)  # two hops
     nxt = steps.start(services, inv_id, charge_later=True)
     with ThreadPoolExecutor(4) as pool:
         handoff = inline._retrieve_hop(services, inv_id, nxt.hop, nxt.slots, pool)
@@ -138,7 +130,7 @@ def test_a_next_hop_planned_for_searches_that_never_ran_is_charged_by_a_redelive
 
 def test_a_hop_of_tools_only_is_charged_on_its_own(stack: Stack) -> None:
     services = stack.services
-    inv_id = _asked(stack)
+    inv_id = stack.asked(QUESTION)
     nxt = steps.start(services, inv_id, charge_later=True)
     with ThreadPoolExecutor(2) as pool:
         handoff = inline._retrieve_hop(services, inv_id, nxt.hop, (), pool)
@@ -152,7 +144,7 @@ def test_a_reducer_handed_nothing_gathered_reads_redis_as_before(
     itself) hands its reducer the events only: the reducer reads the results, the budget and the passages
     first seen from Redis, and decides as it would have."""
     services = stack.services
-    inv_id = _asked(stack)
+    inv_id = stack.asked(QUESTION)
     nxt = steps.start(services, inv_id, charge_later=True)
     with ThreadPoolExecutor(4) as pool:
         handoff = inline._retrieve_hop(services, inv_id, nxt.hop, nxt.slots, pool)
@@ -173,7 +165,7 @@ def test_a_reducer_handed_nothing_gathered_reads_redis_as_before(
     handoff.gathered = None
     after = steps.reduce(services, inv_id, nxt.hop, handoff=handoff)
     assert reads == ["hop_results", "first_seen"]
-    twin = _asked(stack)
+    twin = stack.asked(QUESTION)
     nxt2 = steps.start(services, twin, charge_later=True)
     with ThreadPoolExecutor(4) as pool:
         handoff2 = inline._retrieve_hop(services, twin, nxt2.hop, nxt2.slots, pool)

@@ -9,14 +9,11 @@ import dataclasses
 import functools
 import math
 import random
-from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 import pytest
-from sqlalchemy import event
 
-from app.intake import parse_request, submit_investigation
 from investigation import loop
 from investigation.errors import NotFound
 from investigation.state import Evidence, Grade, LoopAction, LoopDecision, Status, SubQuery
@@ -33,30 +30,6 @@ ONE_HOP = "What does error ERR_4021 mean?"
 @pytest.fixture
 def stack(quiet_stack: Stack) -> Stack:  # the steps' own statements only (conftest.py)
     return quiet_stack
-
-
-def _asked(stack: Stack, question: str) -> str:
-    with stack.services.session() as session:
-        tenant = repo.get_tenant_by_name(session, name=stack.tenant_name)
-    return submit_investigation(stack.services, tenant=tenant, launch=lambda _i: None,
-                                request=parse_request({"question": question})).id
-
-
-def _statements(stack: Stack, call: Callable[[], Any]) -> tuple[Any, list[str]]:
-    """`call()`'s result and its statements as "VERB table" (BEGIN left out)."""
-    sent: list[str] = []
-
-    def record(_conn: Any, _cursor: Any, statement: str, *_: Any) -> None:
-        words = statement.split()
-        if words[0] != "BEGIN":
-            table = {"SELECT": "FROM", "INSERT": "INTO", "UPDATE": None}[words[0]]
-            sent.append(f"{words[0]} {(words[1] if table is None else words[words.index(table) + 1]).strip(chr(34))}")
-
-    event.listen(stack.services.engine, "before_cursor_execute", record)
-    try:
-        return call(), sent
-    finally:
-        event.remove(stack.services.engine, "before_cursor_execute", record)
 
 
 def _as_read(stack: Stack, inv_id: str) -> steps.Known:
@@ -94,13 +67,13 @@ def test_each_step_is_handed_exactly_what_the_database_holds_and_reads_only_the_
         stack: Stack, monkeypatch: pytest.MonkeyPatch, question: str) -> None:
     _going_on(monkeypatch)
     services = stack.services
-    inv_id = _asked(stack, question)
+    inv_id = stack.asked(question)
     nxt = steps.start(services, inv_id, charge_later=True, carry=True)
     reductions = 0
     while nxt.kind == steps.NextKind.HOP:
         assert nxt.known == _as_read(stack, inv_id)  # every column, hop and evidence, in order
         reduce = functools.partial(steps.reduce, services, inv_id, nxt.hop, handoff=_searched(stack, inv_id, nxt))
-        nxt, sent = _statements(stack, reduce)
+        nxt, sent, _ = stack.counted(reduce)
         reductions += 1
         # No read of the row, the hop or the evidence: the status and the hop's state in one statement.
         assert sent[0] == "SELECT investigation" and "SELECT evidence" not in sent and "SELECT hop" not in sent
@@ -108,7 +81,7 @@ def test_each_step_is_handed_exactly_what_the_database_holds_and_reads_only_the_
     assert reductions >= 2  # the first hop went on
     assert nxt.kind == steps.NextKind.SYNTHESIZE and nxt.known == _as_read(stack, inv_id)
     assert len(nxt.known.evidence) > 1
-    done, sent = _statements(stack, lambda: steps.synthesize(services, inv_id, known=nxt.known))
+    done, sent, _ = stack.counted(lambda: steps.synthesize(services, inv_id, known=nxt.known))
     assert done.kind == steps.NextKind.DELIVER
     assert sent == ["SELECT investigation", "UPDATE investigation", "INSERT trace_event", "SELECT delivery"]
 
@@ -119,9 +92,9 @@ def test_a_handed_investigation_ends_as_one_whose_steps_read_everything(
     step as Celery runs them (each reading the database): the same investigation, hops, evidence and answer."""
     _going_on(monkeypatch)
     services = stack.services
-    handed = _asked(stack, TWO_HOPS)
+    handed = stack.asked(TWO_HOPS)
     inline.run(services, handed, deliver=False)
-    read = _asked(stack, TWO_HOPS)
+    read = stack.asked(TWO_HOPS)
     nxt = steps.start(services, read)
     while nxt.kind == steps.NextKind.HOP:
         for index, engine in nxt.slots:
@@ -159,7 +132,7 @@ def _events(stack: Stack, inv_id: str) -> list[Any]:
 
 def test_a_step_handed_what_was_known_still_sees_a_cancellation(stack: Stack) -> None:
     services = stack.services
-    inv_id = _asked(stack, TWO_HOPS)
+    inv_id = stack.asked(TWO_HOPS)
     nxt = steps.start(services, inv_id, charge_later=True, carry=True)
     handoff = _searched(stack, inv_id, nxt)
     with services.session() as session:  # cancelled (or failed by the watchdog) while the hop searched
@@ -170,7 +143,7 @@ def test_a_step_handed_what_was_known_still_sees_a_cancellation(stack: Stack) ->
     with services.session() as session:
         assert repo.list_evidence(session, investigation_id=inv_id) == []  # nothing reduced
     # … and synthesis handed what a reducer knew, the investigation failed meanwhile: delivered as it is.
-    other = _asked(stack, ONE_HOP)
+    other = stack.asked(ONE_HOP)
     nxt = steps.start(services, other, charge_later=True, carry=True)
     stop = steps.reduce(services, other, nxt.hop, handoff=_searched(stack, other, nxt))
     assert stop.kind == steps.NextKind.SYNTHESIZE and stop.known is not None
@@ -184,13 +157,13 @@ def test_a_step_handed_what_was_known_still_sees_a_cancellation(stack: Stack) ->
 
 def test_a_hop_another_process_reduced_meanwhile_is_followed_not_reduced_again(stack: Stack) -> None:
     services = stack.services
-    inv_id = _asked(stack, ONE_HOP)
+    inv_id = stack.asked(ONE_HOP)
     nxt = steps.start(services, inv_id, charge_later=True, carry=True)
     handoff = _searched(stack, inv_id, nxt)
     theirs = steps.reduce(services, inv_id, nxt.hop)  # a Celery worker's reducer got there first
     with services.session() as session:
         before = repo.list_evidence(session, investigation_id=inv_id)
-    ours, sent = _statements(stack, lambda: steps.reduce(services, inv_id, nxt.hop, handoff=handoff))
+    ours, sent, _ = stack.counted(lambda: steps.reduce(services, inv_id, nxt.hop, handoff=handoff))
     assert ours == theirs and ours.known is None  # its decision, and nothing handed on: the next step reads
     assert "INSERT evidence" not in sent and not any(s.startswith("UPDATE") for s in sent)
     with services.session() as session:
@@ -199,18 +172,18 @@ def test_a_hop_another_process_reduced_meanwhile_is_followed_not_reduced_again(s
 
 def test_a_hop_handed_nothing_known_reads_as_before_and_hands_nothing_on(stack: Stack) -> None:
     services = stack.services
-    inv_id = _asked(stack, ONE_HOP)
+    inv_id = stack.asked(ONE_HOP)
     nxt = steps.start(services, inv_id, charge_later=True)  # not asked to carry
     assert nxt.known is None
     handoff = _searched(stack, inv_id, nxt)
-    stop, sent = _statements(stack, lambda: steps.reduce(services, inv_id, nxt.hop, handoff=handoff))
+    stop, sent, _ = stack.counted(lambda: steps.reduce(services, inv_id, nxt.hop, handoff=handoff))
     assert sent[:3] == ["SELECT investigation", "SELECT hop", "SELECT evidence"]
     assert stop.kind == steps.NextKind.SYNTHESIZE and stop.known is None
 
 
 def test_the_step_state_of_an_investigation_and_a_hop(stack: Stack) -> None:
     services = stack.services
-    inv_id = _asked(stack, ONE_HOP)
+    inv_id = stack.asked(ONE_HOP)
     with services.session() as session:
         assert repo.step_state(session, investigation_id=inv_id, number=1)[1:] == (None, None)
     nxt = steps.start(services, inv_id)
@@ -237,7 +210,7 @@ def test_evidence_handed_on_is_in_the_order_the_database_reads_it(stack: Stack) 
     services = stack.services
     rng = random.Random(14)
     for _ in range(3):
-        inv_id = _asked(stack, ONE_HOP)
+        inv_id = stack.asked(ONE_HOP)
         held: tuple[Evidence, ...] = ()
         count = 0
         for hop in (1, 2, 3):

@@ -8,19 +8,17 @@ import dataclasses
 import functools
 import threading
 from collections.abc import Callable
-from typing import Any, TypeVar
+from typing import Any
 
 import pytest
-from sqlalchemy import event
 
-from app.intake import parse_request, submit_investigation
 from storage import repositories as repo
 from tasks import steps
 from tests.support.stack import Stack
 
 pytestmark = pytest.mark.integration
 
-T = TypeVar("T")
+ERR = "What does error ERR_4021 mean?"
 
 
 @pytest.fixture
@@ -28,49 +26,14 @@ def stack(quiet_stack: Stack) -> Stack:  # the steps' own statements only (conft
     return quiet_stack
 
 
-def _counted(stack: Stack, call: Callable[[], T]) -> tuple[T, list[str], int]:
-    """`call()`'s result, its statements as "VERB table" (BEGIN left out) and its commits."""
-    sent: list[str] = []
-    commits = [0]
-
-    def record(_conn: Any, _cursor: Any, statement: str, *_: Any) -> None:
-        words = statement.split()
-        if words[0] == "BEGIN":
-            return
-        table = {"SELECT": "FROM", "INSERT": "INTO", "UPDATE": None}[words[0]]
-        name = words[1] if table is None else words[words.index(table) + 1]
-        sent.append(f"{words[0]} {name.strip(chr(34))}")
-
-    def commit(_conn: Any) -> None:
-        commits[0] += 1
-
-    engine = stack.services.engine
-    event.listen(engine, "before_cursor_execute", record)
-    event.listen(engine, "commit", commit)
-    try:
-        result = call()
-    finally:
-        event.remove(engine, "before_cursor_execute", record)
-        event.remove(engine, "commit", commit)
-    return result, sent, commits[0]
-
-
-def _asked(stack: Stack) -> str:
-    """The id of a new investigation of the demo question, admitted and not yet started."""
-    with stack.services.session() as session:
-        tenant = repo.get_tenant_by_name(session, name=stack.tenant_name)
-    return submit_investigation(stack.services, tenant=tenant, launch=lambda _i: None,
-                                request=parse_request({"question": "What does error ERR_4021 mean?"})).id
-
-
 def test_each_step_sends_only_the_statements_it_needs(stack: Stack) -> None:
-    inv_id = _asked(stack)
+    inv_id = stack.asked(ERR)
     services = stack.services
 
     # start: the checks and the move to running in one transaction, the UPDATE returning the row (no
     # re-read, then or after routing); then route/plan, the tenant's tools read (it has none), the hop saved
     # by INSERT ... RETURNING and the step's events with the hop's in ONE INSERT, all in a second one.
-    nxt, sent, commits = _counted(stack, lambda: steps.start(services, inv_id))
+    nxt, sent, commits = stack.counted(lambda: steps.start(services, inv_id))
     assert sent == ["SELECT investigation", "SELECT hop", "UPDATE investigation",
                     "UPDATE investigation", "SELECT tool", "INSERT hop", "INSERT trace_event"]
     assert commits == 2
@@ -78,17 +41,17 @@ def test_each_step_sends_only_the_statements_it_needs(stack: Stack) -> None:
     slots = len(nxt.slots)
     # A slot of a hop this process planned reads no plan: its only statement is its trace event.
     for index, engine in nxt.slots:
-        _, sent, commits = _counted(stack, functools.partial(steps.retrieve, services, inv_id, 1, index, engine))
+        _, sent, commits = stack.counted(functools.partial(steps.retrieve, services, inv_id, 1, index, engine))
         assert (sent, commits) == (["INSERT trace_event"], 1)
     # reduce (the loop stops): reads, then evidence, counts (one UPDATE ... RETURNING), events, decision.
-    nxt, sent, commits = _counted(stack, lambda: steps.reduce(services, inv_id, 1))
+    nxt, sent, commits = stack.counted(lambda: steps.reduce(services, inv_id, 1))
     assert nxt.kind == steps.NextKind.SYNTHESIZE
     assert sent == ["SELECT investigation", "SELECT hop", "SELECT evidence", "INSERT evidence",
                     "INSERT trace_event", "UPDATE investigation", "UPDATE hop"]
     assert commits == 2
     # synthesize: the final counts and the terminal status in ONE UPDATE, its event, and the deliveries to
     # make read in the same transaction.
-    nxt, sent, commits = _counted(stack, lambda: steps.synthesize(services, inv_id))
+    nxt, sent, commits = stack.counted(lambda: steps.synthesize(services, inv_id))
     assert sent == ["SELECT investigation", "SELECT evidence", "SELECT hop", "UPDATE investigation",
                     "INSERT trace_event", "SELECT delivery"]
     assert commits == 2
@@ -104,7 +67,7 @@ def test_a_reducer_that_goes_on_writes_the_row_once(stack: Stack, monkeypatch: p
     from investigation import loop
     from investigation.state import LoopAction, LoopDecision, SubQuery
 
-    inv_id = _asked(stack)
+    inv_id = stack.asked(ERR)
     services = stack.services
     nxt = steps.start(services, inv_id)
     for index, engine in nxt.slots:
@@ -117,7 +80,7 @@ def test_a_reducer_that_goes_on_writes_the_row_once(stack: Stack, monkeypatch: p
             action=LoopAction.CONTINUE, reason="insufficient", next_queries=(SubQuery(text="ERR_4021 cause"),)))
 
     monkeypatch.setattr(loop, "reduce_hop", going_on)
-    nxt, sent, commits = _counted(stack, lambda: steps.reduce(services, inv_id, 1))
+    nxt, sent, commits = stack.counted(lambda: steps.reduce(services, inv_id, 1))
     assert nxt.kind == steps.NextKind.HOP and nxt.hop == 2
     assert sent == ["SELECT investigation", "SELECT hop", "SELECT evidence", "INSERT evidence",
                     "UPDATE investigation", "SELECT tool", "INSERT hop", "INSERT trace_event", "UPDATE hop"]
@@ -138,7 +101,7 @@ def test_a_hops_searches_run_together_in_one_round_trip_each_way_and_one_commit(
     nothing, charges nothing and writes nothing, and answers the same."""
     from concurrent.futures import ThreadPoolExecutor
 
-    inv_id = _asked(stack)
+    inv_id = stack.asked(ERR)
     services = stack.services
     nxt = steps.start(services, inv_id)
     engines = sorted({engine for _, engine in nxt.slots})
@@ -176,8 +139,8 @@ def test_a_hops_searches_run_together_in_one_round_trip_each_way_and_one_commit(
     monkeypatch.setattr(client, "execute_command", counted)
     monkeypatch.setattr(client, "pipeline", counted_pipeline)
     with ThreadPoolExecutor(2) as pool:
-        summaries, sent, commits = _counted(
-            stack, lambda: steps.retrieve_many(services, inv_id, 1, nxt.slots, run=pool.map))
+        summaries, sent, commits = stack.counted(
+            lambda: steps.retrieve_many(services, inv_id, 1, nxt.slots, run=pool.map))
         assert (commands, len(pipelines)) == (["EVALSHA"], 1)
         assert (sent, commits) == (["INSERT trace_event"], 1)
         assert sorted(searched) == sorted(engine for _, engine in nxt.slots)
@@ -195,8 +158,8 @@ def test_a_hops_searches_run_together_in_one_round_trip_each_way_and_one_commit(
         calls = services.state.usage(inv_id)["retrieval_calls"]
         assert calls == len(nxt.slots)
         searched.clear()
-        again, sent, commits = _counted(
-            stack, lambda: steps.retrieve_many(services, inv_id, 1, nxt.slots, run=pool.map))
+        again, sent, commits = stack.counted(
+            lambda: steps.retrieve_many(services, inv_id, 1, nxt.slots, run=pool.map))
     assert (again, searched, sent, commits) == (summaries, [], [], 0)
     assert services.state.usage(inv_id)["retrieval_calls"] == calls
     with pytest.raises(LookupError, match="never planned"):
