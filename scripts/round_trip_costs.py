@@ -14,6 +14,7 @@ through the session against 22 µs bare; a PING 76 µs of CPU.
 from __future__ import annotations
 
 import json
+import shutil
 import sqlite3
 import sys
 import tempfile
@@ -37,12 +38,19 @@ def _cost(fn: Callable[[], object]) -> dict[str, float]:
 
 def main() -> None:
     sys.path.insert(0, str(ROOT))
+    work = Path(tempfile.mkdtemp())
+    try:
+        print(json.dumps(_measure(work)))
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+
+
+def _measure(work: Path) -> dict[str, dict[str, float]]:
     from cli.processes import EmbeddedRedis
     from storage import repositories as repo
     from storage.db import driver_execute, make_engine, migrate, session_scope
     from storage.redis_state import client_from_url
 
-    work = Path(tempfile.mkdtemp())
     engine = make_engine(f"sqlite:///{work}/costs.db")
     migrate(engine)
 
@@ -87,7 +95,7 @@ def main() -> None:
                          ("redis_multi_3", multi)):
             costs[name] = _cost(fn)
         client.close()
-    print(json.dumps(costs))
+    return costs
 
 
 if __name__ == "__main__":
