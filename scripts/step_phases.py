@@ -1,9 +1,9 @@
 """Where a warm investigation's time goes between and inside the steps through the HTTP API. A benchmark
 command, not a test.
 
-    .venv/bin/python scripts/step_phases.py [--sleuth PATH/bin/sleuth] [--questions 30] [--wait 10]
+    .venv/bin/python scripts/step_phases.py [--sleuth PATH/bin/sleuth] [--questions 30] [--wait 10] [--concurrency 2]
 
-Starts `sleuth up --workers 1 --concurrency 2` on a fresh home (examples/kb ingested) with a `sitecustomize` on
+Starts `sleuth up --workers 1 --concurrency N` (2 unless `--concurrency`) on a fresh home (examples/kb ingested) with a `sitecustomize` on
 PYTHONPATH that times, in every process of the stack, the parts of a step (wall milliseconds: the steps
 themselves, sending the next step and a hop's chord, the step gate, the Redis state calls, the reads every
 step makes, the searches, a retrieval slot's trace event, the wait for SQLite's write lock at each `BEGIN IMMEDIATE`) and counts the redis-py client objects built. The
@@ -149,13 +149,14 @@ def main() -> None:
     parser.add_argument("--sleuth", type=Path, default=ROOT / ".venv" / "bin" / "sleuth")
     parser.add_argument("--questions", type=int, default=30)
     parser.add_argument("--wait", type=float, default=10.0, help="long polling: each GET held up to this")
+    parser.add_argument("--concurrency", type=int, default=2, help="pool processes of the one worker")
     args = parser.parse_args()
     work = Path(tempfile.mkdtemp(prefix="sleuth-step-phases-"))
     (work / "site").mkdir()
     (work / "site" / "sitecustomize.py").write_text(_TIMER)
     out = work / "phases"
     out.mkdir()
-    stack = api_bench.Stack(args.sleuth.resolve(), work / "home", api_bench._free_port(), 1, 2)
+    stack = api_bench.Stack(args.sleuth.resolve(), work / "home", api_bench._free_port(), 1, args.concurrency)
     tree = stack.cwd or str(ROOT)
     stack.env.update({"PYTHONPATH": f"{tree}:{work / 'site'}" if stack.cwd else str(work / "site"),
                       "PHASES_OUT": str(out)})
