@@ -1,12 +1,14 @@
 """Where a warm investigation's time goes between and inside the steps through the HTTP API. A benchmark
 command, not a test.
 
-    .venv/bin/python scripts/step_phases.py [--sleuth PATH/bin/sleuth] [--questions 30] [--wait 10] [--concurrency 2]
+    .venv/bin/python scripts/step_phases.py [--sleuth PATH/bin/sleuth] [--questions 30] [--wait 10]
+        [--concurrency 2]
 
-Starts `sleuth up --workers 1 --concurrency N` (2 unless `--concurrency`) on a fresh home (examples/kb ingested) with a `sitecustomize` on
-PYTHONPATH that times, in every process of the stack, the parts of a step (wall milliseconds: the steps
-themselves, sending the next step and a hop's chord, the step gate, the Redis state calls, the reads every
-step makes, the searches, a retrieval slot's trace event, the wait for SQLite's write lock at each `BEGIN IMMEDIATE`) and counts the redis-py client objects built. The
+Starts `sleuth up --workers 1 --concurrency N` (`--concurrency`, 2 by default) on a fresh home (examples/kb
+ingested) with a `sitecustomize` on PYTHONPATH that times, in every process of the stack, the parts of a step
+(wall milliseconds: the steps themselves, sending the next step and a hop's chord, the step gate, the Redis
+state calls, the reads every step makes, the searches, a retrieval slot's trace event, the wait for SQLite's
+write lock at each `BEGIN IMMEDIATE`) and counts the redis-py client objects built. The
 stack runs the 59 unmeasured demo questions as a warm-up, then `--questions` measured ones one after another
 (long polling, `?wait=`), as scripts/api_bench.py does; only the measured ones are counted. Prints each
 part's count and mean, and the server-side p50/p95. PYTHONPATH=TREE runs another checkout's stack, as for
