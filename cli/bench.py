@@ -24,6 +24,7 @@ from bootstrap import Services
 from cli import processes, progress
 from cli.bench_metrics import answer_scores, decision_of, expected_route, hop_stats, recall, summarise
 from cli.commands import wait_for
+from cli.splits import select
 from config.settings import Settings
 from investigation.errors import NotFound, ValidationFailed
 from investigation.guards import untrusted
@@ -63,8 +64,10 @@ def _corpus_paths(folder: Path) -> tuple[Path, ...]:
     raise ValidationFailed("corpus_dir", f"no such folder: {folder}")
 
 
-def load_set(dataset_dir: Path, *, decisions: bool, corpus_dir: Path | None, limit: int | None) -> BenchSet:
-    """Questions normalised to {id, question, gold, answers, type, expected_route, in_corpus}."""
+def load_set(dataset_dir: Path, *, decisions: bool, corpus_dir: Path | None, limit: int | None,
+             split: str | None = None) -> BenchSet:
+    """Questions normalised to {id, question, gold, answers, type, expected_route, in_corpus}; with `split`,
+    only that frozen half (cli/splits.py), taken before `limit`."""
     rows: list[dict[str, Any]] = []
     if decisions:
         file = dataset_dir if dataset_dir.suffix == ".jsonl" else dataset_dir / "decisions.jsonl"
@@ -90,6 +93,7 @@ def load_set(dataset_dir: Path, *, decisions: bool, corpus_dir: Path | None, lim
                          "answers": [a for a in [raw.get("answer"), *(raw.get("answer_aliases") or [])] if a],
                          "type": raw.get("type")})
         home = dataset_dir
+    rows = select(rows, split)
     rows = rows[:limit] if limit else rows
     corpus = _corpus_paths(corpus_dir) if corpus_dir else _corpus_paths(home)
     other = corpus_dir is not None and {p.resolve() for p in corpus} != {p.resolve() for p in _corpus_paths(home)}
@@ -104,6 +108,8 @@ def load_set(dataset_dir: Path, *, decisions: bool, corpus_dir: Path | None, lim
     name = f"{dataset_dir.resolve().name}{' (decisions)' if decisions else ''}"
     if other:
         name += f" vs corpus {corpus_name}"
+    if split:
+        name += f" [{split}]"
     return BenchSet(name=name, corpus=corpus, corpus_name=corpus_name, questions=rows)
 
 
@@ -235,7 +241,7 @@ def _row(services: Services, q: dict[str, Any], inv_id: str, view: dict[str, Any
 def run_bench(settings: Settings, dataset_dir: Path, *, mode: str, k: int, out: Path, executor: str,
               limit: int | None, workers: int, concurrency: int, console: Console, decisions: bool = False,
               corpus_dir: Path | None = None, report: Path | None = None,
-              baseline: Path | None = None, profile: Path | None = None) -> dict[str, Any]:
+              baseline: Path | None = None, profile: Path | None = None, split: str | None = None) -> dict[str, Any]:
     from cli.bench_profile import profiling
     from cli.commands import create_and_launch
     from investigation import compiled
@@ -246,7 +252,7 @@ def run_bench(settings: Settings, dataset_dir: Path, *, mode: str, k: int, out: 
         raise ValidationFailed("executor", "must be queue or inline")
     # Everything is queued at once, so a question may wait long before it runs: deadlines are generous.
     settings = settings.model_copy(update={"final_k": k, "deadline_seconds": 3600})
-    bench = load_set(dataset_dir, decisions=decisions, corpus_dir=corpus_dir, limit=limit)
+    bench = load_set(dataset_dir, decisions=decisions, corpus_dir=corpus_dir, limit=limit, split=split)
     questions = bench.questions
     tenant_id = _bench_tenant(Services(settings), bench, console)
     with Services(settings).session() as session:
@@ -289,7 +295,7 @@ def run_bench(settings: Settings, dataset_dir: Path, *, mode: str, k: int, out: 
                 for q, inv_id, view in zip(questions, ids, views, strict=True)]
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
-    summary = {"dataset": bench.name, "mode": mode, "executor": executor, "k": k,
+    summary = {"dataset": bench.name, "split": split or "all", "mode": mode, "executor": executor, "k": k,
                **summarise(rows, k=k, max_hops=settings.max_hops), "wall_seconds": round(wall, 2),
                "investigations_per_second": round(len(rows) / wall, 3) if wall else None,
                "cpu_seconds": round(cpu, 2), "cpu_ms_per_investigation": round(1000 * cpu / max(1, len(rows)), 1),

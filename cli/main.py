@@ -283,14 +283,16 @@ def bench(dataset_dir: Path, mode: str = "agentic", k: int = 10,
           baseline: Annotated[Path | None, typer.Option(
               help="An earlier --out file (e.g. single-shot) drawn next to this run in the report")] = None,
           profile: Annotated[Path | None, typer.Option(
-              help="Write a cProfile of the run here (docs/performance.md says how to read it)")] = None) -> None:
+              help="Write a cProfile of the run here (docs/performance.md says how to read it)")] = None,
+          split: Annotated[str | None, typer.Option(
+              help="dev | test: one frozen half of the questions (docs/evaluation.md, 'Splits')")] = None) -> None:
     """Run a benchmark folder (passages.jsonl + questions.jsonl) or a decision set; print recall, cost,
     decision, refusal, loop-health and answer figures."""
     from cli.bench import run_bench
 
     run_bench(_settings(), dataset_dir, mode=mode, k=k, out=out, executor=executor, limit=limit,
               workers=workers, concurrency=concurrency, console=console, decisions=decisions,
-              corpus_dir=corpus_dir, report=report, baseline=baseline, profile=profile)
+              corpus_dir=corpus_dir, report=report, baseline=baseline, profile=profile, split=split)
 
 
 @app.command()

@@ -91,7 +91,9 @@ def tools_bench(labelled: Annotated[Path, typer.Option(help="Labelled tool quest
                     "examples/tools/labelled.jsonl"),
                 adversarial: Annotated[Path, typer.Option(help="Adversarial cases (JSONL)")] = Path(
                     "examples/tools/adversarial.jsonl"),
-                out: Annotated[Path | None, typer.Option(help="One JSON line per case")] = None) -> None:
+                out: Annotated[Path | None, typer.Option(help="One JSON line per case")] = None,
+                split: Annotated[str | None, typer.Option(
+                    help="dev | test: one frozen half of each set (cli/splits.py)")] = None) -> None:
     """Tool figures on local sample APIs: correct tool-backed answers, calls per investigation, added
     latency (p95), calls outside policy on the adversarial set."""
     from rich.console import Console
@@ -99,4 +101,4 @@ def tools_bench(labelled: Annotated[Path, typer.Option(help="Labelled tool quest
     from cli.tools_bench import run_tools_bench
 
     run_tools_bench(get_settings(), labelled=labelled, adversarial=adversarial, out=out,
-                    console=Console(stderr=True))
+                    console=Console(stderr=True), split=split)

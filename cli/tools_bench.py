@@ -17,6 +17,7 @@ from rich.console import Console
 
 from bootstrap import Services
 from cli import processes
+from cli.splits import select
 from cli.tool_services import SECRETS, ToolServices, declarations
 from config.settings import Settings
 
@@ -111,14 +112,14 @@ def _p95(values: list[float]) -> float:
 
 
 def run_tools_bench(settings: Settings, *, labelled: Path, adversarial: Path, out: Path | None,
-                    console: Console) -> dict[str, Any]:
+                    console: Console, split: str | None = None) -> dict[str, Any]:
     settings = settings.model_copy(update={"subquery_cache_ttl": 0, "deadline_seconds": 600})
     api = ToolServices(slow_seconds=3.0)
     rows: list[dict[str, Any]] = []
     try:
         with _tenant(settings, api, console) as (services, tenant_id):
             no_tools = Services(services.settings.model_copy(update={"tools_per_hop": 0}))
-            for case in _jsonl(labelled):
+            for case in select(_jsonl(labelled), split):
                 _flush_tool_cache(services)
                 _, base_seconds = _run(no_tools, tenant_id, case)
                 api.reset()
@@ -130,7 +131,7 @@ def run_tools_bench(settings: Settings, *, labelled: Path, adversarial: Path, ou
                              "seconds": round(seconds, 3), "seconds_without_tools": round(base_seconds, 3),
                              "tool_ms": [c.get("ms") for c in calls],
                              "outside_policy": sum(outside_policy(r, case.get("context")) for r in api.calls())})
-            for case in _jsonl(adversarial):
+            for case in select(_jsonl(adversarial), split):
                 _flush_tool_cache(services)
                 api.reset()
                 view, seconds = _run(services, tenant_id, case)
