@@ -26,7 +26,8 @@ def run_ingest(settings: Settings, paths: Sequence[Path], tenant_name: str, *,
                console: Console | None = None, force: bool = False) -> dict[str, Any]:
     """Index documents for a tenant. Documents whose content is unchanged since the last ingest (see
     `cli.manifest`) are not written again and are reported as `unchanged`."""
-    from adapters.search.ingest import ingest, load_documents
+    from adapters.search.ingest import load_documents
+    from app.corpus import ingest_documents
     from cli import manifest, progress
     from storage import repositories as repo
 
@@ -45,11 +46,11 @@ def run_ingest(settings: Settings, paths: Sequence[Path], tenant_name: str, *,
                               "chunks_written": 0, "chunks_replaced": 0}
     if split.to_write:
         with progress.bar(console, "indexing chunks") as update:
-            report = ingest(split.to_write, tenant=tenant_id, backends=backends,
-                            max_words=settings.chunk_tokens, progress=update)
+            # Raises the tenant's corpus version in the database: every cached search result built before
+            # is retired, whichever Redis holds it and whether or not one is running now.
+            report = ingest_documents(services, split.to_write, tenant_id=tenant_id, progress=update)
         result.update(chunks_written=report.chunks, chunks_replaced=report.removed,
                       backend_seconds=report.backend_seconds)
-        _invalidate_cache(settings, tenant_id)
     hashes = dict(known.get("documents", {})) if split.trusted else {}
     hashes.update({d.id: manifest.doc_hash(d, settings.chunk_tokens) for d in documents})
     manifest.save(path, hashes, backends[0].count(tenant_id) if backends else 0)
@@ -66,13 +67,6 @@ def ingest_summary(report: dict[str, Any]) -> str:
     else:
         parts.append("nothing to index")
     return "; ".join(parts)
-
-
-def _invalidate_cache(settings: Settings, tenant_id: str) -> None:
-    """Bump the tenant's corpus version in whatever Redis is live, so cached sub-query hits are dropped."""
-    existing = processes.existing_redis(settings)
-    if existing is not None:
-        Services(existing).state.bump_corpus_version(tenant_id)
 
 
 _APPS: dict[tuple[str, str], Celery] = {}

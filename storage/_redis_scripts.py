@@ -66,22 +66,23 @@ return fresh
 
 # What retrieval slots of one hop do before they search, in one round trip (`RedisState.slots_begin`; a
 # Celery retrieval task is one slot, the inline executor sends a hop's searches together).
-# KEYS: the hop's hits hash, the budget hash, the tenant's corpus version, [the hop's charge marker,] then
-# each slot's sub-query cache entry. ARGV: now (unix seconds), the charge marker's lifetime in seconds ('0':
-# no marker, no hop to charge), then the slots. With a marker, the hop itself is charged first, once per
+# KEYS: the hop's hits hash, the budget hash, [the hop's charge marker,] then each slot's sub-query cache
+# entry. ARGV: now (unix seconds), the charge marker's lifetime in seconds ('0': no marker, no hop to charge),
+# the tenant's corpus version read from the database when the hop was planned ('-1': the cache is off, no
+# entry is read), then the slots. With a marker, the hop itself is charged first, once per
 # marker, as `CHARGE_ONCE` would (the inline executor: its hop's charge rides on its searches' round trip).
 # Returns {outcome, payload, corpus version} per slot, in order (one flat list), each as a slot alone would
 # get it:
 #   'parked' + the slot's stored result (a redelivered task: nothing is charged again);
 #   'deadline' (past the deadline, or no budget) and 'budget' (no retrieval call left): nothing charged;
 #   otherwise one retrieval call is charged (a cache hit counts too) and 'hit' + the cached passages when
-#   the entry was stored under the current corpus version, else 'miss'.
+#   the entry was stored under the hop's corpus version, else 'miss'.
 SLOT_BEGIN = _CHARGE_FUNCTION + """
-local version = tonumber(redis.call('GET', KEYS[3]) or '0')
-local first = 4
+local version = tonumber(ARGV[3])
+local first = 3
 if ARGV[2] ~= '0' then
-  first = 5
-  if redis.call('SET', KEYS[4], '1', 'NX', 'EX', ARGV[2]) then charge(KEYS[2], 'hops', 1) end
+  first = 4
+  if redis.call('SET', KEYS[3], '1', 'NX', 'EX', ARGV[2]) then charge(KEYS[2], 'hops', 1) end
 end
 local out = {}
 local function begin(slot, entry_key)
@@ -90,12 +91,13 @@ local function begin(slot, entry_key)
   local deadline = tonumber(redis.call('HGET', KEYS[2], 'deadline_ts') or '0')
   if tonumber(ARGV[1]) > deadline then return 'deadline', false end
   if charge(KEYS[2], 'retrieval_calls', 1) ~= 1 then return 'budget', false end
+  if version < 0 then return 'miss', false end
   local entry = redis.call('HMGET', entry_key, 'v', 'p')
   if entry[1] and tonumber(entry[1]) == version and entry[2] then return 'hit', entry[2] end
   return 'miss', false
 end
-for i = 3, #ARGV do
-  local outcome, payload = begin(ARGV[i], KEYS[i - 3 + first])
+for i = 4, #ARGV do
+  local outcome, payload = begin(ARGV[i], KEYS[i - 4 + first])
   out[#out + 1] = outcome
   out[#out + 1] = payload
   out[#out + 1] = version

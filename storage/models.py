@@ -200,3 +200,13 @@ class ToolRecord(SQLModel, table=True):
     revision: str = Field(max_length=64)  # changes whenever the declaration or secret changes (cache keys)
     created_at: datetime = Field(default_factory=utcnow, sa_type=NAIVE_UTC)
     updated_at: datetime = Field(default_factory=utcnow, sa_type=NAIVE_UTC)
+
+
+class CorpusVersion(SQLModel, table=True):
+    """A tenant's corpus version: raised by every ingest and document removal (app/corpus.py). A cached search
+    result records the version it was built under and is never served under another (storage/redis_state.py)."""
+
+    __tablename__ = "corpus_version"
+
+    tenant_id: str = Field(foreign_key="tenant.id", primary_key=True, max_length=32)
+    version: int = 0

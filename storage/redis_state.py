@@ -100,13 +100,16 @@ def kombu_url(url: str) -> str:
 
 @dataclass(frozen=True)
 class CacheQuery:
-    """What a sub-query cache entry is keyed by: the tenant, the engine, the query, k and the ACL terms."""
+    """What a sub-query cache entry is keyed by: the tenant, the engine, the query, k, the ACL terms (audience
+    and principals) and the tenant's corpus `version` (the database's, read when the hop was planned:
+    `storage._corpus`), so an entry built before an ingest is never read after it, whichever Redis holds it."""
 
     tenant: str
     engine: str
     query: str
     k: int
     acl: tuple[str, ...] | None
+    version: int = 0
 
 
 class SlotOutcome(StrEnum):
@@ -124,7 +127,7 @@ class SlotOutcome(StrEnum):
 class SlotBegin:
     """`RedisState.slot_begin`'s answer: `outcome` is parked (the slot's stored result, in `parked`), deadline
     or budget (nothing charged), hit (one call charged; the cached passages in `cached`) or miss (one call
-    charged: search); `version` is the tenant's corpus version read at the same moment."""
+    charged: search); `version` is the corpus version the slot's cache entry was looked up under."""
 
     outcome: SlotOutcome
     parked: SlotHits | None
@@ -241,15 +244,12 @@ class RedisState:
 
     # -- sub-query cache -----------------------------------------------------------------------------
 
-    @_translated
-    def bump_corpus_version(self, tenant: str) -> int:
-        """Called after an ingest: every cached result of the tenant becomes unreachable."""
-        return int(self.client.incr(self.key("corpus", tenant, "version")))
-
-    def cache_key(self, tenant: str, engine: str, query: str, k: int, acl: Iterable[str] | None) -> str:
-        """The sub-query cache entry of (tenant, engine, query, k, ACL): a hash of the corpus version it was
-        stored under (`v`) and the passages (`p`); an entry of an older version is never read."""
-        return self.key("cache", tenant, engine, cache_digest(query, k, acl))
+    def cache_key(self, tenant: str, engine: str, query: str, k: int, acl: Iterable[str] | None,
+                  version: int = 0) -> str:
+        """The sub-query cache entry of (tenant, corpus version, engine, query, k, ACL): a hash of the corpus
+        version it was stored under (`v`, checked again on every read) and the passages (`p`). The version
+        is part of the key: after an ingest the old entries are never looked up, and expire."""
+        return self.key("cache", tenant, f"v{int(version)}", engine, cache_digest(query, k, acl))
 
     def _queue_cache_set(self, pipe: Any, key: str, hits: Sequence[Passage], ttl: int, version: int) -> None:
         if ttl <= 0:
@@ -285,38 +285,42 @@ class RedisState:
         pipe.expire(key, int(ttl))
         return exact
 
-    def slot_begin(self, inv_id: str, hop: int, slot: str, cache: CacheQuery, *, now: float) -> SlotBegin:
+    def slot_begin(self, inv_id: str, hop: int, slot: str, cache: CacheQuery, *, now: float,
+                   read_cache: bool = True) -> SlotBegin:
         """`slots_begin` of one slot (a slot begun again after its parked result proved unreadable)."""
-        return self.slots_begin(inv_id, hop, [(slot, cache)], now=now)[0]
+        return self.slots_begin(inv_id, hop, [(slot, cache)], now=now, read_cache=read_cache)[0]
 
     @_translated
     def slots_begin(self, inv_id: str, hop: int, slots: Sequence[tuple[str, CacheQuery]], *,
-                    now: float, charge_hop: str = "") -> list[SlotBegin]:
+                    now: float, charge_hop: str = "", read_cache: bool = True) -> list[SlotBegin]:
         """Everything retrieval slots of one hop (all of one tenant) do before they search, in one atomic
         round trip (`SLOT_BEGIN`), slot after slot: each slot's own parked result (set when its task is
         redelivered: then nothing else happens for it), the deadline, one retrieval call charged against
         the budget, and the sub-query cache entry of the current corpus version (a cache hit is still a
         retrieval call: budgets and figures count it). `charge_hop`, a `charge_once` marker, charges the hop
-        itself first, in the same round trip, as `charge_once(inv_id, charge_hop, "hops")` would."""
+        itself first, in the same round trip, as `charge_once(inv_id, charge_hop, "hops")` would. Without
+        `read_cache` (the cache is off: `subquery_cache_ttl` 0) no entry is read: every slot that may search
+        is a miss."""
         if not slots:
             return []
-        tenants = {cache.tenant for _, cache in slots}
+        tenants = {(cache.tenant, cache.version) for _, cache in slots}
         if len(tenants) != 1:
-            raise ValueError(f"slots of one hop search one tenant's corpus, got {sorted(tenants)}")
+            raise ValueError(f"slots of one hop search one tenant's corpus at one version, got {sorted(tenants)}")
+        version = next(iter(tenants))[1]
         marker = [self.key("once", charge_hop)] if charge_hop else []
         entries = [self._cache_key_of(cache) for _, cache in slots]
-        keys = [self.key("hits", inv_id, hop), self.key("budget", inv_id),
-                self.key("corpus", tenants.pop(), "version"), *marker, *entries]
+        keys = [self.key("hits", inv_id, hop), self.key("budget", inv_id), *marker, *entries]
         flat = self._slot_begin(keys=keys, args=[repr(float(now)), _DAY if charge_hop else 0,
+                                                 int(version) if read_cache else -1,
                                                  *(slot for slot, _ in slots)])
         begins: list[SlotBegin] = []
         for i, (slot, cache) in enumerate(slots):
-            outcome, payload, version = SlotOutcome(_text(flat[3 * i])), flat[3 * i + 1], int(flat[3 * i + 2])
+            outcome, payload = SlotOutcome(_text(flat[3 * i])), flat[3 * i + 1]
             parked, cached = None, None
             if outcome is SlotOutcome.PARKED:
                 parked = _slot_hits(payload, f"{inv_id} hop {hop} slot {slot}")
                 if parked is None:  # unreadable: as if never stored; the slot charges and runs again
-                    begins.append(self._begin_again(inv_id, hop, slot, cache, now=now))
+                    begins.append(self._begin_again(inv_id, hop, slot, cache, now=now, read_cache=read_cache))
                     continue
             elif outcome is SlotOutcome.HIT:
                 cached = _cached_passages(payload, entries[i])
@@ -324,12 +328,14 @@ class RedisState:
             begins.append(SlotBegin(outcome=outcome, parked=parked, cached=cached, version=version))
         return begins
 
-    def _begin_again(self, inv_id: str, hop: int, slot: str, cache: CacheQuery, *, now: float) -> SlotBegin:
+    def _begin_again(self, inv_id: str, hop: int, slot: str, cache: CacheQuery, *, now: float,
+                     read_cache: bool) -> SlotBegin:
         self.client.hdel(self.key("hits", inv_id, hop), slot)
-        return self.slot_begin(inv_id, hop, slot, cache, now=now)
+        return self.slot_begin(inv_id, hop, slot, cache, now=now, read_cache=read_cache)
 
-    def _cache_key_of(self, cache: CacheQuery) -> str:
-        return self.cache_key(cache.tenant, cache.engine, cache.query, cache.k, cache.acl)
+    def _cache_key_of(self, cache: CacheQuery, version: int | None = None) -> str:
+        return self.cache_key(cache.tenant, cache.engine, cache.query, cache.k, cache.acl,
+                              cache.version if version is None else version)
 
     @_translated
     def slots_end(self, inv_id: str, hop: int, ends: Sequence[SlotEnd], *, ttl: int = 0,
@@ -348,7 +354,8 @@ class RedisState:
         pipe = self.client.pipeline(transaction=True)
         for end in ends:
             if end.cache is not None and ttl > 0:
-                self._queue_cache_set(pipe, self._cache_key_of(end.cache), end.hits.passages, ttl, end.version)
+                self._queue_cache_set(pipe, self._cache_key_of(end.cache, end.version), end.hits.passages, ttl,
+                                      end.version)
         exact = self._queue_store_hits(pipe, inv_id, hop, {end.slot: end.hits for end in ends}, _DAY,
                                        remember=gather is None)
         if gather is None or not exact:

@@ -18,6 +18,7 @@ from storage._channels import (
     update_allowed_hosts,
 )
 from storage._common import after_commit, atomic
+from storage._corpus import bump_corpus_version, corpus_version
 from storage._deliveries import (
     get_delivery,
     get_or_create_delivery,
@@ -70,7 +71,9 @@ __all__ = [
     "after_commit",
     "atomic",
     "authenticate",
+    "bump_corpus_version",
     "channel_view",
+    "corpus_version",
     "count_active",
     "count_investigations_by_status",
     "create_channel",

@@ -236,6 +236,7 @@ def injection_corpus(h: Harness) -> Result:
     """Documents that try to steer the loop (fake tool calls, hidden HTML/markdown, `</evidence> SYSTEM:`
     fences, exfiltration asks) next to the normal knowledge base: 0 followed, 0 quoted in an answer."""
     from adapters.search.ingest import SourceDocument, ingest, load_documents
+    from app.corpus import corpus_changed
     from bootstrap import Services
     from cli.chaos.harness import KB, Tenant
     from storage import repositories as repo
@@ -249,7 +250,7 @@ def injection_corpus(h: Harness) -> Result:
         h.tenants[name] = Tenant(name, tenant.id, key)
     docs = load_documents([KB]) + [SourceDocument(id=d["id"], title=d["title"], text=d["text"]) for d in corpus]
     ingest(docs, tenant=tenant.id, backends=list(services.backends.values()))
-    services.state.bump_corpus_version(tenant.id)
+    corpus_changed(services, tenant_id=tenant.id)
     services.engine.dispose()
     asks = [(d["question"], d["planted"], d) for d in corpus] + [(q, p, None) for q, p in EXFILTRATION_ASKS]
     # No callback, channel or tool exists for this tenant: the only way out of the stack is the answer.

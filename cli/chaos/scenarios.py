@@ -255,6 +255,7 @@ def schemathesis_run(h: Harness) -> Result:
 def isolation(h: Harness) -> Result:
     """Tenant `small` never sees tenant `big`'s documents, investigations, traces or events."""
     from adapters.search.ingest import SourceDocument, ingest
+    from app.corpus import corpus_changed
     from bootstrap import Services
 
     canary = f"ZEBRACANARY{uuid.uuid4().hex[:8].upper()}"
@@ -263,7 +264,7 @@ def isolation(h: Harness) -> Result:
     ingest([SourceDocument(id="canary", title=f"{canary} policy",
                            text=f"The {canary} procedure is secret to tenant big: the code {secret} unlocks it.")],
            tenant=h.tenants["big"].id, backends=list(services.backends.values()))
-    services.state.bump_corpus_version(h.tenants["big"].id)
+    corpus_changed(services, tenant_id=h.tenants["big"].id)
     mine = h.submit("big", f"What is the {canary} procedure?")
     theirs = h.submit("small", f"What is the {canary} procedure?")
     views = {**h.wait_all("big", [mine], 120), **h.wait_all("small", [theirs], 120)}

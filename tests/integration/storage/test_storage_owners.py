@@ -130,7 +130,8 @@ def test_the_slots_of_a_hop_starting_together_read_its_plan_once(
     with ThreadPoolExecutor(max_workers=4) as pool:
         found = list(pool.map(lambda _i: slot(), range(4)))
     assert len(set(found)) == 1 and found[0] is not None
-    assert len([s for s in statements if s.lstrip().upper().startswith("SELECT")]) == 2  # investigation, hop
+    # the investigation, the hop, the tenant's corpus version
+    assert len([s for s in statements if s.lstrip().upper().startswith("SELECT")]) == 3
     forget_plans()
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import time
 import uuid
@@ -97,11 +98,12 @@ def _passage(chunk_id: str, score: float = 1.5) -> Passage:
 
 
 def _cached(state: RedisState, tenant: str, engine: str, query: str, k: int,
-            acl: tuple[str, ...] | None) -> list[Passage] | None:
+            acl: tuple[str, ...] | None, *, version: int = 0, read_cache: bool = True) -> list[Passage] | None:
     """What a new slot would find in the sub-query cache (each look-up is a slot of an investigation of its own)."""
     inv_id = f"inv-{uuid.uuid4().hex[:8]}"
     state.init_budget(inv_id, max_hops=1, max_retrieval_calls=1, max_llm_tokens=0, deadline_ts=2e9)
-    return state.slot_begin(inv_id, 1, "0:x", CacheQuery(tenant, engine, query, k, acl), now=1e9).cached
+    return state.slot_begin(inv_id, 1, "0:x", CacheQuery(tenant, engine, query, k, acl, version), now=1e9,
+                            read_cache=read_cache).cached
 
 
 def _cache(state: RedisState, cache: CacheQuery, hits: list[Passage], *, version: int, ttl: int = 60) -> None:
@@ -117,8 +119,11 @@ def test_cache_is_tenant_scoped_normalised_and_invalidated_by_ingest(redis_state
     assert _cached(redis_state, "acme", "vector", "which plan has sso?", 10, ("all", "staff")) is None
     assert _cached(redis_state, "acme", "lexical", "which plan has sso?", 5, ("all", "staff")) is None
     assert _cached(redis_state, "acme", "lexical", "which plan has sso?", 10, ("all",)) is None
-    assert redis_state.bump_corpus_version("acme") == 1
-    assert _cached(redis_state, "acme", "lexical", "which plan has sso?", 10, ("all", "staff")) is None
+    # An ingest raised the tenant's corpus version (the database's): the entry of version 0 is never read.
+    assert _cached(redis_state, "acme", "lexical", "which plan has sso?", 10, ("all", "staff"), version=1) is None
+    # The cache turned off (subquery_cache_ttl 0): no entry is read, not even one of the current version.
+    assert _cached(redis_state, "acme", "lexical", "which plan has sso?", 10, ("all", "staff"),
+                   read_cache=False) is None
 
 
 def test_hits_are_parked_per_hop(redis_state: RedisState, redis_client: redis.Redis) -> None:
@@ -403,13 +408,13 @@ def test_slot_begin_checks_parked_deadline_and_budget_then_charges_and_reads_the
     assert redis_state.slot_begin("none", 1, "0:bm25", cache, now=1.0).outcome is SlotOutcome.DEADLINE
     # An ingest (a new corpus version) makes the entry unreadable; hits searched before it are stored
     # under the version read before searching, so they stay unreadable too.
-    assert redis_state.bump_corpus_version("acme") == 1
+    current = dataclasses.replace(cache, version=1)  # the version a hop planned after the ingest reads
     redis_state.init_budget("inv2", max_hops=2, max_retrieval_calls=9, max_llm_tokens=0, deadline_ts=1000.0)
-    after = redis_state.slot_begin("inv2", 1, "0:bm25", cache, now=999.0)
+    after = redis_state.slot_begin("inv2", 1, "0:bm25", current, now=999.0)
     assert (after.outcome, after.version) == (SlotOutcome.MISS, 1)
     redis_state.slots_end("inv2", 1, [SlotEnd("0:bm25", found, cache, 0)], ttl=60)
-    assert redis_state.slot_begin("inv2", 1, "1:bm25", cache, now=999.0).outcome is SlotOutcome.MISS
-    redis_state.slots_end("inv2", 1, [SlotEnd("1:bm25", found, cache, 1)], ttl=0)  # ttl 0: not cached
-    assert redis_state.slot_begin("inv2", 1, "2:bm25", cache, now=999.0).outcome is SlotOutcome.MISS
-    redis_state.slots_end("inv2", 1, [SlotEnd("2:bm25", found, cache, 1)], ttl=60)
-    assert redis_state.slot_begin("inv2", 1, "3:bm25", cache, now=999.0).outcome is SlotOutcome.HIT
+    assert redis_state.slot_begin("inv2", 1, "1:bm25", current, now=999.0).outcome is SlotOutcome.MISS
+    redis_state.slots_end("inv2", 1, [SlotEnd("1:bm25", found, current, 1)], ttl=0)  # ttl 0: not cached
+    assert redis_state.slot_begin("inv2", 1, "2:bm25", current, now=999.0).outcome is SlotOutcome.MISS
+    redis_state.slots_end("inv2", 1, [SlotEnd("2:bm25", found, current, 1)], ttl=60)
+    assert redis_state.slot_begin("inv2", 1, "3:bm25", current, now=999.0).outcome is SlotOutcome.HIT

@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from adapters.search.ingest import SourceDocument, ingest
+from app.corpus import ingest_documents
 from bootstrap import Services
 from investigation.state import Visibility
 from storage import repositories as repo
@@ -56,8 +57,7 @@ def test_customers_never_see_internal_documents_and_agents_see_them_marked(
     assert "goodwill" not in (customer.answer or "")
 
     # Published: the next customer investigation may use it (cached hits of the old corpus are not reused).
-    ingest([RUNBOOK.model_copy(update={"visibility": Visibility.PUBLIC})], tenant=stack.tenant_id,
-           backends=list(services.backends.values()))
-    services.state.bump_corpus_version(stack.tenant_id)
+    ingest_documents(services, [RUNBOOK.model_copy(update={"visibility": Visibility.PUBLIC})],
+                     tenant_id=stack.tenant_id)
     _, published = _ask(services, stack.tenant_name, "customer")
     assert any(e.source_id == RUNBOOK.id and e.visibility == "public" for e in published)
