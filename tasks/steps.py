@@ -414,16 +414,16 @@ def retrieve_many(services: Services, inv_id: str, hop: int, slots: Sequence[tup
     terms = scope.cache_terms()
     acl = None if terms is None else tuple(terms)
     names = [f"{index}:{engine}" for index, engine in slots]
-    caches = [CacheQuery(tenant=tenant, engine=engine, query=planned.queries[index], k=k, acl=acl)
-              for index, engine in slots]
+    caches = [CacheQuery(tenant=tenant, engine=engine, query=planned.queries[index], k=k, acl=acl,
+                         version=planned.corpus_version) for index, engine in slots]
     if services.settings.debug_retrieve_delay_ms:
         time.sleep(services.settings.debug_retrieve_delay_ms / 1000)
     started = time.perf_counter()
     # One Redis round trip: each slot's parked result (a redelivered task), the deadline, one retrieval call
-    # charged, the cached hits of the current corpus version (read before searching: hits found before an
+    # charged, the cached hits of the corpus version read when the hop was planned (hits found before an
     # ingest are never cached as new).
     begins = services.state.slots_begin(inv_id, hop, list(zip(names, caches, strict=True)), now=time.time(),
-                                        charge_hop=charge_hop)
+                                        charge_hop=charge_hop, read_cache=services.settings.subquery_cache_ttl > 0)
     todo = [i for i, begin in enumerate(begins) if begin.parked is None]
 
     def search(i: int) -> tuple[SlotEnd, repo.NewEvent]:
