@@ -43,11 +43,11 @@ test: $(STAMP) $(COMPILED)
 	$(BIN)/python -m pytest -p no:cacheprovider -p tests.support.progress -n $(TEST_WORKERS) --dist loadgroup \
 		--durations=15
 
-# The README's evaluation figures (the bundled samples in examples/bench; about 5 minutes).
+# docs/figures.md: the current evaluation and throughput figures with date, commit and machine (5-15 minutes).
 figures: $(STAMP) $(COMPILED)
-	bash scripts/bench_figures.sh
+	$(BIN)/python scripts/figures.py
 
-# Fault scenarios against a real `sleuth up` (SCALE=full for the issue's figures; ~small takes 2-3 min).
+# Fault scenarios against a real `sleuth up` (SCALE=full: every scenario at full scale; small takes 2-3 min).
 SCALE ?= small
 chaos: $(STAMP) $(COMPILED)
 	$(BIN)/sleuth chaos --scale $(SCALE) --report chaos-report.html $(if $(POSTGRES),--postgres $(POSTGRES))

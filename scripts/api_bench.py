@@ -40,39 +40,6 @@ import httpx
 ROOT = Path(__file__).resolve().parents[1]
 TERMINAL = ("answered", "refused", "failed")
 
-# The end of a `sitecustomize` that measures every process of a stack (scripts/redis_census.py,
-# scripts/step_phases.py): the including code defines `_out` (a folder), `_snapshot()` (this process's figures,
-# JSON-able) and `_reset()` (a forked child counts its own only). Each process writes its figures to
-# `_out/PID.json` every half second, whole files only (a reader may look at any moment); a pool process ends
-# without running atexit, so nothing waits for the end.
-SITE_DUMP = """
-import json as _json, os as _os, threading as _threading, time as _time
-
-
-def _dump_every_half_second():
-    path = _os.path.join(_out, f"{_os.getpid()}.json")
-    while True:
-        _time.sleep(0.5)
-        with open(path + ".tmp", "w") as f:
-            _json.dump(_snapshot(), f)
-        _os.replace(path + ".tmp", path)
-
-
-def _in_child():
-    _reset()
-    _threading.Thread(target=_dump_every_half_second, daemon=True).start()
-
-
-_threading.Thread(target=_dump_every_half_second, daemon=True).start()
-_os.register_at_fork(after_in_child=_in_child)
-"""
-
-
-def site_dumps(folder: Path) -> list[Any]:
-    """What every process wrote through `SITE_DUMP` into `folder`."""
-    return [json.loads(dump.read_text()) for dump in folder.glob("*.json")]
-
-
 def _free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
@@ -247,26 +214,18 @@ def single(http: httpx.Client, base: str, key: str, questions: list[str], n: int
                if lag_ms else {})}
 
 
-def burst(http: httpx.Client, base: str, key: str, questions: list[str], *,
-          sweep_all: bool = False) -> dict[str, Any]:
-    """Every question submitted at once; throughput from the first creation to the last finish.
-    `sweep_all`: wait as this did before issue 14's fifth pass (every unfinished one asked every 50 ms)."""
+def burst(http: httpx.Client, base: str, key: str, questions: list[str]) -> dict[str, Any]:
+    """Every question submitted at once; throughput from the first creation to the last finish."""
     started = time.perf_counter()
     ids = [_submit(http, base, key, q) for q in questions]
     submitted = time.perf_counter() - started
     # Waiting costs the server as little as it can: the oldest unfinished investigation is asked every 50 ms
     # and the sweep moves on only past finished ones (the queue is first come, first served). Asking every
-    # unfinished one each round (up to 89 GETs per 50 ms: what this did before issue 14's fifth pass) took
-    # 40-60 % of a core from the workers on a 2-core machine, and the throughput measured the client.
+    # unfinished one each round would take a large share of a core from the workers on a small machine, and the
+    # throughput would measure the client.
     # The figures come from the server's own timestamps, not from when the client saw them.
     views: dict[str, dict[str, Any]] = {}
     pending = list(ids)
-    while pending and sweep_all:
-        for inv_id in list(pending):
-            if (view := _view(http, base, key, inv_id))["status"] in TERMINAL:
-                views[inv_id] = view
-                pending.remove(inv_id)
-        time.sleep(0.05)
     while pending:
         view = _view(http, base, key, pending[0])
         if view["status"] in TERMINAL:
@@ -332,8 +291,6 @@ def main() -> None:
                         "no longer costs the API a view every --poll-ms")
     parser.add_argument("--sse", action="store_true", help="single: follow each investigation's event stream "
                         "(`/events`) to its `end` event instead of polling")
-    parser.add_argument("--sweep-all", action="store_true", help="burst: ask every unfinished investigation "
-                        "every 50 ms (the waiting before issue 14's fifth pass; it loads the API)")
     parser.add_argument("--no-burst", action="store_true", help="only the warm single-investigation latency")
     parser.add_argument("--settle", type=float, default=5.0, help="seconds between ready and the first "
                         "investigation (what a pool process may build before work arrives)")
@@ -349,8 +306,7 @@ def main() -> None:
             time.sleep(args.settle)
             # The first investigations find pool processes as they started (cold); then warm: models
             # loaded, caches filled.
-            # Warm-up questions are never measured ones (before issue 14's fifth pass, 9 of the 30 measured
-            # questions had been asked during the warm-up: their second run found its own work cached).
+            # Warm-up questions are never measured ones: a question asked twice finds its own work cached.
             measured = questions[11:11 + args.single]
             others = [q for q in questions if q not in measured]
             cold = single(http, stack.base, key, others, len(others) if args.warmup is None else args.warmup)[
@@ -363,7 +319,7 @@ def main() -> None:
             one["cpu_seconds"] = _cpu_spent(cpu, after_single)
             many = None
             if not args.no_burst:
-                many = burst(http, stack.base, key, questions, sweep_all=args.sweep_all)
+                many = burst(http, stack.base, key, questions)
                 many["cpu_seconds"] = _cpu_spent(after_single, _cpu_by_process(stack.pid))
             result = {"sleuth": str(args.sleuth), "workers": args.workers, "concurrency": args.concurrency,
                       "single_waits": "event stream" if args.sse else f"?wait={args.wait}" if args.wait

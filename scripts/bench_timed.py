@@ -14,7 +14,7 @@ CPU per investigation by kind of thread (`_thread_split`: the main thread's step
 embedder's model runs) and what that bounds one stream to (`one_stream_ceiling_per_s`: investigations/s if
 the steps and slots, which hold the GIL, never waited for anything). The embedding model is loaded before the
 first timed investigation (`workers.runtime.warm_up`, as a worker process does when it starts), on either side.
-Used by scripts/perf_compare.sh for before/after runs back to back.
+Used by scripts/perf_lockstep.py for before/after runs in lockstep.
 """
 
 from __future__ import annotations
@@ -98,8 +98,7 @@ def _gc_pauses(inside: list[bool]) -> dict[str, float]:
 def _thread_split() -> dict[str, float]:
     """CPU by kind of thread, summed over the run (each thread's own `thread_time`): the main thread inside
     the loop (the steps: database, Redis, heuristics; a hop's searches' Redis round trips and events too), the
-    hop's searches (`search` in `tasks.steps.retrieve_many`, on the executor's pool threads; before the
-    nineteenth pass a whole slot, `tasks.inline._retrieve_slot`) and the embedder's model runs
+    hop's searches (`search` in `tasks.steps.retrieve_many`, on the executor's pool threads) and the embedder's model runs
     (`MiniLMEmbedder._infer`, mostly the query embeddings started ahead on their own threads; a query a
     search embeds itself, not ahead, counts in both).
     Main-thread CPU plus the slots' is what holds the GIL; the model runs release it and use the other core.
@@ -189,8 +188,7 @@ def main() -> None:
     step, done = _lockstep()
 
     def warm(services: Any) -> bool:
-        """Untimed, before the first: the model loaded as in a worker (as `sleuth bench` does since issue
-        14's fifth pass). False for a checkout older than warm_up (its first investigation runs untimed)."""
+        """Untimed, before the first: the model loaded as in a worker (as `sleuth bench` does). False for a checkout older than warm_up (its first investigation runs untimed)."""
         if not warmed:
             warmed.append(True)
             try:

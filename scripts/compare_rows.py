@@ -1,11 +1,11 @@
-"""Which questions two sample-bench runs answered differently (issue 14's equality of results).
+"""Which questions two sample-bench runs answered differently (the equality of results).
 
     python3 scripts/compare_rows.py BEFORE.jsonl AFTER.jsonl [LABEL]
 
 Every field of each row (route, retrieved ids, answer, citations, stop reason, hops, recall, ...) is
 compared but its timing and the investigation's id. Prints one JSON line: the label (the first file's
 name by default), how many rows each run has, and the ids of the rows that differ. Used by
-scripts/perf_compare.sh and scripts/perf_lockstep.py.
+scripts/perf_lockstep.py.
 """
 
 from __future__ import annotations

@@ -1,19 +1,19 @@
 """Before/after in lockstep: two checkouts' inline benches take turns, one investigation each.
 
-    python3 scripts/perf_lockstep.py BEFORE_WORKTREE AFTER_WORKTREE INGESTED_HOME BENCH_ARGS...
-    e.g. python3 scripts/perf_lockstep.py /work/wt/base /work/main /tmp/p/home-hotpotqa \\
-             examples/bench/hotpotqa --mode agentic --k 10
+    python3 scripts/perf_lockstep.py BEFORE_CHECKOUT AFTER_CHECKOUT INGESTED_HOME BENCH_ARGS...
+    e.g. git worktree add ../sleuth-before HEAD~3 && (cd ../sleuth-before && make install)
+         SLEUTH_HOME=/tmp/ab-home SLEUTH_SUBQUERY_CACHE_TTL=0 .venv/bin/sleuth bench examples/bench/hotpotqa \\
+             --executor inline --limit 1 --out /tmp/ab-ingest.jsonl
+         python3 scripts/perf_lockstep.py ../sleuth-before . /tmp/ab-home examples/bench/hotpotqa --mode agentic --k 10
 
-This host's speed swings by 10-40 % from one few-second phase to the next (a fixed pure-Python workload
-took 70-117 ms in six runs a few seconds apart), so two benches run one after the other, even
-alternating (scripts/perf_alternate.sh), compare phases as much as code. Here both run at once, each
-with `scripts/bench_timed.py` in its own checkout on its own copy of one ingested home, and wait for
-their turn before every timed investigation: investigation i of BEFORE, then investigation i of AFTER
-(the order swapped every round), so both sides meet the same phases. Only one investigation runs at a
-time, so neither slows the other. Prints each side's bench_timed line and the rows that differ (every
-field but timing and the investigation's id). Worktrees as for scripts/perf_compare.sh (a .venv each).
-BEFORE_HOME=DIR gives BEFORE its own ingested home (a checkout whose schema or ingest differs, e.g. the
-issue's baseline c96e303), as in scripts/perf_alternate.sh.
+A shared host's speed swings from one few-second phase to the next, so two benches run one after the
+other compare phases as much as code. Here both run at once, each with `scripts/bench_timed.py` in its
+own checkout (with its own .venv) on its own copy of one ingested home, and wait for their turn before
+every timed investigation: investigation i of BEFORE, then investigation i of AFTER (the order swapped
+every round), so both sides meet the same phases. Only one investigation runs at a time, so neither
+slows the other. Prints each side's bench_timed line and the rows that differ (every field but timing
+and the investigation's id). BEFORE_HOME=DIR gives BEFORE its own ingested home (a checkout whose schema
+or ingest differs).
 """
 
 from __future__ import annotations
