@@ -1,7 +1,9 @@
 """Redis state of tools: the tenant-keyed cache of projected tool answers, and the circuit breaker.
 
-Cache keys hold the tenant, the tool, the declaration's revision and a digest of the arguments, so
-tenants never share an entry and a changed declaration never serves an old answer. The breaker opens
+Cache keys hold the tenant, the tool, and a digest of the declaration's revision, the arguments, the
+audience and the requester's identity, so tenants and requesters never share an entry and a changed
+declaration never serves an old answer. An entry keeps the time of the call it holds (`fetched_at`), so a
+citation says when the data was fetched, not when the cache was read. The breaker opens
 after `threshold` failures within `window` seconds and stays open for `cooldown` seconds; then one
 trial call is let through (half-open) and its outcome closes or re-opens it.
 """
@@ -18,6 +20,14 @@ from typing import Any
 import redis
 
 from storage.redis_state import _translated
+
+
+@dataclass(frozen=True)
+class CachedResult:
+    """A cached projected answer and the epoch second of the call that fetched it."""
+
+    document: dict[str, Any]
+    fetched_at: float
 
 
 @dataclass(frozen=True)
@@ -41,21 +51,30 @@ class ToolState:
         return ":".join([self.prefix, "tool", tenant, tool, *parts])
 
     @staticmethod
-    def digest(revision: str, args: Mapping[str, Any], audience: str) -> str:
-        material = json.dumps([revision, audience, dict(sorted(args.items()))], default=str, sort_keys=True)
+    def digest(revision: str, args: Mapping[str, Any], audience: str, requester: str) -> str:
+        """The cache key part of one call: `requester` is who asks (`ownership.requester_identity`)."""
+        material = json.dumps([revision, audience, requester, dict(sorted(args.items()))], default=str,
+                              sort_keys=True)
         return hashlib.sha256(material.encode()).hexdigest()
 
     # -- cache ---------------------------------------------------------------------------------------
 
     @_translated
-    def cache_get(self, tenant: str, tool: str, digest: str) -> dict[str, Any] | None:
+    def cache_get(self, tenant: str, tool: str, digest: str) -> CachedResult | None:
         raw = self.client.get(self._key(tenant, tool, "cache", digest))
-        return None if raw is None else dict(json.loads(raw))
+        if raw is None:
+            return None
+        entry = json.loads(raw)
+        if not isinstance(entry, dict) or not isinstance(entry.get("document"), dict):
+            return None  # not an entry of this format: a miss, never a guess at its fetch time
+        return CachedResult(dict(entry["document"]), float(entry["fetched_at"]))
 
     @_translated
-    def cache_set(self, tenant: str, tool: str, digest: str, document: Mapping[str, Any], ttl: int) -> None:
+    def cache_set(self, tenant: str, tool: str, digest: str, document: Mapping[str, Any], ttl: int, *,
+                  fetched_at: float) -> None:
         if ttl > 0:
-            self.client.set(self._key(tenant, tool, "cache", digest), json.dumps(document), ex=int(ttl))
+            entry = {"document": dict(document), "fetched_at": fetched_at}
+            self.client.set(self._key(tenant, tool, "cache", digest), json.dumps(entry), ex=int(ttl))
 
     @_translated
     def cached(self, tenant: str, tool: str, digest: str) -> bool:

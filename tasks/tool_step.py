@@ -19,9 +19,10 @@ from bootstrap import Services
 from investigation.errors import SleuthError, ToolRefused
 from investigation.state import Passage, RetrievalScope
 from investigation.tools.evidence import as_passage, is_tool_engine, tool_engine, tool_query
+from investigation.tools.ownership import agent_notice, check_owner, not_yours_sentence, requester_identity
 from investigation.tools.policy import CallScope, check_proposed, refusal, resolve_arguments
 from investigation.tools.projection import project
-from investigation.tools.selection import choose, relevance
+from investigation.tools.selection import choose, lacks_question_value, relevance
 from investigation.tools.tool_use import definitions, validate_tool_use
 from storage import repositories as repo
 from storage.hits import SlotHits
@@ -66,7 +67,8 @@ def plan_tools(services: Services, inv_id: str, hop: int, tools: list[StoredTool
     allowed, refused = [], []
     for tool in tools:
         decl = tool.declaration
-        if relevance(scope.question, decl, similarity.get(decl.name)) < 0.3 or decl.name in called:
+        if relevance(scope.question, decl, similarity.get(decl.name)) < 0.3 or decl.name in called \
+                or lacks_question_value(scope.question, decl):
             continue  # not a candidate: nothing to refuse
         try:
             reason = refusal(decl, scope)
@@ -128,12 +130,18 @@ def _similarities(services: Services, question: str, tools: list[StoredTool]) ->
     return {t.declaration.name: float(score) for t, score in zip(tools, scores, strict=True)}
 
 
+def _digest(tool: StoredTool, args: dict[str, Any], scope: CallScope) -> str:
+    """The cache key of a call: who asks and for which audience, not only what is asked, so no cached
+    result is ever served to another requester."""
+    return ToolState.digest(tool.revision, args, scope.audience, requester_identity(tool.declaration, scope.context))
+
+
 def _cached(state: ToolState, tenant: str, tool: StoredTool, scope: CallScope) -> bool:
     try:
         args = resolve_arguments(tool.declaration, scope)
     except ToolRefused:
         return False
-    return state.cached(tenant, tool.declaration.name, ToolState.digest(tool.revision, args, "agent"))
+    return state.cached(tenant, tool.declaration.name, _digest(tool, args, scope))
 
 
 RELATED = "related"  # slot prefix of the documents found for a tool's finding
@@ -184,9 +192,10 @@ def call_tool(services: Services, inv_id: str, hop: int, name: str) -> dict[str,
         args = check_proposed(decl, scope, chosen) if chosen is not None else resolve_arguments(decl, scope)
         trace["args"] = args
         state = _state(services)
-        digest = ToolState.digest(tool.revision, args, "agent")
-        document = state.cache_get(inv.tenant_id, name, digest)
-        if document is not None:
+        digest = _digest(tool, args, scope)
+        cached = state.cache_get(inv.tenant_id, name, digest)
+        document, fetched_ts = (cached.document, cached.fetched_at) if cached is not None else (None, None)
+        if cached is not None:
             payload["cached"] = True
         elif time.time() > services.state.usage(inv_id).get("deadline_ts", float("inf")):
             payload["error"] = "deadline"
@@ -196,6 +205,7 @@ def call_tool(services: Services, inv_id: str, hop: int, name: str) -> dict[str,
             payload["error"] = "circuit open after repeated failures"
         else:
             guard = guard_for(allow_hosts, allow_private=services.settings.tools_allow_private)
+            fetched_ts = state.clock()
             result = HttpToolExecutor(transport=guarded_transport(guard)).call(
                 decl, args, secret=unseal(services.settings, tool))
             trace.update(status_code=result.status_code, attempts=result.attempts)
@@ -203,24 +213,24 @@ def call_tool(services: Services, inv_id: str, hop: int, name: str) -> dict[str,
                 trace["breaker"] = state.record(inv.tenant_id, name, ok=result.ok)
             if result.ok and result.document is not None:
                 document = result.document
-                state.cache_set(inv.tenant_id, name, digest, document, decl.cache_ttl)
+                state.cache_set(inv.tenant_id, name, digest, document, decl.cache_ttl, fetched_at=fetched_ts)
             else:
                 payload["error"] = result.error
-        if document is not None:
-            visible = project(document, decl.fields_for(scope.audience))
-            fetched = datetime.now(UTC).strftime("%H:%M")
-            passage = as_passage(decl, visible, args, fetched)
-            payload["passages"] = (passage,)
-            trace.update(title=passage.title, payload=visible)
-            if decl.search_kb:  # parked next to the tool's own slot, filed under the finding as its query
-                finding = passage.text.split(". ")[0][:300]
-                related = _look_up(services, inv, finding)
-                services.state.store_hits(inv_id, hop, f"{RELATED}:{tool_engine(name)}", SlotHits(
-                    query=finding, engine=tool_engine(name), error=None, passages=tuple(related)))
-                trace["related"] = [p.chunk_id for p in related]
+        if document is not None and fetched_ts is not None:
+            # Whose record it is, on every result (a cache hit too), before anything of it is evidence.
+            verdict = check_owner(decl, document, scope.context, scope.audience)
+            if verdict.reason is not None:
+                trace["owner"] = verdict.reason
+            if verdict.document is None:
+                trace["refused"] = trace["reason"] = verdict.reason
+                trace["not_yours"] = not_yours_sentence(decl, args)
+                payload["error"] = f"refused: {verdict.reason}"
+            else:
+                _evidence(services, inv, hop, decl, scope, args, verdict.document, fetched_ts,
+                          agent_notice(verdict), payload, trace)
     except ToolRefused as exc:
         payload["error"] = f"refused: {exc.reason}"
-        trace["refused"] = exc.reason
+        trace["refused"] = trace["reason"] = exc.reason
     except SleuthError as exc:  # e.g. a secret that no longer decrypts: a gap, not a crash
         payload["error"] = f"{type(exc).__name__}: {exc}"
     hits = SlotHits(query=tool_query(tool_engine(name)), engine=tool_engine(name), tool=name,
@@ -228,7 +238,27 @@ def call_tool(services: Services, inv_id: str, hop: int, name: str) -> dict[str,
     services.state.store_hits(inv_id, hop, slot, hits)
     _event(services, inv_id, f"tool:{hop}:{name}", "tool_refused" if "refused" in trace else "tool_call", hop,
            ms=hits.ms, cached=hits.cached, error=hits.error, **trace)
+    if "owner" in trace and "refused" not in trace and scope.audience != "agent":
+        # Some records of a list were dropped: the call itself is evidence, the drop a traced refusal.
+        _event(services, inv_id, f"tool-owner:{hop}:{name}", "tool_refused", hop, tool=name, reason=trace["owner"])
     return {"slot": slot, "hits": len(hits.passages), "error": hits.error}
+
+
+def _evidence(services: Services, inv: Investigation, hop: int, decl: Any, scope: CallScope,
+              args: dict[str, Any], document: dict[str, Any], fetched_ts: float, notice: str,
+              payload: dict[str, Any], trace: dict[str, Any]) -> None:
+    """The requester's part of a result as the hop's passage (and its knowledge-base look-up)."""
+    visible = project(document, decl.fields_for(scope.audience))
+    fetched = datetime.fromtimestamp(fetched_ts, UTC).strftime("%H:%M")  # the call's time, not the read's
+    passage = as_passage(decl, visible, args, fetched, notice=notice)
+    payload["passages"] = (passage,)
+    trace.update(title=passage.title, payload=visible, fetched_at=fetched_ts)
+    if decl.search_kb:  # parked next to the tool's own slot, filed under the finding as its query
+        finding = passage.text.split(". ")[0][:300]
+        related = _look_up(services, inv, finding)
+        services.state.store_hits(inv.id, hop, f"{RELATED}:{tool_engine(decl.name)}", SlotHits(
+            query=finding, engine=tool_engine(decl.name), error=None, passages=tuple(related)))
+        trace["related"] = [p.chunk_id for p in related]
 
 
 def _look_up(services: Services, inv: Investigation, query: str, k: int = 5) -> list[Passage]:
@@ -249,16 +279,20 @@ def _look_up(services: Services, inv: Investigation, query: str, k: int = 5) -> 
 
 
 def gaps(services: Services, inv_id: str) -> list[str]:
-    """The sentences an answer adds for tool calls that failed (refusals are traced, not admitted)."""
+    """The sentences an answer adds for tool calls that failed, and for a named item that is not the
+    requester's ("I can't look up order X for your account"); other refusals are traced, not admitted."""
     with services.session() as session:
         inv = repo.get_investigation(session, investigation_id=inv_id)
-        events = [e for e in repo.list_events(session, investigation_id=inv_id) if e.kind == "tool_call"]
+        events = [e for e in repo.list_events(session, investigation_id=inv_id)
+                  if e.kind == "tool_call" or (e.kind == "tool_refused" and e.data.get("not_yours"))]
         tools = by_name(load_tools(session, tenant_id=inv.tenant_id))
     out = []
     for event in events:
         error = event.data.get("error")
         name = str(event.data.get("tool"))
-        if error and name in tools:
+        if event.kind == "tool_refused":
+            out.append(str(event.data["not_yours"]))
+        elif error and name in tools:
             out.append(tools[name].declaration.gap_sentence(str(error)))
         elif error:
             out.append(f"I could not reach the {name.replace('_', ' ')} system ({error}).")

@@ -16,7 +16,7 @@ from typing import Any
 
 import httpx
 
-from investigation.errors import SleuthError
+from investigation.errors import SleuthError, ValidationFailed
 from investigation.tools.declaration import ToolDeclaration
 from investigation.tools.projection import project
 from investigation.tools.templates import render_url
@@ -77,7 +77,10 @@ class HttpToolExecutor:
 
     def call(self, decl: ToolDeclaration, args: Mapping[str, Any], *, secret: str | None) -> CallResult:
         started = self._clock()
-        url = render_url(decl.url, args)
+        try:
+            url = render_url(decl.url, args)
+        except ValidationFailed as exc:  # a value that would reach another path: nothing is sent
+            return CallResult(None, f"refused: {exc}", None, 0, self._ms(started))
         params, body = _query_and_body(decl, args)
         headers = {"Accept": "application/json", "User-Agent": USER_AGENT, **_auth_headers(decl, secret)}
         attempts = 0
@@ -87,7 +90,7 @@ class HttpToolExecutor:
                 attempts += 1
                 try:
                     payload = self._once(client, decl, url, params, body, headers, started)
-                    document = project(payload, decl.fields_for("agent"))
+                    document = project(payload, decl.stored_fields)
                     return CallResult(document, None, 200, attempts, self._ms(started))
                 except _Failure as failure:
                     last = failure

@@ -69,6 +69,26 @@ class ToolPolicy(_Strict):
     identifiers: tuple[str, ...] = ()
 
 
+class OwnerCheck(_Strict):
+    """Whose record a result is, checked on every result before it becomes evidence: the value at
+    `field` (a path into the response; `orders[].customer_id` checks each item of `orders`) must equal
+    the requester's `equals` (``context.account_id``, ``context.requester.email``, ...). A record that is
+    not the requester's is dropped for a customer audience and kept, marked, for agents.
+    `public: true` instead says the records belong to no one (status pages, catalogues)."""
+
+    field: str | None = None
+    equals: str | None = None
+    public: bool = False
+
+    @property
+    def context_path(self) -> str:
+        return str(self.equals).removeprefix("context.")
+
+    @property
+    def checks(self) -> bool:
+        return not self.public and self.field is not None
+
+
 class ToolDeclaration(_Strict):
     """What the tool answers, how to call it, what of its answer may become evidence."""
 
@@ -93,10 +113,22 @@ class ToolDeclaration(_Strict):
     # so the answer can say what the record means ("suspended for non-payment" → the suspension article).
     search_kb: bool = True
     policy: ToolPolicy = ToolPolicy()
+    owner: OwnerCheck | None = None
 
     def fields_for(self, audience: str) -> tuple[str, ...]:
         """The projection one audience may see: internal fields only for agents."""
         return (*self.projection, *self.internal_fields) if audience == "agent" else self.projection
+
+    @property
+    def stored_fields(self) -> tuple[str, ...]:
+        """What the executor keeps of a response (and the cache holds): every audience's fields plus the
+        owner field, so the owner check runs on every read even when the owner is not shown."""
+        owner = (self.owner.field,) if self.owner is not None and self.owner.field else ()
+        return (*self.fields_for("agent"), *owner)
+
+    @property
+    def question_params(self) -> list[str]:
+        return [name for name, spec in self.params.items() if spec.source == "question"]
 
     @property
     def url_variables(self) -> list[str]:
@@ -173,9 +205,44 @@ def _check(decl: ToolDeclaration) -> ToolDeclaration:
         if ident is None or ident.context_path is None or "pattern" not in ident.json_schema:
             raise ValidationFailed(f"policy.identifiers[{i}]", f"{name!r} must be a context parameter "
                                                                "with a schema `pattern`")
+    _check_owner(decl)
     if decl.auth.type == "header" and not decl.auth.header:
         raise ValidationFailed("auth.header", "auth type `header` needs the header name")
     return decl
+
+
+def _check_owner(decl: ToolDeclaration) -> None:
+    owner = decl.owner
+    if owner is None:
+        asked = decl.question_params
+        if asked:
+            raise ValidationFailed("owner", f"parameter {', '.join(asked)} comes from the question, so the API "
+                                   "may return another customer's record: declare whose record it is, e.g. "
+                                   "`owner: {field: order.customer_id, equals: context.account_id}` (the "
+                                   "response field holding the owner's id and the requester's context field), "
+                                   "or `owner: {public: true}` with `policy.subject: any` for records that "
+                                   "belong to no one")
+        return
+    if owner.public:
+        if owner.field is not None or owner.equals is not None:
+            raise ValidationFailed("owner.public", "a public tool names no `field` or `equals`")
+        if decl.policy.subject != "any":
+            raise ValidationFailed("owner.public", "records that belong to no one need `policy.subject: any`")
+        return
+    if owner.field is None or owner.equals is None:
+        missing = "owner.field" if owner.field is None else "owner.equals"
+        raise ValidationFailed(missing, "an owner check needs both `field` (the response path of the record's "
+                                        "owner id) and `equals` (the requester's context field)")
+    check_path("owner.field", owner.field)
+    if owner.field.count("[]") > 1:
+        raise ValidationFailed("owner.field", "at most one list (`[]`) in the owner path")
+    if owner.field.endswith("[]"):
+        raise ValidationFailed("owner.field", "the owner path ends at a field of the record, e.g. "
+                                              "orders[].customer_id")
+    path = owner.equals.removeprefix("context.")
+    if not owner.equals.startswith("context.") or (path not in CONTEXT_FIELDS and not _ATTRIBUTE.fullmatch(path)):
+        raise ValidationFailed("owner.equals", f"must be context.<field>: one of {', '.join(CONTEXT_FIELDS)} "
+                                               "or attributes.<name>")
 
 
 def _pydantic_field(exc: PydanticError) -> ValidationFailed:

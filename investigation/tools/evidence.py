@@ -42,13 +42,14 @@ def citation_title(decl: ToolDeclaration, document: Mapping[str, Any], args: Map
 
 
 def as_passage(decl: ToolDeclaration, document: Mapping[str, Any], args: Mapping[str, Any],
-               fetched_at: str, url: str | None = None) -> Passage:
-    """The projected payload as a rank-1 passage of engine `tool:<name>` (stable id per arguments)."""
+               fetched_at: str, url: str | None = None, *, notice: str = "") -> Passage:
+    """The projected payload as a rank-1 passage of engine `tool:<name>` (stable id per arguments);
+    `notice` (an agent's mark of records that are not the requester's) opens the text."""
     title = citation_title(decl, document, args, fetched_at)
     digest = args_digest(args)
+    text = evidence_text(title, document, summary_sentences(decl.summary, document, args))
     return Passage(chunk_id=f"{tool_engine(decl.name)}:{digest}", source_id=f"{tool_engine(decl.name)}:{digest}",
-                   title=title, score=1.0,
-                   text=evidence_text(title, document, summary_sentences(decl.summary, document, args)),
+                   title=title, score=1.0, text=f"{notice} {text}" if notice else text,
                    engine=tool_engine(decl.name), rank=1, url=url)
 
 

@@ -14,6 +14,7 @@ from jsonschema import Draft202012Validator
 
 from investigation.errors import ToolRefused
 from investigation.tools.declaration import ParamSpec, ToolDeclaration
+from investigation.tools.templates import path_variables, unsafe_path_value
 
 EMAIL = re.compile(r"[A-Za-z0-9._%+-]+@[A-Za-z0-9.-]+\.[A-Za-z]{2,}")
 
@@ -123,6 +124,8 @@ def _final(decl: ToolDeclaration, args: dict[str, Any]) -> dict[str, Any]:
             continue
         if not _valid(spec, args[name]):
             raise ToolRefused(decl.name, f"parameter {name} does not match its schema")
+        if name in path_variables(decl.url) and unsafe_path_value(args[name]):
+            raise ToolRefused(decl.name, f"parameter {name} would change the URL's path (empty, '.' or '..')")
     return args
 
 

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 
 from investigation.text import content_stems
 from investigation.tools.declaration import ToolDeclaration
+from investigation.tools.policy import extract
 
 FIRST_PERSON = re.compile(r"\b(i|i'm|i've|me|my|mine|we|we're|our|ours|us)\b", re.IGNORECASE)
 
@@ -28,6 +29,7 @@ class SelectionConfig:
     later_hop: float = 0.3  # relevance a tool needs once the documents fell short
     cached: float = 0.25  # relevance enough when the answer is cached (free)
     first_person_bonus: float = 0.15  # a requester-scoped tool and a question about "my"/"our" things
+    named_id: float = 0.8  # the question names a value of a parameter the tool's `pattern` recognises
 
 
 @dataclass(frozen=True)
@@ -37,6 +39,19 @@ class ToolChoice:
     name: str
     relevance: float
     reason: str
+
+
+def named_ids(question: str, decl: ToolDeclaration) -> list[str]:
+    """Question parameters whose declared `pattern` finds a value in the question (an order id, ...)."""
+    return [name for name, spec in decl.params.items()
+            if spec.source == "question" and "pattern" in spec.json_schema and extract(spec, question)]
+
+
+def lacks_question_value(question: str, decl: ToolDeclaration) -> bool:
+    """A required question parameter the question gives no value for: the tool cannot be asked at all
+    (not a refusal — it is simply not a candidate)."""
+    return any(spec.required and spec.source == "question" and not extract(spec, question)
+               for spec in decl.params.values())
 
 
 def relevance(question: str, decl: ToolDeclaration, similarity: float | None = None,
@@ -50,6 +65,8 @@ def relevance(question: str, decl: ToolDeclaration, similarity: float | None = N
     score = lexical if similarity is None else max(lexical, min(1.0, max(0.0, (similarity - 0.2) / 0.5)))
     if decl.policy.subject == "requester" and FIRST_PERSON.search(question):
         score += config.first_person_bonus
+    if named_ids(question, decl):
+        score = max(score, config.named_id)
     return round(min(score, 1.0), 4)
 
 
@@ -64,7 +81,11 @@ def choose(question: str, hop: int, candidates: Sequence[ToolDeclaration], *, ca
         if decl.name in called:
             continue
         score = relevance(question, decl, (similarity or {}).get(decl.name), config)
-        if decl.name in cached and score >= config.cached:
+        named = named_ids(question, decl)
+        if named and score >= config.named_id:
+            picked.append(ToolChoice(decl.name, score, f"the question names a {', '.join(named)} its pattern "
+                                                       "recognises"))
+        elif decl.name in cached and score >= config.cached:
             picked.append(ToolChoice(decl.name, score, "cached answer, relevant to the question"))
         elif hop <= 1 and score >= config.first_hop:
             picked.append(ToolChoice(decl.name, score, "description matches the question"))

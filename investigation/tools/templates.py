@@ -1,7 +1,10 @@
 """`{name}` templates of tool URLs and citation titles: their variables, and safe rendering.
 
 A URL template may use variables only in its path and query (never in the scheme, host or port, so no
-argument can choose where a call goes); every value is percent-encoded as one path segment or query value.
+argument can choose where a call goes); every value is percent-encoded as one path segment or query value,
+and no value may change the path's shape: `.`, `..` and empty path values are refused (an HTTP client
+removes dot segments, so `..` would reach another path of the API with the tool's credentials), and the
+rendered path must have the template's number of segments.
 """
 
 from __future__ import annotations
@@ -47,13 +50,40 @@ def check_url_template(field: str, template: str, known: set[str]) -> list[str]:
     return names
 
 
+def _path_of(template: str) -> str:
+    return re.split(r"[?#]", template, maxsplit=1)[0]
+
+
+def path_variables(template: str) -> list[str]:
+    """The variables of the URL template's path (before any `?`)."""
+    return variables(_path_of(template))
+
+
+def unsafe_path_value(value: Any) -> bool:
+    """A path value that would change the path's shape once sent (empty, `.` or `..`)."""
+    return str(value).strip() in ("", ".", "..")
+
+
 def render_url(template: str, values: Mapping[str, Any]) -> str:
-    """The URL with each variable replaced by its percent-encoded value (no '/' or '?' can slip in)."""
+    """The URL with each variable replaced by its percent-encoded value (no '/' or '?' can slip in);
+    ValidationFailed (naming the parameter, never its value) when a value would change the path's shape."""
+    in_path = set(path_variables(template))
 
     def replace(match: re.Match[str]) -> str:
-        return quote(str(values[match.group(1).strip()]), safe="")
+        name = match.group(1).strip()
+        value = values[name]
+        if name in in_path and unsafe_path_value(value):
+            raise ValidationFailed(f"params.{name}", "an empty, '.' or '..' value would change the URL's path")
+        return quote(str(value), safe="")
 
-    return VARIABLE.sub(replace, template)
+    path, rest = _path_of(template), template[len(_path_of(template)):]
+    rendered_path = VARIABLE.sub(replace, path)
+    declared = urlsplit(VARIABLE.sub("x", path)).path.split("/")
+    sent = urlsplit(rendered_path).path.split("/")
+    dots = (".", "..")
+    if len(sent) != len(declared) or any(s in dots and d not in dots for s, d in zip(sent, declared, strict=True)):
+        raise ValidationFailed("url", "the rendered path does not have the declared shape")
+    return rendered_path + VARIABLE.sub(replace, rest)
 
 
 def render_text(template: str, values: Mapping[str, Any], *, limit: int = 200) -> str:

@@ -78,7 +78,7 @@ def build(home: Path, redis_url: str, prefix: str, api: ToolServices, **override
     services = Services(settings)
     name = f"t-{uuid.uuid4().hex[:8]}"
     with services.session() as session:
-        tenant, _ = repo.create_tenant(session, name=name, allowed_hosts=["127.0.0.1"])
+        tenant, _ = repo.create_tenant(session, name=name, box=services.secret_box(), allowed_hosts=["127.0.0.1"])
         for raw in declarations(api.base):
             register(session, settings, tenant=tenant, raw=raw, secret=SECRETS.get(raw["name"]))
     docs = [SourceDocument(id=d["id"], title=d["title"], text=d["text"]) for d in KB]
@@ -99,3 +99,64 @@ def tools(tmp_path: Path, redis_url: str, redis_prefix: str, api: ToolServices) 
     stack = build(tmp_path / "home", redis_url, redis_prefix, api)
     yield stack
     stack.services.engine.dispose()
+
+
+SHOP_KB = [
+    {"id": "delays", "title": "Delayed orders and refunds",
+     "text": "When an order is delayed by more than 5 days past its estimated delivery date you can ask for a "
+             "full refund of the shipping cost. A delayed order keeps its tracking number."},
+    {"id": "paused", "title": "Pausing a subscription",
+     "text": "While a subscription is paused you are not charged. Billing resumes on the renewal date after "
+             "you unpause it."},
+]
+
+ANA = {"requester": {"email": "ana@example.org", "name": "Ana"}, "account_id": "cust-a"}
+BEN = {"requester": {"email": "ben@example.org", "name": "Ben"}, "account_id": "cust-b"}
+CLEO = {"requester": {"email": "cleo@example.org", "name": "Cleo"}, "account_id": "cust-c"}
+
+
+@dataclass
+class ShopStack:
+    """A tenant with the shop's tools against the local shop API (see cli/tool_shop.py)."""
+
+    stack: ToolStack
+    shop: Any
+
+    def run(self, question: str, context: dict[str, Any] | None, audience: str = "customer") -> dict[str, Any]:
+        return self.stack.run(question, context, audience=audience)
+
+
+def build_shop(home: Path, redis_url: str, prefix: str, shop: Any,
+               extra: list[dict[str, Any]] | None = None) -> ShopStack:
+    from adapters.search.ingest import SourceDocument, ingest
+    from adapters.tools.registry import register
+    from cli.tool_shop import SHOP_TOKEN, shop_declarations
+    from storage import repositories as repo
+
+    settings = Settings(home=home, redis_url=redis_url, redis_prefix=prefix, subquery_cache_ttl=0)
+    services = Services(settings)
+    with services.session() as session:
+        tenant, _ = repo.create_tenant(session, name=f"s-{uuid.uuid4().hex[:8]}", box=services.secret_box(),
+                                       allowed_hosts=["127.0.0.1"])
+        for raw in [*shop_declarations(shop.base), *(extra or [])]:
+            register(session, settings, tenant=tenant, raw=raw, secret=SHOP_TOKEN)
+    docs = [SourceDocument(id=d["id"], title=d["title"], text=d["text"]) for d in SHOP_KB]
+    ingest(docs, tenant=tenant.id, backends=list(services.backends.values()))
+    return ShopStack(ToolStack(services, api=None, tenant_name=tenant.name, tenant_id=tenant.id), shop)  # type: ignore[arg-type]
+
+
+@pytest.fixture(scope="module")
+def shop_api() -> Iterator[Any]:
+    from cli.tool_shop import ShopServices
+
+    svc = ShopServices()
+    yield svc
+    svc.close()
+
+
+@pytest.fixture()
+def shop(tmp_path: Path, redis_url: str, redis_prefix: str, shop_api: Any) -> Iterator[ShopStack]:
+    shop_api.reset()
+    built = build_shop(tmp_path / "home", redis_url, redis_prefix, shop_api)
+    yield built
+    built.stack.services.engine.dispose()

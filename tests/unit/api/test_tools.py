@@ -10,7 +10,7 @@ from sqlmodel import select
 
 from storage.models import ToolRecord
 from tests.unit.api.conftest import Api
-from tests.unit.investigation.tools.samples import billing, status
+from tests.unit.investigation.tools.samples import billing, status, tickets
 
 pytestmark = pytest.mark.integration
 
@@ -59,6 +59,7 @@ def test_tools_are_per_tenant(api: Api) -> None:
     (status(url="http://127.0.0.1:9/v1/status?region={region}"), "url", "loopback"),
     (status(url="http://10.1.2.3/v1/status?region={region}"), "url", "private"),
     (status(url="http://localhost:8080/v1/status?region={region}"), "url", "loopback"),
+    (tickets(owner=None), "owner", "parameter ticket comes from the question"),
 ])
 def test_bad_declarations_are_a_422_naming_the_field(api: Api, declaration: dict[str, Any], field: str,
                                                      words: str) -> None:

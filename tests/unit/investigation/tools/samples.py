@@ -59,6 +59,7 @@ def tickets(base: str = BASE, **overrides: Any) -> dict[str, Any]:
         "projection": ["tickets[].id", "tickets[].subject", "tickets[].resolution"],
         "internal_fields": ["tickets[].internal_note"],
         "title": "Past tickets of {email}",
+        "owner": {"field": "requester", "equals": "context.requester.email"},
         "policy": {"audiences": ["agent"], "requires_requester": True, "subject": "requester"},
     }
     decl.update(overrides)
