@@ -113,6 +113,9 @@ def why_forbidden(address: IPAddress) -> str | None:
             return reason
     if isinstance(address, ipaddress.IPv4Address) and address in _SHARED:
         return "a shared (carrier-grade NAT) address"
+    # fec0::/10: deprecated (RFC 3879) yet still routed inside some networks, and `is_global` calls it global.
+    if isinstance(address, ipaddress.IPv6Address) and address.is_site_local:
+        return "a site-local address"
     if not address.is_global:
         return "not a public address"
     return None

@@ -55,6 +55,13 @@ def _how(payload: dict[str, Any]) -> str:
             f"search{'es' if searches != 1 else ''}.")
 
 
+def linkable(url: str | None) -> bool:
+    """Whether `url` may become a link in HTML: only http and https (a document's URL is the tenant's data;
+    a ``javascript:`` or ``data:`` one would run or show something in the reader's mail or helpdesk)."""
+    scheme, colon, _ = (url or "").strip().partition(":")
+    return bool(colon) and scheme.lower() in ("http", "https")
+
+
 def _footnotes(payload: dict[str, Any]) -> list[tuple[int, str, str | None]]:
     notes = []
     for c in payload.get("citations") or []:
@@ -62,8 +69,17 @@ def _footnotes(payload: dict[str, Any]) -> list[tuple[int, str, str | None]]:
             marker = int(c.get("marker"))
         except (TypeError, ValueError):
             continue
-        notes.append((marker, str(c.get("title") or c.get("source_id") or "source"), c.get("url") or None))
+        url = c.get("url")
+        notes.append((marker, str(c.get("title") or c.get("source_id") or "source"), str(url) if url else None))
     return sorted(notes)
+
+
+def _note(title: str, url: str | None) -> str:
+    """A footnote's HTML: a link for an http(s) URL, else the title and the URL as text."""
+    e = html.escape
+    if url and linkable(url):
+        return f'<a href="{e(url.strip(), quote=True)}">{e(title)}</a>'
+    return e(title) + (f" — {e(url)}" if url else "")
 
 
 def render(payload: dict[str, Any], *, delivery_id: str, trace_url: str | None = None) -> Rendered:
@@ -98,11 +114,11 @@ def render(payload: dict[str, Any], *, delivery_id: str, trace_url: str | None =
     if caveat:
         parts.append(f"<p><strong>Caveat:</strong> {e(caveat)}</p>")
     if notes:
-        items = "".join(
-            f'<li value="{m}">' + (f'<a href="{e(url, quote=True)}">{e(title)}</a>' if url else e(title))
-            + "</li>" for m, title, url in notes)
+        items = "".join(f'<li value="{m}">{_note(title, url)}</li>' for m, title, url in notes)
         parts.append(f"<p><strong>Sources</strong></p><ol>{items}</ol>")
-    meta = e(how) + (f' <a href="{e(trace_url, quote=True)}">See the trace</a>.' if trace_url else "")
+    meta = e(how)
+    if trace_url and linkable(trace_url):
+        meta += f' <a href="{e(trace_url, quote=True)}">See the trace</a>.'
     if question:
         meta = f"Question: {e(question)}<br>{meta}"
     parts.append(f"<p><small>{meta}</small></p>")
@@ -110,4 +126,4 @@ def render(payload: dict[str, Any], *, delivery_id: str, trace_url: str | None =
     return Rendered(subject=subject, text="\n".join(text).strip() + "\n", html="\n".join(parts), outcome=outcome)
 
 
-__all__ = ["REFERENCE_PREFIX", "Rendered", "outcome_of", "reference", "render"]
+__all__ = ["REFERENCE_PREFIX", "Rendered", "linkable", "outcome_of", "reference", "render"]
