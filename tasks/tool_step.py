@@ -21,7 +21,7 @@ from investigation.state import Passage, RetrievalScope
 from investigation.tools.evidence import as_passage, is_tool_engine, tool_engine, tool_query
 from investigation.tools.ownership import agent_notice, check_owner, not_yours_sentence, requester_identity
 from investigation.tools.policy import CallScope, check_proposed, refusal, resolve_arguments
-from investigation.tools.projection import project
+from investigation.tools.projection import fence, injected_field, project
 from investigation.tools.selection import choose, lacks_question_value, relevance
 from investigation.tools.tool_use import definitions, validate_tool_use
 from storage import repositories as repo
@@ -248,7 +248,10 @@ def _evidence(services: Services, inv: Investigation, hop: int, decl: Any, scope
               args: dict[str, Any], document: dict[str, Any], fetched_ts: float, notice: str,
               payload: dict[str, Any], trace: dict[str, Any]) -> None:
     """The requester's part of a result as the hop's passage (and its knowledge-base look-up)."""
-    visible = project(document, decl.fields_for(scope.audience))
+    # An instruction planted in one free-text field drops that field, not the record around it.
+    visible, fenced = fence(project(document, decl.fields_for(scope.audience)), injected_field)
+    if fenced:
+        trace["fenced"] = sorted(set(fenced))
     fetched = datetime.fromtimestamp(fetched_ts, UTC).strftime("%H:%M")  # the call's time, not the read's
     passage = as_passage(decl, visible, args, fetched, notice=notice)
     payload["passages"] = (passage,)

@@ -8,10 +8,11 @@ a name walks every item of a list: ``account.plan``, ``invoices[].status``.
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from investigation.errors import ValidationFailed
+from investigation.guards import carries_instructions, untrusted
 
 PATH = re.compile(r"[A-Za-z_][A-Za-z0-9_-]*(\[\])?(\.[A-Za-z_][A-Za-z0-9_-]*(\[\])?)*")
 MAX_ITEMS = 20  # list items kept per list
@@ -84,6 +85,48 @@ def project(payload: Any, paths: Sequence[str]) -> dict[str, Any]:
     return out
 
 
+# An API's free-text field (a status note, a customer comment) is never addressed to an assistant: a field
+# that speaks to one, or tells it to set aside its instructions, is an injection wherever it sits.
+_ORDERS_TO_AN_ASSISTANT = re.compile(
+    r"\b(?:assistant|ai|bot|chatbot|model|agent)\s*[,:]\s*(?:please\s+)?(?:ignore|disregard|forget|tell|say|"
+    r"reveal|call|look\s+up|send|refund|do\s+not)\b"
+    r"|\b(?:ignore|disregard|forget)\s+(?:all\s+|any\s+)?(?:your|the|my)?\s*(?:previous|prior|above|earlier|"
+    r"system)?\s*(?:instructions?|rules|prompts?)\b", re.IGNORECASE)
+
+
+def injected_field(text: str) -> bool:
+    """True when a record's text field carries orders for an AI (the passage guards, plus the shapes a
+    one-field injection takes)."""
+    return untrusted(text) or carries_instructions(text) or _ORDERS_TO_AN_ASSISTANT.search(text) is not None
+
+
+def fence(document: Any, suspicious: Callable[[str], bool], prefix: str = "") -> tuple[Any, list[str]]:
+    """`document` without its string fields that `suspicious` flags (an instruction planted in a free-text
+    note), and the paths dropped: one injected field is fenced off, the rest of the record stays evidence."""
+    dropped: list[str] = []
+    if isinstance(document, Mapping):
+        kept: dict[str, Any] = {}
+        for key, value in document.items():
+            path = f"{prefix}.{key}" if prefix else str(key)
+            if isinstance(value, str) and suspicious(value):
+                dropped.append(path)
+                continue
+            kept[key], inner = fence(value, suspicious, path)
+            dropped.extend(inner)
+        return kept, dropped
+    if isinstance(document, list):
+        items = []
+        for value in document:
+            if isinstance(value, str) and suspicious(value):
+                dropped.append(f"{prefix}[]")
+                continue
+            item, inner = fence(value, suspicious, f"{prefix}[]")
+            items.append(item)
+            dropped.extend(inner)
+        return items, dropped
+    return document, dropped
+
+
 def flatten(document: Any, prefix: str = "") -> dict[str, Any]:
     """Leaf values by path (`invoices[1].status`), lists numbered from 1, in document order."""
     flat: dict[str, Any] = {}
@@ -130,8 +173,18 @@ def summary_sentences(templates: Sequence[str], document: Mapping[str, Any], par
     return out
 
 
+def render_value(value: Any) -> str:
+    """How a value reads in a sentence: booleans as yes/no (never Python's True/False), whole floats
+    without ".0"; strings (dates included) exactly as the API sent them."""
+    if isinstance(value, bool):
+        return "yes" if value else "no"
+    if isinstance(value, float) and value.is_integer():
+        return str(int(value))
+    return str(value)
+
+
 def _fill(template: str, row: Mapping[str, Any]) -> str:
-    return re.sub(r"\{([^{}]*)\}", lambda m: str(row[m.group(1).strip()]), template)
+    return re.sub(r"\{([^{}]*)\}", lambda m: render_value(row[m.group(1).strip()]), template)
 
 
 def _at(node: Any, path: str) -> Any:
@@ -154,7 +207,7 @@ def evidence_text(title: str, document: Mapping[str, Any], summary: Sequence[str
     """The projected payload as readable evidence: the declaration's summary sentences when it has any
     (the tenant's wording of the result), else one `field: value` statement per leaf."""
     said = " ".join(s.strip() for s in summary)
-    parts = [f"{_label(path)}: {value}" for path, value in flatten(document).items()]
+    parts = [f"{_label(path)}: {render_value(value)}" for path, value in flatten(document).items()]
     facts = "; ".join(parts) + "." if parts else "No data returned."
     text = said or f"{title}: {facts}"
     return text if len(text) <= MAX_TEXT else text[: MAX_TEXT - 1] + "…"

@@ -81,7 +81,7 @@ def test_a_list_keeps_only_the_requesters_items(shop: ShopStack) -> None:
     call = tool_events(view)[0]
     assert call["tool"] == "customer_orders" and call["error"] is None
     ids = [o["id"] for o in call["payload"]["orders"]]
-    assert ids == ["BC-1042", "BC-204117"]
+    assert ids == ["BC-1042", "BC-204117", "BC-204533"]
     assert "BC-9001" not in everything(view)
     refused = tool_events(view, "tool_refused")
     assert [e["tool"] for e in refused] == ["customer_orders"] and "1 record" in refused[0]["reason"]
@@ -130,3 +130,11 @@ def test_a_dot_dot_value_never_reaches_another_path(tmp_path: Any, redis_url: st
         assert refused and "would change the URL's path" in refused[0]["reason"]
     finally:
         built.stack.services.engine.dispose()
+
+
+def test_an_injected_field_is_fenced_and_the_rest_of_the_record_kept(shop: ShopStack) -> None:
+    view = shop.run("When is order BC-204533 going to arrive?", ANA)
+    call = tool_events(view)[0]
+    assert call["fenced"] == ["order.status_note"]
+    assert call["payload"]["order"]["eta"] == "2026-12-09" and call["payload"]["order"]["status"] == "shipped"
+    assert "refunded in full" not in everything(view)
