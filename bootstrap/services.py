@@ -20,6 +20,7 @@ if TYPE_CHECKING:
     from investigation.ports import Embedder, Reasoner, SearchBackend
     from storage.rate_limit import TokenBucketLimiter
     from storage.redis_state import RedisState
+    from storage.secrets import SecretBox
 
 
 log = logging.getLogger(__name__)
@@ -67,8 +68,15 @@ class Services:
 
         self.settings.home.mkdir(parents=True, exist_ok=True)
         engine = make_engine(self.settings.effective_database_url)
-        migrate(engine)
+        migrate(engine, secret_box=self.secret_box)
         return engine
+
+    def secret_box(self) -> SecretBox:
+        """The box sealing and opening stored secrets, read afresh (a `sleuth secrets rotate` may have
+        changed the embedded key since the last call)."""
+        from storage.secrets import SecretBox
+
+        return SecretBox.from_settings(self.settings)
 
     @contextmanager
     def session(self) -> Iterator[Session]:

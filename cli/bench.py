@@ -139,7 +139,7 @@ def _bench_tenant(services: Services, bench: BenchSet, console: Console) -> str:
         try:
             tenant_id = repo.get_tenant_by_name(session, name=name).id
         except NotFound:
-            tenant_id = repo.create_tenant(session, name=name)[0].id
+            tenant_id = repo.create_tenant(session, name=name, box=services.secret_box())[0].id
     if all(b.count(tenant_id) > 0 for b in services.backends.values()):
         return tenant_id
     docs = load_documents(list(bench.corpus))

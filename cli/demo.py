@@ -58,9 +58,9 @@ def _tenant(services: Services, console: Console) -> tuple[str, str]:
         try:
             tenant = repo.get_tenant_by_name(session, name=DEMO_TENANT)
         except NotFound:
-            tenant, key = repo.create_tenant(session, name=DEMO_TENANT)
+            tenant, key = repo.create_tenant(session, name=DEMO_TENANT, box=services.secret_box())
             console.print(f"created tenant [bold]{DEMO_TENANT}[/bold]; API key (shown once): {key}")
-        tenant_id, secret = tenant.id, tenant.webhook_secret
+        tenant_id, secret = tenant.id, repo.open_webhook_secret(tenant, services.secret_box())
     # The demo's receivers listen on loopback, which deliveries refuse unless the tenant allows it.
     update_allowlist(services, tenant_id=tenant_id, add=["127.0.0.1"], remove=[])
     return tenant_id, secret

@@ -10,6 +10,7 @@ from typing import Annotated
 import typer
 from rich.console import Console
 
+from cli.sources import sources_app
 from cli.tools import tools_app
 from config.settings import Settings, get_settings
 from investigation.errors import SleuthError, ValidationFailed
@@ -21,6 +22,7 @@ app.add_typer(tenants_app, name="tenants")
 channels_app = typer.Typer(no_args_is_help=True, help="Delivery channels of a tenant: smtp, zendesk, freshdesk.")
 app.add_typer(channels_app, name="channels")
 app.add_typer(tools_app, name="tools")
+app.add_typer(sources_app, name="sources")
 console = Console(stderr=True, soft_wrap=True)  # piped output: no wrapping mid-phrase
 
 
@@ -44,9 +46,11 @@ def tenants_create(name: str, as_json: Annotated[bool, typer.Option("--json")] =
             raise ValidationFailed("limit", f"{item!r} is not KEY=N")
         limits[key.strip()] = int(value)
     services = Services(_settings())
+    box = services.secret_box()
     with services.session() as session:
-        tenant, key = repo.create_tenant(session, name=name, limits=limits)
-        out = {"id": tenant.id, "name": tenant.name, "api_key": key, "webhook_secret": tenant.webhook_secret}
+        tenant, key = repo.create_tenant(session, name=name, box=box, limits=limits)
+        out = {"id": tenant.id, "name": tenant.name, "api_key": key,
+               "webhook_secret": repo.open_webhook_secret(tenant, box)}
     if as_json:
         print(json.dumps(out))
     else:
@@ -62,6 +66,14 @@ def tenants_list() -> None:
     with Services(_settings()).session() as session:
         for t in repo.list_tenants(session):
             print(f"{t.id}  {t.name}  key {t.api_key_prefix}…")
+
+
+@tenants_app.command("rotate-key")
+def tenants_rotate_key(name: str, as_json: Annotated[bool, typer.Option("--json")] = False) -> None:
+    """A new API key for the tenant (shown once); the old key, its console sessions and links stop working."""
+    from cli.tenant_keys import rotate_key
+
+    rotate_key(_settings(), tenant=name, as_json=as_json, console=console)
 
 
 @tenants_app.command("update")
@@ -298,8 +310,12 @@ def bench(dataset_dir: Path, mode: str = "agentic", k: int = 10,
 @app.command()
 def trace(investigation_id: str,
           base_url: Annotated[str | None, typer.Option(help="The API's address as the browser reaches it")] = None,
+          full_console: Annotated[bool, typer.Option("--console", help=(
+              "The link's session may open the whole console (list, other traces, Redeliver), not only "
+              "this trace"))] = False,
           ) -> None:
-    """Print a short-lived sign-in link to an investigation's trace page (no API key in the URL)."""
+    """Print a single-use, short-lived sign-in link to an investigation's trace page (no API key in the
+    URL); its session sees that trace only, read-only, unless --console."""
     from api import session
     from bootstrap import Services
     from cli.processes import running_stack
@@ -311,10 +327,11 @@ def trace(investigation_id: str,
         tenant = repo.get_tenant(db, tenant_id=inv.tenant_id)
     live = running_stack(settings) or {}
     base = (base_url or str(live.get("api_url") or f"http://{settings.api_host}:{settings.api_port}")).rstrip("/")
-    token = session.link_token(settings, tenant.id, tenant.api_key_hash, inv.id)
+    token = session.link_token(settings, tenant.id, tenant.api_key_hash, inv.id, console=full_console)
     print(f"{base}/link/{token}")
-    console.print(f"valid for {settings.link_ttl_seconds // 60} minutes; it signs the browser in as "
-                  f"tenant {tenant.name} and opens the trace page")
+    reach = "the whole console" if full_console else "this trace only, read-only"
+    console.print(f"valid for {settings.link_ttl_seconds // 60} minutes and works once; it signs the browser in "
+                  f"as tenant {tenant.name} for {settings.link_session_ttl_seconds // 60} minutes ({reach})")
 
 
 @app.command()

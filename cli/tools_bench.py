@@ -41,7 +41,7 @@ def _tenant(settings: Settings, api: ToolServices, console: Console) -> Iterator
     with processes.state_redis(settings) as live:
         services = Services(live, one_process=True)  # investigations run in this process (tasks.inline)
         with services.session() as session:
-            tenant, _ = repo.create_tenant(session, name=f"toolbench-{uuid.uuid4().hex[:8]}",
+            tenant, _ = repo.create_tenant(session, name=f"toolbench-{uuid.uuid4().hex[:8]}", box=services.secret_box(),
                                            allowed_hosts=["127.0.0.1"])
             for raw in declarations(api.base):
                 register(session, live, tenant=tenant, raw=raw, secret=SECRETS.get(raw["name"]))

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from functools import lru_cache
 from pathlib import Path
+from typing import Literal
 
 from pydantic import AliasChoices, Field, SecretStr, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
@@ -15,6 +16,9 @@ class Settings(BaseSettings):
     model_config = SettingsConfigDict(env_prefix="SLEUTH_", extra="ignore", frozen=True, populate_by_name=True)
 
     home: Path = Field(default=Path(".sleuth"), description="Data directory (indexes, SQLite, embedded Redis).")
+    env: Literal["development", "production"] = Field(default="development", description=(
+        "production: `sleuth up`/`api`/`worker` refuse to start without SLEUTH_SECRET_KEY (or a key file "
+        "outside SLEUTH_HOME) and SLEUTH_SESSION_SECRET (docs/production.md)."))
     database_url: str | None = Field(default=None, description="SQLAlchemy URL; default SQLite in SLEUTH_HOME.")
     redis_url: str | None = Field(default=None, description="Broker/state Redis; default: embedded redis-server.")
     redis_prefix: str = Field(default="sleuth", description="Prefix of every Redis key Sleuth writes.")
@@ -48,6 +52,8 @@ class Settings(BaseSettings):
         "false runs the same code uncached, for the equality check."))
     max_question_bytes: int = Field(default=8192,
                                     description="Largest request body the API accepts (413 above).")
+    request_body_timeout: float = Field(default=30.0, gt=0, le=600, description=(
+        "Seconds the API waits for a request's whole body once its headers arrived (408 after)."))
 
     # Fairness between tenants (a tenant's `limits` override both; 0 = no limit)
     tenant_max_in_flight: int = Field(
@@ -88,8 +94,13 @@ class Settings(BaseSettings):
     delivery_lock_margin: float = Field(default=60.0, ge=1, description=(
         "Seconds a delivery's lock outlives its channel timeout (a killed worker's lock expires after it)."))
     secret_key: SecretStr | None = Field(default=None, description=(
-        "Key encrypting channel secrets at rest (Fernet, urlsafe base64 of 32 bytes); default: generated "
-        "once under SLEUTH_HOME/secret.key with mode 0600."))
+        "Key encrypting secrets at rest (channels, tools, webhook signing; Fernet, urlsafe base64 of 32 "
+        "bytes); default: SLEUTH_SECRET_KEY_FILE, else generated once under SLEUTH_HOME/secret.key (0600)."))
+    secret_key_file: Path | None = Field(default=None, description=(
+        "File holding the key (when SLEUTH_SECRET_KEY is unset); in production it must lie outside SLEUTH_HOME."))
+    secret_key_previous: SecretStr | None = Field(default=None, description=(
+        "Older keys, comma-separated, still accepted for reading while `sleuth secrets rotate` re-encrypts "
+        "under the current one (docs/production.md)."))
     public_url: str | None = Field(default=None,
                                    description="Public base URL of the API; answers then link to their trace.")
     hook_max_bytes: int = Field(default=65_536, ge=1024,
@@ -132,6 +143,12 @@ class Settings(BaseSettings):
         default=None, description="Signs trace-page cookies and links; default: a random key kept in SLEUTH_HOME/run.")
     session_ttl_seconds: int = Field(default=8 * 3600, ge=60, description="Lifetime of a trace-page login.")
     link_ttl_seconds: int = Field(default=900, ge=30, description="Lifetime of a `sleuth trace` signed link.")
+    link_session_ttl_seconds: int = Field(default=3600, ge=60,
+                                          description="Lifetime of the session a `sleuth trace` link opens.")
+    auth_failure_limit: int = Field(default=40, ge=1, description=(
+        "Failed sign-ins / bad API keys allowed per client address (and per tenant, when a credential names "
+        "one) in a window; past it 429 + Retry-After until the window ends."))
+    auth_failure_window_seconds: int = Field(default=600, ge=1, description="The window of auth_failure_limit.")
     flower_basic_auth: SecretStr | None = Field(
         default=None, description="user:password for `sleuth flower` (default: generated when not on loopback).")
 

@@ -18,6 +18,7 @@ from investigation.errors import Forbidden, NotFound, ValidationFailed
 from storage._common import insert_ignore, row_values, write
 from storage._prepared import Prepared, load
 from storage.models import Tenant
+from storage.secrets import SecretBox
 
 _TABLE: Table = Tenant.__table__  # type: ignore[attr-defined]  # SQLModel sets __table__, undeclared
 _BY_KEY_HASH = Prepared(sa_select(_TABLE).where(_TABLE.c.api_key_hash == bindparam("digest")))
@@ -64,10 +65,11 @@ def validate_limits(limits: dict[str, Any] | None) -> dict[str, int]:
     return checked
 
 
-def create_tenant(session: Session, *, name: str, limits: dict[str, Any] | None = None,
+def create_tenant(session: Session, *, name: str, box: SecretBox, limits: dict[str, Any] | None = None,
                   allowed_hosts: Sequence[str] = ()) -> tuple[Tenant, str]:
     """A new tenant and its plaintext API key (returned once, never stored). `allowed_hosts`: canonical
-    outbound allowlist entries (see `adapters.delivery.outbound.canonical_host`)."""
+    outbound allowlist entries (see `adapters.delivery.outbound.canonical_host`). The webhook signing
+    secret is stored sealed by `box`: `open_webhook_secret` reads it."""
     validate_tenant_name(name)
     limits = validate_limits(limits)
     api_key = new_api_key()
@@ -75,7 +77,7 @@ def create_tenant(session: Session, *, name: str, limits: dict[str, Any] | None 
         name=name,
         api_key_hash=hash_api_key(api_key),
         api_key_prefix=api_key[:8],
-        webhook_secret=new_webhook_secret(),
+        webhook_secret=box.seal_text(new_webhook_secret()),
         limits=dict(limits or {}),
         allowed_hosts=list(allowed_hosts),
     )
@@ -83,6 +85,11 @@ def create_tenant(session: Session, *, name: str, limits: dict[str, Any] | None 
         if not insert_ignore(session, Tenant, [row_values(tenant)], ["name"]):
             raise ValidationFailed("name", "already exists")
         return get_tenant(session, tenant_id=tenant.id), api_key
+
+
+def open_webhook_secret(tenant: Tenant, box: SecretBox) -> str:
+    """The tenant's webhook signing secret in clear ("whsec_..."), for signing or showing it to its owner."""
+    return box.open_text(tenant.webhook_secret)
 
 
 def get_tenant(session: Session, *, tenant_id: str) -> Tenant:
@@ -119,3 +126,15 @@ def authenticate(session: Session, *, api_key: str) -> Tenant:
     if found is None or not hmac.compare_digest(found["api_key_hash"], digest):
         raise Forbidden("invalid API key")
     return Tenant.model_validate(found)
+
+
+def rotate_api_key(session: Session, *, tenant_id: str) -> tuple[Tenant, str]:
+    """A new API key for the tenant (returned once); the old key stops working at once, and with it every
+    console session and sign-in link made under it (they carry a tag of the key's hash)."""
+    api_key = new_api_key()
+    with write(session):
+        tenant = get_tenant(session, tenant_id=tenant_id)
+        tenant.api_key_hash = hash_api_key(api_key)
+        tenant.api_key_prefix = api_key[:8]
+        session.add(tenant)
+    return get_tenant(session, tenant_id=tenant_id), api_key

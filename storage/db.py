@@ -206,12 +206,14 @@ def _writers_after_fork() -> None:
 os.register_at_fork(after_in_child=_writers_after_fork)
 
 
-def migrate(engine_or_url: Engine | str) -> None:
-    """Bring the database to the newest schema (Alembic ``upgrade head``); safe to call concurrently."""
+def migrate(engine_or_url: Engine | str, *, secret_box: Callable[[], Any] | None = None) -> None:
+    """Bring the database to the newest schema (Alembic ``upgrade head``); safe to call concurrently.
+    `secret_box` builds the `storage.secrets.SecretBox` a data migration seals clear secrets with (only
+    called when there are some: migration 0008)."""
     if isinstance(engine_or_url, str):
         engine = make_engine(engine_or_url)
         try:
-            migrate(engine)
+            migrate(engine, secret_box=secret_box)
         finally:
             engine.dispose()
         return
@@ -221,6 +223,7 @@ def migrate(engine_or_url: Engine | str) -> None:
             connection.execute(text("SELECT pg_advisory_xact_lock(:key)"), {"key": _PG_MIGRATION_LOCK})
         config = alembic_config()
         config.attributes["connection"] = connection
+        config.attributes["secret_box"] = secret_box
         command.upgrade(config, "head")
 
 

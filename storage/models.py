@@ -40,7 +40,8 @@ class Tenant(SQLModel, table=True):
     name: str = Field(index=True, unique=True, max_length=100)
     api_key_hash: str = Field(index=True, unique=True, max_length=64)  # sha256 hex of the key
     api_key_prefix: str = Field(max_length=16)  # first chars, to recognise a key in logs
-    webhook_secret: str = Field(max_length=100)  # "whsec_<base64>", Standard Webhooks style
+    # "whsec_<base64>" (Standard Webhooks style), encrypted like channel secrets (storage.secrets)
+    webhook_secret: str = Field(sa_column=Column(Text, nullable=False))
     limits: dict[str, Any] = Field(default_factory=dict, sa_column=Column(JSON, nullable=False))
     # Hosts (names or addresses) this tenant's deliveries may reach although private/loopback.
     allowed_hosts: list[str] = Field(default_factory=empty_list, sa_column=Column(JSON, nullable=False))

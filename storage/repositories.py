@@ -57,7 +57,15 @@ from storage._records import (
     step_state,
 )
 from storage._recovery import active_among, count_active, list_idle, list_stranded_deliveries
-from storage._tenants import authenticate, create_tenant, get_tenant, get_tenant_by_name, list_tenants
+from storage._tenants import (
+    authenticate,
+    create_tenant,
+    get_tenant,
+    get_tenant_by_name,
+    list_tenants,
+    open_webhook_secret,
+    rotate_api_key,
+)
 from storage._tools import get_tool, list_tools, put_tool, remove_tool
 from storage.views import event_view, investigation_view
 
@@ -111,6 +119,7 @@ __all__ = [
     "mark_hop_reduced",
     "mark_started",
     "new_event",
+    "open_webhook_secret",
     "planned_hop",
     "put_tool",
     "record_attempt",
@@ -118,6 +127,7 @@ __all__ = [
     "remove_channel",
     "remove_tool",
     "reset_delivery",
+    "rotate_api_key",
     "save_hop",
     "set_investigation",
     "step_state",

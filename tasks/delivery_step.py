@@ -100,7 +100,8 @@ def _payload_and_secret(services: Services, job: _Job) -> tuple[dict[str, Any], 
     with services.session() as session:
         inv = repo.get_investigation(session, investigation_id=job.investigation_id)
         payload = repo.investigation_view(session, investigation=inv)
-        secret = repo.get_tenant(session, tenant_id=job.tenant_id).webhook_secret
+        tenant = repo.get_tenant(session, tenant_id=job.tenant_id)
+    secret = repo.open_webhook_secret(tenant, services.secret_box())
     if job.channel != "webhook":
         payload = channels_of.channel_payload(services, job.investigation_id, payload)
     return payload, secret

@@ -32,12 +32,14 @@ from typing import Any, NoReturn
 
 import pytest
 import redis
+from cryptography.fernet import Fernet
 from sqlalchemy import Engine, create_engine, make_url, text
 from sqlmodel import Session
 
 from storage.db import make_engine, migrate
 from storage.redis_state import RedisState, client_from_url, kombu_url
 from storage.redis_state import redis_py_url as redis_py_form
+from storage.secrets import SecretBox
 
 # Worker pool processes of the suite skip their warm-up (SLEUTH_WORKER_WARM_UP; 1.1 s of CPU each, mostly the
 # ONNX model, in a hundred-odd pool processes most of which never embed); tests/integration/workers/
@@ -341,6 +343,12 @@ def db_engine(db_url: str) -> Iterator[Engine]:
 def session(db_engine: Engine) -> Iterator[Session]:
     with Session(db_engine, expire_on_commit=False) as s:
         yield s
+
+
+@pytest.fixture
+def secret_box() -> SecretBox:
+    """A box with a fresh key, for tests that store secrets with no `Services` at hand."""
+    return SecretBox(Fernet.generate_key())
 
 
 @pytest.fixture

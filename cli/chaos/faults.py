@@ -245,7 +245,7 @@ def injection_corpus(h: Harness) -> Result:
     services = Services(h.settings(redis_url=str(h.run_info()["redis_url"])))
     name = f"inj{uuid.uuid4().hex[:6]}"
     with services.session() as session:
-        tenant, key = repo.create_tenant(session, name=name, allowed_hosts=["127.0.0.1"],
+        tenant, key = repo.create_tenant(session, name=name, box=services.secret_box(), allowed_hosts=["127.0.0.1"],
                                          limits={"intake_per_minute": 0})
         h.tenants[name] = Tenant(name, tenant.id, key)
     docs = load_documents([KB]) + [SourceDocument(id=d["id"], title=d["title"], text=d["text"]) for d in corpus]

@@ -131,7 +131,7 @@ class Harness:
         for name in ("big", "small"):
             with services.session() as session:
                 # Intake rate limits are proven by the test suite; here the burst must get in to measure fairness.
-                tenant, key = repo.create_tenant(session, name=name, allowed_hosts=["127.0.0.1"],
+                tenant, key = repo.create_tenant(session, name=name, box=services.secret_box(), allowed_hosts=["127.0.0.1"],
                                                  limits={"intake_per_minute": 0})
                 self.tenants[name] = Tenant(name, tenant.id, key)
             ingest(docs, tenant=self.tenants[name].id, backends=list(services.backends.values()))

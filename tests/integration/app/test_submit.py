@@ -24,7 +24,7 @@ pytestmark = pytest.mark.integration
 def services(tmp_path: Path, db_url: str) -> Iterator[Services]:
     svc = Services(Settings(home=tmp_path / "home", database_url=db_url, max_hops=3))
     with svc.session() as session:
-        repo.create_tenant(session, name="capped", limits={"max_hops": 2, "max_retrieval_calls": 5})
+        repo.create_tenant(session, name="capped", box=svc.secret_box(), limits={"max_hops": 2, "max_retrieval_calls": 5})
     yield svc
     svc.engine.dispose()
 

@@ -29,7 +29,7 @@ def make_services(tmp_path: Path, db_url: str, redis_url: str, redis_prefix: str
 
 def new_tenant(services: Services, allowed: list[str] | None = None) -> Tenant:
     with services.session() as session:
-        tenant, _ = repo.create_tenant(session, name=f"t-{uuid.uuid4().hex[:10]}",
+        tenant, _ = repo.create_tenant(session, name=f"t-{uuid.uuid4().hex[:10]}", box=services.secret_box(),
                                        allowed_hosts=["127.0.0.1"] if allowed is None else allowed)
         return tenant
 

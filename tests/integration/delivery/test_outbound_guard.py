@@ -21,7 +21,8 @@ pytestmark = pytest.mark.integration
 
 def _delivery(services: Services, url: str, allowed: list[str]) -> str:
     with services.session() as session:
-        tenant, _ = repo.create_tenant(session, name=f"t-{uuid.uuid4().hex[:10]}", allowed_hosts=allowed)
+        tenant, _ = repo.create_tenant(session, name=f"t-{uuid.uuid4().hex[:10]}", box=services.secret_box(),
+                                       allowed_hosts=allowed)
         inv, _ = repo.create_investigation(
             session, tenant=tenant, question="q?", mode="agentic", callback={"type": "webhook", "url": url},
             budget={}, idempotency_key=None, deadline_seconds=60)

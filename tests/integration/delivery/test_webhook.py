@@ -34,7 +34,8 @@ def receiver() -> Iterator[Receiver]:
 def answered_delivery(services: Services, url: str) -> tuple[str, str, str]:
     """(delivery id, investigation id, tenant webhook secret) of a finished investigation."""
     with services.session() as session:
-        tenant, _ = repo.create_tenant(session, name=f"t-{uuid.uuid4().hex[:10]}", allowed_hosts=["127.0.0.1"])
+        tenant, _ = repo.create_tenant(session, name=f"t-{uuid.uuid4().hex[:10]}", box=services.secret_box(),
+                                       allowed_hosts=["127.0.0.1"])
         inv, _ = repo.create_investigation(
             session, tenant=tenant, question="Which region keeps data in Germany?", mode="agentic",
             callback={"type": "webhook", "url": url}, budget={}, idempotency_key=None, deadline_seconds=60)
@@ -43,7 +44,7 @@ def answered_delivery(services: Services, url: str) -> tuple[str, str, str]:
                                                                        "source_id": "frankfurt",
                                                                        "title": "Frankfurt"}])
         delivery = repo.list_deliveries(session, investigation_id=inv.id)[0]
-        return delivery.id, inv.id, tenant.webhook_secret
+        return delivery.id, inv.id, repo.open_webhook_secret(tenant, services.secret_box())
 
 
 def attempts(services: Services, delivery_id: str) -> list[Any]:

@@ -12,6 +12,7 @@ from sqlmodel import Session
 from investigation.state import Evidence, Grade
 from storage.models import Investigation, Tenant
 from storage.repositories import create_investigation, create_tenant
+from storage.secrets import SecretBox
 
 
 def new_investigation(session: Session, tenant: Tenant, **overrides: Any) -> Investigation:
@@ -45,13 +46,13 @@ def make_evidence(eid: str, hop: int = 1, score: float = 0.5, grade: Grade = Gra
 
 
 @pytest.fixture
-def tenant(session: Session) -> Tenant:
-    return create_tenant(session, name="acme")[0]
+def tenant(session: Session, secret_box: SecretBox) -> Tenant:
+    return create_tenant(session, name="acme", box=secret_box)[0]
 
 
 @pytest.fixture
-def other_tenant(session: Session) -> Tenant:
-    return create_tenant(session, name="globex")[0]
+def other_tenant(session: Session, secret_box: SecretBox) -> Tenant:
+    return create_tenant(session, name="globex", box=secret_box)[0]
 
 
 @pytest.fixture

@@ -13,6 +13,7 @@ from storage import db
 from storage.db import SQLITE_CACHE_KIB, SQLITE_MMAP_BYTES, make_engine, migrate, session_scope
 from storage.models import Tenant
 from storage.repositories import create_tenant, get_tenant_by_name, list_tenants, update_investigation
+from storage.secrets import SecretBox
 from tests.integration.storage.conftest import new_investigation
 
 pytestmark = pytest.mark.integration
@@ -81,13 +82,13 @@ def test_session_scope_commits_on_success_and_rolls_back_on_error(db_engine: Eng
     assert kept.name == "kept"  # objects stay readable after the scope ends
 
 
-def test_a_write_after_another_process_wrote_does_not_fail(db_engine: Engine) -> None:
+def test_a_write_after_another_process_wrote_does_not_fail(db_engine: Engine, secret_box: SecretBox) -> None:
     """A session that read (holding an old snapshot) can still write after someone else committed."""
     with Session(db_engine) as reader, Session(db_engine) as writer:
-        tenant = create_tenant(reader, name="acme")[0]
+        tenant = create_tenant(reader, name="acme", box=secret_box)[0]
         inv = new_investigation(reader, tenant)
         assert list_tenants(reader)  # an open read transaction
-        create_tenant(writer, name="globex")
+        create_tenant(writer, name="globex", box=secret_box)
         updated = update_investigation(reader, investigation_id=inv.id, route="lookup")
         assert updated.route == "lookup"
         assert {t.name for t in list_tenants(reader)} == {"acme", "globex"}

@@ -5,16 +5,18 @@ from __future__ import annotations
 from datetime import timedelta
 
 import pytest
+from cryptography.fernet import Fernet
 from sqlmodel import Session
 
 from storage import repositories as repo
 from storage.models import utcnow
+from storage.secrets import SecretBox
 
 pytestmark = pytest.mark.integration
 
 
 def _inv(session: Session, callback: dict[str, object] | None = None) -> str:
-    tenant, _ = repo.create_tenant(session, name=f"t-{utcnow().timestamp()}")
+    tenant, _ = repo.create_tenant(session, name=f"t-{utcnow().timestamp()}", box=SecretBox(Fernet.generate_key()))
     inv, _ = repo.create_investigation(session, tenant=tenant, question="q?", mode="agentic", callback=callback,
                                        budget={}, idempotency_key=None, deadline_seconds=60)
     return inv.id
@@ -43,8 +45,8 @@ def test_stranded_deliveries_are_pending_ones_of_finished_investigations(session
     assert repo.list_stranded_deliveries(session, idle_since=later) == []
 
 
-def test_active_among_names_the_queued_and_running_ones_in_batches(session: Session) -> None:
-    tenant, _ = repo.create_tenant(session, name=f"t-{utcnow().timestamp()}")
+def test_active_among_names_the_queued_and_running_ones_in_batches(session: Session, secret_box: SecretBox) -> None:
+    tenant, _ = repo.create_tenant(session, name=f"t-{utcnow().timestamp()}", box=secret_box)
     ids = [repo.create_investigation(session, tenant=tenant, question=f"q{i}?", mode="agentic", callback=None,
                                      budget={}, idempotency_key=None, deadline_seconds=60)[0].id for i in range(70)]
     for inv_id in ids[::3]:  # every third one finished

@@ -36,7 +36,7 @@ def _second_tenant(stack: Stack) -> str:
     from adapters.search.ingest import SourceDocument, ingest
 
     with stack.services.session() as session:
-        tenant, _ = repo.create_tenant(session, name=f"{stack.tenant_name}-b")
+        tenant, _ = repo.create_tenant(session, name=f"{stack.tenant_name}-b", box=stack.services.secret_box())
     docs = [SourceDocument(id=d["id"], title=d["title"], text=d["text"]) for d in CORPUS]
     ingest(docs, tenant=tenant.id, backends=list(stack.services.backends.values()))
     return tenant.id

@@ -61,7 +61,7 @@ def test_single_shot_mode_stops_after_one_hop(queue: Stack) -> None:
 
 def test_tenant_b_never_retrieves_tenant_a_documents(queue: Stack) -> None:
     with queue.services.session() as session:
-        other, _ = repo.create_tenant(session, name=queue.tenant_name + "-b")
+        other, _ = repo.create_tenant(session, name=queue.tenant_name + "-b", box=queue.services.secret_box())
     original = queue.tenant_name
     queue.tenant_name = other.name
     try:

@@ -64,7 +64,7 @@ def services(tmp_path: Path, db_url: str, redis_url: str, redis_prefix: str) -> 
 def new_tenant(services: Services, limits: dict[str, Any] | None = None,
                allowed_hosts: list[str] | None = None) -> tuple[str, str]:
     with services.session() as session:
-        tenant, key = repo.create_tenant(session, name=f"t-{uuid.uuid4().hex[:10]}", limits=limits,
+        tenant, key = repo.create_tenant(session, name=f"t-{uuid.uuid4().hex[:10]}", box=services.secret_box(), limits=limits,
                                          allowed_hosts=allowed_hosts or [])
         return tenant.id, key
 

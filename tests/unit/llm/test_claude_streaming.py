@@ -20,7 +20,7 @@ def test_tokens_published_by_a_worker_reach_the_sse_stream(tmp_path: Path, redis
                                                            redis_prefix: str) -> None:
     services = Services(Settings(home=tmp_path / "home", redis_url=redis_url, redis_prefix=redis_prefix))
     with services.session() as session:
-        tenant, _ = repo.create_tenant(session, name="t-stream")
+        tenant, _ = repo.create_tenant(session, name="t-stream", box=services.secret_box())
         inv, _ = repo.create_investigation(session, tenant=tenant, question="q?", mode="agentic", callback=None,
                                            budget={}, idempotency_key=None, deadline_seconds=60)
     pieces = ["The Business ", "plan includes ", "SCIM [1]."]
