@@ -1,5 +1,6 @@
-"""No secret in any log line: a logging filter that masks API keys, webhook secrets and ``?key=``-style
-query parameters before a record is formatted (uvicorn's access log prints the full request path)."""
+"""No secret in any log line: a logging filter that masks API keys, webhook secrets, ``?key=``-style
+query parameters and token-bearing paths (sign-in links ``/link/…``, rating links ``/r/…``,
+``/feedback/…``) before a record is formatted (uvicorn's access log prints the full request path)."""
 
 from __future__ import annotations
 
@@ -7,7 +8,10 @@ import logging
 import re
 
 # `?key=sk_…` / `&token=…` in a path or URL, and bare Sleuth secrets wherever they appear.
-_QUERY_SECRET = re.compile(r"(?i)([?&](?:key|api_key|apikey|token|access_token|secret|password)=)[^&#\s\"']*")
+_QUERY_SECRET = re.compile(
+    r"(?i)([?&](?:key|api_key|apikey|token|access_token|secret|password|csrf|sig|signature|nonce)=)[^&#\s\"']*")
+# A path segment after one of these is a credential in itself (single-use links, signed rating links).
+_PATH_SECRET = re.compile(r"(/(?:link|r|feedback)/)[^/?#\s\"']+")
 _BARE_SECRET = re.compile(r"\b(sk_|whsec_)[A-Za-z0-9_\-+/=]{6,}")
 _BEARER = re.compile(r"(?i)(bearer\s+)[A-Za-z0-9_\-.+/=]{6,}")
 MASK = "***"
@@ -16,6 +20,7 @@ MASK = "***"
 def redact(text: str) -> str:
     """`text` with every secret it carries replaced by ``***`` (the `sk_`/`whsec_` prefix is kept)."""
     text = _QUERY_SECRET.sub(lambda m: m.group(1) + MASK, text)
+    text = _PATH_SECRET.sub(lambda m: m.group(1) + MASK, text)
     text = _BARE_SECRET.sub(lambda m: m.group(1) + MASK, text)
     return _BEARER.sub(lambda m: m.group(1) + MASK, text)
 

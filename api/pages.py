@@ -25,11 +25,19 @@ def e(value: Any) -> str:
     return escape("" if value is None else str(value), quote=True)
 
 
-def layout(title: str, body: str, *, signed_in: bool = True, script: bool = False) -> str:
+def csrf_field(csrf: str | None) -> str:
+    """The hidden CSRF token every state-changing form carries (`api.console_auth.csrf_ok` checks it)."""
+    return f'<input type="hidden" name="csrf" value="{e(csrf)}">' if csrf else ""
+
+
+def layout(title: str, body: str, *, signed_in: bool = True, script: bool = False, csrf: str | None = None,
+           full: bool = True) -> str:
+    """`full`: a full console session (a link's session sees one trace: no list link)."""
     nav = ""
     if signed_in:
-        nav = ('<nav aria-label="Main"><a href="/investigations">Investigations</a></nav>'
-               '<form method="post" action="/logout"><button type="submit">Sign out</button></form>')
+        links = '<nav aria-label="Main"><a href="/investigations">Investigations</a></nav>' if full else ""
+        nav = (f'{links}<form method="post" action="/logout">{csrf_field(csrf)}'
+               '<button type="submit">Sign out</button></form>')
     js = f'<script src="{STATIC}/console.js" defer></script>' if script else ""
     return (
         "<!doctype html><html lang=en><head><meta charset=utf-8>"
@@ -42,12 +50,12 @@ def layout(title: str, body: str, *, signed_in: bool = True, script: bool = Fals
     )
 
 
-def login_page(next_path: str, error: str | None = None) -> str:
+def login_page(next_path: str, error: str | None = None, *, csrf: str | None = None) -> str:
     problem = f'<p class="error" role="alert">{e(error)}</p>' if error else ""
     body = (
         "<h1>Sign in</h1>"
         "<p>Paste your tenant's API key once. It is checked and then forgotten: the browser keeps only a "
-        "signed session cookie for this tenant (HttpOnly, never in a URL).</p>"
+        "session cookie for this tenant (HttpOnly, never in a URL), valid until you sign out.</p>"
         f"{problem}"
         '<form method="post" action="/login" class="card">'
         '<label for="key">API key</label>'
@@ -55,7 +63,7 @@ def login_page(next_path: str, error: str | None = None) -> str:
         'spellcheck="false" aria-describedby="key-help">'
         '<p id="key-help" class="muted">The key printed by <code>sleuth tenants create</code> '
         "(starts with <code>sk_</code>). Or run <code>sleuth trace ID</code> for a sign-in link.</p>"
-        f'<input type="hidden" name="next" value="{e(next_path)}">'
+        f'<input type="hidden" name="next" value="{e(next_path)}">{csrf_field(csrf)}'
         '<input type="submit" value="Sign in"></form>'
     )
     return layout("Sign in", body, signed_in=False)
@@ -67,7 +75,8 @@ def _short(text: str | None, limit: int = 140) -> str:
 
 
 def list_page(tenant_name: str, rows: Sequence[Mapping[str, Any]], counts: Mapping[str, int],
-              dead: Sequence[Mapping[str, Any]], *, status: str | None, notice: str | None = None) -> str:
+              dead: Sequence[Mapping[str, Any]], *, status: str | None, notice: str | None = None,
+              csrf: str | None = None) -> str:
     """Recent investigations with status filters, then dead deliveries with a redeliver button each."""
     filters = ['<li><a href="/investigations"' + (' aria-current="page"' if not status else "")
                + f">All ({sum(counts.values())})</a></li>"]
@@ -98,7 +107,7 @@ def list_page(tenant_name: str, rows: Sequence[Mapping[str, Any]], counts: Mappi
             f'{e(str(d["investigation_id"])[:12])}…</a></td>'
             f'<td data-label="Attempts">{e(d["attempts"])}</td>'
             f'<td data-label="Last error">{e(_short(d["last_error"], 100))}</td>'
-            f'<td><form method="post" action="/console/deliveries/{quote(str(d["id"]))}/redeliver">'
+            f'<td><form method="post" action="/console/deliveries/{quote(str(d["id"]))}/redeliver">{csrf_field(csrf)}'
             f'<button class="action" type="submit" aria-label="Redeliver {e(d["id"])}">Redeliver</button>'
             "</form></td></tr>" for d in dead)
         dead_html = ('<table class="stack"><thead><tr><th scope="col">Delivery</th><th scope="col">Channel</th>'
@@ -113,4 +122,4 @@ def list_page(tenant_name: str, rows: Sequence[Mapping[str, Any]], counts: Mappi
             f'<h2 id="dead">Dead deliveries ({len(dead)})</h2>'
             "<p class=muted>Every attempt failed; the receiver gets the same delivery id again on redelivery.</p>"
             f"{dead_html}")
-    return layout("Investigations", body)
+    return layout("Investigations", body, csrf=csrf)

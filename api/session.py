@@ -1,9 +1,10 @@
-"""Signed browser sessions for the operator pages: an API key typed once into a form becomes an HttpOnly,
-SameSite=Strict cookie naming the tenant; `sleuth trace ID` prints a short-lived signed link instead.
+"""Signed tokens for the operator pages: `sleuth trace` links and the sign-in form's CSRF token.
 
 Tokens are ``base64url(json).base64url(hmac_sha256)`` under ``SLEUTH_SESSION_SECRET`` (or a random key
-kept in SLEUTH_HOME/run/session.key, fine for one host). A token also carries the first characters of the
-tenant's key hash, so rotating the API key ends every session made with the old one.
+kept in SLEUTH_HOME/run/session.key, fine for one host). A link carries a nonce (it works once: see
+`storage.console_sessions`), its scope (one investigation's trace, or the whole console) and the first
+characters of the tenant's key hash, so rotating the API key voids the links made with the old one. The
+session a link or the form opens lives server-side (`storage.console_sessions`); its cookie is only an id.
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ from pathlib import Path
 from config.settings import Settings
 
 COOKIE = "sleuth_session"
+LOGIN_COOKIE = "sleuth_login"  # the sign-in form's pre-session CSRF nonce
 _key_cache: dict[Path, bytes] = {}
 
 
@@ -31,9 +33,11 @@ class Claims:
 
     tenant_id: str
     key_tag: str
-    kind: str  # "session" | "link"
+    kind: str  # "link"
     expires: float
     investigation_id: str | None = None
+    nonce: str | None = None  # a link works once: the nonce is consumed on first open
+    scope: str | None = None  # "trace" (one investigation, read-only) | "console"
 
 
 def secret_key(settings: Settings) -> bytes:
@@ -70,7 +74,8 @@ def _unb64(text: str) -> bytes:
 
 def sign(key: bytes, claims: Claims) -> str:
     body = _b64(json.dumps({"t": claims.tenant_id, "h": claims.key_tag, "k": claims.kind,
-                            "e": int(claims.expires), "i": claims.investigation_id},
+                            "e": int(claims.expires), "i": claims.investigation_id, "n": claims.nonce,
+                            "s": claims.scope},
                            separators=(",", ":")).encode())
     mac = _b64(hmac.new(key, body.encode(), hashlib.sha256).digest())
     return f"{body}.{mac}"
@@ -85,7 +90,8 @@ def verify(key: bytes, token: str, *, kind: str, now: Callable[[], float] = time
             return None
         data = json.loads(_unb64(body))
         claims = Claims(tenant_id=str(data["t"]), key_tag=str(data["h"]), kind=str(data["k"]),
-                        expires=float(data["e"]), investigation_id=data.get("i"))
+                        expires=float(data["e"]), investigation_id=data.get("i"), nonce=data.get("n"),
+                        scope=data.get("s"))
     except (ValueError, KeyError, TypeError):
         return None
     if claims.kind != kind or claims.expires < now():
@@ -93,13 +99,17 @@ def verify(key: bytes, token: str, *, kind: str, now: Callable[[], float] = time
     return claims
 
 
-def session_token(settings: Settings, tenant_id: str, api_key_hash: str, *, now: float | None = None) -> str:
-    expires = (now or time.time()) + settings.session_ttl_seconds
-    return sign(secret_key(settings), Claims(tenant_id, key_tag(api_key_hash), "session", expires))
-
-
 def link_token(settings: Settings, tenant_id: str, api_key_hash: str, investigation_id: str, *,
-               now: float | None = None) -> str:
+               console: bool = False, now: float | None = None) -> str:
+    """A single-use link for one investigation's trace (read-only), or with `console` for the whole
+    console; valid for ``settings.link_ttl_seconds``."""
     expires = (now or time.time()) + settings.link_ttl_seconds
     return sign(secret_key(settings),
-                Claims(tenant_id, key_tag(api_key_hash), "link", expires, investigation_id))
+                Claims(tenant_id, key_tag(api_key_hash), "link", expires, investigation_id,
+                       nonce=secrets.token_urlsafe(16), scope="console" if console else "trace"))
+
+
+def login_csrf(settings: Settings, nonce: str) -> str:
+    """The sign-in form's hidden token for the nonce in its cookie: a cross-site page can neither read the
+    cookie nor compute the token, so it cannot sign a victim into another tenant (login CSRF)."""
+    return _b64(hmac.new(secret_key(settings), f"login:{nonce}".encode(), hashlib.sha256).digest())

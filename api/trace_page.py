@@ -12,7 +12,7 @@ import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from api.pages import e, layout
+from api.pages import csrf_field, e, layout
 from investigation.state import Status
 
 _MARKER = re.compile(r"\[(\d+)\]")
@@ -182,16 +182,19 @@ def _attempts(delivery_id: Any, events: Sequence[Mapping[str, Any]]) -> str:
     return f'<ul class="muted">{"".join(lines)}</ul>' if lines else ""
 
 
-def _deliveries(view: Mapping[str, Any], events: Sequence[Mapping[str, Any]] = ()) -> str:
+def _deliveries(view: Mapping[str, Any], events: Sequence[Mapping[str, Any]] = (), *,
+                actions: bool = True, csrf: str | None = None) -> str:
+    """Each delivery's state and attempts; a Redeliver button on dead ones when the visitor may act."""
     rows = view.get("deliveries") or []
     if not rows:
         return ""
     items = []
     for d in rows:
         button = ""
-        if d.get("status") == "dead":
+        if d.get("status") == "dead" and actions:
             button = (f' <form method="post" action="/console/deliveries/{e(d.get("id"))}/redeliver" '
-                      'class="inline"><button class="action" type="submit">Redeliver</button></form>')
+                      f'class="inline">{csrf_field(csrf)}<button class="action" type="submit">Redeliver</button>'
+                      '</form>')
         items.append(f'<li>{e(d.get("channel"))}: <span class="badge {e(d.get("status"))}">{e(d.get("status"))}'
                      f'</span> after {e(d.get("attempts"))} attempt(s){button}{_attempts(d.get("id"), events)}</li>')
     return f'<h3>Delivery</h3><ul>{"".join(items)}</ul>'
@@ -219,8 +222,10 @@ def _details(view: Mapping[str, Any], events: Sequence[Mapping[str, Any]]) -> st
     return "".join(parts)
 
 
-def render(view: Mapping[str, Any], events: Sequence[Mapping[str, Any]], question: str) -> str:
-    """The whole page for one investigation."""
+def render(view: Mapping[str, Any], events: Sequence[Mapping[str, Any]], question: str, *,
+           csrf: str | None = None, full: bool = True) -> str:
+    """The whole page for one investigation; `full` False for a link's read-only session (no actions, no
+    list page)."""
     status = str(view.get("status"))
     running = status not in _TERMINAL
     facts = [f'<li><span class="badge {e(status)}">{e(status)}</span></li>',
@@ -242,7 +247,7 @@ def render(view: Mapping[str, Any], events: Sequence[Mapping[str, Any]], questio
         f"<h3>Where each citation comes from</h3>{_sources(view)}"
         f"<h3>What was searched</h3>{_searched(events)}"
         f"<h3>What was missing</h3>{_missing(view, events)}"
-        f"{_deliveries(view, events)}</section>{live}"
+        f"{_deliveries(view, events, actions=full, csrf=csrf)}</section>{live}"
         f'<h2 id="details-h">Details</h2>{_details(view, events)}</div>'
     )
-    return layout(f"Trace {str(view.get('id'))[:12]}", body, script=running)
+    return layout(f"Trace {str(view.get('id'))[:12]}", body, script=running, csrf=csrf, full=full)

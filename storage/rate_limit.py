@@ -5,6 +5,7 @@ up to one minute's worth. A call takes from all buckets at once or from none (on
 clock), so the fleet as a whole stays under the account's limits. Usage known only after a call (output
 tokens) is debited afterwards and may drive a bucket negative, which makes later callers wait.
 The API key itself is never stored: buckets are keyed by a short hash of it.
+`FailureCounter` counts failed sign-ins and bad API keys per client address and tenant, in fixed windows.
 """
 
 from __future__ import annotations
@@ -140,3 +141,47 @@ class TokenBucketLimiter:
     def level(self, key: str, bucket: str) -> float | None:
         raw = self.client.hget(self._key(key, bucket), "level")
         return None if raw is None else float(raw)
+
+
+class FailureCounter:
+    """Failed sign-ins and bad API keys counted per subject (a client address, a tenant) in fixed windows:
+    ``{prefix}:authfail:{subject}:{window index}``. Past `limit` failures in a window, the subject is
+    refused until the window ends. The clock is the caller's (tests inject one); windows are wall-clock
+    aligned, so every API replica counts into the same key."""
+
+    def __init__(self, client: redis.Redis, prefix: str, *, limit: int, window_seconds: int,
+                 clock: Callable[[], float] = time.time) -> None:
+        if limit < 1 or window_seconds < 1:
+            raise ValueError("limit and window_seconds must be at least 1")
+        self.client = client
+        self.prefix = prefix
+        self.limit = limit
+        self.window = window_seconds
+        self.clock = clock
+
+    def _key(self, subject: str, now: float) -> str:
+        return f"{self.prefix}:authfail:{subject}:{int(now // self.window)}"
+
+    def retry_after(self, subjects: list[str]) -> float | None:
+        """Seconds until every refused subject may try again; None when none of them is over the limit."""
+        if not subjects:
+            return None
+        now = self.clock()
+        counts = self.client.mget([self._key(s, now) for s in subjects])
+        if any(c is not None and int(c) >= self.limit for c in counts):
+            return max(1.0, (int(now // self.window) + 1) * self.window - now)
+        return None
+
+    def record(self, subjects: list[str]) -> None:
+        """One more failure for each subject (the key expires with its window)."""
+        now = self.clock()
+        pipe = self.client.pipeline(transaction=False)
+        for subject in subjects:
+            key = self._key(subject, now)
+            pipe.incr(key)
+            pipe.expire(key, self.window + 1)
+        pipe.execute()
+
+    def count(self, subject: str) -> int:
+        raw = self.client.get(self._key(subject, self.clock()))
+        return 0 if raw is None else int(raw)

@@ -1,5 +1,5 @@
-"""``/trace/{id}``: the human trace page (session cookie from /login or a `sleuth trace` link; a Bearer
-key works too). No key ever goes in the URL."""
+"""``/trace/{id}``: the human trace page (session cookie from /login or a `sleuth trace` link, which opens
+only its own investigation; a Bearer key works too). No key ever goes in the URL."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ from fastapi import APIRouter, Request
 from fastapi.responses import HTMLResponse, Response
 
 from api import trace_page
-from api.console_auth import session_tenant
+from api.console_auth import visitor
 from api.deps import ServicesDep
 from api.routes import console
 from api.routes.console import html, to_login
@@ -23,12 +23,14 @@ router.include_router(console.router)
 def trace_html(investigation_id: str, request: Request, services: ServicesDep) -> Response:
     """Summary (answer, why it stopped, citations → evidence, searches per hop, what was missing), then
     the details collapsed; live updates while the investigation runs."""
-    tenant = session_tenant(request)
-    if tenant is None:
-        return to_login(request)
+    found = visitor(request)
+    if found is None or not found.may_open(investigation_id):
+        return to_login(request)  # a link's session sees its own investigation only
+    tenant = found.tenant
     with services.session() as session:
         inv = repo.get_investigation(session, investigation_id=investigation_id, tenant_id=tenant.id)
         view = repo.investigation_view(session, investigation=inv)
         events = [repo.event_view(e) for e in repo.list_events(session, investigation_id=investigation_id)]
         question = inv.question
-    return html(trace_page.render(view, events, question))
+    csrf = found.session.csrf if found.session else None
+    return html(trace_page.render(view, events, question, csrf=csrf, full=found.full))
