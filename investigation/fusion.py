@@ -9,6 +9,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
+from investigation.sources.plan import latest_only
 from investigation.state import Passage
 
 RRF_K = 60
@@ -56,6 +57,8 @@ def rrf(lists: Sequence[RankedList], *, k: int = RRF_K) -> Fused:
             if passage.engine not in found_by:
                 found_by.append(passage.engine)
     order = sorted(scores, key=lambda cid: (-scores[cid], cid))
+    # While a synced article is being replaced both versions are indexed: keep only the newest one.
+    order = latest_only(order, lambda cid: best[cid][1].source_id)
     fused = [
         best[cid][1].model_copy(update={"score": scores[cid], "engine": "fused", "rank": i})
         for i, cid in enumerate(order, start=1)

@@ -211,3 +211,7 @@ class CorpusVersion(SQLModel, table=True):
 
     tenant_id: str = Field(foreign_key="tenant.id", primary_key=True, max_length=32)
     version: int = 0
+
+
+# Knowledge sources' tables live in their own module; imported here so every table is on SQLModel.metadata.
+from storage.source_models import FaqCandidate, Source, SourceItem  # noqa: F401

@@ -20,6 +20,9 @@ from storage.redis_state import kombu_url
 from workers import names
 
 
+SOURCES_DUE_SECONDS = 30.0  # how often beat looks for due sources: the lag past a source's interval
+
+
 def celery_config(settings: Settings) -> dict[str, object]:
     """The whole Celery configuration as data (documented in README's worker table)."""
     if not settings.redis_url:
@@ -66,6 +69,8 @@ def celery_config(settings: Settings) -> dict[str, object]:
         "worker_hijack_root_logger": False,
         "beat_schedule": {
             "watchdog": {"task": names.T_WATCHDOG, "schedule": settings.watchdog_interval},
+            # Starts the sources whose own interval (`sleuth sources add --every`) has passed.
+            "sources": {"task": names.T_SOURCES_DUE, "schedule": SOURCES_DUE_SECONDS},
         },
         "timezone": "UTC",
     }
@@ -237,6 +242,7 @@ def create_celery(settings: Settings) -> Celery:
     runtime.configure(settings)
     import observability.celery_signals  # noqa: F401  (logs, metrics and spans of every task)
     import tasks.celery_tasks  # noqa: F401  (registers the shared tasks)
+    import tasks.source_tasks  # noqa: F401  (source syncs)
 
     app.finalize()
     return app

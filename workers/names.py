@@ -6,7 +6,8 @@ Q_REDUCE = "reduce"
 Q_LLM = "llm"
 Q_DELIVER = "deliver"
 Q_TOOLS = "tools"  # tenants' HTTP APIs: a slow one never starves document retrieval
-ALL_QUEUES = (Q_PLAN, Q_RETRIEVE, Q_REDUCE, Q_LLM, Q_DELIVER, Q_TOOLS)
+Q_SOURCES = "sources"  # knowledge source syncs: a big help center never delays an investigation
+ALL_QUEUES = (Q_PLAN, Q_RETRIEVE, Q_REDUCE, Q_LLM, Q_DELIVER, Q_TOOLS, Q_SOURCES)
 
 # Message priorities (kombu's Redis transport: one list per step, priority 0 consumed first, across every
 # queue a worker reads). `app.admission.priority` gives a lightly loaded tenant's steps the low numbers.
@@ -26,6 +27,9 @@ T_HOP_FAILED = "sleuth.hop_failed"
 T_SYNTHESIZE = "sleuth.synthesize"
 T_DELIVER = "sleuth.deliver"
 T_WATCHDOG = "sleuth.watchdog"
+T_SOURCES_DUE = "sleuth.sources_due"
+T_SOURCE_SYNC = "sleuth.source_sync"
+T_SOURCE_BATCH = "sleuth.source_batch"
 
 ROUTES = {
     T_START: Q_PLAN,
@@ -36,4 +40,7 @@ ROUTES = {
     T_SYNTHESIZE: Q_LLM,
     T_DELIVER: Q_DELIVER,
     T_WATCHDOG: Q_PLAN,
+    T_SOURCES_DUE: Q_SOURCES,
+    T_SOURCE_SYNC: Q_SOURCES,
+    T_SOURCE_BATCH: Q_SOURCES,
 }

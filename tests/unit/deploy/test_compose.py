@@ -23,9 +23,11 @@ pytestmark = pytest.mark.integration
 
 COMPOSE = ROOT / "docker-compose.yml"
 ENGINES = {"redis", "postgres", "elasticsearch", "weaviate", "mailpit"}
-APP = {"api", "worker-plan", "worker-retrieve", "worker-llm", "worker-deliver", "worker-tools", "beat", "flower"}
+APP = {"api", "worker-plan", "worker-retrieve", "worker-llm", "worker-deliver", "worker-tools", "worker-sources", "beat",
+       "flower"}
 WORKER_GROUPS = {"worker-plan": {"plan"}, "worker-retrieve": {"retrieve", "reduce"}, "worker-llm": {"llm"},
-                 "worker-deliver": {"deliver"}, "worker-tools": {"tools"}}
+                 "worker-deliver": {"deliver"}, "worker-tools": {"tools"},
+                 "worker-sources": {"sources"}}
 _VAR = re.compile(r"\$\{(\w+)(?::?-([^}]*))?\}")
 
 

@@ -23,7 +23,7 @@ BASE = ROOT / "k8s" / "base"
 OVERLAY = ROOT / "k8s" / "overlays" / "example"
 WORKERS = {"sleuth-worker-plan": {"plan"}, "sleuth-worker-retrieve": {"retrieve", "reduce"},
            "sleuth-worker-llm": {"llm"}, "sleuth-worker-deliver": {"deliver"},
-           "sleuth-worker-tools": {"tools"}}
+           "sleuth-worker-tools": {"tools"}, "sleuth-worker-sources": {"sources"}}
 DEPLOYMENTS = {"sleuth-api", "sleuth-beat", "sleuth-flower", *WORKERS}
 
 

@@ -69,6 +69,7 @@ def test_only_a_hops_chord_members_write_to_the_result_backend() -> None:
     conf: dict[str, Any] = celery_config(Settings(redis_url="redis://127.0.0.1:6379/13", redis_prefix="x"))
     assert conf["task_track_started"] is False and conf["worker_send_task_events"] is True
     import tasks.celery_tasks  # noqa: F401  (shared tasks: bound to every app when it is finalised)
+    import tasks.source_tasks  # noqa: F401
 
     app = Celery("t", set_as_current=False)
     app.finalize()
