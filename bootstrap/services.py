@@ -10,6 +10,7 @@ from functools import cached_property
 from typing import TYPE_CHECKING
 
 from config.settings import Settings
+from investigation.entities import ENGINE as FOLLOW_UP_ENGINE
 from investigation.errors import PermanentError
 
 if TYPE_CHECKING:
@@ -156,6 +157,10 @@ class Services:
             found["weaviate"] = WeaviateVector.from_settings(self.settings, self.embedder)
         else:
             raise PermanentError(f"vector backend {self.settings.vector_backend!r} is not available")
+        if self.settings.entity_engine and self.settings.lexical_backend == "embedded":
+            from adapters.search.embedded_entities import EmbeddedEntityIndex
+
+            found[FOLLOW_UP_ENGINE] = EmbeddedEntityIndex(self.settings.index_dir)
         return found
 
     @cached_property

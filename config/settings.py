@@ -26,6 +26,9 @@ class Settings(BaseSettings):
     lexical_backend: str = Field(default="embedded", description="embedded | elasticsearch")
     vector_backend: str = Field(default="embedded", description="embedded | weaviate")
     llm: str = Field(default="heuristic", description="heuristic | anthropic")
+    entity_engine: bool = Field(
+        default=False, description="Keep an entity index beside the embedded lexical one and add its "
+        "`entities` engine to follow-up hops (docs/evaluation.md, 'Entity engine').")
 
     # Loop defaults; a tenant's limits cap per-investigation overrides.
     max_hops: int = Field(default=3, ge=1, le=10,

@@ -38,7 +38,8 @@ _SEP = "\x1f"  # joins tenant and id into one raw key; cannot occur in ids typed
 _WORD = re.compile(r"\w+")
 
 
-def _schema() -> Any:
+def _schema(*, keyword_fields: tuple[str, ...] = ()) -> Any:
+    """The index's fields; `keyword_fields` adds untokenised multi-valued fields (the entity index's)."""
     sb = tantivy.SchemaBuilder()
     sb.add_text_field("tenant", tokenizer_name="raw")
     sb.add_text_field("uid", tokenizer_name="raw")  # tenant + chunk_id: upsert deletes by this term
@@ -51,6 +52,8 @@ def _schema() -> Any:
     sb.add_text_field("acl", tokenizer_name="raw")
     sb.add_text_field("visibility", stored=True, tokenizer_name="raw")
     sb.add_integer_field("position", stored=True)
+    for name in keyword_fields:
+        sb.add_text_field(name, tokenizer_name="raw")
     return sb.build()
 
 
@@ -133,8 +136,13 @@ class EmbeddedBM25:
                 )
             except ValueError:  # belt and braces: should be unreachable with word-only input
                 text_query, _ = index.parse_query_lenient(words, ["title", "text"])
+        clauses: list[tuple[Any, Any]] = [(tantivy.Occur.Must, text_query), *self._filters(tenant, acl, visibility)]
+        return self._passages(tantivy.Query.boolean_query(clauses), k)
+
+    def _filters(self, tenant: str, acl: Sequence[str] | None,
+                 visibility: Sequence[Visibility] | None) -> list[tuple[Any, Any]]:
+        """The MUST clauses every search carries: its tenant, and the caller's ACL and visibility."""
         clauses: list[tuple[Any, Any]] = [
-            (tantivy.Occur.Must, text_query),
             (tantivy.Occur.Must, tantivy.Query.term_query(self._schema, "tenant", tenant)),
         ]
         if acl is not None:
@@ -143,8 +151,11 @@ class EmbeddedBM25:
         if visibility is not None:
             shown = [Visibility(v).value for v in visibility]
             clauses.append((tantivy.Occur.Must, tantivy.Query.term_set_query(self._schema, "visibility", shown)))
+        return clauses
+
+    def _passages(self, query: Any, k: int) -> list[Passage]:
         searcher = self._searcher()
-        hits = searcher.search(tantivy.Query.boolean_query(clauses), k, count=False).hits
+        hits = searcher.search(query, k, count=False).hits
         passages = []
         for rank, (score, address) in enumerate(hits, start=1):
             doc = searcher.doc(address)
