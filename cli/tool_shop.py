@@ -3,12 +3,14 @@ the tool tests and the second tool bench set: several customers' records behind 
 that returns another customer's record is caught by the owner check, not by the API.
 
 `leak_lists()` makes the order list return one other customer's order too (an API bug seen in the wild).
+Two accounts always fail: cust-d's endpoints answer 500, cust-e's answer after `slow_seconds` (a timeout).
 """
 
 from __future__ import annotations
 
 import json
 import threading
+import time
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
@@ -21,7 +23,11 @@ CUSTOMERS: dict[str, dict[str, Any]] = {
     "cust-a": {"email": "ana@example.org", "subscription": ("Monthly Box", "paused", "2026-12-20", 29, False)},
     "cust-b": {"email": "ben@example.org", "subscription": ("Yearly Box", "active", "2027-03-01", 290, True)},
     "cust-c": {"email": "cleo@example.org", "subscription": ("Monthly Box", "active", "2026-12-11", 29, True)},
+    "cust-d": {"email": "dev@example.org", "subscription": ("Monthly Box", "active", "2026-12-15", 29, True)},
+    "cust-e": {"email": "eve@example.org", "subscription": ("Monthly Box", "active", "2026-12-16", 29, True)},
 }
+
+FAILING = {"cust-d": "500", "cust-e": "slow"}
 
 ORDERS: dict[str, dict[str, Any]] = {
     "BC-1042": {"customer_id": "cust-a", "status": "shipped", "carrier": "UPS", "tracking_number": "1Z999AA10123",
@@ -57,6 +63,7 @@ def order_document(order_id: str) -> dict[str, Any] | None:
 class ShopServices:
     """The shop API on one local port; `requests` records every call (path and authorization)."""
 
+    slow_seconds: float = 3.0
     requests: list[dict[str, Any]] = field(default_factory=list)
     leaky_lists: bool = False
     _lock: threading.Lock = field(default_factory=threading.Lock)
@@ -106,6 +113,11 @@ class ShopServices:
         _send(handler, status, body)
 
     def _route(self, pieces: list[str]) -> tuple[int, Any]:
+        failing = FAILING.get(pieces[2]) if len(pieces) > 2 and pieces[:2] == ["v2", "customers"] else None
+        if failing == "slow":
+            time.sleep(self.slow_seconds)
+        elif failing is not None:
+            return int(failing), {"error": "upstream unavailable"}
         if len(pieces) == 3 and pieces[:2] == ["v2", "orders"]:
             order = order_document(pieces[2])
             return (200, {"order": order}) if order else (404, {"error": "no such order"})

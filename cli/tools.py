@@ -93,12 +93,17 @@ def tools_bench(labelled: Annotated[Path, typer.Option(help="Labelled tool quest
                     "examples/tools/adversarial.jsonl"),
                 out: Annotated[Path | None, typer.Option(help="One JSON line per case")] = None,
                 split: Annotated[str | None, typer.Option(
-                    help="dev | test: one frozen half of each set (cli/splits.py)")] = None) -> None:
+                    help="dev | test: one frozen half of each set (cli/splits.py)")] = None,
+                domain: Annotated[str, typer.Option(
+                    help="saas (account/billing, status, tickets) | shop (orders, subscription)")] = "saas") -> None:
     """Tool figures on local sample APIs: correct tool-backed answers, calls per investigation, added
     latency (p95), calls outside policy on the adversarial set."""
     from rich.console import Console
 
-    from cli.tools_bench import run_tools_bench
+    from cli.tools_bench import DOMAINS, run_tools_bench
+
+    if domain not in DOMAINS:
+        raise typer.BadParameter(f"one of {', '.join(DOMAINS)}", param_hint="--domain")
 
     run_tools_bench(get_settings(), labelled=labelled, adversarial=adversarial, out=out,
-                    console=Console(stderr=True), split=split)
+                    console=Console(stderr=True), split=split, domain=domain)

@@ -9,7 +9,6 @@ screen or a retrieved passage can neither see nor change them.
 from __future__ import annotations
 
 import time
-from datetime import UTC, datetime
 from typing import Any
 
 from adapters.tools.http import HttpToolExecutor
@@ -17,17 +16,16 @@ from adapters.tools.outbound import guard_for, guarded_transport
 from adapters.tools.registry import StoredTool, by_name, load_tools, unseal
 from bootstrap import Services
 from investigation.errors import SleuthError, ToolRefused
-from investigation.state import Passage, RetrievalScope
-from investigation.tools.evidence import as_passage, is_tool_engine, tool_engine, tool_query
+from investigation.tools.evidence import is_tool_engine, tool_engine, tool_query
 from investigation.tools.ownership import agent_notice, check_owner, not_yours_sentence, requester_identity
 from investigation.tools.policy import CallScope, check_proposed, refusal, resolve_arguments
-from investigation.tools.projection import fence, injected_field, project
 from investigation.tools.selection import choose, lacks_question_value, relevance
 from investigation.tools.tool_use import definitions, validate_tool_use
 from storage import repositories as repo
 from storage.hits import SlotHits
 from storage.models import Investigation
 from storage.tool_state import ToolState
+from tasks.tool_evidence import add_evidence, related_slots
 
 
 def _scope(inv: Investigation) -> CallScope:
@@ -121,13 +119,22 @@ def _model_proposals(services: Services, inv: Investigation, hop: int,
 
 
 def _similarities(services: Services, question: str, tools: list[StoredTool]) -> dict[str, float]:
-    """Cosine similarity of the question and each tool's description (the local embedder)."""
+    """Cosine similarity of the question and each tool's description or closest `examples:` question
+    (the local embedder)."""
     from adapters.search.embedder import embed_matrix
 
-    texts = [question, *(f"{t.declaration.display_name}: {t.declaration.description}" for t in tools)]
+    owners: list[str] = []
+    texts = [question]
+    for t in tools:
+        decl = t.declaration
+        for text in (f"{decl.display_name}: {decl.description}", *decl.examples):
+            owners.append(decl.name)
+            texts.append(text)
     matrix = embed_matrix(services.embedder, texts, persist=False)
-    scores = matrix[1:] @ matrix[0]
-    return {t.declaration.name: float(score) for t, score in zip(tools, scores, strict=True)}
+    best: dict[str, float] = {}
+    for name, score in zip(owners, matrix[1:] @ matrix[0], strict=True):
+        best[name] = max(best.get(name, -1.0), float(score))
+    return best
 
 
 def _digest(tool: StoredTool, args: dict[str, Any], scope: CallScope) -> str:
@@ -142,14 +149,6 @@ def _cached(state: ToolState, tenant: str, tool: StoredTool, scope: CallScope) -
     except ToolRefused:
         return False
     return state.cached(tenant, tool.declaration.name, _digest(tool, args, scope))
-
-
-RELATED = "related"  # slot prefix of the documents found for a tool's finding
-
-
-def related_slots(stored: dict[str, SlotHits]) -> list[SlotHits]:
-    """The parked knowledge-base look-ups of a hop's tool findings (see `call_tool`)."""
-    return [hits for slot, hits in sorted(stored.items()) if slot.startswith(f"{RELATED}:")]
 
 
 def tool_slots(tools: list[dict[str, Any]]) -> tuple[tuple[int, str], ...]:
@@ -226,7 +225,7 @@ def call_tool(services: Services, inv_id: str, hop: int, name: str) -> dict[str,
                 trace["not_yours"] = not_yours_sentence(decl, args)
                 payload["error"] = f"refused: {verdict.reason}"
             else:
-                _evidence(services, inv, hop, decl, scope, args, verdict.document, fetched_ts,
+                add_evidence(services, inv, hop, decl, scope, args, verdict.document, fetched_ts,
                           agent_notice(verdict), payload, trace)
     except ToolRefused as exc:
         payload["error"] = f"refused: {exc.reason}"
@@ -244,58 +243,23 @@ def call_tool(services: Services, inv_id: str, hop: int, name: str) -> dict[str,
     return {"slot": slot, "hits": len(hits.passages), "error": hits.error}
 
 
-def _evidence(services: Services, inv: Investigation, hop: int, decl: Any, scope: CallScope,
-              args: dict[str, Any], document: dict[str, Any], fetched_ts: float, notice: str,
-              payload: dict[str, Any], trace: dict[str, Any]) -> None:
-    """The requester's part of a result as the hop's passage (and its knowledge-base look-up)."""
-    # An instruction planted in one free-text field drops that field, not the record around it.
-    visible, fenced = fence(project(document, decl.fields_for(scope.audience)), injected_field)
-    if fenced:
-        trace["fenced"] = sorted(set(fenced))
-    fetched = datetime.fromtimestamp(fetched_ts, UTC).strftime("%H:%M")  # the call's time, not the read's
-    passage = as_passage(decl, visible, args, fetched, notice=notice)
-    payload["passages"] = (passage,)
-    trace.update(title=passage.title, payload=visible, fetched_at=fetched_ts)
-    if decl.search_kb:  # parked next to the tool's own slot, filed under the finding as its query
-        finding = passage.text.split(". ")[0][:300]
-        related = _look_up(services, inv, finding)
-        services.state.store_hits(inv.id, hop, f"{RELATED}:{tool_engine(decl.name)}", SlotHits(
-            query=finding, engine=tool_engine(decl.name), error=None, passages=tuple(related)))
-        trace["related"] = [p.chunk_id for p in related]
-
-
-def _look_up(services: Services, inv: Investigation, query: str, k: int = 5) -> list[Passage]:
-    """The knowledge base's passages about a tool's finding, under the same audience and ACL filter as
-    any retrieval; each engine search is charged as a retrieval call."""
-    scope = RetrievalScope.of(inv.audience, inv.principals)
-    found: dict[str, Passage] = {}
-    for backend in services.backends.values():
-        if not services.state.charge(inv.id, "retrieval_calls", 1):
-            break
-        try:
-            hits = backend.search(inv.tenant_id, query, k, acl=scope.acl, visibility=scope.visibility)
-        except SleuthError:
-            continue
-        for hit in hits:
-            found.setdefault(hit.chunk_id, hit)
-    return sorted(found.values(), key=lambda p: (p.rank, p.engine))
-
-
 def gaps(services: Services, inv_id: str) -> list[str]:
     """The sentences an answer adds for tool calls that failed, and for a named item that is not the
     requester's ("I can't look up order X for your account"); other refusals are traced, not admitted."""
     with services.session() as session:
         inv = repo.get_investigation(session, investigation_id=inv_id)
         events = [e for e in repo.list_events(session, investigation_id=inv_id)
-                  if e.kind == "tool_call" or (e.kind == "tool_refused" and e.data.get("not_yours"))]
+                  if e.kind == "tool_call" or e.data.get("not_yours")]
         tools = by_name(load_tools(session, tenant_id=inv.tenant_id))
     out = []
     for event in events:
         error = event.data.get("error")
         name = str(event.data.get("tool"))
-        if event.kind == "tool_refused":
+        if event.data.get("not_yours"):
             out.append(str(event.data["not_yours"]))
-        elif error and name in tools:
+        if event.kind == "tool_refused":
+            continue
+        if error and name in tools:
             out.append(tools[name].declaration.gap_sentence(str(error)))
         elif error:
             out.append(f"I could not reach the {name.replace('_', ' ')} system ({error}).")

@@ -89,6 +89,15 @@ class OwnerCheck(_Strict):
         return not self.public and self.field is not None
 
 
+class ItemSelect(_Strict):
+    """Pick items of a list result by an id the question names: `field` is the list item's id
+    (`orders[].id`), `from_question` the regular expression that recognises such ids in the question.
+    It narrows what the requester's own result shows; it never widens whose data is fetched."""
+
+    field: str
+    from_question: str = Field(min_length=1, max_length=300)
+
+
 class ToolDeclaration(_Strict):
     """What the tool answers, how to call it, what of its answer may become evidence."""
 
@@ -114,6 +123,9 @@ class ToolDeclaration(_Strict):
     search_kb: bool = True
     policy: ToolPolicy = ToolPolicy()
     owner: OwnerCheck | None = None
+    # Questions this tool answers, in the customers' words: a question like one of them selects the tool.
+    examples: tuple[str, ...] = Field(default=(), max_length=20)
+    select: ItemSelect | None = None
 
     def fields_for(self, audience: str) -> tuple[str, ...]:
         """The projection one audience may see: internal fields only for agents."""
@@ -206,6 +218,10 @@ def _check(decl: ToolDeclaration) -> ToolDeclaration:
             raise ValidationFailed(f"policy.identifiers[{i}]", f"{name!r} must be a context parameter "
                                                                "with a schema `pattern`")
     _check_owner(decl)
+    _check_select(decl)
+    for i, example in enumerate(decl.examples):
+        if not 3 <= len(example) <= 300:
+            raise ValidationFailed(f"examples[{i}]", "an example question has 3 to 300 characters")
     if decl.auth.type == "header" and not decl.auth.header:
         raise ValidationFailed("auth.header", "auth type `header` needs the header name")
     return decl
@@ -243,6 +259,21 @@ def _check_owner(decl: ToolDeclaration) -> None:
     if not owner.equals.startswith("context.") or (path not in CONTEXT_FIELDS and not _ATTRIBUTE.fullmatch(path)):
         raise ValidationFailed("owner.equals", f"must be context.<field>: one of {', '.join(CONTEXT_FIELDS)} "
                                                "or attributes.<name>")
+
+
+def _check_select(decl: ToolDeclaration) -> None:
+    chosen = decl.select
+    if chosen is None:
+        return
+    check_path("select.field", chosen.field)
+    if chosen.field.count("[]") != 1 or chosen.field.endswith("[]"):
+        raise ValidationFailed("select.field", "the id field of a list's items, e.g. orders[].id")
+    if chosen.field not in decl.stored_fields and chosen.field not in decl.projection:
+        raise ValidationFailed("select.field", f"{chosen.field} must be projected (add it to `projection`)")
+    try:
+        re.compile(chosen.from_question)
+    except re.error as exc:
+        raise ValidationFailed("select.from_question", f"pattern does not compile: {exc}") from None
 
 
 def _pydantic_field(exc: PydanticError) -> ValidationFailed:

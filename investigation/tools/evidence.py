@@ -14,6 +14,7 @@ from investigation.tools.projection import evidence_text, leaf_values, summary_s
 from investigation.tools.templates import render_text
 
 ENGINE_PREFIX = "tool:"
+NOTHING_ELSE = "Nothing else I can check answers this question, so I will not guess."
 
 
 def tool_engine(name: str) -> str:
@@ -54,9 +55,15 @@ def as_passage(decl: ToolDeclaration, document: Mapping[str, Any], args: Mapping
 
 
 def admit_gaps(answer: Answer, gaps: Sequence[str]) -> Answer:
-    """The answer with each tool gap stated in its text and caveat (refusals included)."""
+    """The answer with each tool gap (a failed call, an item the requester cannot see) said first, in its
+    text and caveat. A refusal is not re-opened with "not in the knowledge base" when the knowledge base
+    was not what failed: it names the gap, then says nothing else answers the question."""
     if not gaps:
         return answer
     admitted = " ".join(dict.fromkeys(gaps))
     caveat = f"{answer.caveat}; {admitted}" if answer.caveat else admitted
-    return answer.model_copy(update={"text": f"{answer.text}\n\n{admitted}", "caveat": caveat})
+    if answer.refused:
+        text = f"{admitted} {NOTHING_ELSE}"
+    else:
+        text = f"{admitted}\n\n{answer.text}"
+    return answer.model_copy(update={"text": text, "caveat": caveat})

@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from investigation.tools.declaration import ToolDeclaration
+from investigation.tools.narrowing import replaced_list
 from investigation.tools.policy import context_value
 
 IDENTITY_FIELDS = ("requester.email", "account_id")
@@ -55,18 +56,6 @@ def _same(value: Any, expected: str | None) -> bool:
     return expected is not None and not isinstance(value, Mapping | list) and _norm(value) == expected
 
 
-def _replaced(document: Mapping[str, Any], head: str, items: list[Any]) -> dict[str, Any]:
-    """A copy of `document` with the list at dotted path `head` replaced by `items`."""
-    out = dict(document)
-    name, _, rest = head.partition(".")
-    if rest:
-        child = out.get(name)
-        out[name] = _replaced(child if isinstance(child, Mapping) else {}, rest, items)
-    else:
-        out[name] = items
-    return out
-
-
 def check_owner(decl: ToolDeclaration, document: Mapping[str, Any], context: Mapping[str, Any],
                 audience: str) -> OwnerVerdict:
     """The part of `document` (the stored projection) that may become evidence for this requester."""
@@ -87,7 +76,7 @@ def check_owner(decl: ToolDeclaration, document: Mapping[str, Any], context: Map
             return OwnerVerdict(dict(document))
         if audience == "agent":
             return OwnerVerdict(dict(document), foreign, _reason(decl, foreign, kept=True), kept_marked=True)
-        kept = _replaced(document, head, mine) if mine else None
+        kept = replaced_list(document, head, mine) if mine else None
         return OwnerVerdict(kept, foreign, _reason(decl, foreign, kept=False))
     if _same(_at(document, owner.field), expected):
         return OwnerVerdict(dict(document))

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 
 from investigation.text import content_stems
 from investigation.tools.declaration import ToolDeclaration
+from investigation.tools.narrowing import named_in_question
 from investigation.tools.policy import extract
 
 FIRST_PERSON = re.compile(r"\b(i|i'm|i've|me|my|mine|we|we're|our|ours|us)\b", re.IGNORECASE)
@@ -43,8 +44,11 @@ class ToolChoice:
 
 def named_ids(question: str, decl: ToolDeclaration) -> list[str]:
     """Question parameters whose declared `pattern` finds a value in the question (an order id, ...)."""
-    return [name for name, spec in decl.params.items()
-            if spec.source == "question" and "pattern" in spec.json_schema and extract(spec, question)]
+    named = [name for name, spec in decl.params.items()
+             if spec.source == "question" and "pattern" in spec.json_schema and extract(spec, question)]
+    if decl.select is not None and named_in_question(decl, question):
+        named.append(decl.select.field)
+    return named
 
 
 def lacks_question_value(question: str, decl: ToolDeclaration) -> bool:
@@ -54,15 +58,45 @@ def lacks_question_value(question: str, decl: ToolDeclaration) -> bool:
                for spec in decl.params.values())
 
 
+def field_words(decl: ToolDeclaration) -> str:
+    """The names of the fields a tool returns, as words ("tracking_number" → "tracking number")."""
+    leaves = (path.rsplit(".", 1)[-1].replace("[]", "") for path in decl.projection)
+    return " ".join(leaf.replace("_", " ").replace("-", " ") for leaf in leaves)
+
+
+def _described(decl: ToolDeclaration) -> set[str]:
+    return _stems(f"{decl.display_name} {decl.description} {field_words(decl)}")
+
+
+def _example_match(asked: set[str], decl: ToolDeclaration) -> float:
+    """The best overlap (Dice) of the question with one of the declaration's `examples:` questions."""
+    best = 0.0
+    for example in decl.examples:
+        said = _stems(example)
+        if asked and said:
+            best = max(best, 2 * len(asked & said) / (len(asked) + len(said)))
+    return best
+
+
+def matched(question: str, decl: ToolDeclaration) -> list[str]:
+    """The question's words the tool declares (description, field names, examples): why it was chosen."""
+    declared = _described(decl).union(*(_stems(e) for e in decl.examples))
+    words = (w.casefold() for w in re.findall(r"[\w'-]+", question))
+    return list(dict.fromkeys(w for w in words if _stems(w) & declared))
+
+
 def relevance(question: str, decl: ToolDeclaration, similarity: float | None = None,
               config: SelectionConfig | None = None) -> float:
-    """How well the tool's name and description match the question, 0..1 (lexical, plus the embedding
-    similarity when one is given, plus a bonus when a requester-scoped tool meets a first-person question)."""
+    """How well what the tool declares matches the question, 0..1: the words of its name, description
+    and field names, its `examples:` questions, the embedding similarity when one is given (of the
+    description or the closest example), a bonus when a requester-scoped tool meets a first-person
+    question, and a floor when the question names an id a declared `pattern` recognises."""
     config = config or SelectionConfig()
     asked = _stems(question)
-    described = _stems(f"{decl.display_name} {decl.description}")
-    lexical = len(asked & described) / len(asked) if asked else 0.0
-    score = lexical if similarity is None else max(lexical, min(1.0, max(0.0, (similarity - 0.2) / 0.5)))
+    lexical = len(asked & _described(decl)) / len(asked) if asked else 0.0
+    score = max(lexical, _example_match(asked, decl))
+    if similarity is not None:
+        score = max(score, min(1.0, max(0.0, (similarity - 0.2) / 0.5)))
     if decl.policy.subject == "requester" and FIRST_PERSON.search(question):
         score += config.first_person_bonus
     if named_ids(question, decl):
@@ -82,14 +116,15 @@ def choose(question: str, hop: int, candidates: Sequence[ToolDeclaration], *, ca
             continue
         score = relevance(question, decl, (similarity or {}).get(decl.name), config)
         named = named_ids(question, decl)
+        words = ", ".join(matched(question, decl)) or "by meaning"
         if named and score >= config.named_id:
             picked.append(ToolChoice(decl.name, score, f"the question names a {', '.join(named)} its pattern "
                                                        "recognises"))
         elif decl.name in cached and score >= config.cached:
             picked.append(ToolChoice(decl.name, score, "cached answer, relevant to the question"))
         elif hop <= 1 and score >= config.first_hop:
-            picked.append(ToolChoice(decl.name, score, "description matches the question"))
+            picked.append(ToolChoice(decl.name, score, f"declared words match the question ({words})"))
         elif hop > 1 and score >= config.later_hop:
-            picked.append(ToolChoice(decl.name, score, "documents fell short; description matches"))
+            picked.append(ToolChoice(decl.name, score, f"documents fell short; declared words match ({words})"))
     picked.sort(key=lambda c: (-c.relevance, c.name))
     return picked[:limit]

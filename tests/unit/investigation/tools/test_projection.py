@@ -75,12 +75,20 @@ def test_url_values_are_encoded_as_one_segment() -> None:
     assert url == "https://a.test/v1/accounts/..%2F..%2Fadmin%3Fx%3D1%23/billing"
 
 
-def test_gaps_are_admitted_in_text_and_caveat() -> None:
+def test_gaps_are_admitted_first_in_text_and_caveat() -> None:
     answer = admit_gaps(Answer(text="Workspaces become read-only when an invoice is overdue [1]."),
                         ["I could not reach the billing system."])
-    assert answer.text.endswith("I could not reach the billing system.")
+    assert answer.text.startswith("I could not reach the billing system.\n\nWorkspaces become read-only")
     assert answer.caveat == "I could not reach the billing system."
     assert admit_gaps(answer, []) is answer
+
+
+def test_a_refusal_names_the_gap_not_the_knowledge_base() -> None:
+    from investigation.answers import refusal
+
+    answer = admit_gaps(refusal("no supporting evidence"), ["I can't look up order BC-9001 for your account."])
+    assert answer.refused and answer.text.startswith("I can't look up order BC-9001 for your account.")
+    assert "knowledge base" not in answer.text
 
 
 def test_an_injected_field_is_fenced_alone() -> None:
