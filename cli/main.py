@@ -213,13 +213,16 @@ def api(host: Annotated[str | None, typer.Option(help="default: SLEUTH_API_HOST"
 
     from api.app import create_app
     from api.log_redaction import install as redact_logs
+    from cli.processes import refuse_unsafe_production
     from observability import logs
 
+    refuse_unsafe_production(_settings())
     logs.configure(_settings())
     redact_logs()  # the access log prints full paths (?key=...): masked before any handler formats them
     # log_config=None: uvicorn's loggers go through Sleuth's handler (JSON or text, like every process).
-    settings = _settings()
-    uvicorn.run(create_app(settings), host=host or settings.api_host, port=port or settings.api_port,
+    # The app knows the address it is bound to: /metrics is open without its token on loopback only.
+    settings = _settings().model_copy(update={"api_host": host} if host else {})
+    uvicorn.run(create_app(settings), host=settings.api_host, port=port or settings.api_port,
                 log_config=None)
 
 
@@ -243,8 +246,10 @@ def worker(queues: Annotated[str, typer.Option("-Q", "--queues")] = ",".join(ALL
            name: str = "sleuth", beat: bool = False,
            loglevel: str = "INFO") -> None:
     """Run one Celery worker on the given queues (optionally with the beat watchdog embedded)."""
+    from cli.processes import refuse_unsafe_production
     from workers.app import create_celery
 
+    refuse_unsafe_production(_settings())
     celery_app = create_celery(_settings())
     argv = ["worker", "-Q", queues, "--concurrency", str(concurrency or _settings().worker_concurrency),
             "-n", f"{name}@%h",
@@ -343,7 +348,10 @@ def demo() -> None:
 
 
 def main() -> None:
+    from cli.processes import make_files_private
+
     try:
+        make_files_private(_settings())
         app()
     except SleuthError as exc:
         console.print(f"[red]error:[/red] {exc}")

@@ -13,9 +13,48 @@ from pathlib import Path
 
 from cli.supervisor import stop_group
 from config.settings import Settings
-from investigation.errors import PermanentError
+from investigation.errors import PermanentError, ValidationFailed
 from workers.embedded_redis import EmbeddedRedis
 from workers.names import ALL_QUEUES
+
+# Everything a Sleuth process creates (the SQLite database, key files, the embedded Redis's directory and
+# append-only file, indexes, run files) is for the account that runs it alone: 0600 files, 0700 folders.
+PRIVATE_UMASK = 0o077
+
+
+def make_files_private(settings: Settings) -> None:
+    """Set this process's umask (inherited by every child: workers, API, redis-server) so that what it
+    creates is private, and take group/other rights off a home and top-level files made before that."""
+    os.umask(PRIVATE_UMASK)
+    home = settings.home
+    if not home.is_dir():
+        return
+    for path in (home, *home.iterdir()):
+        mode = path.stat().st_mode & 0o777
+        if mode & 0o077 and not path.is_symlink():
+            path.chmod(mode & 0o700)
+
+
+def _inside(path: Path, folder: Path) -> bool:
+    return path.resolve().is_relative_to(folder.resolve())
+
+
+def refuse_unsafe_production(settings: Settings) -> None:
+    """In production (SLEUTH_ENV=production) `up`, `api` and `worker` start only with their keys set apart
+    from the data: a key beside the database it protects protects nothing from whoever copies the folder,
+    and a key generated per replica cannot be read by the others (docs/production.md)."""
+    if settings.env != "production":
+        return
+    if settings.secret_key is None and settings.secret_key_file is None:
+        raise ValidationFailed("SLEUTH_SECRET_KEY", "required when SLEUTH_ENV=production (or "
+                               "SLEUTH_SECRET_KEY_FILE, a file outside SLEUTH_HOME)")
+    if settings.secret_key is None and settings.secret_key_file is not None \
+            and _inside(settings.secret_key_file, settings.home):
+        raise ValidationFailed("SLEUTH_SECRET_KEY_FILE", f"{settings.secret_key_file} lies inside SLEUTH_HOME "
+                               f"({settings.home}): keep the key apart from the data it protects")
+    if settings.session_secret is None:
+        raise ValidationFailed("SLEUTH_SESSION_SECRET", "required when SLEUTH_ENV=production: one value "
+                               "shared by every API replica")
 
 
 def run_file(settings: Settings) -> Path:

@@ -65,6 +65,7 @@ def _write_run_file(path: Path, info: dict[str, object], supervisor: Supervisor)
 
 def run_up(settings: Settings, *, host: str, port: int, workers: int, concurrency: int,
            console: Console, policy: RestartPolicy | None = None) -> None:
+    processes.refuse_unsafe_production(settings)
     if processes.running_stack(settings):
         raise ValidationFailed("SLEUTH_HOME", "a `sleuth up` already runs for this home")
     from observability import metrics

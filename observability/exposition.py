@@ -3,7 +3,10 @@ investigations in flight), for the API's ``/metrics`` and for a worker's exporte
 
 from __future__ import annotations
 
+import hmac
+import ipaddress
 import logging
+import threading
 from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 
@@ -93,13 +96,49 @@ def render(reg: Any) -> tuple[bytes, str]:
     return generate_latest(reg), CONTENT_TYPE_LATEST
 
 
-def start_worker_exporter(settings: Settings) -> int | None:
+def is_loopback(host: str) -> bool:
+    """Whether a bind address reaches this machine only ("" and 0.0.0.0 reach every interface)."""
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host.strip("[]")).is_loopback
+    except ValueError:
+        return False
+
+
+def scrape_allowed(settings: Settings, authorization: str, *, bound_to: str) -> bool:
+    """Whether a scrape may read the metrics (per-tenant ids and volumes): with SLEUTH_METRICS_TOKEN set,
+    only with ``Authorization: Bearer <token>``; without it, only when the server listens on loopback."""
+    token = settings.metrics_token
+    if token is None:
+        return is_loopback(bound_to)
+    scheme, _, given = authorization.partition(" ")
+    return scheme.lower() == "bearer" and hmac.compare_digest(given.strip().encode(),
+                                                              token.get_secret_value().encode())
+
+
+def start_worker_exporter(settings: Settings, *, host: str = "0.0.0.0") -> int | None:
     """Serve this host's/pod's multiprocess metrics on ``settings.metrics_port`` (a worker pod in k8s,
-    where the API cannot read the workers' directory). Returns the port, or None when off."""
+    where the API cannot read the workers' directory), behind the same token as the API's /metrics.
+    Returns the port, or None when off."""
     if not settings.metrics_port:
         return None
-    from prometheus_client import start_http_server
+    from wsgiref.simple_server import make_server
 
-    start_http_server(settings.metrics_port, registry=registry(settings))
+    from prometheus_client import make_wsgi_app
+    from prometheus_client.exposition import ThreadingWSGIServer, _SilentHandler
+
+    metrics_app = make_wsgi_app(registry(settings))
+
+    def guarded(environ: dict[str, Any], start_response: Any) -> Any:
+        if not scrape_allowed(settings, environ.get("HTTP_AUTHORIZATION", ""), bound_to=host):
+            start_response("401 Unauthorized", [("Content-Type", "text/plain"),
+                                                ("WWW-Authenticate", "Bearer")])
+            return [b"metrics token required (SLEUTH_METRICS_TOKEN)\n"]
+        return metrics_app(environ, start_response)
+
+    server = make_server(host, settings.metrics_port, guarded, ThreadingWSGIServer,
+                         handler_class=_SilentHandler)
+    threading.Thread(target=server.serve_forever, name="metrics-exporter", daemon=True).start()
     log.info("metrics exporter listening", extra={"port": settings.metrics_port})
     return settings.metrics_port
