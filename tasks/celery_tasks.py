@@ -15,9 +15,16 @@ from redis.exceptions import LockError, RedisError
 
 from adapters.backoff import Backoff
 from investigation.errors import TransientError
+from observability import step_scope
 from storage.db import database_unavailable_errors
 from tasks import steps, workflow
+from tasks.delivery_step import attempt_delivery
+from tasks.facts import tenant_of
 from tasks.fair_steps import fair_step
+from tasks.fair_steps import release as release_steps
+from tasks.fairness import fairness
+from tasks.redrive import redrive
+from tasks.tool_step import call_tool
 from workers import names, runtime
 
 log = get_task_logger(__name__)
@@ -63,28 +70,18 @@ def retry_when_database_down(fn: Callable[..., Any]) -> Callable[..., Any]:
     return run
 
 
-def tenant_of(services: Any, inv_id: str) -> str:
-    """The investigation's tenant (the storage's bounded per-process lookup: one query per investigation)."""
-    from storage import repositories as repo
-
-    with services.session() as session:
-        return repo.investigation_tenant(session, investigation_id=inv_id)
-
-
 def _dispatch(app: Any, inv_id: str, nxt: steps.Next) -> None:
     """Enqueue `nxt` at its tenant's queue priority; once the investigation is terminal, its slot is given
     back and a held one of its tenant may start."""
     if nxt.kind == steps.NextKind.DONE:
         return
-    from app.admission import finished, priority
-
-    services = runtime.services()
+    services, fair = runtime.services(), fairness()
     if nxt.kind == steps.NextKind.DELIVER:
         _announce_finished(services, inv_id)
     tenant_id = tenant_of(services, inv_id)
-    workflow.dispatch(app, inv_id, nxt, priority=priority(services, tenant_id))
+    workflow.dispatch(app, inv_id, nxt, priority=fair.priority(services, tenant_id))
     if nxt.kind == steps.NextKind.DELIVER:
-        finished(services, tenant_id, inv_id, lambda i: workflow.launch(app, i))
+        fair.finished(services, tenant_id, inv_id, lambda i: workflow.launch(app, i))
 
 
 def _announce_finished(services: Any, inv_id: str) -> None:
@@ -121,8 +118,6 @@ def retrieve(self: Task, inv_id: str, hop: int, index: int, engine: str) -> dict
 @fair_step(inv_arg=0)
 def tool_call(self: Task, inv_id: str, hop: int, name: str) -> dict[str, Any]:
     """One declared tool of a hop (its own queue); retries of 5xx happen inside, within its timeout."""
-    from tasks.tool_step import call_tool
-
     return call_tool(runtime.services(), inv_id, hop, name)
 
 
@@ -158,8 +153,6 @@ def synthesis_in_place(services: Any, inv_id: str, nxt: steps.Next) -> steps.Nex
     like any reducer: its hop is already reduced, so it goes straight to synthesis again."""
     if nxt.kind != steps.NextKind.SYNTHESIZE or services.settings.llm != "heuristic":
         return nxt
-    from observability import step_scope
-
     with step_scope(names.T_SYNTHESIZE, inv_id, tenant_id=tenant_of(services, inv_id), hop=nxt.hop):
         return steps.synthesize(services, inv_id)
 
@@ -192,8 +185,6 @@ def synthesize(self: Task, inv_id: str) -> dict[str, Any]:
 @shared_task(name=names.T_DELIVER, max_retries=None, **_STEP)
 @retry_when_database_down
 def deliver(self: Task, delivery_id: str) -> dict[str, Any]:
-    from tasks.delivery_step import attempt_delivery
-
     outcome = attempt_delivery(runtime.services(), delivery_id)
     if outcome.status == "pending" and outcome.retry_in is not None:
         raise self.retry(countdown=outcome.retry_in)
@@ -206,8 +197,6 @@ def watchdog(self: Task) -> dict[str, Any]:
     re-driven (`tasks.redrive`). One run per interval, however many beats or redeliveries fire it, and
     never two at once: a run that looks for lost work waits for worker replies (seconds), and its message
     has the first queue priority, so overlapping runs could occupy every worker process."""
-    from tasks.redrive import redrive
-
     services = runtime.services()
     interval = services.settings.watchdog_interval
     if not services.state.once(f"watchdog:{int(time.time() // interval)}", ttl=max(2, int(interval * 2))):
@@ -224,12 +213,7 @@ def watchdog(self: Task) -> dict[str, Any]:
             nxt = steps.fail(services, inv_id, reason="deadline", error="deadline passed before completion")
             _dispatch(self.app, inv_id, nxt)
             moved.append(inv_id)
-        from app.admission import held_tenants, prune, release
-        from tasks.fair_steps import release as release_steps
-
-        prune(services)
-        released = [i for t in held_tenants(services)
-                    for i in release(services, t, lambda i: workflow.launch(self.app, i))]
+        released = fairness().release_held(services, lambda i: workflow.launch(self.app, i))
         steps_sent = release_steps(self.app, prune=True)  # parked steps whose tenant has room again
         return {"failed": moved, "released": released, "steps released": steps_sent,
                 "redriven": redrive(self.app, services).as_json()}

@@ -8,7 +8,11 @@ import math
 import time
 from typing import Any
 
+from adapters.delivery.email import EmailDeliverer
+from adapters.delivery.freshdesk import FreshdeskDeliverer
 from adapters.delivery.outbound import OutboundGuard
+from adapters.delivery.webhook import WebhookDeliverer
+from adapters.delivery.zendesk import ZendeskDeliverer
 from bootstrap import Services
 from investigation.errors import NotFound, PermanentError
 from investigation.ports import Delivered, Deliverer
@@ -44,8 +48,6 @@ def build_deliverer(services: Services, *, kind: str, tenant_id: str, target: di
     guard = guard_for(services, tenant_id)
     timeout = timeout_of(services, kind)
     if kind == "webhook":
-        from adapters.delivery.webhook import WebhookDeliverer
-
         return WebhookDeliverer(timeout, guard=guard)
     expected = CHANNEL_TYPE.get(kind)
     if expected is None:
@@ -63,15 +65,9 @@ def build_deliverer(services: Services, *, kind: str, tenant_id: str, target: di
         raise PermanentError(f"channel {target.get('channel')!r} is a {ctype} channel, not {expected}")
     secrets = SecretBox.from_settings(services.settings).open(sealed)
     if kind == "email":
-        from adapters.delivery.email import EmailDeliverer
-
         return EmailDeliverer(config, secrets, guard, timeout=timeout, ca_file=services.settings.smtp_ca_file)
     if kind == "zendesk":
-        from adapters.delivery.zendesk import ZendeskDeliverer
-
         return ZendeskDeliverer(config, secrets, guard, timeout=timeout)
-    from adapters.delivery.freshdesk import FreshdeskDeliverer
-
     return FreshdeskDeliverer(config, secrets, guard, timeout=timeout)
 
 

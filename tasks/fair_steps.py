@@ -1,5 +1,6 @@
-"""The step gate around Celery tasks (`app.admission_steps`): a step of a tenant over its running-step cap
-is parked instead of run, and every step that ends sends parked ones again while there is room."""
+"""The step gate around Celery tasks (`tasks.fairness`: the running-step cap of `app.admission_steps`): a
+step of a tenant over its cap is parked instead of run, and every step that ends sends parked ones again
+while there is room."""
 
 from __future__ import annotations
 
@@ -14,6 +15,8 @@ from celery.exceptions import Ignore
 from celery.signals import worker_process_init, worker_process_shutdown
 from redis.exceptions import RedisError
 
+from tasks.facts import tenant_of
+from tasks.fairness import fairness
 from workers import runtime
 
 log = logging.getLogger(__name__)
@@ -27,12 +30,7 @@ def sender(app: Celery) -> Callable[[str], None]:
 def release(app: Celery, *, prune: bool = False) -> int:
     """Send parked steps whose tenant has room; `prune` first forgets this host's dead processes (the
     watchdog's run: a dead process must not count as a slot)."""
-    from app.admission_steps import prune_dead
-    from app.admission_steps import release as release_steps
-
-    if prune:
-        prune_dead(runtime.services())
-    return release_steps(runtime.services(), sender(app))
+    return fairness().release_parked(runtime.services(), sender(app), prune=prune)
 
 
 def fair_step(inv_arg: int) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
@@ -41,12 +39,10 @@ def fair_step(inv_arg: int) -> Callable[[Callable[..., Any]], Callable[..., Any]
     def wrap(fn: Callable[..., Any]) -> Callable[..., Any]:
         @functools.wraps(fn)
         def run(self: Task, *args: Any, **kwargs: Any) -> Any:
-            from app import admission_steps as gate
-            from tasks.celery_tasks import tenant_of
-
             services = runtime.services()
             if not services.settings.redis_url:
                 return fn(self, *args, **kwargs)
+            gate = fairness()
             tenant_id = tenant_of(services, args[inv_arg])
             if not gate.enter(services, tenant_id):
                 message = json.dumps(dict(self.signature_from_request(self.request, args, kwargs)))
@@ -70,20 +66,16 @@ def fair_step(inv_arg: int) -> Callable[[Callable[..., Any]], Callable[..., Any]
 
 @worker_process_init.connect  # type: ignore[untyped-decorator]  # Celery ships no type hints
 def _join(**_: object) -> None:
-    from app.admission_steps import register_process
-
     try:
-        register_process(runtime.services())
+        fairness().join(runtime.services())
     except Exception:
         log.warning("worker process could not register its slot", exc_info=True)
 
 
 @worker_process_shutdown.connect  # type: ignore[untyped-decorator]  # Celery ships no type hints
 def _part(**_: object) -> None:
-    from app.admission_steps import unregister_process
-
     try:
-        unregister_process(runtime.services())
+        fairness().part(runtime.services())
     except Exception:
         log.debug("worker process could not unregister its slot", exc_info=True)
 

@@ -16,6 +16,10 @@ from investigation.state import Passage
 from investigation.tools.evidence import ENGINE_PREFIX, is_tool_engine
 from observability import step_scope
 from tasks import steps, tool_step
+from tasks.delivery_step import attempt_delivery
+from tasks.next import hop_marker
+from tasks.relay import Relay
+from tasks.trace import write_events
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
@@ -71,73 +75,65 @@ def _call_tool(services: Services, inv_id: str, hop: int, slot: tuple[int, str])
 
 
 def _retrieve_hop(services: Services, inv_id: str, hop: int, slots: tuple[tuple[int, str], ...],
-                  pool: ThreadPoolExecutor) -> steps.Handoff:
+                  pool: ThreadPoolExecutor, relay: Relay | None = None) -> Relay:
     """A hop's slots: its tool calls each in a pool thread, as the canvas's tool tasks; its searches as one
     `steps.retrieve_many` (one Redis round trip before them and one after: what a retrieval task does once
-    per slot), the searches themselves in the pool's threads. Returns what the hop's reducer is handed
-    (`steps.reduce(handoff=...)`): the searches' trace events, for its transaction (one transaction fewer a
-    hop), and, in a hop without tools, the results, usage and first-seen passages that the round trip after
-    the searches read for it (two round trips fewer a hop). The hop's charge (`steps.hop_marker`: once,
-    whoever makes it; `run` has its steps leave it here) rides on the searches' first round trip (one round
-    trip fewer a hop), or is made on its own in a hop of tools only.
+    per slot), the searches themselves in the pool's threads. The `relay` (a new one when none is given,
+    returned) gets what the hop's reducer is handed (`steps.reduce(relay=...)`): the searches' trace events,
+    for its transaction (one transaction fewer a hop), and, in a hop without tools, the results, usage and
+    first-seen passages that the round trip after the searches read for it (two round trips fewer a hop).
+    The hop's charge (`hop_marker`: once, whoever makes it; the steps given a relay leave it here) rides on
+    the searches' first round trip (one round trip fewer a hop), or is made on its own in a hop of tools only.
 
     A hop of one query has one model run to wait for (its vector search's query embedding) on one core:
     while it runs, this thread reads the lexical search's passages ahead for a reasoner that `ReadsAhead`.
-    With two queries or more, both cores embed and reading only delays the hop (docs/performance.md,
-    twentieth pass), so the searches are just waited for."""
+    With two queries or more, both cores embed and reading only delays the hop, so the searches are just
+    waited for."""
+    relay = relay if relay is not None else Relay()
     tools = [pool.submit(_call_tool, services, inv_id, hop, slot) for slot in slots if is_tool_engine(slot[1])]
     searches = [slot for slot in slots if not is_tool_engine(slot[1])]
     reasoner = services.reasoner
-    handoff = steps.Handoff()
-    charge = steps.hop_marker(inv_id, hop)
+    relay.start_hop(whole=not tools)  # a tool's result is parked by its own call
     try:
         if not searches:
-            services.state.charge_once(inv_id, charge, "hops")
+            services.state.charge_once(inv_id, hop_marker(inv_id, hop), "hops")
         if searches:
             with step_scope("sleuth.retrieve", inv_id, hop=hop):
-                every_slot = not tools  # a tool's result is parked by its own call
                 if isinstance(reasoner, ReadsAhead) and len({index for index, _engine in searches}) == 1:
                     ahead = _ReadingAhead(pool, reasoner.read_ahead, services.preparing_queries)
                     steps.retrieve_many(services, inv_id, hop, searches, run=ahead.map, found=ahead.found,
-                                        every_slot=every_slot, charge_hop=charge, handoff=handoff)
+                                        relay=relay)
                 else:
-                    steps.retrieve_many(services, inv_id, hop, searches, run=pool.map, every_slot=every_slot,
-                                        charge_hop=charge, handoff=handoff)
+                    steps.retrieve_many(services, inv_id, hop, searches, run=pool.map, relay=relay)
     finally:
         wait(tools)  # none left running behind a failed search step
     try:
         for call in tools:
             call.result()
     except BaseException:
-        steps.write_events(services, handoff.events, quietly=True)  # the searches happened: traced all the same
+        write_events(services, relay.events, quietly=True)  # the searches happened: traced all the same
         raise
-    return handoff
+    return relay
 
 
 def run(services: Services, inv_id: str, *, deliver: bool = True, pool: ThreadPoolExecutor | None = None) -> None:
     """Drive one investigation to its terminal state; retrievals of a hop run in parallel threads. Each step
-    is handed what the one before wrote (`steps.Known`): it reads only the status and the hop's state."""
+    is handed what the one before wrote and read (`Relay`): it reads only the status and the hop's state."""
+    relay = Relay()
     with step_scope("sleuth.start", inv_id):
-        nxt = steps.start(services, inv_id, charge_later=True, carry=True)
+        nxt = steps.start(services, inv_id, relay=relay)
     own_pool = pool is None
     pool = pool or ThreadPoolExecutor(max_workers=4)
-    handoff: steps.Handoff | None = None
     try:
         while nxt.kind == steps.NextKind.HOP:
             hop = nxt.hop
-            handoff = _retrieve_hop(services, inv_id, hop, nxt.slots, pool)
-            handoff.known = nxt.known  # what the step that planned the hop wrote, for its reducer
+            _retrieve_hop(services, inv_id, hop, nxt.slots, pool, relay)
             with step_scope("sleuth.reduce", inv_id, hop=hop):
-                nxt = steps.reduce(services, inv_id, hop, handoff=handoff)
+                nxt = steps.reduce(services, inv_id, hop, relay=relay)
         if nxt.kind == steps.NextKind.SYNTHESIZE:
-            # The last hop's searches read the budget's count (nothing charges one after them).
-            gathered = handoff.gathered if handoff is not None else None
-            calls = int(gathered.usage["retrieval_calls"]) if gathered is not None else None
             with step_scope("sleuth.synthesize", inv_id, hop=nxt.hop):
-                nxt = steps.synthesize(services, inv_id, retrieval_calls=calls, known=nxt.known)
+                nxt = steps.synthesize(services, inv_id, relay=relay)
         if deliver and nxt.kind == steps.NextKind.DELIVER:
-            from tasks.delivery_step import attempt_delivery
-
             for delivery_id in nxt.deliveries:
                 with step_scope("sleuth.deliver", inv_id):
                     attempt_delivery(services, delivery_id)

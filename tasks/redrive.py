@@ -15,12 +15,13 @@ from datetime import UTC, datetime, timedelta
 
 from celery import Celery
 
-from app.admission import priority
 from bootstrap import Services
 from investigation.state import Status
 from storage import repositories as repo
 from tasks import workflow
-from tasks.steps import Next, NextKind, _slots
+from tasks.fairness import fairness
+from tasks.next import Next, NextKind, hop_slots
+from workers.inflight import in_flight_text
 
 log = logging.getLogger(__name__)
 
@@ -45,15 +46,13 @@ def next_step(services: Services, inv_id: str) -> Next | None:
         return Next(NextKind.START)
     last = hops[-1]
     if last.state != "reduced":
-        return Next(NextKind.HOP, last.number, _slots(last.queries, last.engines))
+        return Next(NextKind.HOP, last.number, hop_slots(last.queries, last.engines))
     return Next(NextKind.SYNTHESIZE, last.number)
 
 
 def redrive(app: Celery, services: Services, *, now: datetime | None = None,
             in_flight: str | None = None) -> Redriven:
     """Send again the next step of every idle investigation and every stranded delivery not in flight."""
-    from workers.inflight import in_flight_text
-
     now = now or datetime.now(UTC)
     idle_since = now - timedelta(seconds=services.settings.redrive_idle_seconds)
     with services.session() as session:
@@ -62,12 +61,8 @@ def redrive(app: Celery, services: Services, *, now: datetime | None = None,
     done = Redriven()
     if idle:  # investigations held back by tenant fairness wait on purpose (app.admission releases them),
         # and so do parked steps (app.admission_steps sends them again as their tenant's steps finish)
-        from app.admission import held_ids
-        from app.admission_steps import parked, parked_tenants
-
-        waiting = held_ids(services)
-        parked_text = " ".join(m for t in parked_tenants(services) for m in parked(services, t))
-        idle = [i for i in idle if i not in waiting and i not in parked_text]
+        waiting = fairness().waiting(services, idle)
+        idle = [i for i in idle if i not in waiting]
     if not idle and not stranded:
         return done
     held = in_flight if in_flight is not None else in_flight_text(app, services.settings)
@@ -89,7 +84,7 @@ def redrive(app: Celery, services: Services, *, now: datetime | None = None,
                            kind="redrive", hop=nxt.hop, data={"step": label, "reason": "no message in flight"})
             tenant_id = repo.get_investigation(session, investigation_id=inv_id).tenant_id
         log.warning("re-driving %s of investigation %s: nothing in flight", label, inv_id)
-        workflow.dispatch(app, inv_id, nxt, priority=priority(services, tenant_id))
+        workflow.dispatch(app, inv_id, nxt, priority=fairness().priority(services, tenant_id))
         done.investigations[inv_id] = label
     for delivery_id in stranded:
         log.warning("re-driving delivery %s: pending with no message in flight", delivery_id)

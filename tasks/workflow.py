@@ -6,9 +6,10 @@ from celery import Celery, chord, group
 from celery.canvas import Signature
 
 from investigation.tools.evidence import ENGINE_PREFIX
-from tasks.steps import Next, NextKind
+from observability import tracing
+from tasks.next import Next, NextKind
 from workers import names
-from workers.app import published_together
+from workers.publishing import published_together
 
 
 def hop_canvas(app: Celery, inv_id: str, hop: int, slots: tuple[tuple[int, str], ...], *,
@@ -27,7 +28,7 @@ def hop_canvas(app: Celery, inv_id: str, hop: int, slots: tuple[tuple[int, str],
 
 def dispatch(app: Celery, inv_id: str, nxt: Next, *, priority: int = 0) -> None:
     """Enqueue what `nxt` asks for (nothing for "done"), at the tenant's queue `priority`: its messages and
-    their events reach the broker together, in one round trip (`workers.app.published_together`)."""
+    their events reach the broker together, in one round trip (`workers.publishing.published_together`)."""
     with published_together():
         if nxt.kind == NextKind.START:
             launch(app, inv_id, priority=priority)
@@ -43,8 +44,6 @@ def dispatch(app: Celery, inv_id: str, nxt: Next, *, priority: int = 0) -> None:
 def launch(app: Celery, inv_id: str, *, priority: int = 0) -> None:
     """Start an investigation that intake has persisted. Starts are few per tenant at a time (the
     in-flight cap holds the rest back), so intake sends them at the first priority."""
-    from observability import tracing
-
     with tracing.span("sleuth.enqueue", inv_id), published_together():  # the message and its event: one round trip
         app.send_task(names.T_START, args=(inv_id,), priority=priority)
 

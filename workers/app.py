@@ -2,22 +2,23 @@
 
 from __future__ import annotations
 
-import threading
-import time
-from collections.abc import Iterator
-from contextlib import contextmanager
 from typing import Any
 
-import kombu.transport
-import redis
 from celery import Celery
 from celery.backends.redis import RedisBackend
 from kombu.entity import Exchange, Queue
-from kombu.transport import redis as kombu_redis
 
+import observability.celery_signals  # noqa: F401  (logs, metrics and spans of every task: connected on import)
+from app.fairness import TenantFairness
 from config.settings import Settings
 from storage.redis_state import kombu_url
-from workers import names
+from tasks import fairness
+from workers import names, runtime
+from workers.publishing import use_publisher_transport
+
+# The tasks' module, imported by name where tasks run (a worker imports `include` at start): a process that
+# only sends tasks (the API, the CLI, beat) sends them by name and never imports it.
+TASK_MODULES = ("tasks.celery_tasks", "tasks.source_tasks")
 
 
 SOURCES_DUE_SECONDS = 30.0  # how often beat looks for due sources: the lag past a source's interval
@@ -113,136 +114,14 @@ class HopRedisBackend(RedisBackend):  # type: ignore[misc]  # celery ships no ty
         return super().add_pending_result(result, weak=weak, start_drainer=start_drainer)
 
 
-class _Collecting(threading.local):
-    batches: dict[int, _Collected] | None = None  # the open `published_together` block's commands, by channel
-
-
-_collecting = _Collecting()
-# Sending a block again when the broker's connection fails, as Celery retries a publish by default
-# (`task_publish_retry_policy`: 3 retries, 0.2 s apart): a short blip of Redis never fails the step that sends.
-PUBLISH_RETRIES = 3
-PUBLISH_RETRY_SECONDS = 0.2
-_pause = time.sleep  # between two attempts (tests take the broker up or down here)
-
-
-@contextmanager
-def published_together() -> Iterator[None]:
-    """Every task message and event this thread publishes in the block reaches the broker at its end, in one
-    transaction (MULTI/EXEC) per channel, in the order published: a hop's chord (each member's LPUSH and its
-    `task-sent` event, ~10 round trips) in one round trip, all of it or, when the block raises, none of it.
-    A connection error is retried like Celery's own publish (`PUBLISH_RETRIES`; a transaction whose reply was
-    lost may then arrive twice, as a retried publish may: every step is idempotent). kombu's own
-    `Producer.batch()` cannot be used for a chord: `chord.apply_async` does not hand its producer to the
-    header group (Celery 5.7). Nested blocks join the outermost one. Measured: docs/performance.md,
-    fourteenth pass."""
-    if _collecting.batches is not None:
-        yield
-        return
-    batches: dict[int, _Collected] = {}
-    _collecting.batches = batches
-    try:
-        yield
-    finally:
-        _collecting.batches = None
-    for batch in batches.values():  # (not reached when the block raised: nothing is sent)
-        batch.send()
-
-
-class _Collected:
-    """One channel's commands of a `published_together` block, collected through kombu's publish-batch
-    interface (`add`, as `Channel._put`/`_put_fanout` call it with ``_publish_batch``)."""
-
-    def __init__(self, channel: PublisherChannel) -> None:
-        self.channel = channel
-        self.commands: list[tuple[str, tuple[Any, ...]]] = []
-
-    def add(self, name: str, *args: Any) -> None:
-        self.commands.append((name, args))
-
-    def send(self) -> None:
-        for attempt in range(PUBLISH_RETRIES + 1):
-            try:
-                with self.channel.conn_or_acquire() as client:
-                    pipe = client.pipeline(transaction=True)
-                    for name, args in self.commands:
-                        getattr(pipe, name)(*args)
-                    pipe.execute()
-                return
-            except (redis.ConnectionError, redis.TimeoutError):
-                if attempt == PUBLISH_RETRIES:
-                    raise
-                _pause(PUBLISH_RETRY_SECONDS)
-
-
-class PublisherChannel(kombu_redis.Channel):
-    """kombu's Redis channel, less a new client object per command.
-
-    kombu's channel built a fresh ``redis.Redis`` (with the global key prefix) for every publish, every
-    acknowledgement and every task event (`conn_or_acquire` without a client): ~0.1 ms of CPU each to fill
-    the new client's table of ~170 response callbacks, ~48 of them per investigation across the stack
-    (4,267 for 89 demo investigations through the API, most in the worker's main process, which hands
-    every message to the pool). The client holds no connection of its own (redis-py takes one from the
-    pool per command and is thread-safe), so one per channel and connection pool does the same: it is
-    built again whenever kombu replaces its pool (after a fork, a disconnect)."""
-
-    _publisher: Any = None
-
-    @contextmanager
-    def conn_or_acquire(self, client: Any = None) -> Iterator[Any]:
-        if client:
-            yield client
-            return
-        pool = self.pool
-        publisher = self._publisher
-        if publisher is None or publisher.connection_pool is not pool:
-            publisher = self._publisher = self._create_client()
-        yield publisher
-
-    def _batched(self, kwargs: dict[str, Any]) -> dict[str, Any]:
-        """`kwargs` for kombu's `_put`/`_put_fanout`, with this channel's batch of the open
-        `published_together` block (kombu's own publish-batch branch then collects instead of sending)."""
-        batches = _collecting.batches
-        if batches is not None:
-            if id(self) not in batches:
-                batches[id(self)] = _Collected(self)
-            kwargs["_publish_batch"] = batches[id(self)]
-        return kwargs
-
-    def _put(self, queue: str, message: Any, **kwargs: Any) -> None:
-        super()._put(queue, message, **self._batched(kwargs))
-
-    def _put_fanout(self, exchange: str, message: Any, routing_key: str, **kwargs: Any) -> None:
-        super()._put_fanout(exchange, message, routing_key, **self._batched(kwargs))
-
-
-class PublisherTransport(kombu_redis.Transport):
-    Channel = PublisherChannel
-
-
-def _use_publisher_transport() -> None:
-    """kombu picks a broker's transport class by the URL's scheme; for ``redis+socket://`` (the embedded
-    Redis) from the URL alone, whatever Celery's ``broker_transport`` says. So the Redis schemes are
-    mapped to `PublisherTransport` (in this process: the API, workers, beat and Flower all build this app),
-    and the URLs stay the standard ones Flower reads its queue lengths with. kombu memoises what a name
-    resolved to: a resolution made before this (nothing here makes one) is dropped."""
-    for scheme in ("redis", "rediss"):
-        kombu.transport.TRANSPORT_ALIASES[scheme] = f"{__name__}:PublisherTransport"
-        kombu.transport._transport_cache.pop(scheme, None)
-
-
 def create_celery(settings: Settings) -> Celery:
-    """Build the Celery app for `settings` and register Sleuth's tasks on it."""
-    from workers import runtime
-
-    _use_publisher_transport()
-    app = Celery("sleuth", set_as_current=True)
+    """Build the Celery app for `settings`; its tasks are registered by name (`TASK_MODULES`)."""
+    use_publisher_transport()
+    fairness.install(TenantFairness())
+    app = Celery("sleuth", set_as_current=True, include=list(TASK_MODULES))
     app.conf.update(celery_config(settings))
     # The result backend's Redis schemes (redis://, rediss://, redis+socket://) name HopRedisBackend.
     app.loader.override_backends = {scheme: f"{__name__}:HopRedisBackend" for scheme in ("redis", "rediss")}
     runtime.configure(settings)
-    import observability.celery_signals  # noqa: F401  (logs, metrics and spans of every task)
-    import tasks.celery_tasks  # noqa: F401  (registers the shared tasks)
-    import tasks.source_tasks  # noqa: F401  (source syncs)
-
     app.finalize()
     return app

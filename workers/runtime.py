@@ -8,6 +8,7 @@ import threading
 
 from celery.signals import worker_process_init
 
+from adapters.search.embedder import embed_matrix
 from bootstrap import Services
 from config.settings import Settings, get_settings
 
@@ -83,8 +84,6 @@ def warm_up(services: Services) -> None:
     Best effort: whatever fails here is built, and reported, by the step that needs it."""
     try:
         _ = services.engine, services.state, services.backends, services.reasoner
-        from adapters.search.embedder import embed_matrix
-
         embed_matrix(services.embedder, ["warm up"], persist=False)
         reasoner_warm_up = getattr(services.reasoner, "warm_up", None)  # e.g. the router's prototypes
         if reasoner_warm_up is not None:

@@ -13,6 +13,7 @@ import pytest
 from investigation.state import Passage
 from storage import repositories as repo
 from tasks import inline, steps
+from tasks.relay import Relay
 from tests.support.stack import Stack
 
 pytestmark = pytest.mark.integration
@@ -92,7 +93,7 @@ def _kinds(stack: Stack, inv_id: str) -> list[tuple[str, str]]:
         return [(e.kind, e.step_key) for e in repo.list_events(session, investigation_id=inv_id)]
 
 
-def _searched(stack: Stack) -> tuple[str, steps.Next, steps.Handoff]:
+def _searched(stack: Stack) -> tuple[str, steps.Next, Relay]:
     """A new investigation started and its first hop searched inline: (id, the hop, what it hands on)."""
     inv_id = stack.asked("What does error ERR_4021 mean?")
     nxt = steps.start(stack.services, inv_id)
@@ -114,7 +115,7 @@ def test_a_hops_search_events_are_written_with_its_reduction_first(stack: Stack)
     inv_id, nxt, handoff = _searched(stack)
     assert sorted(e.step_key for e in handoff.events) == sorted(f"retrieve:1:{i}:{e}" for i, e in nxt.slots)
     assert not any(kind == "retrieval" for kind, _ in _kinds(stack, inv_id))  # not written by the hop
-    steps.reduce(stack.services, inv_id, nxt.hop, handoff=handoff)
+    steps.reduce(stack.services, inv_id, nxt.hop, relay=handoff)
     kinds = [kind for kind, _ in _kinds(stack, inv_id)]
     assert kinds.count("retrieval") == len(nxt.slots)
     assert max(i for i, k in enumerate(kinds) if k == "retrieval") < kinds.index("fusion")
@@ -132,14 +133,14 @@ def test_search_events_are_written_when_the_reduction_writes_nothing_or_fails(
     inv_id, nxt, handoff = _searched(stack)
     if how == "the investigation was over":
         steps.fail(services, inv_id, reason="deadline", error="overdue")
-        assert steps.reduce(services, inv_id, nxt.hop, handoff=handoff).kind == steps.NextKind.DELIVER
+        assert steps.reduce(services, inv_id, nxt.hop, relay=handoff).kind == steps.NextKind.DELIVER
     else:
         if how == "the reducer fails":
             monkeypatch.setattr(loop, "reduce_hop", _raising("broken"))
         else:
             monkeypatch.setattr(repo, "add_evidence", _raising("broken"))
         with pytest.raises(RuntimeError, match="broken"):
-            steps.reduce(services, inv_id, nxt.hop, handoff=handoff)
+            steps.reduce(services, inv_id, nxt.hop, relay=handoff)
     kinds = [k for k, _ in _kinds(stack, inv_id)]
     assert kinds.count("retrieval") == len(nxt.slots) and "fusion" not in kinds
 

@@ -15,6 +15,7 @@ import redis.client
 
 from storage import repositories as repo
 from tasks import inline, steps
+from tasks.relay import Relay
 from tests.support.stack import Stack
 
 pytestmark = pytest.mark.integration
@@ -90,10 +91,10 @@ def test_a_hop_planned_again_is_charged_once_whoever_charges_it(stack: Stack) ->
     tried (a step redelivered to the other executor)."""
     services = stack.services
     inv_id = stack.asked(QUESTION)
-    nxt = steps.start(services, inv_id, charge_later=True)
+    nxt = steps.start(services, inv_id, relay=Relay())
     assert nxt.kind == steps.NextKind.HOP
     assert services.state.usage(inv_id)["hops"] == 0  # not charged yet: the searches will
-    again = steps.start(services, inv_id, charge_later=True)  # redelivered before the searches ran
+    again = steps.start(services, inv_id, relay=Relay())  # redelivered before the searches ran
     assert again.slots == nxt.slots and services.state.usage(inv_id)["hops"] == 0
     with ThreadPoolExecutor(4) as pool:
         inline._retrieve_hop(services, inv_id, nxt.hop, nxt.slots, pool)
@@ -103,7 +104,7 @@ def test_a_hop_planned_again_is_charged_once_whoever_charges_it(stack: Stack) ->
     assert services.state.usage(inv_id)["hops"] == 1
     # Planned to be charged by searches that never ran, then redelivered to a Celery worker: its step charges.
     lost = stack.asked(QUESTION)
-    steps.start(services, lost, charge_later=True)
+    steps.start(services, lost, relay=Relay())
     steps.start(services, lost)
     assert services.state.usage(lost)["hops"] == 1
     other = stack.asked(QUESTION)
@@ -117,10 +118,10 @@ def test_a_hop_planned_again_is_charged_once_whoever_charges_it(stack: Stack) ->
 def test_a_next_hop_planned_for_searches_that_never_ran_is_charged_by_a_redelivered_reducer(stack: Stack) -> None:
     services = stack.services
     inv_id = stack.asked(QUESTION)  # two hops
-    nxt = steps.start(services, inv_id, charge_later=True)
+    nxt = steps.start(services, inv_id, relay=Relay())
     with ThreadPoolExecutor(4) as pool:
         handoff = inline._retrieve_hop(services, inv_id, nxt.hop, nxt.slots, pool)
-    second = steps.reduce(services, inv_id, nxt.hop, handoff=handoff)  # plans hop 2 for its searches to charge
+    second = steps.reduce(services, inv_id, nxt.hop, relay=handoff)  # plans hop 2 for its searches to charge
     assert second.kind == steps.NextKind.HOP and second.hop == 2
     assert services.state.usage(inv_id)["hops"] == 1
     for _ in range(2):  # the hop's reducer redelivered to a Celery worker, twice: hop 2 charged once
@@ -131,7 +132,7 @@ def test_a_next_hop_planned_for_searches_that_never_ran_is_charged_by_a_redelive
 def test_a_hop_of_tools_only_is_charged_on_its_own(stack: Stack) -> None:
     services = stack.services
     inv_id = stack.asked(QUESTION)
-    nxt = steps.start(services, inv_id, charge_later=True)
+    nxt = steps.start(services, inv_id, relay=Relay())
     with ThreadPoolExecutor(2) as pool:
         handoff = inline._retrieve_hop(services, inv_id, nxt.hop, (), pool)
     assert handoff.events == [] and handoff.gathered is None
@@ -145,7 +146,7 @@ def test_a_reducer_handed_nothing_gathered_reads_redis_as_before(
     first seen from Redis, and decides as it would have."""
     services = stack.services
     inv_id = stack.asked(QUESTION)
-    nxt = steps.start(services, inv_id, charge_later=True)
+    nxt = steps.start(services, inv_id, relay=Relay())
     with ThreadPoolExecutor(4) as pool:
         handoff = inline._retrieve_hop(services, inv_id, nxt.hop, nxt.slots, pool)
     assert handoff.gathered is not None
@@ -163,14 +164,14 @@ def test_a_reducer_handed_nothing_gathered_reads_redis_as_before(
     for name in ("hop_results", "first_seen"):
         monkeypatch.setattr(services.state, name, watched(name))
     handoff.gathered = None
-    after = steps.reduce(services, inv_id, nxt.hop, handoff=handoff)
+    after = steps.reduce(services, inv_id, nxt.hop, relay=handoff)
     assert reads == ["hop_results", "first_seen"]
     twin = stack.asked(QUESTION)
-    nxt2 = steps.start(services, twin, charge_later=True)
+    nxt2 = steps.start(services, twin, relay=Relay())
     with ThreadPoolExecutor(4) as pool:
         handoff2 = inline._retrieve_hop(services, twin, nxt2.hop, nxt2.slots, pool)
     reads.clear()
-    assert steps.reduce(services, twin, nxt2.hop, handoff=handoff2).kind == after.kind
+    assert steps.reduce(services, twin, nxt2.hop, relay=handoff2).kind == after.kind
     assert reads == []  # handed on: nothing read back
     with services.session() as session:
         ours = sorted(e.chunk_id for e in repo.list_evidence(session, investigation_id=inv_id))

@@ -1,4 +1,4 @@
-"""A step of the inline executor hands the next one what it wrote (`steps.Known`, issue 14): the investigation's
+"""A step of the inline executor hands the next one what it wrote (`tasks.relay.Known`): the investigation's
 columns the steps read, its hops, its evidence in `list_evidence`'s order. The next step then reads only what
 another process may have changed since (the status, the hop's state) — and what it is handed is exactly what
 the reads it skips would have given. On SQLite and PostgreSQL."""
@@ -19,6 +19,8 @@ from investigation.errors import NotFound
 from investigation.state import Evidence, Grade, LoopAction, LoopDecision, Status, SubQuery
 from storage import repositories as repo
 from tasks import inline, steps
+from tasks.facts import Facts, HopFacts, evidence_of
+from tasks.relay import Known, Relay, evidence_after
 from tests.support.stack import Stack
 
 pytestmark = pytest.mark.integration
@@ -32,20 +34,18 @@ def stack(quiet_stack: Stack) -> Stack:  # the steps' own statements only (conft
     return quiet_stack
 
 
-def _as_read(stack: Stack, inv_id: str) -> steps.Known:
+def _as_read(stack: Stack, inv_id: str) -> Known:
     """What the reads a handed step skips give back now."""
     with stack.services.session() as session:
         inv = repo.get_investigation(session, investigation_id=inv_id)
         hops = repo.list_hops(session, investigation_id=inv_id)
-        evidence = steps._evidence_of(repo.list_evidence(session, investigation_id=inv_id))
-    return steps.Known(steps.Facts.of(inv), tuple(steps.HopFacts.of(h) for h in hops), tuple(evidence))
+        evidence = evidence_of(repo.list_evidence(session, investigation_id=inv_id))
+    return Known(Facts.of(inv), tuple(HopFacts.of(h) for h in hops), tuple(evidence))
 
 
-def _searched(stack: Stack, inv_id: str, nxt: steps.Next) -> steps.Handoff:
+def _searched(stack: Stack, inv_id: str, nxt: steps.Next, relay: Relay) -> Relay:
     with ThreadPoolExecutor(4) as pool:
-        handoff = inline._retrieve_hop(stack.services, inv_id, nxt.hop, nxt.slots, pool)
-    handoff.known = nxt.known
-    return handoff
+        return inline._retrieve_hop(stack.services, inv_id, nxt.hop, nxt.slots, pool, relay)
 
 
 def _going_on(monkeypatch: pytest.MonkeyPatch, query: str = "ERR_4021 cause") -> None:
@@ -68,22 +68,24 @@ def test_each_step_is_handed_exactly_what_the_database_holds_and_reads_only_the_
     _going_on(monkeypatch)
     services = stack.services
     inv_id = stack.asked(question)
-    nxt = steps.start(services, inv_id, charge_later=True, carry=True)
+    relay = Relay()
+    nxt = steps.start(services, inv_id, relay=relay)
     reductions = 0
     while nxt.kind == steps.NextKind.HOP:
-        assert nxt.known == _as_read(stack, inv_id)  # every column, hop and evidence, in order
-        reduce = functools.partial(steps.reduce, services, inv_id, nxt.hop, handoff=_searched(stack, inv_id, nxt))
+        assert relay.known == _as_read(stack, inv_id)  # every column, hop and evidence, in order
+        reduce = functools.partial(steps.reduce, services, inv_id, nxt.hop, relay=_searched(stack, inv_id, nxt, relay))
         nxt, sent, _ = stack.counted(reduce)
         reductions += 1
         # No read of the row, the hop or the evidence: the status and the hop's state in one statement.
         assert sent[0] == "SELECT investigation" and "SELECT evidence" not in sent and "SELECT hop" not in sent
         assert sent.count("SELECT investigation") == 1
     assert reductions >= 2  # the first hop went on
-    assert nxt.kind == steps.NextKind.SYNTHESIZE and nxt.known == _as_read(stack, inv_id)
-    assert len(nxt.known.evidence) > 1
-    done, sent, _ = stack.counted(lambda: steps.synthesize(services, inv_id, known=nxt.known))
+    assert nxt.kind == steps.NextKind.SYNTHESIZE and relay.known == _as_read(stack, inv_id)
+    assert len(relay.known.evidence) > 1
+    done, sent, _ = stack.counted(lambda: steps.synthesize(services, inv_id, relay=relay))
     assert done.kind == steps.NextKind.DELIVER
-    assert sent == ["SELECT investigation", "UPDATE investigation", "INSERT trace_event", "SELECT delivery"]
+    assert sorted(sent) == sorted(["SELECT investigation", "UPDATE investigation", "INSERT trace_event",
+                                   "SELECT delivery"])  # the status only: no evidence, hop or row read
 
 
 def test_a_handed_investigation_ends_as_one_whose_steps_read_everything(
@@ -133,24 +135,26 @@ def _events(stack: Stack, inv_id: str) -> list[Any]:
 def test_a_step_handed_what_was_known_still_sees_a_cancellation(stack: Stack) -> None:
     services = stack.services
     inv_id = stack.asked(TWO_HOPS)
-    nxt = steps.start(services, inv_id, charge_later=True, carry=True)
-    handoff = _searched(stack, inv_id, nxt)
+    relay = Relay()
+    nxt = steps.start(services, inv_id, relay=relay)
+    _searched(stack, inv_id, nxt, relay)
     with services.session() as session:  # cancelled (or failed by the watchdog) while the hop searched
         repo.finish_investigation(session, investigation_id=inv_id, status=Status.FAILED.value,
                                   stop_reason="cancelled", error="cancelled by the requester")
-    after = steps.reduce(services, inv_id, nxt.hop, handoff=handoff)
-    assert after.kind == steps.NextKind.DELIVER and after.known is None
+    after = steps.reduce(services, inv_id, nxt.hop, relay=relay)
+    assert after.kind == steps.NextKind.DELIVER and relay.known is None
     with services.session() as session:
         assert repo.list_evidence(session, investigation_id=inv_id) == []  # nothing reduced
     # … and synthesis handed what a reducer knew, the investigation failed meanwhile: delivered as it is.
     other = stack.asked(ONE_HOP)
-    nxt = steps.start(services, other, charge_later=True, carry=True)
-    stop = steps.reduce(services, other, nxt.hop, handoff=_searched(stack, other, nxt))
-    assert stop.kind == steps.NextKind.SYNTHESIZE and stop.known is not None
+    relay = Relay()
+    nxt = steps.start(services, other, relay=relay)
+    stop = steps.reduce(services, other, nxt.hop, relay=_searched(stack, other, nxt, relay))
+    assert stop.kind == steps.NextKind.SYNTHESIZE and relay.known is not None
     with services.session() as session:
         repo.finish_investigation(session, investigation_id=other, status=Status.FAILED.value,
                                   stop_reason="cancelled", error="cancelled by the requester")
-    assert steps.synthesize(services, other, known=stop.known).kind == steps.NextKind.DELIVER
+    assert steps.synthesize(services, other, relay=relay).kind == steps.NextKind.DELIVER
     with services.session() as session:
         assert repo.get_investigation(session, investigation_id=other).answer is None
 
@@ -158,13 +162,14 @@ def test_a_step_handed_what_was_known_still_sees_a_cancellation(stack: Stack) ->
 def test_a_hop_another_process_reduced_meanwhile_is_followed_not_reduced_again(stack: Stack) -> None:
     services = stack.services
     inv_id = stack.asked(ONE_HOP)
-    nxt = steps.start(services, inv_id, charge_later=True, carry=True)
-    handoff = _searched(stack, inv_id, nxt)
+    relay = Relay()
+    nxt = steps.start(services, inv_id, relay=relay)
+    _searched(stack, inv_id, nxt, relay)
     theirs = steps.reduce(services, inv_id, nxt.hop)  # a Celery worker's reducer got there first
     with services.session() as session:
         before = repo.list_evidence(session, investigation_id=inv_id)
-    ours, sent, _ = stack.counted(lambda: steps.reduce(services, inv_id, nxt.hop, handoff=handoff))
-    assert ours == theirs and ours.known is None  # its decision, and nothing handed on: the next step reads
+    ours, sent, _ = stack.counted(lambda: steps.reduce(services, inv_id, nxt.hop, relay=relay))
+    assert ours == theirs and relay.known is None  # its decision, and nothing handed on: the next step reads
     assert "INSERT evidence" not in sent and not any(s.startswith("UPDATE") for s in sent)
     with services.session() as session:
         assert repo.list_evidence(session, investigation_id=inv_id) == before
@@ -173,12 +178,13 @@ def test_a_hop_another_process_reduced_meanwhile_is_followed_not_reduced_again(s
 def test_a_hop_handed_nothing_known_reads_as_before_and_hands_nothing_on(stack: Stack) -> None:
     services = stack.services
     inv_id = stack.asked(ONE_HOP)
-    nxt = steps.start(services, inv_id, charge_later=True)  # not asked to carry
-    assert nxt.known is None
-    handoff = _searched(stack, inv_id, nxt)
-    stop, sent, _ = stack.counted(lambda: steps.reduce(services, inv_id, nxt.hop, handoff=handoff))
+    relay = Relay()
+    nxt = steps.start(services, inv_id, relay=relay)
+    relay.known = None  # as a start redelivered after it planned hop 1 hands on: nothing
+    _searched(stack, inv_id, nxt, relay)
+    stop, sent, _ = stack.counted(lambda: steps.reduce(services, inv_id, nxt.hop, relay=relay))
     assert sent[:3] == ["SELECT investigation", "SELECT hop", "SELECT evidence"]
-    assert stop.kind == steps.NextKind.SYNTHESIZE and stop.known is None
+    assert stop.kind == steps.NextKind.SYNTHESIZE and relay.known is None
 
 
 def test_the_step_state_of_an_investigation_and_a_hop(stack: Stack) -> None:
@@ -206,7 +212,7 @@ def _evidence(eid: str, hop: int, score: float) -> Evidence:
 
 def test_evidence_handed_on_is_in_the_order_the_database_reads_it(stack: Stack) -> None:
     """Hop by hop, random evidence with many equal scores (and repeated ids in a batch): what
-    `_evidence_after` computes is what `list_evidence` reads, order among equal scores included."""
+    `evidence_after` computes is what `list_evidence` reads, order among equal scores included."""
     services = stack.services
     rng = random.Random(14)
     for _ in range(3):
@@ -221,8 +227,8 @@ def test_evidence_handed_on_is_in_the_order_the_database_reads_it(stack: Stack) 
                 batch.append(_evidence(eid, rng.choice([hop, hop, hop - 1 or 1]), rng.choice([0.5, 0.25, 1.0, -1.5])))
             with services.session() as session, repo.atomic(session):
                 inserted = repo.add_evidence(session, investigation_id=inv_id, evidence=batch)
-            stored = tuple(steps._evidence_of(_read_evidence(stack, inv_id)))
-            after = steps._evidence_after(held, batch, inserted)
+            stored = tuple(evidence_of(_read_evidence(stack, inv_id)))
+            after = evidence_after(held, batch, inserted)
             taken = {e.id for e in held}
             if any(e.id in taken for e in batch):  # an id already stored: the stored row is the earlier one
                 assert after is None
@@ -238,11 +244,11 @@ def _read_evidence(stack: Stack, inv_id: str) -> list[Any]:
 
 def test_evidence_whose_stored_form_is_not_known_is_not_handed_on() -> None:
     one = _evidence("a", 1, 0.5)
-    assert steps._evidence_after((), [one, _evidence("b", 1, 0.5)], 1) is None  # one of two was not inserted
-    assert steps._evidence_after((), [one, _evidence("a", 1, 0.9)], 1) == (one,)  # a repeated id: the first
-    assert steps._evidence_after((), [_evidence("z", 1, -0.0)], 1) is None  # SQLite reads -0.0 back as 0.0
-    assert steps._evidence_after((), [_evidence("n", 1, math.nan)], 1) is None
-    assert steps._evidence_after((), [_evidence("i", 1, math.inf)], 1) is None
-    assert steps._evidence_after((), [_evidence("zero", 1, 0.0)], 1) is not None
+    assert evidence_after((), [one, _evidence("b", 1, 0.5)], 1) is None  # one of two was not inserted
+    assert evidence_after((), [one, _evidence("a", 1, 0.9)], 1) == (one,)  # a repeated id: the first
+    assert evidence_after((), [_evidence("z", 1, -0.0)], 1) is None  # SQLite reads -0.0 back as 0.0
+    assert evidence_after((), [_evidence("n", 1, math.nan)], 1) is None
+    assert evidence_after((), [_evidence("i", 1, math.inf)], 1) is None
+    assert evidence_after((), [_evidence("zero", 1, 0.0)], 1) is not None
     later = _evidence("c", 1, 0.7)
-    assert steps._evidence_after((one,), [later, _evidence("d", 2, 0.1)], 2) == (later, one, _evidence("d", 2, 0.1))
+    assert evidence_after((one,), [later, _evidence("d", 2, 0.1)], 2) == (later, one, _evidence("d", 2, 0.1))

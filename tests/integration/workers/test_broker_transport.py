@@ -1,4 +1,4 @@
-"""The broker transport of Sleuth's Celery app (`workers.app.PublisherTransport`), on real Redis: publishing
+"""The broker transport of Sleuth's Celery app (`workers.publishing.PublisherTransport`), on real Redis: publishing
 and acknowledging reuse one client per channel and connection pool instead of building one per command, and
 the messages are the ones kombu's own transport sends and receives."""
 
@@ -14,7 +14,9 @@ from celery import Celery
 from kombu.connection import Connection
 
 from config.settings import Settings
-from workers.app import PublisherChannel, create_celery
+from workers import names, publishing
+from workers.app import create_celery
+from workers.publishing import PUBLISH_RETRIES, PublisherChannel, published_together
 
 pytestmark = pytest.mark.integration
 
@@ -138,7 +140,6 @@ class _BrokerCalls:
 
 
 def _queued(redis_client: redis.Redis, redis_prefix: str, queue: str) -> int:
-    from workers import names
 
     return sum(int(redis_client.llen(f"{redis_prefix}:celery:{key}")) for key in names.queue_keys(queue))
 
@@ -152,8 +153,6 @@ def _dispatch_hop(app: Celery, slots: int = 4) -> None:
 
 def test_a_hops_messages_and_events_reach_the_broker_together_in_one_round_trip(
         app: Celery, redis_client: redis.Redis, redis_prefix: str, monkeypatch: pytest.MonkeyPatch) -> None:
-    from workers import names
-    from workers.app import published_together
 
     _dispatch_hop(app)  # the producer pool and queue declarations warmed
     redis_client.delete(*[f"{redis_prefix}:celery:{k}" for k in names.queue_keys(names.Q_RETRIEVE)])
@@ -183,8 +182,6 @@ def test_without_the_block_each_message_and_event_is_its_own_round_trip(
 
 def test_a_block_that_raises_sends_nothing_and_the_next_one_sends(
         app: Celery, redis_client: redis.Redis, redis_prefix: str) -> None:
-    from workers import names
-    from workers.app import published_together
 
     with pytest.raises(RuntimeError), published_together():
         _dispatch_hop(app)
@@ -195,8 +192,6 @@ def test_a_block_that_raises_sends_nothing_and_the_next_one_sends(
 
 
 def test_a_nested_block_is_sent_with_the_outermost(app: Celery, redis_client: redis.Redis, redis_prefix: str) -> None:
-    from workers import names
-    from workers.app import published_together
 
     with published_together():
         with published_together():
@@ -210,7 +205,6 @@ def test_an_investigations_start_and_its_event_are_one_round_trip(
         app: Celery, redis_client: redis.Redis, redis_prefix: str, monkeypatch: pytest.MonkeyPatch) -> None:
     """What the API's POST sends (`workflow.launch`): the start message and its task-sent event together."""
     from tasks import workflow
-    from workers import names
 
     workflow.launch(app, "inv-warm")
     calls = _BrokerCalls(monkeypatch)
@@ -247,9 +241,6 @@ def test_a_broker_blip_while_a_hop_is_sent_is_ridden_out(
         proxied: Any, redis_client: redis.Redis, redis_prefix: str, monkeypatch: pytest.MonkeyPatch) -> None:
     """Redis goes away as the block ends and comes back before the next attempt (as Celery's own publish
     retry would ride it out): the hop arrives whole, once."""
-    from workers import app as app_module
-    from workers import names
-    from workers.app import published_together
 
     app, proxy = proxied
     redis_client.delete(*[f"{redis_prefix}:celery:{k}" for k in names.queue_keys(names.Q_RETRIEVE)])
@@ -259,7 +250,7 @@ def test_a_broker_blip_while_a_hop_is_sent_is_ridden_out(
         pauses.append(seconds)
         proxy.up()
 
-    monkeypatch.setattr(app_module, "_pause", back_up)
+    monkeypatch.setattr(publishing, "_pause", back_up)
     with published_together():
         _dispatch_hop(app)
         proxy.down()
@@ -269,14 +260,11 @@ def test_a_broker_blip_while_a_hop_is_sent_is_ridden_out(
 
 def test_a_broker_that_stays_away_fails_the_send_and_queues_nothing(
         proxied: Any, redis_client: redis.Redis, redis_prefix: str, monkeypatch: pytest.MonkeyPatch) -> None:
-    from workers import app as app_module
-    from workers import names
-    from workers.app import PUBLISH_RETRIES, published_together
 
     app, proxy = proxied
     redis_client.delete(*[f"{redis_prefix}:celery:{k}" for k in names.queue_keys(names.Q_RETRIEVE)])
     pauses: list[float] = []
-    monkeypatch.setattr(app_module, "_pause", pauses.append)
+    monkeypatch.setattr(publishing, "_pause", pauses.append)
     with pytest.raises(redis.ConnectionError), published_together():
         _dispatch_hop(app)
         proxy.down()

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib
 from typing import Any
 
 import pytest
@@ -9,7 +10,7 @@ from celery import Celery
 
 from tasks.workflow import hop_canvas
 from workers import names
-from workers.app import celery_config
+from workers.app import TASK_MODULES, celery_config
 
 pytestmark = pytest.mark.unit
 
@@ -68,7 +69,8 @@ def test_only_a_hops_chord_members_write_to_the_result_backend() -> None:
 
     conf: dict[str, Any] = celery_config(Settings(redis_url="redis://127.0.0.1:6379/13", redis_prefix="x"))
     assert conf["task_track_started"] is False and conf["worker_send_task_events"] is True
-    import tasks.celery_tasks  # noqa: F401  (shared tasks: bound to every app when it is finalised)
+    for module in TASK_MODULES:  # shared tasks: bound to every app when it is finalised
+        importlib.import_module(module)
     import tasks.source_tasks  # noqa: F401
 
     app = Celery("t", set_as_current=False)
