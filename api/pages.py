@@ -39,13 +39,14 @@ def layout(title: str, body: str, *, signed_in: bool = True, script: bool = Fals
         nav = (f'{links}<form method="post" action="/logout">{csrf_field(csrf)}'
                '<button type="submit">Sign out</button></form>')
     js = f'<script src="{STATIC}/console.js" defer></script>' if script else ""
+    brand = '<a class="brand" href="/investigations">Sleuth</a>' if full else '<span class="brand">Sleuth</span>'
     return (
         "<!doctype html><html lang=en><head><meta charset=utf-8>"
         '<meta name="viewport" content="width=device-width, initial-scale=1">'
         f"<title>{e(title)} · Sleuth</title>"
         f'<link rel="stylesheet" href="{STATIC}/console.css">{js}</head><body>'
         '<a class="skip" href="#main">Skip to content</a>'
-        f'<header class="top"><a class="brand" href="/investigations">Sleuth</a>{nav}</header>'
+        f'<header class="top">{brand}{nav}</header>'
         f'<main id="main" tabindex="-1">{body}</main></body></html>'
     )
 
