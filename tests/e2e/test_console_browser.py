@@ -1,7 +1,8 @@
 """The operator pages in a real headless Chromium (Debian's chromium + chromedriver, driven by Selenium):
 sign in without a key in the URL, the trace summary at desktop and phone widths (no horizontal scroll,
-key elements present, details collapsed), keyboard-only use of the list page's redeliver button, and
-live updates over Server-Sent Events while an investigation runs."""
+key elements present, details collapsed), keyboard-only use of the list page's redeliver button (its
+form's CSRF token travels with it), live updates over Server-Sent Events while an investigation runs, and
+a sign-in link that opens its trace once, with sign-out ending the session."""
 
 from __future__ import annotations
 
@@ -220,3 +221,27 @@ def test_running_investigation_updates_live_then_shows_the_summary(browser: Any,
     _wait(lambda: not browser.find_elements(By.ID, "live-status"), timeout=30)
     assert browser.find_element(By.CSS_SELECTOR, "#summary .answer").text.strip()
     assert "answered" in browser.find_element(By.CSS_SELECTOR, "#summary .badge").text
+
+
+def test_a_link_opens_its_trace_once_and_sign_out_ends_the_session(browser: Any, console: Console) -> None:
+    from selenium.webdriver.common.by import By
+
+    from api import session
+    from storage import repositories as repo
+
+    inv_id = console.ask("Which plan includes SCIM provisioning?")
+    with console.stack.services.session() as db:
+        tenant = repo.get_tenant_by_name(db, name=console.stack.tenant_name)
+        token = session.link_token(console.stack.settings, tenant.id, tenant.api_key_hash, inv_id)
+    link = f"{console.base}/link/{token}"
+    browser.get(link)
+    _wait(lambda: browser.current_url.endswith(f"/trace/{inv_id}"))
+    assert not browser.find_elements(By.CSS_SELECTOR, 'a[href="/investigations"]')  # this trace only
+    old = browser.get_cookie("sleuth_session")["value"]
+    browser.find_element(By.CSS_SELECTOR, 'form[action="/logout"] button').click()  # a real form post
+    _wait(lambda: "/login" in browser.current_url)
+    browser.get(link)
+    assert "already used" in browser.page_source
+    browser.add_cookie({"name": "sleuth_session", "value": old, "path": "/"})  # a copy of the old cookie
+    browser.get(f"{console.base}/trace/{inv_id}")
+    _wait(lambda: "/login" in browser.current_url)
