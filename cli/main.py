@@ -10,6 +10,7 @@ from typing import Annotated
 import typer
 from rich.console import Console
 
+from cli.secrets import secrets_app
 from cli.sources import sources_app
 from cli.tools import tools_app
 from config.settings import Settings, get_settings
@@ -23,6 +24,7 @@ channels_app = typer.Typer(no_args_is_help=True, help="Delivery channels of a te
 app.add_typer(channels_app, name="channels")
 app.add_typer(tools_app, name="tools")
 app.add_typer(sources_app, name="sources")
+app.add_typer(secrets_app, name="secrets")
 console = Console(stderr=True, soft_wrap=True)  # piped output: no wrapping mid-phrase
 
 
