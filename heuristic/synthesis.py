@@ -447,6 +447,11 @@ def _pick(question: str, route: RouteDecision, evidence: Sequence[Evidence], max
         if len(picked) >= max_sentences:
             picked.pop()
         picked.append(end)
+    rule = _document_rule(picked, candidates, evidence, question_stems)
+    if rule is not None:
+        if len(picked) >= max_sentences:
+            picked.pop()
+        picked.append(rule)
     # Answer first: the sentence that holds what was asked (the kind of value, next to the asked terms), then
     # the situation (sentences about the question's names: "ERR_4030 means …"), then what follows; for a
     # comparison the per-entity sentences keep their order after the lead.
@@ -470,6 +475,21 @@ def _pick(question: str, route: RouteDecision, evidence: Sequence[Evidence], max
         picked.insert(0, lead)
         return _Composition(picked, prefix=yes_no_prefix(question, lead.text))
     return _Composition(picked)
+
+
+def _document_rule(picked: Sequence[Sentence], candidates: Sequence[Sentence], evidence: Sequence[Evidence],
+                   question_stems: set[str]) -> Sentence | None:
+    """A tool's record says what is true of the requester's case; the rule the question also asks about
+    ("… delayed. Can I get a refund?") is in the documents. When every picked sentence is a tool record's,
+    the document sentence holding the most question words none of them covers joins the answer."""
+    if not picked or not all(evidence[c.index].source_id.startswith("tool:") for c in picked):
+        return None
+    uncovered = question_stems - set().union(*(c.stems for c in picked))
+    documents = [c for c in candidates if not evidence[c.index].source_id.startswith("tool:")
+                 and evidence[c.index].grade is not Grade.INCORRECT and c.stems & uncovered]
+    if not documents:
+        return None
+    return max(documents, key=lambda c: (len(c.stems & uncovered), c.weight, c.prior))
 
 
 def _about_bonus(c: Sentence, key: str, stems: set[str], title: str) -> float:

@@ -1,0 +1,32 @@
+"""A question that needs a fact from a tool's record and a rule from the documents gets both, cited."""
+
+from __future__ import annotations
+
+import pytest
+
+from heuristic.synthesis import synthesize_answer
+from investigation.state import Route, RouteDecision
+from tests.unit.investigation.fakes import evidence
+
+pytestmark = pytest.mark.unit
+
+LOOKUP = RouteDecision(route=Route.LOOKUP, reason="t")
+ORDER = evidence("tool:order_lookup:ab12", "Order BC-204117, fetched 08:00",
+                 "Order BC-204117 is delayed; estimated delivery 2026-12-14. Order BC-204117 ships with DHL, "
+                 "tracking number JD0146000. Order BC-204117 holds 1 x Coffee beans. The total of order "
+                 "BC-204117 is 35 EUR.")
+REFUNDS = evidence("delays#0", "Delayed orders and refunds",
+                   "When an order is delayed past its estimated delivery date, you can ask for a refund of the "
+                   "shipping cost under Orders, Help with this order.")
+
+
+def test_the_record_and_the_rule_are_both_cited() -> None:
+    answer = synthesize_answer("My order BC-204117 is delayed. Can I get a refund?", LOOKUP, [ORDER, REFUNDS])
+    assert "delayed" in answer.text and "refund of the shipping cost" in answer.text
+    assert {c.source_id for c in answer.citations} == {"tool:order_lookup:ab12", "delays"}
+
+
+def test_a_record_that_answers_everything_stands_alone() -> None:
+    answer = synthesize_answer("What is the tracking number of order BC-204117?", LOOKUP, [ORDER, REFUNDS])
+    assert "JD0146000" in answer.text
+    assert {c.source_id for c in answer.citations} == {"tool:order_lookup:ab12"}
