@@ -3,13 +3,27 @@ content hash), and FAQ candidates grouped from solved tickets (docs/sources.md).
 
 from __future__ import annotations
 
-from datetime import datetime
+import uuid
+from datetime import UTC, datetime
 from typing import Any
 
-from sqlalchemy import JSON, Column, Text, UniqueConstraint
+from sqlalchemy import JSON, Column, DateTime, Text, UniqueConstraint
 from sqlmodel import Field, SQLModel
 
-from storage.models import NAIVE_UTC, empty_list, new_id, utcnow
+# As in storage.models (which imports this module at its end, so nothing is imported back from it here).
+NAIVE_UTC = DateTime(timezone=False)
+
+
+def new_id() -> str:
+    return uuid.uuid4().hex
+
+
+def utcnow() -> datetime:
+    return datetime.now(UTC).replace(tzinfo=None)
+
+
+def empty_list() -> list[Any]:
+    return []
 
 
 def empty_dict() -> dict[str, Any]:

@@ -13,12 +13,17 @@ import base64
 import json
 import re
 import threading
+import time
 from datetime import UTC, datetime
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 from urllib.parse import parse_qs, urlencode, urlsplit
 
 EXPORT_PAGE = 100  # Zendesk sends up to 1,000 per export page; smaller here so pagination is exercised
+
+
+def segments_of(path: str) -> list[str]:
+    return path.split("/")
 
 
 def _iso(epoch: int) -> str:
@@ -32,7 +37,7 @@ class HelpCenter:
                  freshdesk_auth: tuple[str, str] = ("fd-key", "X")) -> None:
         self.auth = {name: "Basic " + base64.b64encode(f"{u}:{p}".encode()).decode()
                      for name, (u, p) in (("zendesk", zendesk_auth), ("freshdesk", freshdesk_auth))}
-        self.clock = 1_700_000_000
+        self.clock = int(time.time()) - 86400  # a day ago: inside a ticket source's --since window
         self.zd: dict[int, dict[str, Any]] = {}
         self.segments: list[dict[str, Any]] = [
             {"id": 501, "name": "Agents and admins", "user_type": "staff", "built_in": True},
@@ -40,6 +45,10 @@ class HelpCenter:
         self.categories: list[dict[str, Any]] = []
         self.folders: dict[int, list[dict[str, Any]]] = {}
         self.fd: dict[int, list[dict[str, Any]]] = {}  # folder id -> articles
+        self.tickets: dict[int, dict[str, Any]] = {}  # Zendesk tickets (with comments and users)
+        self.users = [{"id": 1, "role": "end-user", "name": "Requester"}, {"id": 2, "role": "agent", "name": "Ana"},
+                      {"id": 3, "role": "agent", "name": "Sleuth bot"}]
+        self.fd_tickets: dict[int, dict[str, Any]] = {}  # Freshdesk tickets (with conversations)
         self.cues: list[tuple[int, dict[str, str]]] = []
         self.fail_once: dict[str, int] = {}  # the first request whose path holds the key gets that status
         self.forbidden = False
@@ -58,7 +67,8 @@ class HelpCenter:
                             del fake.fail_once[part]
                 if cue is not None:
                     return self._send(cue[0], {"error": "cued"}, cue[1])
-                product = "freshdesk" if self.path.startswith("/api/v2/solutions") else "zendesk"
+                zendesk = "help_center" in self.path or ".json" in self.path
+                product = "zendesk" if zendesk else "freshdesk"
                 if self.headers.get("authorization") != fake.auth[product]:
                     return self._send(401, {"error": "Couldn't authenticate you"})
                 if fake.forbidden:
@@ -135,6 +145,21 @@ class HelpCenter:
             return self._list(parts.path, query)
         if parts.path == "/api/v2/help_center/user_segments":
             return 200, {"user_segments": self.segments, "next_page": None, "count": len(self.segments)}
+        if parts.path == "/api/v2/incremental/tickets/cursor.json":
+            return self._ticket_export(query)
+        if parts.path.startswith("/api/v2/tickets/") and parts.path.endswith("/comments.json"):
+            ticket = self.tickets.get(int(segments_of(parts.path)[-2]))
+            if ticket is None:
+                return 404, {"error": "RecordNotFound"}
+            if query.get("include") != "users":
+                return 400, {"error": "expected include=users"}
+            return 200, {"comments": ticket["_comments"], "users": self.users, "next_page": None,
+                         "previous_page": None, "count": len(ticket["_comments"])}
+        if parts.path == "/api/v2/tickets":
+            return self._fd_ticket_list(query)
+        if parts.path.startswith("/api/v2/tickets/") and parts.path.endswith("/conversations"):
+            fd = self.fd_tickets.get(int(segments_of(parts.path)[-2]))
+            return (200, fd["_conversations"]) if fd else (404, {"code": "not_found"})
         if parts.path == "/api/v2/solutions/categories":
             return 200, self.categories
         segments = parts.path.split("/")
@@ -169,6 +194,53 @@ class HelpCenter:
                      "meta": {"has_more": has_more, "after_cursor": str(page[-1]) if page else None,
                               "before_cursor": str(page[0]) if page else None},
                      "links": {"first": None, "last": None, "next": nxt, "prev": None}}
+
+    def zd_ticket(self, ticket_id: int, *, subject: str, status: str, comments: list[tuple[int, bool, str]]) -> None:
+        """A ticket and its comments as (author id, public, body)."""
+        with self.lock:
+            now = self.tick()
+            self.tickets[ticket_id] = {
+                "id": ticket_id, "url": f"{self.url}/api/v2/tickets/{ticket_id}.json", "subject": subject,
+                "description": comments[0][2] if comments else "", "status": status, "requester_id": 1,
+                "created_at": _iso(now), "updated_at": _iso(now), "generated_timestamp": now, "_ts": now,
+                "_comments": [{"id": ticket_id * 100 + i, "type": "Comment", "author_id": a, "public": p,
+                               "body": b, "html_body": f"<p>{b}</p>", "plain_body": b, "created_at": _iso(now)}
+                              for i, (a, p, b) in enumerate(comments)]}
+
+    def _ticket_export(self, query: dict[str, str]) -> tuple[int, Any]:
+        if "cursor" in query:
+            start = int(query["cursor"])
+        elif query.get("start_time", "").isdigit():
+            start = int(query["start_time"])
+        else:
+            return 400, {"error": "InvalidPaginationParameter", "description": "start_time or cursor"}
+        changed = sorted((t for t in self.tickets.values() if t["_ts"] > start), key=lambda t: t["_ts"])
+        page = changed[:EXPORT_PAGE]
+        after = str(page[-1]["_ts"] if page else start)
+        return 200, {"tickets": [self._public(t) for t in page], "after_cursor": after,
+                     "after_url": f"{self.url}/api/v2/incremental/tickets/cursor.json?cursor={after}",
+                     "before_cursor": None, "before_url": None, "end_of_stream": len(changed) <= EXPORT_PAGE}
+
+    def fd_ticket(self, ticket_id: int, *, subject: str, status: int,
+                  conversations: list[tuple[bool, bool, str]]) -> None:
+        """A Freshdesk ticket and its conversations as (incoming, private, body)."""
+        with self.lock:
+            now = self.tick()
+            self.fd_tickets[ticket_id] = {
+                "id": ticket_id, "subject": subject, "status": status, "priority": 1, "requester_id": 1,
+                "created_at": _iso(now), "updated_at": _iso(now),
+                "_conversations": [{"id": ticket_id * 100 + i, "incoming": inc, "private": priv, "body": f"<div>{b}</div>",
+                                    "body_text": b, "user_id": 1 if inc else 2, "source": 0, "created_at": _iso(now)}
+                                   for i, (inc, priv, b) in enumerate(conversations)]}
+
+    def _fd_ticket_list(self, query: dict[str, str]) -> tuple[int, Any]:
+        per_page, page = int(query.get("per_page", "30")), int(query.get("page", "1"))
+        if not 1 <= per_page <= 100 or "updated_since" not in query:
+            return 400, {"description": "Validation failed"}
+        since = query["updated_since"]
+        rows = sorted((t for t in self.fd_tickets.values() if t["updated_at"] >= since),
+                      key=lambda t: (t["updated_at"], t["id"]))
+        return 200, [self._public(t) for t in rows[(page - 1) * per_page: page * per_page]]
 
     # -- Freshdesk -------------------------------------------------------------------------------------
 
