@@ -274,8 +274,9 @@ def beat(loglevel: str = "INFO") -> None:
 def flower(port: int = 5555, address: Annotated[str, typer.Option(help="Interface to listen on")] = "127.0.0.1",
            basic_auth: Annotated[str | None, typer.Option(help="user:password")] = None) -> None:
     """Flower on the configured broker, or on the running `sleuth up` of this SLEUTH_HOME. Off loopback,
-    basic auth is on: --basic-auth, SLEUTH_FLOWER_BASIC_AUTH, or a generated password printed here."""
-    from cli.flower import flower_argv
+    basic auth is on: --basic-auth, SLEUTH_FLOWER_BASIC_AUTH, or a generated password printed here; on
+    loopback it answers only requests addressed to 127.0.0.1, [::1] or localhost (DNS rebinding)."""
+    from cli.flower import check_host_header, flower_argv, is_loopback
     from cli.processes import existing_redis
     from workers.app import create_celery
 
@@ -286,6 +287,8 @@ def flower(port: int = 5555, address: Annotated[str, typer.Option(help="Interfac
     if generated:
         console.print(f"Flower basic auth: user [bold]{generated[0]}[/bold] password [bold]{generated[1]}[/bold]")
     console.print(f"Flower on http://{address}:{port}/ (broker {settings.redis_url})")
+    if is_loopback(address):
+        check_host_header()
     create_celery(settings).start(argv)
 
 

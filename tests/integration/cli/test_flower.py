@@ -13,7 +13,7 @@ import httpx
 import pytest
 from pydantic import SecretStr
 
-from cli.flower import flower_argv, is_loopback
+from cli.flower import flower_argv, is_loopback, loopback_host
 from config.settings import Settings
 from tests.support.http import free_port
 
@@ -70,3 +70,31 @@ def test_flower_without_any_broker_says_what_to_do(tmp_path: Path) -> None:
     done = subprocess.run([sys.executable, "-m", "cli.main", "flower"], env=env, capture_output=True,
                           text=True, timeout=60, check=False)
     assert done.returncode != 0 and "sleuth up" in done.stderr and "Traceback" not in done.stderr
+
+
+def test_loopback_host_names() -> None:
+    assert all(loopback_host(h) for h in ("127.0.0.1", "127.0.0.1:5555", "localhost", "LOCALHOST:80", "[::1]:5555"))
+    assert not any(loopback_host(h) for h in ("evil.example", "evil.example:5555", "127.0.0.1.evil.example",
+                                               "localhost.evil.example:5555", "10.0.0.1:5555", "", "127.0.0.1:"))
+
+
+def test_flower_on_loopback_refuses_a_foreign_host_header(tmp_path: Path, redis_url: str,
+                                                          redis_prefix: str) -> None:
+    """DNS rebinding: a page on evil.example whose name now resolves to 127.0.0.1 reaches the port, but its
+    requests carry `Host: evil.example:PORT`, and Flower (no password on loopback) must not answer them."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("SLEUTH_")}
+    env.update(SLEUTH_HOME=str(tmp_path / "home"), SLEUTH_REDIS_URL=redis_url, SLEUTH_REDIS_PREFIX=redis_prefix)
+    port = free_port()
+    proc = subprocess.Popen([sys.executable, "-m", "cli.main", "flower", "--port", str(port)], env=env,
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
+    base = f"http://127.0.0.1:{port}"
+    try:
+        assert _get(f"{base}/").status_code == 200  # Host: 127.0.0.1:PORT
+        for path in ("/", "/api/workers", "/healthcheck"):
+            foreign = httpx.get(f"{base}{path}", headers={"Host": f"evil.example:{port}"}, timeout=10)
+            assert foreign.status_code == 403, path
+            assert "Flower" not in foreign.text
+        assert httpx.get(f"{base}/", headers={"Host": f"localhost:{port}"}, timeout=10).status_code == 200
+    finally:
+        proc.terminate()
+        proc.wait(timeout=20)
