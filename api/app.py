@@ -11,10 +11,22 @@ from fastapi.openapi.utils import get_openapi
 from api import docs_offline, errors, log_redaction
 from api.finished import FinishedListener
 from api.openapi_errors import document_errors
-from api.routes import channels, deliveries, health, hooks, investigations, metrics, tenant, tools, trace
+from api.routes import (
+    channels,
+    deliveries,
+    health,
+    hooks,
+    investigations,
+    metrics,
+    sources,
+    tenant,
+    tools,
+    trace,
+)
 from api.schemas import InvestigationCreate
 from bootstrap import Services
 from config.settings import Settings, get_settings
+from workers.names import T_SOURCE_SYNC
 
 
 class _Queue:
@@ -40,6 +52,9 @@ class _Queue:
         from tasks import workflow
 
         workflow.redeliver(self._celery(), delivery_id)
+
+    def sync_source(self, source_id: str, full: bool) -> None:
+        self._celery().send_task(T_SOURCE_SYNC, args=[source_id, full])
 
 
 def create_app(
@@ -72,9 +87,10 @@ def create_app(
     app.router.on_shutdown.append(app.state.finished.stop)
     app.state.launcher = launcher or queue.launch
     app.state.redeliverer = redeliverer or queue.redeliver
+    app.state.source_syncer = queue.sync_source
     errors.install(app)
     log_redaction.install()
-    for module in (investigations, deliveries, channels, hooks, tools, tenant, trace, health, metrics):
+    for module in (investigations, deliveries, channels, hooks, tools, sources, tenant, trace, health, metrics):
         app.include_router(module.router)
     _add_manual_schemas(app)
     return app

@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any
 
 from config.settings import Settings
 from observability import metrics
+from observability.source_metrics import SourceCollector
 from workers.names import ALL_QUEUES, queue_keys
 
 if TYPE_CHECKING:
@@ -86,6 +87,7 @@ def registry(settings: Settings, services: Services | None = None) -> Any:
     MultiProcessCollector(reg, path=str(path))  # type: ignore[no-untyped-call]  # prometheus_client multiprocess: untyped
     if services is not None:
         reg.register(StateCollector(services))
+        reg.register(SourceCollector(services))
     return reg
 
 
