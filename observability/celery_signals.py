@@ -13,7 +13,9 @@ from typing import Any
 
 from celery import signals
 
-from observability import logs, metrics
+from observability import events, exposition, logs, metrics, tracing
+from storage import repositories as repo
+from workers import runtime
 
 log = logging.getLogger("sleuth.tasks")
 
@@ -27,16 +29,11 @@ _started: dict[str, float] = {}
 @signals.setup_logging.connect
 def _setup_logging(loglevel: Any = None, **_: Any) -> None:
     """Connected, so Celery leaves logging to us: one handler, JSON or text, libraries at WARNING."""
-    from workers import runtime
-
     logs.configure(runtime.settings(), level=loglevel)
 
 
 @signals.worker_init.connect
 def _worker_init(**_: Any) -> None:
-    from observability import events, exposition
-    from workers import runtime
-
     settings = runtime.settings()
     metrics.configure(settings, redis_client=lambda: runtime.services().redis)
     events.install()
@@ -45,9 +42,6 @@ def _worker_init(**_: Any) -> None:
 
 @signals.worker_process_init.connect
 def _child_init(**_: Any) -> None:
-    from observability import events, tracing
-    from workers import runtime
-
     settings = runtime.settings()
     metrics.configure(settings, redis_client=lambda: runtime.services().redis)
     events.install()
@@ -77,8 +71,6 @@ def _sent_at(task: Any) -> float | None:
 
 def _owner(kind: str, item_id: str) -> tuple[str, str]:
     """(investigation id, tenant id) of an investigation or delivery id (the storage's cached lookup)."""
-    from storage import repositories as repo
-    from workers import runtime
 
     try:
         with runtime.services().session() as session:
@@ -113,7 +105,6 @@ def _prerun(task_id: str | None = None, task: Any = None, args: tuple[Any, ...] 
     sent = _sent_at(task)
     if sent is not None:
         metrics.observe_queue_wait(name, time.time() - sent)
-    from observability import tracing
 
     tracing.start_task_span(name, logs.current())
 
@@ -126,7 +117,6 @@ def _postrun(task_id: str | None = None, task: Any = None, retval: Any = None, s
     seconds = time.perf_counter() - started if started is not None else 0.0
     step = _STEP.get(name, name)
     metrics.observe_step(step, seconds)
-    from observability import tracing
 
     tracing.end_task_span(state)
     # The watchdog runs every few seconds: it speaks only when it moved something.

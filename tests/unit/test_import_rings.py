@@ -48,10 +48,9 @@ LAZY: dict[tuple[str, str], str] = {
     **{("bootstrap/services.py", m): "a backend, model or client is imported only when configured and first used"
        for m in ("investigation", "storage.db", "storage.secrets", "storage.redis_state", "adapters.search.embedder",
                  "adapters.search.embedded_lexical", "adapters.search.embedded_vector",
+                 "adapters.search.embedded_entities",
                  "adapters.search.elasticsearch", "adapters.search.weaviate", "adapters.llm.heuristic",
                  "adapters.llm.anthropic", "storage.rate_limit", "adapters.llm.claude_budget")},
-    **{("observability/celery_signals.py", m): "imported by workers.app: the worker runtime it reads imports it back"
-       for m in ("workers", "observability", "storage")},
     ("observability/events.py", "adapters.llm.claude_pricing"): "only when an LLM call is observed",
     ("observability/exposition.py", "storage.models"): "the SQL models only for a metrics scrape",
     ("tasks/tool_step.py", "adapters.llm.claude_tools"): "the Claude SDK only for a tenant whose tools a model picks",
@@ -59,6 +58,7 @@ LAZY: dict[tuple[str, str], str] = {
     ("tasks/tool_step.py", "adapters.search.embedder"): "the ONNX runtime only when a tool is ranked",
     ("api/app.py", "workers.app"): "the Celery app only once the API sends a task",
     ("api/app.py", "tasks"): "the canvas only once the API sends a task",
+    ("api/app.py", "workers.names"): "the task names only once the API sends a task",
     ("api/app.py", "api.pages"): "the console's pages only when it is served",
     ("api/app.py", "observability"): "metrics and tracing only when switched on",
     ("api/finished.py", "storage.redis_state"): "the Redis client only when a request long-polls",
@@ -69,7 +69,6 @@ LAZY: dict[tuple[str, str], str] = {
     ("app/intake.py", "storage.models"): "kept lazy by its owner (issue 45 left for the app ring's pass)",
     ("app/source_readers.py", "adapters.sources.tickets"): "a source's reader only when that source syncs",
     ("app/source_readers.py", "adapters.sources.sitemap"): "a source's reader only when that source syncs",
-    ("app/sources.py", "app.callbacks"): "the outbound guard only when a source is added",
     ("storage/migrations/env.py", "storage.db"): "Alembic runs this file as a script",
 }
 
