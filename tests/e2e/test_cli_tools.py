@@ -65,6 +65,9 @@ def test_add_list_remove_the_examples(home: Path, tmp_path: Path) -> None:
      "url: unknown template variable {acount_id}"),
     ({"url": "http://127.0.0.1:8080/v1/accounts/{account_id}/billing"}, "url: 127.0.0.1 is a loopback address"),
     ({"url": "http://10.0.0.7/v1/accounts/{account_id}/billing"}, "url: 10.0.0.7 is a private address"),
+    ({"params": {"account_id": {"schema": {"type": "string", "pattern": "^acct-[0-9]{1,6}$"}, "source": "question"}},
+      "policy": {"audiences": ["customer"], "subject": "requester"}},
+     "owner: parameter account_id comes from the question, so the API may return another customer's record"),
 ])
 def test_bad_declarations_are_one_clear_error(home: Path, tmp_path: Path, changes: dict[str, object],
                                               message: str) -> None:
