@@ -77,8 +77,9 @@ def _short(text: str | None, limit: int = 140) -> str:
 
 def list_page(tenant_name: str, rows: Sequence[Mapping[str, Any]], counts: Mapping[str, int],
               dead: Sequence[Mapping[str, Any]], *, status: str | None, notice: str | None = None,
-              csrf: str | None = None) -> str:
-    """Recent investigations with status filters, then dead deliveries with a redeliver button each."""
+              csrf: str | None = None, extra: str = "") -> str:
+    """Recent investigations with status filters, then dead deliveries with a redeliver button each, then
+    `extra` (the knowledge sources section, already rendered)."""
     filters = ['<li><a href="/investigations"' + (' aria-current="page"' if not status else "")
                + f">All ({sum(counts.values())})</a></li>"]
     for name in STATUSES:
@@ -122,5 +123,5 @@ def list_page(tenant_name: str, rows: Sequence[Mapping[str, Any]], counts: Mappi
             f"{table}"
             f'<h2 id="dead">Dead deliveries ({len(dead)})</h2>'
             "<p class=muted>Every attempt failed; the receiver gets the same delivery id again on redelivery.</p>"
-            f"{dead_html}")
+            f"{dead_html}{extra}")
     return layout("Investigations", body, csrf=csrf)

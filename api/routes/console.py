@@ -31,6 +31,8 @@ from api.console_auth import (
     visitor,
 )
 from api.deps import RedelivererDep, ServicesDep
+from api.source_pages import sources_section
+from app.sources import list_sources
 from investigation.errors import Forbidden, NotFound, TooManyRequests
 from storage import repositories as repo
 from storage._common import iso
@@ -187,7 +189,9 @@ def investigations_page(request: Request, services: ServicesDep,
                 for d in repo.list_dead_deliveries(db, tenant_id=tenant.id)]
     notice = f"Delivery {redelivered} is queued again." if redelivered else None
     csrf = found.session.csrf if found.session else None
-    return html(pages.list_page(tenant.name, rows, counts, dead, status=status, notice=notice, csrf=csrf))
+    extra = sources_section(list_sources(services, tenant=tenant))
+    return html(pages.list_page(tenant.name, rows, counts, dead, status=status, notice=notice, csrf=csrf,
+                                extra=extra))
 
 
 @router.post("/console/deliveries/{delivery_id}/redeliver")
