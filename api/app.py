@@ -8,7 +8,7 @@ from typing import Any
 from fastapi import FastAPI
 from fastapi.openapi.utils import get_openapi
 
-from api import docs_offline, errors, log_redaction
+from api import body_timeout, docs_offline, errors, log_redaction
 from api.finished import FinishedListener
 from api.openapi_errors import document_errors
 from api.routes import (
@@ -89,6 +89,7 @@ def create_app(
     app.state.redeliverer = redeliverer or queue.redeliver
     app.state.source_syncer = queue.sync_source
     errors.install(app)
+    body_timeout.install(app, settings.request_body_timeout)
     log_redaction.install()
     for module in (investigations, deliveries, channels, hooks, tools, sources, tenant, trace, health, metrics):
         app.include_router(module.router)

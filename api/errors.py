@@ -6,6 +6,8 @@
     NotAuthenticated → 401      Forbidden      → 403      TransientError → 503 (+ Retry-After)
     PermanentError   → 400      other SleuthError → 500
     the database unreachable (SQLAlchemy OperationalError, InterfaceError, pool timeout) → 503 + Retry-After
+    FastAPI's RequestValidationError → 422, each error's type, loc, msg and ctx; never the input it refused
+    (a secret over its size limit, a body that is not JSON)
 """
 
 from __future__ import annotations
@@ -14,6 +16,8 @@ import logging
 import math
 
 from fastapi import FastAPI, Request
+from fastapi.encoders import jsonable_encoder
+from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 
 from investigation.errors import (
@@ -83,6 +87,17 @@ async def sleuth_error_handler(request: Request, exc: Exception) -> JSONResponse
     return JSONResponse({"detail": detail}, code, headers=headers or None)
 
 
+_SHOWN = ("type", "loc", "msg", "ctx")  # of a pydantic error: what was wrong and where, not the value
+
+
+async def request_validation_handler(request: Request, exc: Exception) -> JSONResponse:
+    """A body or parameter FastAPI refused: 422 naming each field, without echoing the value (which may be a
+    secret: a tool's `secret` over its size limit was sent back whole)."""
+    assert isinstance(exc, RequestValidationError)
+    detail = [{key: error[key] for key in _SHOWN if key in error} for error in exc.errors()]
+    return JSONResponse({"detail": jsonable_encoder(detail)}, 422)
+
+
 async def database_unavailable_handler(request: Request, exc: Exception) -> JSONResponse:
     """The database did not answer: a 503 the client may retry (the details go to the log only). Nothing
     was half-written: every write is one transaction, rolled back when the connection failed."""
@@ -94,5 +109,6 @@ async def database_unavailable_handler(request: Request, exc: Exception) -> JSON
 def install(app: FastAPI) -> None:
     """Register the handler for the whole tree on `app`, and the 503 for an unreachable database."""
     app.add_exception_handler(SleuthError, sleuth_error_handler)
+    app.add_exception_handler(RequestValidationError, request_validation_handler)
     for error in database_unavailable_errors():
         app.add_exception_handler(error, database_unavailable_handler)

@@ -23,7 +23,7 @@ from sse_starlette import ServerSentEvent
 
 from api.finished import FinishedListener
 from bootstrap import Services
-from investigation.errors import SleuthError
+from investigation.errors import PermanentError, SleuthError
 from investigation.state import Status
 from storage import repositories as repo
 
@@ -32,6 +32,19 @@ TRACE_EVENT = "trace"
 END_EVENT = "end"
 TOKEN_EVENT = "token"
 _TOKEN_TYPES = ("token", "token_reset")
+# Trace event ids are an INTEGER column: 32 bits in PostgreSQL, which refuses a larger number outright.
+MAX_EVENT_ID = 2**31 - 1
+
+
+def resume_after(last_event_id: str | None) -> int:
+    """The trace event id a ``Last-Event-ID`` header resumes after: 0 (from the start) when there is none or
+    it is not a number; PermanentError (400) for a number no event id can be, which the database would refuse."""
+    text = (last_event_id or "").strip()
+    if not (text.isascii() and text.isdigit()):
+        return 0
+    if len(text) > len(str(MAX_EVENT_ID)) or int(text) > MAX_EVENT_ID:
+        raise PermanentError(f"Last-Event-ID is over {MAX_EVENT_ID}: not an event id")
+    return int(text)
 
 
 def _subscribe(services: Services, investigation_id: str) -> Any:

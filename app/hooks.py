@@ -70,11 +70,12 @@ def verify_zendesk(secret: str, headers: Mapping[str, str], body: bytes, *, now:
         raise HookRejected("missing X-Zendesk-Webhook-Signature or its timestamp")
     try:
         when = _when(stamp)
-    except ValueError:
+    except (ValueError, OverflowError, OSError):  # not a time, or one no clock can hold (year 1 at +23:59)
         raise HookRejected("unreadable X-Zendesk-Webhook-Signature-Timestamp") from None
     if abs(now - when) > TOLERANCE_SECONDS:
         raise HookRejected("stale signature timestamp (more than 5 minutes away)")
-    if not hmac.compare_digest(signature.strip(), zendesk_signature(secret, stamp, body)):
+    # As bytes: `compare_digest` refuses str with non-ASCII characters (a header may carry any latin-1 byte).
+    if not hmac.compare_digest(signature.strip().encode(), zendesk_signature(secret, stamp, body).encode()):
         raise HookRejected("bad signature")
 
 
@@ -104,6 +105,8 @@ def _object(raw: bytes) -> dict[str, Any]:
         data = json.loads(raw)
     except (ValueError, UnicodeDecodeError):
         raise ValidationFailed("body", "not valid JSON") from None
+    except RecursionError:  # nesting deeper than the parser goes: no ticket looks like that
+        raise ValidationFailed("body", "JSON nested too deeply") from None
     if not isinstance(data, dict):
         raise ValidationFailed("body", "must be a JSON object")
     return data

@@ -19,7 +19,7 @@ from api.auth import PageTenantDep, TenantDep
 from api.deps import FinishedDep, LauncherDep, RawBodyDep, ServicesDep
 from api.finished import FinishedListener
 from api.schemas import InvestigationCreate, InvestigationPublic, TracePublic
-from api.sse import event_stream
+from api.sse import event_stream, resume_after
 from app.intake import submit_investigation
 from bootstrap import Services
 from investigation.state import Status
@@ -167,5 +167,5 @@ def stream_events(
     that event."""
     with services.session() as session:
         repo.get_investigation(session, investigation_id=investigation_id, tenant_id=tenant.id)
-    after = int(last_event_id) if last_event_id and last_event_id.strip().isdigit() else 0
+    after = resume_after(last_event_id)
     return EventSourceResponse(event_stream(services, investigation_id, after_id=after, finished=finished))
