@@ -6,50 +6,32 @@ the question is combined with the part of the question that evidence left unreso
 
 from __future__ import annotations
 
-import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from heuristic.mentions import PlannerConfig, base_title, find_anchors, linked_titles, mentions
 from heuristic.router import compared_entities, split_independent
-from investigation.memo import memoised
-from investigation.state import Evidence, Grade, Plan, PlanKind, QueryKind, Route, RouteDecision, SubQuery
+from investigation.state import Evidence, Plan, PlanKind, QueryKind, Route, RouteDecision, SubQuery
 from investigation.text import (
-    NAME_CONNECTORS,
-    QUESTION_WORDS,
-    STOPWORDS,
-    TEXT_CACHE_SIZE,
     ask_sentence,
     body_stems,
     content_stems,
     content_words,
-    entities,
     fold,
-    padded_words,
     query_key,
-    quoted_titles,
-    split_sentences,
     stem,
     words,
 )
 
-# Capitalised words that are rarely what a question hinges on.
-_GENERIC_NAMES: frozenset[str] = frozenset(
-    ["american", "british", "english", "french", "german", "italian", "spanish", "russian", "chinese", "japanese", "korean", "indian", "canadian", "australian", "irish", "scottish", "welsh", "dutch", "swedish", "norwegian", "danish", "finnish", "polish", "greek", "turkish", "mexican", "brazilian", "european", "african", "asian", "latin", "christian", "catholic", "jewish", "muslim", "western", "eastern", "northern", "southern", "january", "february", "march", "april", "may", "june", "july", "august", "september", "october", "november", "december", "monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday", "he", "she", "it", "they", "his", "her", "its", "their", "this", "that", "these", "those", "there", "i", "we", "you", "according", "however", "although", "also", "after", "before", "during", "while", "since", "when", "then", "later"]
-)
 _COMPARISON_WORDS = frozenset(
     ["both", "either", "neither", "same", "common", "older", "younger", "oldest", "youngest", "earlier", "later", "first", "larger", "largest", "smaller", "bigger", "longer", "shorter", "taller", "higher", "lower", "more", "less", "fewer", "newer", "better", "respective", "respectively", "also", "too"]
 )
-
-
-@dataclass(frozen=True)
-class PlannerConfig:
-    """Limits of planning and bridging."""
-
-    max_new_queries: int = 2
-    second_query_ratio: float = 0.6
-    max_sources: int = 4
-    max_sentences: int = 6
-    max_unresolved_words: int = 6
+# Words that say what a question asks, not what to look for: "how long", "what happens", "do we get".
+_ASKING_WORDS = frozenset(["long", "much", "many", "far", "often", "soon", "fast", "quickly", "happen", "happens",
+                           "happened", "get", "gets", "got", "give", "want", "need", "keep", "make", "take", "think",
+                           "use", "know", "tell", "mean", "means", "still"])
+# The planner's limits when none are given.
+_DEFAULTS = PlannerConfig()
 
 
 def property_words(question: str, names: Sequence[str]) -> list[str]:
@@ -76,221 +58,6 @@ def plan_question(question: str, route: RouteDecision) -> Plan:
     return Plan(original=question, subqueries=(original,), kind=PlanKind.AS_IS)
 
 
-def _specificity(name: str) -> float:
-    tokens = words(name)
-    if not tokens:
-        return 0.0
-    if len(tokens) == 1:
-        token = tokens[0]
-        if token in _GENERIC_NAMES or token in STOPWORDS or token in QUESTION_WORDS:
-            return 0.0
-        return 0.7 if not token.isdigit() else 0.3
-    return 1.0
-
-
-@memoised(TEXT_CACHE_SIZE)  # asked of every passage title in every hop
-def base_title(title: str) -> str:
-    """A title without its disambiguation: "Brand (play)" → "brand"."""
-    return fold(re.sub(r"\s*\([^)]*\)\s*$", "", title)).strip()
-
-
-def _proximity(sentence_words: Sequence[str], name: str, asked: Sequence[tuple[int, str]]) -> float:
-    """1 when a question word sits right next to the name in the sentence, decaying with distance. `asked`:
-    the sentence's words whose stem is a question stem, with their positions (the same for every name)."""
-    name_words = words(name)
-    if not name_words:
-        return 0.0
-    first = name_words[0]
-    positions = [i for i, w in enumerate(sentence_words) if w == first]
-    anchors = [i for i, w in asked if w not in name_words]
-    if not positions or not anchors:
-        return 0.0
-    distance = min(abs(p - a) for p in positions for a in anchors)
-    return 1.0 / (1.0 + distance / 3.0)
-
-
-_MONTH_OR_NUMBER = re.compile(
-    r"^(?:\d[\d,.]*|(?:jan|feb|mar|apr|may|jun|jul|aug|sep|sept|oct|nov|dec)[a-z]*\.?)$")
-_ALIAS_END = re.compile(r"\b(is|was|are|were|has|had)\b|\(")
-
-
-def is_name_like(name: str) -> bool:
-    """False for dates, numbers and generic words that the capitalisation heuristic lets through."""
-    tokens = words(name)
-    meaningful = [t for t in tokens if not _MONTH_OR_NUMBER.match(t) and t not in _GENERIC_NAMES
-                  and t not in STOPWORDS and len(t) > 1]
-    return bool(meaningful) and any(c.isalpha() for c in name) and len(name) >= 3
-
-
-_TERM = re.compile(r"(?<![\w-])[a-z][a-z0-9]*(?:[-_][a-z0-9]+)+(?![\w-])")
-# Words that say what a question asks, not what to look for: "how long", "what happens", "do we get".
-_ASKING_WORDS = frozenset(["long", "much", "many", "far", "often", "soon", "fast", "quickly", "happen", "happens",
-                           "happened", "get", "gets", "got", "give", "want", "need", "keep", "make", "take", "think",
-                           "use", "know", "tell", "mean", "means", "still"])
-
-
-@memoised(TEXT_CACHE_SIZE // 4)
-def _lower_case_words(passage: str) -> frozenset[str]:
-    """The words a passage writes in lower case (a property of the passage alone: read once)."""
-    return frozenset(re.findall(r"(?<![\w-])[a-z][a-z'-]*", passage))
-
-
-def clean_name(name: str, sentence: str, passage: str) -> str:
-    """A capitalised span without the sentence-opening words the capitalisation let in ("Go to Settings" →
-    "Settings", "No. The Free" → "Free"): a leading word is dropped when the span opens the sentence and
-    the passage also writes that word in lower case, or it is a stopword."""
-    opens = sentence.lstrip(" #*-\"“").startswith(name.split()[0]) if name.split() else False
-    lower = _lower_case_words(passage)
-    head, dot, rest = name.partition(". ")
-    if dot and len(head.split()) == 1 and (fold(head) in STOPWORDS or fold(head) in lower or fold(head) == "yes"):
-        name, opens = rest, True  # "No. The Free": what follows the full stop opens a sentence ("W. Fawell" stays)
-    tokens = name.split()
-    if len(tokens) < 2 or not opens:
-        return name
-    while len(tokens) > 1 and (fold(tokens[0]) in STOPWORDS or fold(tokens[0]) in lower
-                               or fold(tokens[0]) in NAME_CONNECTORS):
-        tokens = tokens[1:]
-    while len(tokens) > 1 and fold(tokens[0]) in NAME_CONNECTORS:
-        tokens = tokens[1:]
-    return " ".join(tokens)
-
-
-_STATE = re.compile(r"\b(?:is|are|was|were|becomes?|became|gets?|got|stays?|remains?|turns?|goes|went)\s+"
-                    r"(?:now\s+|then\s+|automatically\s+|immediately\s+)?(?!not\b)([a-z]+(?:ed|en)|[a-z]+-[a-z]+)\b")
-_NOT_STATES = frozenset(["used", "based", "needed", "required", "called", "named", "listed", "shown", "described",
-                         "included", "sent", "given", "made", "done", "seen", "taken", "known", "charged", "billed"])
-
-
-def _listed_beside_the_question(name: str, sentence: str, question_stems: set[str]) -> bool:
-    """True when `name` is one item of a parenthesised list that also holds a word of the question: a
-    sibling of what the question states, not what follows from it."""
-    for group in re.findall(r"\(([^()]*)\)", sentence):
-        if fold(name) in fold(group) and "," in group:
-            others = [item for item in group.split(",") if fold(name) not in fold(item)]
-            if any(content_stems(item) & question_stems for item in others):
-                return True
-    return False
-
-
-def introduced_terms(sentence: str, question: str) -> list[str]:
-    """Lower-case terms a sentence introduces that the question does not use: compounds ("read-only",
-    "card_declined", "auto-reload") and the state something enters ("the organization is suspended"). In a
-    support article these are what a name would be in an encyclopedia: the thing the next hop must follow."""
-    asked = content_stems(question)
-    found = [*_TERM.findall(sentence), *(m.group(1) for m in _STATE.finditer(sentence))]
-    return [t for t in dict.fromkeys(found) if not any(c.isdigit() for c in t) and t not in _NOT_STATES
-            and not content_stems(t) <= asked]
-
-
-def mentions(source: Evidence, question: str, config: PlannerConfig = PlannerConfig()) -> list[tuple[str, float]]:
-    """Names mentioned by a passage, with a salience for the question, best first.
-
-    Names in the passage's opening alias ("Andrew Alan "Drew" Fuller (born …) is …") are the subject
-    itself, not a bridge, and are skipped; quoted titles get a bonus. A function of the passage's text and
-    the question alone: selection and bridging ask it of the same passages in every hop, so it is read once.
-    """
-    return list(_mentions(source.text, question, config))
-
-
-@memoised(TEXT_CACHE_SIZE // 4)
-def _mentions(text: str, question: str, config: PlannerConfig) -> tuple[tuple[str, float], ...]:
-    question_stems = content_stems(question)
-    question_folded = fold(question)
-    named = any(is_name_like(n) for n in entities(question))
-    titles = {fold(t) for t in quoted_titles(text)}
-    found: dict[str, tuple[str, float]] = {}
-    for index, sentence in enumerate(split_sentences(text)[: config.max_sentences]):
-        searchable = sentence
-        if index == 0:
-            cut = _ALIAS_END.search(sentence)
-            searchable = sentence[cut.start():] if cut else sentence
-        sentence_words = words(sentence)
-        stems = [stem(w) for w in sentence_words]
-        relevance = len(question_stems.intersection(stems)) / max(1, len(question_stems))
-        asked = [(i, w) for i, (w, s) in enumerate(zip(sentence_words, stems)) if s in question_stems]
-        position_weight = 1.0 if index == 0 else 0.85
-        names = [clean_name(n, sentence, text) for n in entities(searchable)]
-        terms = introduced_terms(sentence, question) if relevance > 0 else []
-        for name in [*dict.fromkeys(names), *terms]:
-            key = fold(name)
-            if key in question_folded or not is_name_like(name) or content_stems(name) <= question_stems:
-                continue
-            weight = (0.3 + relevance + 0.6 * _proximity(sentence_words, name, asked))
-            weight *= position_weight * _specificity(name) * (1.25 if key in titles else 1.0)
-            if sentence.startswith(name) and len(words(name)) == 1:
-                weight *= 0.6  # a capitalised sentence opener is often just a word
-            if name in terms:
-                # A question about named things bridges through names (measured on HotpotQA/MuSiQue); one
-                # without names (a support ticket) through the terms and states its articles introduce.
-                weight *= 0.5 if named else 2.0
-            elif not named:
-                weight *= 0.6  # capitalised words in a support article are mostly headings and UI labels
-            if not named and _listed_beside_the_question(name, sentence, question_stems):
-                weight *= 0.3  # "(card declined, 3-D Secure not confirmed)": an alternative to what is asked
-            if weight > 0 and (key not in found or found[key][1] < weight):
-                found[key] = (name, weight)
-    return tuple(sorted(found.values(), key=lambda item: (-item[1], fold(item[0]))))
-
-
-def linked_titles(source: Evidence, evidence: Sequence[Evidence]) -> list[Evidence]:
-    """Evidence whose title is mentioned in `source`'s text (a hyperlink, as far as text can tell)."""
-    body = fold(source.text)
-    out = []
-    for e in evidence:
-        title = base_title(e.title)
-        if e.chunk_id != source.chunk_id and len(title) >= 4 and title != base_title(source.title) \
-                and title in body and is_name_like(e.title):
-            out.append(e)
-    return out
-
-
-def linked_titles_to(target: Evidence, evidence: Sequence[Evidence]) -> list[Evidence]:
-    """Evidence whose text mentions `target`'s title (links pointing at it)."""
-    title = base_title(target.title)
-    if len(title) < 5 or not is_name_like(target.title):
-        return []
-    return [e for e in evidence if e.chunk_id != target.chunk_id and base_title(e.title) != title
-            and title in fold(e.text)]
-
-
-def _phrase_position(phrase: str, text: str) -> int:
-    """Word-boundary position of `phrase` in `text` (both folded word sequences), or -1."""
-    key = padded_words(phrase)
-    return padded_words(text).rfind(key) if key.strip() else -1
-
-
-_ACRONYM = re.compile(r"[A-Z]{2,4}s?")
-_CODE_NAME = re.compile(r"\b[A-Za-z]+_\d+\b|\b[A-Z]{2,}-?\d{3,}\b")  # ERR_4030, PCL-1001, HTTP402
-
-
-def find_anchors(question: str, evidence: Sequence[Evidence]) -> list[tuple[Evidence, float]]:
-    """Passages the chain starts from, with a weight: titled by a name of the question (whatever their
-    grade), the innermost name (the last one in the question) first; else the best graded passages."""
-    length = max(1, len(" ".join(words(question))))
-    # A short acronym ("API", "SSO") names a topic many titles share, not the thing the question is about.
-    names = [n for n in entities(question) if is_name_like(n) and not _ACRONYM.fullmatch(n.strip())]
-    codes = [fold(c) for c in _CODE_NAME.findall(question)]
-    found: list[tuple[Evidence, float]] = []
-    for e in evidence:
-        title = base_title(e.title)
-        position = _phrase_position(title, question) if len(title) >= 3 else -1
-        if position < 0:
-            hits = [_phrase_position(n, question) for n in names if _phrase_position(n, e.title) >= 0]
-            # A support article rarely has a code in its title: the passage that explains the question's code
-            # ("ERR_4030 — Organization suspended: …") is where the chain starts.
-            hits += [_phrase_position(c, question) for c in codes if _phrase_position(c, e.text) >= 0]
-            position = max(hits, default=-1)
-        if position < 0:
-            continue
-        weight = (0.8 + 0.2 * position / length) * (1.0 if e.grade is not Grade.INCORRECT else 0.85)
-        found.append((e, weight))
-    if not found:
-        usable = sorted((e for e in evidence if e.grade is not Grade.INCORRECT), key=lambda e: (-e.score, e.chunk_id))
-        fallback = usable[:2] or sorted(evidence, key=lambda e: (-e.score, e.chunk_id))[:1]
-        found = [(e, 0.7) for e in fallback]
-    return sorted(found, key=lambda item: (-item[1] - 0.2 * item[0].score, item[0].chunk_id))
-
-
 @dataclass
 class _Node:
     evidence: Evidence
@@ -300,7 +67,7 @@ class _Node:
 
 
 def bridge_candidates(question: str, evidence: Sequence[Evidence],
-                      config: PlannerConfig = PlannerConfig()) -> list[tuple[str, float, set[str]]]:
+                      config: PlannerConfig = _DEFAULTS) -> list[tuple[str, float, set[str]]]:
     """Names to bridge to, best first: (name, salience, question stems the path to it already covers).
 
     A walk over the evidence: it starts at anchor passages (titled by a name of the question), follows
@@ -341,7 +108,7 @@ def bridge_candidates(question: str, evidence: Sequence[Evidence],
     return sorted(scored.values(), key=lambda item: (-item[1], fold(item[0])))
 
 
-def unresolved_words(question: str, covered: set[str], config: PlannerConfig = PlannerConfig()) -> list[str]:
+def unresolved_words(question: str, covered: set[str], config: PlannerConfig = _DEFAULTS) -> list[str]:
     """Content words of the sentence that asks, not yet covered by the passages on the path: the relation
     still to be found ("born city"), without the words that only say how it is asked ("how long", "get");
     when that sentence leaves fewer than two, the situation described before it ("a clinic … patient data")."""
@@ -364,7 +131,7 @@ def unresolved_words(question: str, covered: set[str], config: PlannerConfig = P
 
 
 def bridge_queries(question: str, evidence: Sequence[Evidence], asked: Sequence[str],
-                   config: PlannerConfig = PlannerConfig()) -> list[SubQuery]:
+                   config: PlannerConfig = _DEFAULTS) -> list[SubQuery]:
     """At most `max_new_queries` bridging queries, none equal (normalised) to one already asked."""
     asked_keys = {query_key(q) for q in asked}
     asked_folded = " | ".join(fold(q) for q in asked)
@@ -408,3 +175,7 @@ def probe_queries(question: str, names: Sequence[str], asked: Sequence[str]) -> 
     if not fresh:
         return []
     return [SubQuery(text=" ".join(fresh), purpose="probe: " + ", ".join(fresh), kind=QueryKind.PROBE)]
+
+
+__all__ = ["PlannerConfig", "bridge_candidates", "bridge_queries", "part_queries", "plan_question", "probe_queries",
+           "property_words", "unresolved_words"]

@@ -9,7 +9,7 @@ values computed. The in-process executor reads a hop's lexical hits while the ho
 from __future__ import annotations
 
 from heuristic.focus import text_vocabulary
-from heuristic.planner import base_title
+from heuristic.mentions import base_title
 from heuristic.prose import units, with_context
 from heuristic.synthesis import content_stems as sentence_stems
 from investigation import memo

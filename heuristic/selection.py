@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from heuristic.compression import compress
 from heuristic.focus import focus_names, mentioning
 from heuristic.grader import body_agreement, bridge_terms, lexical_agreement, weighted_terms
-from heuristic.planner import base_title, find_anchors, linked_titles, linked_titles_to, mentions
+from heuristic.mentions import base_title, find_anchors, linked_titles, linked_titles_to, mentions
 from investigation.state import Evidence, Grade
 from investigation.text import body_stems, padded_words
 

@@ -21,7 +21,7 @@ from heuristic.chains import ChainContext, Sentence, chain_end, is_name, named_i
 from heuristic.focus import focus_names
 from heuristic.grader import weighted_terms
 from heuristic.kinds import URL, answer_kind, answer_kinds, focus_terms, measure_of
-from heuristic.planner import base_title
+from heuristic.mentions import base_title
 from heuristic.prose import units, with_context
 from heuristic.router import compared_entities
 from heuristic.sufficiency import has_support, unsupported_names

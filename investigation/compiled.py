@@ -36,6 +36,7 @@ MODULES = (
     "heuristic.focus",
     "heuristic.grader",
     "heuristic.kinds",
+    "heuristic.mentions",
     "heuristic.planner",
     "heuristic.prose",
     "heuristic.router",

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from heuristic.planner import bridge_queries, clean_name, introduced_terms, part_queries, plan_question
+from heuristic.mentions import clean_name, introduced_terms
+from heuristic.planner import bridge_queries, part_queries, plan_question
 from heuristic.router import route_question
 from investigation.state import Grade, Plan, PlanKind, SubQuery
 from investigation.text import query_key
