@@ -32,7 +32,7 @@ class PlannedHop:
     audience: str
     principals: tuple[str, ...]
     queries: tuple[str, ...]
-    corpus_version: int = 0
+    corpus_version: int
 
 
 _plans: BoundedLRU[tuple[str, str, int], PlannedHop] = BoundedLRU(PLANS_CACHED)

@@ -103,7 +103,7 @@ def test_a_planned_hop_is_read_once_and_an_unplanned_one_never_cached(
     session.expunge_all()
     statements.clear()
     expected = PlannedHop(tenant_id=investigation.tenant_id, audience="agent", principals=(),
-                          queries=("sso plan", "saml"))
+                          queries=("sso plan", "saml"), corpus_version=0)
     assert planned_hop(session, investigation_id=investigation.id, number=1) == expected
     read = len(statements)
     assert read >= 2
@@ -139,7 +139,7 @@ def test_a_plan_remembered_by_the_step_that_saved_it_is_kept_only_once_committed
         session: Session, investigation: Investigation, statements: list[str]) -> None:
     forget_plans()
     expected = PlannedHop(tenant_id=investigation.tenant_id, audience="agent", principals=("u1",),
-                          queries=("sso plan",))
+                          queries=("sso plan",), corpus_version=0)
 
     def remember(number: int) -> None:
         remember_plan(session, investigation_id=investigation.id, number=number, tenant_id=investigation.tenant_id,
