@@ -8,6 +8,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from bootstrap import Services
+from investigation.entities import hop_engines
 from investigation.state import Plan, RouteDecision, SubQuery
 from storage import repositories as repo
 from tasks import tool_step
@@ -56,7 +57,7 @@ def plan_hop(services: Services, inv: Facts, number: int, queries: list[SubQuery
     `inv` is what the caller knows of the investigation once `first` has run (its tenant, audience and
     principals never change). Given a `relay`, it is handed `inv` and the hop as saved (`Relay.planned`)."""
     inv_id = inv.id
-    engines = list(services.backends)
+    engines = hop_engines(list(services.backends), number)
     qdicts = [q.model_dump() for q in queries]
     if not charge_later:
         services.state.charge_once(inv_id, hop_marker(inv_id, number), "hops")  # a redelivered step: never twice
