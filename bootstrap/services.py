@@ -36,8 +36,7 @@ def limit_blas_threads() -> None:
 
     A vector search is one matrix-vector product over the tenant's chunks (`store.vectors @ query`): at
     2,000 chunks OpenBLAS splits it over every core, and its threads then spin waiting for more work,
-    doubling the CPU of an investigation for no time gained (MuSiQue sample, inline: 92 → 46 ms of CPU
-    per investigation, docs/performance.md), on cores the other worker processes need. One thread also
+    doubling the CPU of an investigation for no time gained, on cores the other worker processes need. One thread also
     makes the scores independent of the machine's core count (a product split over two threads can differ
     in the last bit). Runs in every process that builds `Services`; a forked child keeps the setting."""
     global _blas_limited
@@ -46,7 +45,7 @@ def limit_blas_threads() -> None:
     import numpy  # noqa: F401  # threadpoolctl only sees libraries already loaded
     from threadpoolctl import threadpool_limits
 
-    threadpool_limits(limits=1, user_api="blas")  # ~3 ms (it reads the loaded libraries): once per process
+    threadpool_limits(limits=1, user_api="blas")  # it reads the loaded libraries: once per process
     _blas_limited = True
 
 

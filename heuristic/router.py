@@ -199,8 +199,8 @@ def _is_greeting_only(question: str) -> bool:
 def chitchat_prototypes(embedder: Embedder) -> np.ndarray:
     """The chit-chat prototypes' unit vectors (rows), one text per call: the embedder keeps them (its
     caches), and a single text runs on its query session, so a process that only answers questions never
-    loads the batch session for them (asking the question with the 13 prototypes at once, before they were
-    cached, loaded it in the middle of an investigation: ~150 ms). Bit for bit the vectors of one batch."""
+    loads the batch session for them (asking the question with the prototypes at once would load it in the
+    middle of an investigation). Bit for bit the vectors of one batch."""
     return np.asarray([embedder.embed([text])[0] for text in _CHITCHAT_PROTOTYPES], dtype=np.float32)
 
 

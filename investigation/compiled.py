@@ -1,8 +1,8 @@
 """The heuristics compiled with mypyc, used in place of their Python source when a build of that very source
 is there.
 
-The loop's time is mostly Python holding the GIL, and a fifth to a half of it is the heuristic reasoner's
-per-question text work (docs/performance.md). `MODULES` are compiled to C extension modules by mypyc
+The loop's time is mostly Python holding the GIL, much of it the heuristic reasoner's per-question text
+work. `MODULES` are compiled to C extension modules by mypyc
 (`make install` does it, `make compile` again; scripts/compile.py) into build/mypyc/ beside the packages,
 with a manifest of the source they were built from. At import, `investigation/__init__.py` and
 `heuristic/__init__.py` put their build directory first on their `__path__` (`extend`) only when every

@@ -5,7 +5,7 @@ in every hop and for every question. Functions of a text alone (fold, words, ste
 vocabulary) are memoised here, keyed by the text. That is safe because they are pure, their cached
 results are immutable (tuples, frozensets, strings; public wrappers hand out fresh lists and sets), and
 each cache is an LRU of fixed size. `caching(False)` (or `SLEUTH_TEXT_CACHE=false`) runs the same code
-with every cache bypassed: the equality test and `sleuth bench` compare the two (docs/performance.md).
+with every cache bypassed: the equality test and `sleuth bench` compare the two.
 """
 
 from __future__ import annotations

@@ -13,8 +13,8 @@ from functools import lru_cache
 from investigation.memo import memoised
 
 # Entries per text cache (investigation/memo.py): the passages, titles, names and queries of a couple of
-# thousand chunks fit, so a worker reads each passage once; ~50 MB per process when every cache is full
-# of long passages (docs/performance.md).
+# thousand chunks fit, so a worker reads each passage once, and a process's caches stay in the tens of
+# megabytes when full.
 TEXT_CACHE_SIZE = 8192
 
 STOPWORDS: frozenset[str] = frozenset(

@@ -149,7 +149,7 @@ def _insert_rows(dialect: str, model: type[SQLModel], conflict: tuple[str, ...],
                  columns: tuple[str, ...], count: int) -> Prepared:
     """`_insert` of `count` rows in ONE statement (multi-row VALUES, each value a bind parameter named
     `<column>_<row>`), built once per shape: run on the driver like a one-row insert, where SQLAlchemy's
-    own execution of a several-row INSERT cost several times the statement (docs/performance.md)."""
+    own execution of a several-row INSERT costs several times the statement."""
     table: Table = model.__table__  # type: ignore[attr-defined]  # SQLModel sets it, undeclared
     values = [{column: bindparam(f"{column}_{i}", type_=table.c[column].type) for column in columns}
               for i in range(count)]

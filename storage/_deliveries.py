@@ -76,7 +76,7 @@ def get_delivery(session: Session, *, delivery_id: str, tenant_id: str | None = 
     return delivery
 
 
-# Read when an investigation finishes: built once (docs/performance.md, "statements built once").
+# Read when an investigation finishes: the statement is built once, not per call.
 _DELIVERIES: Table = Delivery.__table__  # type: ignore[attr-defined]  # SQLModel sets __table__, undeclared
 _DELIVERIES_OF = Prepared(select(*_DELIVERIES.c).where(_DELIVERIES.c.investigation_id == bindparam("investigation_id"))
                           .order_by(_DELIVERIES.c.created_at, _DELIVERIES.c.slot))

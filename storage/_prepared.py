@@ -1,8 +1,7 @@
 """Statements the investigation loop runs on every step, compiled once and run straight on the driver.
 
 For one row on SQLite, SQLAlchemy's execution of a statement (an execution context, result metadata and,
-for an ORM select, the ORM's loading) cost 5-25 times the statement itself: reading an investigation in
-its own transaction took 500 µs where the driver took 20 (docs/performance.md, twelfth pass). A `Prepared`
+for an ORM select, the ORM's loading) costs several times the statement itself. A `Prepared`
 statement is compiled once per dialect by SQLAlchemy's compiler, its parameters and rows go through the
 column types' own bind and result processors (so what is written and read is what SQLAlchemy would write
 and read, on SQLite and PostgreSQL alike), and it runs on the DBAPI cursor of the session's connection, in
@@ -161,7 +160,7 @@ def load(session: Session, model: type[M], statement: Prepared, params: Mapping[
     `attach`: as the session's instances, the way an ORM select with ``populate_existing`` loads them (an
     instance the session holds is refreshed with the row, a new one joins the session as loaded: nothing to
     flush). Else detached ones, as after the session closed: for rows never changed once written (evidence,
-    trace events), where joining the session cost more than reading them (~16 µs a row)."""
+    trace events), where joining the session costs more than reading them."""
     keys, rows = statement.fetch(session, params)
     if not rows:
         return []

@@ -22,7 +22,7 @@ _HOPS: Table = Hop.__table__  # type: ignore[attr-defined]  # SQLModel sets __ta
 _INVESTIGATIONS: Table = Investigation.__table__  # type: ignore[attr-defined]
 
 # The reads and the hop's state change every step runs, built once with their parameters as bind parameters:
-# a statement built per call, and its cache key, cost as much as running it on SQLite (docs/performance.md).
+# a statement built per call, and its cache key, would cost as much as running it on SQLite.
 # Run as `Prepared` statements, loaded as the session's instances (storage/_prepared.py).
 _EVIDENCE: Table = EvidenceRecord.__table__  # type: ignore[attr-defined]
 _EVENTS: Table = TraceEvent.__table__  # type: ignore[attr-defined]
@@ -60,8 +60,7 @@ def save_hop(
               tools=list(tools or []))
     with write(session):  # one statement; a SELECT only when the hop existed
         # Core, RETURNING the id into the instance built here (its values are the row's): the ORM's INSERT ...
-        # RETURNING the entity walked the statement's parameters on every call (py-spy, HotpotQA loop: 6.2 % →
-        # 1.3 % in save_hop).
+        # RETURNING the entity walks the statement's parameters on every call.
         new = insert_new(session, Hop, [row_values(hop)], ["investigation_id", "number"], "id")
         if new:  # the instance joins the session as the row it is (as a SELECT would have loaded it)
             hop.id = new.pop()
@@ -143,8 +142,8 @@ def list_evidence(session: Session, *, investigation_id: str) -> list[EvidenceRe
 class NewEvent:
     """A trace event not yet written: the columns of `TraceEvent` but its id. What a step collects,
     `add_events` and `finish_investigation` insert, and the observers hear of once it is committed. A plain
-    record: a `TraceEvent` model built only to be turned into a row cost a tenth of writing it (SQLModel's
-    construction and SQLAlchemy's attribute events, ~30 µs; docs/performance.md)."""
+    record: a `TraceEvent` model built only to be turned into a row would cost a good share of writing it
+    (SQLModel's construction and SQLAlchemy's attribute events)."""
 
     investigation_id: str
     step_key: str

@@ -43,7 +43,7 @@ def put_tool(session: Session, *, tenant_id: str, name: str, declaration: dict[s
         return found, False
 
 
-# Read when every hop is planned: built once (docs/performance.md, "statements built once").
+# Read when every hop is planned: the statement is built once, not per call.
 _TOOLS: Table = ToolRecord.__table__  # type: ignore[attr-defined]  # SQLModel sets __table__, undeclared
 _TOOLS_OF = Prepared(select(*_TOOLS.c).where(_TOOLS.c.tenant_id == bindparam("tenant_id")).order_by(_TOOLS.c.name))
 

@@ -31,8 +31,8 @@ from sqlmodel import Session
 MIGRATIONS_DIR = Path(__file__).resolve().parent / "migrations"
 SQLITE_BUSY_TIMEOUT_MS = 30_000
 # Reads through a memory map of the database file instead of a read() and a copy per page, and a page cache of
-# 32 MiB per connection instead of SQLite's 2 MiB (a bench's database passes 12 MiB in its first hundred
-# investigations): both limits, neither reserved up front (docs/performance.md, twenty-fifth pass).
+# 32 MiB per connection instead of SQLite's 2 MiB (a bench's database outgrows 2 MiB within its first
+# investigations): both limits, neither reserved up front.
 SQLITE_MMAP_BYTES = 256 * 1024 * 1024
 SQLITE_CACHE_KIB = 32 * 1024
 # Any constant: serialises concurrent `migrate()` calls (API and workers starting together) on PostgreSQL.
@@ -157,8 +157,7 @@ class _Writers:
 
     SQLite lets one writer in at a time; another connection's ``BEGIN IMMEDIATE`` meanwhile waits in its
     busy handler, which sleeps 1, 2, 5, 10… ms between tries: a hop's retrieval threads writing their trace
-    events at once lost up to 9 ms each that way (29 % of their BEGINs took over 1 ms in the HotpotQA
-    sample; docs/performance.md). Here a thread waits for the previous writer of its own process and starts
+    events at once would lose whole sleeps that way. Here a thread waits for the previous writer of its own process and starts
     the moment that one's COMMIT (or ROLLBACK, or close) has returned: the dialect's own calls are wrapped,
     since the engine's commit event comes before the COMMIT. Other processes still meet the busy handler.
     Bounded like the busy timeout."""

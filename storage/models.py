@@ -25,8 +25,8 @@ def utcnow() -> datetime:
 
 def empty_list() -> list[Any]:
     """A list column's default. Not `list`: building a table model computes each default anew, and pydantic
-    then inspects the factory's signature every time: ~100 µs for `list`, ~5 µs for a function (building an
-    investigation's row took 504 µs, now 115-147; docs/performance.md, twenty-first pass)."""
+    then inspects the factory's signature every time, which is slow for the builtin `list` and cheap for a
+    plain function."""
     return []
 
 
