@@ -10,8 +10,7 @@ A notice can be missed (the subscription dropped and came back, Redis restarted,
 worker such as a failed enqueue): a request trusts the notices only while the subscription it registered
 under is still the live one, and looks at the status itself every `FALLBACK_SECONDS` even then. Without a
 live subscription (no Redis, reconnecting, the first request of a process while the thread subscribes) it
-reads the status every `POLL_SECONDS`, as every request did before. Measured against polling every 20 ms:
-docs/performance.md, fourteenth pass.
+reads the status every `POLL_SECONDS`.
 """
 
 from __future__ import annotations

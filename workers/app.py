@@ -101,8 +101,8 @@ class HopRedisBackend(RedisBackend):  # type: ignore[misc]  # celery ships no ty
         the chord's own counter script (`on_chord_part_return`: one round trip that pushes the member's state
         and result onto the chord's list; a simple header like a hop's is joined from that list, never from
         the members' stored results), and nobody reads it back. Storing it cost two round trips per member
-        (Celery reads the stored state before it writes, so a lost duplicate never overwrites a success):
-        ~9.6 of the ~88 per investigation through the API (docs/performance.md, fourteenth pass). Every other
+        (Celery reads the stored state before it writes, so a lost duplicate never overwrites a success),
+        a noticeable share of an investigation's round trips through the API. Every other
         result is stored as Celery stores it (the steps ignore theirs; a test may ask for one)."""
         if request is not None and getattr(request, "chord", None):
             return result

@@ -35,8 +35,7 @@ def published_together() -> Iterator[None]:
     A connection error is retried like Celery's own publish (`PUBLISH_RETRIES`; a transaction whose reply was
     lost may then arrive twice, as a retried publish may: every step is idempotent). kombu's own
     `Producer.batch()` cannot be used for a chord: `chord.apply_async` does not hand its producer to the
-    header group (Celery 5.7). Nested blocks join the outermost one. Measured: docs/performance.md,
-    fourteenth pass."""
+    header group (Celery 5.7). Nested blocks join the outermost one."""
     if _collecting.batches is not None:
         yield
         return
@@ -80,10 +79,9 @@ class PublisherChannel(kombu_redis.Channel):
     """kombu's Redis channel, less a new client object per command.
 
     kombu's channel built a fresh ``redis.Redis`` (with the global key prefix) for every publish, every
-    acknowledgement and every task event (`conn_or_acquire` without a client): ~0.1 ms of CPU each to fill
-    the new client's table of ~170 response callbacks, ~48 of them per investigation across the stack
-    (4,267 for 89 demo investigations through the API, most in the worker's main process, which hands
-    every message to the pool). The client holds no connection of its own (redis-py takes one from the
+    acknowledgement and every task event (`conn_or_acquire` without a client), each filling the new
+    client's table of response callbacks: dozens per investigation across the stack, most in the worker's
+    main process, which hands every message to the pool. The client holds no connection of its own (redis-py takes one from the
     pool per command and is thread-safe), so one per channel and connection pool does the same: it is
     built again whenever kombu replaces its pool (after a fork, a disconnect)."""
 

@@ -56,9 +56,8 @@ def prepare_process(services: Services) -> None:
 # The cyclic collector's thresholds once start-up is over: a young collection every 20,000 new container
 # objects instead of CPython's 700 (older generations as CPython's). An investigation allocates tens of
 # thousands; most die by reference counting, but every young collection walks the survivors of the moment and
-# promotes them, which filled the older generations and brought a full collection into the loop. HotpotQA
-# inline bench, three alternating runs (docs/performance.md, fifteenth pass): 1.53-2.05 → 0.88-0.96 ms of
-# collection per investigation, the longest pause 33-74 → 21-25 ms, no full collection in the loop.
+# promotes them, which filled the older generations and brought a full collection into the loop; fewer
+# young collections keep full ones out of it.
 GC_THRESHOLDS = (20_000, 10, 10)
 
 
@@ -66,9 +65,8 @@ def freeze_heap() -> None:
     """Take what the process has built so far out of the cyclic collector's sight (`gc.freeze`, after one
     collection): modules, the engine, the loaded indexes and the model live as long as the process, yet
     every full collection walked them all again. For a process whose start-up is over (a pool process
-    after `warm_up`, the inline bench): the first full collection inside the HotpotQA bench's loop took
-    ~100 ms (one investigation stalled for it) and 16 ms with the heap frozen; the loop's collections,
-    182-194 → 97 ms per 100 investigations (docs/performance.md). What is allocated later (the text
+    after `warm_up`, the inline bench), so a full collection inside the loop no longer stalls an
+    investigation for the whole start-up heap. What is allocated later (the text
     caches, the investigations' objects) is collected as before, with `GC_THRESHOLDS`."""
     gc.collect()
     gc.freeze()

@@ -109,7 +109,7 @@ def _view_if(services: Services, investigation_id: str, tenant_id: str, *, termi
         if terminal_only and not Status(inv.status).terminal:
             return None
         # Already the validated `InvestigationPublic` as JSON data: returned as a response, FastAPI does not
-        # validate it a second time against the response model (the polled route: ~1 ms of ~6 per GET).
+        # validate it a second time against the response model (the polled route: a good share of a GET).
         return repo.investigation_view(session, investigation=inv)
 
 
@@ -119,9 +119,8 @@ async def _terminal_view(services: Services, finished: FinishedListener, investi
     another tenant's; terminal already: one read, as a plain GET). The request waits for the workers'
     announcement that the investigation finished (`api.finished`: one Redis subscription per API process),
     and reads the status when woken, every `FALLBACK_SECONDS` regardless, or every `POLL_SECONDS` while the
-    process has no live subscription: polling every 10 ms from the client cost the API ~100 ms of CPU per
-    investigation (docs/performance.md, twelfth pass), a status read every 20 ms here added 10 ms on average
-    to every answer (fourteenth pass). The server shutting down ends the wait (sse-starlette's flag, set when
+    process has no live subscription: a client polling costs the API a view per poll, and a status read on
+    a fixed period here would delay every answer by half the period on average. The server shutting down ends the wait (sse-starlette's flag, set when
     uvicorn is told to exit, as it ends the SSE streams): the waiting requests get their answer instead of
     holding the shutdown for up to `MAX_WAIT_SECONDS`."""
     deadline = _clock() + seconds
