@@ -34,11 +34,11 @@ _blas_limited = False  # a forked child inherits both the flag and the library's
 def limit_blas_threads() -> None:
     """numpy's BLAS on one thread in this process (unless the environment sets a count).
 
-    A vector search is one matrix-vector product over the tenant's chunks (`store.vectors @ query`): at
-    2,000 chunks OpenBLAS splits it over every core, and its threads then spin waiting for more work,
-    doubling the CPU of an investigation for no time gained, on cores the other worker processes need. One thread also
-    makes the scores independent of the machine's core count (a product split over two threads can differ
-    in the last bit). Runs in every process that builds `Services`; a forked child keeps the setting."""
+    A vector search is one matrix-vector product over the tenant's chunks (`store.vectors @ query`): at 2,000
+    chunks OpenBLAS splits it over every core, and its threads then spin waiting for more work, doubling the
+    CPU of an investigation for no time gained, on cores the other worker processes need. One thread also
+    makes the scores independent of the machine's core count (a product split over two threads can differ in
+    the last bit). Runs in every process that builds `Services`; a forked child keeps the setting."""
     global _blas_limited
     if _blas_limited or any(name in os.environ for name in BLAS_THREAD_VARIABLES):
         return

@@ -162,11 +162,12 @@ def _update_values(fields: dict[str, Any]) -> dict[str, Any]:
 @functools.lru_cache(maxsize=64)  # one per set of columns and kind of call: a handful in the code
 def _update_statement(names: tuple[str, ...], *, returning: bool, finish: bool = False) -> Prepared:
     """The UPDATE of investigation "row_id" setting the columns `names` from the bind parameters "new_<name>"
-    (an UPDATE's parameters may not be named after its columns): built once per set of columns. A status set here never revives a terminal
-    investigation (decided in the same statement as the write, so no worker can race it); `finish`: the
-    row must still be active (the move to a terminal status, `finish_investigation`). `returning`: the
-    statement RETURNING the row (`_returned` loads it into the session, refreshing its instance); else one
-    that returns nothing. Both are `Prepared`: the ORM's bulk UPDATE costs several times the statement."""
+    (an UPDATE's parameters may not be named after its columns): built once per set of columns. A status set
+    here never revives a terminal investigation (decided in the same statement as the write, so no worker can
+    race it); `finish`: the row must still be active (the move to a terminal status, `finish_investigation`).
+    `returning`: the statement RETURNING the row (`_returned` loads it into the session, refreshing its
+    instance); else one that returns nothing. Both are `Prepared`: the ORM's bulk UPDATE costs several times
+    the statement."""
     values: dict[str, Any] = {name: bindparam(f"new_{name}", type_=_TABLE.c[name].type) for name in names}
     if "status" in values and not finish:
         values["status"] = case((one_of(_TABLE.c.status, TERMINAL), _TABLE.c.status), else_=values["status"])

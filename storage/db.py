@@ -155,12 +155,12 @@ _pause = time.sleep  # tests replace it to act while a connection waits for the 
 class _Writers:
     """The write transactions of one process's threads on one SQLite database take turns on a lock.
 
-    SQLite lets one writer in at a time; another connection's ``BEGIN IMMEDIATE`` meanwhile waits in its
-    busy handler, which sleeps 1, 2, 5, 10… ms between tries: a hop's retrieval threads writing their trace
-    events at once would lose whole sleeps that way. Here a thread waits for the previous writer of its own process and starts
-    the moment that one's COMMIT (or ROLLBACK, or close) has returned: the dialect's own calls are wrapped,
-    since the engine's commit event comes before the COMMIT. Other processes still meet the busy handler.
-    Bounded like the busy timeout."""
+    SQLite lets one writer in at a time; another connection's ``BEGIN IMMEDIATE`` meanwhile waits in its busy
+    handler, which sleeps 1, 2, 5, 10… ms between tries: a hop's retrieval threads writing their trace events
+    at once would lose whole sleeps that way. Here a thread waits for the previous writer of its own process
+    and starts the moment that one's COMMIT (or ROLLBACK, or close) has returned: the dialect's own calls are
+    wrapped, since the engine's commit event comes before the COMMIT. Other processes still meet the busy
+    handler. Bounded like the busy timeout."""
 
     def __init__(self, dialect: Any) -> None:
         self.lock = threading.Lock()

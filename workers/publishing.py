@@ -79,10 +79,10 @@ class PublisherChannel(kombu_redis.Channel):
     """kombu's Redis channel, less a new client object per command.
 
     kombu's channel built a fresh ``redis.Redis`` (with the global key prefix) for every publish, every
-    acknowledgement and every task event (`conn_or_acquire` without a client), each filling the new
-    client's table of response callbacks: dozens per investigation across the stack, most in the worker's
-    main process, which hands every message to the pool. The client holds no connection of its own (redis-py takes one from the
-    pool per command and is thread-safe), so one per channel and connection pool does the same: it is
+    acknowledgement and every task event (`conn_or_acquire` without a client), each filling the new client's
+    table of response callbacks: dozens per investigation across the stack, most in the worker's main process,
+    which hands every message to the pool. The client holds no connection of its own (redis-py takes one from
+    the pool per command and is thread-safe), so one per channel and connection pool does the same: it is
     built again whenever kombu replaces its pool (after a fork, a disconnect)."""
 
     _publisher: Any = None

@@ -117,12 +117,12 @@ async def _terminal_view(services: Services, finished: FinishedListener, investi
                          seconds: float) -> dict[str, Any]:
     """The view once the investigation is terminal, or when `seconds` have passed (NotFound at once for
     another tenant's; terminal already: one read, as a plain GET). The request waits for the workers'
-    announcement that the investigation finished (`api.finished`: one Redis subscription per API process),
-    and reads the status when woken, every `FALLBACK_SECONDS` regardless, or every `POLL_SECONDS` while the
-    process has no live subscription: a client polling costs the API a view per poll, and a status read on
-    a fixed period here would delay every answer by half the period on average. The server shutting down ends the wait (sse-starlette's flag, set when
-    uvicorn is told to exit, as it ends the SSE streams): the waiting requests get their answer instead of
-    holding the shutdown for up to `MAX_WAIT_SECONDS`."""
+    announcement that the investigation finished (`api.finished`: one Redis subscription per API process), and
+    reads the status when woken, every `FALLBACK_SECONDS` regardless, or every `POLL_SECONDS` while the
+    process has no live subscription: a client polling costs the API a view per poll, and a status read on a
+    fixed period here would delay every answer by half the period on average. The server shutting down ends
+    the wait (sse-starlette's flag, set when uvicorn is told to exit, as it ends the SSE streams): the waiting
+    requests get their answer instead of holding the shutdown for up to `MAX_WAIT_SECONDS`."""
     deadline = _clock() + seconds
     with finished.waiting(investigation_id) as notice:  # before the first read: no announcement is missed
         view = await run_in_threadpool(partial(_view_if, terminal_only=True), services, investigation_id,
