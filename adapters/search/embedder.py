@@ -64,7 +64,7 @@ class MiniLMEmbedder:
         self._cache_path = Path(cache_dir) / "embeddings.sqlite" if cache_dir is not None else None
         self._shared = shared  # vectors that are not persisted (queries), across processes
         # Two threads at most: several worker processes share the host, and more threads barely help a
-        # 6-layer model on short inputs (docs/performance.md).
+        # 6-layer model on short inputs.
         self._threads = max(1, min(threads, 2, os.cpu_count() or 1))
         self._lru: OrderedDict[str, FloatArray] = OrderedDict()
         self._lock = threading.Lock()
@@ -250,8 +250,7 @@ class MiniLMEmbedder:
     def threads_for(self, count: int) -> int:
         """Intra-op threads of the session that embeds `count` texts at once. A query (a few texts) runs
         on a one-thread session: no pool thread, so nothing spins after the run (a two-thread session's
-        pool thread spun after every query: 21 ms of CPU per query against 10 ms with one thread,
-        docs/performance.md), and nothing to hang in a forked child. Batches (ingest) use `threads`. A
+        pool thread spins after every query, doubling its CPU), and nothing to hang in a forked child. Batches (ingest) use `threads`. A
         process that only answers questions loads only the one-thread session."""
         return 1 if count <= SMALL_BATCH else self._threads
 
@@ -275,7 +274,7 @@ class MiniLMEmbedder:
                 opts.intra_op_num_threads = threads
                 opts.inter_op_num_threads = 1
                 # Pool threads keep onnxruntime's default (spinning after a run). Turning spinning off
-                # saved CPU (docs/performance.md) but hung a forked child's first embedding whenever the
+                # saved CPU but hung a forked child's first embedding whenever the
                 # parent had used its session (tests/conformance/test_search_concurrency.py): a Celery
                 # main process that embeds before forking its pool must not deadlock its children.
                 self._sessions[threads] = ort.InferenceSession(
