@@ -143,7 +143,8 @@ class Settings(BaseSettings):
                                       description="OTLP/HTTP traces endpoint, e.g. http://collector:4318/v1/traces.")
     otel_service_name: str = Field(default="sleuth", description="service.name of the exported spans.")
     session_secret: SecretStr | None = Field(
-        default=None, description="Signs trace-page cookies and links; default: a random key kept in SLEUTH_HOME/run.")
+        default=None, description=("Signs `sleuth trace` links and the sign-in form's CSRF token; default: a "
+                                   "random key in SLEUTH_HOME/run."))
     session_ttl_seconds: int = Field(default=8 * 3600, ge=60, description="Lifetime of a trace-page login.")
     link_ttl_seconds: int = Field(default=900, ge=30, description="Lifetime of a `sleuth trace` signed link.")
     link_session_ttl_seconds: int = Field(default=3600, ge=60,

@@ -16,6 +16,14 @@ from dataclasses import asdict, dataclass
 
 import redis
 
+# KEYS: the session, the tenant's set. ARGV: record, ttl, session digest. The tenant's set lives as long as
+# its longest session (never shortened by a shorter one; EXPIRE GT needs Redis 7, the embedded one is 6.2).
+_CREATE = """
+redis.call('SET', KEYS[1], ARGV[1], 'EX', ARGV[2])
+redis.call('SADD', KEYS[2], ARGV[3])
+if redis.call('TTL', KEYS[2]) < tonumber(ARGV[2]) then redis.call('EXPIRE', KEYS[2], ARGV[2]) end
+return 1
+"""
 SCOPE_CONSOLE = "console"
 SCOPE_TRACE = "trace"
 
@@ -50,6 +58,7 @@ class ConsoleSessions:
     def __init__(self, client: redis.Redis, prefix: str) -> None:
         self.client = client
         self.prefix = prefix
+        self._create = client.register_script(_CREATE)
 
     def _session_key(self, session_id: str) -> str:
         return f"{self.prefix}:console:session:{_digest(session_id)}"
@@ -65,14 +74,8 @@ class ConsoleSessions:
         session_id = secrets.token_urlsafe(32)
         record = ConsoleSession(tenant_id=tenant_id, key_tag=key_tag, scope=scope,
                                 csrf=secrets.token_urlsafe(32), investigation_id=investigation_id)
-        digest = _digest(session_id)
-        pipe = self.client.pipeline(transaction=True)
-        pipe.set(self._session_key(session_id), json.dumps(asdict(record)), ex=ttl_seconds)
-        pipe.sadd(self._tenant_key(tenant_id), digest)
-        # The tenant's set lives as long as its longest session (GT: never shortened by a shorter one).
-        pipe.expire(self._tenant_key(tenant_id), ttl_seconds, gt=True)
-        pipe.expire(self._tenant_key(tenant_id), ttl_seconds, nx=True)
-        pipe.execute()
+        self._create(keys=[self._session_key(session_id), self._tenant_key(tenant_id)],
+                     args=[json.dumps(asdict(record)), int(ttl_seconds), _digest(session_id)])
         return session_id, record
 
     def get(self, session_id: str) -> ConsoleSession | None:

@@ -139,7 +139,10 @@ def test_end_tenant_deletes_every_session_of_the_tenant(api: Api) -> None:
     ids = [sessions.create(tenant_id="t-rotated", key_tag="abc", scope="console", ttl_seconds=60)[0]
            for _ in range(3)]
     kept, _ = sessions.create(tenant_id="t-other", key_tag="abc", scope="console", ttl_seconds=60)
-    assert sessions.end_tenant("t-rotated") == 3
+    sessions.create(tenant_id="t-rotated", key_tag="abc", scope="console", ttl_seconds=5)
+    tenant_set = f"{api.services.settings.redis_prefix}:console:tenant:t-rotated"
+    assert api.services.redis.ttl(tenant_set) > 5  # a shorter session never shortens the tenant's set
+    assert sessions.end_tenant("t-rotated") == 4
     assert all(sessions.get(i) is None for i in ids) and sessions.get(kept) is not None
 
 
