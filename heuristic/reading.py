@@ -10,8 +10,8 @@ from __future__ import annotations
 
 from heuristic.focus import text_vocabulary
 from heuristic.mentions import base_title
+from heuristic.pick_scoring import content_stems as sentence_stems
 from heuristic.prose import units, with_context
-from heuristic.synthesis import content_stems as sentence_stems
 from investigation import memo
 from investigation.guards import carries_instructions, untrusted
 from investigation.memo import memoised

@@ -37,6 +37,7 @@ MODULES = (
     "heuristic.grader",
     "heuristic.kinds",
     "heuristic.mentions",
+    "heuristic.pick_scoring",
     "heuristic.planner",
     "heuristic.prose",
     "heuristic.router",

@@ -6,10 +6,11 @@ from __future__ import annotations
 
 import pytest
 
+from heuristic.pick_scoring import restates
 from heuristic.router import route_question
 from heuristic.selection import rank_evidence
 from heuristic.sufficiency import has_support
-from heuristic.synthesis import restates, synthesize_answer
+from heuristic.synthesis import synthesize_answer
 from investigation.state import Grade, Route, RouteDecision
 from investigation.text import content_stems
 from tests.unit.investigation.fakes import evidence

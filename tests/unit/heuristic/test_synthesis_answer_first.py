@@ -7,7 +7,8 @@ import pytest
 
 from cli.bench_metrics import first_sentence
 from heuristic.kinds import answer_kind, focus_terms
-from heuristic.synthesis import resolve_pronoun, synthesize_answer
+from heuristic.pick_scoring import resolve_pronoun
+from heuristic.synthesis import synthesize_answer
 from heuristic.verdicts import both_verdict, is_yes_no, temporal_winner, yes_no_prefix
 from investigation.state import Grade, Route, RouteDecision
 from tests.unit.investigation.fakes import evidence

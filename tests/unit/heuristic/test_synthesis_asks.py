@@ -7,7 +7,8 @@ import pytest
 
 from cli.bench_metrics import first_sentence
 from heuristic.kinds import answer_kind, ask_clauses
-from heuristic.synthesis import _candidates, synthesize_answer
+from heuristic.pick_scoring import candidate_sentences as _candidates
+from heuristic.synthesis import synthesize_answer
 from investigation.state import Grade, Route, RouteDecision
 from tests.unit.investigation.fakes import evidence
 

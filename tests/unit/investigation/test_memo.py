@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from heuristic import focus, prose, synthesis
+from heuristic import focus, pick_scoring, prose
 from investigation import memo, text
 from investigation.guards import untrusted
 
@@ -152,8 +152,8 @@ def test_a_passages_stems_with_its_title_are_its_parts_stems() -> None:
             # A passage's words headed by its title ("{title}. {text}", focus's vocabularies) likewise.
             assert [text.passage_words(a, b) for a, b in pairs] == [tuple(text.words(f"{a}. {b}")) for a, b in pairs]
             # Synthesis's stems ("-ion" nouns equated to their verbs) are taken part by part the same way.
-            assert [synthesis._ion_stems(a) | synthesis._ion_stems(b) for a, b in pairs] == [
-                synthesis._ion_stems(f"{a} {b}") for a, b in pairs]
+            assert [pick_scoring._ion_stems(a) | pick_scoring._ion_stems(b) for a, b in pairs] == [
+                pick_scoring._ion_stems(f"{a} {b}") for a, b in pairs]
 
 
 def _reference_capitalised_spans(value: str) -> tuple[str, ...]:
