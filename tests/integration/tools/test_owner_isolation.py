@@ -138,3 +138,31 @@ def test_an_injected_field_is_fenced_and_the_rest_of_the_record_kept(shop: ShopS
     assert call["fenced"] == ["order.status_note"]
     assert call["payload"]["order"]["eta"] == "2026-12-09" and call["payload"]["order"]["status"] == "shipped"
     assert "refunded in full" not in everything(view)
+
+
+def test_select_picks_the_named_order_of_the_requesters_list(tmp_path: Any, redis_url: str, redis_prefix: str,
+                                                               shop_api: Any) -> None:
+    """`select:` narrows the requester's own list to the order the question names; an order the list does
+    not hold is said plainly, and nothing of anyone else's is fetched for it."""
+    import yaml
+
+    from cli.tool_shop import SHOP_EXAMPLE_BASE, SHOP_TOOLS
+
+    mine = yaml.safe_load((SHOP_TOOLS / "customer_orders.yaml").read_text(encoding="utf-8"))
+    mine.update(name="my_orders", url=str(mine["url"]).replace(SHOP_EXAMPLE_BASE, shop_api.base),
+                select={"field": "orders[].id", "from_question": "BC-[0-9]{4,6}"})
+    shop_api.reset()
+    built = build_shop(tmp_path / "home", redis_url, redis_prefix, shop_api, extra=[mine])
+    try:
+        view = built.run("Has my order BC-204117 shipped yet?", ANA)
+        call = next(e for e in tool_events(view) if e["tool"] == "my_orders")
+        assert [o["id"] for o in call["payload"]["orders"]] == ["BC-204117"]
+        planned = {t["name"]: t["reason"] for e in view["events"] if e["kind"] == "hop" for t in e["tools"]}
+        assert "orders[].id" in planned["my_orders"], planned  # the choice is traced with why
+        view = built.run("What is the total of order BC-307755?", ANA)
+        call = next(e for e in tool_events(view) if e["tool"] == "my_orders")
+        assert call["not_yours"] == "I can't look up order BC-307755 for your account." and "payload" not in call
+        assert "I can't look up order BC-307755 for your account." in str(view["answer"])
+        assert "Paper filters" not in everything(view) and "19.9" not in everything(view)
+    finally:
+        built.stack.services.engine.dispose()
