@@ -27,6 +27,9 @@ def tools_add(file: Path, tenant: Annotated[str, typer.Option(help="Tenant name"
                   help="FILE is an OpenAPI document: import this operationId as a tool")] = None,
               secret_file: Annotated[Path | None, typer.Option(
                   help="File holding the tool's secret ('-' reads stdin); stored encrypted, never shown")] = None,
+              owner: Annotated[str | None, typer.Option(
+                  help="FIELD=context.NAME: whose record a result is (e.g. order.customer_id=context.account_id); "
+                       "sets `owner` on every declaration read, e.g. an imported OpenAPI operation")] = None,
               as_json: Annotated[bool, typer.Option("--json")] = False) -> None:
     """Validate and store the tool declaration(s) in FILE (YAML or JSON) for TENANT."""
     from adapters.tools.registry import read_file, register, tool_view
@@ -35,6 +38,12 @@ def tools_add(file: Path, tenant: Annotated[str, typer.Option(help="Tenant name"
 
     settings = get_settings()
     raws = read_file(file, operation=operation)
+    if owner is not None:
+        field, sep, equals = owner.partition("=")
+        if not sep or not field.strip() or not equals.strip():
+            raise typer.BadParameter("FIELD=context.NAME, e.g. order.customer_id=context.account_id",
+                                     param_hint="--owner")
+        raws = [{**raw, "owner": {"field": field.strip(), "equals": equals.strip()}} for raw in raws]
     secret = _secret(secret_file)
     if secret is not None and len(raws) > 1:
         raise typer.BadParameter("--secret-file applies to one tool: put one declaration per file")

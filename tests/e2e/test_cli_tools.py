@@ -83,3 +83,23 @@ def test_the_allowlist_opens_a_loopback_tool(home: Path, tmp_path: Path) -> None
     assert sleuth(home, "tenants", "update", "acme", "--allow-host", "127.0.0.1").returncode == 0
     result = sleuth(home, "tools", "add", str(local), "--tenant", "acme", "--secret-file", "-", stdin="tok")
     assert result.returncode == 0, result.stderr
+
+
+def test_an_imported_operation_with_a_question_parameter_takes_its_owner_check(home: Path, tmp_path: Path) -> None:
+    spec = {"openapi": "3.0.0", "servers": [{"url": "https://shop.example.com"}],
+            "paths": {"/v2/orders/{order_id}": {"get": {
+                "operationId": "getOrder", "summary": "One order by its number: status, carrier and ETA.",
+                "parameters": [{"name": "order_id", "in": "path", "required": True,
+                                "schema": {"type": "string", "pattern": "^BC-[0-9]{4,6}$"}}],
+                "responses": {"200": {"content": {"application/json": {"schema": {
+                    "type": "object", "properties": {"order": {"type": "object"}}}}}}}}}}}
+    path = tmp_path / "openapi.yaml"
+    path.write_text(yaml.safe_dump(spec))
+    refused = sleuth(home, "tools", "add", str(path), "--operation", "getOrder", "--tenant", "acme")
+    assert refused.returncode == 2 and "owner: parameter order_id comes from the question" in " ".join(
+        refused.stderr.split()), refused.stderr
+    added = sleuth(home, "tools", "add", str(path), "--operation", "getOrder", "--tenant", "acme",
+                   "--owner", "order.customer_id=context.account_id")
+    assert added.returncode == 0, added.stderr
+    bad = sleuth(home, "tools", "add", str(path), "--operation", "getOrder", "--tenant", "acme", "--owner", "x")
+    assert bad.returncode == 2 and "--owner" in bad.stderr
