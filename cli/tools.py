@@ -27,7 +27,7 @@ def tools_add(file: Path, tenant: Annotated[str, typer.Option(help="Tenant name"
                   help="FILE is an OpenAPI document: import this operationId as a tool")] = None,
               secret_file: Annotated[Path | None, typer.Option(
                   help="File holding the tool's secret ('-' reads stdin); stored encrypted, never shown")] = None,
-              owner: Annotated[str | None, typer.Option(
+              owner_check: Annotated[str | None, typer.Option("--owner",
                   help="FIELD=context.NAME: whose record a result is (e.g. order.customer_id=context.account_id); "
                        "sets `owner` on every declaration read, e.g. an imported OpenAPI operation")] = None,
               as_json: Annotated[bool, typer.Option("--json")] = False) -> None:
@@ -38,8 +38,8 @@ def tools_add(file: Path, tenant: Annotated[str, typer.Option(help="Tenant name"
 
     settings = get_settings()
     raws = read_file(file, operation=operation)
-    if owner is not None:
-        field, sep, equals = owner.partition("=")
+    if owner_check is not None:
+        field, sep, equals = owner_check.partition("=")
         if not sep or not field.strip() or not equals.strip():
             raise typer.BadParameter("FIELD=context.NAME, e.g. order.customer_id=context.account_id",
                                      param_hint="--owner")
