@@ -19,7 +19,7 @@ from adapters.search.ingest import SourceDocument
 from app.corpus import ingest_documents, remove_documents
 from app.source_readers import open_reader, source_row
 from bootstrap import Services
-from investigation.errors import PermanentError, SleuthError
+from investigation.errors import NotFound, PermanentError, SleuthError
 from investigation.sources.items import Page
 from investigation.sources.plan import Known, Write, document_id, plan_batch, plan_reconcile
 from storage import _sources as sources_repo
@@ -142,9 +142,15 @@ def _apply(services: Services, source: Source, run_id: str, page: Page, runs: Ru
               "url": w.item.url, "visibility": w.item.visibility.value,
               "summary": {"question": w.item.question, "resolution": w.item.text} if w.item.question else {}}
              for w in plan.writes]
-    with services.session() as session:
-        sources_repo.record_batch(session, source_id=source.id, run_id=run_id, items=items, forget=forget,
-                                  cursor=page.cursor, stats=stats)
+    try:
+        with services.session() as session:
+            sources_repo.record_batch(session, source_id=source.id, run_id=run_id, items=items, forget=forget,
+                                      cursor=page.cursor, stats=stats)
+    except NotFound:
+        # The source was removed while this batch was indexing: take back what it wrote, then stop.
+        if documents:
+            remove_documents(services, [d.id for d in documents], tenant_id=tenant_id)
+        raise
     if page.reconcile and page.listing is not None:
         runs.forget(source.id, page.listing)
     for problem in plan.problems[:20]:

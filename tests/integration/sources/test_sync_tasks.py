@@ -104,3 +104,33 @@ def test_a_batch_killed_before_its_cursor_moved_is_read_again(stack: Stack, tmp_
     assert outcomes[0]["added"] == 100 and sum(o["added"] for o in outcomes) == FILES
     hits = stack.services.backends["vector"].search(stack.tenant_id, "the colour teal-7", 50)
     assert {p.source_id for p in hits if "article-007" in p.source_id} == {f"{source.id}:article-007.md@v1"}
+
+
+def test_a_source_removed_while_a_batch_indexes_leaves_nothing_behind(stack: Stack, tmp_path: Path) -> None:
+    from app.source_readers import open_reader
+    from app.sources import remove_source
+    from investigation.errors import NotFound
+
+    source = _add(stack, _folder(tmp_path, 5))
+    run_id = source_sync.start(stack.services, source.id)
+    assert run_id is not None
+
+    class RemovedMeanwhile:
+        def __init__(self, inner: object) -> None:
+            self.inner = inner
+
+        def page(self, cursor: dict[str, object]) -> object:
+            page = self.inner.page(cursor)  # type: ignore[attr-defined]
+            with stack.services.session() as session:
+                tenant = repo.get_tenant(session, tenant_id=stack.tenant_id)
+            remove_source(stack.services, tenant=tenant, name="kb")  # nothing indexed yet: removes nothing
+            return page
+
+        def close(self) -> None:
+            self.inner.close()  # type: ignore[attr-defined]
+
+    with pytest.raises(NotFound):
+        source_sync.batch(stack.services, source.id, run_id,
+                          reader_factory=lambda services, row: RemovedMeanwhile(open_reader(services, row)))
+    for backend in stack.services.backends.values():
+        assert not any(p.source_id.startswith(source.id) for p in backend.search(stack.tenant_id, "colour teal", 20))
