@@ -7,28 +7,33 @@ never overspend a budget or both claim the same passage. Connection problems sur
 from __future__ import annotations
 
 import functools
-import hashlib
 import json
 import logging
 import time
-import unicodedata
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass
-from enum import StrEnum
 from typing import Any, ParamSpec, TypeVar
-from urllib.parse import parse_qs, urlencode, urlsplit
 
 import redis
-from pydantic import TypeAdapter, ValidationError
 
 from investigation.errors import TransientError
 from investigation.state import Passage
 from storage._redis_scripts import CHARGE, CHARGE_ONCE, CHARGE_PLAIN, FIRST_SEEN, INIT_BUDGET, SLOT_BEGIN
 from storage.hits import SlotHits, Written
+from storage.redis_urls import client_from_url, kombu_url, redis_py_url
+from storage.slot_state import (
+    CacheQuery,
+    Gathered,
+    SlotBegin,
+    SlotEnd,
+    SlotOutcome,
+    cache_digest,
+    cached_passages,
+    normalise_query,
+    parked_hits,
+)
 
 COUNTERS = ("hops", "retrieval_calls", "llm_tokens")
 _DAY = 86_400
-_PASSAGES = TypeAdapter(list[Passage])
 
 log = logging.getLogger(__name__)
 
@@ -51,111 +56,6 @@ def _translated(method: Callable[P, R]) -> Callable[P, R]:
 
 def _text(value: Any) -> str:
     return value.decode("utf-8") if isinstance(value, bytes) else str(value)
-
-
-def normalise_query(query: str) -> str:
-    """The form of a query used for cache keys: NFKC, case-folded, whitespace collapsed."""
-    return " ".join(unicodedata.normalize("NFKC", query).casefold().split())
-
-
-def cache_digest(query: str, k: int, acl: Iterable[str] | None) -> str:
-    """sha256 of the normalised query, k and the sorted ACL (JSON-encoded, so no separator is ambiguous)."""
-    return _digest(query, int(k), frozenset(acl or ()))
-
-
-@functools.lru_cache(maxsize=4096)  # a hop's slots ask for theirs before and after searching
-def _digest(query: str, k: int, acl: frozenset[str]) -> str:
-    material = json.dumps([normalise_query(query), k, sorted(acl)], ensure_ascii=False)
-    return hashlib.sha256(material.encode("utf-8")).hexdigest()
-
-
-def client_from_url(url: str, **kwargs: Any) -> redis.Redis:
-    """A redis-py client for any URL Sleuth accepts, including Celery/kombu's ``redis+socket://``."""
-    return redis.Redis.from_url(redis_py_url(url), **kwargs)
-
-
-def redis_py_url(url: str) -> str:
-    """The same server as redis-py spells it: Celery/kombu's ``redis+socket://`` is ``unix://`` with the
-    database as ``db`` (the inverse of `kombu_url`)."""
-    parts = urlsplit(url)
-    if parts.scheme not in ("redis+socket", "socket"):
-        return url
-    query = parse_qs(parts.query)
-    db = (query.pop("virtual_host", None) or query.pop("db", None) or ["0"])[0]
-    rest = {key: values[0] for key, values in query.items()}
-    return f"unix://{parts.path}?{urlencode({'db': db, **rest})}"
-
-
-def kombu_url(url: str) -> str:
-    """The same server as Celery/kombu spells it: a unix socket is ``redis+socket://`` with the database
-    as ``virtual_host`` (the inverse of `redis_py_url`)."""
-    parts = urlsplit(url)
-    if parts.scheme != "unix":
-        return url
-    query = parse_qs(parts.query)
-    db = (query.pop("db", None) or ["0"])[0]
-    rest = {key: values[0] for key, values in query.items()}
-    return f"redis+socket://{parts.path}?{urlencode({'virtual_host': db, **rest})}"
-
-
-@dataclass(frozen=True)
-class CacheQuery:
-    """What a sub-query cache entry is keyed by: the tenant, the engine, the query, k, the ACL terms (audience
-    and principals) and the tenant's corpus `version` (the database's, read when the hop was planned:
-    `storage._corpus`), so an entry built before an ingest is never read after it, whichever Redis holds it."""
-
-    tenant: str
-    engine: str
-    query: str
-    k: int
-    acl: tuple[str, ...] | None
-    version: int = 0
-
-
-class SlotOutcome(StrEnum):
-    """What `slot_begin` found: the slot's own stored result, the deadline passed, no retrieval call left,
-    or a call charged with the cached passages (hit) or none cached (miss)."""
-
-    PARKED = "parked"
-    DEADLINE = "deadline"
-    BUDGET = "budget"
-    HIT = "hit"
-    MISS = "miss"
-
-
-@dataclass(frozen=True)
-class SlotBegin:
-    """`RedisState.slot_begin`'s answer: `outcome` is parked (the slot's stored result, in `parked`), deadline
-    or budget (nothing charged), hit (one call charged; the cached passages in `cached`) or miss (one call
-    charged: search); `version` is the corpus version the slot's cache entry was looked up under."""
-
-    outcome: SlotOutcome
-    parked: SlotHits | None
-    cached: list[Passage] | None
-    version: int
-
-
-@dataclass(frozen=True)
-class SlotEnd:
-    """One retrieval slot's result to park (`RedisState.slots_end`): with `cache`, its passages are also
-    cached under the corpus `version` its begin read."""
-
-    slot: str
-    hits: SlotHits
-    cache: CacheQuery | None = None
-    version: int = 0
-
-
-@dataclass(frozen=True)
-class Gathered:
-    """What a hop's reducer reads from Redis once the hop's slots are done (`hop_results`, then `first_seen`),
-    read instead by the round trip that parked the results (`slots_end(gather=...)`): every slot's result,
-    the budget's usage, the hop's passages (`candidates`, sorted chunk ids) and those first seen at the hop."""
-
-    hits: dict[str, SlotHits]
-    usage: dict[str, Any]
-    candidates: tuple[str, ...]
-    fresh: frozenset[str]
 
 
 class RedisState:
@@ -318,12 +218,12 @@ class RedisState:
             outcome, payload = SlotOutcome(_text(flat[3 * i])), flat[3 * i + 1]
             parked, cached = None, None
             if outcome is SlotOutcome.PARKED:
-                parked = _slot_hits(payload, f"{inv_id} hop {hop} slot {slot}")
+                parked = parked_hits(payload, f"{inv_id} hop {hop} slot {slot}")
                 if parked is None:  # unreadable: as if never stored; the slot charges and runs again
                     begins.append(self._begin_again(inv_id, hop, slot, cache, now=now, read_cache=read_cache))
                     continue
             elif outcome is SlotOutcome.HIT:
-                cached = _cached_passages(payload, entries[i])
+                cached = cached_passages(payload, entries[i])
                 outcome = SlotOutcome.HIT if cached is not None else SlotOutcome.MISS
             begins.append(SlotBegin(outcome=outcome, parked=parked, cached=cached, version=version))
         return begins
@@ -376,7 +276,7 @@ class RedisState:
         """One slot's parked result, or None (a redelivered retrieval task checks only its own slot; an
         unreadable result counts as none, so the task runs again and overwrites it)."""
         raw = self.client.hget(self.key("hits", inv_id, hop), slot)
-        return None if raw is None else _slot_hits(raw, f"{inv_id} hop {hop} slot {slot}")
+        return None if raw is None else parked_hits(raw, f"{inv_id} hop {hop} slot {slot}")
 
     @_translated
     def hop_results(self, inv_id: str, hop: int) -> tuple[dict[str, SlotHits], dict[str, Any]]:
@@ -389,7 +289,7 @@ class RedisState:
         pipe.hgetall(self.key("budget", inv_id))
         raw_hits, raw_budget = pipe.execute()
         parsed = {(name := _text(slot)): (self._written.recall(key, name, payload)
-                                          or _slot_hits(payload, f"{inv_id} hop {hop} slot {name}"))
+                                          or parked_hits(payload, f"{inv_id} hop {hop} slot {name}"))
                   for slot, payload in raw_hits.items()}
         return {slot: hits for slot, hits in parsed.items() if hits is not None}, _usage(raw_budget)
 
@@ -438,17 +338,5 @@ def _usage(raw_hash: dict[Any, Any]) -> dict[str, Any]:
     return usage
 
 
-def _cached_passages(raw: str | bytes, key: str) -> list[Passage] | None:
-    try:
-        return _PASSAGES.validate_json(raw)
-    except ValidationError as exc:
-        log.warning("ignoring an invalid sub-query cache entry %s: %s", key, exc.errors()[:1])
-        return None
-
-
-def _slot_hits(raw: str | bytes, where: str) -> SlotHits | None:
-    try:
-        return SlotHits.from_json(raw)
-    except ValueError as exc:  # pydantic's ValidationError is a ValueError
-        log.warning("ignoring an invalid parked result of %s: %s", where, str(exc)[:300])
-        return None
+__all__ = ["COUNTERS", "CacheQuery", "Gathered", "RedisState", "SlotBegin", "SlotEnd", "SlotOutcome", "cache_digest",
+           "client_from_url", "kombu_url", "normalise_query", "redis_py_url"]
