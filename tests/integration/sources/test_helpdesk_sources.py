@@ -159,3 +159,31 @@ def test_429_waits_the_retry_after_it_is_given(fake: HelpCenter) -> None:
     data = client.get("/api/v2/help_center/user_segments", what="segments")
     assert slept == [7.0, 3.0] and len(data["user_segments"]) == 2
     client.close()
+
+
+def test_a_worker_syncs_the_help_center_and_an_unpublished_article_leaves(stack: Stack, fake: HelpCenter) -> None:
+    from cli.commands import celery_for
+    from storage import _sources as sources_repo
+    from tests.support.wait import wait_until
+    from workers import names
+
+    for i in range(1, 121):
+        fake.zd_put(i, title=f"Article {i}", body=f"<p>Setting number {i} is called <b>knob-{i}</b>.</p>")
+    source_id = _zendesk(stack, fake)
+    stack.start_worker(concurrency=1, queues=names.Q_SOURCES)
+    stack.wait_ready()
+    app = celery_for(stack.settings)
+
+    def synced(count: int) -> bool:
+        with stack.services.session() as session:
+            row = sources_repo.get_source(session, source_id=source_id)
+        return row.run_id is None and row.items == count and row.last_error is None
+
+    app.send_task(names.T_SOURCE_SYNC, args=[source_id, False])
+    assert wait_until(lambda: synced(120), timeout=120)
+    assert f"{source_id}:42@v1" in _hits(stack, "knob-42 setting")
+    fake.zd_put(42, draft=True)
+    fake.cues.append((429, {"retry-after": "0"}))
+    app.send_task(names.T_SOURCE_SYNC, args=[source_id, False])
+    assert wait_until(lambda: synced(119), timeout=120)
+    assert not any(s.startswith(f"{source_id}:42@") for s in _hits(stack, "knob-42 setting number 42"))
