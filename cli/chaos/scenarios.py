@@ -253,10 +253,12 @@ def schemathesis_run(h: Harness) -> Result:
 
 
 def isolation(h: Harness) -> Result:
-    """Tenant `small` never sees tenant `big`'s documents, investigations, traces or events."""
+    """Tenant `small` never sees tenant `big`'s documents, investigations, traces or events; the console's
+    links, forms and sessions hold (`cli.chaos.console_probes`)."""
     from adapters.search.ingest import SourceDocument, ingest
     from app.corpus import corpus_changed
     from bootstrap import Services
+    from cli.chaos.console_probes import console_probes
 
     canary = f"ZEBRACANARY{uuid.uuid4().hex[:8].upper()}"
     secret = f"unlockcode{uuid.uuid4().hex[:10]}"  # only in the document, never in a question
@@ -282,7 +284,9 @@ def isolation(h: Harness) -> Result:
         leaks.append("API key in the log")
     own = views.get(mine, {})
     found_own = secret in str(own)
-    figures = {"probes": 6, "leaks": len(leaks), "own tenant finds it": found_own}
+    console_run, console_failed = console_probes(h, mine)  # links, CSRF, sign-out
+    leaks += console_failed
+    figures = {"probes": 6 + console_run, "leaks": len(leaks), "own tenant finds it": found_own}
     return Result("tenant-isolation", not leaks and found_own, figures, note=", ".join(leaks))
 
 
