@@ -19,7 +19,8 @@ COMMON = {
 WITH_ID = {"404": "No such resource for this tenant (another tenant's ids are not found either)"}
 WITH_INPUT = {"400": "A request that cannot be served (bad configuration for it)",
               "422": "An invalid field, named in `detail[].loc`"}
-WRITES = {"409": "The Idempotency-Key was already used for a different request",
+WRITES = {"408": "The body did not arrive within `SLEUTH_REQUEST_BODY_TIMEOUT` seconds (the connection is closed)",
+          "409": "The Idempotency-Key was already used for a different request",
           "413": "The body is larger than the server accepts"}
 _PUBLIC = ("/healthz", "/readyz", "/metrics", "/docs", "/redoc", "/openapi.json")
 

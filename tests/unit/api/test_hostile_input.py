@@ -100,6 +100,8 @@ def test_a_body_that_never_arrives_is_a_408(server: Server, caplog: pytest.LogCa
     assert answer.startswith(b"HTTP/1.1 408 "), answer
     assert b"did not arrive within 1 seconds" in answer
     assert _errors(caplog) == []
+    documented = httpx.get(f"{server.base}/openapi.json").json()["paths"]["/v1/investigations"]["post"]["responses"]
+    assert "408" in documented
 
 
 def test_a_client_gone_mid_body_is_an_info_line_not_an_error(server: Server, caplog: pytest.LogCaptureFixture) -> None:
