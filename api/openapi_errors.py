@@ -13,7 +13,8 @@ _VALIDATION = {"application/json": {"schema": {"$ref": "#/components/schemas/HTT
 COMMON = {
     "401": "No API key, or one that matches no tenant (`WWW-Authenticate: Bearer`)",
     "403": "Authenticated, but this tenant may not do that",
-    "429": "Over the tenant's intake rate or a budget; `Retry-After` says when to retry",
+    "429": ("Over the tenant's intake rate or a budget, or too many bad API keys from this address; "
+            "`Retry-After` says when to retry"),
     "503": "A dependency (database, queue) is unavailable; `Retry-After` when known",
 }
 WITH_ID = {"404": "No such resource for this tenant (another tenant's ids are not found either)"}
