@@ -7,6 +7,7 @@ page that fails to load is kept as it was (never taken for a deletion); pages th
 
 from __future__ import annotations
 
+import hashlib
 import time
 import uuid
 import xml.etree.ElementTree as ET
@@ -22,7 +23,7 @@ from adapters.delivery.outbound import GuardedTransport, OutboundGuard, Outbound
 from adapters.delivery.webhook import parse_retry_after
 from adapters.sources.base import SourceRejected
 from investigation.errors import ReceiverUnavailable
-from investigation.sources.items import Item, Page
+from investigation.sources.items import MAX_ID_CHARS, Item, Page
 
 USER_AGENT = "SleuthBot/1 (+knowledge sync)"
 PAGES_PER_BATCH = 20
@@ -30,6 +31,13 @@ MAX_SITEMAPS = 50  # sitemap files read from one index: a bound on a hostile or 
 MAX_PAGE_BYTES = 5_000_000
 MAX_WAITS = 3
 _NS = "{http://www.sitemaps.org/schemas/sitemap/0.9}"
+
+
+def page_id(url: str) -> str:
+    """A page's item id: its URL, or a digest of a URL too long to be a key."""
+    if len(url) <= MAX_ID_CHARS:
+        return url
+    return "url-" + hashlib.sha256(url.encode()).hexdigest()[:40]
 
 
 class SitemapReader:
@@ -72,7 +80,7 @@ class SitemapReader:
             if urlsplit(url).netloc.lower() != self.host or not self._allowed(url):
                 skipped += 1  # off-host, or robots.txt says no: neither listed nor fetched
                 continue
-            listed.append(url)
+            listed.append(page_id(url))
             since = cursor.get("since")
             if since and lastmod and lastmod <= since:
                 unchanged += 1
@@ -84,7 +92,7 @@ class SitemapReader:
                 skipped += 1
                 continue
             except (ReceiverUnavailable, UnresolvableHost, httpx.HTTPError):
-                failed.append(url)
+                failed.append(page_id(url))
                 continue
             if item is None:
                 skipped += 1
@@ -159,7 +167,7 @@ class SitemapReader:
         """The page as an item; None when it is not an HTML page with text."""
         response = self._get(url)
         if response.status_code in (404, 410):
-            return Item(url, live=False)
+            return Item(page_id(url), live=False)
         kind = response.headers.get("content-type", "")
         if response.status_code != 200 or "html" not in kind or len(response.content) > MAX_PAGE_BYTES:
             return None
@@ -168,4 +176,4 @@ class SitemapReader:
                                    favor_precision=True) or ""
         meta = trafilatura.extract_metadata(html, default_url=url)
         title = (meta.title if meta is not None and meta.title else "") or url
-        return Item(url, title=title, text=text, url=url)
+        return Item(page_id(url), title=title, text=text, url=url)

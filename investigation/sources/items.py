@@ -11,6 +11,7 @@ from typing import Any
 from investigation.state import Visibility
 
 MAX_BODY_CHARS = 1_000_000  # a larger body is skipped: a help article this long is an export mistake
+MAX_ID_CHARS = 200  # the items table's key (sources hash longer natural ids, such as page URLs)
 _LOCALE = re.compile(r"[a-z]{2,3}(?:-[a-z0-9]{2,8})*")
 
 
@@ -51,6 +52,8 @@ def problem(item: Item) -> str | None:
     """Why a live item cannot be indexed (counted as skipped), or None."""
     if not item.external_id.strip():
         return "no id"
+    if len(item.external_id) > MAX_ID_CHARS:
+        return f"id over {MAX_ID_CHARS} characters"
     if not item.text.strip():
         return "no body"
     if len(item.text) > MAX_BODY_CHARS:

@@ -72,3 +72,8 @@ def test_fusion_never_returns_two_versions_of_one_article() -> None:
     vector = RankedList("q", [hit("s:1@v2", 1, "vector"), hit("s:1@v1", 2, "vector")])
     fused = rrf([lexical, vector])
     assert [p.source_id for p in fused.passages] == ["s:1@v2", "other"]
+
+
+def test_an_id_too_long_for_the_items_table_is_skipped() -> None:
+    plan = plan_batch("s", [Item("x" * 201, text="body")], {})
+    assert plan.skipped == 1 and not plan.writes
