@@ -136,8 +136,9 @@ class Settings(BaseSettings):
                               description="`sleuth worker` serves its pool's /metrics on this port (0 = off).")
     metrics_max_tenants: int = Field(default=50, ge=0,
                                      description="Tenants with their own metric label; the rest count as `other`.")
-    metrics_token: SecretStr | None = Field(default=None,
-                                            description="If set, /metrics wants `Authorization: Bearer <token>`.")
+    metrics_token: SecretStr | None = Field(default=None, description=(
+        "/metrics (API and worker exporter) wants `Authorization: Bearer <token>`; unset, it is served only "
+        "by a server bound to loopback."))
     otel_enabled: bool = Field(default=False, description="Emit OpenTelemetry spans (needs opentelemetry-sdk).")
     otel_endpoint: str | None = Field(default=None,
                                       description="OTLP/HTTP traces endpoint, e.g. http://collector:4318/v1/traces.")
