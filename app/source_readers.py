@@ -13,6 +13,8 @@ from adapters.sources import freshdesk_solutions, zendesk_guide
 from adapters.sources.base import CHANNEL_OF_TYPE, Reader, SourceRejected
 from adapters.sources.folder import FolderReader
 from adapters.sources.http import SourceClient
+from adapters.sources.sitemap import SitemapReader
+from adapters.sources.tickets import FreshdeskTicketsReader, ZendeskTicketsReader
 from app.callbacks import guard_for
 from bootstrap import Services
 from investigation.errors import NotFound
@@ -30,8 +32,6 @@ def open_reader(services: Services, source: Source, *, transport: httpx.BaseTran
     with services.session() as session:
         tenant = repo.get_tenant(session, tenant_id=source.tenant_id)
         if source.type == "sitemap":
-            from adapters.sources.sitemap import SitemapReader
-
             return SitemapReader(str(source.config["url"]), guard=guard_for(tenant, services.settings),
                                  source=source.name, timeout=services.settings.webhook_timeout,
                                  transport=transport, sleep=sleep)
@@ -58,8 +58,6 @@ def open_reader(services: Services, source: Source, *, transport: httpx.BaseTran
         return zendesk_guide.ZendeskGuideReader(client, locale=source.config.get("locale"))
     if source.type == "freshdesk-solutions":
         return freshdesk_solutions.FreshdeskSolutionsReader(client)
-    from adapters.sources.tickets import FreshdeskTicketsReader, ZendeskTicketsReader
-
     status = tuple(source.config.get("status") or ("solved",))
     since = int(source.config.get("since_seconds") or 0)
     if source.type == "zendesk-tickets":
