@@ -9,6 +9,9 @@ Prints one JSON object: the first sync of N articles (articles/s, embedding-boun
 `--questions` articles are unpublished and one sync runs — how many of the questions that cited them before
 still cite them (investigations run in this process by the inline executor, the workers' own steps).
 Each sync's time is from sending `sleuth.source_sync` to the source's run ending in the database.
+Last (`--every 1m`, with `sleuth beat` running): the seconds from an article's change in the helpdesk to an
+answer that cites its new version, with nothing but beat's schedule starting the sync (bound: the interval
+plus beat's 30 s look-up, plus the sync).
 """
 
 from __future__ import annotations
@@ -30,6 +33,7 @@ from app.sources import add_source, get_source
 from bootstrap import Services
 from cli import processes
 from cli.commands import celery_for, create_and_launch
+from cli.supervisor import stop_group
 from config.settings import Settings
 from storage import _sources as sources_repo
 from storage import repositories as repo
@@ -71,12 +75,36 @@ def _cites(services: Services, tenant: Any, question: str, source_prefix: str) -
     return source_prefix in json.dumps(view.get("citations") or [])
 
 
+def _freshness(services: Services, settings: Settings, tenant: Any, fake: HelpCenter, source_id: str,
+               article: int) -> float:
+    """Seconds from an article's change to an answer citing its new version, beat alone starting syncs."""
+    assert settings.redis_url is not None
+    beat = processes.spawn_beat(processes.child_env(settings, settings.redis_url))
+    try:
+        fake.zd_put(article, body=_body(article).replace(_word(article), "quokkaflux"))
+        changed = time.perf_counter()
+        with services.session() as session:
+            version = next(i.version for i in sources_repo.known_items(session, source_id=source_id,
+                                                                       external_ids=[str(article)]))
+        while True:
+            with services.session() as session:
+                now = next(i.version for i in sources_repo.known_items(session, source_id=source_id,
+                                                                       external_ids=[str(article)]))
+            if now > version and _cites(services, tenant, "How often does the quokkaflux setting run the export "
+                                        "job?", f"{source_id}:{article}@v{now}"):
+                return time.perf_counter() - changed
+            time.sleep(0.5)
+    finally:
+        stop_group(beat)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--articles", type=int, default=1000)
     parser.add_argument("--changes", type=int, default=10)
     parser.add_argument("--questions", type=int, default=20)
     parser.add_argument("--home", type=Path, default=None)
+    parser.add_argument("--no-freshness", action="store_true", help="skip the change-to-answer measurement")
     args = parser.parse_args()
     home = args.home or Path(tempfile.mkdtemp(prefix="sleuth-sources-bench-"))
     settings = Settings(home=home, redis_url=None)
@@ -92,7 +120,8 @@ def main() -> None:
             add_channel(services, tenant=tenant, data={"name": "zd", "type": "zendesk", "subdomain": "acme",
                                                        "email": "bot@acme.test", "token": "zd-token",
                                                        "base_url": fake.url})
-            add_source(services, tenant=tenant, data={"name": "guide", "type": "zendesk-guide", "channel": "zd"})
+            add_source(services, tenant=tenant, data={"name": "guide", "type": "zendesk-guide", "channel": "zd",
+                                                      "every": "1m"})
             source_id = get_source(services, tenant=tenant, name="guide").id
 
             first, source = _sync(services, live, source_id)
@@ -118,6 +147,9 @@ def main() -> None:
             out.update(unpublished=len(picked), questions_citing_before=len(before),
                        questions_citing_after_one_sync=len(after), unpublish_sync_seconds=round(unpublish, 2),
                        unpublish_stats=source.last_stats)
+            if not args.no_freshness:
+                out["change_to_answer_seconds"] = round(_freshness(services, live, tenant, fake, source_id,
+                                                                   args.articles), 1)
     finally:
         fake.close()
     print(json.dumps(out, indent=2))
