@@ -42,6 +42,7 @@ from heuristic.pick_scoring import (
     situations,
     terms_of,
 )
+from heuristic.premises import correction
 from heuristic.router import compared_entities
 from heuristic.sufficiency import has_support, unsupported_names
 from heuristic.verdicts import about as verdict_about
@@ -201,6 +202,14 @@ def _pick(question: str, route: RouteDecision, evidence: Sequence[Evidence], max
         lead = max(pool, key=lambda c: _answers(c, kind, state, terms))
         picked.remove(lead)
         picked.insert(0, lead)
+        corrected = correction(question, candidates)
+        if corrected is not None and corrected != lead:  # a false premise: its correction first
+            if corrected in picked:
+                picked.remove(corrected)
+            elif len(picked) >= max_sentences:
+                picked.pop()
+            picked.insert(0, corrected)
+            lead = corrected
         return _Composition(picked, prefix=yes_no_prefix(question, lead.text))
     return _Composition(picked)
 

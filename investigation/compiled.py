@@ -39,6 +39,7 @@ MODULES = (
     "heuristic.mentions",
     "heuristic.pick_scoring",
     "heuristic.planner",
+    "heuristic.premises",
     "heuristic.prose",
     "heuristic.router",
     "heuristic.selection",
