@@ -213,6 +213,12 @@ def call_tool(services: Services, inv_id: str, hop: int, name: str) -> dict[str,
             if result.ok and result.document is not None:
                 document = result.document
                 state.cache_set(inv.tenant_id, name, digest, document, decl.cache_ttl, fetched_at=fetched_ts)
+            elif result.status_code == 404 and decl.question_params:
+                # No such record answers like another customer's record: the answer never tells a
+                # requester whether an order number they do not own exists.
+                trace["refused"] = trace["reason"] = "no record for the value named in the question"
+                trace["not_yours"] = not_yours_sentence(decl, args)
+                payload["error"] = "refused: no record for the value named in the question"
             else:
                 payload["error"] = result.error
         if document is not None and fetched_ts is not None:

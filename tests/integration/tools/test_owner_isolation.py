@@ -166,3 +166,13 @@ def test_select_picks_the_named_order_of_the_requesters_list(tmp_path: Any, redi
         assert "Paper filters" not in everything(view) and "19.9" not in everything(view)
     finally:
         built.stack.services.engine.dispose()
+
+
+def test_an_order_that_does_not_exist_reads_like_one_of_another_customer(shop: ShopStack) -> None:
+    """No existence oracle: "no such order" and "not your order" give the requester the same sentence."""
+    missing = shop.run("What's in order BC-0000?", ANA)
+    foreign = shop.run("What's in order BC-9001?", ANA)
+    assert "I can't look up order BC-0000 for your account." in str(missing["answer"])
+    assert "I can't look up order BC-9001 for your account." in str(foreign["answer"])
+    assert "could not reach" not in str(missing["answer"])
+    assert [e["kind"] for e in missing["events"] if e.get("tool") == "order_lookup"] == ["tool_refused"]
