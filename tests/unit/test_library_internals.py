@@ -42,7 +42,9 @@ def test_the_installed_version_is_one_these_internals_were_checked_on(library: s
 
 def test_kombus_transport_cache_and_aliases() -> None:
     assert isinstance(kombu.transport._transport_cache, dict)
-    assert kombu.transport.TRANSPORT_ALIASES["redis"].endswith(":Transport")
+    # (Mapped to `PublisherTransport` once a process has built the Celery app; kombu's own class before.)
+    assert {"redis", "rediss"} <= kombu.transport.TRANSPORT_ALIASES.keys()
+    assert callable(kombu.transport.resolve_transport)
 
 
 def test_kombus_redis_channel_publishes_into_a_batch_it_is_handed() -> None:
