@@ -43,7 +43,7 @@ test: $(STAMP) $(COMPILED)
 	$(BIN)/python -m pytest -p no:cacheprovider -p tests.support.progress -n $(TEST_WORKERS) --dist loadgroup \
 		--durations=15
 
-# docs/figures.md: the current evaluation and throughput figures with date, commit and machine (5-15 minutes).
+# docs/figures.md: the current evaluation and throughput figures with date, commit and machine (10-25 min).
 figures: $(STAMP) $(COMPILED)
 	$(BIN)/python scripts/figures.py
 
