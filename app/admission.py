@@ -26,6 +26,8 @@ from bootstrap import Services
 from investigation.errors import TooManyRequests
 from storage import repositories as repo
 from storage.models import Tenant, utcnow
+from storage.rate_limit import TokenBucketLimiter
+from workers.names import PRIORITY_STEPS
 
 if TYPE_CHECKING:
     from redis.lock import Lock
@@ -47,7 +49,6 @@ def intake_per_minute(services: Services, tenant: Tenant) -> int:
 
 def check_rate(services: Services, tenant: Tenant, *, clock: Callable[[], float] | None = None) -> None:
     """Take one submission from the tenant's bucket, or raise TooManyRequests saying when to retry."""
-    from storage.rate_limit import TokenBucketLimiter
 
     per_minute = intake_per_minute(services, tenant)
     if per_minute <= 0 or not services.settings.redis_url:  # no Redis: no queue, nothing to protect
@@ -253,7 +254,6 @@ def priority(services: Services, tenant_id: str) -> int:
     """The queue priority of the tenant's next step: 0 (first) for a tenant with one investigation running
     or waiting, then one level per doubling of that load (log2 buckets: tenants of similar load share a
     level and keep FIFO among themselves), at most the last step of `PRIORITY_STEPS`."""
-    from workers.names import PRIORITY_STEPS
 
     if not services.settings.redis_url:
         return 0

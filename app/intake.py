@@ -11,14 +11,15 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from app import admission
 from app.callbacks import check_callbacks
 from app.requests import BudgetOverride, InvestigationRequest
 from bootstrap import Services
 from config.settings import Settings
-from investigation.errors import TransientError
+from investigation.errors import Conflict, TransientError, ValidationFailed
 from investigation.state import Mode, Status, StopReason
 from storage import repositories as repo
-from storage.models import Tenant
+from storage.models import Investigation, Tenant
 
 log = logging.getLogger(__name__)
 
@@ -54,7 +55,6 @@ def effective_budget(override: BudgetOverride | None, tenant_limits: dict[str, A
     An override above the cap is refused (ValidationFailed naming ``budget.<name>``). A single-shot
     investigation has one hop whatever the budget says.
     """
-    from investigation.errors import ValidationFailed
 
     budget: dict[str, int] = {}
     for name, cap in budget_caps(tenant_limits, settings).items():
@@ -84,7 +84,6 @@ def submit_investigation(services: Services, *, tenant: Tenant, request: Investi
     while the investigation is written and started, and its fairness slot is given back when `launch`
     returns.
     """
-    from app import admission
 
     settings = services.settings
     budget = effective_budget(request.budget, tenant.limits, settings, mode=request.mode)
@@ -124,8 +123,6 @@ def _same_request_or_conflict(services: Services, tenant: Tenant, key: str, *, r
     """Conflict (409) when `key` already names an investigation of this tenant asked differently."""
     from sqlmodel import select
 
-    from investigation.errors import Conflict
-    from storage.models import Investigation
 
     with services.session() as session:
         inv = session.exec(select(Investigation).where(Investigation.tenant_id == tenant.id,
@@ -158,7 +155,6 @@ def parse_request(data: dict[str, Any]) -> InvestigationRequest:
     """Validate a request built in code (CLI, bench, hooks); ValidationFailed names the first bad field."""
     from pydantic import ValidationError
 
-    from investigation.errors import ValidationFailed
 
     try:
         return InvestigationRequest.model_validate(data)
