@@ -9,7 +9,7 @@ import uuid
 from datetime import UTC, datetime
 from typing import Any
 
-from sqlalchemy import JSON, Column, DateTime, Text, UniqueConstraint
+from sqlalchemy import JSON, Column, DateTime, Index, Text, UniqueConstraint
 from sqlmodel import Field, SQLModel
 
 from investigation.state import HopState
@@ -63,7 +63,9 @@ class Channel(SQLModel, table=True):
 
 
 class Investigation(SQLModel, table=True):
-    __table_args__ = (UniqueConstraint("tenant_id", "idempotency_key", name="uq_investigation_idem"),)
+    __table_args__ = (UniqueConstraint("tenant_id", "idempotency_key", name="uq_investigation_idem"),
+                      # the quality page and the feedback export read a tenant's investigations by time
+                      Index("ix_investigation_tenant_created", "tenant_id", "created_at"))
 
     id: str = Field(default_factory=new_id, primary_key=True, max_length=32)
     tenant_id: str = Field(foreign_key="tenant.id", index=True, max_length=32)
@@ -213,5 +215,7 @@ class CorpusVersion(SQLModel, table=True):
     version: int = 0
 
 
-# Knowledge sources' tables live in their own module; imported here so every table is on SQLModel.metadata.
+# Knowledge sources' and feedback tables live in their own modules; imported here so every table is on
+# SQLModel.metadata.
+from storage.feedback_models import Feedback, Outcome  # noqa: F401
 from storage.source_models import FaqCandidate, Source, SourceItem  # noqa: F401
