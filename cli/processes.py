@@ -24,15 +24,17 @@ PRIVATE_UMASK = 0o077
 
 def make_files_private(settings: Settings) -> None:
     """Set this process's umask (inherited by every child: workers, API, redis-server) so that what it
-    creates is private, and take group/other rights off a home and top-level files made before that."""
+    creates is private, and take group/other rights off a home and top-level files made before that.
+    Only what this user owns is changed: a volume's mount point belongs to root (k8s `emptyDir` with an
+    fsGroup), and what is created in it is private anyway."""
     os.umask(PRIVATE_UMASK)
     home = settings.home
     if not home.is_dir():
         return
     for path in (home, *home.iterdir()):
-        mode = path.stat().st_mode & 0o777
-        if mode & 0o077 and not path.is_symlink():
-            path.chmod(mode & 0o700)
+        info = path.lstat()
+        if info.st_mode & 0o077 and info.st_uid == os.getuid() and not path.is_symlink():
+            path.chmod(info.st_mode & 0o700)
 
 
 def _inside(path: Path, folder: Path) -> bool:

@@ -90,3 +90,16 @@ def test_production_refuses_to_start_without_the_session_secret(tmp_path: Path, 
     done = sleuth(tmp_path / "home", *command, SLEUTH_ENV="production", SLEUTH_SECRET_KEY_FILE=str(outside))
     assert done.returncode == 2 and "SLEUTH_SESSION_SECRET" in done.stderr, done.stderr
 
+
+
+@pytest.mark.skipif(os.getuid() != 0, reason="handing the home to another user needs root")
+def test_a_home_owned_by_someone_else_is_left_as_it_is(tmp_path: Path) -> None:
+    """A volume's mount point belongs to root in k8s (emptyDir + fsGroup): sleuth cannot chmod it, and
+    must still start (what it creates inside is private anyway)."""
+    home = tmp_path / "home"
+    home.mkdir(mode=0o777)
+    home.chmod(0o777)
+    os.chown(home, 12345, 12345)
+    done = sleuth(home, "tenants", "create", "acme")
+    assert done.returncode == 0, done.stderr
+    assert mode(home) == 0o777 and mode(home / "sleuth.db") == 0o600
