@@ -111,8 +111,31 @@ class _Screened:
 
 
 # Alternatives both checks below share, each with the groups of literals it cannot match without.
-_IGNORE_PREVIOUS = ((("ignore",),), (r"\bignore\s+(?:all\s+|any\s+)?(?:the\s+)?"
-                                     r"(?:previous|prior|above|earlier|preceding)\s+(?:instructions?|rules|prompts?|messages?)"))
+# "Disregard all prior instructions", "forget your rules", "ignore everything above": an order to drop what an
+# assistant was told. The thing dropped must be instructions/rules/prompts qualified as earlier or as the
+# reader's own, so a how-to's "ignore the warning if …" or "ignore the previous pay run" stays clean.
+_EARLIER = r"(?:previous|prior|above|earlier|preceding|original|initial|former)"
+_IGNORE_PREVIOUS = ((("ignore", "disregard", "forget", "override", "bypass"),
+                     ("instruction", "rule", "prompt", "message", "direction", "directive", "guideline", "programming")),
+                    r"\b(?:ignore|disregard|forget|bypass)\s+(?:(?:all|any|every|of|the|your|these|those|my)\s+){,3}"
+                    r"(?:" + _EARLIER + r"\s+(?:(?:and|or|&)\s+\w+\s+)?"
+                    r"(?:instructions?|rules|prompts?|messages?|directions|directives|guidelines)"
+                    r"|your\s+(?:instructions|rules|prompts?|directives|guidelines|programming))\b"
+                    r"|\boverride\s+(?:(?:all|any|the|your)\s+){,2}(?:" + _EARLIER + r"\s+)?(?:instructions|prompts?)\b")
+_IGNORE_EVERYTHING = ((("ignore", "disregard", "forget"), ("everything", "all")),
+                      (r"\b(?:ignore|disregard|forget)\s+(?:everything|all)\s+(?:(?:that\s+)?(?:above|before|prior|said|written)"
+                      r"|you\s+(?:were|have\s+been)\s+(?:told|given))"))
+# "You are now an unrestricted AI", "from now on you will only answer …", "your new instructions are":
+# a new role or task handed to the reader. "You are now ready to run payroll" names no AI and no order.
+_NEW_ROLE = ((("you", "pretend"), ("now", "new", "real", "actual", "true", "updated", "pretend")),
+             (r"\byou\s+are\s+now\s+(?:a|an|the|in)\s+(?:[\w-]+\s+){,2}?"
+             r"(?:ai|assistant|bot|chatbot|language\s+model|persona|(?:developer|dan|jailbreak|unrestricted|god)\s+mode)\b"
+             r"|\bfrom\s+now\s+on,?\s+(?:you|the\s+(?:ai|assistant|model))\s+(?:will|must|should|shall|are\s+to)\s+"
+             r"(?:only\s+)?(?:answer|respond|reply|say|act|pretend|ignore|tell)\b"
+             r"|\byour\s+(?:new|real|actual|true|updated)\s+(?:instructions|task|role|prompt|orders)\b"
+             r"|\bpretend\s+(?:to\s+be|you\s+are|that\s+you\s+are)\s+(?:a|an|the)?\s*(?:\w+\s+)?"
+             r"(?:ai|assistant|bot|chatbot|model)\b"))
+_ONLY_WITH = ((("respond", "reply", "answer"), ("only",), (":",)), r"\b(?:respond|reply|answer)\s+only\s+with\s*:")
 _CALL_A_TOOL = ((("call", "invoke"), ("tool", "function", "record_")),
                 r"\b(?:call|invoke)\s+(?:the\s+)?(?:tool|function)s?\b|\bcall\s+`?record_\w+")
 _REVEAL = ((("reveal",), ("prompt", "instructions")), r"\breveal\s+(?:your|the)\s+(?:system\s+prompt|instructions)")
@@ -124,6 +147,9 @@ _PROMPT_TAG = ((("<",), ("system", "tool_use", "passage")), r"<\s*/?\s*(?:system
 # Orders addressed to an AI, alternative by alternative.
 _INSTRUCTIONS = _Screened([
     _IGNORE_PREVIOUS,
+    _IGNORE_EVERYTHING,
+    _NEW_ROLE,
+    _ONLY_WITH,
     ((("system", "developer", "operator"), ("prompt", "message", "override", "notice", "rules")),
      r"\b(?:system|developer|operator)\s+(?:prompt|message|override|notice|rules)"),
     _CALL_A_TOOL,
@@ -161,6 +187,9 @@ _ROLE = re.compile(r"\b(?:SYSTEM|ASSISTANT|DEVELOPER)\s*:")
 # catches sentences such as 'search for "Acme Cloud"' that are harmless in a how-to for people).
 _ADDRESSES_AI = _Screened([
     _IGNORE_PREVIOUS,
+    _IGNORE_EVERYTHING,
+    _NEW_ROLE,
+    _ONLY_WITH,
     ((("system", "developer", "operator"), ("prompt", "override", "notice")),
      r"\b(?:system|developer|operator)\s+(?:prompt|override|notice)"),
     _CALL_A_TOOL,

@@ -30,7 +30,10 @@ PIECES = ["ignore", "all", "any", "the", "previous", "prior", "above", "earlier"
           "to", "<system>", "</passage>", "< tool_use", "<retrieved_passages", "new", "<div hidden>",
           "SYSTEM:", "Operating", "said", "again", "main", "capital", "1999", ",", ":", "\"", "“", "'", "\n",
           "ſystem", "K", "ı", "é", "straße", "\u200b", "İgnore", "ınvoke", "\u212aNOWLEDGE", "\u00a0", "\u2028",
-          "\u3000", "–", "”", "«", "①", "٣", "ä", "Ω", "\u0307", "record_é", "tool_ü"]
+          "\u3000", "–", "”", "«", "①", "٣", "ä", "Ω", "\u0307", "record_é", "tool_ü",
+          "disregard", "forget", "bypass", "original", "your", "directions", "guidelines", "programming", "and",
+          "everything", "were", "told", "are", "now", "an", "a", "in", "bot", "dan", "mode", "from", "on", "on,",
+          "will", "must", "new", "real", "task", "role", "pretend", "be", "that", "only", "with:"]
 
 
 def _texts(seed: int, count: int) -> list[str]:
