@@ -64,7 +64,7 @@ def _sync(services: Services, settings: Settings, source_id: str, *, full: bool 
             source = sources_repo.get_source(session, source_id=source_id)
         if source.last_finished_at != before and source.run_id is None:
             return time.perf_counter() - started, source
-        time.sleep(0.02)
+        time.sleep(0.1)  # polling the database competes with the worker for the two cores
 
 
 def _cites(services: Services, tenant: Any, question: str, source_prefix: str) -> bool:
