@@ -14,6 +14,7 @@ from api.openapi_errors import document_errors
 from api.routes import (
     channels,
     deliveries,
+    feedback,
     health,
     hooks,
     investigations,
@@ -91,7 +92,8 @@ def create_app(
     errors.install(app)
     body_timeout.install(app, settings.request_body_timeout)
     log_redaction.install()
-    for module in (investigations, deliveries, channels, hooks, tools, sources, tenant, trace, health, metrics):
+    for module in (investigations, deliveries, channels, hooks, tools, sources, tenant, trace, health, metrics,
+                   feedback):
         app.include_router(module.router)
     _add_manual_schemas(app)
     return app

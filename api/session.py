@@ -13,18 +13,16 @@ import base64
 import hashlib
 import hmac
 import json
-import os
 import secrets
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
-from pathlib import Path
 
 from config.settings import Settings
+from storage import signing_key
 
 COOKIE = "sleuth_session"
 LOGIN_COOKIE = "sleuth_login"  # the sign-in form's pre-session CSRF nonce
-_key_cache: dict[Path, bytes] = {}
 
 
 @dataclass(frozen=True)
@@ -41,23 +39,8 @@ class Claims:
 
 
 def secret_key(settings: Settings) -> bytes:
-    """The signing key: the configured secret, else one generated once per SLEUTH_HOME (mode 0600)."""
-    if settings.session_secret is not None:
-        return settings.session_secret.get_secret_value().encode()
-    path = (settings.home / "run" / "session.key").resolve()
-    if path in _key_cache:
-        return _key_cache[path]
-    path.parent.mkdir(parents=True, exist_ok=True)
-    try:
-        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
-    except FileExistsError:
-        key = path.read_bytes().strip()
-    else:
-        key = secrets.token_urlsafe(32).encode()
-        with os.fdopen(fd, "wb") as f:
-            f.write(key)
-    _key_cache[path] = key
-    return key
+    """The links' signing key (`storage.signing_key`: the deliver task signs rating links with it too)."""
+    return signing_key.secret_key(settings)
 
 
 def key_tag(api_key_hash: str) -> str:

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import math
 import time
+from datetime import UTC, datetime
 from typing import Any
 
 from adapters.delivery.email import EmailDeliverer
@@ -17,7 +18,9 @@ from bootstrap import Services
 from investigation.errors import NotFound, PermanentError
 from investigation.ports import Delivered, Deliverer
 from storage import repositories as repo
+from storage.rating_links import feedback_links, rating_token
 from storage.secrets import SecretBox
+from storage.signing_key import secret_key
 
 CHANNEL_TYPE = {"email": "smtp", "zendesk": "zendesk", "freshdesk": "freshdesk"}
 LOW_REMAINING_SHARE = 0.05  # slow down when under 5 % of the window's requests are left
@@ -81,6 +84,31 @@ def channel_payload(services: Services, inv_id: str, view: dict[str, Any]) -> di
     if base:
         payload["trace_url"] = f"{base.rstrip('/')}/trace/{inv_id}"
     return payload
+
+
+def rater_of(channel: str, target: dict[str, Any]) -> str:
+    """Who rates through a delivery's links: its recipients, its ticket, or the webhook's receiver."""
+    if channel == "email":
+        to = target.get("to")
+        return "email:" + (", ".join(map(str, to)) if isinstance(to, list) else str(to or ""))
+    if channel in ("zendesk", "freshdesk"):
+        return f"{channel}:{target.get('channel', '')}#{target.get('ticket_id', '')}"
+    return channel
+
+
+def with_feedback_links(services: Services, tenant_id: str, view: dict[str, Any], rater: str) -> dict[str, Any]:
+    """The payload plus its rating links (`feedback_url`, `feedback_links`) when a public URL is configured
+    and there is an answer or a refusal to rate. The token is dated by the investigation's end, so every
+    attempt of a delivery carries the same links."""
+    base = services.settings.public_url
+    if not base or view.get("status") not in ("answered", "refused"):
+        return view
+    finished = view.get("finished_at")
+    issued = datetime.fromisoformat(finished).replace(tzinfo=UTC).timestamp() if isinstance(finished, str) else None
+    token = rating_token(secret_key(services.settings), tenant_id=tenant_id, investigation_id=str(view["id"]),
+                         rater=rater, now=issued)
+    links = feedback_links(base, token)
+    return {**view, "feedback_url": links.pop("feedback_url"), "feedback_links": links}
 
 
 # The wall clock the holds are written and read with (one clock for every process sharing Redis); a test

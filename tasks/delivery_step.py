@@ -104,6 +104,8 @@ def _payload_and_secret(services: Services, job: _Job) -> tuple[dict[str, Any], 
     secret = repo.open_webhook_secret(tenant, services.secret_box())
     if job.channel != "webhook":
         payload = channels_of.channel_payload(services, job.investigation_id, payload)
+    payload = channels_of.with_feedback_links(services, job.tenant_id, payload,
+                                              channels_of.rater_of(job.channel, job.target))
     return payload, secret
 
 

@@ -2,8 +2,9 @@
 
 Numbered citations become footnotes (title, and the URL when the document has one); a refusal or a
 failure is worded so an agent can forward it; a one-line "how this was found" and, when a public URL
-is configured, a link to the trace. Every rendering ends with the delivery's reference
-(``Sleuth ref <delivery id>``), which is how a helpdesk note is recognised on a retry.
+is configured, a link to the trace and the three rating links (helpful, partly, wrong). Every rendering
+ends with the delivery's reference (``Sleuth ref <delivery id>``), which is how a helpdesk note is
+recognised on a retry.
 """
 
 from __future__ import annotations
@@ -82,6 +83,17 @@ def _note(title: str, url: str | None) -> str:
     return e(title) + (f" — {e(url)}" if url else "")
 
 
+RATING_WORDS = (("helpful", "Helpful"), ("partly", "Partly"), ("wrong", "Wrong"))
+
+
+def rating_links(payload: dict[str, Any]) -> list[tuple[str, str]]:
+    """The payload's one-click rating links as (label, url), http(s) only; none without a public URL."""
+    links = payload.get("feedback_links")
+    if not isinstance(links, dict):
+        return []
+    return [(label, str(links[key])) for key, label in RATING_WORDS if linkable(links.get(key))]
+
+
 def render(payload: dict[str, Any], *, delivery_id: str, trace_url: str | None = None) -> Rendered:
     """The subject, text and HTML of one delivery of `payload` (the public investigation view)."""
     outcome = outcome_of(payload)
@@ -107,6 +119,9 @@ def render(payload: dict[str, Any], *, delivery_id: str, trace_url: str | None =
     text.append(how)
     if trace_url:
         text.append(f"Trace: {trace_url}")
+    rate = rating_links(payload)
+    if rate:
+        text += ["", "Was this answer right? Rate it:"] + [f"{label}: {url}" for label, url in rate]
     text += ["", ref]
 
     e = html.escape
@@ -122,8 +137,11 @@ def render(payload: dict[str, Any], *, delivery_id: str, trace_url: str | None =
     if question:
         meta = f"Question: {e(question)}<br>{meta}"
     parts.append(f"<p><small>{meta}</small></p>")
+    if rate:
+        buttons = " · ".join(f'<a href="{e(url, quote=True)}">{label}</a>' for label, url in rate)
+        parts.append(f"<p>Was this answer right? {buttons}</p>")
     parts.append(f"<p><small>{e(ref)}</small></p>")
     return Rendered(subject=subject, text="\n".join(text).strip() + "\n", html="\n".join(parts), outcome=outcome)
 
 
-__all__ = ["REFERENCE_PREFIX", "Rendered", "linkable", "outcome_of", "reference", "render"]
+__all__ = ["REFERENCE_PREFIX", "Rendered", "linkable", "outcome_of", "rating_links", "reference", "render"]

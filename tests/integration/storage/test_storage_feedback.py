@@ -6,6 +6,7 @@ from __future__ import annotations
 import threading
 from collections.abc import Callable
 from datetime import datetime, timedelta
+from typing import Any
 
 import pytest
 from sqlmodel import Session
@@ -48,7 +49,7 @@ def test_the_last_rating_of_a_rater_counts_and_the_history_stays(session: Sessio
 def test_bad_input_names_its_field_and_records_nothing(session: Session, tenant: Tenant,
                                                        investigation: Investigation, field: str,
                                                        kwargs: dict[str, str]) -> None:
-    args = {"rating": "helpful", "rater": "ann", "source": "link", **kwargs}
+    args: dict[str, Any] = {"rating": "helpful", "rater": "ann", "source": "link", **kwargs}
     with pytest.raises(ValidationFailed) as caught:
         repo.record_feedback(session, tenant_id=tenant.id, investigation_id=investigation.id, **args)
     assert caught.value.field == field

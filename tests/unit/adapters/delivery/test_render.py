@@ -40,3 +40,20 @@ def test_http_and_https_urls_are_links() -> None:
 def test_linkable() -> None:
     assert linkable("https://a.example") and linkable("http://a.example")
     assert not any(linkable(u) for u in (None, "", "javascript:x", "mailto:a@b.example", "https//a.example"))
+
+
+def test_the_three_rating_links_are_in_the_text_and_the_html() -> None:
+    links = {r: f"https://sleuth.example.com/r/tok?rating={r}" for r in ("helpful", "partly", "wrong")}
+    rendered = render({**_payload(), "feedback_url": "https://sleuth.example.com/r/tok", "feedback_links": links},
+                      delivery_id="msg_1")
+    for rating, label in (("helpful", "Helpful"), ("partly", "Partly"), ("wrong", "Wrong")):
+        assert f"{label}: https://sleuth.example.com/r/tok?rating={rating}" in rendered.text
+        assert f'<a href="https://sleuth.example.com/r/tok?rating={rating}">{label}</a>' in rendered.html
+    assert "rating=" not in render(_payload(), delivery_id="msg_1").text  # no public URL: no links
+
+
+def test_a_rating_link_that_is_not_http_is_left_out() -> None:
+    links = {"helpful": "javascript:alert(1)", "partly": "https://s.example/r/t?rating=partly"}
+    rendered = render({**_payload(), "feedback_links": links}, delivery_id="msg_1")
+    assert "javascript" not in rendered.html and "javascript" not in rendered.text
+    assert "Partly: https://s.example/r/t?rating=partly" in rendered.text
