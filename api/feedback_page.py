@@ -4,7 +4,10 @@ tenant (a link alone reads nothing)."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
+
 from api.pages import e, layout
+from storage.feedback_models import Feedback, Outcome
 
 LABELS = {"helpful": "Helpful", "partly": "Partly right", "wrong": "Wrong"}
 
@@ -48,3 +51,31 @@ def rating_page(*, action: str, csrf: str, chosen: str | None, investigation_id:
 
 def refused_page(why: str) -> str:
     return layout("Link not valid", f"<h1>This rating link cannot be used</h1><p>{e(why)}</p>", signed_in=False)
+
+
+def ratings_section(ratings: Sequence[Feedback], links: Mapping[str, str] | None, outcome: Outcome | None) -> str:
+    """The trace page's "Ratings" card: the current rating of each rater (older ones struck through), the
+    comment and correction escaped, what the agent did with the draft, and the three rating links."""
+    items = []
+    for row in reversed(ratings):
+        cls = "" if row.current else ' class="muted"'
+        said = "".join(f"<br><small>{label}: {e(text)}</small>" for label, text in
+                       (("Comment", row.comment), ("Correct answer", row.correct_answer)) if text)
+        text = f"<strong>{e(LABELS.get(row.rating, row.rating))}</strong>"
+        if not row.current:
+            text = f"<s>{text}</s>"
+        items.append(f"<li{cls}>{text} by {e(row.rater)} via {e(row.source)}, "
+                     f"{e(row.created_at.isoformat(sep=' ', timespec='minutes'))} UTC{said}</li>")
+    listed = f"<ul>{''.join(items)}</ul>" if items else '<p class="muted">Not rated yet.</p>'
+    used = ""
+    if outcome is not None:
+        ratio = f" ({outcome.edit_ratio:.0%} changed)" if outcome.edit_ratio is not None else ""
+        reopened = "; the ticket reopened" if outcome.reopened else ""
+        used = (f"<p>Draft on {e(outcome.helpdesk)} ticket {e(outcome.ticket_id)}: "
+                f"<strong>{e(outcome.draft or 'no reply yet')}</strong>{e(ratio)}{e(reopened)}.</p>")
+    rate = ""
+    if links:
+        rate = ("<p>Rate it: " + " · ".join(f'<a href="{e(links[k])}">{label}</a>' for k, label in LABELS.items())
+                + "</p>")
+    return (f'<section class="card" id="ratings" aria-labelledby="ratings-h"><h2 id="ratings-h">Ratings</h2>'
+            f"{listed}{used}{rate}</section>")

@@ -18,6 +18,7 @@ HEADERS = {
     "cache-control": "no-store",
 }
 STATUSES = ("queued", "running", "answered", "refused", "failed")
+RATINGS = ("helpful", "partly", "wrong")
 
 
 def e(value: Any) -> str:
@@ -75,16 +76,29 @@ def _short(text: str | None, limit: int = 140) -> str:
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
+def _ratings(ratings: Mapping[str, int] | None) -> str:
+    if not ratings:
+        return '<span class="muted">—</span>'
+    return " ".join(f'<span class="badge rated-{e(r)}">{e(r)}{f" ×{n}" if n > 1 else ""}</span>'
+                    for r, n in sorted(ratings.items()))
+
+
 def list_page(tenant_name: str, rows: Sequence[Mapping[str, Any]], counts: Mapping[str, int],
               dead: Sequence[Mapping[str, Any]], *, status: str | None, notice: str | None = None,
-              csrf: str | None = None, extra: str = "") -> str:
-    """Recent investigations with status filters, then dead deliveries with a redeliver button each, then
-    `extra` (the knowledge sources section, already rendered)."""
-    filters = ['<li><a href="/investigations"' + (' aria-current="page"' if not status else "")
+              csrf: str | None = None, extra: str = "", rating: str | None = None,
+              rated: Mapping[str, int] | None = None) -> str:
+    """Recent investigations with status and rating filters, then dead deliveries with a redeliver button
+    each, then `extra` (the knowledge sources section, already rendered). A row's "ratings" are its current
+    ratings, e.g. {"wrong": 1}."""
+    filters = ['<li><a href="/investigations"' + (' aria-current="page"' if not status and not rating else "")
                + f">All ({sum(counts.values())})</a></li>"]
     for name in STATUSES:
         current = ' aria-current="page"' if status == name else ""
         filters.append(f'<li><a href="/investigations?status={name}"{current}>{name} ({counts.get(name, 0)})</a></li>')
+    for name in RATINGS:
+        current = ' aria-current="page"' if rating == name else ""
+        filters.append(f'<li><a href="/investigations?rating={name}"{current}>rated {name} '
+                       f"({(rated or {}).get(name, 0)})</a></li>")
     if rows:
         body_rows = "".join(
             "<tr>"
@@ -94,10 +108,11 @@ def list_page(tenant_name: str, rows: Sequence[Mapping[str, Any]], counts: Mappi
             f'<td data-label="Route">{e(r["route"] or "—")}</td>'
             f'<td data-label="Stopped">{e(r["stop_reason"] or "—")}</td>'
             f'<td data-label="Hops">{e(r["hops"])}</td>'
+            f'<td data-label="Rating">{_ratings(r.get("ratings"))}</td>'
             "</tr>" for r in rows)
         table = ('<table class="stack"><thead><tr><th scope="col">When (UTC)</th><th scope="col">Status</th>'
                  '<th scope="col">Question</th><th scope="col">Route</th><th scope="col">Stopped</th>'
-                 f'<th scope="col">Hops</th></tr></thead><tbody>{body_rows}</tbody></table>')
+                 f'<th scope="col">Hops</th><th scope="col">Rating</th></tr></thead><tbody>{body_rows}</tbody></table>')
     else:
         table = '<p class="muted">No investigations here yet.</p>'
     if dead:

@@ -223,9 +223,9 @@ def _details(view: Mapping[str, Any], events: Sequence[Mapping[str, Any]]) -> st
 
 
 def render(view: Mapping[str, Any], events: Sequence[Mapping[str, Any]], question: str, *,
-           csrf: str | None = None, full: bool = True) -> str:
+           csrf: str | None = None, full: bool = True, feedback: str = "") -> str:
     """The whole page for one investigation; `full` False for a link's read-only session (no actions, no
-    list page)."""
+    list page); `feedback` its ratings and rating links, already rendered."""
     status = str(view.get("status"))
     running = status not in _TERMINAL
     facts = [f'<li><span class="badge {e(status)}">{e(status)}</span></li>',
@@ -247,7 +247,7 @@ def render(view: Mapping[str, Any], events: Sequence[Mapping[str, Any]], questio
         f"<h3>Where each citation comes from</h3>{_sources(view)}"
         f"<h3>What was searched</h3>{_searched(events)}"
         f"<h3>What was missing</h3>{_missing(view, events)}"
-        f"{_deliveries(view, events, actions=full, csrf=csrf)}</section>{live}"
+        f"{_deliveries(view, events, actions=full, csrf=csrf)}</section>{feedback}{live}"
         f'<h2 id="details-h">Details</h2>{_details(view, events)}</div>'
     )
     return layout(f"Trace {str(view.get('id'))[:12]}", body, script=running, csrf=csrf, full=full)

@@ -8,7 +8,7 @@ from collections.abc import Iterable
 from datetime import datetime
 from typing import Any
 
-from sqlmodel import Session, col, delete, select, update
+from sqlmodel import Session, col, delete, func, select, update
 
 from investigation.errors import NotFound, ValidationFailed
 from storage._common import write
@@ -151,3 +151,19 @@ def delete_feedback_before(session: Session, *, tenant_id: str, before: datetime
         old = session.exec(delete(Outcome).where(col(Outcome.tenant_id) == tenant_id,
                                                  col(Outcome.updated_at) < before))
     return int(gone.rowcount or 0) + int(old.rowcount or 0)
+
+
+def list_rated(session: Session, *, tenant_id: str, rating: str, limit: int = 50) -> list[Investigation]:
+    """The tenant's newest investigations that someone currently rates `rating`."""
+    rated = select(Feedback.investigation_id).where(Feedback.tenant_id == tenant_id, Feedback.rating == rating,
+                                                    col(Feedback.current).is_(True))
+    stmt = (select(Investigation).where(Investigation.tenant_id == tenant_id, col(Investigation.id).in_(rated))
+            .order_by(col(Investigation.created_at).desc()).limit(limit))
+    return list(session.exec(stmt).all())
+
+
+def count_rated(session: Session, *, tenant_id: str) -> dict[str, int]:
+    """How many of the tenant's investigations currently carry each rating."""
+    stmt = (select(Feedback.rating, func.count(func.distinct(Feedback.investigation_id)))
+            .where(Feedback.tenant_id == tenant_id, col(Feedback.current).is_(True)).group_by(Feedback.rating))
+    return {str(r): int(n) for r, n in session.exec(stmt).all()}

@@ -31,9 +31,11 @@ from storage._deliveries import (
     reset_delivery,
 )
 from storage._feedback import (
+    count_rated,
     delete_feedback_before,
     get_outcome,
     list_feedback,
+    list_rated,
     rating_counts,
     record_feedback,
     record_outcome,
@@ -94,6 +96,7 @@ __all__ = [
     "corpus_version",
     "count_active",
     "count_investigations_by_status",
+    "count_rated",
     "create_channel",
     "create_investigation",
     "create_tenant",
@@ -125,6 +128,7 @@ __all__ = [
     "list_idle",
     "list_investigations",
     "list_overdue",
+    "list_rated",
     "list_stranded_deliveries",
     "list_tenants",
     "list_tools",

@@ -173,17 +173,23 @@ def signed_link(token: str, request: Request, services: ServicesDep) -> Response
 @router.get("/investigations", response_class=HTMLResponse)
 def investigations_page(request: Request, services: ServicesDep,
                         status: Annotated[str | None, Query(max_length=20)] = None,
+                        rating: Annotated[str | None, Query(max_length=20)] = None,
                         redelivered: Annotated[str | None, Query(max_length=60)] = None) -> Response:
     found = visitor(request)
     if found is None or not found.full:
         return to_login(request)
     tenant = found.tenant
-    status = status if status in pages.STATUSES else None
+    rating = rating if rating in pages.RATINGS else None
+    status = status if status in pages.STATUSES and rating is None else None
     with services.session() as db:
+        listed = (repo.list_rated(db, tenant_id=tenant.id, rating=rating) if rating
+                  else repo.list_investigations(db, tenant_id=tenant.id, status=status))
+        ratings = repo.rating_counts(db, investigation_ids=[i.id for i in listed])
         rows = [{"id": i.id, "status": i.status, "question": i.question, "route": i.route, "hops": i.hops,
-                 "stop_reason": i.stop_reason, "created_at": (iso(i.created_at) or "")[:19].replace("T", " ")}
-                for i in repo.list_investigations(db, tenant_id=tenant.id, status=status)]
+                 "stop_reason": i.stop_reason, "created_at": (iso(i.created_at) or "")[:19].replace("T", " "),
+                 "ratings": ratings.get(i.id)} for i in listed]
         counts = repo.count_investigations_by_status(db, tenant_id=tenant.id)
+        rated = repo.count_rated(db, tenant_id=tenant.id)
         dead = [{"id": d.id, "channel": d.channel, "investigation_id": d.investigation_id,
                  "attempts": d.attempts, "last_error": d.last_error}
                 for d in repo.list_dead_deliveries(db, tenant_id=tenant.id)]
@@ -191,7 +197,7 @@ def investigations_page(request: Request, services: ServicesDep,
     csrf = found.session.csrf if found.session else None
     extra = sources_section(list_sources(services, tenant=tenant))
     return html(pages.list_page(tenant.name, rows, counts, dead, status=status, notice=notice, csrf=csrf,
-                                extra=extra))
+                                extra=extra, rating=rating, rated=rated))
 
 
 @router.post("/console/deliveries/{delivery_id}/redeliver")

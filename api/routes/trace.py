@@ -6,11 +6,12 @@ from __future__ import annotations
 from fastapi import APIRouter, Request
 from fastapi.responses import HTMLResponse, Response
 
-from api import trace_page
+from api import feedback_page, trace_page
 from api.console_auth import visitor
 from api.deps import ServicesDep
 from api.routes import console
 from api.routes.console import html, to_login
+from app import feedback
 from storage import repositories as repo
 
 router = APIRouter(tags=["trace"])
@@ -32,5 +33,10 @@ def trace_html(investigation_id: str, request: Request, services: ServicesDep) -
         view = repo.investigation_view(session, investigation=inv)
         events = [repo.event_view(e) for e in repo.list_events(session, investigation_id=investigation_id)]
         question = inv.question
+        ratings = repo.list_feedback(session, investigation_id=investigation_id, current_only=False)
+        outcome = repo.get_outcome(session, investigation_id=investigation_id)
+    links = (feedback.links_for(services, tenant_id=tenant.id, investigation_id=investigation_id,
+                                rater=f"console:{tenant.name}") if inv.status in ("answered", "refused") else None)
+    rated = feedback_page.ratings_section(ratings, links, outcome)
     csrf = found.session.csrf if found.session else None
-    return html(trace_page.render(view, events, question, csrf=csrf, full=found.full))
+    return html(trace_page.render(view, events, question, csrf=csrf, full=found.full, feedback=rated))

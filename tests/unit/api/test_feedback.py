@@ -139,3 +139,22 @@ def test_rating_with_the_api_key(api: Api) -> None:
 def test_links_for_a_page_point_at_this_server_without_a_public_url(api: Api) -> None:
     links = links_for(api.services, tenant_id=api.tenant_id, investigation_id="abc", rater="console")
     assert re.fullmatch(r"/r/[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+\?rating=wrong", links["wrong"])
+
+
+def test_the_trace_and_list_pages_show_ratings_and_filter_by_them(api: Api) -> None:
+    rated, other = _answered(api), _answered(api)
+    api.client.post(f"/v1/investigations/{rated}/feedback", headers=api.auth(),
+                    json={"rating": "wrong", "rater": "lead", "correct_answer": "<i>Enterprise</i> only"})
+    login(api)
+    trace = api.client.get(f"/trace/{rated}")
+    assert trace.status_code == 200
+    assert "<strong>Wrong</strong> by lead via api" in trace.text
+    assert "&lt;i&gt;Enterprise&lt;/i&gt; only" in trace.text
+    links = re.findall(r'href="(/r/[^"]+\?rating=(?:helpful|partly|wrong))"', trace.text)
+    assert len(links) == 3
+    assert api.client.get(links[0].replace("&amp;", "&")).status_code == 200  # the trace's own links work
+    listed = api.client.get("/investigations?rating=wrong")
+    assert f"/trace/{rated}" in listed.text and f"/trace/{other}" not in listed.text
+    assert "rated wrong (1)" in listed.text and 'badge rated-wrong">wrong<' in listed.text
+    everything = api.client.get("/investigations")
+    assert f"/trace/{rated}" in everything.text and f"/trace/{other}" in everything.text
