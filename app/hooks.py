@@ -7,7 +7,8 @@ inbound secret travels in an ``X-Sleuth-Secret`` header (compared in constant ti
 authentic is refused before the body is even parsed, and nothing is recorded.
 
 The ticket's subject and description (HTML stripped, quoted replies trimmed, size-capped) become the
-question; the answer goes back to that ticket through the same channel. Helpdesks retry webhooks: the
+question; the answer goes back to that ticket through the same channel. Later updates of that ticket (a
+rating tag, the agent's reply, a status change) are recorded by `app.outcomes`. Helpdesks retry webhooks: the
 investigation's idempotency key is channel + ticket (+ event id), so a retried event creates nothing new.
 """
 
@@ -24,6 +25,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from app.intake import Launcher, Submitted, parse_request, submit_investigation
+from app.outcomes import Recorded, apply_update, parse_freshdesk_update, parse_zendesk_update
 from app.ticket_text import ticket_question
 from bootstrap import Services
 from investigation.errors import Forbidden, NotFound, PayloadTooLarge, ValidationFailed
@@ -186,22 +188,29 @@ def _submit(services: Services, kind: str, channel_id: str, tenant: Tenant, name
 
 
 def receive_zendesk(services: Services, channel_id: str, headers: Mapping[str, str], raw: bytes,
-                    launch: Launcher, *, now: float | None = None) -> Submitted | None:
-    """Verify, parse, submit. None when the event is not one that starts an investigation."""
+                    launch: Launcher, *, now: float | None = None) -> Submitted | Recorded | None:
+    """Verify, parse, then submit a new ticket or record a ticket update's rating and outcome
+    (`app.outcomes`). None when the event is neither."""
     tenant, name, secrets = _channel(services, "zendesk", channel_id)
     if not secrets.get("signing_secret"):
         raise HookRejected("this channel has no signing secret: inbound hooks are refused")
     verify_zendesk(secrets["signing_secret"], headers, raw, now=time.time() if now is None else now)
+    update = parse_zendesk_update(_object(raw))
+    if update is not None:
+        return apply_update(services, tenant=tenant, kind="zendesk", channel_id=channel_id, update=update)
     event = parse_zendesk(raw)
     return None if event is None else _submit(services, "zendesk", channel_id, tenant, name, event, launch)
 
 
 def receive_freshdesk(services: Services, channel_id: str, headers: Mapping[str, str], raw: bytes,
-                      launch: Launcher) -> Submitted:
+                      launch: Launcher) -> Submitted | Recorded:
     tenant, name, secrets = _channel(services, "freshdesk", channel_id)
     if not secrets.get("inbound_secret"):
         raise HookRejected("this channel has no inbound secret: inbound hooks are refused")
     verify_freshdesk(secrets["inbound_secret"], headers)
+    update = parse_freshdesk_update(_object(raw))
+    if update is not None:
+        return apply_update(services, tenant=tenant, kind="freshdesk", channel_id=channel_id, update=update)
     return _submit(services, "freshdesk", channel_id, tenant, name, parse_freshdesk(raw), launch)
 
 

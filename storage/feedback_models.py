@@ -13,7 +13,7 @@ from sqlmodel import Field, SQLModel
 NAIVE_UTC = DateTime(timezone=False)
 
 RATINGS = ("helpful", "partly", "wrong")
-FEEDBACK_SOURCES = ("link", "api", "zendesk_tag")
+FEEDBACK_SOURCES = ("link", "api", "zendesk_tag", "freshdesk_tag")
 DRAFT_USES = ("unchanged", "edited", "unused")
 COMMENT_MAX_CHARS = 2000
 RATER_MAX_CHARS = 200

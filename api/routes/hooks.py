@@ -1,4 +1,5 @@
-"""``/v1/hooks/{zendesk|freshdesk}/{channel_id}``: a helpdesk's new ticket starts an investigation.
+"""``/v1/hooks/{zendesk|freshdesk}/{channel_id}``: a helpdesk's new ticket starts an investigation; a later
+update of that ticket records a rating tag and what the agent did with the draft (`app.outcomes`).
 
 No API key: the request proves itself with the channel's signing secret (Zendesk) or inbound secret
 (Freshdesk); see `app.hooks`. Bodies over ``SLEUTH_HOOK_MAX_BYTES`` are refused with 413 unread.
@@ -15,12 +16,15 @@ from api.deps import LauncherDep, ServicesDep
 from api.errors import NotAuthenticated
 from app import hooks
 from app.intake import Submitted
+from app.outcomes import Recorded
 from investigation.errors import PayloadTooLarge
+from observability import feedback_metrics
 
 router = APIRouter(prefix="/v1/hooks", tags=["hooks"])
 
 _RESPONSES: dict[int | str, dict[str, Any]] = {
-    200: {"description": "A repeated event: the investigation it already started"},
+    200: {"description": "A repeated event (the investigation it already started), or a ticket update: the "
+                         "rating and draft outcome it recorded"},
     202: {"description": "An investigation was started; its answer goes back to the ticket"},
     401: {"description": "Bad, missing or stale signature / secret; nothing recorded"},
     404: {"description": "No such hook"},
@@ -42,10 +46,16 @@ async def _body(request: Request, limit: int) -> bytes:
     return b"".join(chunks)
 
 
-def _answer(submitted: Submitted | None, response: Response) -> dict[str, Any]:
-    if submitted is None:
+def _answer(submitted: Submitted | Recorded | None, response: Response) -> dict[str, Any]:
+    if submitted is None or isinstance(submitted, Recorded) and submitted.investigation_id is None:
         response.status_code = 200
-        return {"ignored": True}
+        return {"ignored": True}  # not an event that matters, or a ticket no investigation came from
+    if isinstance(submitted, Recorded):
+        response.status_code = 200
+        for rating in submitted.ratings:
+            feedback_metrics.record_rating(rating, submitted.route, submitted.tenant_id, "tag")
+        return {"recorded": {"investigation_id": submitted.investigation_id, "ratings": submitted.ratings,
+                             "outcome": submitted.outcome}}
     response.status_code = 202 if submitted.created else 200
     return {"id": submitted.id, "created": submitted.created}
 
