@@ -84,11 +84,27 @@ def tenants_update(name: str,
                        help="Open a host (name or address) for this tenant's deliveries although it is "
                             "private/loopback; repeatable")] = None,
                    remove_host: Annotated[list[str] | None, typer.Option(help="Close a host again; repeatable")] = None,
+                   retention_days: Annotated[int | None, typer.Option(
+                       help="Days its trace events and evidence text are kept (answers and citations stay)")] = None,
                    as_json: Annotated[bool, typer.Option("--json")] = False) -> None:
-    """Change a tenant: its outbound allowlist."""
+    """Change a tenant: its outbound allowlist, its retention."""
     from cli.channels import update_tenant
+    from cli.tenant_admin import set_retention
 
-    update_tenant(_settings(), tenant=name, allow=allow_host or [], disallow=remove_host or [], as_json=as_json)
+    if retention_days is not None:
+        set_retention(_settings(), tenant=name, days=retention_days, as_json=as_json)
+    if allow_host or remove_host or retention_days is None:
+        update_tenant(_settings(), tenant=name, allow=allow_host or [], disallow=remove_host or [], as_json=as_json)
+
+
+@tenants_app.command("remove")
+def tenants_remove(name: str,
+                   confirm: Annotated[bool, typer.Option("--confirm", help="Yes, remove it for good")] = False,
+                   as_json: Annotated[bool, typer.Option("--json")] = False) -> None:
+    """Remove a tenant and everything of it: rows in every table, Redis state, index entries in every engine."""
+    from cli.tenant_admin import remove
+
+    remove(_settings(), tenant=name, confirm=confirm, as_json=as_json, console=console)
 
 
 _SECRET_HELP = "name of the environment variable holding it, or - for stdin"

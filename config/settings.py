@@ -71,6 +71,14 @@ class Settings(BaseSettings):
     worker_concurrency: int = Field(default=2, ge=1,
                                     description="Default worker processes (`sleuth worker`/`up` take --concurrency).")
     watchdog_interval: float = Field(default=10.0, gt=0, description="Seconds between beat watchdog runs.")
+    retention_days: int = Field(default=90, ge=1, description=(
+        "Days a tenant's trace events and evidence text are kept unless the tenant sets its own "
+        "(`sleuth tenants update T --retention-days N`); answers, citations and ratings stay."))
+    retention_interval: float = Field(default=3600.0, gt=0, description="Seconds between beat retention runs.")
+    retention_batch: int = Field(default=500, ge=1, le=100_000,
+                                 description="Rows one retention transaction removes (small: never blocks intake).")
+    retention_batches: int = Field(default=200, ge=1,
+                                   description="Transactions one retention run takes at most (the rest: next run).")
     redrive_idle_seconds: float = Field(
         default=15.0, gt=0, description="An active investigation idle this long with nothing in flight is re-driven "
         "(see docs/reliability.md).")

@@ -46,6 +46,13 @@ class SearchBackend(Protocol):
     def ping(self) -> bool: ...
 
 
+@runtime_checkable
+class TenantErasable(Protocol):
+    """An engine that can remove every entry of one tenant (tenant removal), returning how many it removed."""
+
+    def delete_tenant(self, tenant: str) -> int: ...
+
+
 class Embedder(Protocol):
     """Text → unit-norm vectors (list of floats per text)."""
 

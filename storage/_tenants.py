@@ -51,7 +51,9 @@ def validate_tenant_name(name: str) -> str:
 
 # Caps a tenant may carry; an investigation's budget can only lower them (see api/routes/investigations.py).
 TENANT_LIMITS = ("max_hops", "max_retrieval_calls", "max_llm_tokens", "deadline_seconds", "llm_tokens_per_day",
-                 "max_in_flight", "intake_per_minute")
+                 "max_in_flight", "intake_per_minute", "retention_days")
+# Settings of a tenant that are not budgets, and the least each may be.
+_AT_LEAST = {"retention_days": 1}
 
 
 def validate_limits(limits: dict[str, Any] | None) -> dict[str, int]:
@@ -61,6 +63,8 @@ def validate_limits(limits: dict[str, Any] | None) -> dict[str, int]:
             raise ValidationFailed(f"limits.{key}", f"unknown limit; one of {', '.join(TENANT_LIMITS)}")
         if isinstance(value, bool) or not isinstance(value, int) or value < 0:
             raise ValidationFailed(f"limits.{key}", "must be a non-negative integer")
+        if value < _AT_LEAST.get(key, 0):
+            raise ValidationFailed(f"limits.{key}", f"must be at least {_AT_LEAST[key]}")
         checked[key] = value
     return checked
 
@@ -138,3 +142,13 @@ def rotate_api_key(session: Session, *, tenant_id: str) -> tuple[Tenant, str]:
         tenant.api_key_prefix = api_key[:8]
         session.add(tenant)
     return get_tenant(session, tenant_id=tenant_id), api_key
+
+
+def update_limits(session: Session, *, tenant_id: str, changes: dict[str, Any]) -> Tenant:
+    """Set (validated) limits of the tenant, the others kept; returns the tenant as stored."""
+    checked = validate_limits(changes)
+    with write(session):
+        tenant = get_tenant(session, tenant_id=tenant_id)
+        tenant.limits = {**(tenant.limits or {}), **checked}
+        session.add(tenant)
+    return get_tenant(session, tenant_id=tenant_id)

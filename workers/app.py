@@ -18,7 +18,7 @@ from workers.publishing import use_publisher_transport
 
 # The tasks' module, imported by name where tasks run (a worker imports `include` at start): a process that
 # only sends tasks (the API, the CLI, beat) sends them by name and never imports it.
-TASK_MODULES = ("tasks.celery_tasks", "tasks.source_tasks")
+TASK_MODULES = ("tasks.celery_tasks", "tasks.source_tasks", "tasks.retention_task")
 
 
 SOURCES_DUE_SECONDS = 30.0  # how often beat looks for due sources: the lag past a source's interval
@@ -72,6 +72,8 @@ def celery_config(settings: Settings) -> dict[str, object]:
             "watchdog": {"task": names.T_WATCHDOG, "schedule": settings.watchdog_interval},
             # Starts the sources whose own interval (`sleuth sources add --every`) has passed.
             "sources": {"task": names.T_SOURCES_DUE, "schedule": SOURCES_DUE_SECONDS},
+            # Trace events and evidence text past each tenant's retention, in small batches.
+            "retention": {"task": names.T_RETENTION, "schedule": settings.retention_interval},
         },
         "timezone": "UTC",
     }

@@ -30,6 +30,7 @@ T_WATCHDOG = "sleuth.watchdog"
 T_SOURCES_DUE = "sleuth.sources_due"
 T_SOURCE_SYNC = "sleuth.source_sync"
 T_SOURCE_BATCH = "sleuth.source_batch"
+T_RETENTION = "sleuth.retention"
 
 ROUTES = {
     T_START: Q_PLAN,
@@ -43,4 +44,5 @@ ROUTES = {
     T_SOURCES_DUE: Q_SOURCES,
     T_SOURCE_SYNC: Q_SOURCES,
     T_SOURCE_BATCH: Q_SOURCES,
+    T_RETENTION: Q_SOURCES,  # background work, off the investigations' queues
 }

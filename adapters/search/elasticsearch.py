@@ -146,6 +146,16 @@ class ElasticsearchLexical:
                 deleted += int(response.get("deleted", 0))
         return deleted
 
+    def delete_tenant(self, tenant: str) -> int:
+        """Every chunk of `tenant` (tenant removal): one delete-by-query on its tenant filter."""
+        check_tenant(tenant)
+        with self._errors("delete tenant"):
+            response = self._ready_client().delete_by_query(index=self.alias, query=es_schema.count_query(tenant),
+                                                            refresh=True, conflicts="proceed")
+            if response.get("failures"):
+                raise TransientError(f"elasticsearch delete-by-query failures: {response['failures'][:3]}")
+            return int(response.get("deleted", 0))
+
     def search(self, tenant: str, query: str, k: int, *, acl: Sequence[str] | None = None,
                visibility: Sequence[Visibility] | None = None) -> list[Passage]:
         check_tenant(tenant)

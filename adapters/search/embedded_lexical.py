@@ -119,6 +119,15 @@ class EmbeddedBM25:
                 writer.delete_documents_by_term("tsid", key)
         return int(doomed.count)
 
+    def delete_tenant(self, tenant: str) -> int:
+        """Every chunk of `tenant` (tenant removal)."""
+        check_tenant(tenant)
+        count = self.count(tenant)
+        if count:
+            with self._writer() as writer:
+                writer.delete_documents_by_term("tenant", tenant)
+        return count
+
     def search(
         self, tenant: str, query: str, k: int, *, acl: Sequence[str] | None = None,
         visibility: Sequence[Visibility] | None = None,

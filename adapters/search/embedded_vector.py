@@ -12,6 +12,7 @@ import hashlib
 import json
 import os
 import re
+import shutil
 import tempfile
 import threading
 import uuid
@@ -100,6 +101,19 @@ class EmbeddedVectorIndex:
             removed = len(store.meta) - len(keep)
             if removed:
                 self._save(tenant, store.vectors[keep], [store.meta[i] for i in keep])
+        return removed
+
+    def delete_tenant(self, tenant: str) -> int:
+        """Every vector of `tenant` (tenant removal): its folder goes, once emptied under its lock."""
+        check_tenant(tenant)
+        with self._writing(tenant) as store:
+            removed = len(store.meta)
+            folder = self._dir(tenant)
+            for name in ("store.npz", "version"):
+                (folder / name).unlink(missing_ok=True)
+            with self._lock:
+                self._stores.pop(tenant, None)
+        shutil.rmtree(folder, ignore_errors=True)
         return removed
 
     def search(

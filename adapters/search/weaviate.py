@@ -83,7 +83,7 @@ class WeaviateVector:
         self._pid: int | None = None
         self._client: WeaviateClient | None = None
         self._collection_ready = False
-        self._tenants: set[str] = set()  # known to exist (tenants are never removed by Sleuth)
+        self._tenants: set[str] = set()  # known to exist (removed only by `delete_tenant`)
 
     @classmethod
     def from_settings(cls, settings: Settings, embedder: Embedder) -> WeaviateVector:
@@ -142,6 +142,18 @@ class WeaviateVector:
                     if result.matches < QUERY_MAXIMUM_RESULTS or not result.successful:
                         break
         return deleted
+
+    def delete_tenant(self, tenant: str) -> int:
+        """Every object of `tenant` (tenant removal): its Weaviate tenant (a shard of its own) is dropped."""
+        check_tenant(tenant)
+        with self._errors("delete tenant"):
+            name = schema.tenant_name(tenant)
+            if not self._tenant_exists(name):
+                return 0
+            count = self.count(tenant)
+            self._collection().tenants.remove([name])
+            self._tenants.discard(name)
+            return count
 
     def search(self, tenant: str, query: str, k: int, *, acl: Sequence[str] | None = None,
                visibility: Sequence[Visibility] | None = None) -> list[Passage]:

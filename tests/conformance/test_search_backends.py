@@ -10,7 +10,7 @@ import pytest
 
 from adapters.search.ingest import SourceDocument, chunk_document, ingest
 from investigation.errors import ValidationFailed
-from investigation.ports import SearchBackend
+from investigation.ports import SearchBackend, TenantErasable
 from investigation.state import Chunk, Passage, Visibility
 from tests.conformance.conftest import BackendSpec
 
@@ -209,6 +209,19 @@ def test_delete_removes_a_document_of_one_tenant_only(loaded: tuple[SearchBacken
     assert backend.delete(acme, []) == 0
     assert backend.count(globex) == len(GLOBEX)  # same document id in another tenant is untouched
     assert "reset-password" in ids(backend.search(globex, "password reset kiosk", 5))
+
+
+def test_delete_tenant_removes_every_entry_of_one_tenant_only(loaded: tuple[SearchBackend, str, str]) -> None:
+    backend, acme, globex = loaded
+    assert isinstance(backend, TenantErasable)
+    assert backend.delete_tenant(acme) == len(ACME)
+    assert backend.count(acme) == 0
+    assert backend.search(acme, "forgot password reset link", 20) == []
+    assert backend.delete_tenant(acme) == 0  # again: nothing left, no error
+    assert backend.count(globex) == len(GLOBEX)
+    assert "reset-password" in ids(backend.search(globex, "password reset kiosk", 5))
+    ingest(ACME[:1], tenant=acme, backends=[backend])  # the tenant's name is free to be used again
+    assert backend.count(acme) == 1
 
 
 def test_unicode_round_trips_and_is_searchable(loaded: tuple[SearchBackend, str, str]) -> None:
