@@ -139,7 +139,9 @@ class TraceEvent(SQLModel, table=True):
     """One decision, in order. `step_key` makes writing it idempotent when a task is redelivered."""
 
     __tablename__ = "trace_event"
-    __table_args__ = (UniqueConstraint("investigation_id", "step_key", name="uq_trace_step"),)
+    __table_args__ = (UniqueConstraint("investigation_id", "step_key", name="uq_trace_step"),
+                      # the quality page counts a tenant's tool calls and refusals by kind
+                      Index("ix_trace_event_kind", "kind", "investigation_id"))
 
     id: int | None = Field(default=None, primary_key=True)
     investigation_id: str = Field(foreign_key="investigation.id", index=True, max_length=32)

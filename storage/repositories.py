@@ -54,6 +54,7 @@ from storage._investigations import (
 from storage._listing import count_investigations_by_status, list_dead_deliveries, list_investigations
 from storage._owners import delivery_owner, investigation_tenant
 from storage._plans import PlannedHop, planned_hop, remember_plan
+from storage._quality import QualityReport, quality_report
 from storage._records import (
     NewEvent,
     add_event,
@@ -84,6 +85,7 @@ from storage.views import event_view, investigation_view
 __all__ = [
     "NewEvent",
     "PlannedHop",
+    "QualityReport",
     "active_among",
     "add_event",
     "add_events",
@@ -139,6 +141,7 @@ __all__ = [
     "open_webhook_secret",
     "planned_hop",
     "put_tool",
+    "quality_report",
     "rating_counts",
     "record_attempt",
     "record_feedback",

@@ -1,4 +1,5 @@
-"""Ratings of answers (every one kept, one current per rater) and the outcomes of drafted helpdesk notes.
+"""Ratings of answers (every one kept, one current per rater) and the outcomes of drafted helpdesk notes; the
+indexes the quality page reads by (a tenant's investigations by time, trace events by kind).
 
 Revision ID: 0009
 Revises: 0008
@@ -52,9 +53,11 @@ def upgrade() -> None:
     op.create_index("ix_outcome_tenant_ticket", "outcome", ["tenant_id", "helpdesk", "ticket_id"])
     # The quality page reads a tenant's investigations by creation time.
     op.create_index("ix_investigation_tenant_created", "investigation", ["tenant_id", "created_at"])
+    op.create_index("ix_trace_event_kind", "trace_event", ["kind", "investigation_id"])
 
 
 def downgrade() -> None:
+    op.drop_index("ix_trace_event_kind", table_name="trace_event")
     op.drop_index("ix_investigation_tenant_created", table_name="investigation")
     op.drop_index("ix_outcome_tenant_ticket", table_name="outcome")
     op.drop_table("outcome")
