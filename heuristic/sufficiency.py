@@ -163,8 +163,20 @@ def absent_names(question: str, evidence: Sequence[Evidence]) -> list[str]:
     if not evidence:
         return []
     if all(e.hop <= 1 for e in evidence):
-        return missing_names(question, evidence) or missing_terms(question, evidence)
+        return missing_names(question, evidence) or _unless_recorded(missing_terms(question, evidence), evidence)
     return unsupported_names(question, evidence)
+
+
+def _record_answers(evidence: Sequence[Evidence]) -> bool:
+    """A tool's record of the asker's own case agrees with the question (graded correct)."""
+    return any(e.source_id.startswith("tool:") and e.grade is Grade.CORRECT for e in evidence)
+
+
+def _unless_recorded(terms: list[str], evidence: Sequence[Evidence]) -> list[str]:
+    """The asked-about ordinary words no passage mentions (`missing_terms`), unless a tool's record answers:
+    then they are the asker's own words about that record ("is it too late?"), not a feature the knowledge
+    base lacks. Names and codes (`missing_names`) are never excused this way."""
+    return [] if _record_answers(evidence) else terms
 
 
 def unsupported_names(question: str, evidence: Sequence[Evidence]) -> list[str]:
@@ -176,7 +188,7 @@ def unsupported_names(question: str, evidence: Sequence[Evidence]) -> list[str]:
     appliance") is its focus when no name is missing: no evidence mentioning it, no other name vouches for it."""
     missing = missing_names(question, evidence)
     if not missing:
-        return missing_terms(question, evidence)
+        return _unless_recorded(missing_terms(question, evidence), evidence)
     # A name most passages mention (the product, the company: "Acme Cloud") tells nothing about whether the
     # knowledge base covers what is asked; only a found name that is specific to some passages vouches.
     found = [n for n in focus_names(question) if fold(n) not in {fold(m) for m in missing}]

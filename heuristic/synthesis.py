@@ -176,7 +176,7 @@ def _pick(question: str, route: RouteDecision, evidence: Sequence[Evidence], max
         if len(picked) >= max_sentences:
             picked.pop()
         picked.append(end)
-    rule = _document_rule(picked, candidates, evidence, question_stems)
+    rule = _document_rule(question, picked, candidates, evidence, question_stems)
     if rule is not None:
         if len(picked) >= max_sentences:
             picked.pop()
@@ -214,19 +214,39 @@ def _pick(question: str, route: RouteDecision, evidence: Sequence[Evidence], max
     return _Composition(picked)
 
 
-def _document_rule(picked: Sequence[Sentence], candidates: Sequence[Sentence], evidence: Sequence[Evidence],
-                   question_stems: set[str]) -> Sentence | None:
+# What the asker may or must do: a rule question ("can I cancel …", "will I be charged …", "do I have to …").
+_MAY_I = re.compile(r"\b(?:can|could|may|will|would|should|must|do|does)\s+(?:i|we|you|my|our)\b(?!\s+have\s+any\b)",
+                    re.IGNORECASE)
+
+
+def _document_rule(question: str, picked: Sequence[Sentence], candidates: Sequence[Sentence],
+                   evidence: Sequence[Evidence], question_stems: set[str]) -> Sentence | None:
     """A tool's record says what is true of the requester's case; the rule the question also asks about
     ("… delayed. Can I get a refund?") is in the documents. When every picked sentence is a tool record's,
     the document sentence holding the most question words none of them covers joins the answer."""
     if not picked or not all(evidence[c.index].source_id.startswith("tool:") for c in picked):
         return None
-    uncovered = question_stems - set().union(*(c.stems for c in picked))
+    record = set().union(*(c.stems for c in picked))
+    uncovered = question_stems - record
+    # A question asking what the asker may do ("Can I cancel order BC-1042?") grades every rule low: no
+    # article names the asker's record. Then the rule may come from any retrieved article.
+    rule_asked = _MAY_I.search(question) is not None
     documents = [c for c in candidates if not evidence[c.index].source_id.startswith("tool:")
-                 and evidence[c.index].grade is not Grade.INCORRECT and c.stems & uncovered]
+                 and (rule_asked or evidence[c.index].grade is not Grade.INCORRECT) and _shared(uncovered, c.stems)]
     if not documents:
         return None
-    return max(documents, key=lambda c: (len(c.stems & uncovered), c.weight, c.prior))
+    # Of the rules on what is asked, the best graded first; when none is graded on topic, the one about the
+    # record's own state ("once an order has shipped …" for a shipped order) before one about another state.
+    on_topic = any(evidence[c.index].grade is not Grade.INCORRECT for c in documents)
+    return max(documents, key=lambda c: (len(_shared(uncovered, c.stems)), c.weight,
+                                         0 if on_topic else len(_shared(record, c.stems)), c.prior))
+
+
+def _shared(wanted: set[str], stems: frozenset[str] | set[str]) -> set[str]:
+    """The stems of `wanted` a sentence holds, inflections the light stemmer keeps apart included
+    ("cancel" ~ "cancell", "ship" ~ "shipp")."""
+    return {w for w in wanted if w in stems or (len(w) >= 3 and any(
+        s.startswith(w) and len(s) - len(w) == 1 and s[-1] == w[-1] for s in stems))}
 
 
 def _about_bonus(c: Sentence, key: str, stems: set[str], title: str) -> float:

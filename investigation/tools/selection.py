@@ -31,6 +31,7 @@ class SelectionConfig:
     cached: float = 0.25  # relevance enough when the answer is cached (free)
     first_person_bonus: float = 0.15  # a requester-scoped tool and a question about "my"/"our" things
     named_id: float = 0.8  # the question names a value of a parameter the tool's `pattern` recognises
+    own_record: float = 0.5  # "my order", "our workspace": the asker's own record of a kind the tool returns
 
 
 @dataclass(frozen=True)
@@ -58,14 +59,90 @@ def lacks_question_value(question: str, decl: ToolDeclaration) -> bool:
                for spec in decl.params.values())
 
 
+def _leaves(decl: ToolDeclaration) -> list[str]:
+    return [path.rsplit(".", 1)[-1].replace("[]", "").casefold() for path in decl.projection]
+
+
 def field_words(decl: ToolDeclaration) -> str:
     """The names of the fields a tool returns, as words ("tracking_number" → "tracking number")."""
-    leaves = (path.rsplit(".", 1)[-1].replace("[]", "") for path in decl.projection)
-    return " ".join(leaf.replace("_", " ").replace("-", " ") for leaf in leaves)
+    return " ".join(leaf.replace("_", " ").replace("-", " ") for leaf in _leaves(decl))
+
+
+def _summary_words(decl: ToolDeclaration) -> str:
+    """The words of the summary sentences around their variables ("it renews on {x}" → "it renews on")."""
+    return " ".join(re.sub(r"\{[^}]*\}", " ", sentence) for sentence in decl.summary)
 
 
 def _described(decl: ToolDeclaration) -> set[str]:
-    return _stems(f"{decl.display_name} {decl.description} {field_words(decl)}")
+    return _stems(f"{decl.display_name} {decl.description} {field_words(decl)} {_summary_words(decl)}")
+
+
+# The kind of value a question asks for, by the words any asker uses, and the field names that hold that
+# kind in any API: "when will it arrive?" wants a date (`eta`, `due_date`, `renews_on`), "how much do we
+# owe?" an amount (`total`, `balance`), "is it still open?" a state (`status`). Not one domain's words.
+_ASKS = {
+    "date": re.compile(r"\b(?:when|what\s+(?:date|day|time)|by\s+when|due|arriv\w*|renew\w*|expir\w*|deadline)\b",
+                       re.IGNORECASE),
+    "amount": re.compile(r"\b(?:how\s+much|cost\w*|price\w*|pay|paid|owe[sd]?|charged?|billed|balance|total)\b",
+                         re.IGNORECASE),
+    "count": re.compile(r"\b(?:how\s+many|number\s+of|left|remaining)\b", re.IGNORECASE),
+    "state": re.compile(r"\b(?:status|state|still|yet|anymore|any\s+more|right\s+now|at\s+the\s+moment|currently)\b",
+                        re.IGNORECASE),
+}
+_HOLDS = {
+    "date": re.compile(r"date|_at$|_on$|^eta$|^due|until|since|renews?|expir|deadline|time"),
+    "amount": re.compile(r"amount|total|price|cost|balance|fee|charge|owed"),
+    "count": re.compile(r"count|quantity|^used$|limit|remaining|left$|available"),
+    "state": re.compile(r"status|state|^overall$|^read_only$|^paused$|^active$|^open$|enabled"),
+}
+
+
+KIND_WEIGHT = 0.5
+
+
+# Words every API's records share ("account", "customer", "id"): the kind of record a tool returns is in its
+# other names ("orders", "subscription", "workspace_state").
+_GENERIC_RECORDS = frozenset(["account", "accounts", "user", "users", "customer", "customers", "requester", "data",
+                              "result", "results", "record", "records", "item", "items", "response", "id", "ids",
+                              "name", "email", "info", "details"])
+_CODE = re.compile(r"\b[A-Za-z]*[-_]?\d[\w-]*")
+_POSSESSED = re.compile(r"\b(?:my|our)\s+((?:[\w-]+\s+){0,2}[\w-]+)", re.IGNORECASE)
+
+
+def record_nouns(decl: ToolDeclaration) -> set[str]:
+    """The stems of the kinds of record a tool returns: the objects and lists its projection walks through
+    and the first word of each field ("orders[].eta" → order; "account.workspace_state" → workspace)."""
+    nouns: set[str] = set()
+    for path in decl.projection:
+        parts = [p.replace("[]", "") for p in path.split(".")]
+        leaf = re.split(r"[_-]", parts[-1])
+        for word in [*parts[:-1], *(leaf[:1] if len(leaf) > 1 else [])]:
+            if word.casefold() not in _GENERIC_RECORDS:
+                nouns |= _stems(word)
+    return nouns
+
+
+def owns_record(question: str, decl: ToolDeclaration) -> list[str]:
+    """The asker's own records the question names that the tool returns ("my earlier ticket", "our
+    workspace"), for a tool about the requester only."""
+    if decl.policy.subject != "requester":
+        return []
+    nouns = record_nouns(decl)
+    # "my order BC-1042" names one record by its id: a tool whose `pattern` or `select` recognises the id
+    # is the one to ask (`named_ids`), not every tool holding orders.
+    return [m.group(0) for m in _POSSESSED.finditer(question)
+            if _stems(m.group(1)) & nouns and not _CODE.search(question[m.end():m.end() + 16] + m.group(1))]
+
+
+def asked_kinds(question: str) -> list[str]:
+    """The kinds of value the question asks for (date, amount, count, state), in a fixed order."""
+    return [kind for kind, cue in _ASKS.items() if cue.search(question)]
+
+
+def held_kinds(question: str, decl: ToolDeclaration) -> list[str]:
+    """The asked kinds of value that some field of the tool holds (`eta` for "when …?")."""
+    leaves = _leaves(decl)
+    return [kind for kind in asked_kinds(question) if any(_HOLDS[kind].search(leaf) for leaf in leaves)]
 
 
 def _example_match(asked: set[str], decl: ToolDeclaration) -> float:
@@ -87,18 +164,28 @@ def matched(question: str, decl: ToolDeclaration) -> list[str]:
 
 def relevance(question: str, decl: ToolDeclaration, similarity: float | None = None,
               config: SelectionConfig | None = None) -> float:
-    """How well what the tool declares matches the question, 0..1: the words of its name, description
-    and field names, its `examples:` questions, the embedding similarity when one is given (of the
+    """How well what the tool declares matches the question, 0..1: the words of its name, description,
+    field names and summary sentences, the kind of value asked for (a date, an amount, a count, a state)
+    against the kinds its fields hold, its `examples:` questions, the embedding similarity when one is given (of the
     description or the closest example), a bonus when a requester-scoped tool meets a first-person
-    question, and a floor when the question names an id a declared `pattern` recognises."""
+    question, a floor when the question names the asker's own record of a kind the tool returns ("my
+    ticket"), and a higher one when it names an id a declared `pattern` recognises."""
     config = config or SelectionConfig()
     asked = _stems(question)
-    lexical = len(asked & _described(decl)) / len(asked) if asked else 0.0
+    # An asked kind of value counts as half a word of the question, matched when a field holds that kind
+    # and a word of the question is declared too: it tells tools apart, it never chooses one on its own.
+    kinds = asked_kinds(question)
+    said = len(asked) + KIND_WEIGHT * len(kinds)
+    shared = len(asked & _described(decl))
+    held = KIND_WEIGHT * len(held_kinds(question, decl)) if shared else 0.0
+    lexical = (shared + held) / said if said else 0.0
     score = max(lexical, _example_match(asked, decl))
     if similarity is not None:
         score = max(score, min(1.0, max(0.0, (similarity - 0.2) / 0.5)))
     if decl.policy.subject == "requester" and FIRST_PERSON.search(question):
         score += config.first_person_bonus
+    if owns_record(question, decl):
+        score = max(score, config.own_record)
     if named_ids(question, decl):
         score = max(score, config.named_id)
     return round(min(score, 1.0), 4)
@@ -116,14 +203,18 @@ def choose(question: str, hop: int, candidates: Sequence[ToolDeclaration], *, ca
             continue
         score = relevance(question, decl, (similarity or {}).get(decl.name), config)
         named = named_ids(question, decl)
-        words = ", ".join(matched(question, decl)) or "by meaning"
+        held = held_kinds(question, decl)
+        words = ", ".join([*matched(question, decl), *(f"asks a {kind} it returns" for kind in held)]) or "by meaning"
         if named and score >= config.named_id:
             picked.append(ToolChoice(decl.name, score, f"the question names a {', '.join(named)} its pattern "
                                                        "recognises"))
         elif decl.name in cached and score >= config.cached:
             picked.append(ToolChoice(decl.name, score, "cached answer, relevant to the question"))
         elif hop <= 1 and score >= config.first_hop:
-            picked.append(ToolChoice(decl.name, score, f"declared words match the question ({words})"))
+            owned = owns_record(question, decl)
+            why = (f"the question names the asker's own record of a kind the tool returns ({'; '.join(owned)})"
+                   if owned and score <= config.own_record else f"declared words match the question ({words})")
+            picked.append(ToolChoice(decl.name, score, why))
         elif hop > 1 and score >= config.later_hop:
             picked.append(ToolChoice(decl.name, score, f"documents fell short; declared words match ({words})"))
     picked.sort(key=lambda c: (-c.relevance, c.name))

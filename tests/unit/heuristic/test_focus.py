@@ -150,3 +150,18 @@ def test_a_several_passage_vocabulary_answers_near_spellings_through_its_parts_a
             assert _near(asked, union) is expected, (asked, texts)
             assert _near(asked, union) is expected  # the kept answer
             assert _near(asked, parts[0]) is (searched and _near_in(asked, texts[0]))
+
+
+def test_ordinary_words_are_not_missing_names_when_a_tool_record_answers() -> None:
+    from heuristic.sufficiency import absent_names
+
+    record = evidence("tool:order_lookup:cd34", "Order BC-1042, fetched 08:00",
+                      "Order BC-1042 is shipped; estimated delivery 2026-12-08.")
+    article = evidence("cancel#0", "Cancelling an order", "An order can be cancelled free of charge while it is "
+                       "processing.", grade=Grade.INCORRECT, score=0.39)
+    others = [evidence(f"a{i}#0", f"Orders {i}", f"An order {w} in 3-5 business days.", grade=Grade.INCORRECT,
+                       score=0.2) for i, w in enumerate(["ships", "arrives", "returns", "moves"])]
+    question = "Can I cancel order BC-1042 or is it too late?"
+    shipped_elsewhere = evidence("notes#0", "Order BC-1042", "Order BC-1042 ships with UPS.")
+    assert absent_names(question, [shipped_elsewhere, article, *others]) == ["late"]  # documents alone
+    assert absent_names(question, [record, article, *others]) == []  # the asker's own words about the record

@@ -62,3 +62,24 @@ def test_openapi_operation_import() -> None:
     assert decl.params["account_id"].source == "context.account_id"
     assert decl.params["account_id"].json_schema["pattern"] == "^acct-[0-9]+$"
     assert decl.projection == ("invoices", "plan")
+
+
+def test_the_askers_own_record_of_a_kind_the_tool_returns_chooses_it() -> None:
+    # "my earlier ticket": the past tickets tool returns tickets[]; few other words match its declaration.
+    chosen = choose("What happened with my earlier ticket about the audit log export?", 1, TOOLS, called=set())
+    assert [c.name for c in chosen] == ["past_tickets"]
+    assert "the asker's own record of a kind the tool returns (my earlier ticket" in chosen[0].reason
+    # Another person's ticket, or no possessive: no floor.
+    assert names("What happened with the earlier ticket about the audit log export?") == []
+
+
+def test_the_asked_kind_of_value_tells_tools_apart_but_never_chooses_one_alone() -> None:
+    from investigation.tools.selection import asked_kinds, held_kinds
+
+    billing_tool = TOOLS[0]
+    assert asked_kinds("How much do we owe, and when is it due?") == ["date", "amount"]
+    assert held_kinds("How much do we owe?", billing_tool) == ["amount"]
+    # "how much" is half a word of the question, matched by the billing tool's invoices[].amount.
+    assert relevance("How much do we owe on the overdue invoice?", billing_tool) == 0.8643
+    # A date asked for matches the status page's started_at, but no word of the question is declared there.
+    assert relevance("When does my subscription renew?", TOOLS[1]) == 0.0
