@@ -19,6 +19,7 @@ from api.routes import (
     hooks,
     investigations,
     metrics,
+    quality,
     sources,
     tenant,
     tools,
@@ -93,7 +94,7 @@ def create_app(
     body_timeout.install(app, settings.request_body_timeout)
     log_redaction.install()
     for module in (investigations, deliveries, channels, hooks, tools, sources, tenant, trace, health, metrics,
-                   feedback):
+                   feedback, quality):
         app.include_router(module.router)
     _add_manual_schemas(app)
     return app

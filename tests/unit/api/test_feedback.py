@@ -158,3 +158,21 @@ def test_the_trace_and_list_pages_show_ratings_and_filter_by_them(api: Api) -> N
     assert "rated wrong (1)" in listed.text and 'badge rated-wrong">wrong<' in listed.text
     everything = api.client.get("/investigations")
     assert f"/trace/{rated}" in everything.text and f"/trace/{other}" in everything.text
+
+
+def test_the_quality_page_and_its_csv(api: Api) -> None:
+    rated = _answered(api)
+    api.client.post(f"/v1/investigations/{rated}/feedback", headers=api.auth(), json={"rating": "wrong"})
+    assert api.client.get("/quality", follow_redirects=False).status_code == 303  # not signed in
+    login(api)
+    page = api.client.get("/quality?days=30")
+    assert page.status_code == 200
+    assert "<svg" in page.text and "<script" not in page.text and "cdn" not in page.text.lower()
+    assert "1 rated: helpful 0%, partly 0%, wrong 100%" in page.text
+    assert "<th scope=row>lookup</th><td>1</td>" in page.text
+    csv_reply = api.client.get("/quality.csv?days=30")
+    assert csv_reply.headers["content-type"].startswith("text/csv")
+    lines = csv_reply.text.splitlines()
+    assert lines[0].startswith("dimension,value,investigations,answered")
+    assert "route,lookup,1,1,0,0,0,0,1,0,0,0,0,0" in lines
+    assert api.client.get("/quality?days=0").status_code == 422
