@@ -17,7 +17,8 @@ from dataclasses import dataclass
 
 from heuristic.chains import Sentence, chain_end, is_name, named_in
 from heuristic.focus import focus_names
-from heuristic.kinds import URL, answer_kind, answer_kinds, focus_terms, measure_of
+from heuristic.kinds import answer_kind, answer_kinds, focus_terms, measure_of
+from heuristic.lead import answers, lead_of
 from heuristic.mentions import base_title
 from heuristic.pick_scoring import (
     BOTH,
@@ -31,13 +32,11 @@ from heuristic.pick_scoring import (
     anchor_terms,
     candidate_sentences,
     content_stems,
-    contrasts,
     fixed_gain,
     is_sibling,
     is_typed,
     question_terms,
     rarity,
-    restates,
     sentence_gain,
     situations,
     terms_of,
@@ -146,10 +145,10 @@ def _pick(question: str, route: RouteDecision, evidence: Sequence[Evidence], max
         if picked and (value < 0.12 or value < 0.4 * first):
             break
         take(best)
-    if kind is not None and picked and first is not None and not any(_answers(c, kind, state, terms)[0] for c in picked):
+    if kind is not None and picked and first is not None and not any(answers(c, kind, state, terms)[0] for c in picked):
         # Nothing picked holds the asked kind of value: the best sentence that does, when it is nearly as good,
         # answers the question ("within 30 days after …" for "by when"), the rest only surrounds it.
-        typed = [c for c in candidates if c not in picked and _answers(c, kind, state, terms)[0]
+        typed = [c for c in candidates if c not in picked and answers(c, kind, state, terms)[0]
                  and not is_sibling(c, state) and (not state.focus or c.stems & state.focus)]
         best_typed = max(typed, key=lambda c: (fresh[id(c)], -c.index, -c.position), default=None)
         if best_typed is not None and fresh[id(best_typed)] >= TYPED_SHARE * first:
@@ -170,7 +169,7 @@ def _pick(question: str, route: RouteDecision, evidence: Sequence[Evidence], max
         return _comparison(question, entities, sides, picked, candidates, evidence)
     end = chain_end(picked, candidates, state.chain, kind, terms) if route.route is Route.MULTI_HOP else None
     if end is not None and kind is not None and not kind.search(end.text) and any(
-            _answers(c, kind, state, terms)[0] for c in picked):
+            answers(c, kind, state, terms)[0] for c in picked):
         end = None  # a picked sentence already holds the asked kind of value; this link adds nothing
     if end is not None and end not in picked:
         if len(picked) >= max_sentences:
@@ -199,7 +198,7 @@ def _pick(question: str, route: RouteDecision, evidence: Sequence[Evidence], max
             if namer is not None:
                 picked.remove(namer)
                 picked.insert(0, namer)
-        lead = max(pool, key=lambda c: _answers(c, kind, state, terms))
+        lead = lead_of(pool, kind, state, terms, one_sentence=ask_sentence(question).strip() == question.strip())
         picked.remove(lead)
         picked.insert(0, lead)
         corrected = correction(question, candidates)
@@ -287,23 +286,6 @@ def _comparison(question: str, entities: Sequence[str], sides: list[Sentence], p
             order.insert(0, order.pop(winner))
     rest = [c for c in picked if c not in order]
     return _Composition(order + rest, joined=len(order), prefix=prefix)
-
-
-def _answers(c: Sentence, kind: re.Pattern[str] | None, state: PickState,
-             terms: dict[str, float]) -> tuple[bool, bool, bool, bool, float]:
-    """How well a picked sentence answers the asking sentence: it holds the expected kind of value next to
-    the asked terms, it neither restates the question nor sets a name against another, and it covers the
-    asked terms (weighted) with something the question did not already say."""
-    asked = c.stems & state.asked
-    typed = (kind is not None and (bool(asked) or kind is URL) and state.measure <= c.stems
-             and bool(kind.search(c.text)) and not is_sibling(c, state))
-    clean = (not restates(c.text, state.question) and not contrasts(c) and not is_sibling(c, state)
-             and (c.index, c.position) not in state.situation)
-    concludes = (c.index, c.position) in state.concluding and kind is not None and bool(kind.search(c.text))
-    novel = bool(content_stems(c.text) - state.question)
-    total = sum(terms.values()) or 1.0
-    cover = sum(terms.get(t, 0.0) for t in asked) / total + 0.5 * sum(terms.get(t, 0.0) for t in c.stems) / total
-    return typed, clean, concludes, novel, round(cover + 0.001 * c.weight, 6)
 
 
 def _repeats(c: Sentence, picked: Sequence[Sentence]) -> bool:

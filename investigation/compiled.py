@@ -36,6 +36,7 @@ MODULES = (
     "heuristic.focus",
     "heuristic.grader",
     "heuristic.kinds",
+    "heuristic.lead",
     "heuristic.mentions",
     "heuristic.pick_scoring",
     "heuristic.planner",

@@ -1,0 +1,47 @@
+"""Which picked sentence leads an answer: the one that answers the asking sentence (`answers`), so that the
+first sentence holds the value, the yes/no or the step that was asked for."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+
+from heuristic.chains import Sentence
+from heuristic.kinds import URL
+from heuristic.pick_scoring import PickState, content_stems, contrasts, is_sibling, restates
+
+
+def answers(c: Sentence, kind: re.Pattern[str] | None, state: PickState,
+            terms: dict[str, float]) -> tuple[bool, bool, bool, bool, float]:
+    """How well a picked sentence answers the asking sentence: it holds the expected kind of value next to
+    the asked terms, it neither restates the question nor sets a name against another, and it covers the
+    asked terms (weighted) with something the question did not already say."""
+    asked = c.stems & state.asked
+    typed = (kind is not None and (bool(asked) or kind is URL) and state.measure <= c.stems
+             and bool(kind.search(c.text)) and not is_sibling(c, state))
+    clean = (not restates(c.text, state.question) and not contrasts(c) and not is_sibling(c, state)
+             and (c.index, c.position) not in state.situation)
+    concludes = (c.index, c.position) in state.concluding and kind is not None and bool(kind.search(c.text))
+    novel = bool(content_stems(c.text) - state.question)
+    total = sum(terms.values()) or 1.0
+    cover = sum(terms.get(t, 0.0) for t in asked) / total + 0.5 * sum(terms.get(t, 0.0) for t in c.stems) / total
+    return typed, clean, concludes, novel, round(cover + 0.001 * c.weight, 6)
+
+
+# Any question whose asked kind is guessed from one word ("when" → a date, "fee" → a price, "where … in Xero"
+# → a place): a sentence holding that kind leads only when it is about what is asked nearly as much as the
+# best picked sentence. A release-note line dated "2026-01-14" about another feature, or a price-table row for
+# "do contractors count toward the fee?", holds the kind but not the answer.
+LEAD_TYPED_COVER = 0.7
+
+
+def lead_of(pool: Sequence[Sentence], kind: re.Pattern[str] | None, state: PickState,
+            terms: dict[str, float], *, one_sentence: bool) -> Sentence:
+    """The picked sentence that best answers the asking sentence (`answers`); in a one-sentence question a typed
+    one only when its cover is at least `LEAD_TYPED_COVER` of the best cover in `pool`."""
+    scored = [(c, answers(c, kind, state, terms)) for c in pool]
+    # In a ticket ("… returns ERR_4013 - how much …?") the situation's words fill the cover of every sentence
+    # retelling it: there the asked kind alone says which sentence answers.
+    ticket = not one_sentence or bool(state.codes) or bool(state.situation)
+    bar = 0.0 if ticket else LEAD_TYPED_COVER * max(a[4] for _c, a in scored)
+    return max(scored, key=lambda ca: (ca[1][0] and ca[1][4] >= bar, *ca[1][1:]))[0]

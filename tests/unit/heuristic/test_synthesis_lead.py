@@ -1,0 +1,50 @@
+"""Which picked sentence leads a support answer, whatever the knowledge base's style (release notes, price
+tables, regional tables, FAQ pairs): each test names the kind of question its rule serves, on made-up text."""
+
+from __future__ import annotations
+
+import pytest
+
+from cli.bench_metrics import first_sentence
+from heuristic import lead
+from heuristic.synthesis import synthesize_answer
+from investigation.state import Evidence, Grade, Route, RouteDecision
+from tests.unit.investigation.fakes import evidence
+
+pytestmark = pytest.mark.unit
+
+LOOKUP = RouteDecision(route=Route.LOOKUP, reason="t")
+
+
+def _release_notes_and_guide() -> list[Evidence]:
+    notes = evidence("notes#3", "Release notes", (
+        "Zorbo 3.1 — 2025-04-02: New: payroll export for German companies (Pro plan). "
+        "Zorbo 3.1 — 2025-04-02: Changed: the dashboard loads faster."), grade=Grade.AMBIGUOUS, score=0.7)
+    guide = evidence("guide#2", "Guide: filings", (
+        "Tax filings are submitted by Zorbo automatically: in Belgium, the monthly return by the 5th; for Dutch "
+        "companies, the quarterly wage filing by the last day of the month after the quarter."), score=0.6)
+    return [notes, guide]
+
+
+def test_a_question_whose_kind_is_guessed_from_when_is_led_by_the_sentence_about_what_is_asked() -> None:
+    # "When does …" guesses a date: the release-note line holds one, but about shipping a feature.
+    question = "When does Zorbo submit the quarterly filing for Dutch companies?"
+    answer = synthesize_answer(question, LOOKUP, _release_notes_and_guide())
+    assert "last day of the month" in first_sentence(answer.text), answer.text
+
+
+def test_the_typed_sentence_leads_when_it_is_about_what_is_asked(monkeypatch: pytest.MonkeyPatch) -> None:
+    # Without the cover bar the dated line leads (the old behaviour this rule fixes).
+    monkeypatch.setattr(lead, "LEAD_TYPED_COVER", 0.0)
+    question = "When does Zorbo submit the quarterly filing for Dutch companies?"
+    answer = synthesize_answer(question, LOOKUP, _release_notes_and_guide())
+    assert "2025-04-02" in first_sentence(answer.text), answer.text
+
+
+def test_a_yes_no_question_about_a_fee_is_led_by_the_rule_not_a_price_row() -> None:
+    # "Do contractors count toward the per-seat fee?": "fee" guesses a price; the price row does not answer.
+    pricing = evidence("pricing#1", "Plans and pricing", (
+        "Basic: base fee $20; per seat $4; support by e-mail. "
+        "Every plan charges a fee per active seat in the month; contractors count as seats."), score=0.8)
+    answer = synthesize_answer("Do contractors count toward the per-seat fee?", LOOKUP, [pricing])
+    assert "contractors count as seats" in first_sentence(answer.text), answer.text
