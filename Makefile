@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: demo test install compile clean lint figures chaos
+.PHONY: demo test test-fast install compile clean lint figures chaos
 
 $(BIN)/python:
 	$(PY) -m venv $(VENV)
@@ -42,6 +42,11 @@ TEST_WORKERS ?= 6
 test: $(STAMP) $(COMPILED)
 	$(BIN)/python -m pytest -p no:cacheprovider -p tests.support.progress -n $(TEST_WORKERS) --dist loadgroup \
 		--durations=15
+
+# The edit-test loop: unit tests and the conformance suite on the embedded engines, in one process, no
+# worker processes or servers (integration and e2e tests excluded by marker).
+test-fast: $(STAMP) $(COMPILED)
+	$(BIN)/python -m pytest -p no:cacheprovider -q -n 0 -m "(unit or conformance) and not integration and not e2e"
 
 # docs/figures.md: the current evaluation and throughput figures with date, commit and machine (10-25 min).
 figures: $(STAMP) $(COMPILED)
