@@ -39,12 +39,14 @@ def test_cache_digest_covers_query_k_and_acl() -> None:
     assert cache_digest("Zürich", 3, ("x",)) == hashlib.sha256('["zürich", 3, ["x"]]'.encode()).hexdigest()
 
 
-def test_cache_keys_name_the_tenant_and_engine() -> None:
+def test_cache_keys_name_the_tenant_corpus_version_and_engine() -> None:
     state = RedisState.__new__(RedisState)
     state.prefix = "sleuth"
     key = state.cache_key("acme", "lexical", "q", 10, None)
-    assert key == f"sleuth:cache:acme:lexical:{cache_digest('q', 10, None)}"
+    assert key == f"sleuth:cache:acme:v0:lexical:{cache_digest('q', 10, None)}"
     assert state.cache_key("globex", "lexical", "q", 10, None) != key
+    # After an ingest raises the corpus version, the old entry is never looked up.
+    assert state.cache_key("acme", "lexical", "q", 10, None, version=1) != key
 
 
 def test_api_keys_and_webhook_secrets() -> None:
