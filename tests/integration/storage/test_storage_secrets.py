@@ -51,6 +51,27 @@ def test_the_migration_seals_clear_webhook_secrets(empty_db_url: str) -> None:
         engine.dispose()
 
 
+def test_the_migration_runs_on_a_database_whose_tenant_is_referenced(empty_db_url: str) -> None:
+    """An existing home holds rows pointing at `tenant` (foreign keys enforced): sealing must not re-create
+    the table under them."""
+    engine = make_engine(empty_db_url)
+    box = SecretBox(Fernet.generate_key())
+    try:
+        _at(engine, "0007")
+        _clear_tenant(engine)
+        with engine.begin() as conn:
+            channel = Table("channel", MetaData(), autoload_with=conn)
+            conn.execute(channel.insert().values(id="ch_1", tenant_id="t1", name="mail", type="smtp", config={},
+                                                 secrets="", created_at=utcnow()))
+        migrate(engine, secret_box=lambda: box)
+        with Session(engine) as session:
+            assert repo.open_webhook_secret(repo.get_tenant(session, tenant_id="t1"), box) == CLEAR
+            (channels,) = session.connection().execute(text("SELECT count(*) FROM channel")).scalars()
+            assert channels == 1
+    finally:
+        engine.dispose()
+
+
 def test_the_migration_refuses_to_run_without_the_key_when_a_clear_secret_is_stored(empty_db_url: str) -> None:
     engine = make_engine(empty_db_url)
     try:
