@@ -367,7 +367,7 @@ def embeddings_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
     example KB: the first xdist worker to ask embeds it (one ingest, ~15 s of CPU), the others wait for it
     and then only read vectors. Keys are content hashes (model, max tokens, text), so a stack's results are
     the ones an empty cache gives; only the inference is skipped. Cold embedding stays covered by
-    tests/unit/adapters/test_embedder.py and by every stack that ingests other texts."""
+    tests/integration/adapters/test_embedder.py and by every stack that ingests other texts."""
     base = tmp_path_factory.getbasetemp()
     root = base.parent if os.environ.get("PYTEST_XDIST_WORKER") else base  # shared by this run's workers
     cache = root / "embeddings"
@@ -392,15 +392,29 @@ def _embed_example_kb(cache: Path, home: Path) -> None:
     shutil.rmtree(home, ignore_errors=True)
 
 
-# -- honest markers -----------------------------------------------------------------------------------
+# -- markers follow directories ----------------------------------------------------------------------
+
+# A test's kind is the directory it lives in (tests/unit, tests/integration, tests/e2e, tests/conformance):
+# `-m unit` and `pytest tests/unit` select the same tests, and no file carries its own kind marker.
+TESTS = Path(__file__).parent
+KINDS = ("unit", "integration", "e2e", "conformance")
 
 # Fixtures that reach a service (Redis, a database server or file, a worker, the ONNX model). A test that
-# uses one is not a `unit` test: `-m unit` must run with nothing but Python.
+# uses one is not a unit test: tests/unit must run with nothing but Python.
 SERVICE_FIXTURES = frozenset({
     "redis_url", "redis_py_url", "redis_prefix", "module_redis_prefix", "redis_client", "redis_state", "db_url",
     "module_db_url", "empty_db_url", "db_engine", "session", "services", "api", "stack", "shared_stack", "queue",
     "embedder", "worker", "embeddings_dir",
 })
+
+
+def kind_of(path: Path) -> str | None:
+    """The kind of the test file at `path`: the first directory under tests/ when it names one."""
+    try:
+        first = path.relative_to(TESTS).parts[0]
+    except (ValueError, IndexError):
+        return None
+    return first if first in KINDS else None
 
 
 def _shares_module_fixtures(item: pytest.Item) -> bool:
@@ -412,20 +426,35 @@ def _shares_module_fixtures(item: pytest.Item) -> bool:
                for name in info.names_closure for fixturedef in info.name2fixturedefs.get(name, ()))
 
 
+def _misplaced(item: pytest.Item, kind: str | None) -> str | None:
+    """Why the test is in the wrong directory, or None."""
+    if kind is None:
+        return f"lives outside {', '.join(f'tests/{k}/' for k in KINDS)}"
+    other = sorted({m.name for m in item.iter_markers() if m.name in KINDS} - {kind})
+    if other:
+        return f"is marked {'/'.join(other)} under tests/{kind}/: move it, and drop the marker"
+    used = SERVICE_FIXTURES & set(getattr(item, "fixturenames", ()))
+    if kind == "unit" and used:
+        return f"uses {', '.join(sorted(used))} under tests/unit/: move it to tests/integration/"
+    return None
+
+
 @pytest.hookimpl(tryfirst=True)  # before pytest-xdist reads the groups (`--dist loadgroup`)
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    """Refuse a `unit` test that uses a service fixture (mark it `integration`); send the tests of a module
-    that share module-scoped fixtures to one xdist worker (so each such fixture is set up once)."""
-    wrong = [item.nodeid for item in items
-             if item.get_closest_marker("unit") is not None
-             and SERVICE_FIXTURES & set(getattr(item, "fixturenames", ()))]
-    if wrong:
-        files = "\n  ".join(sorted({w.split("::")[0] for w in wrong}))
-        raise pytest.UsageError(f"{len(wrong)} tests marked `unit` use a service fixture "
-                                f"({', '.join(sorted(SERVICE_FIXTURES))}); mark them integration, in:\n  {files}")
+    """Mark each test with its directory's kind, refusing a test whose directory says otherwise; send the
+    tests of a module that share module-scoped fixtures to one xdist worker (each such fixture set up once)."""
+    wrong: dict[str, str] = {}
     for item in items:
+        kind = kind_of(item.path)
+        if (why := _misplaced(item, kind)) is not None:
+            wrong.setdefault(item.nodeid.split("::", 1)[0], why)
+        elif kind is not None:
+            item.add_marker(getattr(pytest.mark, kind))
         if _shares_module_fixtures(item):
             item.add_marker(pytest.mark.xdist_group(item.nodeid.split("::", 1)[0]))
+    if wrong:
+        lines = "\n  ".join(f"{path} {why}" for path, why in sorted(wrong.items()))
+        raise pytest.UsageError(f"tests in the wrong directory (a directory means its kind):\n  {lines}")
 
 
 _LOST_GROUPS = pytest.StashKey[str]()

@@ -14,8 +14,6 @@ from investigation.ports import SearchBackend, TenantErasable
 from investigation.state import Chunk, Passage, Visibility
 from tests.conformance.conftest import BackendSpec
 
-pytestmark = pytest.mark.conformance
-
 Tenants = Callable[[str], str]
 
 ACME = [

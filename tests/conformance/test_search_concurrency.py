@@ -15,8 +15,6 @@ from investigation.ports import SearchBackend
 from tests.conformance.conftest import BackendSpec
 from tests.conformance.test_search_backends import ACME
 
-pytestmark = pytest.mark.conformance
-
 Tenants = Callable[[str], str]
 THREADS = 8
 

@@ -22,8 +22,6 @@ import pytest
 
 from tests.conftest import DEFAULT_POSTGRES_URL, require_or_skip
 
-pytestmark = pytest.mark.e2e
-
 
 @dataclass
 class Chaos:

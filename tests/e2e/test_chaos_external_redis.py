@@ -9,8 +9,6 @@ import pytest
 
 from tests.e2e.test_chaos import run_chaos
 
-pytestmark = pytest.mark.e2e
-
 
 @pytest.mark.timeout(1200)
 def test_an_external_redis_restarted_with_its_aof_loses_nothing(tmp_path: Path, embeddings_dir: Path) -> None:

@@ -14,8 +14,6 @@ import httpx
 import psutil
 import pytest
 
-pytestmark = pytest.mark.e2e
-
 KB = Path(__file__).resolve().parents[2] / "examples" / "kb"
 
 

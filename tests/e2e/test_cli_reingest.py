@@ -10,10 +10,6 @@ import subprocess
 import sys
 from pathlib import Path
 
-import pytest
-
-pytestmark = pytest.mark.e2e
-
 DOC = {"id": "refund-window", "title": "Zephyrium refund window",
        "text": "Zephyrium orders can be refunded within 45 days of delivery. Refunds for Zephyrium go back to "
                "the card that paid, within five business days.",

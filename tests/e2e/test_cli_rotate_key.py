@@ -15,8 +15,6 @@ from storage import repositories as repo
 from storage.console_sessions import ConsoleSessions
 from tests.support.stack import build_stack
 
-pytestmark = pytest.mark.e2e
-
 
 def test_rotate_key_replaces_the_key_and_ends_the_sessions(tmp_path: Path, redis_url: str, redis_prefix: str) -> None:
     stack = build_stack(tmp_path / "home", redis_url, redis_prefix)

@@ -14,8 +14,6 @@ from investigation.errors import NotFound
 from storage import repositories as repo
 from tests.support.stack import Stack, build_stack
 
-pytestmark = pytest.mark.e2e
-
 
 def _sleuth(stack: Stack, *args: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run([sys.executable, "-m", "cli.main", "tenants", *args], env=stack.env(),

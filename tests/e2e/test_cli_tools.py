@@ -13,8 +13,6 @@ from pathlib import Path
 import pytest
 import yaml
 
-pytestmark = pytest.mark.e2e
-
 TOOLS = Path(__file__).resolve().parents[2] / "examples" / "tools"
 
 

@@ -18,10 +18,8 @@ from typing import Any
 import pytest
 
 from tests.conftest import require_or_skip
+from tests.integration.api.conftest import Recorder
 from tests.support.stack import Stack, build_stack
-from tests.unit.api.conftest import Recorder
-
-pytestmark = pytest.mark.e2e
 
 CHROMIUM, CHROMEDRIVER = "/usr/bin/chromium", "/usr/bin/chromedriver"
 DESKTOP, PHONE = (1280, 900), (390, 844)

@@ -11,7 +11,6 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 import httpx
-import pytest
 
 from app.channels import add_channel
 from app.hooks import zendesk_signature
@@ -20,8 +19,6 @@ from tests.support.api_process import api_process
 from tests.support.helpdesks import ZendeskFake
 from tests.support.stack import build_stack
 from tests.support.wait import wait_until
-
-pytestmark = pytest.mark.e2e
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 SIGNING = "e2e-signing-secret"

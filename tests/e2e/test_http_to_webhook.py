@@ -16,8 +16,6 @@ from tests.support.http import Receiver
 from tests.support.stack import Stack, build_stack, with_new_tenant
 from tests.support.wait import wait_until
 
-pytestmark = pytest.mark.e2e
-
 
 @pytest.fixture(scope="module")
 def server(tmp_path_factory: pytest.TempPathFactory, redis_url: str, module_redis_prefix: str,

@@ -14,8 +14,6 @@ from api.log_redaction import redact
 from tests.support.api_process import api_process
 from tests.support.stack import build_stack
 
-pytestmark = pytest.mark.e2e
-
 
 def test_the_access_log_never_shows_an_api_key(tmp_path: Path, redis_url: str, redis_prefix: str) -> None:
     stack = build_stack(tmp_path / "home", redis_url, redis_prefix)

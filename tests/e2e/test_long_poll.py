@@ -11,13 +11,10 @@ from typing import Any
 
 import httpx
 import psutil
-import pytest
 
 from tests.support.api_process import api_process
 from tests.support.stack import build_stack
 from tests.support.wait import wait_until
-
-pytestmark = pytest.mark.e2e
 
 
 def _api_pid(base: str) -> int:

@@ -7,12 +7,8 @@ import subprocess
 import sys
 from pathlib import Path
 
-import pytest
-
 from tests.support.api_process import api_process
 from tests.support.stack import build_stack
-
-pytestmark = pytest.mark.e2e
 
 CHECKS = "not_a_server_error,status_code_conformance,content_type_conformance,response_schema_conformance"
 

@@ -11,10 +11,6 @@ from __future__ import annotations
 import ast
 from pathlib import Path
 
-import pytest
-
-pytestmark = pytest.mark.unit
-
 ROOT = Path(__file__).resolve().parents[2]
 PACKAGES = ("investigation", "heuristic", "config", "storage", "adapters", "bootstrap", "observability", "tasks",
             "app", "workers", "api", "cli")

@@ -25,8 +25,6 @@ from sqlalchemy.dialects.sqlite.pysqlite import SQLiteDialect_pysqlite
 from sqlalchemy.engine import Compiled
 from sqlalchemy.orm import attributes
 
-pytestmark = pytest.mark.unit
-
 CHECKED = {"kombu": SpecifierSet(">=5.7,<5.8"), "sqlalchemy": SpecifierSet(">=2.0.28,<2.2")}
 
 

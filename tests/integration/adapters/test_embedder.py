@@ -10,8 +10,6 @@ import pytest
 from adapters.search.embedder import SMALL_BATCH, MiniLMEmbedder
 from investigation.errors import PermanentError
 
-pytestmark = pytest.mark.integration
-
 TEXTS = [
     "How do I reset my password?",
     "I forgot my password and need a reset link",

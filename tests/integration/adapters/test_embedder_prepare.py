@@ -9,12 +9,9 @@ import threading
 from pathlib import Path
 
 import numpy as np
-import pytest
 
 from adapters.search.embedder import MiniLMEmbedder
 from tests.support.fresh import run_script
-
-pytestmark = pytest.mark.integration
 
 QUERIES = ["Which plan includes SCIM provisioning?", "Who directed the 1958 film Vertigo?",
            "What does error ERR_4021 mean?"]

@@ -12,9 +12,7 @@ import pytest
 from app import admission
 from app.intake import parse_request, submit_investigation
 from storage import repositories as repo
-from tests.unit.api.conftest import Api, Recorder, new_tenant
-
-pytestmark = pytest.mark.integration
+from tests.integration.api.conftest import Api, Recorder, new_tenant
 
 
 def _running(api: Api, tenant_id: str) -> set[str]:

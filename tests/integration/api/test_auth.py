@@ -4,9 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from tests.unit.api.conftest import Api
-
-pytestmark = pytest.mark.integration
+from tests.integration.api.conftest import Api
 
 
 @pytest.mark.parametrize("path", ["/v1/investigations/x", "/v1/investigations/x/trace",

@@ -8,9 +8,7 @@ from typing import Any
 import pytest
 
 from storage import repositories as repo
-from tests.unit.api.conftest import Api, count_investigations
-
-pytestmark = pytest.mark.integration
+from tests.integration.api.conftest import Api, count_investigations
 
 
 @pytest.fixture(autouse=True)

@@ -8,13 +8,9 @@ import time
 from collections.abc import Mapping
 from typing import Protocol
 
-import pytest
-
 from api import session
 from storage import repositories as repo
-from tests.unit.api.conftest import Api
-
-pytestmark = pytest.mark.integration
+from tests.integration.api.conftest import Api
 
 
 class Reply(Protocol):

@@ -7,16 +7,12 @@ from __future__ import annotations
 import threading
 from dataclasses import dataclass
 
-import pytest
-
 from api import session
 from storage import repositories as repo
 from storage.console_sessions import ConsoleSessions
 from storage.rate_limit import FailureCounter
-from tests.unit.api.conftest import Api
-from tests.unit.api.test_console import csrf_of, login
-
-pytestmark = pytest.mark.integration
+from tests.integration.api.conftest import Api
+from tests.integration.api.test_console import csrf_of, login
 
 EVIL = {"origin": "http://evil.example", "sec-fetch-site": "cross-site"}
 

@@ -6,14 +6,11 @@ from __future__ import annotations
 import socket
 from pathlib import Path
 
-import pytest
 from fastapi.testclient import TestClient
 
 from api.app import create_app
 from bootstrap import Services
-from tests.unit.api.conftest import Recorder, make_settings
-
-pytestmark = pytest.mark.integration
+from tests.integration.api.conftest import Recorder, make_settings
 
 
 def _closed_port() -> int:

@@ -7,16 +7,12 @@ from __future__ import annotations
 import re
 import time
 
-import pytest
-
 from app.feedback import links_for
 from storage import repositories as repo
 from storage.rating_links import RATING_TTL_SECONDS, rating_token
 from storage.signing_key import secret_key
-from tests.unit.api.conftest import Api
-from tests.unit.api.test_console import csrf_of, login
-
-pytestmark = pytest.mark.integration
+from tests.integration.api.conftest import Api
+from tests.integration.api.test_console import csrf_of, login
 
 ANSWER = "SSO is included in the Enterprise plan [1]."
 

@@ -19,10 +19,8 @@ from api.finished import CLIENT_NAME, FinishedListener
 from bootstrap import Services
 from config.settings import Settings
 from storage import repositories as repo
+from tests.integration.api.conftest import Api
 from tests.support.wait import wait_until
-from tests.unit.api.conftest import Api
-
-pytestmark = pytest.mark.integration
 
 
 def _create(api: Api) -> str:

@@ -10,9 +10,7 @@ from fastapi.testclient import TestClient
 
 from api.app import create_app
 from bootstrap import Services
-from tests.unit.api.conftest import Api, Recorder, make_settings
-
-pytestmark = pytest.mark.integration
+from tests.integration.api.conftest import Api, Recorder, make_settings
 
 
 def _closed_port() -> int:

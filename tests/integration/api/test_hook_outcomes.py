@@ -12,10 +12,8 @@ import pytest
 
 from app import outcomes
 from storage import repositories as repo
-from tests.unit.api.conftest import Api
-from tests.unit.api.test_hooks import INBOUND, _channels, event_body, post, questions, signed
-
-pytestmark = pytest.mark.integration
+from tests.integration.api.conftest import Api
+from tests.integration.api.test_hooks import INBOUND, _channels, event_body, post, questions, signed
 
 ANSWER = "Data stays in the Frankfurt region (eu-central-1) for German customers [1]."
 

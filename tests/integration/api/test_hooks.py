@@ -13,9 +13,7 @@ import pytest
 from app.channels import add_channel
 from app.hooks import zendesk_signature
 from storage import repositories as repo
-from tests.unit.api.conftest import Api, count_investigations, new_tenant
-
-pytestmark = pytest.mark.integration
+from tests.integration.api.conftest import Api, count_investigations, new_tenant
 
 
 @pytest.fixture(autouse=True)

@@ -22,11 +22,9 @@ from app.channels import add_channel
 from app.hooks import zendesk_signature
 from bootstrap import Services
 from storage import repositories as repo
+from tests.integration.api.conftest import Recorder, make_settings, new_tenant
 from tests.support.http import free_port
 from tests.support.wait import wait_until
-from tests.unit.api.conftest import Recorder, make_settings, new_tenant
-
-pytestmark = pytest.mark.integration
 
 SIGNING, INBOUND = "zd-signing-secret", "fd-inbound-secret"
 BODY_TIMEOUT = 1.0  # seconds the server waits for a body here (the default is 30)

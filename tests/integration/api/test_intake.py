@@ -7,9 +7,7 @@ from typing import Any
 
 import pytest
 
-from tests.unit.api.conftest import Api, count_investigations
-
-pytestmark = pytest.mark.integration
+from tests.integration.api.conftest import Api, count_investigations
 
 QUESTION = {"question": "Which plan includes SCIM provisioning?"}
 
@@ -174,7 +172,7 @@ def test_private_callback_hosts_refused_by_default(tmp_path: Any, db_url: str, r
 
     from api.app import create_app
     from bootstrap import Services
-    from tests.unit.api.conftest import Recorder, make_settings, new_tenant
+    from tests.integration.api.conftest import Recorder, make_settings, new_tenant
 
     services = Services(make_settings(tmp_path / "home", db_url, redis_url, redis_prefix))
     try:

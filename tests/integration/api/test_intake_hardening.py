@@ -11,9 +11,7 @@ import pytest
 from app import admission
 from storage import repositories as repo
 from storage.models import utcnow
-from tests.unit.api.conftest import Api, count_investigations, new_tenant
-
-pytestmark = pytest.mark.integration
+from tests.integration.api.conftest import Api, count_investigations, new_tenant
 
 QUESTION = {"question": "Which plan includes SCIM provisioning?"}
 

@@ -7,15 +7,12 @@ import os
 from pathlib import Path
 
 import httpx
-import pytest
 from pydantic import SecretStr
 
 from config.settings import Settings
 from observability.exposition import is_loopback, start_worker_exporter
 from tests.support.api_process import api_process
 from tests.support.http import free_port
-
-pytestmark = pytest.mark.integration
 
 
 def _env(tmp_path: Path, db_url: str, redis_url: str, redis_prefix: str, **extra: str) -> dict[str, str]:

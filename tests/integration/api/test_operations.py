@@ -11,9 +11,7 @@ from prometheus_client.parser import text_string_to_metric_families
 
 from api.app import create_app
 from bootstrap import Services
-from tests.unit.api.conftest import Api, make_settings
-
-pytestmark = pytest.mark.integration
+from tests.integration.api.conftest import Api, make_settings
 
 
 @pytest.mark.parametrize("page", ["/docs", "/redoc"])

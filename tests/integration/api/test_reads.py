@@ -10,9 +10,7 @@ from typing import Any
 import pytest
 
 from storage import repositories as repo
-from tests.unit.api.conftest import Api
-
-pytestmark = pytest.mark.integration
+from tests.integration.api.conftest import Api
 
 
 def _create(api: Api, question: str = "Which region keeps data in Germany?") -> str:

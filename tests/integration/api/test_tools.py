@@ -9,10 +9,8 @@ import pytest
 from sqlmodel import select
 
 from storage.models import ToolRecord
-from tests.unit.api.conftest import Api
+from tests.integration.api.conftest import Api
 from tests.unit.investigation.tools.samples import billing, status, tickets
-
-pytestmark = pytest.mark.integration
 
 
 def post(api: Api, declaration: dict[str, Any], secret: str | None = None, key: str | None = None) -> Any:

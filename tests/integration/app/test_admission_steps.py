@@ -14,8 +14,6 @@ from app import admission_steps as gate
 from bootstrap import Services
 from config.settings import Settings
 
-pytestmark = pytest.mark.integration
-
 NOW = 1_000_000.0
 
 

@@ -17,8 +17,6 @@ from investigation.errors import TransientError, ValidationFailed
 from storage import repositories as repo
 from storage.models import Investigation
 
-pytestmark = pytest.mark.integration
-
 
 @pytest.fixture()
 def services(tmp_path: Path, db_url: str) -> Iterator[Services]:

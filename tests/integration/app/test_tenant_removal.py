@@ -5,7 +5,6 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import pytest
 from sqlalchemy import func, select
 from sqlmodel import SQLModel
 
@@ -20,8 +19,6 @@ from storage.tenant_keys import keys_naming
 from storage.tool_state import ToolState
 from tasks import inline
 from tests.support.stack import CORPUS, Stack, build_stack, with_new_tenant
-
-pytestmark = pytest.mark.integration
 
 
 def _seed(stack: Stack) -> str:

@@ -17,8 +17,6 @@ import pytest
 from investigation import compiled
 from tests.integration.cli.test_bench_equality import _scored, _subset
 
-pytestmark = pytest.mark.integration
-
 ROOT = Path(__file__).resolve().parents[3]
 SLEUTH = Path(sys.executable).with_name("sleuth")
 

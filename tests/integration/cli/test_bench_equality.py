@@ -15,8 +15,6 @@ from rich.console import Console
 from cli.bench import run_bench
 from config.settings import Settings
 
-pytestmark = pytest.mark.integration
-
 EXAMPLES = Path(__file__).resolve().parents[3] / "examples"
 COMPARED = ("route", "status", "retrieved", "answer", "citations", "stop_reason", "hops", "recall_by_hop",
             "evidence_tokens")

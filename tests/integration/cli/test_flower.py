@@ -10,14 +10,11 @@ import time
 from pathlib import Path
 
 import httpx
-import pytest
 from pydantic import SecretStr
 
 from cli.flower import flower_argv, is_loopback, loopback_host
 from config.settings import Settings
 from tests.support.http import free_port
-
-pytestmark = pytest.mark.integration
 
 
 def _get(url: str, timeout: float = 60) -> httpx.Response:

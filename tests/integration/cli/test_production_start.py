@@ -13,8 +13,6 @@ from pathlib import Path
 import pytest
 from cryptography.fernet import Fernet
 
-pytestmark = pytest.mark.integration
-
 COMMANDS = [["api"], ["worker", "-Q", "plan"], ["up"]]
 
 

@@ -18,8 +18,6 @@ from config.settings import Settings
 from storage import repositories as repo
 from storage.secrets import KEY_FILE, NEXT_KEY_FILE, SecretBox, SecretKeyError, rotate_stored_secrets
 
-pytestmark = pytest.mark.integration
-
 
 def sleuth(home: Path, *args: str, **env: str) -> subprocess.CompletedProcess[str]:
     full = {k: v for k, v in os.environ.items() if not k.startswith("SLEUTH_")}

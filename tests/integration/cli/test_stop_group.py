@@ -13,13 +13,9 @@ import threading
 import uuid
 from pathlib import Path
 
-import pytest
-
 from cli.supervisor import stop_group
 from tests.support.blocking_worker import make_app
 from tests.support.wait import wait_until
-
-pytestmark = pytest.mark.integration
 
 ROOT = Path(__file__).resolve().parents[3]
 

@@ -10,12 +10,9 @@ from collections.abc import Callable
 from pathlib import Path
 
 import psutil
-import pytest
 
 from cli.supervisor import Child, RestartPolicy, Supervisor
 from tests.support.wait import wait_until
-
-pytestmark = pytest.mark.integration
 
 # A child that starts a grandchild in its own process group (like a Celery worker's pool or embedded beat),
 # writes the grandchild's pid, then waits.

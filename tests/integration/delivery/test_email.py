@@ -22,8 +22,6 @@ from tests.integration.delivery.helpers import (
 )
 from tests.support.smtp import SmtpServer, make_certificate, server_context
 
-pytestmark = pytest.mark.integration
-
 
 @pytest.fixture()
 def certificate(tmp_path: Path) -> tuple[Path, Path]:

@@ -25,8 +25,6 @@ from tests.integration.delivery.helpers import (
 )
 from tests.support.helpdesks import FreshdeskFake, ZendeskFake
 
-pytestmark = pytest.mark.integration
-
 TOKEN, API_KEY = "zd-token-123", "fd-key-456"
 
 

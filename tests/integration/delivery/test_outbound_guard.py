@@ -16,8 +16,6 @@ from storage import repositories as repo
 from tasks.delivery_step import attempt_delivery
 from tests.support.http import Receiver
 
-pytestmark = pytest.mark.integration
-
 
 def _delivery(services: Services, url: str, allowed: list[str]) -> str:
     with services.session() as session:

@@ -21,8 +21,6 @@ from tasks.delivery_step import attempt_delivery
 from tests.integration.delivery.helpers import make_services
 from tests.support.http import Receiver, free_port
 
-pytestmark = pytest.mark.integration
-
 
 @pytest.fixture()
 def receiver() -> Iterator[Receiver]:

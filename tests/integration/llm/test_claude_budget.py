@@ -14,8 +14,6 @@ from storage.redis_state import RedisState
 from tests.fakes.messages_api import FakeMessagesAPI, Tool
 from tests.fakes.messages_brain import claude_against
 
-pytestmark = pytest.mark.integration
-
 QUESTION = "Which plan includes SCIM provisioning?"
 ROUTE = Tool({"route": "lookup", "reason": "one fact", "confidence": 0.9})
 
@@ -27,10 +25,10 @@ def _budget(state: RedisState, inv: str = "inv1", *, max_tokens: int = 60_000, d
     return RedisTokenBudget(state, inv, "tenant1", daily)
 
 
-def test_every_call_is_charged_to_the_investigation_and_the_tenant(api: FakeMessagesAPI,
+def test_every_call_is_charged_to_the_investigation_and_the_tenant(messages_api: FakeMessagesAPI,
                                                                    redis_state: RedisState) -> None:
-    api.script(ROUTE)
-    r = claude_against(api.url).bind(budget=_budget(redis_state, daily=1_000_000))
+    messages_api.script(ROUTE)
+    r = claude_against(messages_api.url).bind(budget=_budget(redis_state, daily=1_000_000))
     r.route(QUESTION)
     (record,) = r.take_usage()
     billed = record.input_total + record.output_tokens
@@ -39,41 +37,41 @@ def test_every_call_is_charged_to_the_investigation_and_the_tenant(api: FakeMess
     assert redis_state.tenant_tokens_used("tenant1") == billed
 
 
-def test_an_exhausted_investigation_budget_stops_before_the_next_call(api: FakeMessagesAPI,
+def test_an_exhausted_investigation_budget_stops_before_the_next_call(messages_api: FakeMessagesAPI,
                                                                        redis_state: RedisState) -> None:
-    api.script(ROUTE, ROUTE)
+    messages_api.script(ROUTE, ROUTE)
     budget = _budget(redis_state, max_tokens=1000)
-    r = claude_against(api.url).bind(budget=budget)
+    r = claude_against(messages_api.url).bind(budget=budget)
     r.route(QUESTION)  # allowed (estimate fits), then charged past the limit: the counter is filled
     assert redis_state.usage("inv1")["llm_tokens"] == 1000
     r.route(QUESTION)
-    assert len(api.requests) == 1
+    assert len(messages_api.requests) == 1
     stop = r.take_usage()[-1]
     assert stop.fallback is True and stop.reason == "token_budget"
     # the stop is remembered for the whole investigation: another worker's reasoner does not call either
-    other = claude_against(api.url).bind(budget=RedisTokenBudget(redis_state, "inv1", "tenant1", 0))
+    other = claude_against(messages_api.url).bind(budget=RedisTokenBudget(redis_state, "inv1", "tenant1", 0))
     other.route(QUESTION)
-    assert len(api.requests) == 1 and other.take_usage()[0].reason == "token_budget"
+    assert len(messages_api.requests) == 1 and other.take_usage()[0].reason == "token_budget"
 
 
-def test_the_tenant_daily_budget_is_shared_by_its_investigations(api: FakeMessagesAPI,
+def test_the_tenant_daily_budget_is_shared_by_its_investigations(messages_api: FakeMessagesAPI,
                                                                  redis_state: RedisState) -> None:
-    api.script(ROUTE)
-    first = claude_against(api.url).bind(budget=_budget(redis_state, "a", daily=1200))
+    messages_api.script(ROUTE)
+    first = claude_against(messages_api.url).bind(budget=_budget(redis_state, "a", daily=1200))
     first.route(QUESTION)
-    second = claude_against(api.url).bind(budget=_budget(redis_state, "b", daily=1200))
+    second = claude_against(messages_api.url).bind(budget=_budget(redis_state, "b", daily=1200))
     second.route(QUESTION)
-    assert len(api.requests) == 1
+    assert len(messages_api.requests) == 1
     assert second.take_usage()[0].reason == "token_budget"
     with pytest.raises(BudgetExceeded):
         RedisTokenBudget(redis_state, "c", "tenant1", 1200).check(500)
 
 
-def test_without_a_fallback_an_exhausted_budget_raises(api: FakeMessagesAPI, redis_state: RedisState) -> None:
-    r = claude_against(api.url, fallback_mode="none").bind(budget=_budget(redis_state, max_tokens=10))
+def test_without_a_fallback_an_exhausted_budget_raises(messages_api: FakeMessagesAPI, redis_state: RedisState) -> None:
+    r = claude_against(messages_api.url, fallback_mode="none").bind(budget=_budget(redis_state, max_tokens=10))
     with pytest.raises(BudgetExceeded):
         r.route(QUESTION)
-    assert api.requests == []
+    assert messages_api.requests == []
 
 
 def test_the_limiter_is_shared_by_every_worker_of_a_key(redis_client: redis.Redis, redis_prefix: str) -> None:

@@ -20,8 +20,6 @@ from tests.fakes.messages_brain import HeuristicBrain
 from tests.integration.tasks.conftest import Stack, build_stack
 from tests.unit.investigation.fakes import BagOfWordsEmbedder
 
-pytestmark = pytest.mark.integration
-
 FAST, STRONG = "claude-haiku-5-5", "claude-sonnet-5-5"
 LLM = {"llm": "anthropic", "llm_max_retries": 1, "llm_backoff_base": 0.05, "llm_backoff_max": 1.0,
        "llm_timeout": 10.0}

@@ -6,14 +6,10 @@ import asyncio
 import json
 from pathlib import Path
 
-import pytest
-
 from api.sse import event_stream
 from bootstrap import Services
 from config.settings import Settings
 from storage import repositories as repo
-
-pytestmark = pytest.mark.integration
 
 
 def test_tokens_published_by_a_worker_reach_the_sse_stream(tmp_path: Path, redis_url: str,

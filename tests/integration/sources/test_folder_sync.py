@@ -14,8 +14,6 @@ from investigation.errors import ValidationFailed
 from storage import repositories as repo
 from tests.support.stack import Stack
 
-pytestmark = pytest.mark.integration
-
 
 def _tenant(stack: Stack):  # type: ignore[no-untyped-def]
     with stack.services.session() as session:

@@ -15,8 +15,6 @@ from app.sources import add_source, get_source
 from storage import repositories as repo
 from tests.support.stack import Stack
 
-pytestmark = pytest.mark.integration
-
 NAV = "<nav><a href='/'>Home</a> <a href='/pricing'>Pricing</a> Menu Menu Menu</nav>"
 
 

@@ -5,15 +5,12 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import pytest
 from fastapi.testclient import TestClient
 
 from api.app import create_app
 from tests.support.stack import Stack
 from tests.support.wait import wait_until
 from workers import names
-
-pytestmark = pytest.mark.integration
 
 
 def test_sources_over_http(stack: Stack, tmp_path: Path) -> None:

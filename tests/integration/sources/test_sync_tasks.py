@@ -18,8 +18,6 @@ from tests.support.stack import Stack
 from tests.support.wait import wait_until
 from workers import names
 
-pytestmark = pytest.mark.integration
-
 FILES = 150  # two batches of the folder reader
 
 

@@ -15,8 +15,6 @@ from storage import repositories as repo
 from tests.support.help_centers import HelpCenter
 from tests.support.stack import Stack
 
-pytestmark = pytest.mark.integration
-
 REQUESTER, AGENT, BOT = 1, 2, 3
 
 

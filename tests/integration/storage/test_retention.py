@@ -23,8 +23,6 @@ from tests.support.wait import wait_until
 from workers import names
 from workers.app import create_celery
 
-pytestmark = pytest.mark.integration
-
 QUESTION = "Which plan includes SCIM provisioning and what does it cost?"
 
 

@@ -7,7 +7,6 @@ import threading
 from collections.abc import Callable
 from typing import TypeVar
 
-import pytest
 from sqlmodel import Session, func, select
 
 from storage.models import Delivery, DeliveryAttempt, Investigation, Tenant, TraceEvent
@@ -20,8 +19,6 @@ from storage.repositories import (
     record_attempt,
 )
 from tests.integration.storage.conftest import new_investigation
-
-pytestmark = pytest.mark.integration
 
 T = TypeVar("T")
 THREADS = 8

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 from concurrent.futures import ThreadPoolExecutor
 
-import pytest
 from sqlalchemy import Engine
 from sqlmodel import Session
 
@@ -18,8 +17,6 @@ from storage.repositories import (
     remember_plan,
     save_hop,
 )
-
-pytestmark = pytest.mark.integration
 
 
 def test_versions_are_per_tenant_and_start_at_zero(session: Session, tenant: Tenant, other_tenant: Tenant) -> None:

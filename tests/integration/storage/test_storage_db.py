@@ -16,8 +16,6 @@ from storage.repositories import create_tenant, get_tenant_by_name, list_tenants
 from storage.secrets import SecretBox
 from tests.integration.storage.conftest import new_investigation
 
-pytestmark = pytest.mark.integration
-
 
 def test_sqlite_connections_are_set_up_for_several_processes(tmp_path: Path) -> None:
     engine = make_engine(f"sqlite:///{tmp_path / 'nested' / 'x.db'}")

@@ -17,8 +17,6 @@ from storage.repositories import (
     reset_delivery,
 )
 
-pytestmark = pytest.mark.integration
-
 
 def _delivery(session: Session, inv: Investigation, channel: str = "webhook") -> Delivery:
     return get_or_create_delivery(

@@ -16,8 +16,6 @@ from storage import repositories as repo
 from storage.models import Investigation, Tenant
 from tests.integration.storage.conftest import new_investigation
 
-pytestmark = pytest.mark.integration
-
 
 def test_the_last_rating_of_a_rater_counts_and_the_history_stays(session: Session, tenant: Tenant,
                                                                   investigation: Investigation) -> None:

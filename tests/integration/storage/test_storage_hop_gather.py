@@ -13,8 +13,6 @@ from investigation.state import Passage
 from storage.hits import SlotHits
 from storage.redis_state import CacheQuery, RedisState, SlotEnd, SlotOutcome
 
-pytestmark = pytest.mark.integration
-
 PLAN = CacheQuery(tenant="acme", engine="bm25", query="Which plan?", k=5, acl=None)
 
 

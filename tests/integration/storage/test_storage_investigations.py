@@ -26,8 +26,6 @@ from storage.repositories import (
 )
 from tests.integration.storage.conftest import make_evidence, new_investigation, sql
 
-pytestmark = pytest.mark.integration
-
 CALLBACK = {"type": "webhook", "url": "https://hooks.example.com/sleuth", "headers": {"x": "1"}}
 
 

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import threading
 
-import pytest
 from alembic import command
 from alembic.autogenerate import compare_metadata
 from alembic.migration import MigrationContext
@@ -14,8 +13,6 @@ from sqlalchemy import inspect
 from sqlmodel import SQLModel
 
 from storage.db import alembic_config, make_engine, migrate
-
-pytestmark = pytest.mark.integration
 
 TABLES = {"tenant", "investigation", "hop", "evidence", "trace_event", "delivery", "delivery_attempt", "channel"}
 

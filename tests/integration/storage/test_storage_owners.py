@@ -26,8 +26,6 @@ from storage.repositories import (
 )
 from tests.integration.storage.conftest import new_investigation
 
-pytestmark = pytest.mark.integration
-
 
 def test_an_investigations_tenant_is_read_once(session: Session, tenant: Tenant, other_tenant: Tenant,
                                                statements: list[str]) -> None:

@@ -19,8 +19,6 @@ from storage.models import Investigation, Tenant, TraceEvent, utcnow
 from storage.repositories import add_event, get_investigation, list_events, update_investigation
 from tests.integration.storage.conftest import new_investigation
 
-pytestmark = pytest.mark.integration
-
 _INVESTIGATIONS: Table = Investigation.__table__  # type: ignore[attr-defined]
 _BY_ID = Prepared(select(*_INVESTIGATIONS.c).where(_INVESTIGATIONS.c.id == bindparam("i")))
 

@@ -13,8 +13,6 @@ from storage import repositories as repo
 from storage.models import Investigation, Tenant
 from tests.integration.storage.conftest import new_investigation
 
-pytestmark = pytest.mark.integration
-
 MONDAY = datetime(2026, 11, 23, 10, 0)
 
 

@@ -28,8 +28,6 @@ from storage.repositories import (
 )
 from tests.integration.storage.conftest import make_evidence, sql
 
-pytestmark = pytest.mark.integration
-
 
 def test_save_hop_is_idempotent(session: Session, investigation: Investigation) -> None:
     queries = [{"text": "sso plan", "purpose": ""}]

@@ -4,15 +4,12 @@ from __future__ import annotations
 
 from datetime import timedelta
 
-import pytest
 from cryptography.fernet import Fernet
 from sqlmodel import Session
 
 from storage import repositories as repo
 from storage.models import utcnow
 from storage.secrets import SecretBox
-
-pytestmark = pytest.mark.integration
 
 
 def _inv(session: Session, callback: dict[str, object] | None = None) -> str:

@@ -10,11 +10,7 @@ from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from typing import TypeVar
 
-import pytest
-
 from storage.redis_state import RedisState, client_from_url
-
-pytestmark = pytest.mark.integration
 
 T = TypeVar("T")
 

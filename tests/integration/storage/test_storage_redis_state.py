@@ -20,8 +20,6 @@ from investigation.state import Passage
 from storage.hits import SlotHits
 from storage.redis_state import CacheQuery, RedisState, SlotBegin, SlotEnd, SlotOutcome, client_from_url
 
-pytestmark = pytest.mark.integration
-
 
 def _keys(client: redis.Redis, prefix: str) -> set[str]:
     return {k if isinstance(k, str) else k.decode() for k in client.scan_iter(match=f"{prefix}:*")}

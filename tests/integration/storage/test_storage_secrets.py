@@ -15,8 +15,6 @@ from storage.db import alembic_config, make_engine, migrate
 from storage.models import Channel, ToolRecord, utcnow
 from storage.secrets import SecretBox, SecretKeyError, rotate_stored_secrets
 
-pytestmark = pytest.mark.integration
-
 CLEAR = "whsec_" + "A" * 32
 
 

@@ -22,8 +22,6 @@ from storage.repositories import (
 )
 from storage.secrets import SecretBox, SecretKeyError
 
-pytestmark = pytest.mark.integration
-
 
 def test_create_tenant_returns_the_key_once_and_stores_only_its_hash(session: Session, secret_box: SecretBox) -> None:
     tenant, api_key = create_tenant(session, box=secret_box, name="acme", limits={"llm_tokens_per_day": 1000})

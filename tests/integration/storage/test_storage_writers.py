@@ -14,8 +14,6 @@ from sqlalchemy import Engine, text
 from storage.db import _WRITERS, IMMEDIATE, _Writers, make_engine
 from tests.support.fresh import run_script
 
-pytestmark = pytest.mark.integration
-
 
 @pytest.fixture
 def engine(tmp_path: Path) -> Iterator[Engine]:

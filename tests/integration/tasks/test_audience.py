@@ -6,8 +6,6 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import pytest
-
 from adapters.search.ingest import SourceDocument, ingest
 from app.corpus import ingest_documents
 from bootstrap import Services
@@ -16,8 +14,6 @@ from storage import repositories as repo
 from storage.models import EvidenceRecord, Investigation
 from tasks import inline
 from tests.support.stack import build_stack
-
-pytestmark = pytest.mark.integration
 
 QUESTION = "By when must a customer submit an SLA credit claim?"
 RUNBOOK = SourceDocument(

@@ -14,7 +14,7 @@ from tests.support.stack import Stack, build_stack
 from tests.support.wait import wait_until
 from workers import names
 
-pytestmark = [pytest.mark.integration, pytest.mark.parametrize("db_url", ["postgresql"], indirect=True)]
+pytestmark = pytest.mark.parametrize("db_url", ["postgresql"], indirect=True)
 
 
 @pytest.fixture()

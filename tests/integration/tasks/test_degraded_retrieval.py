@@ -5,14 +5,10 @@ from __future__ import annotations
 from collections.abc import Sequence
 from pathlib import Path
 
-import pytest
-
 from investigation.state import Chunk, Passage
 from storage import repositories as repo
 from tasks import inline
 from tests.support.stack import build_stack
-
-pytestmark = pytest.mark.integration
 
 
 class CrashingEngine:

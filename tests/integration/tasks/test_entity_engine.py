@@ -6,15 +6,11 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import pytest
-
 from adapters.search.ingest import SourceDocument, ingest
 from app.intake import parse_request, submit_investigation
 from storage import repositories as repo
 from tasks import inline
 from tests.support.stack import build_stack
-
-pytestmark = pytest.mark.integration
 
 DOCS = [
     SourceDocument(id="annals", title="Annals of Quiet Harbours",

@@ -16,8 +16,6 @@ from storage import repositories as repo
 from tests.support.stack import CORPUS, Stack, build_stack
 from workers import names
 
-pytestmark = pytest.mark.integration
-
 QUESTIONS = ["Which plan includes SCIM provisioning?", "What does error ERR_4021 mean?",
              "How much does the Team plan cost?", "What uptime does the Business plan guarantee?",
              "Where does the Frankfurt region store data?", "Which plan includes SSO?"]

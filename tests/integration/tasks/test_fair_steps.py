@@ -21,8 +21,6 @@ from storage.models import Tenant
 from tests.support.stack import Stack, build_stack, with_new_tenant
 from tests.support.wait import wait_until
 
-pytestmark = pytest.mark.integration
-
 QUESTION = "Is there an outage or degraded service in my region right now?"
 
 

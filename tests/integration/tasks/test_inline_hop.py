@@ -16,8 +16,6 @@ from tasks import inline, steps
 from tasks.relay import Relay
 from tests.support.stack import Stack
 
-pytestmark = pytest.mark.integration
-
 LONG = 30.0  # a search left waiting longer than this fails the test instead of hanging it
 
 

@@ -18,8 +18,6 @@ from tasks import inline, steps
 from tasks.relay import Relay
 from tests.support.stack import Stack
 
-pytestmark = pytest.mark.integration
-
 QUESTION = "Which plan includes SCIM provisioning, and what uptime does it guarantee?"
 
 

@@ -23,8 +23,6 @@ from tasks.facts import Facts, HopFacts, evidence_of
 from tasks.relay import Known, Relay, evidence_after
 from tests.support.stack import Stack
 
-pytestmark = pytest.mark.integration
-
 TWO_HOPS = "Which plan includes SCIM provisioning, and what uptime does it guarantee?"
 ONE_HOP = "What does error ERR_4021 mean?"
 

@@ -21,8 +21,6 @@ from tests.integration.tasks.conftest import Stack, build_stack, wait_until
 from tests.support.helpdesks import FreshdeskFake, ZendeskFake
 from workers import names
 
-pytestmark = pytest.mark.integration
-
 
 def _active_pid(stack: Stack, task: str) -> int | None:
     active = celery_for(stack.settings).control.inspect(timeout=1.0).active() or {}

@@ -9,14 +9,11 @@ import sys
 import time
 from pathlib import Path
 
-import pytest
 from fastapi.testclient import TestClient
 from prometheus_client.parser import text_string_to_metric_families
 
 from tests.integration.tasks.conftest import Stack
 from workers.names import ALL_QUEUES
-
-pytestmark = pytest.mark.integration
 
 
 def _samples(text: str) -> list[tuple[str, dict[str, str], float]]:

@@ -18,8 +18,6 @@ from storage import repositories as repo
 from tasks import inline
 from tests.support.stack import Stack, build_stack
 
-pytestmark = pytest.mark.integration
-
 # Two hops on the stack's corpus: the plan's sub-queries, then a follow-up query.
 QUESTION = "Which plan includes SCIM provisioning, and which region keeps customer data inside Germany?"
 

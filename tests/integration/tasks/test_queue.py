@@ -16,8 +16,6 @@ from storage import repositories as repo
 from tests.integration.tasks.conftest import Stack
 from workers import names
 
-pytestmark = pytest.mark.integration
-
 
 def _kinds(stack: Stack, inv_id: str) -> list[str]:
     with stack.services.session() as session:

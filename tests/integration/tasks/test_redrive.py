@@ -16,7 +16,7 @@ from tests.support.http import Receiver
 
 # The worker-driven scenarios run on SQLite only (the scans' SQL runs on both databases in
 # tests/integration/storage/test_storage_recovery.py).
-pytestmark = [pytest.mark.integration, pytest.mark.parametrize("db_url", ["sqlite"], indirect=True)]
+pytestmark = pytest.mark.parametrize("db_url", ["sqlite"], indirect=True)
 
 
 @pytest.fixture()

@@ -18,9 +18,6 @@ from tests.support.stack import Stack, build_stack
 from tests.support.wait import wait_until
 from workers import names
 
-pytestmark = pytest.mark.integration
-
-
 # -- the lease itself (real Redis) -----------------------------------------------------------------------
 
 

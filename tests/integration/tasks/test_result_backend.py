@@ -14,8 +14,6 @@ from config.settings import Settings
 from tasks.workflow import hop_canvas
 from workers.app import HopRedisBackend, create_celery
 
-pytestmark = pytest.mark.integration
-
 
 @pytest.fixture()
 def app(celery_app: Celery) -> Celery:

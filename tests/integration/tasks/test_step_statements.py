@@ -18,8 +18,6 @@ from storage import repositories as repo
 from tasks import steps
 from tests.support.stack import Stack
 
-pytestmark = pytest.mark.integration
-
 ERR = "What does error ERR_4021 mean?"
 
 

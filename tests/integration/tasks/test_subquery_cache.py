@@ -17,8 +17,6 @@ from storage import repositories as repo
 from tasks import inline
 from tests.support.stack import Stack, build_stack
 
-pytestmark = pytest.mark.integration
-
 QUESTION = "How long is the Quillon refund window?"
 DOC = SourceDocument(id="quillon-refunds", title="Quillon refunds",
                      text="Quillon orders can be refunded within 45 days of delivery, to the card that paid.")

@@ -18,8 +18,6 @@ from storage.models import Investigation
 from tasks import inline
 from tests.support.stack import Stack, build_stack
 
-pytestmark = pytest.mark.integration
-
 
 @pytest.fixture
 def seen() -> Iterator[dict[str, tuple[str, int]]]:

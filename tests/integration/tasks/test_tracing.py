@@ -14,8 +14,6 @@ if TYPE_CHECKING:
     from opentelemetry.sdk.trace import ReadableSpan
     from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 
-pytestmark = pytest.mark.integration
-
 otel = pytest.importorskip("opentelemetry.sdk.trace.export.in_memory_span_exporter")
 
 

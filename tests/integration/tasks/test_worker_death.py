@@ -7,15 +7,11 @@ import signal
 import time
 from pathlib import Path
 
-import pytest
-
 from cli.commands import celery_for
 from storage import repositories as repo
 from tests.support.http import Receiver
 from tests.support.stack import Stack, build_stack
 from tests.support.wait import wait_until
-
-pytestmark = pytest.mark.integration
 
 
 def _active_retrieve_pid(stack: Stack) -> int | None:

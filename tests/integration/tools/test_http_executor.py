@@ -13,8 +13,6 @@ from adapters.tools.outbound import guard_for, guarded_transport
 from cli.tool_services import BILLING_TOKEN, TICKETS_TOKEN, ToolServices, declarations
 from investigation.tools.declaration import ToolDeclaration, parse_declaration
 
-pytestmark = pytest.mark.integration
-
 
 @pytest.fixture(scope="module")
 def services() -> Iterator[ToolServices]:

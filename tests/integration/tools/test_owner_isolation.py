@@ -13,8 +13,6 @@ import pytest
 from storage.tool_state import ToolState
 from tests.integration.tools.conftest import ANA, CLEO, ShopStack, build_shop, tool_events
 
-pytestmark = pytest.mark.integration
-
 # What only customer B's order BC-9001 holds, and only customer A's order BC-1042.
 B_SECRETS = ("7712FX889", "Espresso machine", "412", "FedEx")
 A_SECRETS = ("1Z999AA10123", "Ceramic mug", "Pour-over kettle", "84.5")

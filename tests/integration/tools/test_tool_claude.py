@@ -15,8 +15,6 @@ from tests.fakes.messages_brain import HeuristicBrain
 from tests.integration.tools.conftest import DANA, ToolStack, build, tool_events
 from tests.unit.investigation.fakes import BagOfWordsEmbedder
 
-pytestmark = pytest.mark.integration
-
 
 @pytest.fixture(scope="module")
 def claude() -> Iterator[FakeMessagesAPI]:

@@ -10,8 +10,6 @@ import pytest
 from cli.tool_services import ToolServices
 from tests.integration.tools.conftest import DANA, ToolStack, tool_events
 
-pytestmark = pytest.mark.integration
-
 
 def cited_sources(view: dict[str, Any]) -> list[str]:
     return [str(c["source_id"]) for c in view["citations"]]

@@ -8,12 +8,8 @@ import subprocess
 import sys
 from pathlib import Path
 
-import pytest
-
 from cli.tool_services import ToolServices
 from tests.integration.tools.conftest import DANA, build, tool_events
-
-pytestmark = pytest.mark.integration
 
 
 def worker(home: Path, env: dict[str, str], queues: str, name: str) -> subprocess.Popen[bytes]:

@@ -2,12 +2,9 @@
 
 from __future__ import annotations
 
-import pytest
 import redis
 
 from storage.tool_state import BreakerConfig, CachedResult, ToolState
-
-pytestmark = pytest.mark.integration
 
 
 class Clock:

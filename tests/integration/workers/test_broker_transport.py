@@ -18,8 +18,6 @@ from workers import names, publishing
 from workers.app import create_celery
 from workers.publishing import PUBLISH_RETRIES, PublisherChannel, published_together
 
-pytestmark = pytest.mark.integration
-
 QUEUE = "sleuth-test-publisher"
 
 

@@ -15,8 +15,6 @@ from tests.support.fresh import run_script
 from tests.support.stack import build_stack
 from workers.runtime import warm_up
 
-pytestmark = pytest.mark.integration
-
 BUILT = {"engine", "state", "backends", "reasoner", "embedder"}
 
 

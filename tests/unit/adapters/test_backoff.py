@@ -9,8 +9,6 @@ import pytest
 from adapters.backoff import Backoff
 from adapters.llm.claude_transport import claude_retry_policy
 
-pytestmark = pytest.mark.unit
-
 
 def test_delay_grows_exponentially_within_full_jitter() -> None:
     policy = Backoff(base=1.0, cap=100.0, max_attempts=10, rng=random.Random(7))

@@ -20,8 +20,6 @@ from investigation.errors import PermanentError, TransientError, ValidationFaile
 from investigation.state import Chunk, Visibility
 from tests.unit.adapters.fixtures.http_fake import Exchange, FakeServer, Reply, load, serve
 
-pytestmark = pytest.mark.unit
-
 ALIAS = "sleuth-chunks"
 INDEX = "sleuth-chunks-v1"  # what the recorded get_alias fixture names as the current index
 CURRENT = f"sleuth-chunks-v{es_schema.SCHEMA_VERSION}"  # what a first use creates

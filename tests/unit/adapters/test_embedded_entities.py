@@ -11,8 +11,6 @@ from adapters.search.embedded_entities import EmbeddedEntityIndex
 from investigation.errors import ValidationFailed
 from investigation.state import Chunk, Visibility
 
-pytestmark = pytest.mark.unit
-
 
 def _chunk(cid: str, title: str, text: str, *, visibility: Visibility = Visibility.PUBLIC,
            acl: tuple[str, ...] = ()) -> Chunk:

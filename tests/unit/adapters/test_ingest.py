@@ -14,8 +14,6 @@ from adapters.search.embedded_lexical import EmbeddedBM25
 from adapters.search.ingest import SourceDocument, chunk_document, ingest, load_documents
 from investigation.errors import ValidationFailed
 
-pytestmark = pytest.mark.unit
-
 
 def write_jsonl(path: Path, rows: Sequence[object]) -> Path:
     path.write_text("".join((r if isinstance(r, str) else json.dumps(r)) + "\n" for r in rows), encoding="utf-8")

@@ -23,8 +23,6 @@ from investigation.state import Chunk, Visibility
 from tests.unit.adapters.fixtures import weaviate_fake as wf
 from tests.unit.adapters.fixtures.http_fake import Reply, load
 
-pytestmark = pytest.mark.integration
-
 DIM = 4
 
 
@@ -70,14 +68,14 @@ def fake() -> Iterator[wf.WeaviateFake]:
 
 
 @pytest.fixture()
-def embedder() -> RecordingEmbedder:
+def recorder() -> RecordingEmbedder:
     return RecordingEmbedder()
 
 
 @pytest.fixture()
-def vec(fake: wf.WeaviateFake, embedder: RecordingEmbedder) -> Iterator[WeaviateVector]:
+def vec(fake: wf.WeaviateFake, recorder: RecordingEmbedder) -> Iterator[WeaviateVector]:
     backend = WeaviateVector(WeaviateConfig(url=fake.url, grpc_port=fake.grpc_port, api_key="wv-key",
-                                            grpc_host="127.0.0.1", batch_size=2, timeout=5), embedder)
+                                            grpc_host="127.0.0.1", batch_size=2, timeout=5), recorder)
     yield backend
     backend.close()
 
@@ -119,7 +117,7 @@ def test_first_write_creates_the_multi_tenant_collection_and_the_tenant(
 
 
 def test_batch_import_sends_our_vectors_deterministic_ids_and_properties(
-    known: wf.WeaviateFake, vec: WeaviateVector, embedder: RecordingEmbedder
+    known: wf.WeaviateFake, vec: WeaviateVector, recorder: RecordingEmbedder
 ) -> None:
     known.reply("BatchObjects", wf.batch_reply())
     chunks = [chunk("a", 0, acl=("group:l2",), url="https://kb/a", updated_at="2024-05-01T10:00:00+02:00"),
@@ -134,9 +132,9 @@ def test_batch_import_sends_our_vectors_deterministic_ids_and_properties(
     assert first.uuid == str(schema.object_id("acme", "a#0")) == str(
         uuid.uuid5(schema.NAMESPACE, "acme\x1fa#0"))
     # Bring-your-own vectors: exactly what the embedder returned for the embedded index's text of the chunk.
-    assert embedder.texts == [chunk_embedding_text(c) for c in (chunks[0], chunks[1], chunks[3])]
+    assert recorder.texts == [chunk_embedding_text(c) for c in (chunks[0], chunks[1], chunks[3])]
     (named,) = first.vectors
-    assert named.name == "default" and named.vector_bytes == fp32(embedder.embed([embedder.texts[0]])[0])
+    assert named.name == "default" and named.vector_bytes == fp32(recorder.embed([recorder.texts[0]])[0])
     props = dict(first.properties.non_ref_properties)  # a protobuf Struct
     assert (props["chunk_id"], props["source_id"], props["url"]) == ("a#0", "a", "https://kb/a")
     assert (props["title"], props["text"], props["position"]) == ("Title of a", "Text of a part 0", 0)
@@ -189,7 +187,7 @@ def test_tenant_names_weaviate_rejects_are_mapped_to_distinct_valid_names() -> N
 
 
 def test_near_vector_search_filters_by_acl_inside_the_tenant(
-    known: wf.WeaviateFake, vec: WeaviateVector, embedder: RecordingEmbedder
+    known: wf.WeaviateFake, vec: WeaviateVector, recorder: RecordingEmbedder
 ) -> None:
     known.reply("Search", wf.search_reply(HITS))
     passages = vec.search("acme", "mailbox sync error", 5, acl=["user:ann"])
@@ -201,7 +199,7 @@ def test_near_vector_search_filters_by_acl_inside_the_tenant(
     assert request.filters.target.property == "acl"
     assert list(request.filters.value_text_array.values) == [PUBLIC, "user:ann"]
     assert list(request.near_vector.targets.target_vectors) == ["default"]
-    assert request.near_vector.vectors[0].vector_bytes == fp32(embedder.embed(["mailbox sync error"])[0])
+    assert request.near_vector.vectors[0].vector_bytes == fp32(recorder.embed(["mailbox sync error"])[0])
     assert set(request.properties.non_ref_properties) == set(schema.RETURNED)
     assert request.metadata.distance is True
 
@@ -309,12 +307,12 @@ def test_rest_errors_are_translated(fake: wf.WeaviateFake, vec: WeaviateVector) 
         vec.upsert("acme", [chunk("a")])
 
 
-def test_an_unreachable_weaviate_is_transient_and_ping_says_so(embedder: RecordingEmbedder) -> None:
+def test_an_unreachable_weaviate_is_transient_and_ping_says_so(recorder: RecordingEmbedder) -> None:
     gone = wf.serve()
     fake = next(gone)
     url, port = fake.url, fake.grpc_port
     gone.close()  # both ports closed now
-    backend = WeaviateVector(WeaviateConfig(url=url, grpc_port=port, timeout=2), embedder)
+    backend = WeaviateVector(WeaviateConfig(url=url, grpc_port=port, timeout=2), recorder)
     with pytest.raises(TransientError):
         backend.count("acme")
     assert backend.ping() is False

@@ -9,8 +9,6 @@ from app.requests import BudgetOverride
 from config.settings import Settings
 from investigation.errors import ValidationFailed
 
-pytestmark = pytest.mark.unit
-
 SETTINGS = Settings(max_hops=3, max_retrieval_calls=24, max_llm_tokens=1000, deadline_seconds=120)
 
 

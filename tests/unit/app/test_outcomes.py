@@ -7,8 +7,6 @@ import pytest
 from app.outcomes import TicketUpdate, draft_use, edit_ratio, parse_freshdesk_update, parse_zendesk_update
 from investigation.errors import ValidationFailed
 
-pytestmark = pytest.mark.unit
-
 DRAFT = "Refunds take five business days after approval [1]."
 
 

@@ -22,8 +22,6 @@ from cli.bench_metrics import (
 )
 from cli.bench_report import svg_confusion, write_report
 
-pytestmark = pytest.mark.unit
-
 
 def row(**fields: Any) -> dict[str, Any]:
     base: dict[str, Any] = {"id": "q", "question": "q?", "status": "answered", "route": "lookup",

@@ -12,8 +12,6 @@ from cli.bench import load_set
 from cli.splits import select, split_of, stable_id
 from investigation.errors import ValidationFailed
 
-pytestmark = pytest.mark.unit
-
 EXAMPLES = Path(__file__).resolve().parents[3] / "examples"
 
 

@@ -19,8 +19,6 @@ from adapters.delivery.outbound import OutboundGuard, OutboundRefused
 from tests.unit.deploy.settings_env import EXTERNAL, ROOT, env_to_field, settings_from_env
 from workers.names import ALL_QUEUES
 
-pytestmark = pytest.mark.integration
-
 COMPOSE = ROOT / "docker-compose.yml"
 ENGINES = {"redis", "postgres", "elasticsearch", "weaviate", "mailpit"}
 APP = {"api", "worker-plan", "worker-retrieve", "worker-llm", "worker-deliver", "worker-tools", "worker-sources", "beat",
@@ -38,7 +36,7 @@ def compose() -> dict[str, Any]:
 
 
 @pytest.fixture(scope="module")
-def services(compose: dict[str, Any]) -> dict[str, Any]:
+def compose_services(compose: dict[str, Any]) -> dict[str, Any]:
     found: dict[str, Any] = compose["services"]
     return found
 
@@ -59,37 +57,37 @@ def option(command: list[str], name: str) -> str:
 MONITORING = {"prometheus", "grafana"}  # behind the `monitoring` profile
 
 
-def test_every_service_is_there(services: dict[str, Any]) -> None:
-    assert set(services) == ENGINES | APP | MONITORING
-    assert all(services[name].get("profiles") == ["monitoring"] for name in MONITORING)
+def test_every_service_is_there(compose_services: dict[str, Any]) -> None:
+    assert set(compose_services) == ENGINES | APP | MONITORING
+    assert all(compose_services[name].get("profiles") == ["monitoring"] for name in MONITORING)
 
 
-def test_every_service_has_a_health_check(services: dict[str, Any]) -> None:
-    for name, service in services.items():
+def test_every_service_has_a_health_check(compose_services: dict[str, Any]) -> None:
+    for name, service in compose_services.items():
         check = service.get("healthcheck")
         assert check and check.get("test"), f"{name} has no health check"
         assert check["test"][0] in {"CMD", "CMD-SHELL"}, name
         assert {"interval", "timeout", "retries"} <= set(check), name
 
 
-def test_dependencies_wait_for_health(services: dict[str, Any]) -> None:
-    for name, service in services.items():
+def test_dependencies_wait_for_health(compose_services: dict[str, Any]) -> None:
+    for name, service in compose_services.items():
         depends = service.get("depends_on", {})
         assert isinstance(depends, dict), f"{name}: depends_on needs conditions, not a bare list"
         for target, spec in depends.items():
-            assert target in services, f"{name} depends on unknown {target}"
+            assert target in compose_services, f"{name} depends on unknown {target}"
             assert spec == {"condition": "service_healthy"}, f"{name} -> {target}"
     engines = {"redis", "postgres", "elasticsearch", "weaviate"}
     for name in APP - {"beat", "flower"}:
-        assert engines <= set(services[name]["depends_on"]), name
-    assert "mailpit" in services["worker-deliver"]["depends_on"]
-    assert "redis" in services["beat"]["depends_on"] and "redis" in services["flower"]["depends_on"]
+        assert engines <= set(compose_services[name]["depends_on"]), name
+    assert "mailpit" in compose_services["worker-deliver"]["depends_on"]
+    assert "redis" in compose_services["beat"]["depends_on"] and "redis" in compose_services["flower"]["depends_on"]
 
 
-def test_named_volumes_are_declared_and_used(compose: dict[str, Any], services: dict[str, Any]) -> None:
+def test_named_volumes_are_declared_and_used(compose: dict[str, Any], compose_services: dict[str, Any]) -> None:
     declared = set(compose["volumes"])
     used = set()
-    for name, service in services.items():
+    for name, service in compose_services.items():
         for mount in service.get("volumes", []):
             source = mount.split(":", 1)[0]
             assert not source.startswith((".", "/")), f"{name}: bind mount {mount}; use a named volume"
@@ -97,64 +95,64 @@ def test_named_volumes_are_declared_and_used(compose: dict[str, Any], services: 
     assert used == declared
     for engine, path in [("redis", "/data"), ("postgres", "/var/lib/postgresql/data"),
                          ("elasticsearch", "/usr/share/elasticsearch/data"), ("weaviate", "/var/lib/weaviate")]:
-        assert any(m.endswith(":" + path) for m in services[engine]["volumes"]), engine
+        assert any(m.endswith(":" + path) for m in compose_services[engine]["volumes"]), engine
 
 
-def test_redis_persists_with_an_append_only_file(services: dict[str, Any]) -> None:
-    command = services["redis"]["command"]
+def test_redis_persists_with_an_append_only_file(compose_services: dict[str, Any]) -> None:
+    command = compose_services["redis"]["command"]
     assert option(command, "--appendonly") == "yes"
 
 
-def test_published_ports_stay_on_loopback(services: dict[str, Any]) -> None:
-    for name, service in services.items():
+def test_published_ports_stay_on_loopback(compose_services: dict[str, Any]) -> None:
+    for name, service in compose_services.items():
         for port in service.get("ports", []):
             assert str(port).startswith("127.0.0.1:"), f"{name} publishes {port} on every interface"
 
 
-def test_one_image_runs_every_app_process(services: dict[str, Any]) -> None:
-    assert {services[name]["image"] for name in APP} == {"sleuth:local"}
-    assert all(services[name]["build"]["context"] == "." for name in APP)
-    commands = {name: services[name]["command"][0] for name in APP}
+def test_one_image_runs_every_app_process(compose_services: dict[str, Any]) -> None:
+    assert {compose_services[name]["image"] for name in APP} == {"sleuth:local"}
+    assert all(compose_services[name]["build"]["context"] == "." for name in APP)
+    commands = {name: compose_services[name]["command"][0] for name in APP}
     assert commands == {"api": "api", "beat": "beat", "flower": "flower",
                         **{name: "worker" for name in WORKER_GROUPS}}
 
 
-def test_worker_groups_cover_every_queue_once(services: dict[str, Any]) -> None:
+def test_worker_groups_cover_every_queue_once(compose_services: dict[str, Any]) -> None:
     seen: list[str] = []
     for name, queues in WORKER_GROUPS.items():
-        command = services[name]["command"]
+        command = compose_services[name]["command"]
         assert set(option(command, "-Q").split(",")) == queues, name
         seen += option(command, "-Q").split(",")
         # The health check pings exactly this worker's node: the name in its command.
-        check = services[name]["healthcheck"]["test"]
+        check = compose_services[name]["healthcheck"]["test"]
         assert "control.ping" in check[3] and check[4] == option(command, "--name"), name
     assert sorted(seen) == sorted(ALL_QUEUES)
 
 
-def test_api_listens_where_it_is_published_and_checks_readiness(services: dict[str, Any]) -> None:
-    api = services["api"]
+def test_api_listens_where_it_is_published_and_checks_readiness(compose_services: dict[str, Any]) -> None:
+    api = compose_services["api"]
     assert option(api["command"], "--host") == "0.0.0.0"
     port = option(api["command"], "--port")
     assert api["ports"] == [f"127.0.0.1:{port}:{port}"]
     assert f":{port}/readyz" in " ".join(api["healthcheck"]["test"])
 
 
-def test_flower_has_basic_auth_and_beat_is_single(services: dict[str, Any]) -> None:
-    flower = services["flower"]
+def test_flower_has_basic_auth_and_beat_is_single(compose_services: dict[str, Any]) -> None:
+    flower = compose_services["flower"]
     assert ":" in interpolate(flower["environment"]["FLOWER_BASIC_AUTH"])
     assert "/healthcheck" in " ".join(flower["healthcheck"]["test"])  # Flower's unauthenticated probe
-    assert services["beat"].get("deploy", {}).get("replicas", 1) == 1
+    assert compose_services["beat"].get("deploy", {}).get("replicas", 1) == 1
 
 
-def test_every_app_variable_is_a_setting(services: dict[str, Any]) -> None:
+def test_every_app_variable_is_a_setting(compose_services: dict[str, Any]) -> None:
     known = set(env_to_field()) | set(EXTERNAL)
     for name in APP:
-        unknown = sorted(set(services[name]["environment"]) - known)
+        unknown = sorted(set(compose_services[name]["environment"]) - known)
         assert not unknown, f"{name} sets variables Settings does not read: {unknown}"
 
 
-def test_the_environment_configures_the_production_engines(services: dict[str, Any]) -> None:
-    env = app_env(services["api"])
+def test_the_environment_configures_the_production_engines(compose_services: dict[str, Any]) -> None:
+    env = app_env(compose_services["api"])
     settings = settings_from_env(env)
     assert (settings.lexical_backend, settings.vector_backend) == ("elasticsearch", "weaviate")
     assert settings.database_url and settings.database_url.startswith("postgresql+psycopg://")
@@ -164,24 +162,24 @@ def test_the_environment_configures_the_production_engines(services: dict[str, A
     assert settings.elasticsearch_replicas == 0  # a single node could never allocate a replica
     assert settings.home == Path("/var/lib/sleuth")
     for name in APP:  # every process sees the same configuration
-        assert {k: v for k, v in app_env(services[name]).items() if k not in EXTERNAL} == env, name
+        assert {k: v for k, v in app_env(compose_services[name]).items() if k not in EXTERNAL} == env, name
 
 
-def test_credentials_match_the_engines(services: dict[str, Any]) -> None:
-    env = app_env(services["api"])
+def test_credentials_match_the_engines(compose_services: dict[str, Any]) -> None:
+    env = app_env(compose_services["api"])
     settings = settings_from_env(env)
-    es = {k: interpolate(str(v)) for k, v in services["elasticsearch"]["environment"].items()}
+    es = {k: interpolate(str(v)) for k, v in compose_services["elasticsearch"]["environment"].items()}
     assert es["xpack.security.enabled"] == "true" and es["discovery.type"] == "single-node"
     assert settings.elasticsearch_username == "elastic"
     assert settings.elasticsearch_password and settings.elasticsearch_password.get_secret_value() == (
         es["ELASTIC_PASSWORD"])
-    weaviate = {k: interpolate(str(v)) for k, v in services["weaviate"]["environment"].items()}
+    weaviate = {k: interpolate(str(v)) for k, v in compose_services["weaviate"]["environment"].items()}
     assert weaviate["AUTHENTICATION_ANONYMOUS_ACCESS_ENABLED"] == "false"
     assert settings.weaviate_api_key and settings.weaviate_api_key.get_secret_value() in (
         weaviate["AUTHENTICATION_APIKEY_ALLOWED_KEYS"].split(","))
     assert weaviate["DEFAULT_VECTORIZER_MODULE"] == "none"  # vectors come from Sleuth's embedder
-    assert any(p.endswith(f":{settings.weaviate_grpc_port}") for p in services["weaviate"]["ports"])
-    postgres = {k: interpolate(str(v)) for k, v in services["postgres"]["environment"].items()}
+    assert any(p.endswith(f":{settings.weaviate_grpc_port}") for p in compose_services["weaviate"]["ports"])
+    postgres = {k: interpolate(str(v)) for k, v in compose_services["postgres"]["environment"].items()}
     db = urlsplit(settings.database_url or "")
     assert (db.username, db.password, db.hostname, db.path.lstrip("/")) == (
         postgres["POSTGRES_USER"], postgres["POSTGRES_PASSWORD"], "postgres", postgres["POSTGRES_DB"])
@@ -199,7 +197,7 @@ def _compose_mail_recipe() -> list[list[str]]:
     return [a[5:] for a in argvs]
 
 
-def test_the_documented_mail_channel_reaches_the_catcher(services: dict[str, Any]) -> None:
+def test_the_documented_mail_channel_reaches_the_catcher(compose_services: dict[str, Any]) -> None:
     """E-mail is a tenant's SMTP channel (not a setting): the compose recipe in docs/helpdesks.md points one at
     mailpit's SMTP port inside the network, is valid as the CLI/API would parse it, and allowlists mailpit,
     whose private compose address the outbound guard would otherwise refuse at send time."""
@@ -212,8 +210,8 @@ def test_the_documented_mail_channel_reaches_the_catcher(services: dict[str, Any
                           "port": int(option(add, "--port")), "from": option(add, "--from")})
     assert isinstance(spec, SmtpSpec) and (spec.host, spec.port) == ("mailpit", 1025)
     assert not spec.starttls and not spec.ssl  # mailpit speaks plain SMTP on 1025
-    mailpit = services["mailpit"]
-    assert "mailpit" in services["worker-deliver"]["depends_on"]  # the deliver queue's workers reach it
+    mailpit = compose_services["mailpit"]
+    assert "mailpit" in compose_services["worker-deliver"]["depends_on"]  # the deliver queue's workers reach it
     assert not any(str(p).split(":")[-1].startswith("1025") for p in mailpit.get("ports", []))  # not published
     assert any(str(p).endswith(":8025") for p in mailpit["ports"])  # its web UI is
 

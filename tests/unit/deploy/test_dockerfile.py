@@ -6,11 +6,7 @@ from __future__ import annotations
 import re
 import tomllib
 
-import pytest
-
 from tests.unit.deploy.settings_env import ROOT
-
-pytestmark = pytest.mark.unit
 
 DOCKERFILE = (ROOT / "Dockerfile").read_text()
 BUILD_TOOLS = re.compile(r"\b(gcc|g\+\+|build-essential|make|cmake|rustc|cargo|clang)\b")

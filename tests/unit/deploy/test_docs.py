@@ -6,12 +6,8 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-import pytest
-
 from config.settings import Settings
 from tests.unit.deploy.settings_env import DOC, EXTERNAL, documented_table, env_names, env_table
-
-pytestmark = pytest.mark.unit
 
 ROOT = Path(__file__).resolve().parents[3]
 PRODUCT = ("investigation", "heuristic", "app", "bootstrap", "adapters", "storage", "tasks", "workers", "api", "cli",

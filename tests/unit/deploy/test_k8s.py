@@ -17,8 +17,6 @@ from tests.unit.deploy.settings_env import EXTERNAL, ROOT, env_to_field, setting
 from workers.app import celery_config
 from workers.names import ALL_QUEUES
 
-pytestmark = pytest.mark.unit
-
 BASE = ROOT / "k8s" / "base"
 OVERLAY = ROOT / "k8s" / "overlays" / "example"
 WORKERS = {"sleuth-worker-plan": {"plan"}, "sleuth-worker-retrieve": {"retrieve", "reduce"},

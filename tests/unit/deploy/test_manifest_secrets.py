@@ -18,8 +18,6 @@ import yaml
 
 from tests.unit.deploy.settings_env import ROOT
 
-pytestmark = pytest.mark.unit
-
 SHARED = ("SLEUTH_SECRET_KEY", "SLEUTH_SESSION_SECRET", "SLEUTH_METRICS_TOKEN")
 SECRET = "sleuth-secrets"
 K8S = ROOT / "k8s"

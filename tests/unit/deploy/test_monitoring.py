@@ -9,12 +9,9 @@ import re
 from pathlib import Path
 from typing import Any
 
-import pytest
 import yaml
 
 from tests.unit.deploy.settings_env import ROOT
-
-pytestmark = pytest.mark.unit
 
 DEPLOY = ROOT / "deploy"
 SUFFIXES = ("_bucket", "_sum", "_count", "_created")

@@ -15,8 +15,6 @@ from investigation.state import Grade, Route, RouteDecision
 from investigation.text import content_stems
 from tests.unit.investigation.fakes import evidence
 
-pytestmark = pytest.mark.unit
-
 LOOKUP = RouteDecision(route=Route.LOOKUP, reason="t")
 HOP = RouteDecision(route=Route.MULTI_HOP, reason="t")
 

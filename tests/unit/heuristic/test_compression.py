@@ -8,8 +8,6 @@ from heuristic.compression import compress
 from investigation.answers import evidence_tokens
 from tests.unit.investigation.fakes import evidence
 
-pytestmark = pytest.mark.unit
-
 QUESTION = "Which university did Judith Viorst attend?"
 LONG = [
     evidence(f"c{i}#0", f"Title {i}", " ".join(

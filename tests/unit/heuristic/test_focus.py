@@ -13,8 +13,6 @@ from heuristic.vocabulary import Vocabulary
 from investigation.state import Grade, Plan, QueryKind
 from tests.unit.investigation.fakes import evidence
 
-pytestmark = pytest.mark.unit
-
 KB = [evidence("deploy#0", "Getting started", "Acme Cloud runs in US-1 and EU-1 (Frankfurt). Support answers "
                "Severity 1 tickets within 1 hour; we integrate with Microsoft Entra ID and the Team plan.",
                grade=Grade.AMBIGUOUS, score=0.48)]

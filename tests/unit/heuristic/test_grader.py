@@ -5,14 +5,11 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 import numpy as np
-import pytest
 
 from heuristic.grader import band, grade_passages, resolves_bridge
 from investigation.citations import evidence_id
 from investigation.state import Grade
 from tests.unit.investigation.fakes import BagOfWordsEmbedder, evidence, passage
-
-pytestmark = pytest.mark.unit
 
 QUESTION = "Who directed the film Maximum Overdrive?"
 

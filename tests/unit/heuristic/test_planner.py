@@ -11,8 +11,6 @@ from investigation.state import Grade, Plan, PlanKind, SubQuery
 from investigation.text import query_key
 from tests.unit.investigation.fakes import evidence
 
-pytestmark = pytest.mark.unit
-
 QUESTION = "Who was in charge of the country where the composer of Aschenbrodel was a citizen?"
 ANCHOR = evidence("asch#0", "Aschenbrödel", "Aschenbrödel is a ballet composed by Johann Strauss II. It premiered "
                   "in Berlin in 1901 and was completed by Josef Bayer.")

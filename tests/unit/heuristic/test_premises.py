@@ -3,14 +3,10 @@ answer, then what was asked; a question without a false premise is answered as b
 
 from __future__ import annotations
 
-import pytest
-
 from heuristic.premises import denies
 from heuristic.synthesis import synthesize_answer
 from investigation.state import Route, RouteDecision
 from tests.unit.investigation.fakes import evidence
-
-pytestmark = pytest.mark.unit
 
 LOOKUP = RouteDecision(route=Route.LOOKUP, reason="t")
 

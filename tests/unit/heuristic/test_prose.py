@@ -2,11 +2,7 @@
 
 from __future__ import annotations
 
-import pytest
-
 from heuristic.prose import units, with_context
-
-pytestmark = pytest.mark.unit
 
 SLA = ("## 1. Who is covered\n\n| Plan | Monthly uptime commitment | Maximum service credit | |---|---|---| "
        "| Free | None | None | | Team | 99.5% | 10% of the monthly subscription fee | "

@@ -9,7 +9,6 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-import pytest
 
 from heuristic.planner import plan_question
 from heuristic.reading import read_passage
@@ -17,8 +16,6 @@ from heuristic.reasoner import HeuristicReasoner
 from investigation import memo
 from investigation.ports import ReadsAhead
 from investigation.state import Passage, Route, RouteDecision
-
-pytestmark = pytest.mark.unit
 
 ROOT = Path(__file__).resolve().parents[3]
 # What the steps read of a passage alone, and read ahead covers (the rest depends on the question or on the

@@ -13,8 +13,6 @@ from investigation.fusion import RankedList, rrf
 from investigation.ports import Reasoner
 from investigation.state import Grade, Passage, QueryKind, Route, RouteDecision
 
-pytestmark = pytest.mark.unit
-
 EMBEDDER = MiniLMEmbedder(cache_dir=None, max_tokens=128)
 REASONER = heuristic_reasoner(EMBEDDER)
 

@@ -18,8 +18,6 @@ from heuristic.router import (
 from investigation.state import Route
 from tests.unit.investigation.fakes import BagOfWordsEmbedder
 
-pytestmark = pytest.mark.unit
-
 
 @pytest.mark.parametrize("text", ["hi", "Hello there!", "Thanks a lot!", "thank you so much", "good morning team",
                                   "how are you?", "ok, cool"])

@@ -10,11 +10,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import pytest
-
 from heuristic.router import route_question
-
-pytestmark = pytest.mark.unit
 
 ROWS = [line.split("\t", 1) for line in (Path(__file__).parent / "routing_kinds.tsv").read_text().splitlines()
         if line.strip()]

@@ -14,11 +14,7 @@ import random
 import re
 from pathlib import Path
 
-import pytest
-
 from heuristic import focus, prose
-
-pytestmark = pytest.mark.unit
 
 ROOT = Path(__file__).resolve().parents[3]
 PIECES = ["<div>", "</div>", "<div hidden>", "<span style='display:none'>", "</span>", "<!--", "-->", "<script>",

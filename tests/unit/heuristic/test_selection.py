@@ -9,8 +9,6 @@ from heuristic.synthesis import synthesize_answer
 from investigation.state import Grade, Route, RouteDecision
 from tests.unit.investigation.fakes import evidence
 
-pytestmark = pytest.mark.unit
-
 QUESTION = "At the 2011 census, what was the population of the city where Kerry Saxby-Junna was born?"
 ANCHOR = evidence("ksj#0", "Kerry Saxby-Junna", "Kerry Saxby-Junna is a retired race walker. She was born in "
                   "Young, New South Wales.", score=0.8, query=QUESTION)

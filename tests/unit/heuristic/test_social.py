@@ -8,8 +8,6 @@ from heuristic.router import route_question
 from heuristic.social import is_social
 from investigation.state import Route
 
-pytestmark = pytest.mark.unit
-
 
 @pytest.mark.parametrize("text", [
     "Hi there, thanks for the help yesterday!", "Thanks so much, that fixed it!!", "Good morning team :)",

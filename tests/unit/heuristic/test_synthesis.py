@@ -12,8 +12,6 @@ from investigation.citations import markers_in
 from investigation.state import Grade, Route, RouteDecision
 from tests.unit.investigation.fakes import evidence
 
-pytestmark = pytest.mark.unit
-
 LOOKUP = RouteDecision(route=Route.LOOKUP, reason="t")
 WEBHOOKS = evidence("webhooks#4", "Webhooks", (
     "## Retries\n\nYour endpoint must return a 2xx status within 10 seconds. Failed deliveries are retried with "

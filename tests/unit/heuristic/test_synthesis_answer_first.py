@@ -13,8 +13,6 @@ from heuristic.verdicts import both_verdict, is_yes_no, temporal_winner, yes_no_
 from investigation.state import Grade, Route, RouteDecision
 from tests.unit.investigation.fakes import evidence
 
-pytestmark = pytest.mark.unit
-
 LOOKUP = RouteDecision(route=Route.LOOKUP, reason="t")
 HOP = RouteDecision(route=Route.MULTI_HOP, reason="t")
 PART = RouteDecision(route=Route.MULTI_PART, reason="t")

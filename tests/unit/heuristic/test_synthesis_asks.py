@@ -12,8 +12,6 @@ from heuristic.synthesis import synthesize_answer
 from investigation.state import Grade, Route, RouteDecision
 from tests.unit.investigation.fakes import evidence
 
-pytestmark = pytest.mark.unit
-
 LOOKUP = RouteDecision(route=Route.LOOKUP, reason="t")
 HOP = RouteDecision(route=Route.MULTI_HOP, reason="t")
 

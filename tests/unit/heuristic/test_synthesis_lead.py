@@ -11,8 +11,6 @@ from heuristic.synthesis import synthesize_answer
 from investigation.state import Evidence, Grade, Route, RouteDecision
 from tests.unit.investigation.fakes import evidence
 
-pytestmark = pytest.mark.unit
-
 LOOKUP = RouteDecision(route=Route.LOOKUP, reason="t")
 
 

@@ -2,13 +2,9 @@
 
 from __future__ import annotations
 
-import pytest
-
 from heuristic.synthesis import synthesize_answer
 from investigation.state import Grade, Route, RouteDecision
 from tests.unit.investigation.fakes import evidence
-
-pytestmark = pytest.mark.unit
 
 LOOKUP = RouteDecision(route=Route.LOOKUP, reason="t")
 ORDER = evidence("tool:order_lookup:ab12", "Order BC-204117, fetched 08:00",

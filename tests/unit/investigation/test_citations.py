@@ -2,13 +2,9 @@
 
 from __future__ import annotations
 
-import pytest
-
 from investigation.citations import cite, markers_in, validate
 from investigation.state import Answer, Audience, Citation, RetrievalScope, Visibility
 from tests.unit.investigation.fakes import evidence
-
-pytestmark = pytest.mark.unit
 
 EVIDENCE = [evidence("a#0", "A", "Alpha."), evidence("b#0", "B", "Beta.")]
 

@@ -16,8 +16,6 @@ import pytest
 
 from investigation import compiled
 
-pytestmark = pytest.mark.unit
-
 
 def _fake_build(root: Path, *, sources: dict[str, str] | None = None, suffix: str | None = None,
                 shared: str = "group__mypyc", files: bool = True) -> Path:

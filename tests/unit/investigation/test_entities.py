@@ -3,11 +3,7 @@ text; and which engines a hop's chord holds."""
 
 from __future__ import annotations
 
-import pytest
-
 from investigation.entities import ENGINE, entities, hop_engines, normalise
-
-pytestmark = pytest.mark.unit
 
 
 def test_multi_word_names_keep_their_joiners_and_lose_sentence_starters() -> None:

@@ -7,8 +7,6 @@ import pytest
 from investigation.fusion import RRF_K, RankedList, rrf
 from tests.unit.investigation.fakes import passage
 
-pytestmark = pytest.mark.unit
-
 
 def test_rrf_sums_reciprocal_ranks_and_orders_best_first() -> None:
     a, b, c = (passage(x, x, x) for x in ("a#0", "b#0", "c#0"))

@@ -15,8 +15,6 @@ from investigation.guards import (
 from investigation.state import Grade
 from tests.unit.investigation.fakes import evidence
 
-pytestmark = pytest.mark.unit
-
 QUESTION = "Where was the performer of Hello Love born?"
 EVIDENCE = [
     evidence("hello#0", "Hello Love", "Hello Love is a song performed by Hank Snow, released in 1974 on RCA."),

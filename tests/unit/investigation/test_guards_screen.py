@@ -17,8 +17,6 @@ import pytest
 from investigation import guards
 from investigation.guards import _ADDRESSES_AI, _HIDDEN, _IMITATION, _INSTRUCTIONS, _ROLE, _Screened
 
-pytestmark = pytest.mark.unit
-
 ROOT = Path(__file__).resolve().parents[3]
 # Pieces of every alternative of both patterns, and text around them.
 PIECES = ["ignore", "all", "any", "the", "previous", "prior", "above", "earlier", "preceding", "instructions",

@@ -4,8 +4,6 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-import pytest
-
 from heuristic.reasoner import HeuristicReasoner
 from investigation.loop import (
     BudgetSnapshot,
@@ -31,8 +29,6 @@ from investigation.state import (
 )
 from investigation.text import content_stems
 from tests.unit.investigation.fakes import BagOfWordsEmbedder, evidence, passage
-
-pytestmark = pytest.mark.unit
 
 CORPUS = [
     passage("mo#0", "Maximum Overdrive", "Maximum Overdrive is a 1986 American horror film written and directed "

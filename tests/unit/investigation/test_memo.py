@@ -8,13 +8,9 @@ import re
 import unicodedata
 from pathlib import Path
 
-import pytest
-
 from heuristic import focus, pick_scoring, prose
 from investigation import memo, text
 from investigation.guards import untrusted
-
-pytestmark = pytest.mark.unit
 
 ROOT = Path(__file__).resolve().parents[3]
 SAMPLES = ["Aschenbrödel", "Café “Zürich” — it’s Ångström's", "ＡＢＣ ﬁle", "İstanbul", "plain ASCII, Text.",

@@ -4,8 +4,6 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-import pytest
-
 from investigation.policy import BudgetSnapshot, decide
 from investigation.state import (
     Evidence,
@@ -19,8 +17,6 @@ from investigation.state import (
     SubQuery,
 )
 from tests.unit.investigation.fakes import evidence
-
-pytestmark = pytest.mark.unit
 
 QUESTION = "What state did the director of Maximum Overdrive live in?"
 RELEVANT = [evidence("mo#0", "Maximum Overdrive", "A film directed by Stephen King, shot near Bangor.")]

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import pytest
-
 from investigation.text import (
     capitalised_spans,
     count_tokens,
@@ -13,8 +11,6 @@ from investigation.text import (
     split_sentences,
     stem,
 )
-
-pytestmark = pytest.mark.unit
 
 
 def test_count_tokens_counts_words_and_punctuation() -> None:

@@ -7,8 +7,6 @@ from pydantic import ValidationError
 
 from investigation.usage import LLMUsage
 
-pytestmark = pytest.mark.unit
-
 TOKENS = {"input_tokens": 120, "output_tokens": 30, "cache_read_input_tokens": 400, "cache_creation_input_tokens": 0}
 
 

@@ -10,7 +10,7 @@ from tests.fakes.messages_api import FakeMessagesAPI
 
 
 @pytest.fixture()
-def api() -> Iterator[FakeMessagesAPI]:
+def messages_api() -> Iterator[FakeMessagesAPI]:
     """A local Messages API server with no brain: every reply is scripted by the test
     (a module may override this fixture with a brain, as test_claude_requests does)."""
     with FakeMessagesAPI() as server:

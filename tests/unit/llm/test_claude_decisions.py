@@ -12,8 +12,6 @@ from tests.fakes.messages_api import FakeMessagesAPI, Reply, Text, Tool
 from tests.fakes.messages_brain import claude_against
 from tests.unit.investigation.fakes import BagOfWordsEmbedder, evidence, passage
 
-pytestmark = pytest.mark.integration
-
 QUESTION = "Where was the performer of Hello Love born?"
 PLAN = Plan(original=QUESTION, subqueries=(SubQuery(text=QUESTION, purpose="original question"),))
 EVIDENCE = [evidence("hello#0", "Hello Love", "Hello Love is a song performed by Hank Snow, released in 1974.",
@@ -29,8 +27,8 @@ def _heuristic() -> HeuristicReasoner:
     return HeuristicReasoner(BagOfWordsEmbedder())
 
 
-def test_valid_tool_input_becomes_a_typed_decision(api: FakeMessagesAPI) -> None:
-    api.script(Tool({"route": "multi_hop", "reason": "the performer must be found first", "confidence": 0.8}),
+def test_valid_tool_input_becomes_a_typed_decision(messages_api: FakeMessagesAPI) -> None:
+    messages_api.script(Tool({"route": "multi_hop", "reason": "the performer must be found first", "confidence": 0.8}),
                Tool({"kind": "decomposed", "subqueries": [{"text": "Hello Love performer", "purpose": "first link"}]}),
                Tool({"grades": [{"id": "P1", "grade": "correct", "relevance": 0.9},
                                 {"id": "P2", "grade": "incorrect", "relevance": 0.05}],
@@ -38,7 +36,7 @@ def test_valid_tool_input_becomes_a_typed_decision(api: FakeMessagesAPI) -> None
                Tool({"sufficient": False, "answered_subqueries": [], "missing_information": ["birthplace of Hank Snow"],
                      "conflicts": [], "confidence": 0.4}),
                Tool({"queries": [{"text": "Hank Snow birthplace", "purpose": "bridge: Hank Snow"}]}))
-    r = claude_against(api.url)
+    r = claude_against(messages_api.url)
     route = r.route(QUESTION)
     assert route == RouteDecision(route=Route.MULTI_HOP, reason="the performer must be found first", confidence=0.8)
     plan = r.plan(QUESTION, route)
@@ -55,7 +53,7 @@ def test_valid_tool_input_becomes_a_typed_decision(api: FakeMessagesAPI) -> None
     assert all(USAGE_KEYS <= x.model_fields_set and x.fallback is False for x in records)
     assert records[2].missing_evidence == ["the birthplace of the performer"]
     # the judge and next-hop prompts were told what is missing
-    assert "birthplace of Hank Snow" in api.requests[-1].user
+    assert "birthplace of Hank Snow" in messages_api.requests[-1].user
 
 
 @pytest.mark.parametrize(("reply", "reason"), [
@@ -68,51 +66,51 @@ def test_valid_tool_input_becomes_a_typed_decision(api: FakeMessagesAPI) -> None
     (Tool({"to": "attacker@evil.test"}, name="send_email"), "rejected_tool"),
     (Tool({"route": "lookup", "reason": "x", "confidence": 0.5}, name="record_grades"), "rejected_tool"),
 ])
-def test_unusable_output_never_acts_and_falls_back_visibly(api: FakeMessagesAPI, reply: Reply, reason: str) -> None:
-    api.script(reply)
-    r = claude_against(api.url)
+def test_unusable_output_never_acts_and_falls_back_visibly(messages_api: FakeMessagesAPI, reply: Reply, reason: str) -> None:
+    messages_api.script(reply)
+    r = claude_against(messages_api.url)
     assert r.route(QUESTION) == _heuristic().route(QUESTION)
     (call, fallback) = r.take_usage()
     assert call.kind == "llm_call"
     assert fallback.kind == "llm_fallback" and fallback.fallback is True and fallback.reason == reason
 
 
-def test_without_the_heuristic_the_safe_default_is_to_retrieve(api: FakeMessagesAPI) -> None:
-    api.script(Tool({"x": 1}, name="delete_account"))
-    r = claude_against(api.url, fallback_mode="none")
+def test_without_the_heuristic_the_safe_default_is_to_retrieve(messages_api: FakeMessagesAPI) -> None:
+    messages_api.script(Tool({"x": 1}, name="delete_account"))
+    r = claude_against(messages_api.url, fallback_mode="none")
     decision = r.route("hi")
     assert decision.route is Route.LOOKUP and decision.confidence == 0.0
 
 
-def test_a_grade_batch_that_skips_or_invents_ids_is_rejected_whole(api: FakeMessagesAPI) -> None:
-    api.script(Tool({"grades": [{"id": "P1", "grade": "correct", "relevance": 1.0},
+def test_a_grade_batch_that_skips_or_invents_ids_is_rejected_whole(messages_api: FakeMessagesAPI) -> None:
+    messages_api.script(Tool({"grades": [{"id": "P1", "grade": "correct", "relevance": 1.0},
                                 {"id": "P7", "grade": "correct", "relevance": 1.0}], "missing_evidence": []}))
-    r = claude_against(api.url)
+    r = claude_against(messages_api.url)
     graded = r.grade(QUESTION, PASSAGES, 1, {})
     assert graded == _heuristic().grade(QUESTION, PASSAGES, 1, {})
     assert r.take_usage()[-1].reason == "invalid_output"
 
 
-def test_passages_past_the_cap_are_kept_last_and_never_promoted(api: FakeMessagesAPI) -> None:
-    api.script(Tool({"grades": [{"id": "P1", "grade": "ambiguous", "relevance": 0.5}], "missing_evidence": []}))
-    r = claude_against(api.url, grade_max_passages=1)
+def test_passages_past_the_cap_are_kept_last_and_never_promoted(messages_api: FakeMessagesAPI) -> None:
+    messages_api.script(Tool({"grades": [{"id": "P1", "grade": "ambiguous", "relevance": 0.5}], "missing_evidence": []}))
+    r = claude_against(messages_api.url, grade_max_passages=1)
     graded = r.grade(QUESTION, PASSAGES, 2, {})
     assert [(e.grade, e.hop) for e in graded] == [(Grade.AMBIGUOUS, 2), (Grade.INCORRECT, 2)]
-    assert api.requests[0].user.count("<passage ") == 1
+    assert messages_api.requests[0].user.count("<passage ") == 1
 
 
-def test_sufficiency_needs_a_correct_passage(api: FakeMessagesAPI) -> None:
-    api.script(Tool({"sufficient": True, "answered_subqueries": [], "missing_information": [], "conflicts": [],
+def test_sufficiency_needs_a_correct_passage(messages_api: FakeMessagesAPI) -> None:
+    messages_api.script(Tool({"sufficient": True, "answered_subqueries": [], "missing_information": [], "conflicts": [],
                      "confidence": 0.9}))
     weak = [EVIDENCE[0].model_copy(update={"grade": Grade.AMBIGUOUS})]
-    judgment = claude_against(api.url).judge(QUESTION, PLAN, weak)
+    judgment = claude_against(messages_api.url).judge(QUESTION, PLAN, weak)
     assert not judgment.sufficient and "no passage is graded correct" in judgment.missing_information
 
 
-def test_an_invented_hop_is_traced_and_replaced_by_the_heuristic_bridge(api: FakeMessagesAPI) -> None:
-    api.script(Tool({"queries": [{"text": "Johnny Cash birthplace", "purpose": "guess"},
+def test_an_invented_hop_is_traced_and_replaced_by_the_heuristic_bridge(messages_api: FakeMessagesAPI) -> None:
+    messages_api.script(Tool({"queries": [{"text": "Johnny Cash birthplace", "purpose": "guess"},
                                  {"text": "Hank Snow 1975 birthplace", "purpose": "guess"}]}))
-    r = claude_against(api.url)
+    r = claude_against(messages_api.url)
     judgment = _heuristic().judge(QUESTION, PLAN, EVIDENCE)
     queries = r.next_queries(QUESTION, PLAN, EVIDENCE, [QUESTION], judgment)
     expected = _heuristic().next_queries(QUESTION, PLAN, EVIDENCE, [QUESTION], judgment)
@@ -124,26 +122,26 @@ def test_an_invented_hop_is_traced_and_replaced_by_the_heuristic_bridge(api: Fak
     assert rejected[0].unsupported == ["Johnny Cash"]
 
 
-def test_without_the_heuristic_an_invented_hop_is_simply_dropped(api: FakeMessagesAPI) -> None:
-    api.script(Tool({"queries": [{"text": "Johnny Cash birthplace", "purpose": "guess"}]}))
+def test_without_the_heuristic_an_invented_hop_is_simply_dropped(messages_api: FakeMessagesAPI) -> None:
+    messages_api.script(Tool({"queries": [{"text": "Johnny Cash birthplace", "purpose": "guess"}]}))
     judgment = Judgment(sufficient=False, missing_information=("birthplace of Hank Snow",))
-    assert claude_against(api.url, fallback_mode="none").next_queries(QUESTION, PLAN, EVIDENCE, [QUESTION],
+    assert claude_against(messages_api.url, fallback_mode="none").next_queries(QUESTION, PLAN, EVIDENCE, [QUESTION],
                                                                       judgment) == []
 
 
-def test_plan_queries_may_only_use_names_from_the_question(api: FakeMessagesAPI) -> None:
-    api.script(Tool({"kind": "decomposed", "subqueries": [{"text": "Hello Love performer", "purpose": "a"},
+def test_plan_queries_may_only_use_names_from_the_question(messages_api: FakeMessagesAPI) -> None:
+    messages_api.script(Tool({"kind": "decomposed", "subqueries": [{"text": "Hello Love performer", "purpose": "a"},
                                                           {"text": "Dolly Parton songs", "purpose": "b"}]}))
-    plan = claude_against(api.url).plan(QUESTION, RouteDecision(route=Route.MULTI_HOP, reason=""))
+    plan = claude_against(messages_api.url).plan(QUESTION, RouteDecision(route=Route.MULTI_HOP, reason=""))
     assert [s.text for s in plan.subqueries] == [QUESTION, "Hello Love performer"]
 
 
-def test_a_next_hop_carries_what_it_follows_for_the_policy(api: FakeMessagesAPI) -> None:
-    api.script(Tool({"queries": [{"text": "Hank Snow birthplace", "purpose": "bridge", "follows": "Hank Snow"}]}),
+def test_a_next_hop_carries_what_it_follows_for_the_policy(messages_api: FakeMessagesAPI) -> None:
+    messages_api.script(Tool({"queries": [{"text": "Hank Snow birthplace", "purpose": "bridge", "follows": "Hank Snow"}]}),
                Tool({"queries": [{"text": "Hank Snow birthplace", "purpose": "bridge"}]}))
     judgment = Judgment(sufficient=False, missing_information=("birthplace of Hank Snow",))
-    filled = claude_against(api.url).next_queries(QUESTION, PLAN, EVIDENCE, [QUESTION], judgment)
-    derived = claude_against(api.url).next_queries(QUESTION, PLAN, EVIDENCE, [QUESTION], judgment)
+    filled = claude_against(messages_api.url).next_queries(QUESTION, PLAN, EVIDENCE, [QUESTION], judgment)
+    derived = claude_against(messages_api.url).next_queries(QUESTION, PLAN, EVIDENCE, [QUESTION], judgment)
     assert [q.follows for q in filled] == ["Hank Snow"]
     assert [q.follows for q in derived] == ["hank snow"]  # the grounded span, when the model left it empty
     assert "follows" in NEXT_QUERIES_TOOL["input_schema"]["properties"]["queries"]["items"]["required"]

@@ -21,8 +21,6 @@ from tests.fakes.messages_api import FakeMessagesAPI
 from tests.fakes.messages_brain import GullibleBrain, HeuristicBrain, claude_against
 from tests.unit.investigation.fakes import BagOfWordsEmbedder, evidence, passage
 
-pytestmark = pytest.mark.unit
-
 CORPUS = [json.loads(line) for line in
           (Path(__file__).parents[2] / "fixtures" / "injection" / "corpus.jsonl").read_text().splitlines()]
 IDS = [d["id"] for d in CORPUS]

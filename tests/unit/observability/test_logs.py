@@ -12,8 +12,6 @@ import pytest
 from config.settings import Settings
 from observability import logs
 
-pytestmark = pytest.mark.unit
-
 
 @pytest.fixture(autouse=True)
 def _restore_root() -> Iterator[None]:

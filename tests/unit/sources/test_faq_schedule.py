@@ -10,8 +10,6 @@ from investigation.errors import ValidationFailed
 from investigation.sources.faq import Resolved, group
 from investigation.sources.schedule import is_due, parse_duration, parse_every
 
-pytestmark = pytest.mark.unit
-
 
 def test_similar_questions_group_and_singletons_do_not() -> None:
     tickets = [Resolved("1", "How do I reset my password?", "Use the reset link on the login page."),

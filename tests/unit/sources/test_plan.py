@@ -2,14 +2,10 @@
 
 from __future__ import annotations
 
-import pytest
-
 from investigation.sources.items import MAX_BODY_CHARS, Item, content_hash
 from investigation.sources.plan import Known, latest_only, plan_batch, plan_reconcile, version_of
 from investigation.sources.visibility import freshdesk_folder, zendesk_article
 from investigation.state import Visibility
-
-pytestmark = pytest.mark.unit
 
 
 def test_new_changed_unchanged_and_gone_items() -> None:

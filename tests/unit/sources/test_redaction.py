@@ -2,11 +2,7 @@
 
 from __future__ import annotations
 
-import pytest
-
 from investigation.sources.redaction import CARD, EMAIL, PHONE, luhn_valid, redact
-
-pytestmark = pytest.mark.unit
 
 
 def test_luhn() -> None:

@@ -2,11 +2,7 @@
 
 from __future__ import annotations
 
-import pytest
-
 from api.source_pages import sources_section
-
-pytestmark = pytest.mark.unit
 
 
 def test_the_section_shows_each_sources_last_sync() -> None:

@@ -7,13 +7,10 @@ investigation's row at intake cost ~0.5 ms (docs/performance.md, twenty-first pa
 
 from __future__ import annotations
 
-import pytest
 from sqlmodel import SQLModel
 
 from storage import models
 from storage.models import Hop, Investigation, empty_list
-
-pytestmark = pytest.mark.unit
 
 
 def _table_models() -> list[type[SQLModel]]:

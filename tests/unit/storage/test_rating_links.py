@@ -12,8 +12,6 @@ import pytest
 
 from storage.rating_links import RATING_TTL_SECONDS, feedback_links, rating_token, verify_rating
 
-pytestmark = pytest.mark.unit
-
 KEY = b"k" * 32
 NOW = 1_800_000_000.0
 

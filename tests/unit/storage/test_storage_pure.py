@@ -17,8 +17,6 @@ from storage.redis_state import RedisState, cache_digest, client_from_url, norma
 from storage.views import build_investigation_view, event_view, order_evidence
 from tests.conftest import redis_url_pair
 
-pytestmark = pytest.mark.unit
-
 
 def test_queries_are_normalised_for_the_cache() -> None:
     assert normalise_query("  Which\tPLAN  has\nSSO? ") == "which plan has sso?"

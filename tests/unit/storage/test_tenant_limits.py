@@ -7,8 +7,6 @@ import pytest
 from investigation.errors import ValidationFailed
 from storage._tenants import validate_limits
 
-pytestmark = pytest.mark.unit
-
 
 def test_known_limits_pass_through() -> None:
     assert validate_limits({"max_hops": 2, "llm_tokens_per_day": 100_000}) == {

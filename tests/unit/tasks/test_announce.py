@@ -11,8 +11,6 @@ import redis
 
 from storage.redis_state import RedisState, client_from_url
 
-pytestmark = pytest.mark.unit
-
 
 class _Refusing(redis.Redis):
     """A real client whose PUBLISH the server answers with an error (as a read-only replica or an ACL would)."""

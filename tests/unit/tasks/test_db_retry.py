@@ -2,11 +2,7 @@
 
 from __future__ import annotations
 
-import pytest
-
 from tasks.celery_tasks import DB_BACKOFF_CAP, DB_RETRIES, db_retry_delay
-
-pytestmark = pytest.mark.unit
 
 
 def test_waits_double_from_half_a_second_to_the_cap() -> None:

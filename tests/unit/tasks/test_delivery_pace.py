@@ -7,8 +7,6 @@ import pytest
 from investigation.ports import Delivered
 from tasks.delivery_channels import MAX_PACE_SECONDS, pace_after
 
-pytestmark = pytest.mark.unit
-
 
 def test_no_headroom_reported_holds_nothing() -> None:
     assert pace_after(Delivered(204)) == 0.0

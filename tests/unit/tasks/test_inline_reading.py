@@ -15,8 +15,6 @@ import pytest
 from investigation.state import Passage
 from tasks.inline import _ReadingAhead
 
-pytestmark = pytest.mark.unit
-
 LONG = 30.0  # a search waiting longer than this has been left waiting: the test fails, it does not hang
 
 

@@ -5,14 +5,11 @@ from __future__ import annotations
 import importlib
 from typing import Any
 
-import pytest
 from celery import Celery
 
 from tasks.workflow import hop_canvas
 from workers import names
 from workers.app import TASK_MODULES, celery_config
-
-pytestmark = pytest.mark.unit
 
 
 def test_hop_is_a_chord_of_every_subquery_times_every_engine_with_errback() -> None:

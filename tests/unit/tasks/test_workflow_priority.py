@@ -2,14 +2,11 @@
 
 from __future__ import annotations
 
-import pytest
 from celery import Celery
 
 from tasks.workflow import hop_canvas
 from workers import names
 from workers.app import celery_config
-
-pytestmark = pytest.mark.unit
 
 
 def test_a_hops_members_reducer_and_error_callback_carry_the_priority() -> None:

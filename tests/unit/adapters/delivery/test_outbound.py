@@ -15,8 +15,6 @@ from adapters.delivery.outbound import (
     why_forbidden,
 )
 
-pytestmark = pytest.mark.unit
-
 FORBIDDEN = [
     "127.0.0.1", "2130706433", "0177.0.0.1", "0x7f.0.0.1", "0x7f000001", "127.1", "0177.1", "127.0.0.1.",
     "10.0.0.1", "012.0.0.1", "172.16.5.4", "192.168.1.1", "169.254.169.254", "0xa9.0xfe.0xa9.0xfe",

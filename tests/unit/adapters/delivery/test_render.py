@@ -8,8 +8,6 @@ import pytest
 
 from adapters.delivery.render import linkable, render
 
-pytestmark = pytest.mark.unit
-
 
 def _payload(*urls: str | None) -> dict[str, Any]:
     return {"status": "answered", "answer": "Refunds take five days [1].", "question": "How long do refunds take?",

@@ -6,8 +6,6 @@ import pytest
 
 from adapters.delivery.webhook import InvalidSignature, parse_retry_after, sign, verify
 
-pytestmark = pytest.mark.unit
-
 # The Standard Webhooks reference test vector (same in every reference library).
 SECRET = "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw"
 MSG_ID = "msg_p5jXN8AQM9LWM0D4loKWxJek"

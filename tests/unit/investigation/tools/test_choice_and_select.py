@@ -13,8 +13,6 @@ from investigation.tools.narrowing import missing_sentence, narrow
 from investigation.tools.selection import choose, relevance
 from tests.unit.investigation.tools.samples import BASE
 
-pytestmark = pytest.mark.unit
-
 
 def orders(**overrides: Any) -> dict[str, Any]:
     decl: dict[str, Any] = {

@@ -10,8 +10,6 @@ from investigation.errors import ValidationFailed
 from investigation.tools.declaration import declaration_json, parse_declaration
 from tests.unit.investigation.tools.samples import billing, status, tickets
 
-pytestmark = pytest.mark.unit
-
 
 def _fails(raw: dict[str, Any]) -> ValidationFailed:
     with pytest.raises(ValidationFailed) as caught:

@@ -9,12 +9,9 @@ import re
 from pathlib import Path
 from typing import Any
 
-import pytest
 import yaml
 
 from investigation.tools.declaration import parse_declaration
-
-pytestmark = pytest.mark.unit
 
 DOC = Path(__file__).resolve().parents[4] / "docs" / "tools.md"
 BLOCK = re.compile(r"```(yaml|json)\n(.*?)```", re.DOTALL)

@@ -15,8 +15,6 @@ from investigation.tools.policy import CallScope, resolve_arguments
 from investigation.tools.templates import render_url
 from tests.unit.investigation.tools.samples import BASE, tickets
 
-pytestmark = pytest.mark.unit
-
 ANA = {"requester": {"email": "ana@example.org"}, "account_id": "cust-a"}
 CLEO = {"requester": {"email": "cleo@example.org"}, "account_id": "cust-c"}
 

@@ -12,8 +12,6 @@ from investigation.tools.policy import CallScope, check_proposed, refusal, resol
 from investigation.tools.tool_use import definitions, validate_tool_use
 from tests.unit.investigation.tools.samples import CONTEXT, billing, status, tickets
 
-pytestmark = pytest.mark.unit
-
 BILLING = parse_declaration(billing())
 STATUS = parse_declaration(status())
 TICKETS = parse_declaration(tickets())

@@ -2,16 +2,12 @@
 
 from __future__ import annotations
 
-import pytest
-
 from investigation.state import Answer
 from investigation.tools.declaration import parse_declaration
 from investigation.tools.evidence import admit_gaps, as_passage
 from investigation.tools.projection import MAX_ITEMS, evidence_text, flatten, project, summary_sentences
 from investigation.tools.templates import render_url
 from tests.unit.investigation.tools.samples import billing
-
-pytestmark = pytest.mark.unit
 
 RESPONSE = {
     "account": {"id": "acct-42", "plan": "Business", "workspace_state": "read-only", "risk_score": 0.7,

@@ -2,14 +2,10 @@
 
 from __future__ import annotations
 
-import pytest
-
 from investigation.tools.declaration import parse_declaration
 from investigation.tools.openapi import import_operation
 from investigation.tools.selection import choose, relevance
 from tests.unit.investigation.tools.samples import billing, status, tickets
-
-pytestmark = pytest.mark.unit
 
 TOOLS = [parse_declaration(billing()), parse_declaration(status()), parse_declaration(tickets())]
 
