@@ -42,12 +42,34 @@ def _reseal(seal: Callable[[Any, str], str], clear: bool) -> None:
 
 
 def _widen(existing: Any, new: Any) -> None:
-    # SQLite ignores a VARCHAR's length, and its batch mode would re-create `tenant`, which the foreign
-    # keys of a populated database forbid: only the other dialects change the column.
     if op.get_bind().dialect.name == "sqlite":
+        _retype_on_sqlite(existing, new)
         return
     with op.batch_alter_table("tenant") as batch:
         batch.alter_column("webhook_secret", existing_type=existing, type_=new, existing_nullable=False)
+
+
+def _retype_on_sqlite(existing: Any, new: Any) -> None:
+    """Batch mode would re-create `tenant` (copy, drop, rename), and dropping a table other rows reference
+    is an implicit DELETE that the enforced foreign keys refuse inside the migration's transaction. VARCHAR
+    and TEXT both store text in SQLite, nothing on disk changes: so the column's declared type is rewritten
+    in the schema, SQLite's documented procedure for changes that leave the stored content as it is
+    (sqlite.org/lang_altertable.html, "Making Other Kinds Of Table Schema Changes")."""
+    connection = op.get_bind()
+    dialect = connection.dialect
+    old_decl = f'webhook_secret {existing.compile(dialect=dialect)}'
+    new_decl = f'webhook_secret {new.compile(dialect=dialect)}'
+    (sql,) = connection.execute(sa.text("SELECT sql FROM sqlite_master WHERE type='table' AND name='tenant'")).one()
+    if old_decl not in sql:
+        raise RuntimeError(f"tenant's schema does not declare {old_decl!r}: {sql}")
+    (version,) = connection.execute(sa.text("PRAGMA schema_version")).one()
+    connection.exec_driver_sql("PRAGMA writable_schema=ON")
+    try:
+        connection.execute(sa.text("UPDATE sqlite_master SET sql = :sql WHERE type='table' AND name='tenant'"),
+                           {"sql": sql.replace(old_decl, new_decl, 1)})
+        connection.exec_driver_sql(f"PRAGMA schema_version={int(version) + 1}")
+    finally:
+        connection.exec_driver_sql("PRAGMA writable_schema=OFF")
 
 
 def upgrade() -> None:

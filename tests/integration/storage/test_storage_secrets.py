@@ -66,6 +66,10 @@ def test_the_migration_runs_on_a_database_whose_tenant_is_referenced(empty_db_ur
             assert repo.open_webhook_secret(repo.get_tenant(session, tenant_id="t1"), box) == CLEAR
             (channels,) = session.connection().execute(text("SELECT count(*) FROM channel")).scalars()
             assert channels == 1
+            if engine.dialect.name == "sqlite":
+                checks = session.connection().execute(text("PRAGMA integrity_check")).scalars().all()
+                assert checks == ["ok"]
+                assert not session.connection().execute(text("PRAGMA foreign_key_check")).all()
     finally:
         engine.dispose()
 
