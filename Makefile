@@ -43,10 +43,11 @@ test: $(STAMP) $(COMPILED)
 	$(BIN)/python -m pytest -p no:cacheprovider -p tests.support.progress -n $(TEST_WORKERS) --dist loadgroup \
 		--durations=15
 
-# The edit-test loop: unit tests and the conformance suite on the embedded engines, in one process, no
-# worker processes or servers (integration and e2e tests excluded by marker).
+# The edit-test loop: tests/unit and the conformance suite on the embedded engines (the external engines'
+# URLs unset), in one process: no worker processes, servers or databases.
 test-fast: $(STAMP) $(COMPILED)
-	$(BIN)/python -m pytest -p no:cacheprovider -q -n 0 -m "(unit or conformance) and not integration and not e2e"
+	env -u ELASTICSEARCH_URL -u WEAVIATE_URL $(BIN)/python -m pytest -p no:cacheprovider -q -n 0 \
+		tests/unit tests/conformance
 
 # docs/figures.md: the current evaluation and throughput figures with date, commit and machine (10-25 min).
 figures: $(STAMP) $(COMPILED)
