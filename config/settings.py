@@ -22,6 +22,9 @@ class Settings(BaseSettings):
     database_url: str | None = Field(default=None, description="SQLAlchemy URL; default SQLite in SLEUTH_HOME.")
     redis_url: str | None = Field(default=None, description="Broker/state Redis; default: embedded redis-server.")
     redis_prefix: str = Field(default="sleuth", description="Prefix of every Redis key Sleuth writes.")
+    broker_url: str | None = Field(default=None, description=(
+        "Celery's broker: amqp://user:pass@host:5672/vhost for RabbitMQ (quorum queues); default: the Redis "
+        "URL. Redis stays the state store and result backend either way (docs/production.md)."))
 
     lexical_backend: str = Field(default="embedded", description="embedded | elasticsearch")
     vector_backend: str = Field(default="embedded", description="embedded | weaviate")
