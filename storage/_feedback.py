@@ -8,6 +8,7 @@ from collections.abc import Iterable
 from datetime import datetime
 from typing import Any
 
+from sqlalchemy import or_
 from sqlmodel import Session, col, delete, func, select, update
 
 from investigation.errors import NotFound, ValidationFailed
@@ -151,6 +152,19 @@ def delete_feedback_before(session: Session, *, tenant_id: str, before: datetime
         old = session.exec(delete(Outcome).where(col(Outcome.tenant_id) == tenant_id,
                                                  col(Outcome.updated_at) < before))
     return int(gone.rowcount or 0) + int(old.rowcount or 0)
+
+
+def purge_feedback_text(session: Session, *, tenant_id: str, cutoff: datetime, batch: int) -> int:
+    """Blank the comment and correction of up to `batch` of the tenant's ratings given before `cutoff` (the
+    retention job's batch, like `storage.retention`): free text is personal data; the rating itself stays, so
+    the quality page's shares do not change when the text goes."""
+    with write(session):
+        ids = list(session.exec(select(Feedback.id).where(
+            col(Feedback.tenant_id) == tenant_id, col(Feedback.created_at) < cutoff,
+            or_(col(Feedback.comment).is_not(None), col(Feedback.correct_answer).is_not(None))).limit(batch)).all())
+        if ids:
+            session.exec(update(Feedback).where(col(Feedback.id).in_(ids)).values(comment=None, correct_answer=None))
+    return len(ids)
 
 
 def list_rated(session: Session, *, tenant_id: str, rating: str, limit: int = 50) -> list[Investigation]:

@@ -1,6 +1,6 @@
 """The beat task of retention (on the `sources` queue, the background queue: it never takes an investigation's
-worker): each tenant's expired trace events and evidence text go, one small transaction per batch, at most
-`retention_batches` transactions a run (the rest the next run)."""
+worker): each tenant's expired trace events, evidence text and rating comments/corrections go, one small
+transaction per batch, at most `retention_batches` transactions a run (the rest the next run)."""
 
 from __future__ import annotations
 
@@ -35,8 +35,9 @@ def retention_run(self: Task) -> dict[str, Any]:
     removed: dict[str, dict[str, int]] = {}
     for tenant_id, days in tenants:
         cutoff = utcnow() - timedelta(days=days)
-        counts = {"events": 0, "evidence_text": 0}
-        for kind, purge in (("events", retention.purge_events), ("evidence_text", retention.purge_evidence_text)):
+        counts = {"events": 0, "evidence_text": 0, "feedback_text": 0}
+        for kind, purge in (("events", retention.purge_events), ("evidence_text", retention.purge_evidence_text),
+                            ("feedback_text", repo.purge_feedback_text)):
             while left > 0:
                 left -= 1
                 with services.session() as session:
