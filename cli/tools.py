@@ -104,7 +104,8 @@ def tools_bench(labelled: Annotated[Path, typer.Option(help="Labelled tool quest
                 split: Annotated[str | None, typer.Option(
                     help="dev | test: one frozen half of each set (cli/splits.py)")] = None,
                 domain: Annotated[str, typer.Option(
-                    help="saas (account/billing, status, tickets) | shop (orders, subscription)")] = "saas") -> None:
+                    help="saas (account/billing, status, tickets) | shop (orders, subscription) | travel (bookings, trips, "
+                         "loyalty, flight status)")] = "saas") -> None:
     """Tool figures on local sample APIs: correct tool-backed answers, calls per investigation, added
     latency (p95), calls outside policy on the adversarial set."""
     from rich.console import Console
