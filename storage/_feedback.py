@@ -167,6 +167,34 @@ def purge_feedback_text(session: Session, *, tenant_id: str, cutoff: datetime, b
     return len(ids)
 
 
+GAP_RATINGS = ("wrong", "partly")
+
+
+def gap_questions(session: Session, *, tenant_id: str, since: datetime, until: datetime,
+                  limit: int | None = None) -> list[tuple[str, str, datetime, str]]:
+    """The tenant's questions asked in [since, until) that were refused or are currently rated wrong or
+    partly, as (id, question, created_at, reason), oldest first; with `limit`, the newest `limit` of them.
+    A question both refused and rated counts once, with its rating as the reason (wrong before partly)."""
+    inv = Investigation
+    period = (col(inv.tenant_id) == tenant_id, col(inv.created_at) >= since, col(inv.created_at) < until)
+    newest = (col(inv.created_at).desc(), col(inv.id).desc())
+    refused = select(inv.id, inv.question, inv.created_at).where(*period, col(inv.status) == "refused")
+    rated = (select(inv.id, inv.question, inv.created_at, Feedback.rating)
+             .join(Feedback, col(Feedback.investigation_id) == col(inv.id))
+             .where(*period, col(Feedback.tenant_id) == tenant_id, col(Feedback.current).is_(True),
+                    col(Feedback.rating).in_(GAP_RATINGS)))
+    if limit is not None:
+        refused, rated = refused.order_by(*newest).limit(limit), rated.order_by(*newest).limit(limit * 2)
+    found: dict[str, tuple[str, str, datetime, str]] = {}
+    for inv_id, question, created_at in session.exec(refused).all():
+        found[inv_id] = (inv_id, question, created_at, "refused")
+    for inv_id, question, created_at, rating in session.exec(rated).all():
+        if inv_id not in found or found[inv_id][3] != "wrong":
+            found[inv_id] = (inv_id, question, created_at, rating)
+    rows = sorted(found.values(), key=lambda r: (r[2], r[0]))
+    return rows[-limit:] if limit is not None else rows
+
+
 def list_rated(session: Session, *, tenant_id: str, rating: str, limit: int = 50) -> list[Investigation]:
     """The tenant's newest investigations that someone currently rates `rating`."""
     rated = select(Feedback.investigation_id).where(Feedback.tenant_id == tenant_id, Feedback.rating == rating,

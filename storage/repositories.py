@@ -33,6 +33,7 @@ from storage._deliveries import (
 from storage._feedback import (
     count_rated,
     delete_feedback_before,
+    gap_questions,
     get_outcome,
     list_feedback,
     list_rated,
@@ -112,6 +113,7 @@ __all__ = [
     "get_hop",
     "get_investigation",
     "get_or_create_delivery",
+    "gap_questions",
     "get_outcome",
     "get_tenant",
     "get_tenant_by_name",
