@@ -10,6 +10,8 @@ from typing import Annotated
 import typer
 from rich.console import Console
 
+from cli.feedback import feedback_app
+from cli.gaps import gaps
 from cli.secrets import secrets_app
 from cli.sources import sources_app
 from cli.tools import tools_app
@@ -25,6 +27,8 @@ app.add_typer(channels_app, name="channels")
 app.add_typer(tools_app, name="tools")
 app.add_typer(sources_app, name="sources")
 app.add_typer(secrets_app, name="secrets")
+app.add_typer(feedback_app, name="feedback")
+app.command()(gaps)
 console = Console(stderr=True, soft_wrap=True)  # piped output: no wrapping mid-phrase
 
 
