@@ -87,7 +87,8 @@ def quality_page(tenant_name: str, report: QualityReport, days: int, *, csrf: st
                       for d in (7, 30, 90))
     body = (f"<h1>Quality of {e(tenant_name)}</h1>"
             f'<nav aria-label="Period"><ul class="filters">{periods}'
-            f'<li><a href="/quality.csv?days={days}">CSV</a></li></ul></nav>'
+            f'<li><a href="/quality.csv?days={days}">CSV</a></li>'
+            f'<li><a href="/gaps?days={days}">Knowledge gaps</a></li></ul></nav>'
             f'<section class="card"><h2>Last {days} days</h2><ul class="facts">{facts}</ul></section>'
             f'<section class="card"><h2>Volume per week</h2>{weekly_chart(report.weeks)}</section>'
             f'<section class="card"><h2>By route</h2>{_table("Route", report.routes)}</section>'
