@@ -69,14 +69,14 @@ def ingest_summary(report: dict[str, Any]) -> str:
     return "; ".join(parts)
 
 
-_APPS: dict[tuple[str, str], Celery] = {}
+_APPS: dict[tuple[str, str, str], Celery] = {}
 
 
 def celery_for(settings: Settings) -> Celery:
-    """One Celery app per (broker, prefix) in this process: apps hold connection pools."""
+    """One Celery app per (Redis, prefix, broker) in this process: apps hold connection pools."""
     from workers.app import create_celery
 
-    key = (settings.redis_url or "", settings.redis_prefix)
+    key = (settings.redis_url or "", settings.redis_prefix, settings.broker_url or "")
     if key not in _APPS:
         _APPS[key] = create_celery(settings)
     return _APPS[key]

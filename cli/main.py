@@ -270,8 +270,10 @@ def worker(queues: Annotated[str, typer.Option("-Q", "--queues")] = ",".join(ALL
     """Run one Celery worker on the given queues (optionally with the beat watchdog embedded)."""
     from cli.processes import refuse_unsafe_production
     from workers.app import create_celery
+    from workers.broker import check_broker
 
     refuse_unsafe_production(_settings())
+    check_broker(_settings())
     celery_app = create_celery(_settings())
     argv = ["worker", "-Q", queues, "--concurrency", str(concurrency or _settings().worker_concurrency),
             "-n", f"{name}@%h",

@@ -1,4 +1,5 @@
-"""`sleuth up`: embedded Redis (unless SLEUTH_REDIS_URL), the API, ONE beat and the workers, supervised.
+"""`sleuth up`: embedded Redis (unless SLEUTH_REDIS_URL; also the broker unless SLEUTH_BROKER_URL), the API,
+ONE beat and the workers, supervised.
 
 Each is a child of `cli.supervisor.Supervisor`: a dead child is restarted with backoff; only Ctrl-C or
 SIGTERM stops the stack. The run file (`SLEUTH_HOME/run/up.json`) names the children and their pids.
@@ -20,6 +21,7 @@ from cli import processes
 from cli.supervisor import Child, RestartPolicy, Supervisor
 from config.settings import Settings
 from investigation.errors import ValidationFailed
+from workers.broker import check_broker
 
 TICK_SECONDS = 0.25
 
@@ -66,6 +68,7 @@ def _write_run_file(path: Path, info: dict[str, object], supervisor: Supervisor)
 def run_up(settings: Settings, *, host: str, port: int, workers: int, concurrency: int,
            console: Console, policy: RestartPolicy | None = None) -> None:
     processes.refuse_unsafe_production(settings)
+    check_broker(settings)
     if processes.running_stack(settings):
         raise ValidationFailed("SLEUTH_HOME", "a `sleuth up` already runs for this home")
     from observability import metrics

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 from config.settings import Settings
 from observability import metrics
 from observability.source_metrics import SourceCollector
-from workers.names import ALL_QUEUES, queue_keys
+from workers.broker import queue_depths
 
 if TYPE_CHECKING:
     from bootstrap import Services
@@ -22,7 +22,7 @@ log = logging.getLogger(__name__)
 
 
 class StateCollector:
-    """Gauges read at scrape time from Redis (queue lengths) and the database (dead deliveries, work in
+    """Gauges read at scrape time from the broker (queue lengths) and the database (dead deliveries, work in
     flight): a value that is the same whoever asks, so it needs no multiprocess bookkeeping."""
 
     def __init__(self, services: Services) -> None:
@@ -37,16 +37,10 @@ class StateCollector:
         depth = GaugeMetricFamily("sleuth_queue_depth", "Messages waiting in each Celery queue.",
                                   labels=["queue"])
         try:
-            if self._services.settings.redis_url:
-                prefix = f"{self._services.settings.redis_prefix}:celery:"
-                pipe = self._services.redis.pipeline()
-                for queue in ALL_QUEUES:
-                    for key in queue_keys(queue):  # every priority's list
-                        pipe.llen(prefix + key)
-                lengths = pipe.execute()
-                per = len(lengths) // len(ALL_QUEUES)
-                for i, queue in enumerate(ALL_QUEUES):
-                    depth.add_metric([queue], float(sum(lengths[i * per:(i + 1) * per])))
+            if self._services.settings.redis_url:  # Redis lists or RabbitMQ queues: the broker's own count
+                settings = self._services.settings
+                for queue, count in queue_depths(settings, self._services.redis).items():
+                    depth.add_metric([queue], float(count))
         except Exception:
             log.warning("metrics: queue depth unavailable", exc_info=True)
         yield depth

@@ -14,6 +14,9 @@ Rule for missing services (`require_or_skip`): skip locally, fail when ``CI=true
     db_engine        function `make_engine(db_url)`
     session          function a `Session` on `db_engine` (expire_on_commit=False)
     embeddings_dir   session  an embedding cache shared by every xdist worker, holding the example KB's vectors
+    rabbitmq_vhost   session  a RabbitMQ vhost of this run's own (`tests/support/rabbitmq.py`), deleted at the end
+    broker_url       function Celery's broker for a test's stack: None (the Redis URL) unless parametrized
+                              indirectly with "rabbitmq" (the run's vhost, emptied before and after the test)
 """
 
 from __future__ import annotations
@@ -392,6 +395,40 @@ def _embed_example_kb(cache: Path, home: Path) -> None:
     shutil.rmtree(home, ignore_errors=True)
 
 
+# -- RabbitMQ (the second broker) ---------------------------------------------------------------------
+
+
+@pytest.fixture(scope="session")
+def rabbitmq_vhost() -> Iterator[Any]:
+    from tests.support.rabbitmq import Vhost, answers, server_url
+
+    if not answers(server_url()):
+        require_or_skip(f"RabbitMQ does not answer at {server_url()}")
+    if not Vhost.usable():
+        require_or_skip("rabbitmqctl is not on PATH (a vhost of the run's own is made with it)")
+    vhost = Vhost(server_url())
+    vhost.create()
+    try:
+        yield vhost
+    finally:
+        vhost.delete()
+
+
+@pytest.fixture()
+def broker_url(request: pytest.FixtureRequest) -> Iterator[str | None]:
+    """`Settings.broker_url` of a test's stack: parametrize with ``indirect=True`` over "redis" (None: the
+    Redis URL) and "rabbitmq"."""
+    if getattr(request, "param", "redis") == "redis":
+        yield None
+        return
+    vhost = request.getfixturevalue("rabbitmq_vhost")
+    vhost.purge()
+    try:
+        yield vhost.url
+    finally:
+        vhost.purge()
+
+
 # -- markers follow directories ----------------------------------------------------------------------
 
 # A test's kind is the directory it lives in (tests/unit, tests/integration, tests/e2e, tests/conformance):
@@ -404,7 +441,7 @@ KINDS = ("unit", "integration", "e2e", "conformance")
 SERVICE_FIXTURES = frozenset({
     "redis_url", "redis_py_url", "redis_prefix", "module_redis_prefix", "redis_client", "redis_state", "db_url",
     "module_db_url", "empty_db_url", "db_engine", "session", "services", "api", "stack", "shared_stack", "queue",
-    "embedder", "worker", "embeddings_dir",
+    "embedder", "worker", "embeddings_dir", "rabbitmq_vhost",
 })
 
 

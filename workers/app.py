@@ -13,7 +13,7 @@ from app.fairness import TenantFairness
 from config.settings import Settings
 from storage.redis_state import kombu_url
 from tasks import fairness
-from workers import names, runtime
+from workers import broker, names, runtime
 from workers.publishing import use_publisher_transport
 
 # The tasks' module, imported by name where tasks run (a worker imports `include` at start): a process that
@@ -24,32 +24,56 @@ TASK_MODULES = ("tasks.celery_tasks", "tasks.source_tasks", "tasks.retention_tas
 SOURCES_DUE_SECONDS = 30.0  # how often beat looks for due sources: the lag past a source's interval
 
 
+def _redis_transport(settings: Settings) -> dict[str, object]:
+    """kombu's Redis transport options (the broker's on a Redis broker; the result backend's always)."""
+    # Every broker/backend key carries the prefix, so several deployments (or test runs) share a Redis.
+    # Unacked messages of a vanished worker are swept back to their queue every few seconds (kombu's
+    # default sweep is ~100 s), once their visibility timeout has passed.
+    return {"visibility_timeout": settings.visibility_timeout,
+            "global_keyprefix": f"{settings.redis_prefix}:celery:",
+            "unacked_restore_interval": min(10, max(1, settings.visibility_timeout // 4)),
+            "unacked_restore_throttle": 1,
+            # Per-tenant fairness at the queues: steps carry a priority (`app.admission.priority`);
+            # a worker takes the lowest number first, across every queue it reads.
+            "priority_steps": list(names.PRIORITY_STEPS)}
+
+
+def _broker_config(settings: Settings) -> dict[str, object]:
+    """The broker's part of the configuration: Redis lists with priority steps, or RabbitMQ quorum queues."""
+    if not broker.is_amqp(settings):
+        # Each queue has its own direct exchange and routing key: a message lands in exactly one queue.
+        return {"broker_transport_options": _redis_transport(settings),
+                "task_queues": [Queue(q, Exchange(q, type="direct"), routing_key=q) for q in names.ALL_QUEUES]}
+    # RabbitMQ: quorum queues (replicated, durable; a message is confirmed once a majority holds it) and
+    # publisher confirms (a send returns once the broker has the message). Topic exchanges, one per queue and
+    # routed by the queue's name, so Celery's native delayed delivery (what quorum queues use for a retry's
+    # countdown instead of a worker holding the message) can hand a delayed message back to its queue.
+    # Quorum queues in RabbitMQ 3.10 have no message priorities: tenant fairness rests on the in-flight and
+    # running-step caps (app.admission, app.admission_steps), which live in Redis and hold on either broker.
+    quorum = {"x-queue-type": "quorum"}
+    return {"broker_transport_options": {"confirm_publish": True},
+            "broker_heartbeat": 30,
+            "task_queues": [Queue(q, Exchange(q, type="topic"), routing_key=q, queue_arguments=quorum)
+                            for q in names.ALL_QUEUES],
+            "task_default_queue_type": "quorum",
+            "task_default_exchange_type": "topic"}
+
+
 def celery_config(settings: Settings) -> dict[str, object]:
     """The whole Celery configuration as data (documented in README's worker table)."""
     if not settings.redis_url:
         raise ValueError("create_celery needs settings.redis_url (the embedded Redis sets it)")
-    url = kombu_url(settings.redis_url)
-    # Every broker/backend key carries the prefix, so several deployments (or test runs) share a Redis.
-    # Unacked messages of a vanished worker are swept back to their queue every few seconds (kombu's
-    # default sweep is ~100 s), once their visibility timeout has passed.
-    transport = {"visibility_timeout": settings.visibility_timeout,
-                 "global_keyprefix": f"{settings.redis_prefix}:celery:",
-                 "unacked_restore_interval": min(10, max(1, settings.visibility_timeout // 4)),
-                 "unacked_restore_throttle": 1,
-                 # Per-tenant fairness at the queues: steps carry a priority (`app.admission.priority`);
-                 # a worker takes the lowest number first, across every queue it reads.
-                 "priority_steps": list(names.PRIORITY_STEPS)}
+    backend = kombu_url(settings.redis_url)
     return {
-        "broker_url": url,
-        "result_backend": url,
-        "broker_transport_options": transport,
-        "result_backend_transport_options": transport,
+        "broker_url": broker.broker_url(settings),
+        **_broker_config(settings),
+        # Chord state and results stay in Redis whichever broker carries the messages.
+        "result_backend": backend,
+        "result_backend_transport_options": _redis_transport(settings),
         "broker_connection_retry_on_startup": True,
         "task_serializer": "json",
         "result_serializer": "json",
         "accept_content": ["json"],
-        # Each queue has its own direct exchange and routing key: a message lands in exactly one queue.
-        "task_queues": [Queue(q, Exchange(q, type="direct"), routing_key=q) for q in names.ALL_QUEUES],
         "task_default_queue": names.Q_PLAN,
         "task_default_exchange": names.Q_PLAN,
         "task_default_routing_key": names.Q_PLAN,
@@ -118,7 +142,8 @@ class HopRedisBackend(RedisBackend):  # type: ignore[misc]  # celery ships no ty
 
 def create_celery(settings: Settings) -> Celery:
     """Build the Celery app for `settings`; its tasks are registered by name (`TASK_MODULES`)."""
-    use_publisher_transport()
+    if not broker.is_amqp(settings):  # kombu's Redis transport, less its per-command clients (Redis only)
+        use_publisher_transport()
     fairness.install(TenantFairness())
     app = Celery("sleuth", set_as_current=True, include=list(TASK_MODULES))
     app.conf.update(celery_config(settings))

@@ -1,8 +1,10 @@
 """What the queue still holds: the arguments of every message in a queue or held by a LIVE worker.
 
-A message reserved by a worker that died (its main process SIGKILLed) sits in the broker's `unacked` hash
-until the visibility timeout brings it back; it is deliberately not counted here, so the re-drive
-(`tasks.redrive`) treats that work as lost at once instead of waiting for the timeout.
+On the Redis broker, a message reserved by a worker that died (its main process SIGKILLed) sits in the
+broker's `unacked` hash until the visibility timeout brings it back; it is deliberately not counted here, so
+the re-drive (`tasks.redrive`) treats that work as lost at once instead of waiting for the timeout. On
+RabbitMQ the broker gives a dead worker's messages back as soon as its connection drops: they are read back
+from their queue (`workers.broker.queued_amqp`), as are retries waiting out a countdown.
 """
 
 from __future__ import annotations
@@ -13,7 +15,7 @@ from typing import Any
 from celery import Celery
 
 from config.settings import Settings
-from workers import names
+from workers import broker, names
 
 
 def _task_args(info: dict[str, Any]) -> str:
@@ -34,8 +36,9 @@ def held_by_workers(app: Celery, timeout: float) -> list[str]:
 
 def queued(app: Celery, settings: Settings) -> list[str]:
     """Argument texts (`argsrepr`) of the messages waiting in Sleuth's queues."""
-    del settings  # kombu's client adds the `<prefix>:celery:` key prefix itself (global_keyprefix)
-    texts: list[str] = []
+    if broker.is_amqp(settings):
+        return [_header_args(headers) for _body, headers in broker.queued_amqp(settings)]
+    texts: list[str] = []  # kombu's client adds the `<prefix>:celery:` key prefix itself (global_keyprefix)
     with app.connection_for_read() as conn:
         client = conn.default_channel.client  # the transport's redis-py client (prefix added by kombu)
         for queue in names.ALL_QUEUES:
@@ -45,11 +48,13 @@ def queued(app: Celery, settings: Settings) -> list[str]:
     return texts
 
 
+def _header_args(headers: dict[str, Any]) -> str:
+    return f"{headers.get('argsrepr', '')} {headers.get('kwargsrepr', '')}"
+
+
 def _argsrepr(raw: bytes | str) -> str:
     try:
-        message = json.loads(raw)
-        headers = message.get("headers") or {}
-        return f"{headers.get('argsrepr', '')} {headers.get('kwargsrepr', '')}"
+        return _header_args(json.loads(raw).get("headers") or {})
     except (ValueError, AttributeError):
         return raw.decode(errors="replace") if isinstance(raw, bytes) else str(raw)
 

@@ -35,7 +35,9 @@ def published_together() -> Iterator[None]:
     A connection error is retried like Celery's own publish (`PUBLISH_RETRIES`; a transaction whose reply was
     lost may then arrive twice, as a retried publish may: every step is idempotent). kombu's own
     `Producer.batch()` cannot be used for a chord: `chord.apply_async` does not hand its producer to the
-    header group (Celery 5.7). Nested blocks join the outermost one."""
+    header group (Celery 5.7). Nested blocks join the outermost one. On RabbitMQ (no `PublisherTransport`:
+    `workers.app` installs it for a Redis broker only) the block collects nothing and each message is sent,
+    and confirmed, as it is published."""
     if _collecting.batches is not None:
         yield
         return

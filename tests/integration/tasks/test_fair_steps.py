@@ -76,8 +76,8 @@ def page() -> Iterator[HoldingStatusPage]:
 
 
 @pytest.fixture()
-def stack(tmp_path: Path, redis_url: str, redis_prefix: str) -> Iterator[Stack]:
-    built = build_stack(tmp_path / "home", redis_url, redis_prefix, subquery_cache_ttl=0)
+def stack(tmp_path: Path, redis_url: str, redis_prefix: str, broker_url: str | None) -> Iterator[Stack]:
+    built = build_stack(tmp_path / "home", redis_url, redis_prefix, subquery_cache_ttl=0, broker_url=broker_url)
     try:
         yield built
     finally:
@@ -128,6 +128,9 @@ def test_step_cap_keeps_a_process_free_and_shares_the_rest() -> None:
     assert gate.step_cap(0, 2) == 1
 
 
+# On RabbitMQ too: its quorum queues have no priorities, and this cap is what keeps a burst from starving
+# another tenant there (docs/production.md, "Choosing the broker").
+@pytest.mark.parametrize("broker_url", ["redis", "rabbitmq"], indirect=True)
 def test_a_heavier_tenant_runs_one_step_while_a_lighter_one_is_active(stack: Stack,
                                                                        page: HoldingStatusPage) -> None:
     heavy, light = stack, with_new_tenant(stack)

@@ -20,11 +20,11 @@ pytestmark = pytest.mark.parametrize("db_url", ["sqlite"], indirect=True)
 
 
 @pytest.fixture()
-def stack(tmp_path: Path, redis_url: str, redis_prefix: str, db_url: str) -> Iterator[Stack]:
+def stack(tmp_path: Path, redis_url: str, redis_prefix: str, db_url: str, broker_url: str | None) -> Iterator[Stack]:
     # Visibility timeout left at its default (300 s): nothing here may wait for it. The watchdog asks the
     # workers what they hold for 1 s a question instead of 2 s (six questions per run that finds idle work).
     built = build_stack(tmp_path / "home", redis_url, redis_prefix, database_url=db_url,
-                        redrive_idle_seconds=2.0, redrive_inspect_timeout=1.0)
+                        redrive_idle_seconds=2.0, redrive_inspect_timeout=1.0, broker_url=broker_url)
     try:
         yield built
     finally:
@@ -80,8 +80,10 @@ def test_an_investigation_whose_start_was_lost_is_started(stack: Stack) -> None:
     assert [e["step"] for e in _events(stack, inv_id, "redrive")][:1] == ["start"]
 
 
+@pytest.mark.parametrize("broker_url", ["redis", "rabbitmq"], indirect=True)
 def test_work_still_queued_is_not_redriven(stack: Stack) -> None:
-    # Nobody consumes `retrieve`: hop 1's retrievals wait in their queue; they are in flight, not lost.
+    # Nobody consumes `retrieve`: hop 1's retrievals wait in their queue (a Redis list, or a RabbitMQ quorum
+    # queue read back without acknowledging); they are in flight, not lost.
     from cli.commands import create_and_launch
 
     stack.start_worker(queues="plan,deliver", beat=True)

@@ -7,6 +7,8 @@ import signal
 import time
 from pathlib import Path
 
+import pytest
+
 from cli.commands import celery_for
 from storage import repositories as repo
 from tests.support.http import Receiver
@@ -29,6 +31,7 @@ def _retrieval_events(stack: Stack, inv_id: str) -> list[str]:
         return [e.step_key for e in repo.list_events(session, investigation_id=inv_id) if e.kind == "retrieval"]
 
 
+@pytest.mark.parametrize("broker_url", ["redis", "rabbitmq"], indirect=True)
 def test_pool_process_killed_mid_retrieval(stack: Stack) -> None:
     receiver = Receiver()
     stack.start_worker(concurrency=2, SLEUTH_DEBUG_RETRIEVE_DELAY_MS="2500")
