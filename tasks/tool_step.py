@@ -19,7 +19,7 @@ from investigation.errors import SleuthError, ToolRefused
 from investigation.tools.evidence import is_tool_engine, tool_engine, tool_query
 from investigation.tools.ownership import agent_notice, check_owner, not_yours_sentence, requester_identity
 from investigation.tools.policy import CallScope, check_proposed, refusal, resolve_arguments
-from investigation.tools.selection import choose, lacks_question_value, relevance
+from investigation.tools.selection import choose, lacks_question_value, reads_like, relevance, summary_texts
 from investigation.tools.tool_use import definitions, validate_tool_use
 from storage import repositories as repo
 from storage.hits import SlotHits
@@ -61,12 +61,15 @@ def plan_tools(services: Services, inv_id: str, hop: int, tools: list[StoredTool
         called = {t["name"] for h in repo.list_hops(session, investigation_id=inv_id) if h.number < hop
                   for t in (h.tools or [])}
     scope = _scope(inv)
-    similarity = _similarities(services, scope.question, tools)
+    askable = [t for t in tools if t.declaration.name not in called
+               and not lacks_question_value(scope.question, t.declaration)]
+    similarity, summary_similarity = _similarities(services, scope.question, askable)
+    leader = reads_like(summary_similarity)
     allowed, refused = [], []
-    for tool in tools:
+    for tool in askable:
         decl = tool.declaration
-        if relevance(scope.question, decl, similarity.get(decl.name)) < 0.3 or decl.name in called \
-                or lacks_question_value(scope.question, decl):
+        if relevance(scope.question, decl, similarity.get(decl.name),
+                     leads_by_summary=decl.name == leader) < 0.3:
             continue  # not a candidate: nothing to refuse
         try:
             reason = refusal(decl, scope)
@@ -91,7 +94,7 @@ def plan_tools(services: Services, inv_id: str, hop: int, tools: list[StoredTool
         state = _state(services)
         cached = {t.declaration.name for t in allowed if _cached(state, inv.tenant_id, t, scope)}
         chosen = choose(scope.question, hop, [t.declaration for t in allowed], called=called, cached=cached,
-                        similarity=similarity, limit=limit)
+                        similarity=similarity, limit=limit, leader=leader)
         planned = [{"name": c.name, "relevance": c.relevance, "reason": c.reason} for c in chosen]
     for item in refused:
         _event(services, inv_id, f"tool-refused:{hop}:{item['tool']}", "tool_refused", hop, **item)
@@ -118,23 +121,31 @@ def _model_proposals(services: Services, inv: Investigation, hop: int,
     return proposals
 
 
-def _similarities(services: Services, question: str, tools: list[StoredTool]) -> dict[str, float]:
-    """Cosine similarity of the question and each tool's description or closest `examples:` question
-    (the local embedder)."""
+def _similarities(services: Services, question: str,
+                  tools: list[StoredTool]) -> tuple[dict[str, float], dict[str, float]]:
+    """Cosine similarity (the local embedder) of the question and each tool's description or closest
+    `examples:` question, and of the question and each tool's closest summary sentence (`reads_like`)."""
     from adapters.search.embedder import embed_matrix
 
-    owners: list[str] = []
+    owners: list[tuple[str, bool]] = []
     texts = [question]
     for t in tools:
         decl = t.declaration
         for text in (f"{decl.display_name}: {decl.description}", *decl.examples):
-            owners.append(decl.name)
+            owners.append((decl.name, False))
             texts.append(text)
+        for text in summary_texts(decl):
+            owners.append((decl.name, True))
+            texts.append(text)
+    if not owners:
+        return {}, {}
     matrix = embed_matrix(services.embedder, texts, persist=False)
     best: dict[str, float] = {}
-    for name, score in zip(owners, matrix[1:] @ matrix[0], strict=True):
-        best[name] = max(best.get(name, -1.0), float(score))
-    return best
+    summary: dict[str, float] = {}
+    for (name, of_summary), score in zip(owners, matrix[1:] @ matrix[0], strict=True):
+        into = summary if of_summary else best
+        into[name] = max(into.get(name, -1.0), float(score))
+    return best, summary
 
 
 def _digest(tool: StoredTool, args: dict[str, Any], scope: CallScope) -> str:

@@ -32,6 +32,9 @@ class SelectionConfig:
     first_person_bonus: float = 0.15  # a requester-scoped tool and a question about "my"/"our" things
     named_id: float = 0.8  # the question names a value of a parameter the tool's `pattern` recognises
     own_record: float = 0.5  # "my order", "our workspace": the asker's own record of a kind the tool returns
+    reads_like: float = 0.5  # the candidate whose record sentences read clearly closest to the question
+    reads_like_floor: float = 0.45  # the least cosine similarity of the question and one summary sentence
+    reads_like_margin: float = 0.1  # ahead of every other candidate's closest summary sentence by this much
 
 
 @dataclass(frozen=True)
@@ -71,6 +74,26 @@ def field_words(decl: ToolDeclaration) -> str:
 def _summary_words(decl: ToolDeclaration) -> str:
     """The words of the summary sentences around their variables ("it renews on {x}" → "it renews on")."""
     return " ".join(re.sub(r"\{[^}]*\}", " ", sentence) for sentence in decl.summary)
+
+
+def summary_texts(decl: ToolDeclaration) -> list[str]:
+    """Each summary sentence without its variables, as the embedder reads it ("Lounge access: {x}." →
+    "Lounge access: ."): what a record of the tool says, in the tenant's words."""
+    return [" ".join(re.sub(r"\{[^}]*\}", " ", sentence).split()) for sentence in decl.summary]
+
+
+def reads_like(summary_similarity: Mapping[str, float], config: SelectionConfig | None = None) -> str | None:
+    """The candidate tool whose record sentences read clearly closest to the question: its closest summary
+    sentence is at least `reads_like_floor` similar to the question and ahead of every other candidate's by
+    `reads_like_margin`. Serves questions in words the declaration does not use ("can I use the lounge with
+    my membership?" → a record saying "Lounge access: no."); one tool at most, never on a near tie."""
+    config = config or SelectionConfig()
+    ranked = sorted(summary_similarity.items(), key=lambda item: (-item[1], item[0]))
+    if not ranked or ranked[0][1] < config.reads_like_floor:
+        return None
+    if len(ranked) > 1 and ranked[0][1] - ranked[1][1] < config.reads_like_margin:
+        return None
+    return ranked[0][0]
 
 
 def _described(decl: ToolDeclaration) -> set[str]:
@@ -134,6 +157,22 @@ def owns_record(question: str, decl: ToolDeclaration) -> list[str]:
             if _stems(m.group(1)) & nouns and not _CODE.search(question[m.end():m.end() + 16] + m.group(1))]
 
 
+# The asker's own past dealings: "have I contacted support about this before?", "what did you tell me last
+# time?", "did you already answer this?" — and a tool that keeps such a history says so in its description
+# ("previous tickets", "earlier replies", "recent orders", "history"). Words any domain uses.
+_ASKS_HISTORY = re.compile(r"\b(?:before(?=\s*(?:[?.!,;]|$))|previous(?:ly)?|earlier|last\s+time|already|"
+                           r"in\s+the\s+past|ever|prior)\b", re.IGNORECASE)
+_KEEPS_HISTORY = re.compile(r"\b(?:previous|earlier|past|history|historical|already|recent|prior)\b", re.IGNORECASE)
+
+
+def asks_history(question: str, decl: ToolDeclaration) -> bool:
+    """A first-person question about the asker's past dealings, and a requester-scoped tool whose name or
+    description says it keeps that history."""
+    return (decl.policy.subject == "requester" and FIRST_PERSON.search(question) is not None
+            and _ASKS_HISTORY.search(question) is not None
+            and _KEEPS_HISTORY.search(f"{decl.display_name} {decl.description}") is not None)
+
+
 def asked_kinds(question: str) -> list[str]:
     """The kinds of value the question asks for (date, amount, count, state), in a fixed order."""
     return [kind for kind, cue in _ASKS.items() if cue.search(question)]
@@ -163,13 +202,15 @@ def matched(question: str, decl: ToolDeclaration) -> list[str]:
 
 
 def relevance(question: str, decl: ToolDeclaration, similarity: float | None = None,
-              config: SelectionConfig | None = None) -> float:
+              config: SelectionConfig | None = None, *, leads_by_summary: bool = False) -> float:
     """How well what the tool declares matches the question, 0..1: the words of its name, description,
     field names and summary sentences, the kind of value asked for (a date, an amount, a count, a state)
     against the kinds its fields hold, its `examples:` questions, the embedding similarity when one is given (of the
     description or the closest example), a bonus when a requester-scoped tool meets a first-person
     question, a floor when the question names the asker's own record of a kind the tool returns ("my
-    ticket"), and a higher one when it names an id a declared `pattern` recognises."""
+    ticket"), or about the asker's past dealings and the tool keeps that history ("have I contacted support
+    about this before?" → previous tickets), or when its record sentences read clearly closest to the question (`leads_by_summary`, see
+    `reads_like`), and a higher one when it names an id a declared `pattern` recognises."""
     config = config or SelectionConfig()
     asked = _stems(question)
     # An asked kind of value counts as half a word of the question, matched when a field holds that kind
@@ -184,8 +225,10 @@ def relevance(question: str, decl: ToolDeclaration, similarity: float | None = N
         score = max(score, min(1.0, max(0.0, (similarity - 0.2) / 0.5)))
     if decl.policy.subject == "requester" and FIRST_PERSON.search(question):
         score += config.first_person_bonus
-    if owns_record(question, decl):
+    if owns_record(question, decl) or asks_history(question, decl):
         score = max(score, config.own_record)
+    if leads_by_summary:
+        score = max(score, config.reads_like)
     if named_ids(question, decl):
         score = max(score, config.named_id)
     return round(min(score, 1.0), 4)
@@ -193,15 +236,17 @@ def relevance(question: str, decl: ToolDeclaration, similarity: float | None = N
 
 def choose(question: str, hop: int, candidates: Sequence[ToolDeclaration], *, called: set[str],
            cached: set[str] | None = None, similarity: Mapping[str, float] | None = None,
-           config: SelectionConfig | None = None, limit: int = 3) -> list[ToolChoice]:
-    """The tools to call in `hop`, best first, at most `limit` (candidates are already policy-allowed)."""
+           config: SelectionConfig | None = None, limit: int = 3, leader: str | None = None) -> list[ToolChoice]:
+    """The tools to call in `hop`, best first, at most `limit` (candidates are already policy-allowed);
+    `leader`: the tool whose record sentences read clearly closest to the question (`reads_like`)."""
     config = config or SelectionConfig()
     cached = cached or set()
     picked: list[ToolChoice] = []
     for decl in candidates:
         if decl.name in called:
             continue
-        score = relevance(question, decl, (similarity or {}).get(decl.name), config)
+        score = relevance(question, decl, (similarity or {}).get(decl.name), config,
+                          leads_by_summary=decl.name == leader)
         named = named_ids(question, decl)
         held = held_kinds(question, decl)
         words = ", ".join([*matched(question, decl), *(f"asks a {kind} it returns" for kind in held)]) or "by meaning"
@@ -212,8 +257,13 @@ def choose(question: str, hop: int, candidates: Sequence[ToolDeclaration], *, ca
             picked.append(ToolChoice(decl.name, score, "cached answer, relevant to the question"))
         elif hop <= 1 and score >= config.first_hop:
             owned = owns_record(question, decl)
+            unaided = relevance(question, decl, (similarity or {}).get(decl.name), config)
             why = (f"the question names the asker's own record of a kind the tool returns ({'; '.join(owned)})"
-                   if owned and score <= config.own_record else f"declared words match the question ({words})")
+                   if owned and score <= config.own_record
+                   else "the question asks about the asker's past dealings, which the tool keeps"
+                   if asks_history(question, decl) and score <= config.own_record
+                   else "its record sentences read closest to the question" if unaided < config.first_hop
+                   else f"declared words match the question ({words})")
             picked.append(ToolChoice(decl.name, score, why))
         elif hop > 1 and score >= config.later_hop:
             picked.append(ToolChoice(decl.name, score, f"documents fell short; declared words match ({words})"))

@@ -60,3 +60,46 @@ def test_select_and_examples_are_validated_naming_the_field() -> None:
         with pytest.raises(ValidationFailed) as caught:
             parse_declaration(bad)
         assert caught.value.field == field
+
+
+def _gym(name: str, description: str, summary: list[str], **overrides: Any) -> Any:
+    return parse_declaration({
+        "name": name, "description": description, "url": BASE + f"/v1/members/{{account_id}}/{name}",
+        "params": {"account_id": {"schema": {"type": "string"}, "source": "context.account_id"}},
+        "projection": [f"{name}.value"], "summary": summary,
+        "owner": {"field": f"{name}.member_id", "equals": "context.account_id"},
+        "policy": {"audiences": ["agent", "customer"]}, **overrides})
+
+
+def test_the_tool_whose_record_sentences_read_closest_leads_only_when_clearly_ahead() -> None:
+    from investigation.tools.selection import reads_like, summary_texts
+
+    pass_ = _gym("pass_state", "The member's gym pass.", ["Sauna included: {pass_state.value}."])
+    assert summary_texts(pass_) == ["Sauna included: ."]
+    assert reads_like({"pass_state": 0.53, "class_bookings": 0.33}) == "pass_state"
+    assert reads_like({"pass_state": 0.53, "class_bookings": 0.48}) is None  # a near tie chooses nothing
+    assert reads_like({"pass_state": 0.40, "class_bookings": 0.1}) is None  # too far from the question
+    assert reads_like({}) is None
+    question = "May I go to the sauna with my membership?"
+    assert relevance(question, pass_) < 0.5 <= relevance(question, pass_, leads_by_summary=True)
+    chosen = choose(question, 1, [pass_], called=set(), leader="pass_state")
+    assert [c.name for c in chosen] == ["pass_state"] and "read closest" in chosen[0].reason
+    assert choose(question, 1, [pass_], called=set()) == []
+
+
+def test_a_question_about_the_askers_past_dealings_chooses_the_tool_that_keeps_them() -> None:
+    from investigation.tools.selection import asks_history
+
+    history = _gym("visits", "The member's previous visits and the coach's earlier notes.", ["Visit {visits.value}."])
+    plan = _gym("plan", "The member's plan and price.", ["Plan {plan.value}."])
+    for question in ("Have I asked a coach about knee pain before?", "What did the coach tell me last time?",
+                     "Did you already reply to me about the locker?"):
+        assert asks_history(question, history) and not asks_history(question, plan), question
+        chosen = choose(question, 1, [history, plan], called=set())
+        assert [c.name for c in chosen] == ["visits"] and "past dealings" in chosen[0].reason, question
+    # Not a history question: "before" naming a moment, no first person, a tool about anyone.
+    assert not asks_history("Can I freeze my plan before it renews?", history)
+    assert not asks_history("Was the gym closed before?", history)
+    anyone = _gym("visits", "Previous visits of all members.", ["Visit {visits.value}."],
+                  owner={"public": True}, policy={"audiences": ["agent", "customer"], "subject": "any"})
+    assert not asks_history("Have I been here before?", anyone)
