@@ -1,7 +1,9 @@
-"""A webhook receiver on 127.0.0.1 for chaos runs: can be switched down (503) and counts each delivery id."""
+"""A webhook receiver for chaos runs (on 127.0.0.1 unless told): can be switched down (503) and counts each
+delivery id, and each investigation id the accepted bodies name."""
 
 from __future__ import annotations
 
+import json
 import threading
 import time
 from collections import Counter
@@ -11,18 +13,21 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 class ChaosReceiver:
     """Answers 204 (or 503 while `down`); records (webhook-id, status, time) of every POST."""
 
-    def __init__(self) -> None:
+    def __init__(self, host: str = "127.0.0.1") -> None:
         self.down = False
         self.log: list[tuple[str, int, float]] = []
+        self.investigations: Counter[str] = Counter()  # investigation id → accepted deliveries naming it
         self._lock = threading.Lock()
         owner = self
 
         class Handler(BaseHTTPRequestHandler):
             def do_POST(self) -> None:
-                self.rfile.read(int(self.headers.get("content-length", 0)))
+                body = self.rfile.read(int(self.headers.get("content-length", 0)))
                 status = 503 if owner.down else 204
                 with owner._lock:
                     owner.log.append((self.headers.get("webhook-id", ""), status, time.time()))
+                    if status < 300:
+                        owner.investigations[_investigation_id(body)] += 1
                 self.send_response(status)
                 self.send_header("content-length", "0")
                 self.end_headers()
@@ -30,8 +35,8 @@ class ChaosReceiver:
             def log_message(self, *_: object) -> None:
                 return
 
-        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.url = f"http://127.0.0.1:{self.server.server_port}/hooks/chaos"
+        self.server = ThreadingHTTPServer((host, 0), Handler)
+        self.url = f"http://{host}:{self.server.server_port}/hooks/chaos"
         threading.Thread(target=self.server.serve_forever, daemon=True).start()
 
     def accepted(self) -> Counter[str]:
@@ -46,3 +51,11 @@ class ChaosReceiver:
     def close(self) -> None:
         self.server.shutdown()
         self.server.server_close()
+
+
+def _investigation_id(body: bytes) -> str:
+    try:
+        payload = json.loads(body)
+    except ValueError:
+        return ""
+    return str(payload.get("id") or payload.get("investigation_id") or "") if isinstance(payload, dict) else ""

@@ -17,7 +17,7 @@ from cli.chaos.scenarios import SCENARIOS, Result, run_one
 from investigation.errors import ValidationFailed
 
 SHARED = {**SCENARIOS, "injection-corpus": faults.injection_corpus}
-OWN_STACK = ("database-down", "llm-storm", "redis-restart-external")
+OWN_STACK = ("database-down", "llm-storm", "redis-restart-external", "partition")
 
 
 def _own_stack(name: str, scale: Scale, postgres_url: str | None
@@ -26,10 +26,21 @@ def _own_stack(name: str, scale: Scale, postgres_url: str | None
     if name == "database-down":
         stack = faults.postgres_stack(scale, postgres_url) if postgres_url else None
         return stack, faults.database_down, lambda: None
+    if name == "partition":
+        from cli.chaos.partition import partition
+        from cli.chaos.partition_stack import partition_stack
+
+        return (partition_stack(scale, postgres_url) if postgres_url else None), partition, lambda: None  # type: ignore[return-value]
     if name == "redis-restart-external":
         return faults.external_redis_stack(scale), faults.redis_restart_external, lambda: None
     storm = StormServer()
     return faults.storm_stack(scale, storm), lambda h: faults.llm_storm(h, storm), storm.close
+
+
+def _partition_not_permitted() -> str | None:
+    from cli.chaos.partition import not_permitted
+
+    return not_permitted()
 
 
 def _start(harness: Harness, console: Console) -> None:
@@ -76,6 +87,10 @@ def run_chaos(*, scenario: str | None, scale: str, report_path: Path | None, con
             harness.stop()
             _keep_or_discard(harness, results[before:], len(shared), console)
     for name in (n for n in names if n in OWN_STACK):
+        if name == "partition" and (why := _partition_not_permitted()):
+            results.append(Result(name, None, note=f"skipped: {why}"))
+            _report_one(results[-1], console)
+            continue
         stack, run, clean = _own_stack(name, SCALES[scale], postgres_url)
         if stack is None:
             results.append(Result(name, None, note="needs PostgreSQL: pass --postgres URL (a server where a "
