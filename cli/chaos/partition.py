@@ -6,8 +6,8 @@ from __future__ import annotations
 
 import json
 import threading
-from collections import Counter
 import time
+from collections import Counter
 from datetime import datetime
 from typing import Any
 
