@@ -1,4 +1,4 @@
-"""`sleuth` command line: tenants, ingest, ask, up, api, worker, beat, flower, bench, demo."""
+"""`sleuth` command line: tenants, ingest, ask, up, api, worker, beat, flower, bench, chaos, capacity, demo."""
 
 from __future__ import annotations
 
@@ -225,6 +225,26 @@ def chaos(scenario: Annotated[str | None, typer.Option(help="Scenario name(s), c
 
     raise typer.Exit(run_chaos(scenario=scenario, scale=scale, report_path=report, console=console,
                                json_path=as_json, postgres_url=postgres))
+
+
+@app.command()
+def capacity(postgres: Annotated[str, typer.Option(
+                 "--postgres", help="PostgreSQL server URL where a scratch database may be created")],
+             n: Annotated[int, typer.Option(help="Investigations measured")] = 40,
+             llm_n: Annotated[int, typer.Option(help="Investigations run with SLEUTH_LLM=anthropic")] = 20,
+             anthropic_base_url: Annotated[str | None, typer.Option(
+                 help="Messages API for the token figures (e.g. the tests' fake server); none: skipped")] = None,
+             per_day: Annotated[int, typer.Option(help="Investigations a day to size for")] = 1_000_000,
+             peak: Annotated[float, typer.Option(help="Peak rate ÷ average rate")] = 3.0,
+             seconds: Annotated[float, typer.Option(help="Seconds per saturation level")] = 8.0,
+             as_json: Annotated[Path | None, typer.Option("--json", help="Write the figures as JSON here")] = None,
+             ) -> None:
+    """Measure one investigation's CPU, broker, Redis, SQL, storage and LLM costs on a stack of its own, drive
+    Redis and PostgreSQL to saturation, and print the capacity model (docs/capacity.md)."""
+    from cli.capacity.run import run_capacity
+
+    run_capacity(postgres_url=postgres, n=n, llm_n=llm_n, anthropic_base_url=anthropic_base_url, per_day=per_day,
+                 peak=peak, seconds=seconds, console=console, json_path=as_json)
 
 
 @app.command()
