@@ -14,7 +14,7 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from amqp.exceptions import AMQPError, NotFound
-from kombu import Connection
+from kombu.connection import Connection
 from kombu.exceptions import OperationalError
 
 from config.settings import Settings

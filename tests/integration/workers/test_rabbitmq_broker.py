@@ -100,7 +100,7 @@ def test_investigations_run_end_to_end_through_a_broker_restart_losing_nothing_a
     try:
         stack.start_worker(concurrency=2, beat=True, SLEUTH_DEBUG_RETRIEVE_DELAY_MS="600")
         stack.wait_ready()
-        callback = {"type": "webhook", "url": receiver.url}
+        callback: dict[str, object] = {"type": "webhook", "url": receiver.url}
         ids = [stack.ask(q, callback=callback) for q in QUESTIONS[:3]]
         # Mid-run: retrievals are running (acks late: their messages are unacknowledged) when the broker
         # drops every connection, the worker's and this process's publisher's alike.
