@@ -2,22 +2,24 @@
 
     .venv/bin/python scripts/feedback_figures.py quality-pg [--n 100000] [--url postgresql+psycopg://...]
     .venv/bin/python scripts/feedback_figures.py cluster [--n 10000]
-    .venv/bin/python scripts/feedback_figures.py link [--runs 20]
-    .venv/bin/python scripts/feedback_figures.py tag [--runs 10]
+    .venv/bin/python scripts/feedback_figures.py live [--runs 20]
 
 - `quality-pg`: a database of its own (created, then dropped) on the PostgreSQL server, migrated, holding N
   investigations of one tenant over 90 days (a third rated, a fifth with a draft outcome, tool-call events and
   deliveries) plus another tenant's; then the quality report for 30 and 90 days (median of 5) and the signed-in
   `GET /quality` through the API app, and EXPLAIN ANALYZE of every query the report runs.
-- `cluster`: N distinct support questions embedded by the MiniLM embedder (cached on disk under --cache, so a
-  second run times the grouping alone), then grouped as `sleuth gaps` does.
-- `link`, `tag`: through a real `sleuth up` (scripts/feedback_live.py).
+- `cluster`: N distinct refused support questions in a fresh SQLite home; `sleuth gaps --json` over them twice
+  (the first run embeds every question with the MiniLM embedder, the second finds the vectors in its disk
+  cache), then the grouping alone, in process.
+- `live`: through a real `sleuth up`: a rating link of a delivered Zendesk note opened and pressed, and a
+  macro's tag posted to the hook, each timed until the rating is in the database.
 """
 
 from __future__ import annotations
 
 import argparse
 import random
+import shutil
 import statistics
 import sys
 import time
@@ -180,6 +182,201 @@ def quality_pg(args: argparse.Namespace) -> None:
         admin.dispose()
 
 
+SUBJECTS = ["export invoices to CSV", "set up SSO with Okta", "rotate an API key", "change the billing address",
+            "cancel the annual plan", "get a refund", "add a user to the workspace", "remove a user",
+            "reset my password", "enable two-factor authentication", "move data to the Frankfurt region",
+            "connect Slack notifications", "raise the API rate limit", "download the audit log",
+            "change the plan from Team to Business", "pay by bank transfer", "get a VAT invoice",
+            "restore a deleted project", "merge two accounts", "transfer ownership of the workspace",
+            "set up SCIM provisioning", "use the iOS app", "use the Android app", "export tickets to Excel",
+            "configure a custom domain", "set up webhooks", "retry a failed webhook", "delete my account",
+            "change the language of the emails", "see the uptime history", "get service credits",
+            "limit access by IP address", "connect Salesforce", "import contacts from HubSpot",
+            "schedule a report", "share a dashboard publicly", "increase the storage quota",
+            "recover a suspended account", "change the time zone", "print a receipt"]
+FRAMES = ["How do I {s}?", "Can I {s} on the {p} plan?", "Is it possible to {s} for {n} users?",
+          "Why can't I {s}? It fails with error {e}.", "What is the fastest way to {s}?",
+          "Our admin wants to {s} before {d}: how?", "Help: we need to {s} for account {n}",
+          "Does the {p} plan let us {s}?"]
+
+
+def _questions(n: int, seed: int = 46) -> list[str]:
+    rng, found = random.Random(seed), dict[str, None]()
+    while len(found) < n:
+        frame, subject = rng.choice(FRAMES), rng.choice(SUBJECTS)
+        found[frame.format(s=subject, p=rng.choice(["Free", "Team", "Business", "Enterprise"]),
+                           n=rng.randint(2, 5000), e=f"ERR_{rng.randint(1000, 9999)}",
+                           d=rng.choice(["Monday", "the audit", "month end", "the renewal"]))] = None
+    return list(found)
+
+
+def cluster(args: argparse.Namespace) -> None:
+    """N gap questions in a fresh SQLite home: `sleuth gaps --json` end to end (cold: every question embedded;
+    warm: vectors from the embedder's disk cache), and the grouping alone in this process."""
+    import json
+    import os
+    import subprocess
+
+    from sqlmodel import SQLModel
+
+    from adapters.search.embedder import embed_matrix
+    from app import gap_clusters
+    from bootstrap import Services
+    from config.settings import Settings
+    from storage import repositories as repo
+    from storage.models import Investigation, utcnow
+
+    home = Path(args.home)
+    shutil.rmtree(home, ignore_errors=True)  # a cold first run: no vector cached
+    settings = Settings(home=home, redis_url=None)
+    services = Services(settings)
+    questions = _questions(args.n)
+    with services.session() as session:
+        tenant, _ = repo.create_tenant(session, name="gaps-figure", box=services.secret_box())
+    now = utcnow()
+    rows = [Investigation(tenant_id=tenant.id, question=q, status="refused", route="out_of_corpus",
+                          created_at=now - timedelta(minutes=i)).model_dump() for i, q in enumerate(questions)]
+    with services.engine.begin() as conn:
+        conn.execute(SQLModel.metadata.tables["investigation"].insert(), rows)
+    env = {**os.environ, **settings.as_env()}
+    for run in ("first run", "second run"):
+        start = time.perf_counter()
+        done = subprocess.run([sys.executable, "-m", "cli.main", "gaps", "--tenant", "gaps-figure", "--since", "30d",
+                               "--json"], env=env, capture_output=True, text=True, check=True)
+        took = time.perf_counter() - start
+        out = json.loads(done.stdout)
+        sizes = sorted((g["count"] for g in out["gaps"]), reverse=True)
+        print(f"sleuth gaps --json, {run}: {out['questions']} questions, {len(out['gaps'])} topics "
+              f"(largest {sizes[:5]}), {took:.1f} s")
+    vectors = embed_matrix(services.embedder, questions, persist=True)
+    for _ in range(2):
+        start = time.perf_counter()
+        labels = gap_clusters.cluster(vectors, gap_clusters.DEFAULT_THRESHOLD)
+        grouped = time.perf_counter() - start
+        df = gap_clusters.document_frequencies(questions)
+        for members in gap_clusters.groups(labels):
+            gap_clusters.typical(vectors, members)
+            gap_clusters.frequent_terms(questions, members, document_freq=df)
+        print(f"grouping {len(questions)} vectors in-process: clusters {grouped:.2f} s, "
+              f"with labels and terms {time.perf_counter() - start:.2f} s, {labels.max() + 1} topics")
+
+
+def live(args: argparse.Namespace) -> None:
+    """A real `sleuth up` (API, worker, beat, embedded Redis) on a fresh home with its public URL set, a fake
+    Zendesk for the notes: a ticket comes in through the signed hook, the answer's note arrives with its
+    rating links; then (a) a link opened and pressed as a browser does (GET, then the form's POST) until the
+    rating is in the database, and (b) a macro's `sleuth_*` tag posted to the hook until recorded."""
+    import json
+    import os
+    import re
+    import signal
+    import subprocess
+    from datetime import UTC, datetime
+
+    import httpx
+
+    from app.channels import add_channel, update_allowlist
+    from app.hooks import zendesk_signature
+    from bootstrap import Services
+    from config.settings import Settings
+    from storage import repositories as repo
+    from tests.support.helpdesks import ZendeskFake
+    from tests.support.http import free_port
+
+    home = Path(args.home)
+    shutil.rmtree(home, ignore_errors=True)
+    home.mkdir(parents=True)
+    port = free_port()
+    base = f"http://127.0.0.1:{port}"
+    env = {k: v for k, v in os.environ.items() if not k.startswith("SLEUTH_")}
+    env.update({"SLEUTH_HOME": str(home), "SLEUTH_PUBLIC_URL": base, "SLEUTH_LOG_LEVEL": "WARNING"})
+    services = Services(Settings(home=home, public_url=base))
+    with services.session() as session:
+        tenant, _ = repo.create_tenant(session, name="acme", box=services.secret_box())
+    update_allowlist(services, tenant_id=tenant.id, add=["127.0.0.1"], remove=[])
+    desk = ZendeskFake("bot@acme.test", "zd-token", {4242})
+    with services.session() as session:
+        tenant = repo.get_tenant(session, tenant_id=tenant.id)
+    channel = add_channel(services, tenant=tenant, data={
+        "name": "zd", "type": "zendesk", "subdomain": "acme", "email": "bot@acme.test", "token": "zd-token",
+        "signing_secret": "zd-signing", "base_url": desk.base_url})["id"]
+    log = open(home / "up.log", "wb")  # noqa: SIM115
+    proc = subprocess.Popen([sys.executable, "-m", "cli.main", "up", "--port", str(port), "--workers", "1"],
+                            env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
+
+    def hook(body: dict[str, Any]) -> httpx.Response:
+        raw = json.dumps(body).encode()
+        stamp = datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+        return http.post(f"{base}/v1/hooks/zendesk/{channel}", content=raw, headers={
+            "X-Zendesk-Webhook-Signature": zendesk_signature("zd-signing", stamp, raw),
+            "X-Zendesk-Webhook-Signature-Timestamp": stamp, "Content-Type": "application/json"})
+
+    def ratings(inv_id: str) -> int:
+        with services.session() as session:
+            return len(repo.list_feedback(session, investigation_id=inv_id, current_only=False))
+
+    try:
+        with httpx.Client(timeout=30) as http:
+            deadline = time.monotonic() + 240
+            while time.monotonic() < deadline:
+                try:
+                    if http.get(f"{base}/readyz").status_code == 200:
+                        break
+                except httpx.HTTPError:
+                    time.sleep(0.3)
+            started = time.perf_counter()
+            created = hook({"type": "zen:event-type:ticket.created", "account_id": 1, "id": "evt-1",
+                            "time": "2026-12-01T10:00:00Z", "zendesk_event_version": "2022-11-06",
+                            "subject": "zen:ticket:4242", "detail": {
+                                "id": "4242", "subject": "Data residency", "status": "NEW",
+                                "description": "<p>Which region keeps our data in Germany?</p>"}, "event": {}})
+            inv_id = created.json()["id"]
+            while not desk.notes[4242] and time.monotonic() < deadline:
+                time.sleep(0.05)
+            note = desk.notes[4242][0]["html_body"]
+            print(f"ticket {4242} → investigation {inv_id} → Zendesk note with rating links: "
+                  f"{time.perf_counter() - started:.1f} s")
+            links = {r: u.replace("&amp;", "&") for u, r in re.findall(r'href="([^"]+/r/[^"]+\?rating=(\w+))"', note)}
+            link_times = []
+            for i in range(args.runs):
+                rating = ("helpful", "partly", "wrong")[i % 3]
+                before = ratings(inv_id)
+                start = time.perf_counter()
+                page = http.get(links[rating])
+                csrf = re.search(r'name="csrf" value="([^"]+)"', page.text)
+                assert page.status_code == 200 and csrf, page.status_code
+                done = http.post(links[rating].split("?")[0], data={"rating": rating, "csrf": csrf.group(1)},
+                                 headers={"Origin": base, "Sec-Fetch-Site": "same-origin"})
+                assert done.status_code == 200 and "recorded as" in done.text, done.status_code
+                while ratings(inv_id) == before:
+                    time.sleep(0.005)
+                link_times.append(time.perf_counter() - start)
+            tag_times = []
+            for i in range(args.runs):
+                tag = ("sleuth_wrong", "sleuth_helpful")[i % 2]
+                before = ratings(inv_id)
+                start = time.perf_counter()
+                reply = hook({"type": "zen:event-type:ticket.tags_changed", "account_id": 1, "id": f"tags-{i}",
+                              "time": "2026-12-01T10:00:00Z", "zendesk_event_version": "2022-11-06",
+                              "subject": "zen:ticket:4242", "detail": {"id": "4242", "actor_id": "9001"},
+                              "event": {"tags": {"added": [tag], "removed": []}}})
+                assert reply.status_code == 200 and "recorded" in reply.json(), reply.text
+                while ratings(inv_id) == before:
+                    time.sleep(0.005)
+                tag_times.append(time.perf_counter() - start)
+        for what, times in (("rating link opened and pressed → recorded", link_times),
+                            ("Zendesk macro tag through the hook → recorded", tag_times)):
+            ms = sorted(t * 1000 for t in times)
+            print(f"{what}: {len(ms)} runs, p50 {statistics.median(ms):.0f} ms, max {ms[-1]:.0f} ms")
+    finally:
+        os.killpg(proc.pid, signal.SIGTERM)
+        try:
+            proc.wait(timeout=60)
+        except subprocess.TimeoutExpired:
+            os.killpg(proc.pid, signal.SIGKILL)
+        desk.close()
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     sub = parser.add_subparsers(dest="command", required=True)
@@ -191,8 +388,14 @@ def main() -> None:
     q.add_argument("--explain-days", type=int, default=30, help="the period whose queries are EXPLAINed")
     q.add_argument("--database", default=None, help="reuse this loaded database (kept)")
     q.add_argument("--keep", action="store_true", help="do not drop the database")
+    c = sub.add_parser("cluster")
+    c.add_argument("--n", type=int, default=10_000)
+    c.add_argument("--home", default="/tmp/sleuth-gaps-figure")
+    v = sub.add_parser("live")
+    v.add_argument("--runs", type=int, default=20)
+    v.add_argument("--home", default="/tmp/sleuth-feedback-live")
     args = parser.parse_args()
-    {"quality-pg": quality_pg}[args.command](args)
+    {"quality-pg": quality_pg, "cluster": cluster, "live": live}[args.command](args)
 
 
 if __name__ == "__main__":
