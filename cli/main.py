@@ -318,9 +318,12 @@ def flower(port: int = 5555, address: Annotated[str, typer.Option(help="Interfac
     """Flower on the configured broker, or on the running `sleuth up` of this SLEUTH_HOME. Off loopback,
     basic auth is on: --basic-auth, SLEUTH_FLOWER_BASIC_AUTH, or a generated password printed here; on
     loopback it answers only requests addressed to 127.0.0.1, [::1] or localhost (DNS rebinding)."""
+    from kombu.utils.url import maybe_sanitize_url
+
     from cli.flower import check_host_header, flower_argv, is_loopback
     from cli.processes import existing_redis
     from workers.app import create_celery
+    from workers.broker import broker_url
 
     settings = existing_redis(_settings())
     if settings is None:
@@ -328,7 +331,7 @@ def flower(port: int = 5555, address: Annotated[str, typer.Option(help="Interfac
     argv, generated = flower_argv(settings, port=port, address=address, basic_auth=basic_auth)
     if generated:
         console.print(f"Flower basic auth: user [bold]{generated[0]}[/bold] password [bold]{generated[1]}[/bold]")
-    console.print(f"Flower on http://{address}:{port}/ (broker {settings.redis_url})")
+    console.print(f"Flower on http://{address}:{port}/ (broker {maybe_sanitize_url(broker_url(settings))})")
     if is_loopback(address):
         check_host_header()
     create_celery(settings).start(argv)
