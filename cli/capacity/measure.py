@@ -31,9 +31,11 @@ def redis_snapshot(h: MeasuredStack) -> dict[str, Any]:
     try:
         stats = client.info("commandstats")
         info = client.info()
+        cpu = client.info("cpu")
         return {"calls": {k.removeprefix("cmdstat_"): int(v["calls"]) for k, v in stats.items()},
                 "in": int(info["total_net_input_bytes"]), "out": int(info["total_net_output_bytes"]),
-                "memory": int(info["used_memory"]), "keys": int(client.dbsize())}
+                "memory": int(info["used_memory"]), "keys": int(client.dbsize()),
+                "cpu": float(cpu["used_cpu_sys"]) + float(cpu["used_cpu_user"])}
     finally:
         client.close()
 
@@ -49,7 +51,7 @@ def redis_lifetimes(h: MeasuredStack, prefix: str = "sleuth:") -> dict[str, Any]
         for key in client.scan_iter(match=f"{prefix}*", count=1000):
             size = int(client.memory_usage(key) or 0)
             ttl = int(client.ttl(key))
-            family = ":".join(k for k in key.decode().split(":")[:3] if not any(c.isdigit() for c in k[-6:]))
+            family = ":".join(key.decode().split(":")[:2])  # sleuth:hits, sleuth:cache, sleuth:seen …
             families[family] += size
             if ttl < 0:
                 forever += size
@@ -61,6 +63,22 @@ def redis_lifetimes(h: MeasuredStack, prefix: str = "sleuth:") -> dict[str, Any]
         client.close()
     return {"forever": forever, "expiring": expiring, "byte_seconds": byte_seconds,
             "families": dict(families.most_common(8)), "family_byte_seconds": dict(family_seconds.most_common(6))}
+
+
+def pg_backend_cpu(h: MeasuredStack) -> float:
+    """CPU seconds of the PostgreSQL backends serving the scratch database (their process titles name it)."""
+    import psutil
+
+    name = str(h.database_url).rsplit("/", 1)[-1]
+    total = 0.0
+    for proc in psutil.process_iter(["cmdline"]):
+        try:
+            if name in " ".join(proc.info["cmdline"] or []):
+                times = proc.cpu_times()
+                total += times.user + times.system
+        except psutil.Error:
+            continue
+    return total
 
 
 def pg_snapshot(h: MeasuredStack) -> dict[str, Any]:
@@ -123,10 +141,12 @@ def measure(h: MeasuredStack, *, n: int, warm: int = 2, timeout: float = 900) ->
     run_batch(h, warm, 10_000, timeout)
     seen = len(probe.read(h.probe_dir))
     redis_before, pg_before, cpu_before = redis_snapshot(h), pg_snapshot(h), h.cpu_seconds()
+    pg_cpu_before = pg_backend_cpu(h)
     began = time.monotonic()
     ids, done = run_batch(h, n, 0, timeout)
     wall = time.monotonic() - began
     cpu_after = h.cpu_seconds()
+    pg_cpu = pg_backend_cpu(h) - pg_cpu_before
     time.sleep(1.0)  # the last step's writes settle
     redis_after = redis_snapshot(h)
     lifetimes = redis_lifetimes(h)
@@ -149,6 +169,7 @@ def measure(h: MeasuredStack, *, n: int, warm: int = 2, timeout: float = 900) ->
         "redis_calls": calls, "redis_in": redis_after["in"] - redis_before["in"],
         "redis_out": redis_after["out"] - redis_before["out"],
         "redis_memory": redis_after["memory"] - redis_before["memory"],
+        "redis_cpu_s": round(redis_after["cpu"] - redis_before["cpu"], 3), "pg_cpu_s": round(pg_cpu, 3),
         "redis_keys": redis_after["keys"] - redis_before["keys"], "redis_lifetimes": lifetimes,
         "tables": {t: v for t, v in tables.items() if any(v.values())},
         "api_statements": api_exit[-1]["statements"] if api_exit else {}, "api_submissions": n + warm,

@@ -39,11 +39,14 @@ def per_investigation(m: dict[str, Any]) -> dict[str, Any]:
         "api cpu ms": round(m["cpu_process_s"].get("api", 0) * 1000 / n, 1),
         "broker messages": round(runs / n, 2),
         "redis commands": round(sum(calls.values()) / n, 1),
+        "redis cpu ms": round(m.get("redis_cpu_s", 0.0) * 1000 / n, 2),
         "redis top commands": {k: round(v / n, 1) for k, v in sorted(calls.items(), key=lambda kv: -kv[1])[:8]},
         "redis bytes in": round(m["redis_in"] / n), "redis bytes out": round(m["redis_out"] / n),
         "redis bytes kept forever": round(life["forever"] / held),
         "redis byte-seconds": round(life["byte_seconds"] / held),
         "redis byte-seconds by key family": {k: round(v / held) for k, v in life["family_byte_seconds"].items()},
+        "redis bytes by key family": {k: round(v / held) for k, v in life["families"].items()},
+        "postgres backend cpu ms": round(m.get("pg_cpu_s", 0.0) * 1000 / n, 2),
         "sql statements": {k: round(v, 1) for k, v in sorted(sql.items(), key=lambda kv: -kv[1])},
         "rows written": {t: round((v["ins"] + v["upd"] + v["del"]) / n, 1) for t, v in sorted(tables.items())},
         "db bytes": {t: round(v["bytes"] / n) for t, v in sorted(tables.items())},
@@ -52,7 +55,8 @@ def per_investigation(m: dict[str, Any]) -> dict[str, Any]:
 
 
 def scale(per: dict[str, Any], *, per_day: int, peak: float, redis_sat: list[dict[str, Any]],
-          pg_sat: list[dict[str, Any]], llm: dict[str, Any] | None, retention_days: int = 90) -> dict[str, Any]:
+          pg_sat: list[dict[str, Any]], llm: dict[str, Any] | None, retention_days: int = 90,
+          ram_bytes: int = 0) -> dict[str, Any]:
     average = per_day / DAY
     top = average * peak
     cores = {q: round(ms * top / 1000 / TARGET_UTILISATION, 1) for q, ms in per["queue cpu ms"].items()}
@@ -72,7 +76,9 @@ def scale(per: dict[str, Any], *, per_day: int, peak: float, redis_sat: list[dic
         "broker messages/s at peak": round(per["broker messages"] * top),
         "redis ops/s at peak": round(redis_ops),
         "redis: one thread's ops per CPU-second (measured, lowest level)": redis_per_cpu,
-        "redis: share of one core at peak": round(redis_ops / max(redis_per_cpu, 1), 2),
+        "redis: share of one core at peak (by its CPU ms per investigation)": round(
+            per["redis cpu ms"] * top / 1000, 2),
+        "redis: share of one core at peak (by ops per CPU-second)": round(redis_ops / max(redis_per_cpu, 1), 2),
         "redis: best ops/s on this host (measured)": redis_best,
         "redis memory steady state MB": round(per["redis byte-seconds"] * average / 1e6, 1),
         "redis memory steady state MB by key family": {
@@ -80,6 +86,8 @@ def scale(per: dict[str, Any], *, per_day: int, peak: float, redis_sat: list[dic
         "redis memory never expiring MB per day": round(per["redis bytes kept forever"] * per_day / 1e6, 1),
         "postgres rows written/s at peak": round(rows * top),
         "postgres statements/s at peak": round(sum(per["sql statements"].values()) * top),
+        "postgres backend cores at peak (70 % busy)": round(
+            per["postgres backend cpu ms"] * top / 1000 / TARGET_UTILISATION, 2),
         "postgres: investigations' writes/s on this host (measured)": pg_best,
         "postgres: share of this host's write capacity at peak": round(top / max(pg_best, 0.1), 2),
         "postgres storage GB per month (no retention)": round(db_bytes * per_day * MONTH_DAYS / 1e9, 1),
@@ -91,8 +99,11 @@ def scale(per: dict[str, Any], *, per_day: int, peak: float, redis_sat: list[dic
     if llm:
         out["llm tokens per day (millions)"] = round(llm["tokens per investigation"] * per_day / 1e6)
         out["llm cost per day USD"] = round(llm["usd per investigation"] * per_day)
-    limits = {"redis (one thread)": out["redis: share of one core at peak"],
+    limits = {"redis (one thread)": max(out["redis: share of one core at peak (by its CPU ms per investigation)"],
+                                        out["redis: share of one core at peak (by ops per CPU-second)"]),
               "postgres (this host)": out["postgres: share of this host's write capacity at peak"]}
+    if ram_bytes:
+        limits["redis memory (this host's RAM)"] = round(out["redis memory steady state MB"] * 1e6 / ram_bytes, 2)
     out["first limit"] = max(limits, key=lambda k: limits[k])
     out["limits (needed ÷ measured capacity)"] = limits
     return out

@@ -9,6 +9,7 @@ import os
 from pathlib import Path
 from typing import Any
 
+import psutil
 from rich.console import Console
 
 from cli.capacity import measure, model, saturate
@@ -77,7 +78,8 @@ def run_capacity(*, postgres_url: str, n: int, llm_n: int, anthropic_base_url: s
             llm = model.llm_usage(_llm_rows(h, llm_ids))
             out["llm"] = llm
         out["model"] = model.scale(per, per_day=per_day, peak=peak, redis_sat=out["redis saturation"],
-                                   pg_sat=out["postgres saturation"], llm=llm)
+                                   pg_sat=out["postgres saturation"], llm=llm,
+                                   ram_bytes=psutil.virtual_memory().total)
         out["load at end"] = _uptime()
     if json_path is not None:
         json_path.write_text(json.dumps(out, indent=1, default=str))

@@ -180,7 +180,7 @@ def _pg_worker(url: str, tenant_id: str, sample: str, seconds: float, out: Any) 
     out.put((units, rows, time.monotonic() - began))
 
 
-def saturate_postgres(url: str, tenant_id: str, sample: str, *, levels: tuple[int, ...] = (1, 2, 4, 8),
+def saturate_postgres(url: str, tenant_id: str, sample: str, *, levels: tuple[int, ...] = (1, 2, 4, 8, 16),
                       seconds: float = 8.0) -> list[dict[str, Any]]:
     ctx = multiprocessing.get_context("spawn")
     rows = []

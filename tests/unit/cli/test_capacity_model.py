@@ -21,8 +21,9 @@ def _measured() -> dict[str, Any]:
         "cpu_process_s": {"worker": 1.0, "api": 0.5},
         "tables": {"trace_event": {"ins": 150, "upd": 0, "del": 0, "bytes": 80_000},
                    "investigation": {"ins": 10, "upd": 30, "del": 0, "bytes": 20_000}},
-        "redis_calls": {"hset": 500, "get": 300}, "redis_in": 100_000, "redis_out": 50_000,
-        "redis_lifetimes": {"forever": 0, "byte_seconds": 12 * 1_000_000, "family_byte_seconds": {"sleuth:hits": 12e6}},
+        "redis_calls": {"hset": 500, "get": 300}, "redis_in": 100_000, "redis_out": 50_000, "redis_cpu_s": 0.2,
+        "redis_lifetimes": {"forever": 0, "byte_seconds": 12 * 1_000_000, "family_byte_seconds": {"sleuth:hits": 12e6},
+                            "families": {"sleuth:hits": 1200}}, "pg_cpu_s": 0.5,
         "stored": {"evidence text bytes": 240_000},
     }
 
@@ -35,6 +36,7 @@ def test_per_investigation_divides_by_the_measured_count_and_groups_cpu_by_queue
     assert per["sql statements"] == {"SELECT": 4.0, "INSERT": 3.0, "UPDATE": 2.0}  # API's per submission
     assert per["rows written"] == {"investigation": 4.0, "trace_event": 15.0}
     assert per["redis commands"] == 80.0 and per["redis byte-seconds"] == 1_000_000  # warm-up keys counted
+    assert per["redis bytes by key family"] == {"sleuth:hits": 100} and per["postgres backend cpu ms"] == 50.0
     assert per["steps"]["sleuth.retrieve"] == {"runs": 4.0, "cpu ms": 40.0, "cpu ms per run": 10.0}
 
 
@@ -46,7 +48,8 @@ def test_scale_sizes_a_day_at_its_peak_and_names_the_first_limit() -> None:
     assert out["investigations/s average"] == 10.0 and out["investigations/s peak"] == 30.0
     assert out["worker cores at peak (70 % busy)"]["retrieve"] == pytest.approx(40 * 30 / 1000 / 0.7, abs=0.1)
     assert out["redis ops/s at peak"] == 2400
-    assert out["redis: share of one core at peak"] == 0.08  # sized on the lowest ops per CPU-second
+    assert out["redis: share of one core at peak (by ops per CPU-second)"] == 0.08  # on the lowest level
+    assert out["redis: share of one core at peak (by its CPU ms per investigation)"] == 0.6
     assert out["redis memory steady state MB"] == 10.0  # Little: byte-seconds × average arrivals
     assert out["postgres: share of this host's write capacity at peak"] == 3.0
     assert out["first limit"] == "postgres (this host)"
