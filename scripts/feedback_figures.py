@@ -31,6 +31,17 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 ROUTES = ("lookup", "lookup", "lookup", "multi_part", "multi_hop", "direct")
+QUESTION_TEXT = ("Hello, since this morning our exports to CSV fail for the billing workspace with error ERR_4021; "
+                 "we rotated the API key last week. Which plan do we need for SCIM, and where is our data kept?")
+ANSWER_TEXT = ("ERR_4021 means the API key was rotated and the old key has expired [1]. Create a new key in Settings, "
+               "API keys, and update the export job with it [1]. SCIM provisioning is included in the Business plan, "
+               "which costs 45 dollars per user per month [2]; the Team plan does not include it. Customer data on "
+               "the Business plan can be kept in the Frankfurt region (eu-central), which stores all of it inside "
+               "Germany [3]. The Business plan also guarantees 99.95 percent monthly uptime, with service credits "
+               "of 10 percent below that [4].")
+CITATIONS = [{"marker": n, "evidence_id": f"ev{n}", "source_id": s, "title": t} for n, s, t in (
+    (1, "err-4021", "Error ERR_4021"), (2, "plans", "Plans and pricing"), (3, "frankfurt", "Frankfurt region"),
+    (4, "sla", "Service level agreement"))]
 
 
 def _rows(tenant_id: str, n: int, rng: random.Random, now: Any, days: int) -> dict[str, list[dict[str, Any]]]:
@@ -43,9 +54,12 @@ def _rows(tenant_id: str, n: int, rng: random.Random, now: Any, days: int) -> di
         created = now - timedelta(seconds=rng.uniform(0, days * 86400))
         status = rng.choices(["answered", "refused", "failed"], [0.8, 0.15, 0.05])[0]
         route = "out_of_corpus" if status == "refused" else rng.choice(ROUTES)
-        inv = Investigation(id=uuid.uuid4().hex, tenant_id=tenant_id, question=f"Question {i} about plan {i % 97}?",
+        # As wide as real rows: a ticket's question, a cited answer, its citations and plan.
+        inv = Investigation(id=uuid.uuid4().hex, tenant_id=tenant_id, question=f"Ticket {i}: {QUESTION_TEXT}",
                             status=status, route=route, audience=rng.choice(["agent", "agent", "customer"]),
-                            answer="An answer [1]." if status == "answered" else None,
+                            answer=ANSWER_TEXT if status == "answered" else None,
+                            citations=CITATIONS if status == "answered" else [],
+                            plan={"route": route, "subqueries": [QUESTION_TEXT[:80], QUESTION_TEXT[40:120]]},
                             created_at=created, updated_at=created, deadline_at=created + timedelta(minutes=5),
                             finished_at=created + timedelta(seconds=rng.uniform(1, 30)))
         out["investigation"].append(inv.model_dump())

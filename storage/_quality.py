@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import Float, and_, cast, func, literal_column, select
+from sqlalchemy import Float, and_, cast, func, literal_column, select, text
 from sqlalchemy.sql.elements import ColumnElement
 from sqlmodel import Session, col
 
@@ -93,6 +93,10 @@ def _slices(report: QualityReport, week: str | None, route: str | None, audience
 
 
 def quality_report(session: Session, *, tenant_id: str, since: datetime, until: datetime) -> QualityReport:
+    if _dialect(session) == "postgresql":
+        # psycopg prepares a statement run five times, and PostgreSQL then plans it once for any period; a
+        # plan made for 30 days read a year's rows 2.5 times slower. Plan each run for its own period.
+        session.execute(text("SET LOCAL plan_cache_mode = force_custom_plan"))
     report = QualityReport(since, until)
     inv = Investigation
     mine = and_(col(inv.tenant_id) == tenant_id, _in_period(since, until))
