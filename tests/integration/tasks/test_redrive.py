@@ -1,5 +1,6 @@
 """A restart re-drives what was in flight: work whose message is gone is sent again by the beat watchdog
-within seconds (not after the visibility timeout or the deadline); work still queued is left alone."""
+within seconds (not after the visibility timeout or the deadline); work still queued is left alone. The lost
+start and the work still queued are tested on both brokers (Redis lists, RabbitMQ quorum queues)."""
 
 from __future__ import annotations
 
@@ -72,6 +73,7 @@ def test_a_hop_whose_chord_never_closed_is_reduced(stack: Stack) -> None:
     assert {"step": "hop 1", "reason": "no message in flight"} in _events(stack, inv_id, "redrive")
 
 
+@pytest.mark.parametrize("broker_url", ["redis", "rabbitmq"], indirect=True)
 def test_an_investigation_whose_start_was_lost_is_started(stack: Stack) -> None:
     inv_id = _new(stack, "How much does the Business plan cost?")  # persisted, never enqueued
     stack.start_worker(beat=True)
@@ -80,9 +82,10 @@ def test_an_investigation_whose_start_was_lost_is_started(stack: Stack) -> None:
     assert [e["step"] for e in _events(stack, inv_id, "redrive")][:1] == ["start"]
 
 
+@pytest.mark.parametrize("broker_url", ["redis", "rabbitmq"], indirect=True)
 def test_work_still_queued_is_not_redriven(stack: Stack) -> None:
     # Nobody consumes `retrieve`: hop 1's retrievals wait in their queue; they are in flight, not lost. (On
-    # RabbitMQ the queued messages are read back through AMQP: tests/integration/workers/test_rabbitmq_broker.py.)
+    # RabbitMQ the watchdog reads the queued messages back through AMQP, taking none away.)
     from cli.commands import create_and_launch
 
     stack.start_worker(queues="plan,deliver", beat=True)
