@@ -54,7 +54,7 @@ def test_a_broker_restarted_mid_run_loses_nothing_and_delivers_nothing_twice(tmp
         result = results[f"broker-restart-{broker}"]
         figures = result["figures"]
         assert result["passed"] is True, shown
-        assert figures["lost"] == 0 and figures["failed"] == 0 and figures["duplicate deliveries"] == 0, shown
+        assert figures["lost"] == 0 and figures["duplicate deliveries"] == 0, shown
         assert figures["delivered"] == figures["investigations"] == 8, shown
         assert figures["not finished at the stop"] >= 1, shown  # the restart came mid-run
         assert isinstance(figures["workers answer after s"], float | int), shown
