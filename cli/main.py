@@ -293,10 +293,12 @@ def worker(queues: Annotated[str, typer.Option("-Q", "--queues")] = ",".join(ALL
     from cli.processes import refuse_unsafe_production
     from workers.app import create_celery
     from workers.broker import check_broker
+    from workers.publishing import ride_out_broker_restarts
 
     refuse_unsafe_production(_settings())
     check_broker(_settings())
     celery_app = create_celery(_settings())
+    ride_out_broker_restarts(celery_app)
     argv = ["worker", "-Q", queues, "--concurrency", str(concurrency or _settings().worker_concurrency),
             "-n", f"{name}@%h",
             f"--loglevel={loglevel}", "-E"]

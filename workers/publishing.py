@@ -24,7 +24,32 @@ _collecting = _Collecting()
 # (`task_publish_retry_policy`: 3 retries, 0.2 s apart): a short blip of Redis never fails the step that sends.
 PUBLISH_RETRIES = 3
 PUBLISH_RETRY_SECONDS = 0.2
+# In a worker, a step's sends wait out a broker restart instead (`ride_out_broker_restarts`): ~30 s of
+# retries about a second apart. Otherwise a step that finished while the broker was away failed its hop,
+# and the hop's error callback its investigation. Intake (the API) keeps the short policy: it answers 503.
+WORKER_PUBLISH_RETRIES = 32
+WORKER_PUBLISH_POLICY = {"max_retries": WORKER_PUBLISH_RETRIES, "interval_start": 0.2, "interval_step": 0.2,
+                         "interval_max": 1.0}
 _pause = time.sleep  # between two attempts (tests take the broker up or down here)
+
+
+class _Policy:
+    retries = PUBLISH_RETRIES  # of a `published_together` block's send
+
+
+_policy = _Policy()
+
+
+def ride_out_broker_restarts(app: Any) -> None:
+    """In a worker process (and the pool processes it forks): every send Celery makes and every
+    `published_together` block retries for ~30 s when the broker's connection fails."""
+    app.conf.task_publish_retry_policy = dict(WORKER_PUBLISH_POLICY)
+    _policy.retries = WORKER_PUBLISH_RETRIES
+
+
+def _wait(attempt: int) -> float:
+    """Seconds after failed attempt `attempt` (0-based): 0.2 s, growing by 0.2 s up to 1 s."""
+    return min(1.0, PUBLISH_RETRY_SECONDS * (attempt + 1))
 
 
 @contextmanager
@@ -63,7 +88,8 @@ class _Collected:
         self.commands.append((name, args))
 
     def send(self) -> None:
-        for attempt in range(PUBLISH_RETRIES + 1):
+        retries = _policy.retries
+        for attempt in range(retries + 1):
             try:
                 with self.channel.conn_or_acquire() as client:
                     pipe = client.pipeline(transaction=True)
@@ -72,9 +98,9 @@ class _Collected:
                     pipe.execute()
                 return
             except (redis.ConnectionError, redis.TimeoutError):
-                if attempt == PUBLISH_RETRIES:
+                if attempt == retries:
                     raise
-                _pause(PUBLISH_RETRY_SECONDS)
+                _pause(_wait(attempt))
 
 
 class PublisherChannel(kombu_redis.Channel):

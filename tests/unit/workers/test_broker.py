@@ -78,3 +78,19 @@ def test_a_retry_under_a_second_waits_a_second_on_rabbitmq_only(tmp_path: Path) 
     assert countdown(rabbit, 0.4) == 1.0 and countdown(rabbit, 2.5) == 2.5
     calculate_routing_key(int(countdown(rabbit, 0.4)), "deliver")
     assert countdown(_settings(tmp_path), 0.4) == 0.4
+
+
+def test_a_workers_sends_wait_out_a_broker_restart_of_half_a_minute() -> None:
+    from itertools import islice
+
+    from kombu.utils.functional import fxrange
+
+    from workers.publishing import PUBLISH_RETRIES, WORKER_PUBLISH_POLICY, WORKER_PUBLISH_RETRIES, _wait
+
+    start, step = float(WORKER_PUBLISH_POLICY["interval_start"]), float(WORKER_PUBLISH_POLICY["interval_step"])
+    top = float(WORKER_PUBLISH_POLICY["interval_max"])
+    # kombu's `retry_over_time` waits these between a send's attempts (Celery's publish)
+    celery = list(islice(fxrange(start, top + start, step, repeatlast=True), int(WORKER_PUBLISH_POLICY["max_retries"])))
+    batch = [_wait(attempt) for attempt in range(WORKER_PUBLISH_RETRIES)]  # a `published_together` block's
+    assert 25 <= sum(celery) <= 40 and 25 <= sum(batch) <= 40 and max(celery + batch) <= 1.2
+    assert sum(_wait(attempt) for attempt in range(PUBLISH_RETRIES)) < 1.5  # elsewhere (intake): a blip only
