@@ -86,7 +86,7 @@ def link_token(settings: Settings, tenant_id: str, api_key_hash: str, investigat
                console: bool = False, now: float | None = None) -> str:
     """A single-use link for one investigation's trace (read-only), or with `console` for the whole
     console; valid for ``settings.link_ttl_seconds``."""
-    expires = (now or time.time()) + settings.link_ttl_seconds
+    expires = (now or time.time()) + settings.security.link_ttl_seconds
     return sign(secret_key(settings),
                 Claims(tenant_id, key_tag(api_key_hash), "link", expires, investigation_id,
                        nonce=secrets.token_urlsafe(16), scope="console" if console else "trace"))

@@ -40,11 +40,11 @@ HELD_DEADLINE = timedelta(days=1)  # while held, the watchdog leaves it alone; t
 
 
 def max_in_flight(services: Services, tenant: Tenant) -> int:
-    return int((tenant.limits or {}).get("max_in_flight", services.settings.tenant_max_in_flight))
+    return int((tenant.limits or {}).get("max_in_flight", services.settings.limits.tenant_max_in_flight))
 
 
 def intake_per_minute(services: Services, tenant: Tenant) -> int:
-    return int((tenant.limits or {}).get("intake_per_minute", services.settings.tenant_intake_per_minute))
+    return int((tenant.limits or {}).get("intake_per_minute", services.settings.limits.tenant_intake_per_minute))
 
 
 def check_rate(services: Services, tenant: Tenant, *, clock: Callable[[], float] | None = None) -> None:
@@ -206,7 +206,7 @@ def release(services: Services, tenant_id: str, launch: Launcher) -> list[str]:
         with services.session() as session:  # the deadline is a budget of the run: it starts now
             for inv_id in chosen:
                 inv = repo.get_investigation(session, investigation_id=inv_id)
-                seconds = int((inv.budget or {}).get("deadline_seconds") or services.settings.deadline_seconds)
+                seconds = int((inv.budget or {}).get("deadline_seconds") or services.settings.limits.deadline_seconds)
                 repo.update_investigation(session, investigation_id=inv_id,
                                           deadline_at=utcnow() + timedelta(seconds=seconds))
     for i, inv_id in enumerate(chosen):

@@ -166,8 +166,8 @@ def _submit(services: Services, kind: str, channel_id: str, tenant: Tenant, name
     question = ticket_question(event.subject, event.description)
     if not question:
         raise ValidationFailed("description", "the ticket has no text to investigate")
-    if len(question) > services.settings.ticket_max_chars:
-        raise PayloadTooLarge(f"ticket text over {services.settings.ticket_max_chars} characters")
+    if len(question) > services.settings.limits.ticket_max_chars:
+        raise PayloadTooLarge(f"ticket text over {services.settings.limits.ticket_max_chars} characters")
     context: dict[str, Any] = {"ticket_id": str(event.ticket_id)}
     if event.requester_email or event.requester_name:
         context["requester"] = {k: v for k, v in (("email", event.requester_email),

@@ -41,7 +41,7 @@ def budget_caps(tenant_limits: dict[str, Any] | None, settings: Settings) -> dic
     limit (what `GET /v1/tenant` reports, and what `effective_budget` enforces)."""
     caps: dict[str, int] = {}
     for name in BUDGET_FIELDS:
-        caps[name] = int(getattr(settings, name))
+        caps[name] = int(getattr(settings.limits, name))
         tenant_cap = (tenant_limits or {}).get(name)
         if tenant_cap is not None:
             caps[name] = min(caps[name], int(tenant_cap))

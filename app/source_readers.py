@@ -33,7 +33,7 @@ def open_reader(services: Services, source: Source, *, transport: httpx.BaseTran
         tenant = repo.get_tenant(session, tenant_id=source.tenant_id)
         if source.type == "sitemap":
             return SitemapReader(str(source.config["url"]), guard=guard_for(tenant, services.settings),
-                                 source=source.name, timeout=services.settings.webhook_timeout,
+                                 source=source.name, timeout=services.settings.delivery.webhook_timeout,
                                  transport=transport, sleep=sleep)
         try:
             channel = repo.get_channel(session, channel_id=source.channel_id or "", tenant_id=source.tenant_id)
@@ -53,7 +53,7 @@ def open_reader(services: Services, source: Source, *, transport: httpx.BaseTran
         raise SourceRejected(f"source {source.name!r}: the {product} channel has no API credentials; {fix}")
     client = SourceClient(source=source.name, product=product.capitalize(), base_url=str(config["base_url"]),
                           auth=auth, guard=guard_for(tenant, services.settings),
-                          timeout=services.settings.webhook_timeout, fix=fix, transport=transport, sleep=sleep)
+                          timeout=services.settings.delivery.webhook_timeout, fix=fix, transport=transport, sleep=sleep)
     if source.type == "zendesk-guide":
         return zendesk_guide.ZendeskGuideReader(client, locale=source.config.get("locale"))
     if source.type == "freshdesk-solutions":

@@ -147,7 +147,7 @@ def _bench_tenant(services: Services, bench: BenchSet, console: Console) -> str:
     started = time.perf_counter()
     with progress.bar(console, "indexing chunks") as update:
         report = ingest(docs, tenant=tenant_id, backends=list(services.backends.values()),
-                        max_words=services.settings.chunk_tokens, progress=update)
+                        max_words=services.settings.engines.chunk_tokens, progress=update)
     secs = time.perf_counter() - started
     console.print(f"ingested {len(docs)} documents ({report.chunks} chunks) in {secs:.1f}s "
                   f"({len(docs) / secs:.1f} documents/s)")
@@ -190,7 +190,7 @@ def _recall_by_hop(services: Services, question: str, records: list[EvidenceReco
     for h in range(1, hops + 1):
         upto = [r for r in records if r.hop <= h]
         chosen = services.reasoner.select(question, [_evidence(r) for r in upto], k,
-                                          services.settings.evidence_token_budget)
+                                          services.settings.limits.evidence_token_budget)
         ids = {e.id for e in chosen}
         by_id = {r.evidence_id: r for r in upto}
         out.append(round(recall(_ranking([by_id[e.id] for e in chosen], [r for r in upto if r.evidence_id not in ids],
@@ -296,7 +296,7 @@ def run_bench(settings: Settings, dataset_dir: Path, *, mode: str, k: int, out: 
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
     summary = {"dataset": bench.name, "split": split or "all", "mode": mode, "executor": executor, "k": k,
-               **summarise(rows, k=k, max_hops=settings.max_hops), "wall_seconds": round(wall, 2),
+               **summarise(rows, k=k, max_hops=settings.limits.max_hops), "wall_seconds": round(wall, 2),
                "investigations_per_second": round(len(rows) / wall, 3) if wall else None,
                "cpu_seconds": round(cpu, 2), "cpu_ms_per_investigation": round(1000 * cpu / max(1, len(rows)), 1),
                "heuristics": compiled.status().reason}  # this process's (investigation/compiled.py)

@@ -39,7 +39,7 @@ def run_ingest(settings: Settings, paths: Sequence[Path], tenant_name: str, *,
     backends = list(services.backends.values())
     path = manifest.path_for(settings.index_dir, tenant_id, list(services.backends))
     known = {} if force else manifest.load(path)
-    split = manifest.plan(documents, known, [b.count(tenant_id) for b in backends], settings.chunk_tokens)
+    split = manifest.plan(documents, known, [b.count(tenant_id) for b in backends], settings.engines.chunk_tokens)
     started = time.perf_counter()
     result: dict[str, Any] = {"tenant": tenant_name, "documents": len(documents), "new": len(split.new),
                               "changed": len(split.changed), "unchanged": len(split.unchanged),
@@ -52,7 +52,7 @@ def run_ingest(settings: Settings, paths: Sequence[Path], tenant_name: str, *,
         result.update(chunks_written=report.chunks, chunks_replaced=report.removed,
                       backend_seconds=report.backend_seconds)
     hashes = dict(known.get("documents", {})) if split.trusted else {}
-    hashes.update({d.id: manifest.doc_hash(d, settings.chunk_tokens) for d in documents})
+    hashes.update({d.id: manifest.doc_hash(d, settings.engines.chunk_tokens) for d in documents})
     manifest.save(path, hashes, backends[0].count(tenant_id) if backends else 0)
     result["seconds"] = round(time.perf_counter() - started, 3)
     return result

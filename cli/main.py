@@ -208,7 +208,7 @@ def up(port: Annotated[int | None, typer.Option(help="API port (default: SLEUTH_
 
     settings = _settings()
     run_up(settings, host=host or settings.api_host, port=port or settings.api_port, workers=workers,
-           concurrency=concurrency or settings.worker_concurrency, console=console)
+           concurrency=concurrency or settings.workers.worker_concurrency, console=console)
 
 
 @app.command()
@@ -275,7 +275,7 @@ def worker(queues: Annotated[str, typer.Option("-Q", "--queues")] = ",".join(ALL
     refuse_unsafe_production(_settings())
     check_broker(_settings())
     celery_app = create_celery(_settings())
-    argv = ["worker", "-Q", queues, "--concurrency", str(concurrency or _settings().worker_concurrency),
+    argv = ["worker", "-Q", queues, "--concurrency", str(concurrency or _settings().workers.worker_concurrency),
             "-n", f"{name}@%h",
             f"--loglevel={loglevel}", "-E"]
     if beat:
@@ -362,8 +362,8 @@ def trace(investigation_id: str,
     token = session.link_token(settings, tenant.id, tenant.api_key_hash, inv.id, console=full_console)
     print(f"{base}/link/{token}")
     reach = "the whole console" if full_console else "this trace only, read-only"
-    console.print(f"valid for {settings.link_ttl_seconds // 60} minutes and works once; it signs the browser in "
-                  f"as tenant {tenant.name} for {settings.link_session_ttl_seconds // 60} minutes ({reach})")
+    console.print(f"valid for {settings.security.link_ttl_seconds // 60} minutes and works once; it signs the browser in "
+                  f"as tenant {tenant.name} for {settings.security.link_session_ttl_seconds // 60} minutes ({reach})")
 
 
 @app.command()

@@ -100,9 +100,9 @@ class TextFormatter(logging.Formatter):
 
 
 def use_json(settings: Settings, stream: TextIO) -> bool:
-    if settings.log_format == "json":
+    if settings.observability.log_format == "json":
         return True
-    if settings.log_format == "text":
+    if settings.observability.log_format == "text":
         return False
     return not (hasattr(stream, "isatty") and stream.isatty())
 
@@ -118,7 +118,7 @@ def configure(settings: Settings, *, stream: TextIO | None = None, level: Any = 
     for old in list(root.handlers):
         root.removeHandler(old)
     root.addHandler(handler)
-    root.setLevel(level if isinstance(level, int) else str(level or settings.log_level).upper())
+    root.setLevel(level if isinstance(level, int) else str(level or settings.observability.log_level).upper())
     for name in QUIET_LOGGERS:
         logging.getLogger(name).setLevel(logging.WARNING)
     for name in LOUD_LOGGERS:

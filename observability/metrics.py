@@ -130,7 +130,7 @@ def configure(settings: Settings, *, redis_client: Callable[[], Any] | None = No
         host = socket.gethostname().replace("_", "-")
         values.ValueClass = values.MultiProcessValue(  # type: ignore[no-untyped-call]  # prometheus_client multiprocess: untyped
             process_identifier=lambda: f"{host}-{os.getpid()}")
-        _tenants = TenantLabels(settings.metrics_max_tenants, redis_client,
+        _tenants = TenantLabels(settings.observability.metrics_max_tenants, redis_client,
                                 f"{settings.redis_prefix}:metrics:tenants")
         _metrics = _build()
         return _metrics

@@ -151,7 +151,7 @@ def synthesis_in_place(services: Any, inv_id: str, nxt: steps.Next) -> steps.Nex
     (the reducer's duration then includes it). With an LLM, synthesis is sent to the `llm` queue, where
     a slow call holds no reducer. A reducer that fails or dies during synthesis is retried or redelivered
     like any reducer: its hop is already reduced, so it goes straight to synthesis again."""
-    if nxt.kind != steps.NextKind.SYNTHESIZE or services.settings.llm != "heuristic":
+    if nxt.kind != steps.NextKind.SYNTHESIZE or services.settings.llm.provider != "heuristic":
         return nxt
     with step_scope(names.T_SYNTHESIZE, inv_id, tenant_id=tenant_of(services, inv_id), hop=nxt.hop):
         return steps.synthesize(services, inv_id)
@@ -198,7 +198,7 @@ def watchdog(self: Task) -> dict[str, Any]:
     never two at once: a run that looks for lost work waits for worker replies (seconds), and its message
     has the first queue priority, so overlapping runs could occupy every worker process."""
     services = runtime.services()
-    interval = services.settings.watchdog_interval
+    interval = services.settings.workers.watchdog_interval
     if not services.state.once(f"watchdog:{int(time.time() // interval)}", ttl=max(2, int(interval * 2))):
         return {"skipped": "another watchdog run owns this interval"}
     # A run takes ~13 s when it looks for lost work (two rounds of worker inspection); the lock outlives

@@ -31,12 +31,12 @@ def guard_for(services: Services, tenant_id: str) -> OutboundGuard:
     """The tenant's outbound policy (its allowlist; the operator override, if set)."""
     with services.session() as session:
         hosts = list(repo.get_tenant(session, tenant_id=tenant_id).allowed_hosts or [])
-    return OutboundGuard.for_hosts(hosts, allow_private=services.settings.webhook_allow_private)
+    return OutboundGuard.for_hosts(hosts, allow_private=services.settings.security.webhook_allow_private)
 
 
 def timeout_of(services: Services, kind: str) -> float:
     s = services.settings
-    return s.smtp_timeout if kind == "email" else s.webhook_timeout
+    return s.delivery.smtp_timeout if kind == "email" else s.delivery.webhook_timeout
 
 
 def channel_key(kind: str, target: dict[str, Any]) -> str | None:
@@ -68,7 +68,7 @@ def build_deliverer(services: Services, *, kind: str, tenant_id: str, target: di
         raise PermanentError(f"channel {target.get('channel')!r} is a {ctype} channel, not {expected}")
     secrets = SecretBox.from_settings(services.settings).open(sealed)
     if kind == "email":
-        return EmailDeliverer(config, secrets, guard, timeout=timeout, ca_file=services.settings.smtp_ca_file)
+        return EmailDeliverer(config, secrets, guard, timeout=timeout, ca_file=services.settings.delivery.smtp_ca_file)
     if kind == "zendesk":
         return ZendeskDeliverer(config, secrets, guard, timeout=timeout)
     return FreshdeskDeliverer(config, secrets, guard, timeout=timeout)

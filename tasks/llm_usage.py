@@ -26,7 +26,7 @@ class Owned(Protocol):
 
 def bound_reasoner(services: Services, session: Any, inv: Owned) -> Reasoner:
     """The investigation's reasoner, charging its LLM tokens to the investigation and the tenant."""
-    if services.settings.llm == "heuristic":
+    if services.settings.llm.provider == "heuristic":
         return services.reasoner  # no LLM calls to charge (`Services.reasoner_for`): no tenant limits read
     limits = repo.get_tenant(session, tenant_id=inv.tenant_id).limits or {}
     daily = limits.get("llm_tokens_per_day")

@@ -54,7 +54,7 @@ def redrive(app: Celery, services: Services, *, now: datetime | None = None,
             in_flight: str | None = None) -> Redriven:
     """Send again the next step of every idle investigation and every stranded delivery not in flight."""
     now = now or datetime.now(UTC)
-    idle_since = now - timedelta(seconds=services.settings.redrive_idle_seconds)
+    idle_since = now - timedelta(seconds=services.settings.workers.redrive_idle_seconds)
     with services.session() as session:
         idle = repo.list_idle(session, idle_since=idle_since)
         stranded = repo.list_stranded_deliveries(session, idle_since=idle_since)

@@ -25,13 +25,13 @@ def retention_run(self: Task) -> dict[str, Any]:
     """Beat: remove what passed each tenant's retention; one run per interval however often it fires."""
     services = runtime.services()
     settings = services.settings
-    if not services.state.once(f"retention:{int(time.time() // settings.retention_interval)}",
-                               ttl=max(2, int(settings.retention_interval * 2))):
+    if not services.state.once(f"retention:{int(time.time() // settings.workers.retention_interval)}",
+                               ttl=max(2, int(settings.workers.retention_interval * 2))):
         return {"skipped": "another retention run owns this interval"}
     with services.session() as session:
-        tenants = [(t.id, retention.retention_days(t.limits, settings.retention_days))
+        tenants = [(t.id, retention.retention_days(t.limits, settings.workers.retention_days))
                    for t in repo.list_tenants(session)]
-    left = settings.retention_batches
+    left = settings.workers.retention_batches
     removed: dict[str, dict[str, int]] = {}
     for tenant_id, days in tenants:
         cutoff = utcnow() - timedelta(days=days)
@@ -41,9 +41,9 @@ def retention_run(self: Task) -> dict[str, Any]:
             while left > 0:
                 left -= 1
                 with services.session() as session:
-                    n = purge(session, tenant_id=tenant_id, cutoff=cutoff, batch=settings.retention_batch)
+                    n = purge(session, tenant_id=tenant_id, cutoff=cutoff, batch=settings.workers.retention_batch)
                 counts[kind] += n
-                if n < settings.retention_batch:
+                if n < settings.workers.retention_batch:
                     break
         if any(counts.values()):
             removed[tenant_id] = counts

@@ -47,21 +47,21 @@ def retrieve_many(services: Services, inv_id: str, hop: int, slots: Sequence[tup
     assert planned is not None  # checked for each slot above (and there is at least one)
     tenant = planned.tenant_id
     scope = RetrievalScope.of(planned.audience, list(planned.principals))
-    k = services.settings.retrieve_k
+    k = services.settings.limits.retrieve_k
     terms = scope.cache_terms()
     acl = None if terms is None else tuple(terms)
     names = [f"{index}:{engine}" for index, engine in slots]
     caches = [CacheQuery(tenant=tenant, engine=engine, query=planned.queries[index], k=k, acl=acl,
                          version=planned.corpus_version) for index, engine in slots]
-    if services.settings.debug_retrieve_delay_ms:
-        time.sleep(services.settings.debug_retrieve_delay_ms / 1000)
+    if services.settings.workers.debug_retrieve_delay_ms:
+        time.sleep(services.settings.workers.debug_retrieve_delay_ms / 1000)
     started = time.perf_counter()
     # One Redis round trip: each slot's parked result (a redelivered task), the deadline, one retrieval call
     # charged, the cached hits of the corpus version read when the hop was planned (hits found before an
     # ingest are never cached as new).
     begins = services.state.slots_begin(inv_id, hop, list(zip(names, caches, strict=True)), now=time.time(),
                                         charge_hop=hop_marker(inv_id, hop) if relay is not None else "",
-                                        read_cache=services.settings.subquery_cache_ttl > 0)
+                                        read_cache=services.settings.engines.subquery_cache_ttl > 0)
     todo = [i for i, begin in enumerate(begins) if begin.parked is None]
 
     def search(i: int) -> tuple[SlotEnd, repo.NewEvent]:
@@ -98,7 +98,7 @@ def retrieve_many(services: Services, inv_id: str, hop: int, slots: Sequence[tup
     searched = list(run(search, todo))
     ends = [end for end, _ in searched]
     parked = {names[i]: begin.parked for i, begin in enumerate(begins) if begin.parked is not None}
-    gathered = services.state.slots_end(inv_id, hop, ends, ttl=services.settings.subquery_cache_ttl,
+    gathered = services.state.slots_end(inv_id, hop, ends, ttl=services.settings.engines.subquery_cache_ttl,
                                         gather=parked if relay is not None and relay.whole_hop else None)
     if relay is not None:
         relay.events.extend(event for _, event in searched)

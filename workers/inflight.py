@@ -62,4 +62,4 @@ def _argsrepr(raw: bytes | str) -> str:
 def in_flight_text(app: Celery, settings: Settings) -> str:
     """One text holding every id the queue still references (workers first, then queues: a message
     moving from a queue to a worker in between is at worst re-driven once more, which is idempotent)."""
-    return "\n".join(held_by_workers(app, settings.redrive_inspect_timeout) + queued(app, settings))
+    return "\n".join(held_by_workers(app, settings.workers.redrive_inspect_timeout) + queued(app, settings))

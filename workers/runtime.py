@@ -43,7 +43,7 @@ def _reset_after_fork(**_: object) -> None:
     global _services
     _services = None
     # Off the signal handler: Celery kills a child whose init takes longer than its start timeout (4 s).
-    if settings().worker_warm_up:
+    if settings().workers.worker_warm_up:
         threading.Thread(target=prepare_process, args=(services(),), name="sleuth-warm-up", daemon=True).start()
 
 

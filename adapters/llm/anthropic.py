@@ -318,17 +318,17 @@ def _evidence(p: Passage, grade: Grade, score: float, hop: int, query_of: dict[s
 
 def build_claude_reasoner(settings: Settings, *, fallback: Reasoner, limiter: Limiter | None = None) -> ClaudeReasoner:
     """The process-wide Claude reasoner (unbound: no budget) from settings."""
-    if settings.anthropic_api_key is None:
+    if settings.llm.anthropic_api_key is None:
         raise PermanentError("SLEUTH_LLM=anthropic needs ANTHROPIC_API_KEY")
-    secret = settings.anthropic_api_key.get_secret_value()
-    client = make_client(api_key=secret, base_url=settings.anthropic_base_url, timeout=settings.llm_timeout)
+    secret = settings.llm.anthropic_api_key.get_secret_value()
+    client = make_client(api_key=secret, base_url=settings.llm.anthropic_base_url, timeout=settings.llm.llm_timeout)
     transport = MessagesTransport(
-        client, claude_retry_policy(settings.llm_max_retries, settings.llm_backoff_base, settings.llm_backoff_max),
+        client, claude_retry_policy(settings.llm.llm_max_retries, settings.llm.llm_backoff_base, settings.llm.llm_backoff_max),
         limiter, key_id(secret),
-        RateLimits(settings.llm_requests_per_minute, settings.llm_input_tokens_per_minute,
-                   settings.llm_output_tokens_per_minute, settings.llm_rate_limit_max_wait))
-    return ClaudeReasoner(transport, model_fast=settings.model_fast, model_synthesis=settings.model_synthesis,
-                          fallback=fallback, fallback_mode=settings.llm_fallback,
-                          effort_fast=settings.llm_effort_fast or None,
-                          effort_synthesis=settings.llm_effort_synthesis or None,
-                          grade_max_passages=settings.llm_grade_max_passages)
+        RateLimits(settings.llm.llm_requests_per_minute, settings.llm.llm_input_tokens_per_minute,
+                   settings.llm.llm_output_tokens_per_minute, settings.llm.llm_rate_limit_max_wait))
+    return ClaudeReasoner(transport, model_fast=settings.llm.model_fast, model_synthesis=settings.llm.model_synthesis,
+                          fallback=fallback, fallback_mode=settings.llm.llm_fallback,
+                          effort_fast=settings.llm.llm_effort_fast or None,
+                          effort_synthesis=settings.llm.llm_effort_synthesis or None,
+                          grade_max_passages=settings.llm.llm_grade_max_passages)

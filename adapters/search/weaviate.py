@@ -62,13 +62,13 @@ class WeaviateConfig:
 
     @classmethod
     def from_settings(cls, settings: Settings) -> WeaviateConfig:
-        if not settings.weaviate_url:
+        if not settings.engines.weaviate_url:
             raise PermanentError("vector_backend is weaviate but WEAVIATE_URL is not set")
-        key = settings.weaviate_api_key
-        return cls(url=settings.weaviate_url, collection=settings.weaviate_collection,
-                   api_key=key.get_secret_value() if key else None, grpc_port=settings.weaviate_grpc_port,
-                   grpc_host=settings.weaviate_grpc_host, timeout=settings.weaviate_timeout,
-                   batch_size=settings.weaviate_batch_size)
+        key = settings.engines.weaviate_api_key
+        return cls(url=settings.engines.weaviate_url, collection=settings.engines.weaviate_collection,
+                   api_key=key.get_secret_value() if key else None, grpc_port=settings.engines.weaviate_grpc_port,
+                   grpc_host=settings.engines.weaviate_grpc_host, timeout=settings.engines.weaviate_timeout,
+                   batch_size=settings.engines.weaviate_batch_size)
 
 
 class WeaviateVector:

@@ -54,7 +54,7 @@ def allowed_hosts(tenant: Tenant) -> list[str]:
 
 def check_target(decl: ToolDeclaration, tenant: Tenant, settings: Settings) -> None:
     """Refuse a URL on a private/loopback address unless the tenant's allowlist names its host."""
-    guard = guard_for(allowed_hosts(tenant), allow_private=settings.tools_allow_private)
+    guard = guard_for(allowed_hosts(tenant), allow_private=settings.security.tools_allow_private)
     try:
         guard.check_url(VARIABLE.sub("x", decl.url))
     except SleuthError as exc:

@@ -165,7 +165,7 @@ def signed_link(token: str, request: Request, services: ServicesDep) -> Response
                                 headers=pages.HEADERS)
     scope = SCOPE_CONSOLE if claims.scope == SCOPE_CONSOLE else SCOPE_TRACE
     start_session(request, response, tenant, scope=scope, investigation_id=claims.investigation_id,
-                  ttl_seconds=services.settings.link_session_ttl_seconds)
+                  ttl_seconds=services.settings.security.link_session_ttl_seconds)
     log.info("operator signed in with a link", extra={"tenant_id": tenant.id, "scope": scope})
     return response
 

@@ -27,7 +27,7 @@ def test_accepts_at_once_with_location_and_one_enqueue(api: Api) -> None:
 
         inv = repo.get_investigation(session, investigation_id=data["id"])
         assert inv.budget["max_hops"] == 1 and inv.budget["deadline_seconds"] == 30
-        assert inv.budget["max_retrieval_calls"] == api.services.settings.max_retrieval_calls
+        assert inv.budget["max_retrieval_calls"] == api.services.settings.limits.max_retrieval_calls
         assert inv.mode == "single-shot"
 
 
@@ -103,7 +103,7 @@ def test_malformed_json_is_422(api: Api) -> None:
 
 
 def test_body_over_8kb_is_413_and_writes_nothing(api: Api) -> None:
-    limit = api.services.settings.max_question_bytes
+    limit = api.services.settings.limits.max_question_bytes
     response = api.post({"question": "x" * limit})
     assert response.status_code == 413
     assert count_investigations(api.services, api.tenant_id) == 0
@@ -132,7 +132,7 @@ def test_budget_over_tenant_limit_is_422_naming_the_field(api: Api) -> None:
 
 
 def test_budget_over_server_default_is_422(api: Api) -> None:
-    over = api.services.settings.max_retrieval_calls + 1
+    over = api.services.settings.limits.max_retrieval_calls + 1
     response = api.post({**QUESTION, "budget": {"max_retrieval_calls": over}})
     assert response.status_code == 422
     assert _loc(response) == [["body", "budget", "max_retrieval_calls"]]

@@ -35,7 +35,7 @@ def test_the_cli_path_applies_tenant_caps_and_stores_the_budget(services: Servic
     with services.session() as session:
         inv = repo.get_investigation(session, investigation_id=inv_id)
         assert inv.budget["max_hops"] == 2 and inv.budget["max_retrieval_calls"] == 5
-        assert inv.budget["deadline_seconds"] == services.settings.deadline_seconds
+        assert inv.budget["deadline_seconds"] == services.settings.limits.deadline_seconds
         assert inv.audience == "customer"
 
 

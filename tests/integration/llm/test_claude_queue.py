@@ -82,7 +82,7 @@ def test_an_investigation_is_routed_graded_judged_and_written_by_claude(claude_s
         tenant = repo.get_tenant_by_name(session, name=claude_stack.tenant_name)
         inv, _ = repo.create_investigation(session, tenant=tenant, question="What does error ERR_4021 mean?",
                                            mode="agentic", callback=None, budget={}, idempotency_key=None,
-                                           deadline_seconds=claude_stack.settings.deadline_seconds)
+                                           deadline_seconds=claude_stack.settings.limits.deadline_seconds)
         inv_id = inv.id
     tokens: list[dict[str, Any]] = []
     done = _listen(claude_stack, inv_id, tokens)

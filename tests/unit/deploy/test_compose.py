@@ -154,12 +154,12 @@ def test_every_app_variable_is_a_setting(compose_services: dict[str, Any]) -> No
 def test_the_environment_configures_the_production_engines(compose_services: dict[str, Any]) -> None:
     env = app_env(compose_services["api"])
     settings = settings_from_env(env)
-    assert (settings.lexical_backend, settings.vector_backend) == ("elasticsearch", "weaviate")
+    assert (settings.engines.lexical_backend, settings.engines.vector_backend) == ("elasticsearch", "weaviate")
     assert settings.database_url and settings.database_url.startswith("postgresql+psycopg://")
     assert settings.redis_url and urlsplit(settings.redis_url).hostname == "redis"
-    assert settings.elasticsearch_url and urlsplit(settings.elasticsearch_url).hostname == "elasticsearch"
-    assert settings.weaviate_url and urlsplit(settings.weaviate_url).hostname == "weaviate"
-    assert settings.elasticsearch_replicas == 0  # a single node could never allocate a replica
+    assert settings.engines.elasticsearch_url and urlsplit(settings.engines.elasticsearch_url).hostname == "elasticsearch"
+    assert settings.engines.weaviate_url and urlsplit(settings.engines.weaviate_url).hostname == "weaviate"
+    assert settings.engines.elasticsearch_replicas == 0  # a single node could never allocate a replica
     assert settings.home == Path("/var/lib/sleuth")
     for name in APP:  # every process sees the same configuration
         assert {k: v for k, v in app_env(compose_services[name]).items() if k not in EXTERNAL} == env, name
@@ -170,15 +170,15 @@ def test_credentials_match_the_engines(compose_services: dict[str, Any]) -> None
     settings = settings_from_env(env)
     es = {k: interpolate(str(v)) for k, v in compose_services["elasticsearch"]["environment"].items()}
     assert es["xpack.security.enabled"] == "true" and es["discovery.type"] == "single-node"
-    assert settings.elasticsearch_username == "elastic"
-    assert settings.elasticsearch_password and settings.elasticsearch_password.get_secret_value() == (
+    assert settings.engines.elasticsearch_username == "elastic"
+    assert settings.engines.elasticsearch_password and settings.engines.elasticsearch_password.get_secret_value() == (
         es["ELASTIC_PASSWORD"])
     weaviate = {k: interpolate(str(v)) for k, v in compose_services["weaviate"]["environment"].items()}
     assert weaviate["AUTHENTICATION_ANONYMOUS_ACCESS_ENABLED"] == "false"
-    assert settings.weaviate_api_key and settings.weaviate_api_key.get_secret_value() in (
+    assert settings.engines.weaviate_api_key and settings.engines.weaviate_api_key.get_secret_value() in (
         weaviate["AUTHENTICATION_APIKEY_ALLOWED_KEYS"].split(","))
     assert weaviate["DEFAULT_VECTORIZER_MODULE"] == "none"  # vectors come from Sleuth's embedder
-    assert any(p.endswith(f":{settings.weaviate_grpc_port}") for p in compose_services["weaviate"]["ports"])
+    assert any(p.endswith(f":{settings.engines.weaviate_grpc_port}") for p in compose_services["weaviate"]["ports"])
     postgres = {k: interpolate(str(v)) for k, v in compose_services["postgres"]["environment"].items()}
     db = urlsplit(settings.database_url or "")
     assert (db.username, db.password, db.hostname, db.path.lstrip("/")) == (
