@@ -1,4 +1,4 @@
-"""`sleuth` command line: tenants, ingest, ask, up, api, worker, beat, flower, bench, demo."""
+"""`sleuth` command line: tenants, ingest, ask, up, api, worker, beat, flower, bench, chaos, capacity, demo."""
 
 from __future__ import annotations
 
@@ -228,6 +228,26 @@ def chaos(scenario: Annotated[str | None, typer.Option(help="Scenario name(s), c
 
 
 @app.command()
+def capacity(postgres: Annotated[str, typer.Option(
+                 "--postgres", help="PostgreSQL server URL where a scratch database may be created")],
+             n: Annotated[int, typer.Option(help="Investigations measured")] = 40,
+             llm_n: Annotated[int, typer.Option(help="Investigations run with SLEUTH_LLM=anthropic")] = 20,
+             anthropic_base_url: Annotated[str | None, typer.Option(
+                 help="Messages API for the token figures (e.g. the tests' fake server); none: skipped")] = None,
+             per_day: Annotated[int, typer.Option(help="Investigations a day to size for")] = 1_000_000,
+             peak: Annotated[float, typer.Option(help="Peak rate ÷ average rate")] = 3.0,
+             seconds: Annotated[float, typer.Option(help="Seconds per saturation level")] = 8.0,
+             as_json: Annotated[Path | None, typer.Option("--json", help="Write the figures as JSON here")] = None,
+             ) -> None:
+    """Measure one investigation's CPU, broker, Redis, SQL, storage and LLM costs on a stack of its own, drive
+    Redis and PostgreSQL to saturation, and print the capacity model (docs/capacity.md)."""
+    from cli.capacity.run import run_capacity
+
+    run_capacity(postgres_url=postgres, n=n, llm_n=llm_n, anthropic_base_url=anthropic_base_url, per_day=per_day,
+                 peak=peak, seconds=seconds, console=console, json_path=as_json)
+
+
+@app.command()
 def api(host: Annotated[str | None, typer.Option(help="default: SLEUTH_API_HOST")] = None,
         port: Annotated[int | None, typer.Option(help="default: SLEUTH_API_PORT")] = None) -> None:
     """Run only the HTTP API (uvicorn)."""
@@ -298,9 +318,12 @@ def flower(port: int = 5555, address: Annotated[str, typer.Option(help="Interfac
     """Flower on the configured broker, or on the running `sleuth up` of this SLEUTH_HOME. Off loopback,
     basic auth is on: --basic-auth, SLEUTH_FLOWER_BASIC_AUTH, or a generated password printed here; on
     loopback it answers only requests addressed to 127.0.0.1, [::1] or localhost (DNS rebinding)."""
+    from kombu.utils.url import maybe_sanitize_url
+
     from cli.flower import check_host_header, flower_argv, is_loopback
     from cli.processes import existing_redis
     from workers.app import create_celery
+    from workers.broker import broker_url
 
     settings = existing_redis(_settings())
     if settings is None:
@@ -308,7 +331,7 @@ def flower(port: int = 5555, address: Annotated[str, typer.Option(help="Interfac
     argv, generated = flower_argv(settings, port=port, address=address, basic_auth=basic_auth)
     if generated:
         console.print(f"Flower basic auth: user [bold]{generated[0]}[/bold] password [bold]{generated[1]}[/bold]")
-    console.print(f"Flower on http://{address}:{port}/ (broker {settings.redis_url})")
+    console.print(f"Flower on http://{address}:{port}/ (broker {maybe_sanitize_url(broker_url(settings))})")
     if is_loopback(address):
         check_host_header()
     create_celery(settings).start(argv)

@@ -11,6 +11,9 @@ from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 
+from amqp.exceptions import AMQPError
+from kombu.exceptions import OperationalError
+
 from cli.supervisor import stop_group
 from config.settings import Settings
 from investigation.errors import PermanentError, ValidationFailed
@@ -113,7 +116,10 @@ def wait_for_workers(settings: Settings, redis_url: str, *, count: int = 1, time
     app = create_celery(settings.model_copy(update={"redis_url": redis_url}))
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
-        replies = app.control.ping(timeout=0.5) or []
+        try:
+            replies = app.control.ping(timeout=0.5) or []
+        except (AMQPError, OperationalError, OSError):  # a pooled connection the broker closed: next one
+            replies = []
         if len(replies) >= count:
             return
         time.sleep(0.2)

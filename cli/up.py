@@ -15,13 +15,14 @@ import time
 from functools import partial
 from pathlib import Path
 
+from kombu.utils.url import maybe_sanitize_url
 from rich.console import Console
 
 from cli import processes
 from cli.supervisor import Child, RestartPolicy, Supervisor
 from config.settings import Settings
 from investigation.errors import ValidationFailed
-from workers.broker import check_broker
+from workers.broker import check_broker, is_amqp
 
 TICK_SECONDS = 0.25
 
@@ -92,6 +93,8 @@ def run_up(settings: Settings, *, host: str, port: int, workers: int, concurrenc
         supervisor.start()
         if settings.redis_url is None:
             console.print(f"embedded Redis on {url}")
+        if is_amqp(settings):
+            console.print(f"Celery's broker: RabbitMQ at {maybe_sanitize_url(str(settings.broker_url))}")
         console.print(f"[green]Sleuth is up[/green]: API http://{host}:{port} (docs at /docs), one beat, "
                       f"{workers} worker(s), supervised. Ctrl-C stops everything.")
         while not stop:

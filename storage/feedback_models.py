@@ -31,6 +31,8 @@ class Feedback(SQLModel, table=True):
     __table_args__ = (
         Index("ix_feedback_current", "investigation_id", "rater", "current"),
         Index("ix_feedback_tenant_created", "tenant_id", "created_at"),
+        # the quality page counts a tenant's current ratings by investigation (an index-only scan)
+        Index("ix_feedback_tenant_current", "tenant_id", "current", "investigation_id", "rating"),
     )
 
     id: str = Field(default_factory=lambda: "fb_" + uuid.uuid4().hex, primary_key=True, max_length=40)

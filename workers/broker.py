@@ -14,7 +14,7 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from amqp.exceptions import AMQPError, NotFound
-from kombu import Connection
+from kombu.connection import Connection
 from kombu.exceptions import OperationalError
 
 from config.settings import Settings
@@ -136,7 +136,9 @@ def queued_amqp(settings: Settings) -> list[tuple[bytes, dict[str, Any]]]:
                         break
                     if message is None:
                         break
-                    found.append((bytes(message.body), dict(message.headers or {})))
+                    body = message.body
+                    found.append((body.encode() if isinstance(body, str) else bytes(body),
+                                  dict(message.headers or {})))
         finally:
             channel.close()  # nothing was acknowledged: every message taken goes back
     return found

@@ -12,7 +12,9 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from amqp.exceptions import AMQPError
 from celery import Celery
+from kombu.exceptions import OperationalError
 
 from config.settings import Settings
 from workers import broker, names
@@ -25,7 +27,15 @@ def _task_args(info: dict[str, Any]) -> str:
 
 def held_by_workers(app: Celery, timeout: float) -> list[str]:
     """Argument texts of tasks active, reserved or scheduled (ETA) in any live worker (each question waits
-    `timeout` seconds for the replies: `Settings.redrive_inspect_timeout`)."""
+    `timeout` seconds for the replies: `Settings.redrive_inspect_timeout`). Asked twice when the first try
+    meets a pooled connection the broker has closed (after a RabbitMQ restart: kombu hands it out once)."""
+    try:
+        return _held_by_workers(app, timeout)
+    except (AMQPError, OperationalError, OSError):
+        return _held_by_workers(app, timeout)
+
+
+def _held_by_workers(app: Celery, timeout: float) -> list[str]:
     inspect = app.control.inspect(timeout=timeout)
     texts: list[str] = []
     for reply in (inspect.active(), inspect.reserved(), inspect.scheduled()):

@@ -19,6 +19,8 @@ CHUNK = 65536
 class DelayProxy:
     """Forwards (`bind`, `port`) → `target` in a thread of its own (an asyncio loop)."""
 
+    port: int
+
     def __init__(self, bind: str, target: tuple[str, int]) -> None:
         self.bind, self.target = bind, target
         self.delay_ms: tuple[float, float] | None = None

@@ -17,6 +17,7 @@ from cli.chaos.scenarios import Result, _latency, _pct, _q
 
 CUT = WORKERS[1]
 PHASES = ("before", "cut", "after", "delayed")
+FINAL = ("SUCCESS", "FAILURE")
 
 
 def not_permitted() -> str | None:
@@ -47,8 +48,9 @@ def _watch_rejoin(h: PartitionHarness, restored: float, out: dict[str, float]) -
         time.sleep(0.5)
 
 
-def _completed(h: PartitionHarness) -> dict[str, list[str]]:
-    """Task id → the worker hosts that finished it (the step line each task run logs, JSON logs)."""
+def _completed(h: PartitionHarness, cut: float, restored: float) -> dict[str, list[str]]:
+    """Task id → `host:step@when` of each run that finished it (a retry is not a finish), from the step line
+    each task run logs; `when` is before the cut, during it, or after the restore."""
     runs: dict[str, list[str]] = {}
     for host in WORKERS:
         for line in (h.work / f"{host}.log").read_text(errors="replace").splitlines():
@@ -56,8 +58,12 @@ def _completed(h: PartitionHarness) -> dict[str, list[str]]:
                 record = json.loads(line)
             except ValueError:
                 continue
-            if isinstance(record, dict) and record.get("task_id") and "state" in record:
-                runs.setdefault(str(record["task_id"]), []).append(f"{host}:{str(record.get('msg', '')).split()[0]}")
+            if not (isinstance(record, dict) and record.get("task_id") and record.get("state") in FINAL):
+                continue
+            at = datetime.fromisoformat(str(record["ts"])).timestamp()
+            when = "before" if at < cut else ("during" if at < restored else "after")
+            step = str(record.get("msg", "")).split()[0]
+            runs.setdefault(str(record["task_id"]), []).append(f"{host}:{step}@{when}")
     return runs
 
 
@@ -99,6 +105,7 @@ def partition(h: PartitionHarness) -> Result:
     rejoin: dict[str, float] = {}
     _submit_paced(h, counts[0], plan.before_s, "before", submitted, 0)
     held = _cut_when_busy(h, len(submitted), submitted)
+    cut_wall = time.time()
     _submit_paced(h, max(0, counts[1] - 6), plan.cut_s, "cut", submitted, len(submitted))
     h.topo.restore(CUT)
     restored, restored_wall = time.monotonic(), time.time()
@@ -119,7 +126,7 @@ def partition(h: PartitionHarness) -> Result:
     by_delivery = h.receiver.accepted()
     before_restore = [_finished(done[i]) for i, phase in submitted if phase in ("before", "cut") and i in done]
     drained = max((t for t in before_restore if t is not None), default=restored_wall) - restored_wall
-    runs = _completed(h)
+    runs = _completed(h, cut_wall, restored_wall)
     failed = [v for v in done.values() if v["status"] == "failed"]
     figures: dict[str, Any] = {
         "investigations": len(ids), "terminal": len(done), "lost": len(ids) - len(done),
@@ -129,8 +136,9 @@ def partition(h: PartitionHarness) -> Result:
         + sum(1 for i in deliveries if by_delivery.get(i, 0) > 1),
         "cut s": plan.cut_s, "visibility timeout s": plan.visibility_timeout,
         "tasks held by the cut worker at the cut": len(held),
-        "held tasks finished on": ", ".join(f"{k} {v}" for k, v in sorted(Counter(
-            "+".join(sorted({r.split(":")[0] for r in runs.get(t, [])})) or "neither" for t in held).items())) or "-",
+        "held tasks finished": ", ".join(f"{k} ×{v}" for k, v in sorted(Counter(
+            "+".join(sorted(r.split(":")[0] + "@" + r.split("@")[1] for r in runs.get(t, []))) or "never"
+            for t in held).items())) or "-",
         "task runs finished": sum(len(v) for v in runs.values()),
         "tasks finished twice (redelivered)": sum(1 for v in runs.values() if len(v) > 1),
         "finished twice (host:step)": "; ".join(sorted({"+".join(v) for v in runs.values() if len(v) > 1})) or "-",

@@ -3,7 +3,7 @@ namespaces; one worker host's link cut for longer than the Redis broker's visibi
 the workers' Redis traffic held 50 ms ± 20 ms. Nothing lost, no investigation delivered twice, nothing of
 the topology left behind.
 
-The short plan (20 investigations, a 20 s cut over a 15 s visibility timeout) is the test; the full one
+The short plan (20 investigations, a 30 s cut over a 25 s visibility timeout) is the test; the full one
 (200 investigations, 60 s) is the command whose figures docs/reliability.md quotes. Where namespaces cannot
 be made (not root, `ip netns add` refused) the scenario reports itself skipped: the test skips, or fails
 under CI=true."""

@@ -2,7 +2,7 @@
 tests/e2e/test_console_browser.py does): the links of an e-mail received by a local aiosmtpd server and of a
 note received by a local fake Zendesk record the rating when opened and pressed, and opening alone records
 nothing. Then the quality page with data, screenshotted (SLEUTH_DOCS_SCREENSHOTS=1 writes it to
-docs/quality-page.png, the picture docs/feedback.md shows)."""
+docs/quality-page.png, the picture docs/feedback.md shows), and the knowledge-gaps page used without script."""
 
 from __future__ import annotations
 
@@ -224,3 +224,26 @@ def test_the_quality_page_with_data(browser: Any, site: Site, tmp_path: Path) ->
     if os.environ.get("SLEUTH_DOCS_SCREENSHOTS") == "1":
         shutil.copy(shot, DOCS / "quality-page.png")
     browser.set_window_size(1280, 900)
+
+
+def test_the_gaps_page_in_the_browser(browser: Any, site: Site) -> None:
+    """Signed in, the biggest topic first; its investigations unfold without script and lead to their trace."""
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.common.keys import Keys
+
+    from tests.integration.app.test_gaps import CSV, seed_gaps
+
+    ids = seed_gaps(site.stack)
+    browser.get(site.base + "/gaps?days=30")
+    _wait(lambda: "/login" in browser.current_url)
+    browser.switch_to.active_element.send_keys(site.stack.api_key + Keys.ENTER)
+    _wait(lambda: browser.find_elements(By.CSS_SELECTOR, "section.gap"))
+    first = browser.find_elements(By.CSS_SELECTOR, "section.gap")[0]
+    assert first.find_element(By.TAG_NAME, "h2").text in CSV
+    assert "4 questions" in first.text and "up from 1 in the 30 days before" in first.text
+    assert not browser.find_elements(By.TAG_NAME, "script")
+    first.find_element(By.TAG_NAME, "summary").click()
+    link = first.find_element(By.CSS_SELECTOR, f'details a[href="/trace/{ids["csv"][0]}"]')
+    assert link.is_displayed()
+    link.click()
+    _wait(lambda: f"/trace/{ids['csv'][0]}" in browser.current_url)

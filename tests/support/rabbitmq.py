@@ -11,7 +11,7 @@ import uuid
 from urllib.parse import quote, urlsplit, urlunsplit
 
 from amqp.exceptions import AMQPError, NotFound
-from kombu import Connection
+from kombu.connection import Connection
 from kombu.exceptions import OperationalError
 
 from workers.broker import DELAYED_QUEUES

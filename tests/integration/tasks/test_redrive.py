@@ -80,10 +80,9 @@ def test_an_investigation_whose_start_was_lost_is_started(stack: Stack) -> None:
     assert [e["step"] for e in _events(stack, inv_id, "redrive")][:1] == ["start"]
 
 
-@pytest.mark.parametrize("broker_url", ["redis", "rabbitmq"], indirect=True)
 def test_work_still_queued_is_not_redriven(stack: Stack) -> None:
-    # Nobody consumes `retrieve`: hop 1's retrievals wait in their queue (a Redis list, or a RabbitMQ quorum
-    # queue read back without acknowledging); they are in flight, not lost.
+    # Nobody consumes `retrieve`: hop 1's retrievals wait in their queue; they are in flight, not lost. (On
+    # RabbitMQ the queued messages are read back through AMQP: tests/integration/workers/test_rabbitmq_broker.py.)
     from cli.commands import create_and_launch
 
     stack.start_worker(queues="plan,deliver", beat=True)

@@ -31,7 +31,9 @@ def _retrieval_events(stack: Stack, inv_id: str) -> list[str]:
         return [e.step_key for e in repo.list_events(session, investigation_id=inv_id) if e.kind == "retrieval"]
 
 
-@pytest.mark.parametrize("broker_url", ["redis", "rabbitmq"], indirect=True)
+# Both databases on the Redis broker; RabbitMQ (which gives the dead child's message back itself) on one.
+@pytest.mark.parametrize(("db_url", "broker_url"), [("sqlite", "redis"), ("postgresql", "redis"),
+                                                    ("sqlite", "rabbitmq")], indirect=True)
 def test_pool_process_killed_mid_retrieval(stack: Stack) -> None:
     receiver = Receiver()
     stack.start_worker(concurrency=2, SLEUTH_DEBUG_RETRIEVE_DELAY_MS="2500")

@@ -55,11 +55,13 @@ def option(command: list[str], name: str) -> str:
 
 
 MONITORING = {"prometheus", "grafana"}  # behind the `monitoring` profile
+BROKERS = {"rabbitmq"}  # behind the `rabbitmq` profile: Celery's broker instead of Redis
 
 
 def test_every_service_is_there(compose_services: dict[str, Any]) -> None:
-    assert set(compose_services) == ENGINES | APP | MONITORING
+    assert set(compose_services) == ENGINES | APP | MONITORING | BROKERS
     assert all(compose_services[name].get("profiles") == ["monitoring"] for name in MONITORING)
+    assert compose_services["rabbitmq"].get("profiles") == ["rabbitmq"]
 
 
 def test_every_service_has_a_health_check(compose_services: dict[str, Any]) -> None:
@@ -76,12 +78,16 @@ def test_dependencies_wait_for_health(compose_services: dict[str, Any]) -> None:
         assert isinstance(depends, dict), f"{name}: depends_on needs conditions, not a bare list"
         for target, spec in depends.items():
             assert target in compose_services, f"{name} depends on unknown {target}"
-            assert spec == {"condition": "service_healthy"}, f"{name} -> {target}"
+            # A broker behind a profile is waited for only when the profile is on.
+            optional = {"required": False} if target in BROKERS else {}
+            assert spec == {"condition": "service_healthy", **optional}, f"{name} -> {target}"
     engines = {"redis", "postgres", "elasticsearch", "weaviate"}
     for name in APP - {"beat", "flower"}:
         assert engines <= set(compose_services[name]["depends_on"]), name
     assert "mailpit" in compose_services["worker-deliver"]["depends_on"]
     assert "redis" in compose_services["beat"]["depends_on"] and "redis" in compose_services["flower"]["depends_on"]
+    for name in APP:  # with the `rabbitmq` profile every Celery process waits for the broker
+        assert "rabbitmq" in compose_services[name]["depends_on"], name
 
 
 def test_named_volumes_are_declared_and_used(compose: dict[str, Any], compose_services: dict[str, Any]) -> None:
@@ -232,3 +238,20 @@ def test_compose_itself_accepts_the_file() -> None:
     result = subprocess.run([binary, "-f", str(COMPOSE), "config", "--quiet"], capture_output=True, text=True,
                             timeout=60, check=False)
     assert result.returncode == 0, result.stderr
+
+
+def test_the_rabbitmq_profile_is_the_documented_broker(compose_services: dict[str, Any]) -> None:
+    """By default Celery's broker is the Redis URL (SLEUTH_BROKER_URL empty); the broker URL that
+    docs/production.md tells to put in .env with the `rabbitmq` profile reaches the rabbitmq service with its
+    user, password and vhost, and RabbitMQ keeps its queues on a volume."""
+    assert not settings_from_env(app_env(compose_services["api"])).broker_url
+    text = (ROOT / "docs" / "production.md").read_text()
+    assert "COMPOSE_PROFILES=rabbitmq" in text
+    (documented,) = set(re.findall(r"SLEUTH_BROKER_URL=(amqp://[^\s`]+)", text))
+    rabbit = {k: interpolate(str(v)) for k, v in compose_services["rabbitmq"]["environment"].items()}
+    url = urlsplit(documented.replace("${RABBITMQ_PASSWORD}", rabbit["RABBITMQ_DEFAULT_PASS"]))
+    assert (url.username, url.password, url.hostname, url.port, url.path.lstrip("/")) == (
+        rabbit["RABBITMQ_DEFAULT_USER"], rabbit["RABBITMQ_DEFAULT_PASS"], "rabbitmq", 5672,
+        rabbit["RABBITMQ_DEFAULT_VHOST"])
+    assert any(m.endswith(":/var/lib/rabbitmq") for m in compose_services["rabbitmq"]["volumes"])
+    assert "SLEUTH_BROKER_URL" in compose_services["api"]["environment"]

@@ -19,6 +19,7 @@ from workers.names import ALL_QUEUES
 
 BASE = ROOT / "k8s" / "base"
 OVERLAY = ROOT / "k8s" / "overlays" / "example"
+RABBITMQ = ROOT / "k8s" / "overlays" / "rabbitmq"  # the example with Celery on RabbitMQ
 WORKERS = {"sleuth-worker-plan": {"plan"}, "sleuth-worker-retrieve": {"retrieve", "reduce"},
            "sleuth-worker-llm": {"llm"}, "sleuth-worker-deliver": {"deliver"},
            "sleuth-worker-tools": {"tools"}, "sleuth-worker-sources": {"sources"}}
@@ -231,3 +232,39 @@ def test_kustomize_builds(folder: Path) -> None:
         assert addresses == {"redis-master.data.svc.cluster.local:6379"}
         config = next(d for d in docs if d["kind"] == "ConfigMap")["data"]
         assert config["SLEUTH_REDIS_PREFIX"] == "sleuth" and config["WEAVIATE_URL"].startswith("http")
+
+
+def test_the_rabbitmq_overlay_scales_each_worker_group_on_its_quorum_queues() -> None:
+    """`kubectl kustomize k8s/overlays/rabbitmq`: the example, every ScaledObject on KEDA's RabbitMQ scaler
+    over its group's queues (named as `celery_config` names them on an amqp:// broker), authenticated with the
+    broker URL the pods read (SLEUTH_BROKER_URL in sleuth-secrets), and no Redis trigger left."""
+    kubectl = shutil.which("kubectl")
+    if kubectl is None:
+        pytest.skip("no kubectl on this machine")
+    result = subprocess.run([kubectl, "kustomize", str(RABBITMQ)], capture_output=True, text=True, timeout=60,
+                            check=False)
+    assert result.returncode == 0, result.stderr
+    docs = [d for d in yaml.safe_load_all(result.stdout) if d]
+    assert {d["metadata"].get("namespace") for d in docs} == {"sleuth"}
+    config = celery_config(Settings.model_validate({"redis_url": "redis://redis:6379/0",
+                                                    "broker_url": "amqp://u:p@rabbitmq:5672/sleuth"}))
+    queues: Any = config["task_queues"]
+    quorum = {q.name for q in queues if q.queue_arguments == {"x-queue-type": "quorum"}}
+    (auth,) = [d for d in docs if d["kind"] == "TriggerAuthentication"]
+    assert auth["metadata"]["name"] == "sleuth-rabbitmq"
+    assert auth["spec"]["secretTargetRef"] == [{"parameter": "host", "name": "sleuth-secrets",
+                                                "key": "SLEUTH_BROKER_URL"}]
+    scaled = by_kind(docs, "ScaledObject")
+    assert set(scaled) == set(WORKERS)
+    for name, obj in scaled.items():
+        assert 1 <= obj["spec"]["minReplicaCount"] <= obj["spec"]["maxReplicaCount"]
+        names = set()
+        for trigger in obj["spec"]["triggers"]:
+            assert trigger["type"] == "rabbitmq" and trigger["authenticationRef"]["name"] == "sleuth-rabbitmq"
+            meta = trigger["metadata"]
+            assert meta["protocol"] == "amqp" and meta["mode"] == "QueueLength" and int(meta["value"]) > 0
+            names.add(meta["queueName"])
+        assert names == WORKERS[name] and names <= quorum, name
+    for deployment in by_kind(docs, "Deployment").values():  # the broker URL reaches every pod
+        refs = [e.get("secretRef", {}).get("name") for e in container(deployment).get("envFrom", [])]
+        assert "sleuth-secrets" in refs, deployment["metadata"]["name"]
