@@ -42,7 +42,7 @@ def get_redeliverer(request: Request) -> Callable[[str], None]:
 
 
 async def limited_body(request: Request) -> bytes:
-    """The raw body, refused with 413 as soon as it exceeds ``settings.max_question_bytes``.
+    """The raw body, refused with 413 as soon as it exceeds ``settings.limits.max_question_bytes``.
 
     Checked before any parsing: a declared Content-Length over the limit is refused without reading,
     and a chunked body is read only up to the limit.
