@@ -27,9 +27,11 @@ class BodyTimedOut(HTTPException):
 
 
 class BodyDeadline:
-    """Every ``http.request`` message of a request must arrive within `seconds` of the request's start; after
-    the last one (or for anything else, such as waiting for a disconnect while streaming) no deadline applies.
-    An HTTPException: FastAPI's body parsing re-raises it as it is, so every route answers 408."""
+    """A request's ``http.request`` messages must all arrive within `seconds` of waiting for the client: only
+    the time spent in `receive` counts, so a server slow to start reading (a loaded host, a slow database
+    behind the authentication) never turns a client's prompt body into a 408. After the last message (or for
+    anything else, such as waiting for a disconnect while streaming) no deadline applies. An HTTPException:
+    FastAPI's body parsing re-raises it as it is, so every route answers 408."""
 
     def __init__(self, app: ASGIApp, seconds: float) -> None:
         self.app = app
@@ -40,19 +42,22 @@ class BodyDeadline:
             await self.app(scope, receive, send)
             return
         loop = asyncio.get_running_loop()
-        deadline = loop.time() + self.seconds
+        waited = 0.0
         whole = False
 
         async def timed_receive() -> Message:
-            nonlocal whole
+            nonlocal whole, waited
             if whole:
                 return await receive()
+            started = loop.time()
             try:
-                message = await asyncio.wait_for(receive(), max(0.0, deadline - loop.time()))
+                message = await asyncio.wait_for(receive(), max(0.0, self.seconds - waited))
             except TimeoutError:
                 log.info("%s %s: request body not received within %gs (408)", scope.get("method"),
                          scope.get("path"), self.seconds)
                 raise BodyTimedOut(self.seconds) from None
+            finally:
+                waited += loop.time() - started
             whole = message["type"] != "http.request" or not message.get("more_body", False)
             return message
 

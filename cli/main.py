@@ -219,12 +219,14 @@ def chaos(scenario: Annotated[str | None, typer.Option(help="Scenario name(s), c
           postgres: Annotated[str | None, typer.Option(
               "--postgres", help="PostgreSQL server URL where a scratch database may be created (database-down)")
           ] = None,
+          broker: Annotated[str, typer.Option(
+              help="broker-restart: the broker(s) restarted, comma-separated (redis, rabbitmq)")] = "redis,rabbitmq",
           ) -> None:
     """Run fault scenarios against a real `sleuth up` on this machine; print the figures (exit 1 on a failure)."""
     from cli.chaos.run import run_chaos
 
     raise typer.Exit(run_chaos(scenario=scenario, scale=scale, report_path=report, console=console,
-                               json_path=as_json, postgres_url=postgres))
+                               json_path=as_json, postgres_url=postgres, brokers=broker))
 
 
 @app.command()

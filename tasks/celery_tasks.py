@@ -25,7 +25,7 @@ from tasks.fair_steps import release as release_steps
 from tasks.fairness import fairness
 from tasks.redrive import redrive
 from tasks.tool_step import call_tool
-from workers import names, runtime
+from workers import broker, names, runtime
 
 log = get_task_logger(__name__)
 
@@ -65,7 +65,7 @@ def retry_when_database_down(fn: Callable[..., Any]) -> Callable[..., Any]:
                         self.request.retries + 1, delay)
             # A task without a retry limit (deliver) keeps none; the others may retry DB_RETRIES times.
             limit = None if self.max_retries is None else max(DB_RETRIES, self.max_retries)
-            raise self.retry(exc=exc, countdown=delay, max_retries=limit) from exc
+            raise self.retry(exc=exc, countdown=broker.countdown(runtime.settings(), delay), max_retries=limit) from exc
 
     return run
 
@@ -187,7 +187,7 @@ def synthesize(self: Task, inv_id: str) -> dict[str, Any]:
 def deliver(self: Task, delivery_id: str) -> dict[str, Any]:
     outcome = attempt_delivery(runtime.services(), delivery_id)
     if outcome.status == "pending" and outcome.retry_in is not None:
-        raise self.retry(countdown=outcome.retry_in)
+        raise self.retry(countdown=broker.countdown(runtime.settings(), outcome.retry_in))
     return {"delivery_id": delivery_id, "status": outcome.status, "attempt": outcome.attempt}
 
 

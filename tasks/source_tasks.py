@@ -18,7 +18,7 @@ from investigation.sources.schedule import is_due
 from storage import _sources as sources_repo
 from storage.models import utcnow
 from tasks.celery_tasks import retry_when_database_down
-from workers import names, runtime
+from workers import broker, names, runtime
 
 log = get_task_logger(__name__)
 
@@ -76,7 +76,7 @@ def source_batch(self: Task, source_id: str, run_id: str) -> dict[str, Any]:
             source_sync.finish(services, source_id, run_id, error=str(exc))
             return {"error": str(exc)}
         delay = exc.retry_after if exc.retry_after is not None else min(60, 2 ** self.request.retries)
-        raise self.retry(exc=exc, countdown=delay) from exc
+        raise self.retry(exc=exc, countdown=broker.countdown(services.settings, delay)) from exc
     if outcome.more:
         self.app.send_task(names.T_SOURCE_BATCH, args=[source_id, run_id])
     elif not outcome.stale and not outcome.error:

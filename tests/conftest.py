@@ -463,6 +463,19 @@ def _shares_module_fixtures(item: pytest.Item) -> bool:
                for name in info.names_closure for fixturedef in info.name2fixturedefs.get(name, ()))
 
 
+# Every test on the machine's RabbitMQ runs on one xdist worker, one after another: the broker-restart test
+# stops the node's application, which would break any other test on it at that moment.
+RABBITMQ_GROUP = "rabbitmq"
+
+
+def _uses_rabbitmq(item: pytest.Item) -> bool:
+    """Does the test use the RabbitMQ vhost fixture or `broker_url` parametrized with "rabbitmq"? (A test
+    whose subprocess reaches the node carries `@pytest.mark.xdist_group("rabbitmq")` itself.)"""
+    callspec = getattr(item, "callspec", None)
+    return ("rabbitmq_vhost" in getattr(item, "fixturenames", ())
+            or (callspec is not None and callspec.params.get("broker_url") == "rabbitmq"))
+
+
 def _misplaced(item: pytest.Item, kind: str | None) -> str | None:
     """Why the test is in the wrong directory, or None."""
     if kind is None:
@@ -487,7 +500,9 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
             wrong.setdefault(item.nodeid.split("::", 1)[0], why)
         elif kind is not None:
             item.add_marker(getattr(pytest.mark, kind))
-        if _shares_module_fixtures(item):
+        if _uses_rabbitmq(item):
+            item.add_marker(pytest.mark.xdist_group(RABBITMQ_GROUP))
+        elif _shares_module_fixtures(item):
             item.add_marker(pytest.mark.xdist_group(item.nodeid.split("::", 1)[0]))
     if wrong:
         lines = "\n  ".join(f"{path} {why}" for path, why in sorted(wrong.items()))

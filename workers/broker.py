@@ -48,6 +48,13 @@ def is_amqp(settings: Settings) -> bool:
     return bool(settings.broker_url) and scheme(str(settings.broker_url)) in AMQP_SCHEMES
 
 
+def countdown(settings: Settings, seconds: float) -> float:
+    """A retry's countdown as the broker can hold it. On RabbitMQ, Celery's native delayed delivery routes a
+    countdown by whole seconds and refuses one under a second (kombu's `calculate_routing_key`: the retry
+    would raise and its task be rejected, the message dropped): a retry waits at least 1 s there."""
+    return max(1.0, seconds) if is_amqp(settings) else seconds
+
+
 def _where(url: str) -> str:
     parts = urlsplit(url)
     if parts.scheme in ("redis+socket", "socket", "unix"):
@@ -144,5 +151,5 @@ def queued_amqp(settings: Settings) -> list[tuple[bytes, dict[str, Any]]]:
     return found
 
 
-__all__ = ["AMQP_SCHEMES", "DELAYED_QUEUES", "REDIS_SCHEMES", "broker_url", "check_broker", "is_amqp",
+__all__ = ["AMQP_SCHEMES", "DELAYED_QUEUES", "REDIS_SCHEMES", "broker_url", "check_broker", "countdown", "is_amqp",
            "queue_depths", "queued_amqp"]

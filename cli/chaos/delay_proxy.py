@@ -57,8 +57,14 @@ class DelayProxy:
             writer.close()
             return
         self.connections += 1
-        await asyncio.gather(self._pump(reader, up_writer, delayed=True), self._pump(up_reader, writer, delayed=False),
-                             return_exceptions=True)
+        pumps = asyncio.gather(self._pump(reader, up_writer, delayed=True),
+                               self._pump(up_reader, writer, delayed=False), return_exceptions=True)
+        try:
+            await pumps
+        except asyncio.CancelledError:
+            pumps.cancel()
+            with suppress(asyncio.CancelledError):
+                await pumps
 
     async def _pump(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter, *, delayed: bool) -> None:
         queue: asyncio.Queue[tuple[float, bytes]] = asyncio.Queue()
@@ -98,9 +104,10 @@ class DelayProxy:
         async def shut() -> None:
             if self._server is not None:
                 self._server.close()
-            for task in asyncio.all_tasks():
-                if task is not asyncio.current_task():
-                    task.cancel()
+            tasks = [t for t in asyncio.all_tasks() if t is not asyncio.current_task()]
+            for task in tasks:
+                task.cancel()
+            await asyncio.gather(*tasks, return_exceptions=True)  # each connection's pumps end quietly
 
         if self._loop.is_running():
             asyncio.run_coroutine_threadsafe(shut(), self._loop).result(10)

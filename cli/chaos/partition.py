@@ -68,24 +68,30 @@ def _completed(h: PartitionHarness, cut: float, restored: float) -> dict[str, li
 
 
 def _cut_when_busy(h: PartitionHarness, start: int, submitted: list[tuple[str, str]]) -> list[str]:
-    """Submit a handful at once, cut the link as soon as the worker to be cut runs a task: the tasks it holds
-    (running or reserved) then, which only the visibility timeout can give to the other worker."""
+    """Submit a handful at once with the receiver slow to answer, and cut the link while the worker to be cut
+    is delivering one of them: its answer is lost with the link, so the worker holds that task unacknowledged
+    (with whatever else it holds) and only the visibility timeout can give it to the other worker."""
     from workers.app import create_celery
 
     node = f"sleuth{WORKERS.index(CUT)}@"
+    h.receiver.hold_s = 3.0
     for i in range(6):
         submitted.append((h.submit("big", _q(start + i), callback=True), "cut"))
     app = create_celery(h.settings(redis_url=h.redis_direct))
     held: list[str] = []
     try:
-        deadline = time.monotonic() + 20
-        while time.monotonic() < deadline and not held:
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline:
             inspect = app.control.inspect(timeout=0.5)
             active, reserved = inspect.active() or {}, inspect.reserved() or {}
-            held = [t["id"] for k, v in [*active.items(), *reserved.items()] if k.startswith(node) for t in v]
+            mine = [t for k, v in [*active.items(), *reserved.items()] if k.startswith(node) for t in v]
+            held = [t["id"] for t in mine]
+            if any(t.get("name") == "sleuth.deliver" for t in mine):
+                break
     finally:
         app.close()
     h.topo.cut(CUT)
+    h.receiver.hold_s = 0.0
     return held
 
 
@@ -132,8 +138,8 @@ def partition(h: PartitionHarness) -> Result:
         "investigations": len(ids), "terminal": len(done), "lost": len(ids) - len(done),
         "failed": f"{len(failed)} ({', '.join(sorted({str(v.get('stop_reason')) for v in failed})) or '-'})",
         "delivered": sum(1 for i in ids if per_inv.get(i)),
-        "duplicate deliveries": sum(1 for i in ids if per_inv.get(i, 0) > 1)
-        + sum(1 for i in deliveries if by_delivery.get(i, 0) > 1),
+        "duplicate deliveries": sum(1 for i in ids if len(h.receiver.distinct.get(i, ())) > 1),
+        "re-sent with the same webhook-id": sum(1 for i in deliveries if by_delivery.get(i, 0) > 1),
         "cut s": plan.cut_s, "visibility timeout s": plan.visibility_timeout,
         "tasks held by the cut worker at the cut": len(held),
         "held tasks finished": ", ".join(f"{k} ×{v}" for k, v in sorted(Counter(

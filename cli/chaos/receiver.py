@@ -17,6 +17,8 @@ class ChaosReceiver:
         self.down = False
         self.log: list[tuple[str, int, float]] = []
         self.investigations: Counter[str] = Counter()  # investigation id → accepted deliveries naming it
+        self.distinct: dict[str, set[str]] = {}  # investigation id → the webhook-ids accepted for it
+        self.hold_s = 0.0  # seconds an accepted delivery waits for its answer (a slow receiver)
         self._lock = threading.Lock()
         owner = self
 
@@ -27,7 +29,11 @@ class ChaosReceiver:
                 with owner._lock:
                     owner.log.append((self.headers.get("webhook-id", ""), status, time.time()))
                     if status < 300:
-                        owner.investigations[_investigation_id(body)] += 1
+                        inv = _investigation_id(body)
+                        owner.investigations[inv] += 1
+                        owner.distinct.setdefault(inv, set()).add(self.headers.get("webhook-id", ""))
+                if owner.hold_s:
+                    time.sleep(owner.hold_s)
                 self.send_response(status)
                 self.send_header("content-length", "0")
                 self.end_headers()

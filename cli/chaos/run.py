@@ -17,12 +17,16 @@ from cli.chaos.scenarios import SCENARIOS, Result, run_one
 from investigation.errors import ValidationFailed
 
 SHARED = {**SCENARIOS, "injection-corpus": faults.injection_corpus}
-OWN_STACK = ("database-down", "llm-storm", "redis-restart-external", "partition")
+OWN_STACK = ("database-down", "llm-storm", "redis-restart-external", "partition", "broker-restart")
 
 
 def _own_stack(name: str, scale: Scale, postgres_url: str | None
                ) -> tuple[AbstractContextManager[Harness] | None, Callable[[Harness], Result], Callable[[], None]]:
     """(the stack's context manager or None when it cannot run here, the scenario, clean-up)."""
+    if name.startswith("broker-restart-"):  # one per broker (`--broker`)
+        from cli.chaos import broker_restart as br
+
+        return br.broker_stack(scale, name.removeprefix("broker-restart-")), br.broker_restart, lambda: None
     if name == "database-down":
         stack = faults.postgres_stack(scale, postgres_url) if postgres_url else None
         return stack, faults.database_down, lambda: None
@@ -41,6 +45,17 @@ def _partition_not_permitted() -> str | None:
     from cli.chaos.partition import not_permitted
 
     return not_permitted()
+
+
+def _not_runnable(name: str) -> str | None:
+    """Why a scenario cannot run on this machine (it is then reported skipped), or None."""
+    if name == "partition":
+        return _partition_not_permitted()
+    if name.startswith("broker-restart-"):
+        from cli.chaos.broker_restart import DEFAULT_RABBITMQ_URL, not_available
+
+        return not_available(name.removeprefix("broker-restart-"), DEFAULT_RABBITMQ_URL)
+    return None
 
 
 def _start(harness: Harness, console: Console) -> None:
@@ -64,7 +79,8 @@ def _report_one(result: Result, console: Console) -> None:
 
 
 def run_chaos(*, scenario: str | None, scale: str, report_path: Path | None, console: Console,
-              json_path: Path | None = None, postgres_url: str | None = None) -> int:
+              json_path: Path | None = None, postgres_url: str | None = None,
+              brokers: str = "redis,rabbitmq") -> int:
     if scale not in SCALES:
         raise ValidationFailed("scale", f"one of {', '.join(SCALES)}")
     every = [*SHARED, *OWN_STACK]
@@ -73,6 +89,14 @@ def run_chaos(*, scenario: str | None, scale: str, report_path: Path | None, con
     if unknown:
         raise ValidationFailed("scenario", f"one of {', '.join(every)}")
     results: list[Result] = []
+    if "broker-restart" in names:  # one stack per broker
+        from cli.chaos.broker_restart import BROKERS
+
+        chosen = [b.strip() for b in brokers.split(",")]
+        if not chosen or any(b not in BROKERS for b in chosen):
+            raise ValidationFailed("broker", f"one or more of {', '.join(BROKERS)}")
+        at = names.index("broker-restart")
+        names[at:at + 1] = [f"broker-restart-{b}" for b in chosen]
     shared = [n for n in names if n in SHARED]
     if shared:
         harness = Harness(SCALES[scale])
@@ -86,8 +110,8 @@ def run_chaos(*, scenario: str | None, scale: str, report_path: Path | None, con
         finally:
             harness.stop()
             _keep_or_discard(harness, results[before:], len(shared), console)
-    for name in (n for n in names if n in OWN_STACK):
-        if name == "partition" and (why := _partition_not_permitted()):
+    for name in (n for n in names if n in OWN_STACK or n.startswith("broker-restart-")):
+        if (why := _not_runnable(name)) is not None:
             results.append(Result(name, None, note=f"skipped: {why}"))
             _report_one(results[-1], console)
             continue

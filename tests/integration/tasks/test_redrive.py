@@ -1,5 +1,6 @@
 """A restart re-drives what was in flight: work whose message is gone is sent again by the beat watchdog
-within seconds (not after the visibility timeout or the deadline); work still queued is left alone."""
+within seconds (not after the visibility timeout or the deadline); work still queued is left alone, on both
+brokers (read from Redis lists, or from RabbitMQ quorum queues through AMQP without taking any away)."""
 
 from __future__ import annotations
 
@@ -80,9 +81,10 @@ def test_an_investigation_whose_start_was_lost_is_started(stack: Stack) -> None:
     assert [e["step"] for e in _events(stack, inv_id, "redrive")][:1] == ["start"]
 
 
+@pytest.mark.parametrize("broker_url", ["redis", "rabbitmq"], indirect=True)
 def test_work_still_queued_is_not_redriven(stack: Stack) -> None:
     # Nobody consumes `retrieve`: hop 1's retrievals wait in their queue; they are in flight, not lost. (On
-    # RabbitMQ the queued messages are read back through AMQP: tests/integration/workers/test_rabbitmq_broker.py.)
+    # RabbitMQ the watchdog reads the queued messages back through AMQP, taking none away.)
     from cli.commands import create_and_launch
 
     stack.start_worker(queues="plan,deliver", beat=True)

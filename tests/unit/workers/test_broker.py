@@ -13,7 +13,7 @@ from config.settings import Settings
 from investigation.errors import ValidationFailed
 from workers import names
 from workers.app import celery_config
-from workers.broker import broker_url, check_broker, is_amqp
+from workers.broker import broker_url, check_broker, countdown, is_amqp
 
 REDIS = "redis://127.0.0.1:6379/3"
 AMQP = "amqp://guest:guest@rabbit.example:5672/sleuth"
@@ -67,3 +67,14 @@ def test_an_unknown_scheme_is_refused_naming_the_variable_and_host(tmp_path: Pat
 
 def test_no_broker_url_is_not_checked(tmp_path: Path) -> None:
     check_broker(_settings(tmp_path))  # the Redis URL: nothing to connect to here
+
+
+def test_a_retry_under_a_second_waits_a_second_on_rabbitmq_only(tmp_path: Path) -> None:
+    from kombu.transport.native_delayed_delivery import calculate_routing_key
+
+    with pytest.raises(ValueError, match="positive"):  # what Celery does with int(0.4) on RabbitMQ
+        calculate_routing_key(int(0.4), "deliver")
+    rabbit = _settings(tmp_path, broker_url=AMQP)
+    assert countdown(rabbit, 0.4) == 1.0 and countdown(rabbit, 2.5) == 2.5
+    calculate_routing_key(int(countdown(rabbit, 0.4)), "deliver")
+    assert countdown(_settings(tmp_path), 0.4) == 0.4
