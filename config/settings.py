@@ -58,8 +58,9 @@ class EngineSettings(BaseModel):
     elasticsearch_index: str = Field(default="sleuth-chunks",
                                      description="Alias of the shared chunk index (index: <alias>-v<N>).")
     elasticsearch_timeout: float = Field(default=10.0, gt=0, description="Seconds per Elasticsearch request.")
-    elasticsearch_max_retries: int = Field(default=3, ge=0, le=10,
-                                           description="Client retries on 429/502/503/504 and connection errors.")
+    elasticsearch_max_retries: int = Field(
+        default=3, ge=0, le=10, description="Client retries on 429/502/503/504 and connection errors."
+    )
     elasticsearch_bulk_chunk: int = Field(default=500, ge=1, le=10_000,
                                           description="Documents per _bulk request.")
     elasticsearch_shards: int = Field(default=1, ge=1, description="Primary shards of a newly created index.")
@@ -100,7 +101,9 @@ class LimitSettings(BaseModel):
                                   description="Wall-clock budget; the watchdog ends investigations past it.")
     retrieve_k: int = Field(default=10, ge=1, le=100, description="Hits per sub-query per engine.")
     final_k: int = Field(default=10, ge=1, le=50, description="Evidence kept for synthesis.")
-    evidence_token_budget: int = Field(default=1500, ge=100, description="Evidence tokens handed to synthesis.")
+    evidence_token_budget: int = Field(
+        default=1500, ge=100, description="Evidence tokens handed to synthesis."
+    )
     max_question_bytes: int = Field(default=8192,
                                     description="Largest request body the API accepts (413 above).")
     request_body_timeout: float = Field(default=30.0, gt=0, le=600, description=(
@@ -114,9 +117,14 @@ class LimitSettings(BaseModel):
                                 description="Largest inbound helpdesk hook body (413 above).")
     ticket_max_chars: int = Field(default=4000, ge=200,
                                   description="Longest question taken from a ticket (subject + description).")
-    tools_per_hop: int = Field(default=3, ge=0, le=10, description="Most tool calls a hop makes (0 = no tools).")
-    tenant_daily_llm_tokens: int = Field(default=5_000_000, ge=0,
-                                         description="Per tenant per UTC day unless the tenant's limits say otherwise.")
+    tools_per_hop: int = Field(
+        default=3, ge=0, le=10, description="Most tool calls a hop makes (0 = no tools)."
+    )
+    tenant_daily_llm_tokens: int = Field(
+        default=5_000_000,
+        ge=0,
+        description="Per tenant per UTC day unless the tenant's limits say otherwise.",
+    )
 
 
 class WorkerSettings(BaseModel):
@@ -124,22 +132,35 @@ class WorkerSettings(BaseModel):
 
     model_config = _GROUP
 
-    visibility_timeout: int = Field(default=300, ge=1, description="Seconds before an unacked task is redelivered.")
+    visibility_timeout: int = Field(
+        default=300, ge=1, description="Seconds before an unacked task is redelivered."
+    )
     task_time_limit: int = Field(default=120, ge=1, description="Hard Celery time limit per task, seconds.")
-    worker_concurrency: int = Field(default=2, ge=1,
-                                    description="Default worker processes (`sleuth worker`/`up` take --concurrency).")
+    worker_concurrency: int = Field(
+        default=2, ge=1, description="Default worker processes (`sleuth worker`/`up` take --concurrency)."
+    )
     watchdog_interval: float = Field(default=10.0, gt=0, description="Seconds between beat watchdog runs.")
     retention_days: int = Field(default=90, ge=1, description=(
         "Days a tenant's trace events and evidence text are kept unless the tenant sets its own "
         "(`sleuth tenants update T --retention-days N`); answers, citations and ratings stay."))
-    retention_interval: float = Field(default=3600.0, gt=0, description="Seconds between beat retention runs.")
-    retention_batch: int = Field(default=500, ge=1, le=100_000,
-                                 description="Rows one retention transaction removes (small: never blocks intake).")
-    retention_batches: int = Field(default=200, ge=1,
-                                   description="Transactions one retention run takes at most (the rest: next run).")
+    retention_interval: float = Field(
+        default=3600.0, gt=0, description="Seconds between beat retention runs."
+    )
+    retention_batch: int = Field(
+        default=500,
+        ge=1,
+        le=100_000,
+        description="Rows one retention transaction removes (small: never blocks intake).",
+    )
+    retention_batches: int = Field(
+        default=200, ge=1, description="Transactions one retention run takes at most (the rest: next run)."
+    )
     redrive_idle_seconds: float = Field(
-        default=15.0, gt=0, description="An active investigation idle this long with nothing in flight is re-driven "
-        "(see docs/reliability.md).")
+        default=15.0,
+        gt=0,
+        description="An active investigation idle this long with nothing in flight is re-driven "
+        "(see docs/reliability.md).",
+    )
     redrive_inspect_timeout: float = Field(default=2.0, gt=0, description=(
         "Seconds the watchdog waits for the workers to say what they hold before it re-drives (each of three "
         "questions, asked twice; a worker on a loaded host can take over a second to reply)."))
@@ -155,7 +176,9 @@ class DeliverySettings(BaseModel):
 
     model_config = _GROUP
 
-    webhook_timeout: float = Field(default=10.0, gt=0, description="Seconds per HTTP delivery attempt (webhook, Zendesk, Freshdesk).")
+    webhook_timeout: float = Field(
+        default=10.0, gt=0, description="Seconds per HTTP delivery attempt (webhook, Zendesk, Freshdesk)."
+    )
     webhook_max_attempts: int = Field(default=6, ge=1, le=20,
                                       description="Attempts before a delivery is dead.")
     webhook_backoff_base: float = Field(default=2.0, ge=0, description="Seconds; doubles each attempt.")
@@ -174,13 +197,19 @@ class SecuritySettings(BaseModel):
     model_config = _GROUP
 
     webhook_allow_private: bool = Field(
-        default=False, description="Operator override: allow private/loopback/link-local delivery targets for "
-        "every tenant (default refused; prefer `sleuth tenants update T --allow-host HOST`).")
+        default=False,
+        description="Operator override: allow private/loopback/link-local delivery targets for "
+        "every tenant (default refused; prefer `sleuth tenants update T --allow-host HOST`).",
+    )
     secret_key: SecretStr | None = Field(default=None, description=(
         "Key encrypting secrets at rest (channels, tools, webhook signing; Fernet, urlsafe base64 of 32 "
         "bytes); default: SLEUTH_SECRET_KEY_FILE, else generated once under SLEUTH_HOME/secret.key (0600)."))
-    secret_key_file: Path | None = Field(default=None, description=(
-        "File holding the key (when SLEUTH_SECRET_KEY is unset); in production it must lie outside SLEUTH_HOME."))
+    secret_key_file: Path | None = Field(
+        default=None,
+        description=(
+            "File holding the key (when SLEUTH_SECRET_KEY is unset); in production it must lie outside SLEUTH_HOME."
+        ),
+    )
     secret_key_previous: SecretStr | None = Field(default=None, description=(
         "Older keys, comma-separated, still accepted for reading while `sleuth secrets rotate` re-encrypts "
         "under the current one (docs/production.md)."))
@@ -200,9 +229,13 @@ class SecuritySettings(BaseModel):
     auth_failure_limit: int = Field(default=40, ge=1, description=(
         "Failed sign-ins / bad API keys allowed per client address (and per tenant, when a credential names "
         "one) in a window; past it 429 + Retry-After until the window ends."))
-    auth_failure_window_seconds: int = Field(default=600, ge=1, description="The window of auth_failure_limit.")
+    auth_failure_window_seconds: int = Field(
+        default=600, ge=1, description="The window of auth_failure_limit."
+    )
     flower_basic_auth: SecretStr | None = Field(
-        default=None, description="user:password for `sleuth flower` (default: generated when not on loopback).")
+        default=None,
+        description="user:password for `sleuth flower` (default: generated when not on loopback).",
+    )
 
 
 class ObservabilitySettings(BaseModel):
@@ -212,16 +245,27 @@ class ObservabilitySettings(BaseModel):
 
     log_format: str = Field(default="auto", pattern="^(auto|json|text)$",
                             description="auto: readable text on a terminal, JSON lines otherwise.")
-    log_level: str = Field(default="INFO", description="Level of Sleuth's own loggers (libraries stay at WARNING).")
-    metrics_dir: Path | None = Field(default=None,
-                                     description="prometheus-client multiprocess directory; default SLEUTH_HOME/run/metrics.")
-    metrics_port: int = Field(default=0, ge=0, le=65535,
-                              description="`sleuth worker` serves its pool's /metrics on this port (0 = off).")
-    metrics_max_tenants: int = Field(default=50, ge=0,
-                                     description="Tenants with their own metric label; the rest count as `other`.")
-    otel_enabled: bool = Field(default=False, description="Emit OpenTelemetry spans (needs opentelemetry-sdk).")
-    otel_endpoint: str | None = Field(default=None,
-                                      description="OTLP/HTTP traces endpoint, e.g. http://collector:4318/v1/traces.")
+    log_level: str = Field(
+        default="INFO", description="Level of Sleuth's own loggers (libraries stay at WARNING)."
+    )
+    metrics_dir: Path | None = Field(
+        default=None, description="prometheus-client multiprocess directory; default SLEUTH_HOME/run/metrics."
+    )
+    metrics_port: int = Field(
+        default=0,
+        ge=0,
+        le=65535,
+        description="`sleuth worker` serves its pool's /metrics on this port (0 = off).",
+    )
+    metrics_max_tenants: int = Field(
+        default=50, ge=0, description="Tenants with their own metric label; the rest count as `other`."
+    )
+    otel_enabled: bool = Field(
+        default=False, description="Emit OpenTelemetry spans (needs opentelemetry-sdk)."
+    )
+    otel_endpoint: str | None = Field(
+        default=None, description="OTLP/HTTP traces endpoint, e.g. http://collector:4318/v1/traces."
+    )
     otel_service_name: str = Field(default="sleuth", description="service.name of the exported spans.")
 
 
@@ -230,49 +274,70 @@ class LLMSettings(BaseModel):
 
     model_config = _GROUP
 
-    provider: str = Field(validation_alias="SLEUTH_LLM", default="heuristic", description="heuristic | anthropic")
+    provider: str = Field(
+        validation_alias="SLEUTH_LLM", default="heuristic", description="heuristic | anthropic"
+    )
     anthropic_api_key: SecretStr | None = Field(default=None, validation_alias="ANTHROPIC_API_KEY",
                                                description="Anthropic API key (SLEUTH_LLM=anthropic).")
-    llm_fallback: str = Field(default="heuristic", pattern="^(heuristic|none)$",
-                              description="Who finishes when the LLM is out of budget or retries: heuristic | none.")
+    llm_fallback: str = Field(
+        default="heuristic",
+        pattern="^(heuristic|none)$",
+        description="Who finishes when the LLM is out of budget or retries: heuristic | none.",
+    )
     model_fast: str = Field(default="claude-haiku-5-5", description="Routing, planning, grading, judging.")
     model_synthesis: str = Field(default="claude-sonnet-5-5", description="The cited answer.")
     anthropic_base_url: str | None = Field(
         default=None, validation_alias=AliasChoices("SLEUTH_ANTHROPIC_BASE_URL", "ANTHROPIC_BASE_URL"),
         description="Gateway or test server; default the SDK's.")
     llm_timeout: float = Field(default=60.0, gt=0, description="Seconds per Messages API request.")
-    llm_max_retries: int = Field(default=3, ge=0, le=10, description="Retries of one call on 429/529/5xx/timeouts.")
+    llm_max_retries: int = Field(
+        default=3, ge=0, le=10, description="Retries of one call on 429/529/5xx/timeouts."
+    )
     llm_backoff_base: float = Field(default=1.0, ge=0, description="Seconds; doubles each retry (jittered).")
     llm_backoff_max: float = Field(default=20.0, ge=0, description="Cap of one wait, retry-after included.")
     llm_effort_fast: str = Field(default="low", description="output_config.effort of the fast model's calls.")
     llm_effort_synthesis: str = Field(default="medium", description="output_config.effort of synthesis.")
-    llm_grade_max_passages: int = Field(default=24, ge=1, le=100, description="Passages graded per hop (one call).")
+    llm_grade_max_passages: int = Field(
+        default=24, ge=1, le=100, description="Passages graded per hop (one call)."
+    )
     llm_requests_per_minute: int = Field(default=1000, ge=0, description="Per API key, all workers; 0 = off.")
     llm_input_tokens_per_minute: int = Field(default=400_000, ge=0, description="Per API key; 0 = off.")
     llm_output_tokens_per_minute: int = Field(default=80_000, ge=0, description="Per API key; 0 = off.")
-    llm_rate_limit_max_wait: float = Field(default=30.0, ge=0, description="Longest wait for the shared limiter.")
+    llm_rate_limit_max_wait: float = Field(
+        default=30.0, ge=0, description="Longest wait for the shared limiter."
+    )
 
 
 class Settings(BaseSettings):
     """All configuration. Defaults give the embedded, offline setup under `SLEUTH_HOME`."""
 
-    model_config = SettingsConfigDict(env_prefix=ENV_PREFIX, extra="ignore", frozen=True, populate_by_name=True)
+    model_config = SettingsConfigDict(
+        env_prefix=ENV_PREFIX, extra="ignore", frozen=True, populate_by_name=True
+    )
 
-    if TYPE_CHECKING:  # the flat names are taken too (`_group_flat_names`), which the synthesized signature hides
+    # the flat names are taken too (`_group_flat_names`), which the synthesized signature hides
+    if TYPE_CHECKING:
         def __init__(self, **values: Any) -> None: ...
 
-    home: Path = Field(default=Path(".sleuth"), description="Data directory (indexes, SQLite, embedded Redis).")
+    home: Path = Field(
+        default=Path(".sleuth"), description="Data directory (indexes, SQLite, embedded Redis)."
+    )
     env: Literal["development", "production"] = Field(default="development", description=(
         "production: `sleuth up`/`api`/`worker` refuse to start without SLEUTH_SECRET_KEY (or a key file "
         "outside SLEUTH_HOME) and SLEUTH_SESSION_SECRET (docs/production.md)."))
-    database_url: str | None = Field(default=None, description="SQLAlchemy URL; default SQLite in SLEUTH_HOME.")
-    redis_url: str | None = Field(default=None, description="Broker/state Redis; default: embedded redis-server.")
+    database_url: str | None = Field(
+        default=None, description="SQLAlchemy URL; default SQLite in SLEUTH_HOME."
+    )
+    redis_url: str | None = Field(
+        default=None, description="Broker/state Redis; default: embedded redis-server."
+    )
     redis_prefix: str = Field(default="sleuth", description="Prefix of every Redis key Sleuth writes.")
     broker_url: str | None = Field(default=None, description=(
         "Celery's broker: amqp://user:pass@host:5672/vhost for RabbitMQ (quorum queues); default: the Redis "
         "URL. Redis stays the state store and result backend either way (docs/production.md)."))
-    public_url: str | None = Field(default=None,
-                                   description="Public base URL of the API; answers then link to their trace.")
+    public_url: str | None = Field(
+        default=None, description="Public base URL of the API; answers then link to their trace."
+    )
     api_host: str = Field(default="127.0.0.1",
                           description="API bind address (`sleuth api`/`up` take --host).")
     api_port: int = Field(default=8000, description="API port (`sleuth api`/`up` take --port).")
@@ -286,10 +351,14 @@ class Settings(BaseSettings):
     llm: LLMSettings = Field(default_factory=LLMSettings)
 
     @classmethod
-    def settings_customise_sources(cls, settings_cls: type[BaseSettings], init_settings: PydanticBaseSettingsSource,
-                                   env_settings: PydanticBaseSettingsSource, dotenv_settings: PydanticBaseSettingsSource,
-                                   file_secret_settings: PydanticBaseSettingsSource,
-                                   ) -> tuple[PydanticBaseSettingsSource, ...]:
+    def settings_customise_sources(
+        cls,
+        settings_cls: type[BaseSettings],
+        init_settings: PydanticBaseSettingsSource,
+        env_settings: PydanticBaseSettingsSource,
+        dotenv_settings: PydanticBaseSettingsSource,
+        file_secret_settings: PydanticBaseSettingsSource,
+    ) -> tuple[PydanticBaseSettingsSource, ...]:
         return init_settings, _FlatEnvironment(settings_cls)
 
     @model_validator(mode="before")
@@ -305,9 +374,11 @@ class Settings(BaseSettings):
         deadline."""
         workers, limits = self.workers, self.limits
         if workers.visibility_timeout <= workers.task_time_limit:
-            raise ValueError(f"visibility_timeout ({workers.visibility_timeout}s) must exceed task_time_limit "
-                             f"({workers.task_time_limit}s), or a task still running is redelivered to another "
-                             "worker")
+            raise ValueError(
+                f"visibility_timeout ({workers.visibility_timeout}s) must exceed task_time_limit "
+                f"({workers.task_time_limit}s), or a task still running is redelivered to another "
+                "worker"
+            )
         if workers.redrive_idle_seconds + workers.watchdog_interval >= limits.deadline_seconds:
             raise ValueError(f"redrive_idle_seconds + watchdog_interval ({workers.redrive_idle_seconds:g}s + "
                              f"{workers.watchdog_interval:g}s) must stay under deadline_seconds "
@@ -319,7 +390,9 @@ class Settings(BaseSettings):
         changes: dict[str, Any] = {}
         for key, value in grouped(update or {}).items():
             group = getattr(self, key) if key in _GROUPS else None
-            changes[key] = group.model_copy(update=value) if group is not None and isinstance(value, dict) else value
+            changes[key] = (
+                group.model_copy(update=value) if group is not None and isinstance(value, dict) else value
+            )
         return super().model_copy(update=changes, deep=deep)
 
     def as_env(self) -> dict[str, str]:
@@ -353,7 +426,15 @@ class Settings(BaseSettings):
         return self.observability.metrics_dir or self.home / "run" / "metrics"
 
 
-_GROUPS: dict[str, type[BaseModel]] = {"engines": EngineSettings, "limits": LimitSettings, "workers": WorkerSettings, "delivery": DeliverySettings, "security": SecuritySettings, "observability": ObservabilitySettings, "llm": LLMSettings}
+_GROUPS: dict[str, type[BaseModel]] = {
+    "engines": EngineSettings,
+    "limits": LimitSettings,
+    "workers": WorkerSettings,
+    "delivery": DeliverySettings,
+    "security": SecuritySettings,
+    "observability": ObservabilitySettings,
+    "llm": LLMSettings,
+}
 
 
 def variables(name: str, field: FieldInfo) -> tuple[str, ...]:
