@@ -93,8 +93,20 @@ def create_app(
     errors.install(app)
     body_timeout.install(app, settings.limits.request_body_timeout)
     log_redaction.install()
-    for module in (investigations, deliveries, channels, hooks, tools, sources, tenant, trace, health, metrics,
-                   feedback, quality):
+    for module in (
+        investigations,
+        deliveries,
+        channels,
+        hooks,
+        tools,
+        sources,
+        tenant,
+        trace,
+        health,
+        metrics,
+        feedback,
+        quality,
+    ):
         app.include_router(module.router)
     _add_manual_schemas(app)
     return app

@@ -118,7 +118,9 @@ class FinishedListener:
             return
         with self._lock:
             if self._thread is None and not self._stop.is_set():
-                self._thread = threading.Thread(target=self._run, name="sleuth-finished-listener", daemon=True)
+                self._thread = threading.Thread(
+                    target=self._run, name="sleuth-finished-listener", daemon=True
+                )
                 self._thread.start()
 
     def stop(self) -> None:
@@ -144,8 +146,12 @@ class FinishedListener:
                         self._received(message)
                         pause = RECONNECT_SECONDS[0]
             except (redis.RedisError, OSError, SleuthError) as exc:
-                log.warning("finished-investigations subscription lost (%s); waiting requests read the status "
-                            "every %.2f s until it is back", exc, POLL_SECONDS)
+                log.warning(
+                    "finished-investigations subscription lost (%s); waiting requests read the status "
+                    "every %.2f s until it is back",
+                    exc,
+                    POLL_SECONDS,
+                )
             finally:
                 with self._lock:
                     was_live, self._live = self._live, False

@@ -50,7 +50,9 @@ def check(request: Request, tenant_id: str | None = None) -> None:
         log.warning("attempt limiting unavailable: %s", exc)
         return
     if wait is not None:
-        raise TooManyRequests("auth_failures", "too many failed sign-in attempts; retry later", retry_after=wait)
+        raise TooManyRequests(
+            "auth_failures", "too many failed sign-in attempts; retry later", retry_after=wait
+        )
 
 
 def failed(request: Request, tenant_id: str | None = None) -> None:

@@ -172,7 +172,9 @@ def park(services: Services, tenant_id: str, message: str) -> None:
 
 def running(services: Services, tenant_id: str) -> int:
     values = services.redis.hvals(_key(services, "busy"))
-    return sum(1 for v in values if (v.decode() if isinstance(v, bytes) else str(v)).split("|")[0] == tenant_id)
+    return sum(
+        1 for v in values if (v.decode() if isinstance(v, bytes) else str(v)).split("|")[0] == tenant_id
+    )
 
 
 def parked_tenants(services: Services) -> list[str]:

@@ -141,10 +141,14 @@ def parse_zendesk(raw: bytes) -> TicketEvent | None:
 
 def parse_freshdesk(raw: bytes) -> TicketEvent:
     data = _object(raw)
-    return TicketEvent(_ticket_id(data.get("ticket_id"), "ticket_id"), None, _text(data.get("subject"), "subject"),
-                       _text(data.get("description"), "description"),
-                       _text(data.get("requester_email"), "requester_email") or None,
-                       _text(data.get("requester_name"), "requester_name") or None)
+    return TicketEvent(
+        _ticket_id(data.get("ticket_id"), "ticket_id"),
+        None,
+        _text(data.get("subject"), "subject"),
+        _text(data.get("description"), "description"),
+        _text(data.get("requester_email"), "requester_email") or None,
+        _text(data.get("requester_name"), "requester_name") or None,
+    )
 
 
 def _channel(services: Services, kind: str, channel_id: str) -> tuple[Tenant, str, dict[str, str]]:

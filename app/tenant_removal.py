@@ -29,8 +29,12 @@ class Removal:
     rows: dict[str, int] = field(default_factory=dict)
 
     def as_json(self) -> dict[str, object]:
-        return {"tenant_id": self.tenant_id, "index_entries": self.index_entries, "redis_keys": self.redis_keys,
-                "rows": self.rows}
+        return {
+            "tenant_id": self.tenant_id,
+            "index_entries": self.index_entries,
+            "redis_keys": self.redis_keys,
+            "rows": self.rows,
+        }
 
 
 def owned_ids(services: Services, tenant_id: str) -> set[str]:

@@ -144,7 +144,9 @@ class Services:
 
             found["elasticsearch"] = ElasticsearchLexical.from_settings(self.settings)
         else:
-            raise PermanentError(f"lexical backend {self.settings.engines.lexical_backend!r} is not available")
+            raise PermanentError(
+                f"lexical backend {self.settings.engines.lexical_backend!r} is not available"
+            )
         if self.settings.engines.vector_backend == "embedded":
             from adapters.search.embedded_vector import EmbeddedVectorIndex
 
@@ -195,4 +197,6 @@ class Services:
 
         limit = self.settings.limits.tenant_daily_llm_tokens if daily_limit is None else daily_limit
         budget = RedisTokenBudget(self.state, inv_id, tenant_id, limit)
-        return self.reasoner.bind(budget=budget, on_event=lambda event: self.state.publish_progress(inv_id, event))
+        return self.reasoner.bind(
+            budget=budget, on_event=lambda event: self.state.publish_progress(inv_id, event)
+        )

@@ -55,8 +55,11 @@ def refuse_unsafe_production(settings: Settings) -> None:
                                "SLEUTH_SECRET_KEY_FILE, a file outside SLEUTH_HOME)")
     if settings.security.secret_key is None and settings.security.secret_key_file is not None \
             and _inside(settings.security.secret_key_file, settings.home):
-        raise ValidationFailed("SLEUTH_SECRET_KEY_FILE", f"{settings.security.secret_key_file} lies inside SLEUTH_HOME "
-                               f"({settings.home}): keep the key apart from the data it protects")
+        raise ValidationFailed(
+            "SLEUTH_SECRET_KEY_FILE",
+            f"{settings.security.secret_key_file} lies inside SLEUTH_HOME "
+            f"({settings.home}): keep the key apart from the data it protects",
+        )
     if settings.security.session_secret is None:
         raise ValidationFailed("SLEUTH_SESSION_SECRET", "required when SLEUTH_ENV=production: one value "
                                "shared by every API replica")

@@ -79,7 +79,9 @@ def compress(question: str, evidence: Sequence[Evidence], token_budget: int) -> 
     texts = [[with_context(u) for u in us] for us in parsed]
     # A sentence keeps the heading it sits under (an FAQ's question, a plan's name) when its text does not say
     # it: synthesis reads the heading back as the sentence's context. Its tokens count with the sentence.
-    headings = [[_heading(u, t) for u, t in zip(us, ts, strict=True)] for us, ts in zip(parsed, texts, strict=True)]
+    headings = [
+        [_heading(u, t) for u, t in zip(us, ts, strict=True)] for us, ts in zip(parsed, texts, strict=True)
+    ]
     costs = [[count_tokens(t) + count_tokens(h) for t, h in zip(ts, hs, strict=True)]
              for ts, hs in zip(texts, headings, strict=True)]
     chosen: list[set[int]] = [set() for _ in items]

@@ -24,7 +24,9 @@ def answers(c: Sentence, kind: re.Pattern[str] | None, state: PickState,
     concludes = (c.index, c.position) in state.concluding and kind is not None and bool(kind.search(c.text))
     novel = bool(content_stems(c.text) - state.question)
     total = sum(terms.values()) or 1.0
-    cover = sum(terms.get(t, 0.0) for t in asked) / total + 0.5 * sum(terms.get(t, 0.0) for t in c.stems) / total
+    cover = (
+        sum(terms.get(t, 0.0) for t in asked) / total + 0.5 * sum(terms.get(t, 0.0) for t in c.stems) / total
+    )
     return typed, clean, concludes, novel, round(cover + 0.001 * c.weight, 6)
 
 

@@ -24,14 +24,33 @@ _context: ContextVar[dict[str, Any] | None] = ContextVar("sleuth_log_context", d
 
 # Chatty at INFO and not about an investigation: held at WARNING.
 QUIET_LOGGERS = (
-    "alembic", "celery", "celery.app.trace", "celery.worker.strategy", "celery.beat", "celery.worker.consumer",
-    "kombu", "httpx", "httpcore", "urllib3", "elastic_transport", "weaviate", "anthropic", "multipart",
-    "asyncio", "tornado", "flower", "sse_starlette",
+    "alembic",
+    "celery",
+    "celery.app.trace",
+    "celery.worker.strategy",
+    "celery.beat",
+    "celery.worker.consumer",
+    "kombu",
+    "httpx",
+    "httpcore",
+    "urllib3",
+    "elastic_transport",
+    "weaviate",
+    "anthropic",
+    "multipart",
+    "asyncio",
+    "tornado",
+    "flower",
+    "sse_starlette",
 )
 # Kept at INFO: lines an operator reads.
 LOUD_LOGGERS = ("uvicorn.access", "uvicorn.error", "celery.apps.worker")
 # Record attributes that are not extra fields (uvicorn adds an ANSI-coloured copy of its message).
-_STANDARD = set(vars(logging.LogRecord("", 0, "", 0, "", None, None))) | {"message", "asctime", "color_message"}
+_STANDARD = set(vars(logging.LogRecord("", 0, "", 0, "", None, None))) | {
+    "message",
+    "asctime",
+    "color_message",
+}
 
 
 def bind(**fields: Any) -> None:

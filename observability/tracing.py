@@ -24,7 +24,8 @@ log = logging.getLogger(__name__)
 _tracer: Any = None
 _provider: Any = None
 _forced: ContextVar[tuple[int, int] | None] = ContextVar("sleuth_forced_ids", default=None)
-_open: ContextVar[tuple[Any, Any, Any] | None] = ContextVar("sleuth_task_span", default=None)  # span, token, enclosing
+# span, token, enclosing
+_open: ContextVar[tuple[Any, Any, Any] | None] = ContextVar("sleuth_task_span", default=None)
 
 
 def enabled() -> bool:
@@ -56,7 +57,9 @@ def configure(settings: Settings, *, exporter: Any = None) -> Any:
         from opentelemetry.sdk.trace.export import BatchSpanProcessor, SimpleSpanProcessor
         from opentelemetry.sdk.trace.id_generator import RandomIdGenerator
     except ImportError:
-        log.warning("SLEUTH_OTEL_ENABLED is set but opentelemetry-sdk is not installed (pip install sleuth[otel])")
+        log.warning(
+            "SLEUTH_OTEL_ENABLED is set but opentelemetry-sdk is not installed (pip install sleuth[otel])"
+        )
         return None
 
     class _Ids(RandomIdGenerator):
@@ -70,8 +73,10 @@ def configure(settings: Settings, *, exporter: Any = None) -> Any:
             forced = _forced.get()
             return forced[1] if forced else super().generate_span_id()
 
-    provider = TracerProvider(resource=Resource.create({"service.name": settings.observability.otel_service_name}),
-                              id_generator=_Ids())
+    provider = TracerProvider(
+        resource=Resource.create({"service.name": settings.observability.otel_service_name}),
+        id_generator=_Ids(),
+    )
     if exporter is not None:
         provider.add_span_processor(SimpleSpanProcessor(exporter))
     elif settings.observability.otel_endpoint:
@@ -80,7 +85,9 @@ def configure(settings: Settings, *, exporter: Any = None) -> Any:
         except ImportError:
             log.warning("SLEUTH_OTEL_ENDPOINT is set but opentelemetry-exporter-otlp-proto-http is missing")
         else:
-            provider.add_span_processor(BatchSpanProcessor(OTLPSpanExporter(endpoint=settings.observability.otel_endpoint)))
+            provider.add_span_processor(
+                BatchSpanProcessor(OTLPSpanExporter(endpoint=settings.observability.otel_endpoint))
+            )
     _provider, _tracer = provider, provider.get_tracer("sleuth")
     return provider
 

@@ -65,7 +65,9 @@ def delete_source(session: Session, *, source_id: str) -> None:
         session.execute(delete(Source).where(col(Source.id) == source_id))
 
 
-def known_items(session: Session, *, source_id: str, external_ids: Sequence[str] | None = None) -> list[SourceItem]:
+def known_items(
+    session: Session, *, source_id: str, external_ids: Sequence[str] | None = None
+) -> list[SourceItem]:
     """The source's indexed items (only `external_ids` when given)."""
     stmt = select(SourceItem).where(SourceItem.source_id == source_id)
     if external_ids is not None:
@@ -75,7 +77,9 @@ def known_items(session: Session, *, source_id: str, external_ids: Sequence[str]
     return list(session.exec(stmt.execution_options(populate_existing=True)).all())
 
 
-def start_run(session: Session, *, source_id: str, run_id: str, full: bool, now: datetime | None = None) -> Source:
+def start_run(
+    session: Session, *, source_id: str, run_id: str, full: bool, now: datetime | None = None
+) -> Source:
     """Mark a sync as started (its counters zeroed)."""
     with write(session):
         session.execute(update(Source).where(col(Source.id) == source_id).values(
@@ -115,8 +119,12 @@ def finish_run(session: Session, *, source_id: str, run_id: str, error: str | No
         if source.run_id != run_id:
             return False
         when = now or utcnow()
-        values: dict[str, Any] = {"run_id": None, "last_finished_at": when, "last_stats": dict(source.run_stats),
-                                  "last_error": error}
+        values: dict[str, Any] = {
+            "run_id": None,
+            "last_finished_at": when,
+            "last_stats": dict(source.run_stats),
+            "last_error": error,
+        }
         if error is None:
             values["last_success_at"] = when
         else:

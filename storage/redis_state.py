@@ -155,7 +155,9 @@ class RedisState:
         if ttl <= 0:
             return
         pipe.delete(key)  # a whole new entry: never the passages of one version with another's number
-        pipe.hset(key, mapping={"v": int(version), "p": json.dumps([p.model_dump(mode="json") for p in hits])})
+        pipe.hset(
+            key, mapping={"v": int(version), "p": json.dumps([p.model_dump(mode="json") for p in hits])}
+        )
         pipe.expire(key, int(ttl))
 
     # -- hop hits ------------------------------------------------------------------------------------
@@ -205,7 +207,9 @@ class RedisState:
             return []
         tenants = {(cache.tenant, cache.version) for _, cache in slots}
         if len(tenants) != 1:
-            raise ValueError(f"slots of one hop search one tenant's corpus at one version, got {sorted(tenants)}")
+            raise ValueError(
+                f"slots of one hop search one tenant's corpus at one version, got {sorted(tenants)}"
+            )
         version = next(iter(tenants))[1]
         marker = [self.key("once", charge_hop)] if charge_hop else []
         entries = [self._cache_key_of(cache) for _, cache in slots]
@@ -254,8 +258,9 @@ class RedisState:
         pipe = self.client.pipeline(transaction=True)
         for end in ends:
             if end.cache is not None and ttl > 0:
-                self._queue_cache_set(pipe, self._cache_key_of(end.cache, end.version), end.hits.passages, ttl,
-                                      end.version)
+                self._queue_cache_set(
+                    pipe, self._cache_key_of(end.cache, end.version), end.hits.passages, ttl, end.version
+                )
         exact = self._queue_store_hits(pipe, inv_id, hop, {end.slot: end.hits for end in ends}, _DAY,
                                        remember=gather is None)
         if gather is None or not exact:
@@ -338,5 +343,17 @@ def _usage(raw_hash: dict[Any, Any]) -> dict[str, Any]:
     return usage
 
 
-__all__ = ["COUNTERS", "CacheQuery", "Gathered", "RedisState", "SlotBegin", "SlotEnd", "SlotOutcome", "cache_digest",
-           "client_from_url", "kombu_url", "normalise_query", "redis_py_url"]
+__all__ = [
+    "COUNTERS",
+    "CacheQuery",
+    "Gathered",
+    "RedisState",
+    "SlotBegin",
+    "SlotEnd",
+    "SlotOutcome",
+    "cache_digest",
+    "client_from_url",
+    "kombu_url",
+    "normalise_query",
+    "redis_py_url",
+]

@@ -1,7 +1,8 @@
 """Retention: a finished investigation's trace events and evidence text (tool results reach the database only
 as both) are removed once older than its tenant's retention; its answer, citations and ratings stay.
 
-Each call removes at most one batch in one short transaction, so a run never holds locks that intake waits on."""
+Each call removes at most one batch in one short transaction, so a run never holds locks that intake waits
+on."""
 
 from __future__ import annotations
 

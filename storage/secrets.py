@@ -82,7 +82,11 @@ def settings_keys(settings: Settings) -> list[bytes]:
         if following.exists():
             keys.append(following.read_bytes().strip())
     if settings.security.secret_key_previous is not None:
-        keys += [fernet_key(k) for k in settings.security.secret_key_previous.get_secret_value().split(",") if k.strip()]
+        keys += [
+            fernet_key(k)
+            for k in settings.security.secret_key_previous.get_secret_value().split(",")
+            if k.strip()
+        ]
     return keys
 
 

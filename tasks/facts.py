@@ -32,9 +32,18 @@ class Facts:
 
     @classmethod
     def of(cls, inv: Investigation) -> Facts:
-        return cls(id=inv.id, tenant_id=inv.tenant_id, question=inv.question, mode=inv.mode, audience=inv.audience,
-                   principals=list(inv.principals or ()), plan=inv.plan, subqueries=list(inv.subqueries),
-                   route=inv.route, route_reason=inv.route_reason)
+        return cls(
+            id=inv.id,
+            tenant_id=inv.tenant_id,
+            question=inv.question,
+            mode=inv.mode,
+            audience=inv.audience,
+            principals=list(inv.principals or ()),
+            plan=inv.plan,
+            subqueries=list(inv.subqueries),
+            route=inv.route,
+            route_reason=inv.route_reason,
+        )
 
 
 @dataclass(frozen=True, slots=True)

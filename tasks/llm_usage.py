@@ -37,7 +37,9 @@ def llm_stop_reason(exc: Exception) -> str:
     return StopReason.TOKEN_BUDGET if isinstance(exc, BudgetExceeded) else StopReason.LLM_UNAVAILABLE
 
 
-def record_llm(services: Services, inv_id: str, reasoner: Reasoner | None, phase: str, hop: int = 0) -> str | None:
+def record_llm(
+    services: Services, inv_id: str, reasoner: Reasoner | None, phase: str, hop: int = 0
+) -> str | None:
     """Trace every LLM call of the step (model, tokens, cache reads/writes) and every fallback, add the
     tokens to the investigation's totals; return `token_budget`/`llm_unavailable` if the LLM ran out."""
     records = reasoner.take_usage() if reasoner is not None else []

@@ -16,7 +16,12 @@ from storage.models import utcnow
 from tasks.celery_tasks import retry_when_database_down
 from workers import names, runtime
 
-_COMMON: dict[str, Any] = {"bind": True, "acks_late": True, "reject_on_worker_lost": True, "ignore_result": True}
+_COMMON: dict[str, Any] = {
+    "bind": True,
+    "acks_late": True,
+    "reject_on_worker_lost": True,
+    "ignore_result": True,
+}
 
 
 @shared_task(name=names.T_RETENTION, **_COMMON)
@@ -36,12 +41,17 @@ def retention_run(self: Task) -> dict[str, Any]:
     for tenant_id, days in tenants:
         cutoff = utcnow() - timedelta(days=days)
         counts = {"events": 0, "evidence_text": 0, "feedback_text": 0}
-        for kind, purge in (("events", retention.purge_events), ("evidence_text", retention.purge_evidence_text),
-                            ("feedback_text", repo.purge_feedback_text)):
+        for kind, purge in (
+            ("events", retention.purge_events),
+            ("evidence_text", retention.purge_evidence_text),
+            ("feedback_text", repo.purge_feedback_text),
+        ):
             while left > 0:
                 left -= 1
                 with services.session() as session:
-                    n = purge(session, tenant_id=tenant_id, cutoff=cutoff, batch=settings.workers.retention_batch)
+                    n = purge(
+                        session, tenant_id=tenant_id, cutoff=cutoff, batch=settings.workers.retention_batch
+                    )
                 counts[kind] += n
                 if n < settings.workers.retention_batch:
                     break

@@ -68,7 +68,8 @@ def retrieve_many(services: Services, inv_id: str, hop: int, slots: Sequence[tup
         cache, begin = caches[i], begins[i]
         passages: list[Passage] = []
         error: str | None = None
-        to_cache = begin.outcome is SlotOutcome.MISS  # found by this search (not cached, not refused, no error)
+        # found by this search (not cached, not refused, no error)
+        to_cache = begin.outcome is SlotOutcome.MISS
         if begin.outcome is SlotOutcome.DEADLINE:
             error = "deadline"
         elif begin.outcome is SlotOutcome.BUDGET:
@@ -89,10 +90,20 @@ def retrieve_many(services: Services, inv_id: str, hop: int, slots: Sequence[tup
         hits = SlotHits(query=cache.query, engine=cache.engine, passages=tuple(passages), error=error,
                         cached=begin.outcome is SlotOutcome.HIT,
                         ms=round((time.perf_counter() - started) * 1000, 2))
-        event = repo.new_event(investigation_id=inv_id, step_key=f"retrieve:{hop}:{names[i]}", kind="retrieval",
-                               hop=hop, data={"engine": cache.engine, "query": cache.query,
-                                              "ids": [p.chunk_id for p in passages], "ms": hits.ms,
-                                              "cached": hits.cached, "error": error})
+        event = repo.new_event(
+            investigation_id=inv_id,
+            step_key=f"retrieve:{hop}:{names[i]}",
+            kind="retrieval",
+            hop=hop,
+            data={
+                "engine": cache.engine,
+                "query": cache.query,
+                "ids": [p.chunk_id for p in passages],
+                "ms": hits.ms,
+                "cached": hits.cached,
+                "error": error,
+            },
+        )
         return SlotEnd(names[i], hits, cache if to_cache else None, begin.version), event
 
     searched = list(run(search, todo))
@@ -108,5 +119,7 @@ def retrieve_many(services: Services, inv_id: str, hop: int, slots: Sequence[tup
             repo.add_events(session, [event for _, event in searched])
     results = {i: parked[names[i]] for i in range(len(names)) if names[i] in parked}
     results.update((i, end.hits) for i, end in zip(todo, ends, strict=True))
-    return [{"slot": names[i], "hits": len(results[i].passages), "error": results[i].error} for i in range(len(names))]
-
+    return [
+        {"slot": names[i], "hits": len(results[i].passages), "error": results[i].error}
+        for i in range(len(names))
+    ]

@@ -151,7 +151,9 @@ def _similarities(services: Services, question: str,
 def _digest(tool: StoredTool, args: dict[str, Any], scope: CallScope) -> str:
     """The cache key of a call: who asks and for which audience, not only what is asked, so no cached
     result is ever served to another requester."""
-    return ToolState.digest(tool.revision, args, scope.audience, requester_identity(tool.declaration, scope.context))
+    return ToolState.digest(
+        tool.revision, args, scope.audience, requester_identity(tool.declaration, scope.context)
+    )
 
 
 def _cached(state: ToolState, tenant: str, tool: StoredTool, scope: CallScope) -> bool:
@@ -256,7 +258,15 @@ def call_tool(services: Services, inv_id: str, hop: int, name: str) -> dict[str,
            ms=hits.ms, cached=hits.cached, error=hits.error, **trace)
     if "owner" in trace and "refused" not in trace and scope.audience != "agent":
         # Some records of a list were dropped: the call itself is evidence, the drop a traced refusal.
-        _event(services, inv_id, f"tool-owner:{hop}:{name}", "tool_refused", hop, tool=name, reason=trace["owner"])
+        _event(
+            services,
+            inv_id,
+            f"tool-owner:{hop}:{name}",
+            "tool_refused",
+            hop,
+            tool=name,
+            reason=trace["owner"],
+        )
     return {"slot": slot, "hits": len(hits.passages), "error": hits.error}
 
 

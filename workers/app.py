@@ -42,8 +42,10 @@ def _broker_config(settings: Settings) -> dict[str, object]:
     """The broker's part of the configuration: Redis lists with priority steps, or RabbitMQ quorum queues."""
     if not broker.is_amqp(settings):
         # Each queue has its own direct exchange and routing key: a message lands in exactly one queue.
-        return {"broker_transport_options": _redis_transport(settings),
-                "task_queues": [Queue(q, Exchange(q, type="direct"), routing_key=q) for q in names.ALL_QUEUES]}
+        return {
+            "broker_transport_options": _redis_transport(settings),
+            "task_queues": [Queue(q, Exchange(q, type="direct"), routing_key=q) for q in names.ALL_QUEUES],
+        }
     # RabbitMQ: quorum queues (replicated, durable; a message is confirmed once a majority holds it) and
     # publisher confirms (a send returns once the broker has the message). Topic exchanges, one per queue and
     # routed by the queue's name, so Celery's native delayed delivery (what quorum queues use for a retry's

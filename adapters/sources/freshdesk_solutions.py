@@ -57,13 +57,22 @@ class FreshdeskSolutionsReader:
         return folders
 
     def _articles(self, cursor: dict[str, Any]) -> Page:
-        folders, i, number = cursor.get("folders") or [], int(cursor.get("i") or 0), int(cursor.get("page") or 1)
+        folders, i, number = (
+            cursor.get("folders") or [],
+            int(cursor.get("i") or 0),
+            int(cursor.get("page") or 1),
+        )
         listing = str(cursor.get("listing") or "")
         if i >= len(folders):
-            return Page((), {"updated_at": cursor.get("updated_at")}, more=False, listing=listing, reconcile=True)
+            return Page(
+                (), {"updated_at": cursor.get("updated_at")}, more=False, listing=listing, reconcile=True
+            )
         folder_id, visibility = folders[i]
-        data = self.client.get(f"/api/v2/solutions/folders/{folder_id}/articles",
-                               {"page": number, "per_page": PER_PAGE}, what=f"the articles of folder {folder_id}")
+        data = self.client.get(
+            f"/api/v2/solutions/folders/{folder_id}/articles",
+            {"page": number, "per_page": PER_PAGE},
+            what=f"the articles of folder {folder_id}",
+        )
         articles = [a for a in data or [] if isinstance(a, dict)]
         items, skipped, newest = [], 0, cursor.get("updated_at")
         for article in articles:

@@ -44,7 +44,9 @@ def read_file(path: Path, *, operation: str | None = None) -> list[dict[str, Any
         data = data["tools"]
     items = data if isinstance(data, list) else [data]
     if not items or not all(isinstance(item, Mapping) for item in items):
-        raise ValidationFailed("file", "expected a tool declaration object, a list of them, or {tools: [...]}")
+        raise ValidationFailed(
+            "file", "expected a tool declaration object, a list of them, or {tools: [...]}"
+        )
     return [dict(item) for item in items]
 
 

@@ -67,7 +67,9 @@ async def zendesk_hook(channel_id: str, request: Request, response: Response, se
     raw = await _body(request, services.settings.limits.hook_max_bytes)
     headers = dict(request.headers.items())
     try:
-        submitted = await run_in_threadpool(hooks.receive_zendesk, services, channel_id, headers, raw, launcher)
+        submitted = await run_in_threadpool(
+            hooks.receive_zendesk, services, channel_id, headers, raw, launcher
+        )
     except hooks.HookRejected as exc:
         raise NotAuthenticated(str(exc)) from None
     return _answer(submitted, response)
@@ -80,7 +82,9 @@ async def freshdesk_hook(channel_id: str, request: Request, response: Response, 
     raw = await _body(request, services.settings.limits.hook_max_bytes)
     headers = dict(request.headers.items())
     try:
-        submitted = await run_in_threadpool(hooks.receive_freshdesk, services, channel_id, headers, raw, launcher)
+        submitted = await run_in_threadpool(
+            hooks.receive_freshdesk, services, channel_id, headers, raw, launcher
+        )
     except hooks.HookRejected as exc:
         raise NotAuthenticated(str(exc)) from None
     return _answer(submitted, response)

@@ -23,11 +23,15 @@ router = APIRouter(include_in_schema=False)
 def _report(services: ServicesDep, tenant_id: str, days: int) -> repo.QualityReport:
     until = utcnow()
     with services.session() as session:
-        return repo.quality_report(session, tenant_id=tenant_id, since=until - timedelta(days=days), until=until)
+        return repo.quality_report(
+            session, tenant_id=tenant_id, since=until - timedelta(days=days), until=until
+        )
 
 
 @router.get("/quality")
-def quality(request: Request, services: ServicesDep, days: Annotated[int, Query(ge=1, le=366)] = 30) -> Response:
+def quality(
+    request: Request, services: ServicesDep, days: Annotated[int, Query(ge=1, le=366)] = 30
+) -> Response:
     found = visitor(request)
     if found is None or not found.full:
         return to_login(request)
@@ -37,13 +41,18 @@ def quality(request: Request, services: ServicesDep, days: Annotated[int, Query(
 
 
 @router.get("/quality.csv")
-def quality_csv(request: Request, services: ServicesDep, days: Annotated[int, Query(ge=1, le=366)] = 30) -> Response:
+def quality_csv(
+    request: Request, services: ServicesDep, days: Annotated[int, Query(ge=1, le=366)] = 30
+) -> Response:
     found = visitor(request)
     if found is None or not found.full:
         return to_login(request)
     body = quality_page.quality_csv(_report(services, found.tenant.id, days))
-    return Response(body, media_type="text/csv; charset=utf-8",
-                    headers={**pages.HEADERS, "content-disposition": f'attachment; filename="quality-{days}d.csv"'})
+    return Response(
+        body,
+        media_type="text/csv; charset=utf-8",
+        headers={**pages.HEADERS, "content-disposition": f'attachment; filename="quality-{days}d.csv"'},
+    )
 
 
 @router.get("/gaps")

@@ -104,11 +104,15 @@ def test_a_tenant_at_its_in_flight_cap_is_held_back_in_order(api: Api) -> None:
     assert api.launcher.calls == [*ids[:2], small]  # another tenant goes straight to the queue
     # one of the running ones finishes: exactly the next in line starts
     with api.services.session() as session:
-        repo.finish_investigation(session, investigation_id=ids[0], status="answered", stop_reason="sufficient")
+        repo.finish_investigation(
+            session, investigation_id=ids[0], status="answered", stop_reason="sufficient"
+        )
     assert admission.release(api.services, big_id, api.launcher) == [ids[2]]
     with api.services.session() as session:  # its deadline budget starts when it is released
         released = repo.get_investigation(session, investigation_id=ids[2])
-        assert released.deadline_at < utcnow() + timedelta(seconds=api.services.settings.limits.deadline_seconds + 5)
+        assert released.deadline_at < utcnow() + timedelta(
+            seconds=api.services.settings.limits.deadline_seconds + 5
+        )
     assert admission.release(api.services, big_id, api.launcher) == []  # still at the cap
     for done in ids[1:3]:
         with api.services.session() as session:

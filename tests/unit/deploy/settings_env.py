@@ -21,7 +21,10 @@ TABLE_START = "<!-- settings-table:start -->"
 TABLE_END = "<!-- settings-table:end -->"
 # Read by programs other than Sleuth in the same containers: Flower reads its own FLOWER_* options, and
 # KEDA reads the Redis password from the shared Secret.
-EXTERNAL = {"FLOWER_BASIC_AUTH": "Flower's basic auth (user:password)", "REDIS_PASSWORD": "KEDA's Redis password"}
+EXTERNAL = {
+    "FLOWER_BASIC_AUTH": "Flower's basic auth (user:password)",
+    "REDIS_PASSWORD": "KEDA's Redis password",
+}
 
 
 def env_to_field() -> dict[str, str]:

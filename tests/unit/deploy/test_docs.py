@@ -10,8 +10,20 @@ from config.settings import settings_fields
 from tests.unit.deploy.settings_env import DOC, EXTERNAL, documented_table, env_table
 
 ROOT = Path(__file__).resolve().parents[3]
-PRODUCT = ("investigation", "heuristic", "app", "bootstrap", "adapters", "storage", "tasks", "workers", "api", "cli",
-           "observability", "config")
+PRODUCT = (
+    "investigation",
+    "heuristic",
+    "app",
+    "bootstrap",
+    "adapters",
+    "storage",
+    "tasks",
+    "workers",
+    "api",
+    "cli",
+    "observability",
+    "config",
+)
 
 REGENERATE = ("regenerate the table between the settings-table markers with "
               "`.venv/bin/python -m tests.unit.deploy.settings_env`")
@@ -43,8 +55,12 @@ def test_the_guide_covers_compose_kubernetes_and_real_engine_verification() -> N
 def test_every_setting_is_read_by_the_product() -> None:
     """A documented variable nothing reads is a promise the code does not keep (`settings.x`, or the name as a
     string where fields are read by a list such as BUDGET_FIELDS)."""
-    source = "\n".join(path.read_text() for package in PRODUCT for path in sorted((ROOT / package).rglob("*.py"))
-                       if path != ROOT / "config" / "settings.py")
+    source = "\n".join(
+        path.read_text()
+        for package in PRODUCT
+        for path in sorted((ROOT / package).rglob("*.py"))
+        if path != ROOT / "config" / "settings.py"
+    )
     source += "\n".join(line for line in (ROOT / "config" / "settings.py").read_text().splitlines()
                         if "self." in line)  # a validator that reads one field for another
     unread = [name for _, _, name, _ in settings_fields()

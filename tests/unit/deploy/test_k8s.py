@@ -161,7 +161,9 @@ def test_disruption_budgets_cover_api_and_workers_not_beat(base: list[dict[str, 
 
 def test_keda_scales_each_worker_group_on_its_prefixed_queue_lists(base: list[dict[str, Any]]) -> None:
     prefix = by_kind(base, "ConfigMap")["sleuth-config"]["data"]["SLEUTH_REDIS_PREFIX"]
-    config = celery_config(Settings.model_validate({"redis_url": "redis://redis:6379/0", "redis_prefix": prefix}))
+    config = celery_config(
+        Settings.model_validate({"redis_url": "redis://redis:6379/0", "redis_prefix": prefix})
+    )
     options = config["broker_transport_options"]
     assert isinstance(options, dict)
     keyprefix = options["global_keyprefix"]
@@ -199,7 +201,10 @@ def test_config_and_secret_keys_are_settings_and_configure_production() -> None:
     assert not set(config) & set(secret_keys), "a value is either configuration or secret, not both"
     env = {**config, **overlay_config, **{k: v for k, v in secret_keys.items() if k not in EXTERNAL}}
     settings = settings_from_env(env)
-    assert (settings.engines.lexical_backend, settings.engines.vector_backend) == ("elasticsearch", "weaviate")
+    assert (settings.engines.lexical_backend, settings.engines.vector_backend) == (
+        "elasticsearch",
+        "weaviate",
+    )
     assert settings.database_url and settings.database_url.startswith("postgresql+psycopg://")
     assert settings.redis_url and settings.engines.elasticsearch_url and settings.engines.weaviate_url
     assert settings.engines.elasticsearch_api_key and settings.engines.weaviate_api_key
