@@ -29,14 +29,16 @@ def rating_page(*, action: str, csrf: str, chosen: str | None, investigation_id:
     flash = ""
     if recorded:
         flash = (
-            f'<p class="notice" role="status">Thank you: recorded as <strong>{e(LABELS.get(recorded, recorded))}'
+            '<p class="notice" role="status">Thank you: recorded as '
+            f'<strong>{e(LABELS.get(recorded, recorded))}'
             "</strong>. Pressing again replaces your rating.</p>"
         )
     if error:
         flash += f'<p class="error" role="alert">{e(error)}</p>'
     body = (
         "<h1>Rate Sleuth's answer</h1>"
-        f'<p class="muted">Investigation <code>{e(investigation_id[:12])}</code>. Your rating is recorded only '
+        f'<p class="muted">Investigation <code>{e(investigation_id[:12])}</code>. Your rating is recorded '
+        'only '
         "when you press the button.</p>"
         f"{flash}{shown}"
         f'<form method="post" action="{e(action)}" class="card">'

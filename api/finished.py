@@ -1,4 +1,5 @@
-"""Wake the requests long-polling an investigation (`GET /v1/investigations/{id}?wait=`) when it turns terminal.
+"""Wake the requests long-polling an investigation (`GET /v1/investigations/{id}?wait=`) when it turns
+terminal.
 
 A worker that moves an investigation to a terminal status announces it on one Redis channel of the
 deployment (`RedisState.announce_finished`, sent by `tasks.celery_tasks._dispatch` right after the commit).
@@ -60,7 +61,8 @@ class Notice:
         self._event.set()
 
     async def wait(self, seconds: float) -> bool:
-        """True when woken by an announcement (then cleared for the next wait), False when `seconds` passed."""
+        """True when woken by an announcement (then cleared for the next wait), False when `seconds`
+        passed."""
         try:
             await asyncio.wait_for(self._event.wait(), timeout=seconds)
         except TimeoutError:

@@ -1,5 +1,6 @@
-"""The knowledge-gaps page of one tenant: the topics of the questions that were refused, rated wrong or answered
-partly, biggest first, each with its most typical question, frequent terms, count, trend against the period
+"""The knowledge-gaps page of one tenant: the topics of the questions that were refused, rated wrong or
+answered partly, biggest first, each with its most typical question, frequent terms, count, trend against the
+period
 before and links to the investigations (everything shown escaped)."""
 
 from __future__ import annotations

@@ -110,7 +110,8 @@ def list_page(tenant_name: str, rows: Sequence[Mapping[str, Any]], counts: Mappi
             "<tr>"
             f'<td data-label="When">{e(r["created_at"])}</td>'
             f'<td data-label="Status"><span class="badge {e(r["status"])}">{e(r["status"])}</span></td>'
-            f'<td data-label="Question"><a href="/trace/{quote(str(r["id"]))}">{e(_short(r["question"]))}</a></td>'
+            '<td data-label="Question"><a '
+            f'href="/trace/{quote(str(r["id"]))}">{e(_short(r["question"]))}</a></td>'
             f'<td data-label="Route">{e(r["route"] or "—")}</td>'
             f'<td data-label="Stopped">{e(r["stop_reason"] or "—")}</td>'
             f'<td data-label="Hops">{e(r["hops"])}</td>'
@@ -121,7 +122,8 @@ def list_page(tenant_name: str, rows: Sequence[Mapping[str, Any]], counts: Mappi
         table = (
             '<table class="stack"><thead><tr><th scope="col">When (UTC)</th><th scope="col">Status</th>'
             '<th scope="col">Question</th><th scope="col">Route</th><th scope="col">Stopped</th>'
-            f'<th scope="col">Hops</th><th scope="col">Rating</th></tr></thead><tbody>{body_rows}</tbody></table>'
+            '<th scope="col">Hops</th><th '
+            f'scope="col">Rating</th></tr></thead><tbody>{body_rows}</tbody></table>'
         )
     else:
         table = '<p class="muted">No investigations here yet.</p>'
@@ -134,7 +136,8 @@ def list_page(tenant_name: str, rows: Sequence[Mapping[str, Any]], counts: Mappi
             f"{e(str(d['investigation_id'])[:12])}…</a></td>"
             f'<td data-label="Attempts">{e(d["attempts"])}</td>'
             f'<td data-label="Last error">{e(_short(d["last_error"], 100))}</td>'
-            f'<td><form method="post" action="/console/deliveries/{quote(str(d["id"]))}/redeliver">{csrf_field(csrf)}'
+            '<td><form method="post" '
+            f'action="/console/deliveries/{quote(str(d["id"]))}/redeliver">{csrf_field(csrf)}'
             f'<button class="action" type="submit" aria-label="Redeliver {e(d["id"])}">Redeliver</button>'
             "</form></td></tr>"
             for d in dead
@@ -142,7 +145,8 @@ def list_page(tenant_name: str, rows: Sequence[Mapping[str, Any]], counts: Mappi
         dead_html = (
             '<table class="stack"><thead><tr><th scope="col">Delivery</th><th scope="col">Channel</th>'
             '<th scope="col">Investigation</th><th scope="col">Attempts</th><th scope="col">Last error</th>'
-            f'<th scope="col"><span class="muted">Action</span></th></tr></thead><tbody>{items}</tbody></table>'
+            '<th scope="col"><span '
+            f'class="muted">Action</span></th></tr></thead><tbody>{items}</tbody></table>'
         )
     else:
         dead_html = '<p class="muted">No dead deliveries.</p>'

@@ -50,12 +50,14 @@ def weekly_chart(weeks: Mapping[str, Slice]) -> str:
             parts.append(f'<rect x="{x}" y="{y:.1f}" width="{bar}" height="{h:.1f}" fill="{COLOURS[status]}">'
                          f"<title>{e(key)}: {n} {status}</title></rect>")
         parts.append(
-            f'<text x="{x + bar / 2}" y="{height + 26}" font-size="10" text-anchor="middle">{e(key[5:])}</text>'
+            f'<text x="{x + bar / 2}" y="{height + 26}" font-size="10" '
+            f'text-anchor="middle">{e(key[5:])}</text>'
         )
     width = 60 + len(keys) * (bar + gap)
     alt = "; ".join(f"week of {k}: {weeks[k].investigations}" for k in keys)
     return (
-        f'<svg role="img" aria-label="Investigations per week. {e(alt)}" width="{width}" height="{height + 40}" '
+        f'<svg role="img" aria-label="Investigations per week. {e(alt)}" width="{width}" '
+        f'height="{height + 40}" '
         f'viewBox="0 0 {width} {height + 40}" xmlns="http://www.w3.org/2000/svg">'
         f'<text x="0" y="12" font-size="10">{top}</text>{"".join(parts)}</svg>'
         '<p class="muted">Green answered, amber refused, red failed.</p>'
@@ -113,11 +115,13 @@ def quality_page(tenant_name: str, report: QualityReport, days: int, *, csrf: st
     facts = (
         f"<li><strong>{t.investigations}</strong> investigations</li>"
         f"<li>answered {_pct(t.status.get('answered', 0), t.investigations)}, refused "
-        f"{_pct(t.status.get('refused', 0), t.investigations)}, failed {_pct(t.status.get('failed', 0), t.investigations)}</li>"
+        f"{_pct(t.status.get('refused', 0), t.investigations)}, failed "
+        f"{_pct(t.status.get('failed', 0), t.investigations)}</li>"
         f"<li>{rated} rated: helpful {_pct(t.ratings.get('helpful', 0), rated)}, partly "
         f"{_pct(t.ratings.get('partly', 0), rated)}, wrong {_pct(t.ratings.get('wrong', 0), rated)}</li>"
         f"<li>drafts: unchanged {t.drafts.get('unchanged', 0)}, edited {t.drafts.get('edited', 0)} "
-        f"(mean edit ratio {ratio}), unused {t.drafts.get('unused', 0)}; reopened {_pct(t.reopened, t.followed)}</li>"
+        f"(mean edit ratio {ratio}), unused {t.drafts.get('unused', 0)}; reopened "
+        f"{_pct(t.reopened, t.followed)}</li>"
         f"<li>latency p50 {_seconds(latency.get('p50'))}, p95 {_seconds(latency.get('p95'))}</li>"
         f"<li>tools: {report.tools.get('calls', 0)} calls, {report.tools.get('errors', 0)} errors, "
         f"{report.tools.get('refused', 0)} refused; deliveries: {sent}, dead {dead}</li>"

@@ -91,7 +91,8 @@ def _why(view: Mapping[str, Any], events: Sequence[Mapping[str, Any]]) -> str:
     text = STOP_WORDS.get(str(reason), str(reason))
     extra = f' <span class="muted">({e(detail)})</span>' if detail else ""
     error = f'<br><strong>Error:</strong> {e(view["error"])}' if view.get("error") else ""
-    return f'<p class="why"><strong>Why it stopped:</strong> {e(text)} <code>{e(reason)}</code>{extra}{error}</p>'
+    return (f'<p class="why"><strong>Why it stopped:</strong> {e(text)} <code>{e(reason)}</code>'
+            f"{extra}{error}</p>")
 
 
 def _sources(view: Mapping[str, Any]) -> str:
@@ -104,9 +105,11 @@ def _sources(view: Mapping[str, Any]) -> str:
         ev = evidence.get(str(c.get("evidence_id")), {})
         snippet = " ".join(str(ev.get("text") or "").split())[:220]
         items.append(
-            f'<li id="cite-{e(c.get("marker"))}" value="{e(c.get("marker"))}"><strong>{e(c.get("title"))}</strong> '
+            f'<li id="cite-{e(c.get("marker"))}" '
+            f'value="{e(c.get("marker"))}"><strong>{e(c.get("title"))}</strong> '
             f'<span class="muted">({e(c.get("source_id"))})</span><br>'
-            f'<span class="muted">hop {e(ev.get("hop", "?"))} · found by “{e(ev.get("query", "?"))}” · graded '
+            f'<span class="muted">hop {e(ev.get("hop", "?"))} · found by “{e(ev.get("query", "?"))}” · '
+            'graded '
             f'<span class="{_grade_css(ev.get("grade"))}">{e(ev.get("grade", "?"))}</span> · evidence '
             f'<a href="#ev-{e(c.get("evidence_id"))}">{e(c.get("evidence_id"))}</a></span>'
             f'<br><span class="snippet">{e(snippet)}{"…" if snippet else ""}</span></li>'
@@ -148,7 +151,8 @@ def _searched(events: Sequence[Mapping[str, Any]]) -> str:
         queries = "<br>".join(f"“{e(q)}”" for q in row["queries"]) or "—"
         rows.append(
             f'<tr><td data-label="Hop">{hop}</td><td data-label="Searched for">{queries}</td>'
-            f'<td data-label="Hits">{e(found)}{errors}</td><td data-label="New evidence">{grades or "none"}</td>'
+            f'<td data-label="Hits">{e(found)}{errors}</td><td data-label="New '
+            f'evidence">{grades or "none"}</td>'
             f'<td data-label="Then">{decided}</td></tr>'
         )
     if not rows:
@@ -230,7 +234,8 @@ def _details(view: Mapping[str, Any], events: Sequence[Mapping[str, Any]]) -> st
     cards = "".join(
         f'<div class="ev" id="ev-{e(ev.get("id"))}"><strong>{e(ev.get("id"))}</strong> '
         f'<span class="{_grade_css(ev.get("grade"))}">{e(ev.get("grade"))}</span> '
-        f'<span class="muted">hop {e(ev.get("hop"))} · score {_value(ev.get("score"))} · {e(ev.get("source_id"))} · '
+        f'<span class="muted">hop {e(ev.get("hop"))} · score {_value(ev.get("score"))} · '
+        f'{e(ev.get("source_id"))} · '
         f"query “{e(ev.get('query'))}”</span><div><strong>{e(ev.get('title'))}</strong></div>"
         f'<p class="question">{e(ev.get("text"))}</p></div>'
         for ev in evidence

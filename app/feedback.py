@@ -99,7 +99,8 @@ def rate_with_link(services: Services, link: RatingLink, *, rating: str, comment
 
 def rate_with_key(services: Services, *, tenant: Tenant, investigation_id: str,
                   body: FeedbackCreate) -> tuple[Feedback, str | None]:
-    """A rating through the API, and the investigation's route; NotFound for another tenant's investigation."""
+    """A rating through the API, and the investigation's route; NotFound for another tenant's
+    investigation."""
     with services.session() as session:
         row = repo.record_feedback(session, tenant_id=tenant.id, investigation_id=investigation_id,
                                    rater=body.rater, rating=body.rating, source="api", comment=body.comment,

@@ -1,5 +1,5 @@
-"""The knowledge-gaps report: the tenant's questions that were refused, rated wrong or answered partly, grouped
-by topic (their MiniLM vectors clustered, `app.gap_clusters`), each group labelled by its most typical
+"""The knowledge-gaps report: the tenant's questions that were refused, rated wrong or answered partly,
+grouped by topic (their MiniLM vectors clustered, `app.gap_clusters`), each group labelled by its most typical
 question and frequent terms, counted in the period and in the one before it; what a knowledge-base writer
 should write
 next. Read by the `/gaps` page and `sleuth gaps`."""

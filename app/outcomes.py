@@ -1,7 +1,8 @@
-"""What helpdesk agents did with an answer, read from the helpdesk's own ticket-update hooks (docs/feedback.md):
-a `sleuth_helpful` / `sleuth_partly` / `sleuth_wrong` tag set by a macro is a rating; the agent's first public
-reply, compared with the drafted answer, says whether the draft went out unchanged, edited (an edit-distance
-ratio) or unused; a solved ticket opened again within `REOPEN_WINDOW` counts as reopened.
+"""What helpdesk agents did with an answer, read from the helpdesk's own ticket-update hooks
+(docs/feedback.md): a `sleuth_helpful` / `sleuth_partly` / `sleuth_wrong` tag set by a macro is a rating; the
+agent's first public reply, compared with the drafted answer, says whether the draft went out unchanged,
+edited (an edit-distance ratio) or unused; a solved ticket opened again within `REOPEN_WINDOW` counts as
+reopened.
 
 The update finds its investigation by the hook's idempotency key (`app.hooks`: kind, channel, ticket), so only
 tickets that started an investigation through that channel are followed; anything else is acknowledged and

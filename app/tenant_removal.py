@@ -1,4 +1,5 @@
-"""Removing a tenant for good: its index entries in every engine, its Redis state, then its rows in every table
+"""Removing a tenant for good: its index entries in every engine, its Redis state, then its rows in every
+table
 (the tenant row last, so an interrupted removal is finished by running it again)."""
 
 from __future__ import annotations

@@ -30,7 +30,8 @@ _PUNCTUATION = frozenset(string.punctuation) | frozenset("€£¥")
 
 
 def normalise_answer(text: str) -> str:
-    """SQuAD normalisation: lower-case, no punctuation (currency signs included), no articles, single spaces."""
+    """SQuAD normalisation: lower-case, no punctuation (currency signs included), no articles, single
+    spaces."""
     text = text.lower()
     text = "".join(ch for ch in text if ch not in _PUNCTUATION)
     text = _ARTICLES.sub(" ", text)

@@ -120,7 +120,8 @@ def svg_bars(title: str, labels: Sequence[str], series: Sequence[tuple[str, Sequ
             parts.append(
                 f'<rect x="{x:.1f}" y="{y:.1f}" width="{bar_w - 3:.1f}" height="{h:.1f}" '
                 f'fill="{_COLOURS[s % len(_COLOURS)]}"><title>{html.escape(label)}: {text}</title></rect>'
-                f'<text x="{x + (bar_w - 3) / 2:.1f}" y="{y - 3:.1f}" text-anchor="middle" class="v">{text}</text>'
+                f'<text x="{x + (bar_w - 3) / 2:.1f}" y="{y - 3:.1f}" text-anchor="middle" '
+                f'class="v">{text}</text>'
             )
         parts.append(f'<text x="{left + g * group_w + group_w / 2:.1f}" y="{height - bottom + 16}" '
                      f'text-anchor="middle" class="a">{html.escape(label)}</text>')
@@ -194,7 +195,8 @@ def _card(label: str, value: Any, target: tuple[str, float] | None = None) -> st
         shown = f"{bound:,.0f}" if bound == int(bound) and (bound == 0 or bound > 1) else _fmt(bound)
         verdict = (f'<div class="{"ok" if ok else "miss"}">{"meets" if ok else "misses"} target '
                    f'{op} {shown}</div>')
-    return f'<div class="card"><div class="l">{html.escape(label)}</div><div class="big">{_fmt(value)}</div>{verdict}</div>'
+    return (f'<div class="card"><div class="l">{html.escape(label)}</div>'
+            f'<div class="big">{_fmt(value)}</div>{verdict}</div>')
 
 
 def _by_hop(summary: dict[str, Any], hops: int) -> list[float | None]:
@@ -307,7 +309,8 @@ def write_report(path: Path, summary: dict[str, Any], rows: Sequence[dict[str, A
         (
             "answers: exact match / token F1 / contains a gold answer / gold-token recall",
             (
-                f"{_fmt(ans['exact_match'])} / {_fmt(ans['f1'])} / {_fmt(ans['contains'])} / {_fmt(ans['token_recall'])}"
+                f"{_fmt(ans['exact_match'])} / {_fmt(ans['f1'])} / {_fmt(ans['contains'])} / "
+                f"{_fmt(ans['token_recall'])}"
                 f" over {ans['scored']} answerable questions"
             ),
         ),
@@ -341,8 +344,10 @@ def _question_rows(rows: Sequence[dict[str, Any]], limit: int = 300) -> str:
         scores = r.get("answer_scores") or {}
         ok = r.get("decision") == r.get("expected_route") if r.get("expected_route") else None
         out.append(
-            f'<tr class="{"" if ok in (True, None) else "bad"}"><td>{html.escape(str(r.get("question", r["id"])))}</td>'
-            f"<td>{html.escape(str(r.get('expected_route') or '–'))} → {html.escape(str(r.get('decision')))}</td>"
+            f'<tr class="{"" if ok in (True, None) else "bad"}">'
+            f'<td>{html.escape(str(r.get("question", r["id"])))}</td>'
+            f"<td>{html.escape(str(r.get('expected_route') or '–'))} → "
+            f"{html.escape(str(r.get('decision')))}</td>"
             f"<td>{html.escape(str(r.get('stop_reason')))}</td><td>{r.get('hops')}</td><td>{r.get('retrieval_calls')}</td>"
             f"<td>{_fmt(r.get('recall')) if r.get('gold') else '–'}</td><td>{_fmt(scores.get('f1'))}</td>"
             f'<td class="ans">{html.escape((r.get("answer") or "")[:280])}</td></tr>'

@@ -40,7 +40,8 @@ def gaps(
     limit: Annotated[int, typer.Option(help="Group at most the newest N questions", min=1)] = 100_000,
     show: Annotated[int, typer.Option(help="Investigations listed per group (text output)", min=0)] = 3,
 ) -> None:
-    """The questions that were refused, rated wrong or answered partly, grouped by topic: what to write next."""
+    """The questions that were refused, rated wrong or answered partly, grouped by topic: what to write
+    next."""
     from app.gaps import knowledge_gaps, parse_since
     from bootstrap import Services
     from storage.models import utcnow
@@ -64,7 +65,8 @@ def gaps(
         return
     print(
         f"Knowledge gaps of {tenant}, {report.since:%Y-%m-%d %H:%M} to {report.until:%Y-%m-%d %H:%M} UTC: "
-        f"{report.questions} questions refused, rated wrong or partly ({report.previous} in the {since} before), "
+        f"{report.questions} questions refused, rated wrong or partly ({report.previous} in the {since} "
+        "before), "
         f"{len(report.gaps)} topics"
     )
     if report.truncated:

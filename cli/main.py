@@ -1,4 +1,5 @@
-"""`sleuth` command line: tenants, ingest, ask, up, api, worker, beat, flower, bench, chaos, capacity, demo."""
+"""`sleuth` command line: tenants, ingest, ask, up, api, worker, beat, flower, bench, chaos, capacity,
+demo."""
 
 from __future__ import annotations
 
@@ -119,7 +120,8 @@ def tenants_remove(
     confirm: Annotated[bool, typer.Option("--confirm", help="Yes, remove it for good")] = False,
     as_json: Annotated[bool, typer.Option("--json")] = False,
 ) -> None:
-    """Remove a tenant and everything of it: rows in every table, Redis state, index entries in every engine."""
+    """Remove a tenant and everything of it: rows in every table, Redis state, index entries in every
+    engine."""
     from cli.tenant_admin import remove
 
     remove(_settings(), tenant=name, confirm=confirm, as_json=as_json, console=console)
@@ -246,7 +248,8 @@ def chaos(
         str, typer.Option(help="broker-restart: the broker(s) restarted, comma-separated (redis, rabbitmq)")
     ] = "redis,rabbitmq",
 ) -> None:
-    """Run fault scenarios against a real `sleuth up` on this machine; print the figures (exit 1 on a failure)."""
+    """Run fault scenarios against a real `sleuth up` on this machine; print the figures (exit 1 on a
+    failure)."""
     from cli.chaos.run import run_chaos
 
     raise typer.Exit(run_chaos(scenario=scenario, scale=scale, report_path=report, console=console,
@@ -467,7 +470,8 @@ def trace(
     print(f"{base}/link/{token}")
     reach = "the whole console" if full_console else "this trace only, read-only"
     console.print(
-        f"valid for {settings.security.link_ttl_seconds // 60} minutes and works once; it signs the browser in "
+        f"valid for {settings.security.link_ttl_seconds // 60} minutes and works once; it signs the browser "
+        "in "
         f"as tenant {tenant.name} for {settings.security.link_session_ttl_seconds // 60} minutes ({reach})"
     )
 

@@ -1,4 +1,5 @@
-"""Starting and finding Sleuth's processes: embedded Redis, worker and API subprocesses, `sleuth up`'s run file."""
+"""Starting and finding Sleuth's processes: embedded Redis, worker and API subprocesses, `sleuth up`'s run
+file."""
 
 from __future__ import annotations
 

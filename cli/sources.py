@@ -81,7 +81,8 @@ def sources_add(
 
 @sources_app.command("list")
 def sources_list(tenant: Tenant, as_json: AsJson = False) -> None:
-    """The tenant's sources with their last sync: items, added/updated/deleted/unchanged/skipped, last error."""
+    """The tenant's sources with their last sync: items, added/updated/deleted/unchanged/skipped, last
+    error."""
     from app.sources import list_sources
 
     services, owner = _services_and_tenant(tenant)

@@ -93,7 +93,8 @@ def tools_list(tenant: Annotated[str, typer.Option(help="Tenant name")],
         decl = view["declaration"]
         policy = decl.get("policy", {})
         print(
-            f"{view['name']:<20} {decl['method']} {decl['url']}  audiences={','.join(policy.get('audiences', []))}"
+            f"{view['name']:<20} {decl['method']} {decl['url']}  "
+            f"audiences={','.join(policy.get('audiences', []))}"
             f"  secret={'set' if view['has_secret'] else 'none'}"
         )
 
@@ -125,7 +126,8 @@ def tools_bench(
     domain: Annotated[
         str,
         typer.Option(
-            help="saas (account/billing, status, tickets) | shop (orders, subscription) | travel (bookings, trips, "
+            help="saas (account/billing, status, tickets) | shop (orders, subscription) | travel (bookings, "
+                 "trips, "
             "loyalty, flight status)"
         ),
     ] = "saas",

@@ -207,7 +207,8 @@ class SecuritySettings(BaseModel):
     secret_key_file: Path | None = Field(
         default=None,
         description=(
-            "File holding the key (when SLEUTH_SECRET_KEY is unset); in production it must lie outside SLEUTH_HOME."
+            "File holding the key (when SLEUTH_SECRET_KEY is unset); in production it must lie outside "
+            "SLEUTH_HOME."
         ),
     )
     secret_key_previous: SecretStr | None = Field(default=None, description=(
@@ -448,7 +449,8 @@ def variables(name: str, field: FieldInfo) -> tuple[str, ...]:
 
 
 def settings_fields() -> Iterator[tuple[tuple[str, ...], str | None, str, FieldInfo]]:
-    """Every setting: (its variables, its group or None at the top, its name, its field), in declared order."""
+    """Every setting: (its variables, its group or None at the top, its name, its field), in declared
+    order."""
     for name, field in Settings.model_fields.items():
         group = _GROUPS.get(name)
         if group is None:

@@ -31,7 +31,8 @@ def _truncate(sentence: str, budget: int) -> str:
 
 
 def _heading(unit: Unit, text: str) -> str:
-    """The markdown heading line that gives `unit` its section back after compression ("" when the text already
+    """The markdown heading line that gives `unit` its section back after compression ("" when the text
+    already
     carries its section, or the unit has none)."""
     if not unit.section or text.startswith(f"{unit.section}:"):
         return ""
@@ -39,7 +40,8 @@ def _heading(unit: Unit, text: str) -> str:
 
 
 def _joined(parts: Sequence[tuple[str, str]]) -> str:
-    """Kept sentences separated by blank lines, each heading written once before the first sentence under it."""
+    """Kept sentences separated by blank lines, each heading written once before the first sentence under
+    it."""
     lines: list[str] = []
     current = ""
     for heading, text in parts:

@@ -132,7 +132,8 @@ _RARITY = 1.0  # how much more the rarest question term weighs than one every ev
 
 
 def rarity(terms: dict[str, float], candidates: Sequence[Sentence]) -> dict[str, float]:
-    """Question terms that few evidence sentences hold weigh more ("passkeys" beside "members", "sign in"): the
+    """Question terms that few evidence sentences hold weigh more ("passkeys" beside "members", "sign in"):
+    the
     sentences that hold them are about what this question asks, not about the topic every passage shares."""
     if len(candidates) < 4:
         return terms
@@ -144,8 +145,8 @@ def rarity(terms: dict[str, float], candidates: Sequence[Sentence]) -> dict[str,
 
 @dataclass(frozen=True, slots=True)
 class Fixed:
-    """What `sentence_gain` reads of a sentence that stays the same while one answer is picked (the question's terms,
-    kind, codes and situation are all set before the first round): worked out once per sentence, not in
+    """What `sentence_gain` reads of a sentence that stays the same while one answer is picked (the question's
+    terms, kind, codes and situation are all set before the first round): worked out once per sentence, not in
     every round of the pick."""
 
     # the question terms it holds (the set as built: summed in its own order, as before)
@@ -259,7 +260,8 @@ _NUMBER = re.compile(r"(?<![\w.,-])[$€£]?(\d[\d,.]*\d|\d)(?![\w-])")
 
 
 def _numbers(text: str) -> set[str]:
-    """The stand-alone numbers of a text ("$700" → 700, "43,200"), not those inside names ("EU-1", "ERR_4030")."""
+    """The stand-alone numbers of a text ("$700" → 700, "43,200"), not those inside names ("EU-1",
+    "ERR_4030")."""
     return {m.group(1).replace(",", "") for m in _NUMBER.finditer(text)}
 
 

@@ -270,7 +270,8 @@ def _prose(block: str, context: str) -> list[Unit]:
 
 
 def enumerates(text: str) -> bool:
-    """A bare list of names, not a sentence ("HTTP request, Slack, Google Sheets, … and Amazon S3."): what they
+    """A bare list of names, not a sentence ("HTTP request, Slack, Google Sheets, … and Amazon S3."): what
+    they
     are, and who gets them, is said only by the heading above them."""
     parts = [p.strip() for p in re.split(r",\s*|\s+and\s+|\s+or\s+", text.rstrip(" .")) if p.strip()]
     if len(parts) < 4 or any(len(p.split()) > 4 for p in parts):

@@ -119,7 +119,8 @@ def _residue(text: str) -> list[str]:
 
 
 def is_social(message: str) -> bool:
-    """True for greetings, thanks, apologies, acknowledgements, sign-offs and questions about the assistant."""
+    """True for greetings, thanks, apologies, acknowledgements, sign-offs and questions about the
+    assistant."""
     text = message.strip()
     if not text or not re.search(r"\w", text):
         return bool(text)  # ":)" or "!!" — nothing to look up

@@ -130,7 +130,8 @@ def about(name: str, sentences: Sequence[tuple[str, str]]) -> list[str]:
 
 
 def broad_names(texts: Sequence[str]) -> frozenset[str]:
-    """Names so common in the evidence that sharing them tells two things apart from nothing ("United States")."""
+    """Names so common in the evidence that sharing them tells two things apart from nothing ("United
+    States")."""
     counts: dict[str, int] = {}
     for text in texts:
         for span in {fold(s) for s in capitalised_spans(text)}:

@@ -1,4 +1,5 @@
-"""The loop core, pure: state, ports, policy, loop, fusion, citations, errors, prompts, guards, text. No I/O."""
+"""The loop core, pure: state, ports, policy, loop, fusion, citations, errors, prompts, guards, text. No
+I/O."""
 
 from investigation import compiled as _compiled
 

@@ -45,7 +45,8 @@ def validate(answer: Answer, evidence: Sequence[Evidence], scope: RetrievalScope
                   if c.evidence_id in by_id and not scope.admits(by_id[c.evidence_id].visibility)}
         if barred:
             kept = [s for s in split_sentences(answer.text) if not set(markers_in(s)) & barred]
-            note = f"removed {len(split_sentences(answer.text)) - len(kept)} sentence(s) citing internal documents"
+            removed = len(split_sentences(answer.text)) - len(kept)
+            note = f"removed {removed} sentence(s) citing internal documents"
             answer = answer.model_copy(
                 update={
                     "text": " ".join(kept),

@@ -92,7 +92,8 @@ class _Screened:
                 raise ValueError(f"a screened alternative must be lower-case: {pattern!r}")
             if "#" in pattern or "0" in pattern or not pattern.replace("“", "").isascii():
                 raise ValueError(
-                    f"a screened alternative must be ASCII (or “) and not name the stand-ins # and 0: {pattern!r}"
+                    "a screened alternative must be ASCII (or “) and not name the stand-ins # and 0: "
+                    f"{pattern!r}"
                 )
         self.pattern = re.compile("|".join(pattern for _, pattern in alternatives), re.IGNORECASE)
         self._parts = [(groups, re.compile(pattern)) for groups, pattern in alternatives]

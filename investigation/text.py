@@ -452,7 +452,8 @@ def body_stems(title: str, text: str) -> frozenset[str]:
 
 
 def passage_words(title: str, text: str) -> tuple[str, ...]:
-    """`words(f"{title}. {text}")` (a passage headed by its title), from each part's cached words: no word spans
+    """`words(f"{title}. {text}")` (a passage headed by its title), from each part's cached words: no word
+    spans
     the ". " between them (a word's inner "." needs a letter or digit after it). Shared: do not change it."""
     return _words(title) + _words(text)
 

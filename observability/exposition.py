@@ -114,8 +114,8 @@ def scrape_allowed(settings: Settings, authorization: str, *, bound_to: str) -> 
 
 
 def start_worker_exporter(settings: Settings, *, host: str = "0.0.0.0") -> int | None:
-    """Serve this host's/pod's multiprocess metrics on ``settings.observability.metrics_port`` (a worker pod in k8s,
-    where the API cannot read the workers' directory), behind the same token as the API's /metrics.
+    """Serve this host's/pod's multiprocess metrics on ``settings.observability.metrics_port`` (a worker pod
+    in k8s, where the API cannot read the workers' directory), behind the same token as the API's /metrics.
     Returns the port, or None when off."""
     if not settings.observability.metrics_port:
         return None

@@ -198,7 +198,8 @@ def main() -> None:
     step, done = _lockstep()
 
     def warm(services: Any) -> bool:
-        """Untimed, before the first: the model loaded as in a worker (as `sleuth bench` does). False for a checkout older than warm_up (its first investigation runs untimed)."""
+        """Untimed, before the first: the model loaded as in a worker (as `sleuth bench` does). False for a
+        checkout older than warm_up (its first investigation runs untimed)."""
         if not warmed:
             warmed.append(True)
             try:

@@ -198,7 +198,8 @@ def quality_pg(args: argparse.Namespace) -> None:
                 times.append(time.perf_counter() - start)
             print(
                 f"quality_report {days} days: {report.total.investigations} investigations, median "
-                f"{statistics.median(times) * 1000:.0f} ms (runs: {', '.join(f'{t * 1000:.0f}' for t in times)})"
+                f"{statistics.median(times) * 1000:.0f} ms (runs: "
+                f"{', '.join(f'{t * 1000:.0f}' for t in times)})"
             )
 
         app = create_app(services=services, launcher=lambda _id: None, redeliverer=lambda _id: None)

@@ -79,7 +79,8 @@ def _body(i: int, version: int = 1) -> str:
     return (
         f"<h2>Setting {i}</h2><p>The {_word(i)} setting controls how often the export job number {i} runs. "
         f"Version {version}: set it under Admin, Exports, then choose the {_word(i)} schedule.</p>"
-        f"<p>Changing {_word(i)} takes effect after the next deploy; agents can verify it in the audit log.</p>"
+        f"<p>Changing {_word(i)} takes effect after the next deploy; agents can verify it in the audit "
+        "log.</p>"
     )
 
 

@@ -197,7 +197,8 @@ def _update(investigation_id: str, values: dict[str, Any], *, returning: bool,
 
 
 def _held(session: Session, investigation_id: str) -> Investigation | None:
-    """The session's instance of the row, if it holds one (a write then refreshes it in the same statement)."""
+    """The session's instance of the row, if it holds one (a write then refreshes it in the same
+    statement)."""
     held: Investigation | None = session.identity_map.get(
         session.identity_key(Investigation, investigation_id)
     )

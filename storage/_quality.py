@@ -155,7 +155,8 @@ def quality_report(session: Session, *, tenant_id: str, since: datetime, until: 
 
 
 def _latency(session: Session, mine: ColumnElement[bool]) -> dict[str, dict[str, float | None]]:
-    """p50 and p95 of intake → terminal, in seconds, overall and per route (on PostgreSQL one pass: ROLLUP)."""
+    """p50 and p95 of intake → terminal, in seconds, overall and per route (on PostgreSQL one pass:
+    ROLLUP)."""
     seconds = cast(_seconds(session), Float)
     done = and_(mine, col(Investigation.finished_at).is_not(None))
     route = col(Investigation.route)

@@ -92,8 +92,9 @@ def get_hop(session: Session, *, investigation_id: str, number: int) -> Hop | No
 
 
 def step_state(session: Session, *, investigation_id: str, number: int) -> tuple[str, str | None, Any]:
-    """The investigation's status, and hop `number`'s state and decision (None and None when that hop was never
-    planned), in one statement: what a step reads when its process's previous step handed it the rows it wrote
+    """The investigation's status, and hop `number`'s state and decision (None and None when that hop was
+    never planned), in one statement: what a step reads when its process's previous step handed it the rows it
+    wrote
     (`tasks.steps.Known`) — what another process may have changed meanwhile. NotFound for no investigation."""
     rows = _STEP_STATE.rows(session, {"investigation_id": investigation_id, "number": number})
     if not rows:

@@ -90,7 +90,8 @@ def start_run(
 
 def record_batch(session: Session, *, source_id: str, run_id: str, items: Sequence[dict[str, Any]],
                  forget: Sequence[str], cursor: dict[str, Any] | None, stats: dict[str, int]) -> bool:
-    """After a batch is in every engine: its items' versions and hashes, the items it removed, the cursor after
+    """After a batch is in every engine: its items' versions and hashes, the items it removed, the cursor
+    after
     it and its counts, in one transaction. False (nothing written) when `run_id` is no longer the run."""
     with write(session):
         source = get_source(session, source_id=source_id)

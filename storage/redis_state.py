@@ -171,8 +171,9 @@ class RedisState:
 
     def _queue_store_hits(self, pipe: Any, inv_id: str, hop: int, slots: Mapping[str, SlotHits], ttl: int, *,
                           remember: bool = True) -> bool:
-        """Queue the parking of slots' results of one hop (one HSET of them all, one EXPIRE); True when a parse
-        of what is stored gives each result itself (then, with `remember`, this process's reducer gets them
+        """Queue the parking of slots' results of one hop (one HSET of them all, one EXPIRE); True when a
+        parse of what is stored gives each result itself (then, with `remember`, this process's reducer gets
+        them
         back from `hop_results` unparsed)."""
         key = self.key("hits", inv_id, hop)
         parked: dict[str, bytes] = {}

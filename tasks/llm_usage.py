@@ -15,7 +15,8 @@ LLM_OUT = (BudgetExceeded, PermanentError)
 
 
 class Owned(Protocol):
-    """An investigation as far as its reasoner needs it: its row, or what a step knows of it (`steps.Facts`)."""
+    """An investigation as far as its reasoner needs it: its row, or what a step knows of it
+    (`steps.Facts`)."""
 
     @property
     def id(self) -> str: ...

@@ -257,7 +257,8 @@ def _next_after(services: Services, inv_id: str, decision: dict[str, Any], hop: 
 
 
 def _results(row: HopFacts, stored: dict[str, SlotHits]) -> list[loop.SlotResult]:
-    """Each slot's parked result (a missing one recorded as such), then the documents about a tool's finding."""
+    """Each slot's parked result (a missing one recorded as such), then the documents about a tool's
+    finding."""
     results = []
     for index, engine in hop_slots(row.queries, row.engines, row.tools):
         parked = stored.get(f"{index}:{engine}")

@@ -27,9 +27,9 @@ from tasks.facts import Facts, HopFacts
 
 @dataclass(frozen=True, slots=True)
 class Known:
-    """What a step of this process left in the database once it committed, as the next step would read it back:
-    the investigation's columns (`facts`), its hops in order, and its evidence in `list_evidence`'s order
-    (hop,
+    """What a step of this process left in the database once it committed, as the next step would read it
+    back: the investigation's columns (`facts`), its hops in order, and its evidence in `list_evidence`'s
+    order (hop,
     then score descending, then the order written)."""
 
     facts: Facts

@@ -106,8 +106,8 @@ def celery_config(settings: Settings) -> dict[str, object]:
 
 
 class HopRedisBackend(RedisBackend):  # type: ignore[misc]  # celery ships no type hints
-    """Celery's Redis result backend, less the result subscriptions nothing here reads and the stored results of
-    chord members (`store_result`).
+    """Celery's Redis result backend, less the result subscriptions nothing here reads and the stored results
+    of chord members (`store_result`).
 
     Celery subscribes to a task's result channel (a) in any process outside a task that sends one
     (`on_task_call`: the API and the CLI, for every investigation's start) and (b) in the process that

@@ -1,4 +1,5 @@
-"""Per-process runtime of a worker: the settings it was started with and its `Services`, rebuilt after fork."""
+"""Per-process runtime of a worker: the settings it was started with and its `Services`, rebuilt after
+fork."""
 
 from __future__ import annotations
 

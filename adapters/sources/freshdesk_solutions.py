@@ -1,8 +1,9 @@
-"""Freshdesk Solutions: categories (`GET /api/v2/solutions/categories`), their folders (`GET /api/v2/solutions/
-categories/{id}/folders`, each with its `visibility`), and each folder's articles (`GET /api/v2/solutions/
-folders/{id}/articles?page=&per_page=100`, page based: a short page is the last). Freshdesk has no change
-feed for articles, so every run lists them all: the content hash keeps unchanged articles from being
-embedded again, the listing removes deleted ones, and `updated_at` is kept as the cursor's high-water mark.
+"""Freshdesk Solutions: categories (`GET /api/v2/solutions/categories`), their folders (`GET
+/api/v2/solutions/ categories/{id}/folders`, each with its `visibility`), and each folder's articles (`GET
+/api/v2/solutions/ folders/{id}/articles?page=&per_page=100`, page based: a short page is the last). Freshdesk
+has no change feed for articles, so every run lists them all: the content hash keeps unchanged articles from
+being embedded again, the listing removes deleted ones, and `updated_at` is kept as the cursor's high-water
+mark.
 
 Status 1 (draft) is gone, 2 (published) is live; the folder's visibility decides public or internal.
 """

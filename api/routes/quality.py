@@ -1,4 +1,5 @@
-"""``/quality``, ``/quality.csv`` and ``/gaps``: the tenant's quality page, its figures as CSV, and its knowledge
+"""``/quality``, ``/quality.csv`` and ``/gaps``: the tenant's quality page, its figures as CSV, and its
+knowledge
 gaps (signed in like the other operator pages; a link's one-trace session may not open them)."""
 
 from __future__ import annotations

@@ -110,7 +110,8 @@ def evidence_bytes(h: MeasuredStack, ids: list[str]) -> dict[str, int]:
         with engine.connect() as conn:
             rows, text_bytes = conn.execute(
                 text(
-                    "select count(*), coalesce(sum(octet_length(text)), 0) from evidence where investigation_id in :ids"
+                    "select count(*), coalesce(sum(octet_length(text)), 0) from evidence where "
+                    "investigation_id in :ids"
                 ).bindparams(bindparam("ids", expanding=True)),
                 {"ids": ids},
             ).one()

@@ -211,7 +211,8 @@ class Harness:
         self.receiver.close()
 
     def discard(self) -> None:
-        """Remove the working folder (after `stop`; `sleuth chaos` does it when the stack's scenarios passed)."""
+        """Remove the working folder (after `stop`; `sleuth chaos` does it when the stack's scenarios
+        passed)."""
         shutil.rmtree(self.work, ignore_errors=True)
 
     # -- probes -------------------------------------------------------------------------------------

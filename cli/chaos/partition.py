@@ -27,7 +27,8 @@ def not_permitted() -> str | None:
 
 def _submit_paced(h: PartitionHarness, count: int, seconds: float, phase: str,
                   submitted: list[tuple[str, str]], start: int) -> None:
-    """`count` investigations spread evenly over `seconds` (the phase lasts that long whatever intake takes)."""
+    """`count` investigations spread evenly over `seconds` (the phase lasts that long whatever intake
+    takes)."""
     began = time.monotonic()
     for i in range(count):
         submitted.append((h.submit("big", _q(start + i), callback=True), phase))

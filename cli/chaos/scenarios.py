@@ -156,7 +156,8 @@ def redis_killed(h: Harness, name: str, kill: Callable[[], float | None]) -> Res
         "investigations": n,
         "terminal": len(done),
         "stuck past deadline": stuck,
-        "failed (with reason)": f"{len(failed)} ({', '.join(sorted({str(v.get('stop_reason')) for v in failed})) or '-'})",
+        "failed (with reason)": f"{len(failed)} "
+                                f"({', '.join(sorted({str(v.get('stop_reason')) for v in failed})) or '-'})",
         "duplicate deliveries": dup,
         "redis back after s": back if back is not None else "never",
     }

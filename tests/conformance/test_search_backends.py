@@ -1,4 +1,5 @@
-"""One behavioural suite for every search backend (see conftest `backend_spec`): same corpus, same promises."""
+"""One behavioural suite for every search backend (see conftest `backend_spec`): same corpus, same
+promises."""
 
 from __future__ import annotations
 
@@ -20,7 +21,8 @@ ACME = [
     SourceDocument(
         id="reset-password",
         title="Resetting your password",
-        text="If you forgot your password, open the sign-in page and click 'Forgot password'. We e-mail you a "
+        text="If you forgot your password, open the sign-in page and click 'Forgot password'. We e-mail you "
+             "a "
         "reset link that stays valid for 30 minutes. If the e-mail does not arrive, check your spam folder "
         "or ask your workspace admin to send a new reset link.",
         url="https://help.acme.test/reset-password",

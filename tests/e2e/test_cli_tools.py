@@ -85,7 +85,8 @@ def test_add_list_remove_the_examples(home: Path, tmp_path: Path) -> None:
                 },
                 "policy": {"audiences": ["customer"], "subject": "requester"},
             },
-            "owner: parameter account_id comes from the question, so the API may return another customer's record",
+            ("owner: parameter account_id comes from the question, so the API may return another customer's "
+            "record"),
         ),
     ],
 )

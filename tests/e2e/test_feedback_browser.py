@@ -268,7 +268,8 @@ def test_the_quality_page_with_data(browser: Any, site: Site, tmp_path: Path) ->
 
 
 def test_the_gaps_page_in_the_browser(browser: Any, site: Site) -> None:
-    """Signed in, the biggest topic first; its investigations unfold without script and lead to their trace."""
+    """Signed in, the biggest topic first; its investigations unfold without script and lead to their
+    trace."""
     from selenium.webdriver.common.by import By
     from selenium.webdriver.common.keys import Keys
 

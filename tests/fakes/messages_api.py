@@ -225,7 +225,8 @@ class FakeMessagesAPI:
             self._by_step.setdefault(step, deque()).extend(replies)
 
     def fail_after(self, ok: int, reply: Callable[[], Reply]) -> None:
-        """Once `ok` requests have been answered successfully in total, answer every request with `reply()`."""
+        """Once `ok` requests have been answered successfully in total, answer every request with
+        `reply()`."""
         with self._lock:
             self._after = (ok, reply)
 

@@ -32,7 +32,8 @@ def _iso(epoch: int) -> str:
 
 
 class HelpCenter:
-    """Both fakes on one server (paths do not overlap). Articles are dicts in Zendesk's or Freshdesk's shape."""
+    """Both fakes on one server (paths do not overlap). Articles are dicts in Zendesk's or Freshdesk's
+    shape."""
 
     def __init__(self, *, zendesk_auth: tuple[str, str] = ("bot@acme.test/token", "zd-token"),
                  freshdesk_auth: tuple[str, str] = ("fd-key", "X")) -> None:

@@ -36,7 +36,8 @@ def _parameters(fn: object) -> list[str]:
 @pytest.mark.parametrize("library", sorted(CHECKED))
 def test_the_installed_version_is_one_these_internals_were_checked_on(library: str) -> None:
     assert version(library) in CHECKED[library], (
-        f"{library} {version(library)} is outside {CHECKED[library]}: check the internals below, then widen the pin"
+        f"{library} {version(library)} is outside {CHECKED[library]}: check the internals below, then widen "
+        "the pin"
     )
 
 

@@ -1,5 +1,6 @@
-"""The knowledge-gaps report on the real MiniLM embedder and database (SQLite and PostgreSQL): refused questions
-and those rated wrong or partly are grouped by topic, labelled with their most typical question and terms,
+"""The knowledge-gaps report on the real MiniLM embedder and database (SQLite and PostgreSQL): refused
+questions and those rated wrong or partly are grouped by topic, labelled with their most typical question and
+terms,
 counted in the period and the one before; helpful answers, older questions and other tenants' stay out."""
 
 from __future__ import annotations

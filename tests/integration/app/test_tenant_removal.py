@@ -1,4 +1,5 @@
-"""`remove_tenant` leaves nothing of the tenant: not a row in any table (SQLite and PostgreSQL), not a Redis key
+"""`remove_tenant` leaves nothing of the tenant: not a row in any table (SQLite and PostgreSQL), not a Redis
+key
 or shared member naming it, not an entry in an embedded engine; another tenant's data is untouched."""
 
 from __future__ import annotations
@@ -22,7 +23,8 @@ from tests.support.stack import CORPUS, Stack, build_stack, with_new_tenant
 
 
 def _seed(stack: Stack) -> str:
-    """A tenant with a row in every table a tenant owns and its usual Redis state; its answered investigation."""
+    """A tenant with a row in every table a tenant owns and its usual Redis state; its answered
+    investigation."""
     services = stack.services
     inv_id = stack.asked("What does error ERR_4021 mean?")
     inline.run(services, inv_id, deliver=False)
@@ -113,7 +115,8 @@ def test_a_removed_tenant_leaves_no_row_key_or_index_entry(tmp_path: Path, redis
 def test_removing_a_tenant_again_finds_nothing_left(
     tmp_path: Path, redis_url: str, redis_prefix: str
 ) -> None:
-    """An interrupted removal is finished by running it again: the second run removes nothing and fails not."""
+    """An interrupted removal is finished by running it again: the second run removes nothing and fails
+    not."""
     stack = build_stack(tmp_path / "home", redis_url, redis_prefix)
     stack.asked("What does error ERR_4021 mean?")
     remove_tenant(stack.services, stack.tenant_id)

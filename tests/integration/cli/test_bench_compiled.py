@@ -1,7 +1,7 @@
-"""The compiled heuristics (mypyc, investigation/compiled.py) change nothing a bench scores: a decision set over
-every route run on the Python source and on the compiled build, each in its own `sleuth bench` process (the
-choice is made at import), gives identical rows. In CI the build must be there and in use: the suite then runs
-the
+"""The compiled heuristics (mypyc, investigation/compiled.py) change nothing a bench scores: a decision set
+over every route run on the Python source and on the compiled build, each in its own `sleuth bench` process
+(the choice is made at import), gives identical rows. In CI the build must be there and in use: the suite then
+runs the
 code the demo and the workers run."""
 
 from __future__ import annotations

@@ -21,7 +21,8 @@ COMPARED = ("route", "status", "retrieved", "answer", "citations", "stop_reason"
 
 
 def _subset(folder: Path, every: int) -> tuple[Path, int]:
-    """Every `every`-th labelled question (25+ questions, all routes: greetings, lookups, comparisons, multi-hop,
+    """Every `every`-th labelled question (25+ questions, all routes: greetings, lookups, comparisons,
+    multi-hop,
     out-of-corpus), over the bundled knowledge base."""
     lines = (EXAMPLES / "decisions.jsonl").read_text(encoding="utf-8").splitlines()
     picked = [line for n, line in enumerate(lines) if line.strip() and n % every == 0]

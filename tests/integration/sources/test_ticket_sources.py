@@ -1,4 +1,5 @@
-"""Solved tickets become internal evidence — agents' public replies only, personal data redacted, linked to the
+"""Solved tickets become internal evidence — agents' public replies only, personal data redacted, linked to
+the
 ticket — and recurring resolutions become FAQ candidates that reach customers only once approved."""
 
 from __future__ import annotations

@@ -1,4 +1,5 @@
-"""`storage._prepared`: statements run on the driver read and write what SQLAlchemy's execution would, load the
+"""`storage._prepared`: statements run on the driver read and write what SQLAlchemy's execution would, load
+the
 session's instances as an ORM select does, and fail as SQLAlchemy fails (SQLite and PostgreSQL)."""
 
 from __future__ import annotations

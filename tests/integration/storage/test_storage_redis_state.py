@@ -106,7 +106,8 @@ def _cached(
     version: int = 0,
     read_cache: bool = True,
 ) -> list[Passage] | None:
-    """What a new slot would find in the sub-query cache (each look-up is a slot of an investigation of its own)."""
+    """What a new slot would find in the sub-query cache (each look-up is a slot of an investigation of its
+    own)."""
     inv_id = f"inv-{uuid.uuid4().hex[:8]}"
     state.init_budget(inv_id, max_hops=1, max_retrieval_calls=1, max_llm_tokens=0, deadline_ts=2e9)
     return state.slot_begin(inv_id, 1, "0:x", CacheQuery(tenant, engine, query, k, acl, version), now=1e9,

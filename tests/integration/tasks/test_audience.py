@@ -20,7 +20,8 @@ RUNBOOK = SourceDocument(
     id="runbook-sla-credits",
     title="Runbook: SLA credit claims (internal)",
     visibility=Visibility.INTERNAL,
-    text="INTERNAL. An SLA credit claim must arrive within 30 days after the end of the month; team leads may "
+    text="INTERNAL. An SLA credit claim must arrive within 30 days after the end of the month; team leads "
+         "may "
     "approve one late SLA credit claim per customer per year as a goodwill exception.",
 )
 

@@ -19,14 +19,16 @@ KB = [
     {
         "id": "suspension",
         "title": "Failed payments and account suspension",
-        "text": "When an invoice is overdue the organization is suspended after 14 days: every workspace becomes "
+        "text": "When an invoice is overdue the organization is suspended after 14 days: every workspace "
+                "becomes "
         "read-only until the overdue invoice is paid. Pay the invoice under Billing, Invoices; the "
         "workspace is writable again within minutes of the payment.",
     },
     {
         "id": "seats",
         "title": "Seats and seat limits",
-        "text": "A workspace whose members exceed the seat limit of its plan becomes read-only for new edits. "
+        "text": "A workspace whose members exceed the seat limit of its plan becomes read-only for new "
+                "edits. "
         "Remove members or buy more seats under Billing, Seats.",
     },
     {
@@ -121,13 +123,15 @@ SHOP_KB = [
     {
         "id": "delays",
         "title": "Delayed orders and refunds",
-        "text": "When an order is delayed by more than 5 days past its estimated delivery date you can ask for a "
+        "text": "When an order is delayed by more than 5 days past its estimated delivery date you can ask "
+                "for a "
         "full refund of the shipping cost. A delayed order keeps its tracking number.",
     },
     {
         "id": "paused",
         "title": "Pausing a subscription",
-        "text": "While a subscription is paused you are not charged. Billing resumes on the renewal date after "
+        "text": "While a subscription is paused you are not charged. Billing resumes on the renewal date "
+                "after "
         "you unpause it.",
     },
 ]

@@ -1,5 +1,6 @@
-"""The broker transport of Sleuth's Celery app (`workers.publishing.PublisherTransport`), on real Redis: publishing
-and acknowledging reuse one client per channel and connection pool instead of building one per command, and
+"""The broker transport of Sleuth's Celery app (`workers.publishing.PublisherTransport`), on real Redis:
+publishing and acknowledging reuse one client per channel and connection pool instead of building one per
+command, and
 the messages are the ones kombu's own transport sends and receives."""
 
 from __future__ import annotations

@@ -1,4 +1,5 @@
-"""Ingest: loading every format, validation errors that name file/line/field, chunking invariants, re-ingest."""
+"""Ingest: loading every format, validation errors that name file/line/field, chunking invariants,
+re-ingest."""
 
 from __future__ import annotations
 

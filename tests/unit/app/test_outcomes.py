@@ -1,4 +1,5 @@
-"""The pure parts of draft outcomes: the edit ratio and its bands, and parsing the helpdesks' update bodies."""
+"""The pure parts of draft outcomes: the edit ratio and its bands, and parsing the helpdesks' update
+bodies."""
 
 from __future__ import annotations
 

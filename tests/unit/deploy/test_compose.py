@@ -232,8 +232,8 @@ def _compose_mail_recipe() -> list[list[str]]:
 
 
 def test_the_documented_mail_channel_reaches_the_catcher(compose_services: dict[str, Any]) -> None:
-    """E-mail is a tenant's SMTP channel (not a setting): the compose recipe in docs/helpdesks.md points one at
-    mailpit's SMTP port inside the network, is valid as the CLI/API would parse it, and allowlists mailpit,
+    """E-mail is a tenant's SMTP channel (not a setting): the compose recipe in docs/helpdesks.md points one
+    at mailpit's SMTP port inside the network, is valid as the CLI/API would parse it, and allowlists mailpit,
     whose private compose address the outbound guard would otherwise refuse at send time."""
     recipe = _compose_mail_recipe()
     allow = next(a for a in recipe if a[:2] == ["tenants", "update"])

@@ -150,9 +150,7 @@ def test_an_initial_is_not_a_full_stop() -> None:
         "Harris W. Fawell Congressional Papers"
 
 
-def test_a_ticket_with_a_code_bridges_from_the_passage_explaining_the_code_not_a_title_sharing_an_acronym() -> (
-    None
-):
+def test_a_ticket_code_bridges_from_the_passage_explaining_it_not_a_title_sharing_an_acronym() -> None:
     question = "Our API calls started failing with GW_5030. How long do we have before our files get deleted?"
     keys = evidence("keys#0", "Managing API keys", (
         "API keys authenticate requests. Revoked keys return GW_5011 (Key revoked or expired)."), score=0.6)
@@ -160,7 +158,8 @@ def test_a_ticket_with_a_code_bridges_from_the_passage_explaining_the_code_not_a
         "codes#0",
         "Error codes",
         (
-            "GW_5030 — Account frozen: the account is frozen because an invoice is past due. Members can still sign in "
+            "GW_5030 — Account frozen: the account is frozen because an invoice is past due. Members can "
+            "still sign in "
             "and export files."
         ),
         grade=Grade.AMBIGUOUS,

@@ -1,4 +1,5 @@
-"""A passage read ahead (`heuristic/reading.py`): the steps then find its readings done, and no answer changes."""
+"""A passage read ahead (`heuristic/reading.py`): the steps then find its readings done, and no answer
+changes."""
 
 from __future__ import annotations
 

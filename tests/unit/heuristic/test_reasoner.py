@@ -46,7 +46,8 @@ def test_questions_are_routed_by_shape() -> None:
 
 
 def test_real_embeddings_grade_relevant_passages_above_irrelevant_ones() -> None:
-    question = "Which university did the author of Alexander and the Terrible, Horrible, No Good, Very Bad Day attend?"
+    question = ("Which university did the author of Alexander and the Terrible, Horrible, No Good, "
+                "Very Bad Day attend?")
     fused = rrf([RankedList(question, [
         hit("alex#0", "Alexander and the Terrible, Horrible, No Good, Very Bad Day",
             "Alexander and the Terrible, Horrible, No Good, Very Bad Day is a 1972 children's book by Judith "

@@ -99,9 +99,11 @@ def test_support_style_comparisons_are_multi_part(question: str, names: list[str
     "question",
     [
         "Our API calls started failing with ERR_4030. How long do we have before our data gets deleted?",
-        "We keep seeing ERR_5031 early Sunday morning Frankfurt time. Does that count as downtime for our SLA?",
+        ("We keep seeing ERR_5031 early Sunday morning Frankfurt time. Does that count as downtime for our "
+        "SLA?"),
         "We're a clinic and need to store patient data in Montreal. Which plan do we need?",
-        "Our owner is leaving and we want to transfer ownership to our IT lead. What second factor can she set up?",
+        ("Our owner is leaving and we want to transfer ownership to our IT lead. What second factor can she "
+        "set up?"),
     ],
 )
 def test_a_ticket_whose_question_depends_on_its_situation_is_multi_hop(question: str) -> None:

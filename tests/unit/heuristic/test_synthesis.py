@@ -17,8 +17,10 @@ WEBHOOKS = evidence(
     "webhooks#4",
     "Webhooks",
     (
-        "## Retries\n\nYour endpoint must return a 2xx status within 10 seconds. Failed deliveries are retried with "
-        "exponential backoff. Since 16 March 2026, each event is attempted up to 12 times in total (previously 8).\n\n"
+        "## Retries\n\nYour endpoint must return a 2xx status within 10 seconds. Failed deliveries are "
+        "retried with "
+        "exponential backoff. Since 16 March 2026, each event is attempted up to 12 times in total "
+        "(previously 8).\n\n"
         "| Code | Meaning | |---|---| | ERR_4221 | Webhook endpoint disabled |"
     ),
 )

@@ -114,7 +114,8 @@ def test_the_deadline_leads_not_the_consequence_of_missing_it() -> None:
         "Service Level Agreement",
         (
             "Late claims are declined and customers are told the claim came too late. "
-            "Open a ticket with the category SLA credit within 30 days after the end of the calendar month in which "
+            "Open a ticket with the category SLA credit within 30 days after the end of the calendar month "
+            "in which "
             "the downtime occurred."
         ),
     )
@@ -198,7 +199,8 @@ def test_a_chain_continues_through_a_sentence_that_mentions_the_bridge_name() ->
         "jms#0",
         "Journal of Mind Studies",
         (
-            "The Journal of Mind Studies is an academic journal published by the Northern Psychological Association."
+            "The Journal of Mind Studies is an academic journal published by the Northern Psychological "
+            "Association."
         ),
         score=0.9,
     )

@@ -1,4 +1,5 @@
-"""Questions that ask for a quantity in some unit ("how much clock skew"), and questions that retell the asker's
+"""Questions that ask for a quantity in some unit ("how much clock skew"), and questions that retell the
+asker's
 own numbers and then ask two things joined by "and" (issue 10): the outcome leads, both asks are answered."""
 
 from __future__ import annotations
@@ -38,7 +39,8 @@ def test_a_quantity_question_leads_with_the_quantity_not_the_list_of_causes() ->
         "codes#0",
         "Error codes",
         (
-            "GW_7001 — token rejected: typical causes are clock drift beyond the allowed tolerance, a wrong signing key "
+            "GW_7001 — token rejected: typical causes are clock drift beyond the allowed tolerance, a wrong "
+            "signing key "
             "or a token that was already used. The tolerances are listed in the gateway guide."
         ),
         score=0.8,
@@ -93,7 +95,8 @@ def test_a_price_in_a_named_currency_is_answered_in_that_currency() -> None:
         "prices#0",
         "Prices by currency",
         (
-            "Extra seat: Basic: USD $4.00; EUR €3.80; GBP £3.20. Extra seat: Pro: USD $9.00; EUR €8.50; GBP £7.00."
+            "Extra seat: Basic: USD $4.00; EUR €3.80; GBP £3.20. Extra seat: Pro: USD $9.00; EUR €8.50; GBP "
+            "£7.00."
         ),
         score=0.6,
     )

@@ -22,7 +22,8 @@ def _release_notes_and_guide() -> list[Evidence]:
         "guide#2",
         "Guide: filings",
         (
-            "Tax filings are submitted by Zorbo automatically: in Belgium, the monthly return by the 5th; for Dutch "
+            "Tax filings are submitted by Zorbo automatically: in Belgium, the monthly return by the 5th; "
+            "for Dutch "
             "companies, the quarterly wage filing by the last day of the month after the quarter."
         ),
         score=0.6,

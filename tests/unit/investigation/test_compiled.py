@@ -108,7 +108,8 @@ def test_every_compiled_module_is_a_python_file_of_the_pure_packages() -> None:
 
 
 def test_a_build_whose_library_does_not_load_runs_the_python_source(tmp_path: Path) -> None:
-    """Files that pass every check but are no extension module (here: empty) make the source run, not a crash."""
+    """Files that pass every check but are no extension module (here: empty) make the source run, not a
+    crash."""
     status = compiled._decide(_fake_build(tmp_path, shared="sleuth_test_broken__mypyc"), "")
     assert not status.active and "cannot load" in status.reason, status
 

@@ -1,4 +1,5 @@
-"""What a batch writes and removes: versions, content hashes, gone items, skipped malformed ones, reconcile."""
+"""What a batch writes and removes: versions, content hashes, gone items, skipped malformed ones,
+reconcile."""
 
 from __future__ import annotations
 
