@@ -91,10 +91,22 @@ def create_app(
     app.state.redeliverer = redeliverer or queue.redeliver
     app.state.source_syncer = queue.sync_source
     errors.install(app)
-    body_timeout.install(app, settings.request_body_timeout)
+    body_timeout.install(app, settings.limits.request_body_timeout)
     log_redaction.install()
-    for module in (investigations, deliveries, channels, hooks, tools, sources, tenant, trace, health, metrics,
-                   feedback, quality):
+    for module in (
+        investigations,
+        deliveries,
+        channels,
+        hooks,
+        tools,
+        sources,
+        tenant,
+        trace,
+        health,
+        metrics,
+        feedback,
+        quality,
+    ):
         app.include_router(module.router)
     _add_manual_schemas(app)
     return app

@@ -113,7 +113,7 @@ def start_session(request: Request, response: Response, tenant: Tenant, *, scope
     """A new server-side session, its id in a cookie: HttpOnly (no script reads it), SameSite=Lax (no
     cross-site POST carries it), Secure behind HTTPS, for the session's lifetime."""
     settings = get_services(request).settings
-    ttl = ttl_seconds or settings.session_ttl_seconds
+    ttl = ttl_seconds or settings.security.session_ttl_seconds
     old = request.cookies.get(session.COOKIE)
     sessions = store(request)
     if old:

@@ -42,12 +42,12 @@ def get_redeliverer(request: Request) -> Callable[[str], None]:
 
 
 async def limited_body(request: Request) -> bytes:
-    """The raw body, refused with 413 as soon as it exceeds ``settings.max_question_bytes``.
+    """The raw body, refused with 413 as soon as it exceeds ``settings.limits.max_question_bytes``.
 
     Checked before any parsing: a declared Content-Length over the limit is refused without reading,
     and a chunked body is read only up to the limit.
     """
-    limit = get_settings(request).max_question_bytes
+    limit = get_settings(request).limits.max_question_bytes
     declared = request.headers.get("content-length")
     if declared is not None and declared.isdigit() and int(declared) > limit:
         raise PayloadTooLarge(f"request body over {limit} bytes")

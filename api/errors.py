@@ -43,7 +43,8 @@ class NotAuthenticated(Forbidden):
 
 
 class FieldError(ValidationFailed):
-    """Raised when a field of a request is invalid; `loc` is the full location, e.g. ("body", "budget", "max_hops")."""
+    """Raised when a field of a request is invalid; `loc` is the full location, e.g. ("body", "budget",
+    "max_hops")."""
 
     def __init__(self, loc: tuple[str | int, ...], message: str) -> None:
         super().__init__(".".join(str(p) for p in loc), message)

@@ -28,17 +28,21 @@ def rating_page(*, action: str, csrf: str, chosen: str | None, investigation_id:
                  f'<h2>Answer</h2><p>{e(answer or "(no answer)")}</p></section>')
     flash = ""
     if recorded:
-        flash = (f'<p class="notice" role="status">Thank you: recorded as <strong>{e(LABELS.get(recorded, recorded))}'
-                 "</strong>. Pressing again replaces your rating.</p>")
+        flash = (
+            '<p class="notice" role="status">Thank you: recorded as '
+            f'<strong>{e(LABELS.get(recorded, recorded))}'
+            "</strong>. Pressing again replaces your rating.</p>"
+        )
     if error:
         flash += f'<p class="error" role="alert">{e(error)}</p>'
     body = (
         "<h1>Rate Sleuth's answer</h1>"
-        f'<p class="muted">Investigation <code>{e(investigation_id[:12])}</code>. Your rating is recorded only '
+        f'<p class="muted">Investigation <code>{e(investigation_id[:12])}</code>. Your rating is recorded '
+        'only '
         "when you press the button.</p>"
         f"{flash}{shown}"
         f'<form method="post" action="{e(action)}" class="card">'
-        f'<fieldset><legend>Was the answer right?</legend>{_choices(chosen)}</fieldset>'
+        f"<fieldset><legend>Was the answer right?</legend>{_choices(chosen)}</fieldset>"
         '<label for="comment">Comment (optional)</label>'
         '<textarea id="comment" name="comment" maxlength="2000" rows="3"></textarea>'
         '<label for="correct">The correct answer, if you know it (optional)</label>'
@@ -50,10 +54,14 @@ def rating_page(*, action: str, csrf: str, chosen: str | None, investigation_id:
 
 
 def refused_page(why: str) -> str:
-    return layout("Link not valid", f"<h1>This rating link cannot be used</h1><p>{e(why)}</p>", signed_in=False)
+    return layout(
+        "Link not valid", f"<h1>This rating link cannot be used</h1><p>{e(why)}</p>", signed_in=False
+    )
 
 
-def ratings_section(ratings: Sequence[Feedback], links: Mapping[str, str] | None, outcome: Outcome | None) -> str:
+def ratings_section(
+    ratings: Sequence[Feedback], links: Mapping[str, str] | None, outcome: Outcome | None
+) -> str:
     """The trace page's "Ratings" card: the current rating of each rater (older ones struck through), the
     comment and correction escaped, what the agent did with the draft, and the three rating links."""
     items = []
@@ -75,7 +83,10 @@ def ratings_section(ratings: Sequence[Feedback], links: Mapping[str, str] | None
                 f"<strong>{e(outcome.draft or 'no reply yet')}</strong>{e(ratio)}{e(reopened)}.</p>")
     rate = ""
     if links:
-        rate = ("<p>Rate it: " + " · ".join(f'<a href="{e(links[k])}">{label}</a>' for k, label in LABELS.items())
-                + "</p>")
+        rate = (
+            "<p>Rate it: "
+            + " · ".join(f'<a href="{e(links[k])}">{label}</a>' for k, label in LABELS.items())
+            + "</p>"
+        )
     return (f'<section class="card" id="ratings" aria-labelledby="ratings-h"><h2 id="ratings-h">Ratings</h2>'
             f"{listed}{used}{rate}</section>")

@@ -1,4 +1,5 @@
-"""Wake the requests long-polling an investigation (`GET /v1/investigations/{id}?wait=`) when it turns terminal.
+"""Wake the requests long-polling an investigation (`GET /v1/investigations/{id}?wait=`) when it turns
+terminal.
 
 A worker that moves an investigation to a terminal status announces it on one Redis channel of the
 deployment (`RedisState.announce_finished`, sent by `tasks.celery_tasks._dispatch` right after the commit).
@@ -60,7 +61,8 @@ class Notice:
         self._event.set()
 
     async def wait(self, seconds: float) -> bool:
-        """True when woken by an announcement (then cleared for the next wait), False when `seconds` passed."""
+        """True when woken by an announcement (then cleared for the next wait), False when `seconds`
+        passed."""
         try:
             await asyncio.wait_for(self._event.wait(), timeout=seconds)
         except TimeoutError:
@@ -118,7 +120,9 @@ class FinishedListener:
             return
         with self._lock:
             if self._thread is None and not self._stop.is_set():
-                self._thread = threading.Thread(target=self._run, name="sleuth-finished-listener", daemon=True)
+                self._thread = threading.Thread(
+                    target=self._run, name="sleuth-finished-listener", daemon=True
+                )
                 self._thread.start()
 
     def stop(self) -> None:
@@ -144,8 +148,12 @@ class FinishedListener:
                         self._received(message)
                         pause = RECONNECT_SECONDS[0]
             except (redis.RedisError, OSError, SleuthError) as exc:
-                log.warning("finished-investigations subscription lost (%s); waiting requests read the status "
-                            "every %.2f s until it is back", exc, POLL_SECONDS)
+                log.warning(
+                    "finished-investigations subscription lost (%s); waiting requests read the status "
+                    "every %.2f s until it is back",
+                    exc,
+                    POLL_SECONDS,
+                )
             finally:
                 with self._lock:
                     was_live, self._live = self._live, False

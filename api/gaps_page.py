@@ -1,5 +1,6 @@
-"""The knowledge-gaps page of one tenant: the topics of the questions that were refused, rated wrong or answered
-partly, biggest first, each with its most typical question, frequent terms, count, trend against the period
+"""The knowledge-gaps page of one tenant: the topics of the questions that were refused, rated wrong or
+answered partly, biggest first, each with its most typical question, frequent terms, count, trend against the
+period
 before and links to the investigations (everything shown escaped)."""
 
 from __future__ import annotations
@@ -19,24 +20,30 @@ def _trend(gap: Gap, days: int) -> str:
 
 
 def _questions(gap: Gap) -> str:
-    rows = "".join(f'<li><a href="/trace/{e(q.id)}">{e(q.question)}</a> '
-                   f'<span class="muted">{q.created_at:%Y-%m-%d} · {e(REASONS.get(q.reason, q.reason))}</span></li>'
-                   for q in gap.questions)
+    rows = "".join(
+        f'<li><a href="/trace/{e(q.id)}">{e(q.question)}</a> '
+        f'<span class="muted">{q.created_at:%Y-%m-%d} · {e(REASONS.get(q.reason, q.reason))}</span></li>'
+        for q in gap.questions
+    )
     return f"<details><summary>The {gap.count} investigations</summary><ul>{rows}</ul></details>"
 
 
 def _card(gap: Gap, days: int) -> str:
     reasons = ", ".join(f"{REASONS.get(k, k)} {v}" for k, v in sorted(gap.reasons.items()))
     terms = ", ".join(gap.terms) or "—"
-    return (f'<section class="card gap"><h2><a href="/trace/{e(gap.label.id)}">{e(gap.label.question)}</a></h2>'
-            f'<ul class="facts"><li><strong>{gap.count}</strong> question{"s" if gap.count != 1 else ""}</li>'
-            f"<li>{e(_trend(gap, days))}</li><li>{e(reasons)}</li><li>terms: {e(terms)}</li></ul>"
-            f"{_questions(gap)}</section>")
+    return (
+        f'<section class="card gap"><h2><a href="/trace/{e(gap.label.id)}">{e(gap.label.question)}</a></h2>'
+        f'<ul class="facts"><li><strong>{gap.count}</strong> question{"s" if gap.count != 1 else ""}</li>'
+        f"<li>{e(_trend(gap, days))}</li><li>{e(reasons)}</li><li>terms: {e(terms)}</li></ul>"
+        f"{_questions(gap)}</section>"
+    )
 
 
 def gaps_page(tenant_name: str, report: GapReport, days: int, *, csrf: str | None = None) -> str:
-    periods = "".join(f'<li><a href="/gaps?days={d}"{" aria-current=page" if d == days else ""}>{d} days</a></li>'
-                      for d in PERIODS)
+    periods = "".join(
+        f'<li><a href="/gaps?days={d}"{" aria-current=page" if d == days else ""}>{d} days</a></li>'
+        for d in PERIODS
+    )
     topics = [g for g in report.gaps if g.count > 1]
     once = [g for g in report.gaps if g.count == 1]
     summary = (f"{report.questions} questions refused, rated wrong or partly in the last {days} days "
@@ -54,6 +61,8 @@ def gaps_page(tenant_name: str, report: GapReport, days: int, *, csrf: str | Non
         rows = "".join(f'<li><a href="/trace/{e(g.label.id)}">{e(g.label.question)}</a> '
                        f'<span class="muted">{e(REASONS.get(g.label.reason, g.label.reason))}</span></li>'
                        for g in once)
-        body += (f'<section class="card"><h2>Asked once</h2><details><summary>{len(once)} questions on topics of '
-                 f"their own</summary><ul>{rows}</ul></details></section>")
+        body += (
+            f'<section class="card"><h2>Asked once</h2><details><summary>{len(once)} questions on topics of '
+            f"their own</summary><ul>{rows}</ul></details></section>"
+        )
     return layout("Knowledge gaps", body, csrf=csrf)

@@ -20,9 +20,11 @@ COMMON = {
 WITH_ID = {"404": "No such resource for this tenant (another tenant's ids are not found either)"}
 WITH_INPUT = {"400": "A request that cannot be served (bad configuration for it)",
               "422": "An invalid field, named in `detail[].loc`"}
-WRITES = {"408": "The body did not arrive within `SLEUTH_REQUEST_BODY_TIMEOUT` seconds (the connection is closed)",
-          "409": "The Idempotency-Key was already used for a different request",
-          "413": "The body is larger than the server accepts"}
+WRITES = {
+    "408": "The body did not arrive within `SLEUTH_REQUEST_BODY_TIMEOUT` seconds (the connection is closed)",
+    "409": "The Idempotency-Key was already used for a different request",
+    "413": "The body is larger than the server accepts",
+}
 _PUBLIC = ("/healthz", "/readyz", "/metrics", "/docs", "/redoc", "/openapi.json")
 
 
@@ -32,12 +34,22 @@ def document_errors(schema: dict[str, Any]) -> dict[str, Any]:
     components.setdefault("Error", ERROR_SCHEMA)
     if "HTTPValidationError" not in components:
         components["ValidationError"] = {
-            "title": "ValidationError", "type": "object", "required": ["loc", "msg", "type"],
-            "properties": {"loc": {"type": "array", "items": {"anyOf": [{"type": "string"}, {"type": "integer"}]}},
-                           "msg": {"type": "string"}, "type": {"type": "string"}}}
+            "title": "ValidationError",
+            "type": "object",
+            "required": ["loc", "msg", "type"],
+            "properties": {
+                "loc": {"type": "array", "items": {"anyOf": [{"type": "string"}, {"type": "integer"}]}},
+                "msg": {"type": "string"},
+                "type": {"type": "string"},
+            },
+        }
         components["HTTPValidationError"] = {
-            "title": "HTTPValidationError", "type": "object",
-            "properties": {"detail": {"type": "array", "items": {"$ref": "#/components/schemas/ValidationError"}}}}
+            "title": "HTTPValidationError",
+            "type": "object",
+            "properties": {
+                "detail": {"type": "array", "items": {"$ref": "#/components/schemas/ValidationError"}}
+            },
+        }
     for path, operations in schema.get("paths", {}).items():
         if path in _PUBLIC:
             continue

@@ -11,8 +11,10 @@ from urllib.parse import quote
 STATIC = "/static/console"
 # Only this server's stylesheet and script; no inline script, no framing, forms post back here only.
 HEADERS = {
-    "content-security-policy": ("default-src 'none'; style-src 'self'; script-src 'self'; connect-src 'self'; "
-                                "img-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'"),
+    "content-security-policy": (
+        "default-src 'none'; style-src 'self'; script-src 'self'; connect-src 'self'; "
+        "img-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'"
+    ),
     "x-content-type-options": "nosniff",
     "referrer-policy": "no-referrer",
     "cache-control": "no-store",
@@ -40,7 +42,9 @@ def layout(title: str, body: str, *, signed_in: bool = True, script: bool = Fals
         nav = (f'{links}<form method="post" action="/logout">{csrf_field(csrf)}'
                '<button type="submit">Sign out</button></form>')
     js = f'<script src="{STATIC}/console.js" defer></script>' if script else ""
-    brand = '<a class="brand" href="/investigations">Sleuth</a>' if full else '<span class="brand">Sleuth</span>'
+    brand = (
+        '<a class="brand" href="/investigations">Sleuth</a>' if full else '<span class="brand">Sleuth</span>'
+    )
     return (
         "<!doctype html><html lang=en><head><meta charset=utf-8>"
         '<meta name="viewport" content="width=device-width, initial-scale=1">'
@@ -94,7 +98,9 @@ def list_page(tenant_name: str, rows: Sequence[Mapping[str, Any]], counts: Mappi
                + f">All ({sum(counts.values())})</a></li>"]
     for name in STATUSES:
         current = ' aria-current="page"' if status == name else ""
-        filters.append(f'<li><a href="/investigations?status={name}"{current}>{name} ({counts.get(name, 0)})</a></li>')
+        filters.append(
+            f'<li><a href="/investigations?status={name}"{current}>{name} ({counts.get(name, 0)})</a></li>'
+        )
     for name in RATINGS:
         current = ' aria-current="page"' if rating == name else ""
         filters.append(f'<li><a href="/investigations?rating={name}"{current}>rated {name} '
@@ -104,15 +110,21 @@ def list_page(tenant_name: str, rows: Sequence[Mapping[str, Any]], counts: Mappi
             "<tr>"
             f'<td data-label="When">{e(r["created_at"])}</td>'
             f'<td data-label="Status"><span class="badge {e(r["status"])}">{e(r["status"])}</span></td>'
-            f'<td data-label="Question"><a href="/trace/{quote(str(r["id"]))}">{e(_short(r["question"]))}</a></td>'
+            '<td data-label="Question"><a '
+            f'href="/trace/{quote(str(r["id"]))}">{e(_short(r["question"]))}</a></td>'
             f'<td data-label="Route">{e(r["route"] or "—")}</td>'
             f'<td data-label="Stopped">{e(r["stop_reason"] or "—")}</td>'
             f'<td data-label="Hops">{e(r["hops"])}</td>'
             f'<td data-label="Rating">{_ratings(r.get("ratings"))}</td>'
-            "</tr>" for r in rows)
-        table = ('<table class="stack"><thead><tr><th scope="col">When (UTC)</th><th scope="col">Status</th>'
-                 '<th scope="col">Question</th><th scope="col">Route</th><th scope="col">Stopped</th>'
-                 f'<th scope="col">Hops</th><th scope="col">Rating</th></tr></thead><tbody>{body_rows}</tbody></table>')
+            "</tr>"
+            for r in rows
+        )
+        table = (
+            '<table class="stack"><thead><tr><th scope="col">When (UTC)</th><th scope="col">Status</th>'
+            '<th scope="col">Question</th><th scope="col">Route</th><th scope="col">Stopped</th>'
+            '<th scope="col">Hops</th><th '
+            f'scope="col">Rating</th></tr></thead><tbody>{body_rows}</tbody></table>'
+        )
     else:
         table = '<p class="muted">No investigations here yet.</p>'
     if dead:
@@ -121,22 +133,30 @@ def list_page(tenant_name: str, rows: Sequence[Mapping[str, Any]], counts: Mappi
             f'<td data-label="Delivery"><code>{e(d["id"])}</code></td>'
             f'<td data-label="Channel">{e(d["channel"])}</td>'
             f'<td data-label="Investigation"><a href="/trace/{quote(str(d["investigation_id"]))}">'
-            f'{e(str(d["investigation_id"])[:12])}…</a></td>'
+            f"{e(str(d['investigation_id'])[:12])}…</a></td>"
             f'<td data-label="Attempts">{e(d["attempts"])}</td>'
             f'<td data-label="Last error">{e(_short(d["last_error"], 100))}</td>'
-            f'<td><form method="post" action="/console/deliveries/{quote(str(d["id"]))}/redeliver">{csrf_field(csrf)}'
+            '<td><form method="post" '
+            f'action="/console/deliveries/{quote(str(d["id"]))}/redeliver">{csrf_field(csrf)}'
             f'<button class="action" type="submit" aria-label="Redeliver {e(d["id"])}">Redeliver</button>'
-            "</form></td></tr>" for d in dead)
-        dead_html = ('<table class="stack"><thead><tr><th scope="col">Delivery</th><th scope="col">Channel</th>'
-                     '<th scope="col">Investigation</th><th scope="col">Attempts</th><th scope="col">Last error</th>'
-                     f'<th scope="col"><span class="muted">Action</span></th></tr></thead><tbody>{items}</tbody></table>')
+            "</form></td></tr>"
+            for d in dead
+        )
+        dead_html = (
+            '<table class="stack"><thead><tr><th scope="col">Delivery</th><th scope="col">Channel</th>'
+            '<th scope="col">Investigation</th><th scope="col">Attempts</th><th scope="col">Last error</th>'
+            '<th scope="col"><span '
+            f'class="muted">Action</span></th></tr></thead><tbody>{items}</tbody></table>'
+        )
     else:
         dead_html = '<p class="muted">No dead deliveries.</p>'
     flash = f'<p class="notice" role="status">{e(notice)}</p>' if notice else ""
-    body = (f"<h1>Investigations of {e(tenant_name)}</h1>{flash}"
-            f'<nav aria-label="Filter by status"><ul class="filters">{"".join(filters)}</ul></nav>'
-            f"{table}"
-            f'<h2 id="dead">Dead deliveries ({len(dead)})</h2>'
-            "<p class=muted>Every attempt failed; the receiver gets the same delivery id again on redelivery.</p>"
-            f"{dead_html}{extra}")
+    body = (
+        f"<h1>Investigations of {e(tenant_name)}</h1>{flash}"
+        f'<nav aria-label="Filter by status"><ul class="filters">{"".join(filters)}</ul></nav>'
+        f"{table}"
+        f'<h2 id="dead">Dead deliveries ({len(dead)})</h2>'
+        "<p class=muted>Every attempt failed; the receiver gets the same delivery id again on redelivery.</p>"
+        f"{dead_html}{extra}"
+    )
     return layout("Investigations", body, csrf=csrf)

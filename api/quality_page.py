@@ -12,8 +12,20 @@ from api.pages import e, layout
 from storage._quality import QualityReport, Slice, rate
 
 COLOURS = {"answered": "#2e7d32", "refused": "#b26a00", "failed": "#c62828"}
-COLUMNS = ("investigations", "answered", "refused", "failed", "helpful", "partly", "wrong", "unchanged", "edited",
-           "unused", "reopened", "followed")
+COLUMNS = (
+    "investigations",
+    "answered",
+    "refused",
+    "failed",
+    "helpful",
+    "partly",
+    "wrong",
+    "unchanged",
+    "edited",
+    "unused",
+    "reopened",
+    "followed",
+)
 
 
 def _pct(part: int, whole: int) -> str:
@@ -37,13 +49,19 @@ def weekly_chart(weeks: Mapping[str, Slice]) -> str:
             y -= h
             parts.append(f'<rect x="{x}" y="{y:.1f}" width="{bar}" height="{h:.1f}" fill="{COLOURS[status]}">'
                          f"<title>{e(key)}: {n} {status}</title></rect>")
-        parts.append(f'<text x="{x + bar / 2}" y="{height + 26}" font-size="10" text-anchor="middle">{e(key[5:])}</text>')
+        parts.append(
+            f'<text x="{x + bar / 2}" y="{height + 26}" font-size="10" '
+            f'text-anchor="middle">{e(key[5:])}</text>'
+        )
     width = 60 + len(keys) * (bar + gap)
     alt = "; ".join(f"week of {k}: {weeks[k].investigations}" for k in keys)
-    return (f'<svg role="img" aria-label="Investigations per week. {e(alt)}" width="{width}" height="{height + 40}" '
-            f'viewBox="0 0 {width} {height + 40}" xmlns="http://www.w3.org/2000/svg">'
-            f'<text x="0" y="12" font-size="10">{top}</text>{"".join(parts)}</svg>'
-            '<p class="muted">Green answered, amber refused, red failed.</p>')
+    return (
+        f'<svg role="img" aria-label="Investigations per week. {e(alt)}" width="{width}" '
+        f'height="{height + 40}" '
+        f'viewBox="0 0 {width} {height + 40}" xmlns="http://www.w3.org/2000/svg">'
+        f'<text x="0" y="12" font-size="10">{top}</text>{"".join(parts)}</svg>'
+        '<p class="muted">Green answered, amber refused, red failed.</p>'
+    )
 
 
 def _table(title: str, slices: Mapping[str, Slice]) -> str:
@@ -52,12 +70,34 @@ def _table(title: str, slices: Mapping[str, Slice]) -> str:
         f"<td>{_pct(s.status.get('answered', 0), s.investigations)}</td>"
         f"<td>{_pct(s.status.get('refused', 0), s.investigations)}</td>"
         f"<td>{_pct(s.status.get('failed', 0), s.investigations)}</td>"
-        + "".join(f"<td>{_pct(s.ratings.get(r, 0), sum(s.ratings.values()))}</td>" for r in ("helpful", "partly", "wrong"))
-        + "".join(f"<td>{_pct(s.drafts.get(d, 0), sum(s.drafts.values()))}</td>" for d in ("unchanged", "edited", "unused"))
-        + f"<td>{_pct(s.reopened, s.followed)}</td></tr>" for name, s in sorted(slices.items()))
-    head = "".join(f'<th scope="col">{h}</th>' for h in (title, "Investigations", "Answered", "Refused", "Failed",
-                                                           "Helpful", "Partly", "Wrong", "Sent unchanged", "Edited",
-                                                           "Unused", "Reopened"))
+        + "".join(
+            f"<td>{_pct(s.ratings.get(r, 0), sum(s.ratings.values()))}</td>"
+            for r in ("helpful", "partly", "wrong")
+        )
+        + "".join(
+            f"<td>{_pct(s.drafts.get(d, 0), sum(s.drafts.values()))}</td>"
+            for d in ("unchanged", "edited", "unused")
+        )
+        + f"<td>{_pct(s.reopened, s.followed)}</td></tr>"
+        for name, s in sorted(slices.items())
+    )
+    head = "".join(
+        f'<th scope="col">{h}</th>'
+        for h in (
+            title,
+            "Investigations",
+            "Answered",
+            "Refused",
+            "Failed",
+            "Helpful",
+            "Partly",
+            "Wrong",
+            "Sent unchanged",
+            "Edited",
+            "Unused",
+            "Reopened",
+        )
+    )
     return f'<table class="stack"><thead><tr>{head}</tr></thead><tbody>{rows}</tbody></table>'
 
 
@@ -75,16 +115,21 @@ def quality_page(tenant_name: str, report: QualityReport, days: int, *, csrf: st
     facts = (
         f"<li><strong>{t.investigations}</strong> investigations</li>"
         f"<li>answered {_pct(t.status.get('answered', 0), t.investigations)}, refused "
-        f"{_pct(t.status.get('refused', 0), t.investigations)}, failed {_pct(t.status.get('failed', 0), t.investigations)}</li>"
+        f"{_pct(t.status.get('refused', 0), t.investigations)}, failed "
+        f"{_pct(t.status.get('failed', 0), t.investigations)}</li>"
         f"<li>{rated} rated: helpful {_pct(t.ratings.get('helpful', 0), rated)}, partly "
         f"{_pct(t.ratings.get('partly', 0), rated)}, wrong {_pct(t.ratings.get('wrong', 0), rated)}</li>"
         f"<li>drafts: unchanged {t.drafts.get('unchanged', 0)}, edited {t.drafts.get('edited', 0)} "
-        f"(mean edit ratio {ratio}), unused {t.drafts.get('unused', 0)}; reopened {_pct(t.reopened, t.followed)}</li>"
+        f"(mean edit ratio {ratio}), unused {t.drafts.get('unused', 0)}; reopened "
+        f"{_pct(t.reopened, t.followed)}</li>"
         f"<li>latency p50 {_seconds(latency.get('p50'))}, p95 {_seconds(latency.get('p95'))}</li>"
         f"<li>tools: {report.tools.get('calls', 0)} calls, {report.tools.get('errors', 0)} errors, "
-        f"{report.tools.get('refused', 0)} refused; deliveries: {sent}, dead {dead}</li>")
-    periods = "".join(f'<li><a href="/quality?days={d}"{" aria-current=page" if d == days else ""}>{d} days</a></li>'
-                      for d in (7, 30, 90))
+        f"{report.tools.get('refused', 0)} refused; deliveries: {sent}, dead {dead}</li>"
+    )
+    periods = "".join(
+        f'<li><a href="/quality?days={d}"{" aria-current=page" if d == days else ""}>{d} days</a></li>'
+        for d in (7, 30, 90)
+    )
     body = (f"<h1>Quality of {e(tenant_name)}</h1>"
             f'<nav aria-label="Period"><ul class="filters">{periods}'
             f'<li><a href="/quality.csv?days={days}">CSV</a></li>'

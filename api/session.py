@@ -85,8 +85,8 @@ def verify(key: bytes, token: str, *, kind: str, now: Callable[[], float] = time
 def link_token(settings: Settings, tenant_id: str, api_key_hash: str, investigation_id: str, *,
                console: bool = False, now: float | None = None) -> str:
     """A single-use link for one investigation's trace (read-only), or with `console` for the whole
-    console; valid for ``settings.link_ttl_seconds``."""
-    expires = (now or time.time()) + settings.link_ttl_seconds
+    console; valid for ``settings.security.link_ttl_seconds``."""
+    expires = (now or time.time()) + settings.security.link_ttl_seconds
     return sign(secret_key(settings),
                 Claims(tenant_id, key_tag(api_key_hash), "link", expires, investigation_id,
                        nonce=secrets.token_urlsafe(16), scope="console" if console else "trace"))

@@ -38,7 +38,8 @@ MAX_EVENT_ID = 2**31 - 1
 
 def resume_after(last_event_id: str | None) -> int:
     """The trace event id a ``Last-Event-ID`` header resumes after: 0 (from the start) when there is none or
-    it is not a number; PermanentError (400) for a number no event id can be, which the database would refuse."""
+    it is not a number; PermanentError (400) for a number no event id can be, which the database would
+    refuse."""
     text = (last_event_id or "").strip()
     if not (text.isascii() and text.isdigit()):
         return 0

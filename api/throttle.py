@@ -27,8 +27,8 @@ def counter(request: Request) -> FailureCounter | None:
     settings = services.settings
     if not settings.redis_url:
         return None
-    built = FailureCounter(services.redis, settings.redis_prefix, limit=settings.auth_failure_limit,
-                           window_seconds=settings.auth_failure_window_seconds)
+    built = FailureCounter(services.redis, settings.redis_prefix, limit=settings.security.auth_failure_limit,
+                           window_seconds=settings.security.auth_failure_window_seconds)
     state.auth_failures = built
     return built
 
@@ -50,7 +50,9 @@ def check(request: Request, tenant_id: str | None = None) -> None:
         log.warning("attempt limiting unavailable: %s", exc)
         return
     if wait is not None:
-        raise TooManyRequests("auth_failures", "too many failed sign-in attempts; retry later", retry_after=wait)
+        raise TooManyRequests(
+            "auth_failures", "too many failed sign-in attempts; retry later", retry_after=wait
+        )
 
 
 def failed(request: Request, tenant_id: str | None = None) -> None:

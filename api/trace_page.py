@@ -58,8 +58,10 @@ def _event(event: Mapping[str, Any]) -> str:
     data = event.get("data") or {}
     css = re.sub(r"[^a-z_-]", "", kind.lower())
     items = "".join(f"<dt>{e(k)}</dt><dd>{_value(v)}</dd>" for k, v in data.items())
-    return (f'<div class="ev {css}"><strong>{e(kind)}</strong> '
-            f'<span class="muted">#{e(event.get("id"))} {e(event.get("at") or "")}</span><dl>{items}</dl></div>')
+    return (
+        f'<div class="ev {css}"><strong>{e(kind)}</strong> '
+        f'<span class="muted">#{e(event.get("id"))} {e(event.get("at") or "")}</span><dl>{items}</dl></div>'
+    )
 
 
 def _answer(view: Mapping[str, Any]) -> str:
@@ -89,7 +91,8 @@ def _why(view: Mapping[str, Any], events: Sequence[Mapping[str, Any]]) -> str:
     text = STOP_WORDS.get(str(reason), str(reason))
     extra = f' <span class="muted">({e(detail)})</span>' if detail else ""
     error = f'<br><strong>Error:</strong> {e(view["error"])}' if view.get("error") else ""
-    return f'<p class="why"><strong>Why it stopped:</strong> {e(text)} <code>{e(reason)}</code>{extra}{error}</p>'
+    return (f'<p class="why"><strong>Why it stopped:</strong> {e(text)} <code>{e(reason)}</code>'
+            f"{extra}{error}</p>")
 
 
 def _sources(view: Mapping[str, Any]) -> str:
@@ -102,12 +105,15 @@ def _sources(view: Mapping[str, Any]) -> str:
         ev = evidence.get(str(c.get("evidence_id")), {})
         snippet = " ".join(str(ev.get("text") or "").split())[:220]
         items.append(
-            f'<li id="cite-{e(c.get("marker"))}" value="{e(c.get("marker"))}"><strong>{e(c.get("title"))}</strong> '
+            f'<li id="cite-{e(c.get("marker"))}" '
+            f'value="{e(c.get("marker"))}"><strong>{e(c.get("title"))}</strong> '
             f'<span class="muted">({e(c.get("source_id"))})</span><br>'
-            f'<span class="muted">hop {e(ev.get("hop", "?"))} · found by “{e(ev.get("query", "?"))}” · graded '
+            f'<span class="muted">hop {e(ev.get("hop", "?"))} · found by “{e(ev.get("query", "?"))}” · '
+            'graded '
             f'<span class="{_grade_css(ev.get("grade"))}">{e(ev.get("grade", "?"))}</span> · evidence '
             f'<a href="#ev-{e(c.get("evidence_id"))}">{e(c.get("evidence_id"))}</a></span>'
-            f'<br><span class="snippet">{e(snippet)}{"…" if snippet else ""}</span></li>')
+            f'<br><span class="snippet">{e(snippet)}{"…" if snippet else ""}</span></li>'
+        )
     return f'<ol class="sources">{"".join(items)}</ol>'
 
 
@@ -134,16 +140,21 @@ def _searched(events: Sequence[Mapping[str, Any]]) -> str:
     for hop in sorted(h for h in hops if h > 0):
         row = hops[hop]
         found = ", ".join(f"{k} {v}" for k, v in row["found"].items()) or "—"
-        grades = ", ".join(f'<span class="{_grade_css(k)}">{v} {e(k)}</span>' for k, v in row["grades"].items())
+        grades = ", ".join(
+            f'<span class="{_grade_css(k)}">{v} {e(k)}</span>' for k, v in row["grades"].items()
+        )
         decision = row["decision"] or {}
         nxt = decision.get("next_queries") or []
         decided = (f'{e(decision.get("action"))} ({e(decision.get("reason"))})' if decision else "—") + (
             f'<br><span class="muted">next: {e(" | ".join(nxt))}</span>' if nxt else "")
         errors = f'<br><span class="incorrect">{e("; ".join(row["errors"]))}</span>' if row["errors"] else ""
         queries = "<br>".join(f"“{e(q)}”" for q in row["queries"]) or "—"
-        rows.append(f'<tr><td data-label="Hop">{hop}</td><td data-label="Searched for">{queries}</td>'
-                    f'<td data-label="Hits">{e(found)}{errors}</td><td data-label="New evidence">{grades or "none"}</td>'
-                    f'<td data-label="Then">{decided}</td></tr>')
+        rows.append(
+            f'<tr><td data-label="Hop">{hop}</td><td data-label="Searched for">{queries}</td>'
+            f'<td data-label="Hits">{e(found)}{errors}</td><td data-label="New '
+            f'evidence">{grades or "none"}</td>'
+            f'<td data-label="Then">{decided}</td></tr>'
+        )
     if not rows:
         return '<p class="muted">Nothing was searched.</p>'
     return ('<table class="stack"><thead><tr><th scope="col">Hop</th><th scope="col">Searched for</th>'
@@ -192,11 +203,15 @@ def _deliveries(view: Mapping[str, Any], events: Sequence[Mapping[str, Any]] = (
     for d in rows:
         button = ""
         if d.get("status") == "dead" and actions:
-            button = (f' <form method="post" action="/console/deliveries/{e(d.get("id"))}/redeliver" '
-                      f'class="inline">{csrf_field(csrf)}<button class="action" type="submit">Redeliver</button>'
-                      '</form>')
-        items.append(f'<li>{e(d.get("channel"))}: <span class="badge {e(d.get("status"))}">{e(d.get("status"))}'
-                     f'</span> after {e(d.get("attempts"))} attempt(s){button}{_attempts(d.get("id"), events)}</li>')
+            button = (
+                f' <form method="post" action="/console/deliveries/{e(d.get("id"))}/redeliver" '
+                f'class="inline">{csrf_field(csrf)}<button class="action" type="submit">Redeliver</button>'
+                "</form>"
+            )
+        items.append(
+            f'<li>{e(d.get("channel"))}: <span class="badge {e(d.get("status"))}">{e(d.get("status"))}'
+            f"</span> after {e(d.get('attempts'))} attempt(s){button}{_attempts(d.get('id'), events)}</li>"
+        )
     return f'<h3>Delivery</h3><ul>{"".join(items)}</ul>'
 
 
@@ -206,16 +221,25 @@ def _details(view: Mapping[str, Any], events: Sequence[Mapping[str, Any]]) -> st
         by_hop.setdefault(int(ev.get("hop") or 0), []).append(_event(ev))
     parts = []
     for hop in sorted(by_hop):
-        title = "Intake, routing, synthesis and delivery" if hop == 0 else f"Hop {hop}: retrievals, grades, decision"
-        parts.append(f"<details><summary>{e(title)} ({len(by_hop[hop])} events)</summary>{''.join(by_hop[hop])}"
-                     "</details>")
+        title = (
+            "Intake, routing, synthesis and delivery"
+            if hop == 0
+            else f"Hop {hop}: retrievals, grades, decision"
+        )
+        parts.append(
+            f"<details><summary>{e(title)} ({len(by_hop[hop])} events)</summary>{''.join(by_hop[hop])}"
+            "</details>"
+        )
     evidence = view.get("evidence") or []
     cards = "".join(
         f'<div class="ev" id="ev-{e(ev.get("id"))}"><strong>{e(ev.get("id"))}</strong> '
         f'<span class="{_grade_css(ev.get("grade"))}">{e(ev.get("grade"))}</span> '
-        f'<span class="muted">hop {e(ev.get("hop"))} · score {_value(ev.get("score"))} · {e(ev.get("source_id"))} · '
-        f'query “{e(ev.get("query"))}”</span><div><strong>{e(ev.get("title"))}</strong></div>'
-        f'<p class="question">{e(ev.get("text"))}</p></div>' for ev in evidence)
+        f'<span class="muted">hop {e(ev.get("hop"))} · score {_value(ev.get("score"))} · '
+        f'{e(ev.get("source_id"))} · '
+        f"query “{e(ev.get('query'))}”</span><div><strong>{e(ev.get('title'))}</strong></div>"
+        f'<p class="question">{e(ev.get("text"))}</p></div>'
+        for ev in evidence
+    )
     parts.append(f"<details><summary>Evidence ({len(evidence)})</summary>{cards or '<p>none</p>'}</details>")
     parts.append("<details><summary>Raw JSON</summary>"
                  f"<pre>{e(json.dumps(view, indent=1, default=str))}</pre></details>")
@@ -228,10 +252,13 @@ def render(view: Mapping[str, Any], events: Sequence[Mapping[str, Any]], questio
     list page); `feedback` its ratings and rating links, already rendered."""
     status = str(view.get("status"))
     running = status not in _TERMINAL
-    facts = [f'<li><span class="badge {e(status)}">{e(status)}</span></li>',
-             f"<li>route <strong>{e(view.get('route') or '—')}</strong></li>",
-             f"<li>{e(view.get('hops'))} hop(s)</li>", f"<li>{e(view.get('retrieval_calls'))} search calls</li>",
-             f"<li>{e(view.get('evidence_tokens'))} evidence tokens</li>"]
+    facts = [
+        f'<li><span class="badge {e(status)}">{e(status)}</span></li>',
+        f"<li>route <strong>{e(view.get('route') or '—')}</strong></li>",
+        f"<li>{e(view.get('hops'))} hop(s)</li>",
+        f"<li>{e(view.get('retrieval_calls'))} search calls</li>",
+        f"<li>{e(view.get('evidence_tokens'))} evidence tokens</li>",
+    ]
     live = ""
     if running:
         live = ('<section class="card" aria-labelledby="live-h"><h2 id="live-h">Live</h2>'

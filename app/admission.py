@@ -36,15 +36,18 @@ log = logging.getLogger(__name__)
 
 Launcher = Callable[[str], None]
 LOCK_SECONDS = 10
-HELD_DEADLINE = timedelta(days=1)  # while held, the watchdog leaves it alone; the run's own deadline starts at release
+# while held, the watchdog leaves it alone; the run's own deadline starts at release
+HELD_DEADLINE = timedelta(days=1)
 
 
 def max_in_flight(services: Services, tenant: Tenant) -> int:
-    return int((tenant.limits or {}).get("max_in_flight", services.settings.tenant_max_in_flight))
+    return int((tenant.limits or {}).get("max_in_flight", services.settings.limits.tenant_max_in_flight))
 
 
 def intake_per_minute(services: Services, tenant: Tenant) -> int:
-    return int((tenant.limits or {}).get("intake_per_minute", services.settings.tenant_intake_per_minute))
+    return int(
+        (tenant.limits or {}).get("intake_per_minute", services.settings.limits.tenant_intake_per_minute)
+    )
 
 
 def check_rate(services: Services, tenant: Tenant, *, clock: Callable[[], float] | None = None) -> None:
@@ -147,7 +150,9 @@ def _admitted_at_once(services: Services, tenant_id: str, inv_id: str, cap: int)
     return bool(_script(services, _ADMIT_AT_ONCE)(keys=keys, args=[tenant_id, inv_id, cap]))
 
 
-def admit(services: Services, tenant: Tenant, inv_id: str, launch: Launcher, *, in_process: bool = False) -> bool:
+def admit(
+    services: Services, tenant: Tenant, inv_id: str, launch: Launcher, *, in_process: bool = False
+) -> bool:
     """Launch `inv_id` now (True) or hold it behind the tenant's earlier ones (False). `inv_id` is
     already persisted as queued. `in_process`: `launch` runs it to its end (`_launch`)."""
     cap = max_in_flight(services, tenant)
@@ -172,7 +177,9 @@ def admit(services: Services, tenant: Tenant, inv_id: str, launch: Launcher, *, 
             services.redis.sadd(_running_key(services, tenant.id), inv_id)
         else:
             with services.session() as session:
-                repo.update_investigation(session, investigation_id=inv_id, deadline_at=utcnow() + HELD_DEADLINE)
+                repo.update_investigation(
+                    session, investigation_id=inv_id, deadline_at=utcnow() + HELD_DEADLINE
+                )
             services.redis.rpush(key, inv_id)
     if now:
         _launch(services, tenant.id, inv_id, launch, in_process)
@@ -206,14 +213,17 @@ def release(services: Services, tenant_id: str, launch: Launcher) -> list[str]:
         with services.session() as session:  # the deadline is a budget of the run: it starts now
             for inv_id in chosen:
                 inv = repo.get_investigation(session, investigation_id=inv_id)
-                seconds = int((inv.budget or {}).get("deadline_seconds") or services.settings.deadline_seconds)
+                seconds = int(
+                    (inv.budget or {}).get("deadline_seconds") or services.settings.limits.deadline_seconds
+                )
                 repo.update_investigation(session, investigation_id=inv_id,
                                           deadline_at=utcnow() + timedelta(seconds=seconds))
     for i, inv_id in enumerate(chosen):
         try:
             launch(inv_id)
         except Exception:
-            for back in reversed(chosen[i:]):  # the failed one and the rest, in order, at the head of the line
+            # the failed one and the rest, in order, at the head of the line
+            for back in reversed(chosen[i:]):
                 services.redis.srem(_running_key(services, tenant_id), back)
                 services.redis.lpush(key, back)
             raise
@@ -280,5 +290,17 @@ def held_ids(services: Services) -> set[str]:
     return ids
 
 
-__all__ = ["admit", "check_rate", "finished", "held_ids", "held_tenants", "intake_per_minute", "known_tenants",
-           "loads", "max_in_flight", "priority", "prune", "release"]
+__all__ = [
+    "admit",
+    "check_rate",
+    "finished",
+    "held_ids",
+    "held_tenants",
+    "intake_per_minute",
+    "known_tenants",
+    "loads",
+    "max_in_flight",
+    "priority",
+    "prune",
+    "release",
+]

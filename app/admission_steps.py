@@ -152,7 +152,7 @@ def enter(services: Services, tenant_id: str, *, now: float | None = None, proc:
     """Take a slot for a step of `tenant_id` in this process (`proc`: another one's name, for tests) (True),
     or refuse (False: park the step). The cap is `cap_for`'s, taken in the same script."""
     now = time.time() if now is None else now
-    stale_before = now - services.settings.task_time_limit - 10
+    stale_before = now - services.settings.workers.task_time_limit - 10
     keys = [_key(services, "busy"), _key(services, "procs"), _tenants_key(services)]
     return bool(_script(services, _ENTER)(keys, [
         proc or me(), tenant_id, f"{now:.3f}", f"{stale_before:.3f}", str(1 << 30),
@@ -172,7 +172,9 @@ def park(services: Services, tenant_id: str, message: str) -> None:
 
 def running(services: Services, tenant_id: str) -> int:
     values = services.redis.hvals(_key(services, "busy"))
-    return sum(1 for v in values if (v.decode() if isinstance(v, bytes) else str(v)).split("|")[0] == tenant_id)
+    return sum(
+        1 for v in values if (v.decode() if isinstance(v, bytes) else str(v)).split("|")[0] == tenant_id
+    )
 
 
 def parked_tenants(services: Services) -> list[str]:

@@ -24,7 +24,9 @@ CHANNEL_TYPES = {"email": "smtp", "zendesk": "zendesk", "freshdesk": "freshdesk"
 
 def guard_for(tenant: Tenant, settings: Settings) -> OutboundGuard:
     """The tenant's outbound policy."""
-    return OutboundGuard.for_hosts(tenant.allowed_hosts or [], allow_private=settings.webhook_allow_private)
+    return OutboundGuard.for_hosts(
+        tenant.allowed_hosts or [], allow_private=settings.security.webhook_allow_private
+    )
 
 
 def check_callbacks(services: Services, callback: dict[str, Any] | list[dict[str, Any]], *, tenant: Tenant,

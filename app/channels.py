@@ -42,8 +42,15 @@ def add_channel(services: Services, *, tenant: Tenant, data: dict[str, Any]) -> 
     field = "host" if isinstance(target_endpoint(spec.type, config), tuple) else "base_url"
     check_endpoint(guard_for(tenant, services.settings), spec.type, config, field=field)
     with services.session() as session:
-        channel = repo.create_channel(session, tenant_id=tenant.id, name=spec.name, type=spec.type,
-                                      config=config, secrets=secrets, box=SecretBox.from_settings(services.settings))
+        channel = repo.create_channel(
+            session,
+            tenant_id=tenant.id,
+            name=spec.name,
+            type=spec.type,
+            config=config,
+            secrets=secrets,
+            box=SecretBox.from_settings(services.settings),
+        )
     return view(services, channel)
 
 

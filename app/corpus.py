@@ -17,7 +17,7 @@ def ingest_documents(services: Services, documents: Sequence[SourceDocument], *,
     raise its corpus version: also when an engine failed part-way, since the others may hold the change."""
     try:
         return ingest(documents, tenant=tenant_id, backends=list(services.backends.values()),
-                      max_words=services.settings.chunk_tokens, progress=progress)
+                      max_words=services.settings.engines.chunk_tokens, progress=progress)
     finally:
         corpus_changed(services, tenant_id=tenant_id)
 

@@ -1,4 +1,5 @@
-"""Tenant fairness (`app.admission`, `app.admission_steps`) as the task shell asks for it (`tasks.fairness`)."""
+"""Tenant fairness (`app.admission`, `app.admission_steps`) as the task shell asks for it
+(`tasks.fairness`)."""
 
 from __future__ import annotations
 

@@ -54,7 +54,9 @@ def feedback_view(row: Feedback) -> dict[str, object]:
 
 def _form_token(services: Services, token: str) -> str:
     """The page form's CSRF token: bound to the link, so only a page this server rendered for it can post."""
-    return hmac.new(secret_key(services.settings), b"rate-form:" + token.encode(), hashlib.sha256).hexdigest()[:32]
+    return hmac.new(
+        secret_key(services.settings), b"rate-form:" + token.encode(), hashlib.sha256
+    ).hexdigest()[:32]
 
 
 def open_link(services: Services, token: str, *, now: float | None = None) -> RatingLink:
@@ -81,17 +83,24 @@ def rate_with_link(services: Services, link: RatingLink, *, rating: str, comment
                    correct_answer: str | None) -> Feedback:
     with services.session() as session:
         try:
-            return repo.record_feedback(session, tenant_id=link.claims.tenant_id,
-                                        investigation_id=link.claims.investigation_id, rater=link.claims.rater,
-                                        rating=rating, source="link", comment=comment,
-                                        correct_answer=correct_answer)
+            return repo.record_feedback(
+                session,
+                tenant_id=link.claims.tenant_id,
+                investigation_id=link.claims.investigation_id,
+                rater=link.claims.rater,
+                rating=rating,
+                source="link",
+                comment=comment,
+                correct_answer=correct_answer,
+            )
         except NotFound:
             raise LinkRefused("this rating link is not valid") from None
 
 
 def rate_with_key(services: Services, *, tenant: Tenant, investigation_id: str,
                   body: FeedbackCreate) -> tuple[Feedback, str | None]:
-    """A rating through the API, and the investigation's route; NotFound for another tenant's investigation."""
+    """A rating through the API, and the investigation's route; NotFound for another tenant's
+    investigation."""
     with services.session() as session:
         row = repo.record_feedback(session, tenant_id=tenant.id, investigation_id=investigation_id,
                                    rater=body.rater, rating=body.rating, source="api", comment=body.comment,
@@ -103,8 +112,9 @@ def rate_with_key(services: Services, *, tenant: Tenant, investigation_id: str,
 def links_for(services: Services, *, tenant_id: str, investigation_id: str, rater: str) -> dict[str, str]:
     """Rating links for a page that shows an answer (the trace page): absolute under the public URL, else
     this server's own path."""
-    token = rating_token(secret_key(services.settings), tenant_id=tenant_id, investigation_id=investigation_id,
-                         rater=rater)
+    token = rating_token(
+        secret_key(services.settings), tenant_id=tenant_id, investigation_id=investigation_id, rater=rater
+    )
     return feedback_links(services.settings.public_url or "", token)
 
 

@@ -59,10 +59,17 @@ def _label(inv: Investigation, ratings: list[Feedback]) -> dict[str, Any] | str:
 
 def export_rated(session: Session, *, tenant_id: str, since: datetime, until: datetime) -> Exported:
     """Every investigation of the tenant with a current rating given in [since, until), oldest rated first."""
-    stmt = (select(Feedback, Investigation).join(Investigation, col(Investigation.id) == col(Feedback.investigation_id))
-            .where(col(Feedback.tenant_id) == tenant_id, col(Feedback.current).is_(True),
-                   col(Feedback.created_at) >= since, col(Feedback.created_at) < until)
-            .order_by(col(Feedback.created_at), col(Feedback.id)))
+    stmt = (
+        select(Feedback, Investigation)
+        .join(Investigation, col(Investigation.id) == col(Feedback.investigation_id))
+        .where(
+            col(Feedback.tenant_id) == tenant_id,
+            col(Feedback.current).is_(True),
+            col(Feedback.created_at) >= since,
+            col(Feedback.created_at) < until,
+        )
+        .order_by(col(Feedback.created_at), col(Feedback.id))
+    )
     found: dict[str, tuple[Investigation, list[Feedback]]] = {}
     for fb, inv in session.exec(stmt).all():
         found.setdefault(inv.id, (inv, []))[1].append(fb)

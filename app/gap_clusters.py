@@ -16,8 +16,9 @@ import numpy.typing as npt
 Matrix = npt.NDArray[np.float32]
 Labels = npt.NDArray[np.int64]
 
-# Two questions at this cosine or closer (all-MiniLM-L6-v2, unit vectors) ask about the same topic: paraphrases
-# of one support question score 0.46-0.9, neighbouring topics (an invoice export, an invoice address) below.
+# Two questions at this cosine or closer (all-MiniLM-L6-v2, unit vectors) ask about the same topic:
+# paraphrases of one support question score 0.46-0.9, neighbouring topics (an invoice export, an invoice
+# address) below.
 DEFAULT_THRESHOLD = 0.45
 BLOCK = 512
 _WORD = re.compile(r"[a-z0-9][a-z0-9_'-]*[a-z0-9]|[a-z0-9]")

@@ -1,6 +1,7 @@
-"""The knowledge-gaps report: the tenant's questions that were refused, rated wrong or answered partly, grouped
-by topic (their MiniLM vectors clustered, `app.gap_clusters`), each group labelled by its most typical question
-and frequent terms, counted in the period and in the one before it; what a knowledge-base writer should write
+"""The knowledge-gaps report: the tenant's questions that were refused, rated wrong or answered partly,
+grouped by topic (their MiniLM vectors clustered, `app.gap_clusters`), each group labelled by its most typical
+question and frequent terms, counted in the period and in the one before it; what a knowledge-base writer
+should write
 next. Read by the `/gaps` page and `sleuth gaps`."""
 
 from __future__ import annotations
@@ -63,10 +64,24 @@ class Gap:
         return "same" if change == 0 else f"{change:+d}"
 
     def as_json(self) -> dict[str, Any]:
-        return {"label": self.label.question, "label_id": self.label.id, "terms": self.terms, "count": self.count,
-                "previous": self.previous, "trend": self.trend, "reasons": self.reasons,
-                "questions": [{"id": q.id, "question": q.question, "reason": q.reason,
-                               "created_at": q.created_at.isoformat(timespec="seconds")} for q in self.questions]}
+        return {
+            "label": self.label.question,
+            "label_id": self.label.id,
+            "terms": self.terms,
+            "count": self.count,
+            "previous": self.previous,
+            "trend": self.trend,
+            "reasons": self.reasons,
+            "questions": [
+                {
+                    "id": q.id,
+                    "question": q.question,
+                    "reason": q.reason,
+                    "created_at": q.created_at.isoformat(timespec="seconds"),
+                }
+                for q in self.questions
+            ],
+        }
 
 
 @dataclass(frozen=True)
@@ -80,13 +95,27 @@ class GapReport:
     gaps: list[Gap] = field(default_factory=list)
 
     def as_json(self) -> dict[str, Any]:
-        return {"since": self.since.isoformat(timespec="seconds"), "until": self.until.isoformat(timespec="seconds"),
-                "threshold": self.threshold, "questions": self.questions, "previous": self.previous,
-                "truncated": self.truncated, "gaps": [g.as_json() for g in self.gaps]}
+        return {
+            "since": self.since.isoformat(timespec="seconds"),
+            "until": self.until.isoformat(timespec="seconds"),
+            "threshold": self.threshold,
+            "questions": self.questions,
+            "previous": self.previous,
+            "truncated": self.truncated,
+            "gaps": [g.as_json() for g in self.gaps],
+        }
 
 
-def knowledge_gaps(session: Session, embedder: Embedder, *, tenant_id: str, since: datetime, until: datetime,
-                   threshold: float = gap_clusters.DEFAULT_THRESHOLD, limit: int | None = PAGE_LIMIT) -> GapReport:
+def knowledge_gaps(
+    session: Session,
+    embedder: Embedder,
+    *,
+    tenant_id: str,
+    since: datetime,
+    until: datetime,
+    threshold: float = gap_clusters.DEFAULT_THRESHOLD,
+    limit: int | None = PAGE_LIMIT,
+) -> GapReport:
     """Group the gap questions of [since, until) together with those of the period before (so a topic's
     trend compares like with like); groups with no question in the period are left out. Biggest first."""
     earlier = since - (until - since)

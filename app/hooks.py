@@ -141,10 +141,14 @@ def parse_zendesk(raw: bytes) -> TicketEvent | None:
 
 def parse_freshdesk(raw: bytes) -> TicketEvent:
     data = _object(raw)
-    return TicketEvent(_ticket_id(data.get("ticket_id"), "ticket_id"), None, _text(data.get("subject"), "subject"),
-                       _text(data.get("description"), "description"),
-                       _text(data.get("requester_email"), "requester_email") or None,
-                       _text(data.get("requester_name"), "requester_name") or None)
+    return TicketEvent(
+        _ticket_id(data.get("ticket_id"), "ticket_id"),
+        None,
+        _text(data.get("subject"), "subject"),
+        _text(data.get("description"), "description"),
+        _text(data.get("requester_email"), "requester_email") or None,
+        _text(data.get("requester_name"), "requester_name") or None,
+    )
 
 
 def _channel(services: Services, kind: str, channel_id: str) -> tuple[Tenant, str, dict[str, str]]:
@@ -166,8 +170,8 @@ def _submit(services: Services, kind: str, channel_id: str, tenant: Tenant, name
     question = ticket_question(event.subject, event.description)
     if not question:
         raise ValidationFailed("description", "the ticket has no text to investigate")
-    if len(question) > services.settings.ticket_max_chars:
-        raise PayloadTooLarge(f"ticket text over {services.settings.ticket_max_chars} characters")
+    if len(question) > services.settings.limits.ticket_max_chars:
+        raise PayloadTooLarge(f"ticket text over {services.settings.limits.ticket_max_chars} characters")
     context: dict[str, Any] = {"ticket_id": str(event.ticket_id)}
     if event.requester_email or event.requester_name:
         context["requester"] = {k: v for k, v in (("email", event.requester_email),

@@ -41,7 +41,7 @@ def budget_caps(tenant_limits: dict[str, Any] | None, settings: Settings) -> dic
     limit (what `GET /v1/tenant` reports, and what `effective_budget` enforces)."""
     caps: dict[str, int] = {}
     for name in BUDGET_FIELDS:
-        caps[name] = int(getattr(settings, name))
+        caps[name] = int(getattr(settings.limits, name))
         tenant_cap = (tenant_limits or {}).get(name)
         if tenant_cap is not None:
             caps[name] = min(caps[name], int(tenant_cap))
@@ -110,7 +110,9 @@ def submit_investigation(services: Services, *, tenant: Tenant, request: Investi
         if not fair:
             _enqueue(services, launch, inv_id)
         else:
-            admission.admit(services, tenant, inv_id, lambda i: _enqueue(services, launch, i), in_process=in_process)
+            admission.admit(
+                services, tenant, inv_id, lambda i: _enqueue(services, launch, i), in_process=in_process
+            )
     elif same_key_same_request:  # a race between two first uses of the key: the loser must not differ
         _same_request_or_conflict(services, tenant, idempotency_key or "", request=request, budget=budget,
                                   callback=callback, context=context)

@@ -1,7 +1,8 @@
-"""What helpdesk agents did with an answer, read from the helpdesk's own ticket-update hooks (docs/feedback.md):
-a `sleuth_helpful` / `sleuth_partly` / `sleuth_wrong` tag set by a macro is a rating; the agent's first public
-reply, compared with the drafted answer, says whether the draft went out unchanged, edited (an edit-distance
-ratio) or unused; a solved ticket opened again within `REOPEN_WINDOW` counts as reopened.
+"""What helpdesk agents did with an answer, read from the helpdesk's own ticket-update hooks
+(docs/feedback.md): a `sleuth_helpful` / `sleuth_partly` / `sleuth_wrong` tag set by a macro is a rating; the
+agent's first public reply, compared with the drafted answer, says whether the draft went out unchanged,
+edited (an edit-distance ratio) or unused; a solved ticket opened again within `REOPEN_WINDOW` counts as
+reopened.
 
 The update finds its investigation by the hook's idempotency key (`app.hooks`: kind, channel, ticket), so only
 tickets that started an investigation through that channel are followed; anything else is acknowledged and
@@ -121,28 +122,41 @@ def parse_zendesk_update(data: dict[str, Any]) -> TicketUpdate | None:
             public = comment.get("is_public") is True and staff and isinstance(body, str)
             return TicketUpdate(ticket, public_reply=body if public else None,
                                 actor=str(author.get("id") or "") or actor)
-        return TicketUpdate(ticket, status=_status(event.get("current")), previous_status=_status(event.get("previous")),
-                            actor=actor)
+        return TicketUpdate(
+            ticket,
+            status=_status(event.get("current")),
+            previous_status=_status(event.get("previous")),
+            actor=actor,
+        )
     if data.get("sleuth_event") in UPDATE_EVENTS:
         body = _obj(data.get("ticket"))
         reply = body.get("latest_public_comment")
-        return TicketUpdate(_ticket(body.get("id"), "ticket.id"), tags_added=_tags(body.get("tags")),
-                            public_reply=reply if isinstance(reply, str) and reply.strip() else None,
-                            status=_status(body.get("status")), previous_status=_status(body.get("previous_status")),
-                            actor=str(body.get("updated_by") or "") or None)
+        return TicketUpdate(
+            _ticket(body.get("id"), "ticket.id"),
+            tags_added=_tags(body.get("tags")),
+            public_reply=reply if isinstance(reply, str) and reply.strip() else None,
+            status=_status(body.get("status")),
+            previous_status=_status(body.get("previous_status")),
+            actor=str(body.get("updated_by") or "") or None,
+        )
     return None
 
 
 def parse_freshdesk_update(data: dict[str, Any]) -> TicketUpdate | None:
     """A ticket update from a Freshdesk automation whose body says ``"event": "ticket_updated"`` or
-    ``"reply_added"`` (placeholders: ticket id, status, tags, latest public comment); None for a new ticket."""
+    ``"reply_added"`` (placeholders: ticket id, status, tags, latest public comment); None for a new
+    ticket."""
     if data.get("event") not in UPDATE_EVENTS:
         return None
     reply = data.get("latest_public_comment")
-    return TicketUpdate(_ticket(data.get("ticket_id"), "ticket_id"), tags_added=_tags(data.get("tags")),
-                        public_reply=reply if isinstance(reply, str) and reply.strip() else None,
-                        status=_status(data.get("status")), previous_status=_status(data.get("previous_status")),
-                        actor=str(data.get("agent_email") or "") or None)
+    return TicketUpdate(
+        _ticket(data.get("ticket_id"), "ticket_id"),
+        tags_added=_tags(data.get("tags")),
+        public_reply=reply if isinstance(reply, str) and reply.strip() else None,
+        status=_status(data.get("status")),
+        previous_status=_status(data.get("previous_status")),
+        actor=str(data.get("agent_email") or "") or None,
+    )
 
 
 def apply_update(services: Services, *, tenant: Tenant, kind: str, channel_id: str, update: TicketUpdate,
@@ -150,7 +164,9 @@ def apply_update(services: Services, *, tenant: Tenant, kind: str, channel_id: s
     """Record the update's ratings and draft outcome against the investigation the ticket started."""
     at = now or utcnow()
     with services.session() as session:
-        inv = repo.ticket_investigation(session, tenant_id=tenant.id, key_prefix=f"{kind}:{channel_id}:{update.ticket_id}:")
+        inv = repo.ticket_investigation(
+            session, tenant_id=tenant.id, key_prefix=f"{kind}:{channel_id}:{update.ticket_id}:"
+        )
         if inv is None:
             return Recorded(None)
         recorded = Recorded(inv.id, tenant.id, inv.route)

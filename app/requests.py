@@ -148,13 +148,18 @@ class InvestigationRequest(_Strict):
 
     question: str = Field(min_length=1, description="The question or ticket text, kept verbatim.")
     callback: Callbacks | None = Field(
-        default=None, description="Where the answer goes: one callback, or a list (each delivered exactly once).")
+        default=None,
+        description="Where the answer goes: one callback, or a list (each delivered exactly once).",
+    )
     mode: Literal["agentic", "single-shot"] = Mode.AGENTIC.value
     budget: BudgetOverride | None = None
     audience: Audience = Field(default="agent", description="Who reads the answer: internal documents "
                                "never reach a `customer` answer.")
-    principals: list[str] = Field(default_factory=list, max_length=50,
-                                  description="ACL principals of the asker (documents with an `acl` need one).")
+    principals: list[str] = Field(
+        default_factory=list,
+        max_length=50,
+        description="ACL principals of the asker (documents with an `acl` need one).",
+    )
     context: InvestigationContext | None = None
 
     @field_validator("question")

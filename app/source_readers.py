@@ -33,13 +33,17 @@ def open_reader(services: Services, source: Source, *, transport: httpx.BaseTran
         tenant = repo.get_tenant(session, tenant_id=source.tenant_id)
         if source.type == "sitemap":
             return SitemapReader(str(source.config["url"]), guard=guard_for(tenant, services.settings),
-                                 source=source.name, timeout=services.settings.webhook_timeout,
+                                 source=source.name, timeout=services.settings.delivery.webhook_timeout,
                                  transport=transport, sleep=sleep)
         try:
-            channel = repo.get_channel(session, channel_id=source.channel_id or "", tenant_id=source.tenant_id)
+            channel = repo.get_channel(
+                session, channel_id=source.channel_id or "", tenant_id=source.tenant_id
+            )
         except NotFound:
-            raise SourceRejected(f"source {source.name!r}: its channel was removed; add the channel again "
-                                 "(`sleuth channels add`) and re-create the source") from None
+            raise SourceRejected(
+                f"source {source.name!r}: its channel was removed; add the channel again "
+                "(`sleuth channels add`) and re-create the source"
+            ) from None
         config, sealed = dict(channel.config), channel.secrets
     secrets = SecretBox.from_settings(services.settings).open(sealed) if sealed else {}
     product = CHANNEL_OF_TYPE[source.type]
@@ -51,9 +55,17 @@ def open_reader(services: Services, source: Source, *, transport: httpx.BaseTran
         fix = freshdesk_solutions.FIX
     if not auth[0] or not auth[1]:
         raise SourceRejected(f"source {source.name!r}: the {product} channel has no API credentials; {fix}")
-    client = SourceClient(source=source.name, product=product.capitalize(), base_url=str(config["base_url"]),
-                          auth=auth, guard=guard_for(tenant, services.settings),
-                          timeout=services.settings.webhook_timeout, fix=fix, transport=transport, sleep=sleep)
+    client = SourceClient(
+        source=source.name,
+        product=product.capitalize(),
+        base_url=str(config["base_url"]),
+        auth=auth,
+        guard=guard_for(tenant, services.settings),
+        timeout=services.settings.delivery.webhook_timeout,
+        fix=fix,
+        transport=transport,
+        sleep=sleep,
+    )
     if source.type == "zendesk-guide":
         return zendesk_guide.ZendeskGuideReader(client, locale=source.config.get("locale"))
     if source.type == "freshdesk-solutions":

@@ -73,7 +73,9 @@ def start(services: Services, source_id: str, *, full: bool = False, runs: Runs 
     return run_id
 
 
-def finish(services: Services, source_id: str, run_id: str, *, error: str | None, runs: Runs | None = None) -> None:
+def finish(
+    services: Services, source_id: str, run_id: str, *, error: str | None, runs: Runs | None = None
+) -> None:
     runs = runs or runs_for(services)
     with services.session() as session:
         sources_repo.finish_run(session, source_id=source_id, run_id=run_id, error=error)
@@ -129,7 +131,9 @@ def _apply(services: Services, source: Source, run_id: str, page: Page, runs: Ru
             with services.session() as session:
                 every = sources_repo.known_items(session, source_id=source.id)
             written = {w.item.external_id for w in plan.writes}
-            all_known = {r.external_id: Known(r.version, r.hash) for r in every if r.external_id not in written}
+            all_known = {
+                r.external_id: Known(r.version, r.hash) for r in every if r.external_id not in written
+            }
             gone_docs, gone_ids = plan_reconcile(source.id, all_known, listed[0] | written, listed[1])
             retire += gone_docs
             forget += gone_ids
@@ -138,10 +142,18 @@ def _apply(services: Services, source: Source, run_id: str, page: Page, runs: Ru
         remove_documents(services, retire, tenant_id=tenant_id)  # old versions go after the new are in
     stats = {"added": plan.added, "updated": plan.updated, "deleted": plan.deleted,
              "unchanged": plan.unchanged + page.unchanged, "skipped": plan.skipped + page.skipped}
-    items = [{"external_id": w.item.external_id, "version": w.version, "hash": w.hash, "title": w.item.title[:500],
-              "url": w.item.url, "visibility": w.item.visibility.value,
-              "summary": {"question": w.item.question, "resolution": w.item.text} if w.item.question else {}}
-             for w in plan.writes]
+    items = [
+        {
+            "external_id": w.item.external_id,
+            "version": w.version,
+            "hash": w.hash,
+            "title": w.item.title[:500],
+            "url": w.item.url,
+            "visibility": w.item.visibility.value,
+            "summary": {"question": w.item.question, "resolution": w.item.text} if w.item.question else {},
+        }
+        for w in plan.writes
+    ]
     try:
         with services.session() as session:
             sources_repo.record_batch(session, source_id=source.id, run_id=run_id, items=items, forget=forget,

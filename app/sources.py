@@ -95,10 +95,14 @@ def _channel(services: Services, tenant: Tenant, spec: SourceSpec) -> str:
         try:
             channel = repo.get_channel(session, tenant_id=tenant.id, name=spec.channel)
         except NotFound:
-            raise ValidationFailed("channel", f"no channel named {spec.channel!r} (see `sleuth channels list`)") from None
+            raise ValidationFailed(
+                "channel", f"no channel named {spec.channel!r} (see `sleuth channels list`)"
+            ) from None
     if channel.type != expected:
-        raise ValidationFailed("channel", f"{spec.channel!r} is a {channel.type} channel; a {spec.type} source "
-                               f"needs a {expected} channel")
+        raise ValidationFailed(
+            "channel",
+            f"{spec.channel!r} is a {channel.type} channel; a {spec.type} source needs a {expected} channel",
+        )
     return channel.id
 
 
@@ -148,8 +152,13 @@ def refresh_faq(services: Services, source: Source) -> int:
     """Group the source's solved tickets into FAQ candidates (pending until approved); how many there are."""
     with services.session() as session:
         items = sources_repo.known_items(session, source_id=source.id)
-    resolved = [Resolved(i.external_id, str(i.summary.get("question") or ""), str(i.summary.get("resolution") or ""),
-                         i.url) for i in items if i.summary.get("question")]
+    resolved = [
+        Resolved(
+            i.external_id, str(i.summary.get("question") or ""), str(i.summary.get("resolution") or ""), i.url
+        )
+        for i in items
+        if i.summary.get("question")
+    ]
     candidates = group(resolved)
     with services.session() as session:
         for c in candidates:

@@ -1,4 +1,5 @@
-"""Removing a tenant for good: its index entries in every engine, its Redis state, then its rows in every table
+"""Removing a tenant for good: its index entries in every engine, its Redis state, then its rows in every
+table
 (the tenant row last, so an interrupted removal is finished by running it again)."""
 
 from __future__ import annotations
@@ -29,8 +30,12 @@ class Removal:
     rows: dict[str, int] = field(default_factory=dict)
 
     def as_json(self) -> dict[str, object]:
-        return {"tenant_id": self.tenant_id, "index_entries": self.index_entries, "redis_keys": self.redis_keys,
-                "rows": self.rows}
+        return {
+            "tenant_id": self.tenant_id,
+            "index_entries": self.index_entries,
+            "redis_keys": self.redis_keys,
+            "rows": self.rows,
+        }
 
 
 def owned_ids(services: Services, tenant_id: str) -> set[str]:

@@ -59,7 +59,7 @@ class Services:
 
         self.settings = settings
         self.one_process = one_process
-        memo.set_enabled(settings.text_cache)  # process-wide, like the settings it comes from
+        memo.set_enabled(settings.engines.text_cache)  # process-wide, like the settings it comes from
         limit_blas_threads()
 
     @cached_property
@@ -109,7 +109,7 @@ class Services:
         shared = (RedisVectors(self.redis, f"{self.settings.redis_prefix}:vec")
                   if self.settings.redis_url and not self.one_process else None)
         return MiniLMEmbedder(cache_dir=self.settings.effective_embeddings_dir,
-                              max_tokens=self.settings.embed_max_tokens, shared=shared)
+                              max_tokens=self.settings.engines.embed_max_tokens, shared=shared)
 
     def prepare_queries(self, texts: Sequence[str]) -> None:
         """A hop's queries are decided: start embedding them for its vector search now, in the background
@@ -135,28 +135,30 @@ class Services:
     def backends(self) -> dict[str, SearchBackend]:
         """Search engines by name, in the order the loop queries them (lexical, vector)."""
         found: dict[str, SearchBackend] = {}
-        if self.settings.lexical_backend == "embedded":
+        if self.settings.engines.lexical_backend == "embedded":
             from adapters.search.embedded_lexical import EmbeddedBM25
 
             found["bm25"] = EmbeddedBM25(self.settings.index_dir)
-        elif self.settings.lexical_backend == "elasticsearch":
+        elif self.settings.engines.lexical_backend == "elasticsearch":
             from adapters.search.elasticsearch import ElasticsearchLexical
 
             found["elasticsearch"] = ElasticsearchLexical.from_settings(self.settings)
         else:
-            raise PermanentError(f"lexical backend {self.settings.lexical_backend!r} is not available")
-        if self.settings.vector_backend == "embedded":
+            raise PermanentError(
+                f"lexical backend {self.settings.engines.lexical_backend!r} is not available"
+            )
+        if self.settings.engines.vector_backend == "embedded":
             from adapters.search.embedded_vector import EmbeddedVectorIndex
 
             found["vector"] = EmbeddedVectorIndex(self.settings.index_dir, self.embedder)
-        elif self.settings.vector_backend == "weaviate":
+        elif self.settings.engines.vector_backend == "weaviate":
             from adapters.search.weaviate import WeaviateVector
 
             # The same embedder as the embedded index: switching engines never needs a re-embedding.
             found["weaviate"] = WeaviateVector.from_settings(self.settings, self.embedder)
         else:
-            raise PermanentError(f"vector backend {self.settings.vector_backend!r} is not available")
-        if self.settings.entity_engine and self.settings.lexical_backend == "embedded":
+            raise PermanentError(f"vector backend {self.settings.engines.vector_backend!r} is not available")
+        if self.settings.engines.entity_engine and self.settings.engines.lexical_backend == "embedded":
             from adapters.search.embedded_entities import EmbeddedEntityIndex
 
             found[FOLLOW_UP_ENGINE] = EmbeddedEntityIndex(self.settings.index_dir)
@@ -167,14 +169,14 @@ class Services:
         """The process-wide provider (unbound: no budgets). Steps use `reasoner_for`."""
         from adapters.llm.heuristic import heuristic_reasoner
 
-        if self.settings.llm == "heuristic":
+        if self.settings.llm.provider == "heuristic":
             return heuristic_reasoner(self.embedder)
-        if self.settings.llm == "anthropic":
+        if self.settings.llm.provider == "anthropic":
             from adapters.llm.anthropic import build_claude_reasoner
 
             return build_claude_reasoner(self.settings, fallback=heuristic_reasoner(self.embedder),
                                          limiter=self.llm_limiter)
-        raise PermanentError(f"LLM provider {self.settings.llm!r} is not available")
+        raise PermanentError(f"LLM provider {self.settings.llm.provider!r} is not available")
 
     @cached_property
     def llm_limiter(self) -> TokenBucketLimiter | None:
@@ -189,10 +191,12 @@ class Services:
         """The reasoner of one investigation: its calls are charged to the investigation's and the
         tenant's Redis token budgets before the next call may start, and synthesis tokens are published
         on the investigation's progress channel. The heuristic provider is returned as is."""
-        if self.settings.llm == "heuristic":
+        if self.settings.llm.provider == "heuristic":
             return self.reasoner  # no LLM calls: nothing to charge, nothing to publish
         from adapters.llm.claude_budget import RedisTokenBudget
 
-        limit = self.settings.tenant_daily_llm_tokens if daily_limit is None else daily_limit
+        limit = self.settings.limits.tenant_daily_llm_tokens if daily_limit is None else daily_limit
         budget = RedisTokenBudget(self.state, inv_id, tenant_id, limit)
-        return self.reasoner.bind(budget=budget, on_event=lambda event: self.state.publish_progress(inv_id, event))
+        return self.reasoner.bind(
+            budget=budget, on_event=lambda event: self.state.publish_progress(inv_id, event)
+        )

@@ -96,11 +96,15 @@ def load_set(dataset_dir: Path, *, decisions: bool, corpus_dir: Path | None, lim
     rows = select(rows, split)
     rows = rows[:limit] if limit else rows
     corpus = _corpus_paths(corpus_dir) if corpus_dir else _corpus_paths(home)
-    other = corpus_dir is not None and {p.resolve() for p in corpus} != {p.resolve() for p in _corpus_paths(home)}
+    other = corpus_dir is not None and {p.resolve() for p in corpus} != {
+        p.resolve() for p in _corpus_paths(home)
+    }
     corpus_ids = _corpus_ids(corpus) if other else None
     for row in rows:
         expected = expected_route(row)
-        row["in_corpus"] = corpus_ids is None or all(g in corpus_ids for g in row["gold"]) and bool(row["gold"])
+        row["in_corpus"] = (
+            corpus_ids is None or all(g in corpus_ids for g in row["gold"]) and bool(row["gold"])
+        )
         if not row["in_corpus"] and expected != "direct":
             expected = "out_of_corpus"  # its evidence is not in this tenant: the right outcome is a refusal
         row["expected_route"] = expected
@@ -147,7 +151,7 @@ def _bench_tenant(services: Services, bench: BenchSet, console: Console) -> str:
     started = time.perf_counter()
     with progress.bar(console, "indexing chunks") as update:
         report = ingest(docs, tenant=tenant_id, backends=list(services.backends.values()),
-                        max_words=services.settings.chunk_tokens, progress=update)
+                        max_words=services.settings.engines.chunk_tokens, progress=update)
     secs = time.perf_counter() - started
     console.print(f"ingested {len(docs)} documents ({report.chunks} chunks) in {secs:.1f}s "
                   f"({len(docs) / secs:.1f} documents/s)")
@@ -183,18 +187,26 @@ def _evidence(r: EvidenceRecord) -> Evidence:
                     score=r.score, grade=Grade(r.grade), hop=r.hop, query=r.query, url=r.url)
 
 
-def _recall_by_hop(services: Services, question: str, records: list[EvidenceRecord], hops: int, gold: list[str],
-                   k: int) -> list[float]:
+def _recall_by_hop(
+    services: Services, question: str, records: list[EvidenceRecord], hops: int, gold: list[str], k: int
+) -> list[float]:
     """Recall@k of the ranking the loop would have handed to synthesis had it stopped after each hop."""
     out: list[float] = []
     for h in range(1, hops + 1):
         upto = [r for r in records if r.hop <= h]
         chosen = services.reasoner.select(question, [_evidence(r) for r in upto], k,
-                                          services.settings.evidence_token_budget)
+                                          services.settings.limits.evidence_token_budget)
         ids = {e.id for e in chosen}
         by_id = {r.evidence_id: r for r in upto}
-        out.append(round(recall(_ranking([by_id[e.id] for e in chosen], [r for r in upto if r.evidence_id not in ids],
-                                         k), gold), 4))
+        out.append(
+            round(
+                recall(
+                    _ranking([by_id[e.id] for e in chosen], [r for r in upto if r.evidence_id not in ids], k),
+                    gold,
+                ),
+                4,
+            )
+        )
     return out
 
 
@@ -212,24 +224,44 @@ def _row(services: Services, q: dict[str, Any], inv_id: str, view: dict[str, Any
     gold = list(q["gold"])
     created = datetime.fromisoformat(view["created_at"])
     finished = datetime.fromisoformat(view["finished_at"]) if view.get("finished_at") else created
-    row = {"id": q["id"], "investigation_id": inv_id, "question": q["question"], "type": q.get("type"), "status": view["status"],
-           "route": view["route"], "expected_route": q.get("expected_route"),
-           "decision": decision_of(view["route"], view["status"]), "in_corpus": q["in_corpus"],
-           "retrieved": retrieved, "gold": gold, "hops": view["hops"],
-           "retrieval_calls": sum(h["retrievals"] for h in loop), "charged_calls": view["retrieval_calls"],
-           "evidence_tokens": view["evidence_tokens"],
-           "latency_ms": round((finished - created).total_seconds() * 1000, 1), "answer": view["answer"],
-           "citations": [c["source_id"] for c in view.get("citations") or []],
-           "stop_reason": view["stop_reason"], "loop": loop,
-           "thrash_hops": sum(h["thrash"] for h in loop),
-           "duplicate_rate": round(sum(h["already_seen"] for h in loop) / max(1, sum(h["fused"] for h in loop)), 4),
-           "recall": recall(retrieved, gold), "recall@5": recall(retrieved[:5], gold),
-           "recall_pool": recall(list({r.source_id for r in records}), gold),
-           "recall_by_hop": (_recall_by_hop(services, q["question"], records, int(view["hops"] or 0), gold, k)
-                             if gold and q["in_corpus"] else []),
-           "gold_answers": q.get("answers") or []}
+    row = {
+        "id": q["id"],
+        "investigation_id": inv_id,
+        "question": q["question"],
+        "type": q.get("type"),
+        "status": view["status"],
+        "route": view["route"],
+        "expected_route": q.get("expected_route"),
+        "decision": decision_of(view["route"], view["status"]),
+        "in_corpus": q["in_corpus"],
+        "retrieved": retrieved,
+        "gold": gold,
+        "hops": view["hops"],
+        "retrieval_calls": sum(h["retrievals"] for h in loop),
+        "charged_calls": view["retrieval_calls"],
+        "evidence_tokens": view["evidence_tokens"],
+        "latency_ms": round((finished - created).total_seconds() * 1000, 1),
+        "answer": view["answer"],
+        "citations": [c["source_id"] for c in view.get("citations") or []],
+        "stop_reason": view["stop_reason"],
+        "loop": loop,
+        "thrash_hops": sum(h["thrash"] for h in loop),
+        "duplicate_rate": round(
+            sum(h["already_seen"] for h in loop) / max(1, sum(h["fused"] for h in loop)), 4
+        ),
+        "recall": recall(retrieved, gold),
+        "recall@5": recall(retrieved[:5], gold),
+        "recall_pool": recall(list({r.source_id for r in records}), gold),
+        "recall_by_hop": (
+            _recall_by_hop(services, q["question"], records, int(view["hops"] or 0), gold, k)
+            if gold and q["in_corpus"]
+            else []
+        ),
+        "gold_answers": q.get("answers") or [],
+    }
     row["answer_scores"] = answer_scores(view["answer"], row["gold_answers"]) if q["in_corpus"] else None
-    # Audience and untrusted text: which cited documents are internal, and does the answer quote a flagged one.
+    # Audience and untrusted text: which cited documents are internal, and does the answer quote a flagged
+    # one.
     by_id = {r.evidence_id: r for r in records}
     cited = [by_id[c["evidence_id"]] for c in view.get("citations") or [] if c.get("evidence_id") in by_id]
     row["audience"] = q.get("audience", "agent")
@@ -238,10 +270,25 @@ def _row(services: Services, q: dict[str, Any], inv_id: str, view: dict[str, Any
     return row
 
 
-def run_bench(settings: Settings, dataset_dir: Path, *, mode: str, k: int, out: Path, executor: str,
-              limit: int | None, workers: int, concurrency: int, console: Console, decisions: bool = False,
-              corpus_dir: Path | None = None, report: Path | None = None,
-              baseline: Path | None = None, profile: Path | None = None, split: str | None = None) -> dict[str, Any]:
+def run_bench(
+    settings: Settings,
+    dataset_dir: Path,
+    *,
+    mode: str,
+    k: int,
+    out: Path,
+    executor: str,
+    limit: int | None,
+    workers: int,
+    concurrency: int,
+    console: Console,
+    decisions: bool = False,
+    corpus_dir: Path | None = None,
+    report: Path | None = None,
+    baseline: Path | None = None,
+    profile: Path | None = None,
+    split: str | None = None,
+) -> dict[str, Any]:
     from cli.bench_profile import profiling
     from cli.commands import create_and_launch
     from investigation import compiled
@@ -271,8 +318,17 @@ def run_bench(settings: Settings, dataset_dir: Path, *, mode: str, k: int, out: 
         ids: list[str] = []
         with progress.bar(console, "investigations", len(questions)) as update:
             if executor == "queue":
-                ids = [create_and_launch(services, tenant_name, q["question"], mode,
-                                         audience=q.get("audience", "agent"), tenant=tenant) for q in questions]
+                ids = [
+                    create_and_launch(
+                        services,
+                        tenant_name,
+                        q["question"],
+                        mode,
+                        audience=q.get("audience", "agent"),
+                        tenant=tenant,
+                    )
+                    for q in questions
+                ]
                 views = []
                 for i in ids:
                     views.append(wait_for(services, i, timeout=600))
@@ -295,11 +351,19 @@ def run_bench(settings: Settings, dataset_dir: Path, *, mode: str, k: int, out: 
                 for q, inv_id, view in zip(questions, ids, views, strict=True)]
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
-    summary = {"dataset": bench.name, "split": split or "all", "mode": mode, "executor": executor, "k": k,
-               **summarise(rows, k=k, max_hops=settings.max_hops), "wall_seconds": round(wall, 2),
-               "investigations_per_second": round(len(rows) / wall, 3) if wall else None,
-               "cpu_seconds": round(cpu, 2), "cpu_ms_per_investigation": round(1000 * cpu / max(1, len(rows)), 1),
-               "heuristics": compiled.status().reason}  # this process's (investigation/compiled.py)
+    summary = {
+        "dataset": bench.name,
+        "split": split or "all",
+        "mode": mode,
+        "executor": executor,
+        "k": k,
+        **summarise(rows, k=k, max_hops=settings.limits.max_hops),
+        "wall_seconds": round(wall, 2),
+        "investigations_per_second": round(len(rows) / wall, 3) if wall else None,
+        "cpu_seconds": round(cpu, 2),
+        "cpu_ms_per_investigation": round(1000 * cpu / max(1, len(rows)), 1),
+        "heuristics": compiled.status().reason,
+    }  # this process's (investigation/compiled.py)
     print(json.dumps(summary, indent=2))
     from cli.bench_report import print_summary, write_report
 

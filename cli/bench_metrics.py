@@ -24,12 +24,14 @@ _PREFIX = "From the knowledge base:"
 # -- answers ----------------------------------------------------------------------------------------
 
 
-# Currency signs go like "$" (which string.punctuation holds): "€1.90" contains the gold "1.90" as "$70" does "70".
+# Currency signs go like "$" (which string.punctuation holds): "€1.90" contains the gold "1.90" as "$70" does
+# "70".
 _PUNCTUATION = frozenset(string.punctuation) | frozenset("€£¥")
 
 
 def normalise_answer(text: str) -> str:
-    """SQuAD normalisation: lower-case, no punctuation (currency signs included), no articles, single spaces."""
+    """SQuAD normalisation: lower-case, no punctuation (currency signs included), no articles, single
+    spaces."""
     text = text.lower()
     text = "".join(ch for ch in text if ch not in _PUNCTUATION)
     text = _ARTICLES.sub(" ", text)
@@ -156,7 +158,9 @@ def hop_stats(events: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
         elif kind == "decision":
             hop["action"], hop["reason"] = data.get("action"), data.get("reason")
     for hop in hops.values():
-        hop["thrash"] = hop["hop"] > 1 and hop["fused"] > 0 and hop["already_seen"] >= THRASH_SHARE * hop["fused"]
+        hop["thrash"] = (
+            hop["hop"] > 1 and hop["fused"] > 0 and hop["already_seen"] >= THRASH_SHARE * hop["fused"]
+        )
     return [hops[n] for n in sorted(hops)]
 
 
@@ -181,7 +185,9 @@ def summarise(rows: Sequence[dict[str, Any]], *, k: int, max_hops: int = 3) -> d
     scored = [r for r in rows if r.get("in_corpus") and r.get("gold")]
     retrieving = [r for r in rows if r.get("expected_route") != "direct"]
     out_of_corpus = [r for r in rows if r.get("expected_route") == "out_of_corpus"]
-    in_corpus = [r for r in rows if r.get("in_corpus") and r.get("expected_route") not in ("direct", "out_of_corpus")]
+    in_corpus = [
+        r for r in rows if r.get("in_corpus") and r.get("expected_route") not in ("direct", "out_of_corpus")
+    ]
     direct = [r for r in rows if r.get("expected_route") == "direct"]
     routed = [r for r in rows if r.get("expected_route") in ROUTES[:4]]
     labelled = [r for r in rows if r.get("expected_route")]
@@ -219,12 +225,16 @@ def summarise(rows: Sequence[dict[str, Any]], *, k: int, max_hops: int = 3) -> d
         "decisions": {
             "confusion": confusion(rows),
             "route_accuracy": _rate(sum(r.get("route") == r["expected_route"] for r in routed), len(routed)),
-            "decision_accuracy": _rate(sum(r["decision"] == r["expected_route"] for r in labelled), len(labelled)),
+            "decision_accuracy": _rate(
+                sum(r["decision"] == r["expected_route"] for r in labelled), len(labelled)
+            ),
             "labelled": len(labelled),
         },
         "refusal": {
             "out_of_corpus_questions": len(out_of_corpus),
-            "refusal_rate": _rate(sum(r.get("status") == "refused" for r in out_of_corpus), len(out_of_corpus)),
+            "refusal_rate": _rate(
+                sum(r.get("status") == "refused" for r in out_of_corpus), len(out_of_corpus)
+            ),
             "in_corpus_questions": len(in_corpus),
             "false_refusal_rate": _rate(sum(r.get("status") == "refused" for r in in_corpus), len(in_corpus)),
             "direct_questions": len(direct),
@@ -233,8 +243,9 @@ def summarise(rows: Sequence[dict[str, Any]], *, k: int, max_hops: int = 3) -> d
         "audience": {
             "customer_questions": len(customer),
             "internal_leaks": sum(bool(r.get("internal_cited")) for r in customer),
-            "agent_internal_citations": sum(len(r.get("internal_cited") or []) for r in rows
-                                            if r.get("audience", "agent") != "customer"),
+            "agent_internal_citations": sum(
+                len(r.get("internal_cited") or []) for r in rows if r.get("audience", "agent") != "customer"
+            ),
             "injected_quoted": sum(bool(r.get("injected_quoted")) for r in rows),
         },
         "loop_health": {

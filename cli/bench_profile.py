@@ -1,4 +1,5 @@
-"""`sleuth bench --profile FILE`: a cProfile of the run, the retrieval threads of the inline executor included.
+"""`sleuth bench --profile FILE`: a cProfile of the run, the retrieval threads of the inline executor
+included.
 
 cProfile sees only the thread it was enabled in. The inline executor runs a hop's retrievals on a thread
 pool, so the profiled pool here enables one profiler in each of its threads and the saved file merges

@@ -40,7 +40,12 @@ def _fmt(value: Any) -> str:
 def print_summary(summary: dict[str, Any], console: Console) -> None:
     """The decision report next to recall, for a terminal (stderr)."""
     k = summary["k"]
-    dec, ref, health, ans = summary["decisions"], summary["refusal"], summary["loop_health"], summary["answers"]
+    dec, ref, health, ans = (
+        summary["decisions"],
+        summary["refusal"],
+        summary["loop_health"],
+        summary["answers"],
+    )
     console.rule(f"{summary['dataset']} · {summary['mode']} · k={k} · {summary['questions']} questions")
     console.print(f"recall@5 {_fmt(summary['recall@5'])}  recall@{k} {_fmt(summary[f'recall@{k}'])}  "
                   f"all gold@{k} {_fmt(summary[f'all_gold@{k}'])}  by hop {summary[f'recall@{k}_by_hop']}")
@@ -66,9 +71,11 @@ def print_summary(summary: dict[str, Any], console: Console) -> None:
                   f"contains gold {_fmt(ans['contains'])}  answer-first {_fmt(ans.get('answer_first'))}  "
                   f"gold-token recall {_fmt(ans['token_recall'])}")
     aud = summary.get("audience") or {}
-    console.print(f"audience: internal leaks {aud.get('internal_leaks', 0)} of {aud.get('customer_questions', 0)} "
-                  f"customer questions, internal citations in agent answers {aud.get('agent_internal_citations', 0)}, "
-                  f"answers quoting injected text {aud.get('injected_quoted', 0)}")
+    console.print(
+        f"audience: internal leaks {aud.get('internal_leaks', 0)} of {aud.get('customer_questions', 0)} "
+        f"customer questions, internal citations in agent answers {aud.get('agent_internal_citations', 0)}, "
+        f"answers quoting injected text {aud.get('injected_quoted', 0)}"
+    )
     if "heuristics" in summary:
         console.print(f"heuristics: {summary['heuristics']}")
 
@@ -110,9 +117,12 @@ def svg_bars(title: str, labels: Sequence[str], series: Sequence[tuple[str, Sequ
             h = plot_h * v / top if top else 0
             x, y = x0 + s * bar_w, height - bottom - h
             text = f"{v * 100:.1f}" if percent else f"{v:.0f}"
-            parts.append(f'<rect x="{x:.1f}" y="{y:.1f}" width="{bar_w - 3:.1f}" height="{h:.1f}" '
-                         f'fill="{_COLOURS[s % len(_COLOURS)]}"><title>{html.escape(label)}: {text}</title></rect>'
-                         f'<text x="{x + (bar_w - 3) / 2:.1f}" y="{y - 3:.1f}" text-anchor="middle" class="v">{text}</text>')
+            parts.append(
+                f'<rect x="{x:.1f}" y="{y:.1f}" width="{bar_w - 3:.1f}" height="{h:.1f}" '
+                f'fill="{_COLOURS[s % len(_COLOURS)]}"><title>{html.escape(label)}: {text}</title></rect>'
+                f'<text x="{x + (bar_w - 3) / 2:.1f}" y="{y - 3:.1f}" text-anchor="middle" '
+                f'class="v">{text}</text>'
+            )
         parts.append(f'<text x="{left + g * group_w + group_w / 2:.1f}" y="{height - bottom + 16}" '
                      f'text-anchor="middle" class="a">{html.escape(label)}</text>')
     if target is not None:
@@ -122,8 +132,10 @@ def svg_bars(title: str, labels: Sequence[str], series: Sequence[tuple[str, Sequ
                      f'{target * 100:.0f}%</text>')
     for s, (name, _vs) in enumerate(series):
         x = left + s * 150
-        parts.append(f'<rect x="{x}" y="{height - 14}" width="10" height="10" fill="{_COLOURS[s % len(_COLOURS)]}"/>'
-                     f'<text x="{x + 14}" y="{height - 5}" class="a">{html.escape(name)}</text>')
+        parts.append(
+            f'<rect x="{x}" y="{height - 14}" width="10" height="10" fill="{_COLOURS[s % len(_COLOURS)]}"/>'
+            f'<text x="{x + 14}" y="{height - 5}" class="a">{html.escape(name)}</text>'
+        )
     parts.append("</svg>")
     return "".join(parts)
 
@@ -136,9 +148,13 @@ def svg_confusion(confusion: dict[str, dict[str, int]], *, cell: int = 84) -> st
         return "<p>No labelled questions.</p>"
     left, top = 120, 40
     width, height = left + cell * len(columns) + 10, top + cell * len(routes) + 40
-    parts = [(f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" role="img" '
-             'aria-label="router confusion matrix"><title>router confusion matrix</title>'),
-             f'<text x="{left + cell * len(columns) / 2}" y="14" text-anchor="middle" class="a">decided →</text>']
+    parts = [
+        (
+            f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" role="img" '
+            'aria-label="router confusion matrix"><title>router confusion matrix</title>'
+        ),
+        f'<text x="{left + cell * len(columns) / 2}" y="14" text-anchor="middle" class="a">decided →</text>',
+    ]
     for j, route in enumerate(columns):
         parts.append(f'<text x="{left + j * cell + cell / 2}" y="{top - 8}" text-anchor="middle" class="a">'
                      f'{html.escape(route)}</text>')
@@ -152,10 +168,12 @@ def svg_confusion(confusion: dict[str, dict[str, int]], *, cell: int = 84) -> st
             share = n / total if total else 0.0
             colour = (f"rgba(22,163,74,{0.12 + 0.8 * share:.2f})" if decided == expected
                       else f"rgba(220,38,38,{0.08 + 0.8 * share:.2f})" if n else "#f9fafb")
-            parts.append(f'<rect x="{left + j * cell}" y="{top + i * cell}" width="{cell - 2}" height="{cell - 2}" '
-                         f'fill="{colour}"><title>expected {expected}, decided {decided}: {n}</title></rect>'
-                         f'<text x="{left + j * cell + cell / 2 - 1}" y="{top + i * cell + cell / 2 + 5}" '
-                         f'text-anchor="middle" class="n">{n if n or total else ""}</text>')
+            parts.append(
+                f'<rect x="{left + j * cell}" y="{top + i * cell}" width="{cell - 2}" height="{cell - 2}" '
+                f'fill="{colour}"><title>expected {expected}, decided {decided}: {n}</title></rect>'
+                f'<text x="{left + j * cell + cell / 2 - 1}" y="{top + i * cell + cell / 2 + 5}" '
+                f'text-anchor="middle" class="n">{n if n or total else ""}</text>'
+            )
     parts.append(f'<text x="12" y="{top + cell * len(routes) / 2}" class="a" transform="rotate(-90 12 '
                  f'{top + cell * len(routes) / 2})" text-anchor="middle">expected</text></svg>')
     return "".join(parts)
@@ -177,7 +195,8 @@ def _card(label: str, value: Any, target: tuple[str, float] | None = None) -> st
         shown = f"{bound:,.0f}" if bound == int(bound) and (bound == 0 or bound > 1) else _fmt(bound)
         verdict = (f'<div class="{"ok" if ok else "miss"}">{"meets" if ok else "misses"} target '
                    f'{op} {shown}</div>')
-    return f'<div class="card"><div class="l">{html.escape(label)}</div><div class="big">{_fmt(value)}</div>{verdict}</div>'
+    return (f'<div class="card"><div class="l">{html.escape(label)}</div>'
+            f'<div class="big">{_fmt(value)}</div>{verdict}</div>')
 
 
 def _by_hop(summary: dict[str, Any], hops: int) -> list[float | None]:
@@ -189,42 +208,78 @@ def write_report(path: Path, summary: dict[str, Any], rows: Sequence[dict[str, A
                  baseline: Sequence[dict[str, Any]] | None = None) -> None:
     """Write the self-contained HTML report of one run (optionally drawn against a baseline run)."""
     k, dataset = summary["k"], summary["dataset"]
-    dec, ref, health, ans = summary["decisions"], summary["refusal"], summary["loop_health"], summary["answers"]
+    dec, ref, health, ans = (
+        summary["decisions"],
+        summary["refusal"],
+        summary["loop_health"],
+        summary["answers"],
+    )
     cards = [
         _card("recall@5", summary["recall@5"], _target_of("recall@5", dataset)),
         _card(f"recall@{k}", summary[f"recall@{k}"], _target_of(f"recall@{k}", dataset)),
         _card(f"all gold in top {k}", summary[f"all_gold@{k}"], _target_of(f"all_gold@{k}", dataset)),
         _card("retrieval calls / question", summary["avg_retrieval_calls"]),
-        _card("evidence tokens / question", summary["avg_evidence_tokens"], _target_of("avg_evidence_tokens", dataset)),
+        _card(
+            "evidence tokens / question",
+            summary["avg_evidence_tokens"],
+            _target_of("avg_evidence_tokens", dataset),
+        ),
         _card("questions over the hop cap", summary["over_hop_cap"], _target_of("over_hop_cap", dataset)),
         _card("route accuracy", dec["route_accuracy"], _target_of("route_accuracy", dataset)),
-        _card("out-of-corpus refused", ref["refusal_rate"],
-              _target_of("refusal_rate", dataset) if ref["out_of_corpus_questions"] else None),
-        _card("false refusals", ref["false_refusal_rate"],
-              _target_of("false_refusal_rate", dataset) if ref["in_corpus_questions"] else None),
-        _card("retrieval calls on greetings", ref["direct_retrieval_calls"],
-              _target_of("direct_retrieval_calls", dataset) if ref["direct_questions"] else None),
+        _card(
+            "out-of-corpus refused",
+            ref["refusal_rate"],
+            _target_of("refusal_rate", dataset) if ref["out_of_corpus_questions"] else None,
+        ),
+        _card(
+            "false refusals",
+            ref["false_refusal_rate"],
+            _target_of("false_refusal_rate", dataset) if ref["in_corpus_questions"] else None,
+        ),
+        _card(
+            "retrieval calls on greetings",
+            ref["direct_retrieval_calls"],
+            _target_of("direct_retrieval_calls", dataset) if ref["direct_questions"] else None,
+        ),
         _card("answer contains gold", ans["contains"], _target_of("contains", dataset)),
-        _card("answer first (1st sentence has it)", ans.get("answer_first"), _target_of("answer_first", dataset)),
+        _card(
+            "answer first (1st sentence has it)", ans.get("answer_first"), _target_of("answer_first", dataset)
+        ),
         _card("answer EM / F1", f"{_fmt(ans['exact_match'])} / {_fmt(ans['f1'])}"),
-        _card("internal leaks (customer audience)", (summary.get("audience") or {}).get("internal_leaks", 0),
-              _target_of("internal_leaks", dataset) if (summary.get("audience") or {}).get("customer_questions")
-              else None),
-        _card("answers quoting injected text", (summary.get("audience") or {}).get("injected_quoted", 0),
-              _target_of("injected_quoted", dataset)),
+        _card(
+            "internal leaks (customer audience)",
+            (summary.get("audience") or {}).get("internal_leaks", 0),
+            _target_of("internal_leaks", dataset)
+            if (summary.get("audience") or {}).get("customer_questions")
+            else None,
+        ),
+        _card(
+            "answers quoting injected text",
+            (summary.get("audience") or {}).get("injected_quoted", 0),
+            _target_of("injected_quoted", dataset),
+        ),
     ]
     charts = []
     if summary[f"recall@{k}_by_hop"]:
         base = summarise(baseline, k=k) if baseline else None
         hops = max(len(summary[f"recall@{k}_by_hop"]), len((base or {}).get(f"recall@{k}_by_hop") or []))
-        series: list[tuple[str, Sequence[float | None]]] = [(f"this run ({summary['mode']})", _by_hop(summary, hops))]
+        series: list[tuple[str, Sequence[float | None]]] = [
+            (f"this run ({summary['mode']})", _by_hop(summary, hops))
+        ]
         if base:
             mode = next((r.get("mode") for r in baseline or [] if r.get("mode")), None) or (
                 "single-shot" if all(int(r.get("hops") or 0) <= 1 for r in baseline or []) else "baseline")
             series.append((f"baseline ({mode})", _by_hop({**base, "k": k}, hops)))
         target = _target_of(f"recall@{k}", dataset)
-        charts.append(svg_bars(f"recall@{k} of the ranking after each hop", [f"hop {h + 1}" for h in range(hops)],
-                               series, maximum=1.0, target=target[1] if target else None))
+        charts.append(
+            svg_bars(
+                f"recall@{k} of the ranking after each hop",
+                [f"hop {h + 1}" for h in range(hops)],
+                series,
+                maximum=1.0,
+                target=target[1] if target else None,
+            )
+        )
     if dec["confusion"]:
         charts.append(svg_confusion(dec["confusion"]))
     histogram = health["hops_histogram"]
@@ -233,17 +288,38 @@ def write_report(path: Path, summary: dict[str, Any], rows: Sequence[dict[str, A
                                [("questions", [float(v) for v in histogram.values()])], percent=False))
     stops = health["stop_reasons"]
     if stops:
-        charts.append(svg_bars("stop reasons", list(stops), [("questions", [float(v) for v in stops.values()])],
-                               percent=False, width=max(520, 110 * len(stops))))
-    facts = [("thrash rate (follow-up hops retrieving ≥ 80 % already-seen passages)",
-              f"{_fmt(health['thrash_rate'])} of {health['follow_up_hops']} follow-up hops"),
-             ("duplicate-evidence rate (retrieved passages already seen)", _fmt(health["duplicate_evidence_rate"])),
-             ("answers: exact match / token F1 / contains a gold answer / gold-token recall",
-              (f"{_fmt(ans['exact_match'])} / {_fmt(ans['f1'])} / {_fmt(ans['contains'])} / {_fmt(ans['token_recall'])}"
-              f" over {ans['scored']} answerable questions")),
-             ("decision accuracy (refusal counts as out_of_corpus)", (f"{_fmt(dec['decision_accuracy'])} over "
-              f"{dec['labelled']} labelled")),
-             ("wall time", f"{summary.get('wall_seconds')} s, executor {summary.get('executor')}")]
+        charts.append(
+            svg_bars(
+                "stop reasons",
+                list(stops),
+                [("questions", [float(v) for v in stops.values()])],
+                percent=False,
+                width=max(520, 110 * len(stops)),
+            )
+        )
+    facts = [
+        (
+            "thrash rate (follow-up hops retrieving ≥ 80 % already-seen passages)",
+            f"{_fmt(health['thrash_rate'])} of {health['follow_up_hops']} follow-up hops",
+        ),
+        (
+            "duplicate-evidence rate (retrieved passages already seen)",
+            _fmt(health["duplicate_evidence_rate"]),
+        ),
+        (
+            "answers: exact match / token F1 / contains a gold answer / gold-token recall",
+            (
+                f"{_fmt(ans['exact_match'])} / {_fmt(ans['f1'])} / {_fmt(ans['contains'])} / "
+                f"{_fmt(ans['token_recall'])}"
+                f" over {ans['scored']} answerable questions"
+            ),
+        ),
+        (
+            "decision accuracy (refusal counts as out_of_corpus)",
+            (f"{_fmt(dec['decision_accuracy'])} over {dec['labelled']} labelled"),
+        ),
+        ("wall time", f"{summary.get('wall_seconds')} s, executor {summary.get('executor')}"),
+    ]
     page = _PAGE.format(
         title=html.escape(f"Sleuth bench — {dataset}"),
         subtitle=html.escape(f"{summary['mode']} · k = {k} · {summary['questions']} questions · "
@@ -258,7 +334,9 @@ def write_report(path: Path, summary: dict[str, Any], rows: Sequence[dict[str, A
 def _question_rows(rows: Sequence[dict[str, Any]], limit: int = 300) -> str:
     """Per-question table, questions that went wrong first."""
     def wrong(r: dict[str, Any]) -> tuple[int, float]:
-        bad = (r.get("expected_route") and r["decision"] != r["expected_route"]) or (r.get("gold") and r["recall"] < 1)
+        bad = (r.get("expected_route") and r["decision"] != r["expected_route"]) or (
+            r.get("gold") and r["recall"] < 1
+        )
         return (0 if bad else 1, r.get("recall") or 0.0)
 
     out = []
@@ -266,33 +344,35 @@ def _question_rows(rows: Sequence[dict[str, Any]], limit: int = 300) -> str:
         scores = r.get("answer_scores") or {}
         ok = r.get("decision") == r.get("expected_route") if r.get("expected_route") else None
         out.append(
-            f'<tr class="{"" if ok in (True, None) else "bad"}"><td>{html.escape(str(r.get("question", r["id"])))}</td>'
-            f'<td>{html.escape(str(r.get("expected_route") or "–"))} → {html.escape(str(r.get("decision")))}</td>'
-            f'<td>{html.escape(str(r.get("stop_reason")))}</td><td>{r.get("hops")}</td><td>{r.get("retrieval_calls")}</td>'
-            f'<td>{_fmt(r.get("recall")) if r.get("gold") else "–"}</td><td>{_fmt(scores.get("f1"))}</td>'
-            f'<td class="ans">{html.escape((r.get("answer") or "")[:280])}</td></tr>')
+            f'<tr class="{"" if ok in (True, None) else "bad"}">'
+            f'<td>{html.escape(str(r.get("question", r["id"])))}</td>'
+            f"<td>{html.escape(str(r.get('expected_route') or '–'))} → "
+            f"{html.escape(str(r.get('decision')))}</td>"
+            f"<td>{html.escape(str(r.get('stop_reason')))}</td><td>{r.get('hops')}</td><td>{r.get('retrieval_calls')}</td>"
+            f"<td>{_fmt(r.get('recall')) if r.get('gold') else '–'}</td><td>{_fmt(scores.get('f1'))}</td>"
+            f'<td class="ans">{html.escape((r.get("answer") or "")[:280])}</td></tr>'
+        )
     return "".join(out)
 
 
 _PAGE = """<!doctype html><html lang="en"><head><meta charset="utf-8"><title>{title}</title>
-<style>
-body{{font:14px/1.45 system-ui,-apple-system,Segoe UI,Roboto,sans-serif;margin:24px;color:#111827;background:#fff}}
-h1{{font-size:22px;margin:0}} .sub{{color:#6b7280;margin:4px 0 18px}} h2{{font-size:16px;margin:26px 0 8px}}
-.cards{{display:flex;flex-wrap:wrap;gap:10px}} .card{{border:1px solid #e5e7eb;border-radius:8px;padding:10px 14px;min-width:150px}}
-.card .l{{color:#6b7280;font-size:12px}} .card .big{{font-size:24px;font-weight:600}}
+<style> body{{font:14px/1.45 system-ui,-apple-system,Segoe
+UI,Roboto,sans-serif;margin:24px;color:#111827;background:#fff}} h1{{font-size:22px;margin:0}}
+.sub{{color:#6b7280;margin:4px 0 18px}} h2{{font-size:16px;margin:26px 0 8px}}
+.cards{{display:flex;flex-wrap:wrap;gap:10px}} .card{{border:1px solid #e5e7eb;border-radius:8px;padding:10px
+14px;min-width:150px}} .card .l{{color:#6b7280;font-size:12px}} .card .big{{font-size:24px;font-weight:600}}
 .ok{{color:#15803d;font-size:12px}} .miss{{color:#b91c1c;font-size:12px}}
-.charts{{display:flex;flex-wrap:wrap;gap:18px}} .chart{{border:1px solid #e5e7eb;border-radius:8px;padding:8px}}
-svg .t{{font-size:13px;font-weight:600}} svg .a{{font-size:11px;fill:#374151}} svg .v{{font-size:10px;fill:#111827}}
-svg .n{{font-size:14px;font-weight:600;fill:#111827}} svg .grid{{stroke:#e5e7eb}} svg .target{{stroke:#dc2626;stroke-dasharray:5 4}}
-table{{border-collapse:collapse;width:100%}} th,td{{border-bottom:1px solid #e5e7eb;padding:5px 8px;text-align:left;vertical-align:top}}
-.facts th{{width:45%;font-weight:500;color:#374151}} tr.bad td{{background:#fef2f2}} td.ans{{color:#374151;font-size:12px}}
-</style></head><body>
-<h1>{title}</h1><div class="sub">{subtitle}</div>
-<div class="cards">{cards}</div>
-<h2>Recall by hop, decisions and loop health</h2><div class="charts">{charts}</div>
-<h2>More figures</h2><table class="facts">{facts}</table>
-<h2>Questions (wrong decisions and missed gold first)</h2>
-<table><tr><th>question</th><th>expected → decided</th><th>stop</th><th>hops</th><th>calls</th><th>recall</th><th>F1</th>
-<th>answer</th></tr>{rows}</table>
-</body></html>
+.charts{{display:flex;flex-wrap:wrap;gap:18px}} .chart{{border:1px solid
+#e5e7eb;border-radius:8px;padding:8px}} svg .t{{font-size:13px;font-weight:600}} svg
+.a{{font-size:11px;fill:#374151}} svg .v{{font-size:10px;fill:#111827}} svg
+.n{{font-size:14px;font-weight:600;fill:#111827}} svg .grid{{stroke:#e5e7eb}} svg
+.target{{stroke:#dc2626;stroke-dasharray:5 4}} table{{border-collapse:collapse;width:100%}}
+th,td{{border-bottom:1px solid #e5e7eb;padding:5px 8px;text-align:left;vertical-align:top}} .facts
+th{{width:45%;font-weight:500;color:#374151}} tr.bad td{{background:#fef2f2}}
+td.ans{{color:#374151;font-size:12px}} </style></head><body> <h1>{title}</h1><div class="sub">{subtitle}</div>
+<div class="cards">{cards}</div> <h2>Recall by hop, decisions and loop health</h2><div
+class="charts">{charts}</div> <h2>More figures</h2><table class="facts">{facts}</table> <h2>Questions (wrong
+decisions and missed gold first)</h2> <table><tr><th>question</th><th>expected →
+decided</th><th>stop</th><th>hops</th><th>calls</th><th>recall</th><th>F1</th>
+<th>answer</th></tr>{rows}</table> </body></html>
 """

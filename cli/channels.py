@@ -76,7 +76,9 @@ def remove(settings: Settings, *, name: str, tenant: str) -> None:
     print(f"channel {name} removed")
 
 
-def update_tenant(settings: Settings, *, tenant: str, allow: list[str], disallow: list[str], as_json: bool) -> None:
+def update_tenant(
+    settings: Settings, *, tenant: str, allow: list[str], disallow: list[str], as_json: bool
+) -> None:
     from app.channels import update_allowlist
 
     services = Services(settings)

@@ -39,7 +39,9 @@ def run_ingest(settings: Settings, paths: Sequence[Path], tenant_name: str, *,
     backends = list(services.backends.values())
     path = manifest.path_for(settings.index_dir, tenant_id, list(services.backends))
     known = {} if force else manifest.load(path)
-    split = manifest.plan(documents, known, [b.count(tenant_id) for b in backends], settings.chunk_tokens)
+    split = manifest.plan(
+        documents, known, [b.count(tenant_id) for b in backends], settings.engines.chunk_tokens
+    )
     started = time.perf_counter()
     result: dict[str, Any] = {"tenant": tenant_name, "documents": len(documents), "new": len(split.new),
                               "changed": len(split.changed), "unchanged": len(split.unchanged),
@@ -52,7 +54,7 @@ def run_ingest(settings: Settings, paths: Sequence[Path], tenant_name: str, *,
         result.update(chunks_written=report.chunks, chunks_replaced=report.removed,
                       backend_seconds=report.backend_seconds)
     hashes = dict(known.get("documents", {})) if split.trusted else {}
-    hashes.update({d.id: manifest.doc_hash(d, settings.chunk_tokens) for d in documents})
+    hashes.update({d.id: manifest.doc_hash(d, settings.engines.chunk_tokens) for d in documents})
     manifest.save(path, hashes, backends[0].count(tenant_id) if backends else 0)
     result["seconds"] = round(time.perf_counter() - started, 3)
     return result
@@ -82,10 +84,19 @@ def celery_for(settings: Settings) -> Celery:
     return _APPS[key]
 
 
-def create_and_launch(services: Services, tenant_name: str, question: str, mode: str,
-                      callback: dict[str, Any] | list[dict[str, Any]] | None = None, *, audience: str = "agent",
-                      launch: Launcher | None = None, context: dict[str, Any] | None = None,
-                      tenant: Tenant | None = None, in_process: bool = False) -> str:
+def create_and_launch(
+    services: Services,
+    tenant_name: str,
+    question: str,
+    mode: str,
+    callback: dict[str, Any] | list[dict[str, Any]] | None = None,
+    *,
+    audience: str = "agent",
+    launch: Launcher | None = None,
+    context: dict[str, Any] | None = None,
+    tenant: Tenant | None = None,
+    in_process: bool = False,
+) -> str:
     """Submit a question for a tenant named on the command line (the same intake as the API). `tenant`: that
     tenant's row, when the caller read it already (a bench asks many questions of one tenant). `in_process`:
     `launch` runs the investigation to its end in this process (`submit_investigation`)."""

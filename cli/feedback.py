@@ -15,9 +15,10 @@ console = Console(stderr=True, soft_wrap=True)
 
 
 @feedback_app.command("export")
-def feedback_export(tenant: Annotated[str, typer.Option(help="Tenant name")],
-                    since: Annotated[str, typer.Option(help="Ratings given in this period: 30d, 12h, 2w")] = "30d",
-                    ) -> None:
+def feedback_export(
+    tenant: Annotated[str, typer.Option(help="Tenant name")],
+    since: Annotated[str, typer.Option(help="Ratings given in this period: 30d, 12h, 2w")] = "30d",
+) -> None:
     """Print the rated investigations as decisions.jsonl rows (question, route, audience, expected answer from
     the correction or the helpful answer, cited sources as gold); redirect to a file."""
     from app.feedback_export import export_rated, lines
@@ -29,7 +30,9 @@ def feedback_export(tenant: Annotated[str, typer.Option(help="Tenant name")],
     span = parse_since(since)
     until = utcnow()
     with Services(get_settings()).session() as session:
-        exported = export_rated(session, tenant_id=tenant_id_of(session, tenant), since=until - span, until=until)
+        exported = export_rated(
+            session, tenant_id=tenant_id_of(session, tenant), since=until - span, until=until
+        )
     for line in lines(exported):
         print(line)
     skipped = ", ".join(f"{n} {why}" for why, n in sorted(exported.skipped.items()))

@@ -33,7 +33,11 @@ def flower_argv(settings: Settings, *, port: int, address: str,
                 basic_auth: str | None) -> tuple[list[str], tuple[str, str] | None]:
     """Flower's argv, and the (user, password) generated when auth was required but none was given."""
     argv = ["flower", f"--port={port}", f"--address={address}"]
-    auth = basic_auth or (settings.flower_basic_auth.get_secret_value() if settings.flower_basic_auth else None)
+    auth = basic_auth or (
+        settings.security.flower_basic_auth.get_secret_value()
+        if settings.security.flower_basic_auth
+        else None
+    )
     generated: tuple[str, str] | None = None
     if auth is None and not is_loopback(address):
         generated = ("admin", secrets.token_urlsafe(12))

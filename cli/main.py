@@ -1,4 +1,5 @@
-"""`sleuth` command line: tenants, ingest, ask, up, api, worker, beat, flower, bench, chaos, capacity, demo."""
+"""`sleuth` command line: tenants, ingest, ask, up, api, worker, beat, flower, bench, chaos, capacity,
+demo."""
 
 from __future__ import annotations
 
@@ -22,7 +23,9 @@ from workers.names import ALL_QUEUES
 app = typer.Typer(add_completion=False, no_args_is_help=True, help=__doc__)
 tenants_app = typer.Typer(no_args_is_help=True, help="Create and list tenants.")
 app.add_typer(tenants_app, name="tenants")
-channels_app = typer.Typer(no_args_is_help=True, help="Delivery channels of a tenant: smtp, zendesk, freshdesk.")
+channels_app = typer.Typer(
+    no_args_is_help=True, help="Delivery channels of a tenant: smtp, zendesk, freshdesk."
+)
 app.add_typer(channels_app, name="channels")
 app.add_typer(tools_app, name="tools")
 app.add_typer(sources_app, name="sources")
@@ -83,14 +86,22 @@ def tenants_rotate_key(name: str, as_json: Annotated[bool, typer.Option("--json"
 
 
 @tenants_app.command("update")
-def tenants_update(name: str,
-                   allow_host: Annotated[list[str] | None, typer.Option(
-                       help="Open a host (name or address) for this tenant's deliveries although it is "
-                            "private/loopback; repeatable")] = None,
-                   remove_host: Annotated[list[str] | None, typer.Option(help="Close a host again; repeatable")] = None,
-                   retention_days: Annotated[int | None, typer.Option(
-                       help="Days its trace events and evidence text are kept (answers and citations stay)")] = None,
-                   as_json: Annotated[bool, typer.Option("--json")] = False) -> None:
+def tenants_update(
+    name: str,
+    allow_host: Annotated[
+        list[str] | None,
+        typer.Option(
+            help="Open a host (name or address) for this tenant's deliveries although it is "
+            "private/loopback; repeatable"
+        ),
+    ] = None,
+    remove_host: Annotated[list[str] | None, typer.Option(help="Close a host again; repeatable")] = None,
+    retention_days: Annotated[
+        int | None,
+        typer.Option(help="Days its trace events and evidence text are kept (answers and citations stay)"),
+    ] = None,
+    as_json: Annotated[bool, typer.Option("--json")] = False,
+) -> None:
     """Change a tenant: its outbound allowlist, its retention."""
     from cli.channels import update_tenant
     from cli.tenant_admin import set_retention
@@ -98,14 +109,19 @@ def tenants_update(name: str,
     if retention_days is not None:
         set_retention(_settings(), tenant=name, days=retention_days, as_json=as_json)
     if allow_host or remove_host or retention_days is None:
-        update_tenant(_settings(), tenant=name, allow=allow_host or [], disallow=remove_host or [], as_json=as_json)
+        update_tenant(
+            _settings(), tenant=name, allow=allow_host or [], disallow=remove_host or [], as_json=as_json
+        )
 
 
 @tenants_app.command("remove")
-def tenants_remove(name: str,
-                   confirm: Annotated[bool, typer.Option("--confirm", help="Yes, remove it for good")] = False,
-                   as_json: Annotated[bool, typer.Option("--json")] = False) -> None:
-    """Remove a tenant and everything of it: rows in every table, Redis state, index entries in every engine."""
+def tenants_remove(
+    name: str,
+    confirm: Annotated[bool, typer.Option("--confirm", help="Yes, remove it for good")] = False,
+    as_json: Annotated[bool, typer.Option("--json")] = False,
+) -> None:
+    """Remove a tenant and everything of it: rows in every table, Redis state, index entries in every
+    engine."""
     from cli.tenant_admin import remove
 
     remove(_settings(), tenant=name, confirm=confirm, as_json=as_json, console=console)
@@ -169,9 +185,12 @@ def channels_remove(name: str, tenant: Annotated[str, typer.Option(help="Tenant 
 
 
 @app.command()
-def ingest(paths: list[Path], tenant: Annotated[str, typer.Option(help="Tenant name")],
-           as_json: Annotated[bool, typer.Option("--json", help="Print the report as JSON")] = False,
-           force: Annotated[bool, typer.Option(help="Write every document again, changed or not")] = False) -> None:
+def ingest(
+    paths: list[Path],
+    tenant: Annotated[str, typer.Option(help="Tenant name")],
+    as_json: Annotated[bool, typer.Option("--json", help="Print the report as JSON")] = False,
+    force: Annotated[bool, typer.Option(help="Write every document again, changed or not")] = False,
+) -> None:
     """Index JSONL / .md / .txt documents into both engines; unchanged documents are skipped."""
     from cli.commands import ingest_summary, run_ingest
 
@@ -208,21 +227,29 @@ def up(port: Annotated[int | None, typer.Option(help="API port (default: SLEUTH_
 
     settings = _settings()
     run_up(settings, host=host or settings.api_host, port=port or settings.api_port, workers=workers,
-           concurrency=concurrency or settings.worker_concurrency, console=console)
+           concurrency=concurrency or settings.workers.worker_concurrency, console=console)
 
 
 @app.command()
-def chaos(scenario: Annotated[str | None, typer.Option(help="Scenario name(s), comma-separated (default: all)")] = None,
-          scale: Annotated[str, typer.Option(help="small | full")] = "small",
-          report: Annotated[Path | None, typer.Option("--report", help="Write an HTML report here")] = None,
-          as_json: Annotated[Path | None, typer.Option("--json", help="Write the figures as JSON here")] = None,
-          postgres: Annotated[str | None, typer.Option(
-              "--postgres", help="PostgreSQL server URL where a scratch database may be created (database-down)")
-          ] = None,
-          broker: Annotated[str, typer.Option(
-              help="broker-restart: the broker(s) restarted, comma-separated (redis, rabbitmq)")] = "redis,rabbitmq",
-          ) -> None:
-    """Run fault scenarios against a real `sleuth up` on this machine; print the figures (exit 1 on a failure)."""
+def chaos(
+    scenario: Annotated[
+        str | None, typer.Option(help="Scenario name(s), comma-separated (default: all)")
+    ] = None,
+    scale: Annotated[str, typer.Option(help="small | full")] = "small",
+    report: Annotated[Path | None, typer.Option("--report", help="Write an HTML report here")] = None,
+    as_json: Annotated[Path | None, typer.Option("--json", help="Write the figures as JSON here")] = None,
+    postgres: Annotated[
+        str | None,
+        typer.Option(
+            "--postgres", help="PostgreSQL server URL where a scratch database may be created (database-down)"
+        ),
+    ] = None,
+    broker: Annotated[
+        str, typer.Option(help="broker-restart: the broker(s) restarted, comma-separated (redis, rabbitmq)")
+    ] = "redis,rabbitmq",
+) -> None:
+    """Run fault scenarios against a real `sleuth up` on this machine; print the figures (exit 1 on a
+    failure)."""
     from cli.chaos.run import run_chaos
 
     raise typer.Exit(run_chaos(scenario=scenario, scale=scale, report_path=report, console=console,
@@ -230,23 +257,36 @@ def chaos(scenario: Annotated[str | None, typer.Option(help="Scenario name(s), c
 
 
 @app.command()
-def capacity(postgres: Annotated[str, typer.Option(
-                 "--postgres", help="PostgreSQL server URL where a scratch database may be created")],
-             n: Annotated[int, typer.Option(help="Investigations measured")] = 40,
-             llm_n: Annotated[int, typer.Option(help="Investigations run with SLEUTH_LLM=anthropic")] = 20,
-             anthropic_base_url: Annotated[str | None, typer.Option(
-                 help="Messages API for the token figures (e.g. the tests' fake server); none: skipped")] = None,
-             per_day: Annotated[int, typer.Option(help="Investigations a day to size for")] = 1_000_000,
-             peak: Annotated[float, typer.Option(help="Peak rate ÷ average rate")] = 3.0,
-             seconds: Annotated[float, typer.Option(help="Seconds per saturation level")] = 8.0,
-             as_json: Annotated[Path | None, typer.Option("--json", help="Write the figures as JSON here")] = None,
-             ) -> None:
+def capacity(
+    postgres: Annotated[
+        str, typer.Option("--postgres", help="PostgreSQL server URL where a scratch database may be created")
+    ],
+    n: Annotated[int, typer.Option(help="Investigations measured")] = 40,
+    llm_n: Annotated[int, typer.Option(help="Investigations run with SLEUTH_LLM=anthropic")] = 20,
+    anthropic_base_url: Annotated[
+        str | None,
+        typer.Option(help="Messages API for the token figures (e.g. the tests' fake server); none: skipped"),
+    ] = None,
+    per_day: Annotated[int, typer.Option(help="Investigations a day to size for")] = 1_000_000,
+    peak: Annotated[float, typer.Option(help="Peak rate ÷ average rate")] = 3.0,
+    seconds: Annotated[float, typer.Option(help="Seconds per saturation level")] = 8.0,
+    as_json: Annotated[Path | None, typer.Option("--json", help="Write the figures as JSON here")] = None,
+) -> None:
     """Measure one investigation's CPU, broker, Redis, SQL, storage and LLM costs on a stack of its own, drive
     Redis and PostgreSQL to saturation, and print the capacity model (docs/capacity.md)."""
     from cli.capacity.run import run_capacity
 
-    run_capacity(postgres_url=postgres, n=n, llm_n=llm_n, anthropic_base_url=anthropic_base_url, per_day=per_day,
-                 peak=peak, seconds=seconds, console=console, json_path=as_json)
+    run_capacity(
+        postgres_url=postgres,
+        n=n,
+        llm_n=llm_n,
+        anthropic_base_url=anthropic_base_url,
+        per_day=per_day,
+        peak=peak,
+        seconds=seconds,
+        console=console,
+        json_path=as_json,
+    )
 
 
 @app.command()
@@ -299,9 +339,17 @@ def worker(queues: Annotated[str, typer.Option("-Q", "--queues")] = ",".join(ALL
     check_broker(_settings())
     celery_app = create_celery(_settings())
     ride_out_broker_restarts(celery_app)
-    argv = ["worker", "-Q", queues, "--concurrency", str(concurrency or _settings().worker_concurrency),
-            "-n", f"{name}@%h",
-            f"--loglevel={loglevel}", "-E"]
+    argv = [
+        "worker",
+        "-Q",
+        queues,
+        "--concurrency",
+        str(concurrency or _settings().workers.worker_concurrency),
+        "-n",
+        f"{name}@%h",
+        f"--loglevel={loglevel}",
+        "-E",
+    ]
     if beat:
         argv += ["-B", "-s", str(_beat_schedule_file(_settings()))]
     celery_app.worker_main(_quiet_when_json() + argv)
@@ -317,8 +365,11 @@ def beat(loglevel: str = "INFO") -> None:
 
 
 @app.command()
-def flower(port: int = 5555, address: Annotated[str, typer.Option(help="Interface to listen on")] = "127.0.0.1",
-           basic_auth: Annotated[str | None, typer.Option(help="user:password")] = None) -> None:
+def flower(
+    port: int = 5555,
+    address: Annotated[str, typer.Option(help="Interface to listen on")] = "127.0.0.1",
+    basic_auth: Annotated[str | None, typer.Option(help="user:password")] = None,
+) -> None:
     """Flower on the configured broker, or on the running `sleuth up` of this SLEUTH_HOME. Off loopback,
     basic auth is on: --basic-auth, SLEUTH_FLOWER_BASIC_AUTH, or a generated password printed here; on
     loopback it answers only requests addressed to 127.0.0.1, [::1] or localhost (DNS rebinding)."""
@@ -331,10 +382,14 @@ def flower(port: int = 5555, address: Annotated[str, typer.Option(help="Interfac
 
     settings = existing_redis(_settings())
     if settings is None:
-        raise ValidationFailed("SLEUTH_REDIS_URL", "no broker: set SLEUTH_REDIS_URL or start `sleuth up` first")
+        raise ValidationFailed(
+            "SLEUTH_REDIS_URL", "no broker: set SLEUTH_REDIS_URL or start `sleuth up` first"
+        )
     argv, generated = flower_argv(settings, port=port, address=address, basic_auth=basic_auth)
     if generated:
-        console.print(f"Flower basic auth: user [bold]{generated[0]}[/bold] password [bold]{generated[1]}[/bold]")
+        console.print(
+            f"Flower basic auth: user [bold]{generated[0]}[/bold] password [bold]{generated[1]}[/bold]"
+        )
     console.print(f"Flower on http://{address}:{port}/ (broker {maybe_sanitize_url(broker_url(settings))})")
     if is_loopback(address):
         check_host_header()
@@ -342,21 +397,38 @@ def flower(port: int = 5555, address: Annotated[str, typer.Option(help="Interfac
 
 
 @app.command()
-def bench(dataset_dir: Path, mode: str = "agentic", k: int = 10,
-          out: Annotated[Path, typer.Option(help="JSONL output, one line per question")] = Path("bench.jsonl"),
-          executor: Annotated[str, typer.Option(help="queue | inline")] = "queue",
-          limit: int | None = None, workers: int = 1, concurrency: int = 2,
-          decisions: Annotated[bool, typer.Option(
-              help="DATASET_DIR holds decisions.jsonl (route, gold_source_ids, answer) and kb/")] = False,
-          corpus_dir: Annotated[Path | None, typer.Option(
-              help="Ingest this dataset's passages instead: questions whose gold is absent must be refused")] = None,
-          report: Annotated[Path | None, typer.Option(help="Also write a self-contained HTML report")] = None,
-          baseline: Annotated[Path | None, typer.Option(
-              help="An earlier --out file (e.g. single-shot) drawn next to this run in the report")] = None,
-          profile: Annotated[Path | None, typer.Option(
-              help="Write a cProfile of the run here (docs/performance.md says how to read it)")] = None,
-          split: Annotated[str | None, typer.Option(
-              help="dev | test: one frozen half of the questions (docs/evaluation.md, 'Splits')")] = None) -> None:
+def bench(
+    dataset_dir: Path,
+    mode: str = "agentic",
+    k: int = 10,
+    out: Annotated[Path, typer.Option(help="JSONL output, one line per question")] = Path("bench.jsonl"),
+    executor: Annotated[str, typer.Option(help="queue | inline")] = "queue",
+    limit: int | None = None,
+    workers: int = 1,
+    concurrency: int = 2,
+    decisions: Annotated[
+        bool, typer.Option(help="DATASET_DIR holds decisions.jsonl (route, gold_source_ids, answer) and kb/")
+    ] = False,
+    corpus_dir: Annotated[
+        Path | None,
+        typer.Option(
+            help="Ingest this dataset's passages instead: questions whose gold is absent must be refused"
+        ),
+    ] = None,
+    report: Annotated[Path | None, typer.Option(help="Also write a self-contained HTML report")] = None,
+    baseline: Annotated[
+        Path | None,
+        typer.Option(help="An earlier --out file (e.g. single-shot) drawn next to this run in the report"),
+    ] = None,
+    profile: Annotated[
+        Path | None,
+        typer.Option(help="Write a cProfile of the run here (docs/performance.md says how to read it)"),
+    ] = None,
+    split: Annotated[
+        str | None,
+        typer.Option(help="dev | test: one frozen half of the questions (docs/evaluation.md, 'Splits')"),
+    ] = None,
+) -> None:
     """Run a benchmark folder (passages.jsonl + questions.jsonl) or a decision set; print recall, cost,
     decision, refusal, loop-health and answer figures."""
     from cli.bench import run_bench
@@ -367,12 +439,20 @@ def bench(dataset_dir: Path, mode: str = "agentic", k: int = 10,
 
 
 @app.command()
-def trace(investigation_id: str,
-          base_url: Annotated[str | None, typer.Option(help="The API's address as the browser reaches it")] = None,
-          full_console: Annotated[bool, typer.Option("--console", help=(
-              "The link's session may open the whole console (list, other traces, Redeliver), not only "
-              "this trace"))] = False,
-          ) -> None:
+def trace(
+    investigation_id: str,
+    base_url: Annotated[str | None, typer.Option(help="The API's address as the browser reaches it")] = None,
+    full_console: Annotated[
+        bool,
+        typer.Option(
+            "--console",
+            help=(
+                "The link's session may open the whole console (list, other traces, Redeliver), not only "
+                "this trace"
+            ),
+        ),
+    ] = False,
+) -> None:
     """Print a single-use, short-lived sign-in link to an investigation's trace page (no API key in the
     URL); its session sees that trace only, read-only, unless --console."""
     from api import session
@@ -385,12 +465,17 @@ def trace(investigation_id: str,
         inv = repo.get_investigation(db, investigation_id=investigation_id)
         tenant = repo.get_tenant(db, tenant_id=inv.tenant_id)
     live = running_stack(settings) or {}
-    base = (base_url or str(live.get("api_url") or f"http://{settings.api_host}:{settings.api_port}")).rstrip("/")
+    base = (base_url or str(live.get("api_url") or f"http://{settings.api_host}:{settings.api_port}")).rstrip(
+        "/"
+    )
     token = session.link_token(settings, tenant.id, tenant.api_key_hash, inv.id, console=full_console)
     print(f"{base}/link/{token}")
     reach = "the whole console" if full_console else "this trace only, read-only"
-    console.print(f"valid for {settings.link_ttl_seconds // 60} minutes and works once; it signs the browser in "
-                  f"as tenant {tenant.name} for {settings.link_session_ttl_seconds // 60} minutes ({reach})")
+    console.print(
+        f"valid for {settings.security.link_ttl_seconds // 60} minutes and works once; it signs the browser "
+        "in "
+        f"as tenant {tenant.name} for {settings.security.link_session_ttl_seconds // 60} minutes ({reach})"
+    )
 
 
 @app.command()

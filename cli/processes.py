@@ -1,4 +1,5 @@
-"""Starting and finding Sleuth's processes: embedded Redis, worker and API subprocesses, `sleuth up`'s run file."""
+"""Starting and finding Sleuth's processes: embedded Redis, worker and API subprocesses, `sleuth up`'s run
+file."""
 
 from __future__ import annotations
 
@@ -50,14 +51,17 @@ def refuse_unsafe_production(settings: Settings) -> None:
     and a key generated per replica cannot be read by the others (docs/production.md)."""
     if settings.env != "production":
         return
-    if settings.secret_key is None and settings.secret_key_file is None:
+    if settings.security.secret_key is None and settings.security.secret_key_file is None:
         raise ValidationFailed("SLEUTH_SECRET_KEY", "required when SLEUTH_ENV=production (or "
                                "SLEUTH_SECRET_KEY_FILE, a file outside SLEUTH_HOME)")
-    if settings.secret_key is None and settings.secret_key_file is not None \
-            and _inside(settings.secret_key_file, settings.home):
-        raise ValidationFailed("SLEUTH_SECRET_KEY_FILE", f"{settings.secret_key_file} lies inside SLEUTH_HOME "
-                               f"({settings.home}): keep the key apart from the data it protects")
-    if settings.session_secret is None:
+    if settings.security.secret_key is None and settings.security.secret_key_file is not None \
+            and _inside(settings.security.secret_key_file, settings.home):
+        raise ValidationFailed(
+            "SLEUTH_SECRET_KEY_FILE",
+            f"{settings.security.secret_key_file} lies inside SLEUTH_HOME "
+            f"({settings.home}): keep the key apart from the data it protects",
+        )
+    if settings.security.session_secret is None:
         raise ValidationFailed("SLEUTH_SESSION_SECRET", "required when SLEUTH_ENV=production: one value "
                                "shared by every API replica")
 

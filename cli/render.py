@@ -32,9 +32,11 @@ def progress_line(event: dict[str, Any]) -> str | None:
 
 
 def trace_summary(view: dict[str, Any]) -> str:
-    return (f"route={view.get('route')} hops={view.get('hops')} retrieval_calls={view.get('retrieval_calls')} "
-            f"evidence_tokens={view.get('evidence_tokens')} stop={view.get('stop_reason')} "
-            f"status={view.get('status')}")
+    return (
+        f"route={view.get('route')} hops={view.get('hops')} retrieval_calls={view.get('retrieval_calls')} "
+        f"evidence_tokens={view.get('evidence_tokens')} stop={view.get('stop_reason')} "
+        f"status={view.get('status')}"
+    )
 
 
 def answer_block(view: dict[str, Any]) -> str:

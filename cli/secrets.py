@@ -13,7 +13,9 @@ from rich.console import Console
 
 from config.settings import Settings, get_settings
 
-secrets_app = typer.Typer(no_args_is_help=True, help="The key encrypting stored secrets: generate one, rotate.")
+secrets_app = typer.Typer(
+    no_args_is_help=True, help="The key encrypting stored secrets: generate one, rotate."
+)
 
 
 @secrets_app.command("generate-key")

@@ -28,7 +28,9 @@ def _services_and_tenant(tenant: str) -> tuple[Any, Any]:
 
 def _line(view: dict[str, Any]) -> str:
     stats = view["last_stats"]
-    counts = ", ".join(f"{stats.get(k, 0)} {k}" for k in ("added", "updated", "deleted", "unchanged", "skipped"))
+    counts = ", ".join(
+        f"{stats.get(k, 0)} {k}" for k in ("added", "updated", "deleted", "unchanged", "skipped")
+    )
     last = view["last_finished_at"] or "never"
     state = " (syncing)" if view["running"] else ""
     error = f"; last error: {view['last_error']}" if view["last_error"] else ""
@@ -37,31 +39,50 @@ def _line(view: dict[str, Any]) -> str:
 
 
 @sources_app.command("add")
-def sources_add(name: str, tenant: Tenant,
-                type: Annotated[str, typer.Option("--type", help="zendesk-guide, freshdesk-solutions, "
-                                                  "zendesk-tickets, freshdesk-tickets, folder or sitemap")],
-                channel: Annotated[str | None, typer.Option(help="The tenant's helpdesk channel (credentials)")] = None,
-                locale: Annotated[str | None, typer.Option(help="Zendesk Guide: one locale, e.g. en-us")] = None,
-                every: Annotated[str, typer.Option(help="Sync interval, e.g. 15m, 1h")] = "15m",
-                status: Annotated[list[str] | None, typer.Option(help="Tickets: solved/closed (resolved for "
-                                                                 "Freshdesk); repeatable")] = None,
-                since: Annotated[str | None, typer.Option(help="Tickets: how far back, e.g. 90d")] = None,
-                path: Annotated[str | None, typer.Option(help="Folder: the directory")] = None,
-                url: Annotated[str | None, typer.Option(help="Sitemap: https://…/sitemap.xml")] = None,
-                as_json: AsJson = False) -> None:
+def sources_add(
+    name: str,
+    tenant: Tenant,
+    type: Annotated[
+        str,
+        typer.Option(
+            "--type",
+            help="zendesk-guide, freshdesk-solutions, zendesk-tickets, freshdesk-tickets, folder or sitemap",
+        ),
+    ],
+    channel: Annotated[str | None, typer.Option(help="The tenant's helpdesk channel (credentials)")] = None,
+    locale: Annotated[str | None, typer.Option(help="Zendesk Guide: one locale, e.g. en-us")] = None,
+    every: Annotated[str, typer.Option(help="Sync interval, e.g. 15m, 1h")] = "15m",
+    status: Annotated[
+        list[str] | None, typer.Option(help="Tickets: solved/closed (resolved for Freshdesk); repeatable")
+    ] = None,
+    since: Annotated[str | None, typer.Option(help="Tickets: how far back, e.g. 90d")] = None,
+    path: Annotated[str | None, typer.Option(help="Folder: the directory")] = None,
+    url: Annotated[str | None, typer.Option(help="Sitemap: https://…/sitemap.xml")] = None,
+    as_json: AsJson = False,
+) -> None:
     """Declare a source for TENANT; it syncs every --every on the workers' `sources` queue."""
     from app.sources import add_source
 
     services, owner = _services_and_tenant(tenant)
-    data = {"name": name, "type": type, "channel": channel, "locale": locale, "every": every, "status": status,
-            "since": since, "path": path, "url": url}
+    data = {
+        "name": name,
+        "type": type,
+        "channel": channel,
+        "locale": locale,
+        "every": every,
+        "status": status,
+        "since": since,
+        "path": path,
+        "url": url,
+    }
     view = add_source(services, tenant=owner, data={k: v for k, v in data.items() if v is not None})
     print(json.dumps(view) if as_json else f"added source {view['name']} ({view['type']}) for {tenant}")
 
 
 @sources_app.command("list")
 def sources_list(tenant: Tenant, as_json: AsJson = False) -> None:
-    """The tenant's sources with their last sync: items, added/updated/deleted/unchanged/skipped, last error."""
+    """The tenant's sources with their last sync: items, added/updated/deleted/unchanged/skipped, last
+    error."""
     from app.sources import list_sources
 
     services, owner = _services_and_tenant(tenant)
@@ -76,10 +97,14 @@ def sources_list(tenant: Tenant, as_json: AsJson = False) -> None:
 
 
 @sources_app.command("sync")
-def sources_sync(name: str, tenant: Tenant,
-                 full: Annotated[bool, typer.Option("--full", help="Read everything again and remove what the "
-                                                    "source no longer lists")] = False,
-                 as_json: AsJson = False) -> None:
+def sources_sync(
+    name: str,
+    tenant: Tenant,
+    full: Annotated[
+        bool, typer.Option("--full", help="Read everything again and remove what the source no longer lists")
+    ] = False,
+    as_json: AsJson = False,
+) -> None:
     """Sync NAME now, in this process (a progress line on a terminal); prints the result."""
     from app.source_sync import run_inline
     from app.sources import get_source, view
@@ -115,9 +140,11 @@ def sources_remove(name: str, tenant: Tenant, as_json: AsJson = False) -> None:
 
 
 @sources_app.command("faq")
-def sources_faq(tenant: Tenant,
-                approve: Annotated[str | None, typer.Option(help="Publish this candidate as a public document")] = None,
-                as_json: AsJson = False) -> None:
+def sources_faq(
+    tenant: Tenant,
+    approve: Annotated[str | None, typer.Option(help="Publish this candidate as a public document")] = None,
+    as_json: AsJson = False,
+) -> None:
     """FAQ candidates grouped from solved tickets; --approve ID publishes one (nothing else from tickets
     reaches a customer's answer)."""
     from app.sources import approve_faq, list_faq

@@ -123,7 +123,9 @@ class Supervisor:
                 self._launch(child)
                 self.report(f"{child.name} restarted (pid {child.pid}, restart #{child.restarts})")
                 changed = True
-            elif child.proc is not None and child.exits and now - child.started_at >= self.policy.stable_after:
+            elif (
+                child.proc is not None and child.exits and now - child.started_at >= self.policy.stable_after
+            ):
                 child.exits.clear()  # it has been up long enough: the next exit starts a fresh backoff
         if changed:
             self._changed()

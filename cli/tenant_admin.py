@@ -33,8 +33,11 @@ def remove(settings: Settings, *, tenant: str, confirm: bool, as_json: bool, con
     from storage import repositories as repo
 
     if not confirm:
-        raise ValidationFailed("confirm", f"removing tenant {tenant!r} deletes its investigations, documents and "
-                                          "settings for good: pass --confirm")
+        raise ValidationFailed(
+            "confirm",
+            f"removing tenant {tenant!r} deletes its investigations, documents and "
+            "settings for good: pass --confirm",
+        )
     redis_url = settings.redis_url or str((running_stack(settings) or {}).get("redis_url") or "")
     if not redis_url:
         raise PermanentError("removing a tenant needs its Redis: set SLEUTH_REDIS_URL or start `sleuth up`")
@@ -46,5 +49,7 @@ def remove(settings: Settings, *, tenant: str, confirm: bool, as_json: bool, con
         print(json.dumps({"name": tenant, **done.as_json()}))
         return
     rows = sum(done.rows.values())
-    console.print(f"tenant {tenant} removed: {rows} row(s) in {len(done.rows)} table(s), {done.redis_keys} Redis "
-                  f"key(s) or member(s), index entries {done.index_entries}")
+    console.print(
+        f"tenant {tenant} removed: {rows} row(s) in {len(done.rows)} table(s), {done.redis_keys} Redis "
+        f"key(s) or member(s), index entries {done.index_entries}"
+    )

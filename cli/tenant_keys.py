@@ -40,5 +40,7 @@ def rotate_key(settings: Settings, *, tenant: str, as_json: bool, console: Conso
         print(json.dumps({"id": tenant_id, "name": tenant, "api_key": key, "sessions_ended": ended}))
         return
     print(f"api key:         {key}   (shown once; stored hashed)")
-    console.print(f"the old key ({prefix[:3]}… before) no longer works; its console sessions and sign-in links "
-                  f"are refused{f' ({ended} session(s) deleted)' if ended else ''}")
+    console.print(
+        f"the old key ({prefix[:3]}… before) no longer works; its console sessions and sign-in links "
+        f"are refused{f' ({ended} session(s) deleted)' if ended else ''}"
+    )

@@ -11,7 +11,9 @@ import typer
 
 from config.settings import get_settings
 
-tools_app = typer.Typer(no_args_is_help=True, help="Declare the HTTP tools a tenant's investigations may call.")
+tools_app = typer.Typer(
+    no_args_is_help=True, help="Declare the HTTP tools a tenant's investigations may call."
+)
 
 
 def _secret(secret_file: Path | None) -> str | None:
@@ -22,15 +24,26 @@ def _secret(secret_file: Path | None) -> str | None:
 
 
 @tools_app.command("add")
-def tools_add(file: Path, tenant: Annotated[str, typer.Option(help="Tenant name")],
-              operation: Annotated[str | None, typer.Option(
-                  help="FILE is an OpenAPI document: import this operationId as a tool")] = None,
-              secret_file: Annotated[Path | None, typer.Option(
-                  help="File holding the tool's secret ('-' reads stdin); stored encrypted, never shown")] = None,
-              owner_check: Annotated[str | None, typer.Option("--owner",
-                  help="FIELD=context.NAME: whose record a result is (e.g. order.customer_id=context.account_id); "
-                       "sets `owner` on every declaration read, e.g. an imported OpenAPI operation")] = None,
-              as_json: Annotated[bool, typer.Option("--json")] = False) -> None:
+def tools_add(
+    file: Path,
+    tenant: Annotated[str, typer.Option(help="Tenant name")],
+    operation: Annotated[
+        str | None, typer.Option(help="FILE is an OpenAPI document: import this operationId as a tool")
+    ] = None,
+    secret_file: Annotated[
+        Path | None,
+        typer.Option(help="File holding the tool's secret ('-' reads stdin); stored encrypted, never shown"),
+    ] = None,
+    owner_check: Annotated[
+        str | None,
+        typer.Option(
+            "--owner",
+            help="FIELD=context.NAME: whose record a result is (e.g. order.customer_id=context.account_id); "
+            "sets `owner` on every declaration read, e.g. an imported OpenAPI operation",
+        ),
+    ] = None,
+    as_json: Annotated[bool, typer.Option("--json")] = False,
+) -> None:
     """Validate and store the tool declaration(s) in FILE (YAML or JSON) for TENANT."""
     from adapters.tools.registry import read_file, register, tool_view
     from bootstrap import Services
@@ -79,8 +92,11 @@ def tools_list(tenant: Annotated[str, typer.Option(help="Tenant name")],
     for view in views:
         decl = view["declaration"]
         policy = decl.get("policy", {})
-        print(f"{view['name']:<20} {decl['method']} {decl['url']}  audiences={','.join(policy.get('audiences', []))}"
-              f"  secret={'set' if view['has_secret'] else 'none'}")
+        print(
+            f"{view['name']:<20} {decl['method']} {decl['url']}  "
+            f"audiences={','.join(policy.get('audiences', []))}"
+            f"  secret={'set' if view['has_secret'] else 'none'}"
+        )
 
 
 @tools_app.command("remove")
@@ -96,16 +112,26 @@ def tools_remove(name: str, tenant: Annotated[str, typer.Option(help="Tenant nam
 
 
 @tools_app.command("bench")
-def tools_bench(labelled: Annotated[Path, typer.Option(help="Labelled tool questions (JSONL)")] = Path(
-                    "examples/tools/labelled.jsonl"),
-                adversarial: Annotated[Path, typer.Option(help="Adversarial cases (JSONL)")] = Path(
-                    "examples/tools/adversarial.jsonl"),
-                out: Annotated[Path | None, typer.Option(help="One JSON line per case")] = None,
-                split: Annotated[str | None, typer.Option(
-                    help="dev | test: one frozen half of each set (cli/splits.py)")] = None,
-                domain: Annotated[str, typer.Option(
-                    help="saas (account/billing, status, tickets) | shop (orders, subscription) | travel (bookings, trips, "
-                         "loyalty, flight status)")] = "saas") -> None:
+def tools_bench(
+    labelled: Annotated[Path, typer.Option(help="Labelled tool questions (JSONL)")] = Path(
+        "examples/tools/labelled.jsonl"
+    ),
+    adversarial: Annotated[Path, typer.Option(help="Adversarial cases (JSONL)")] = Path(
+        "examples/tools/adversarial.jsonl"
+    ),
+    out: Annotated[Path | None, typer.Option(help="One JSON line per case")] = None,
+    split: Annotated[
+        str | None, typer.Option(help="dev | test: one frozen half of each set (cli/splits.py)")
+    ] = None,
+    domain: Annotated[
+        str,
+        typer.Option(
+            help="saas (account/billing, status, tickets) | shop (orders, subscription) | travel (bookings, "
+                 "trips, "
+            "loyalty, flight status)"
+        ),
+    ] = "saas",
+) -> None:
     """Tool figures on local sample APIs: correct tool-backed answers, calls per investigation, added
     latency (p95), calls outside policy on the adversarial set."""
     from rich.console import Console

@@ -5,4 +5,5 @@ Pure (numpy only, no framework or SDK); it sits behind `investigation.ports.Reas
 
 from investigation import compiled as _compiled
 
-__path__ = _compiled.extend(__name__, __path__)  # compiled modules first when built (investigation/compiled.py)
+# compiled modules first when built (investigation/compiled.py)
+__path__ = _compiled.extend(__name__, __path__)

@@ -69,9 +69,9 @@ def chain_end(picked: Sequence[Sentence], candidates: Sequence[Sentence], state:
     passage names (and the question does not), the one that holds the asked kind of value and covers what
     the naming sentence leaves open ("M. Ward is … from Portland, Oregon" after "… album by M. Ward")."""
     best: tuple[tuple[bool, bool, float, int, int], Sentence] | None = None
-    # Names the picked sentences introduce (not the question's): a sentence elsewhere that mentions one and says
-    # what the asking clause asks continues the chain too ("Hall, who was the first president of the American
-    # Psychological Association" after "… published by the American Psychological Association").
+    # Names the picked sentences introduce (not the question's): a sentence elsewhere that mentions one and
+    # says what the asking clause asks continues the chain too ("Hall, who was the first president of the
+    # American Psychological Association" after "… published by the American Psychological Association").
     bridges = {p.index: [n for n in (fold(x) for x in capitalised_spans(p.text))
                          if len(n) >= 4 and n not in state.question_text and n not in state.titles[p.index]]
                for p in picked}
@@ -85,7 +85,9 @@ def chain_end(picked: Sequence[Sentence], candidates: Sequence[Sentence], state:
         if not namers:
             continue
         said = set().union(*(p.stems for p in namers))
-        open_terms = {t: w * (_FOCUS_WEIGHT if t in state.focus else 1.0) for t, w in terms.items() if t not in said}
+        open_terms = {
+            t: w * (_FOCUS_WEIGHT if t in state.focus else 1.0) for t, w in terms.items() if t not in said
+        }
         total = sum(open_terms.values()) or 1.0
         cover = sum(w for t, w in open_terms.items() if t in c.stems) / total
         typed = kind is not None and bool(kind.search(c.text))

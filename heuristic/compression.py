@@ -31,7 +31,8 @@ def _truncate(sentence: str, budget: int) -> str:
 
 
 def _heading(unit: Unit, text: str) -> str:
-    """The markdown heading line that gives `unit` its section back after compression ("" when the text already
+    """The markdown heading line that gives `unit` its section back after compression ("" when the text
+    already
     carries its section, or the unit has none)."""
     if not unit.section or text.startswith(f"{unit.section}:"):
         return ""
@@ -39,7 +40,8 @@ def _heading(unit: Unit, text: str) -> str:
 
 
 def _joined(parts: Sequence[tuple[str, str]]) -> str:
-    """Kept sentences separated by blank lines, each heading written once before the first sentence under it."""
+    """Kept sentences separated by blank lines, each heading written once before the first sentence under
+    it."""
     lines: list[str] = []
     current = ""
     for heading, text in parts:
@@ -79,7 +81,9 @@ def compress(question: str, evidence: Sequence[Evidence], token_budget: int) -> 
     texts = [[with_context(u) for u in us] for us in parsed]
     # A sentence keeps the heading it sits under (an FAQ's question, a plan's name) when its text does not say
     # it: synthesis reads the heading back as the sentence's context. Its tokens count with the sentence.
-    headings = [[_heading(u, t) for u, t in zip(us, ts, strict=True)] for us, ts in zip(parsed, texts, strict=True)]
+    headings = [
+        [_heading(u, t) for u, t in zip(us, ts, strict=True)] for us, ts in zip(parsed, texts, strict=True)
+    ]
     costs = [[count_tokens(t) + count_tokens(h) for t, h in zip(ts, hs, strict=True)]
              for ts, hs in zip(texts, headings, strict=True)]
     chosen: list[set[int]] = [set() for _ in items]

@@ -35,16 +35,60 @@ from investigation.text import (
 
 # Capitalised words that say nothing specific (nationalities, weekdays, pronouns, generic product words).
 _GENERIC = frozenset(
-    ["american", "british", "english", "french", "german", "european", "us", "usa", "uk", "eu", "i", "we", "you",
-     "monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday", "ok", "okay", "please",
-     "thanks", "hi", "hello", "hey", "api", "faq", "id", "ids", "url", "urls", "ceo", "it", "hr", "pm", "am",
-     *MONTHS])
-_CODE = re.compile(r"\b[A-Za-z]+[_-]?\d+[A-Za-z0-9_-]*\b|\b[a-z]+[A-Z][A-Za-z]*\b|\b[A-Z][a-z]+[A-Z][A-Za-z]*\b")
+    [
+        "american",
+        "british",
+        "english",
+        "french",
+        "german",
+        "european",
+        "us",
+        "usa",
+        "uk",
+        "eu",
+        "i",
+        "we",
+        "you",
+        "monday",
+        "tuesday",
+        "wednesday",
+        "thursday",
+        "friday",
+        "saturday",
+        "sunday",
+        "ok",
+        "okay",
+        "please",
+        "thanks",
+        "hi",
+        "hello",
+        "hey",
+        "api",
+        "faq",
+        "id",
+        "ids",
+        "url",
+        "urls",
+        "ceo",
+        "it",
+        "hr",
+        "pm",
+        "am",
+        *MONTHS,
+    ]
+)
+_CODE = re.compile(
+    r"\b[A-Za-z]+[_-]?\d+[A-Za-z0-9_-]*\b|\b[a-z]+[A-Z][A-Za-z]*\b|\b[A-Z][a-z]+[A-Z][A-Za-z]*\b"
+)
 
 
 def _specific(span: str, question: str) -> bool:
     tokens = [w for w in words(span) if w not in STOPWORDS and "'" not in w]
-    if not tokens or all(t in _GENERIC or t[:1].isdigit() for t in tokens) or sum(c.isalpha() for c in span) < 3:
+    if (
+        not tokens
+        or all(t in _GENERIC or t[:1].isdigit() for t in tokens)
+        or sum(c.isalpha() for c in span) < 3
+    ):
         return False
     if len(tokens) >= 2:
         return True
@@ -79,7 +123,9 @@ def _norm(word: str) -> str:
 
 def _parts(name: str) -> list[str]:
     """A name cut at its connectors ("URL for Okta" → "URL", "Okta"; "EU-1 to AP-1" → "EU-1", "AP-1")."""
-    parts = re.split(r"\s+(?:of|for|to|from|in|on|at|by|with|and|or|the|a|an|de|la|le|van|von|der|du)\s+", name)
+    parts = re.split(
+        r"\s+(?:of|for|to|from|in|on|at|by|with|and|or|the|a|an|de|la|le|van|von|der|du)\s+", name
+    )
     return [p for p in parts if p.strip()]
 
 
@@ -135,7 +181,11 @@ def mentioned(name: str, vocab: AbstractSet[str], sequence: str) -> bool:
         return True
     if len(ws) == 1:
         w = ws[0]
-        if _norm(w) in vocab or w.replace("-", "") in vocab or all(_norm(p) in vocab for p in w.split("-") if p):
+        if (
+            _norm(w) in vocab
+            or w.replace("-", "") in vocab
+            or all(_norm(p) in vocab for p in w.split("-") if p)
+        ):
             return True
         letters, digits = re.sub(r"\d+$", "", w), re.sub(r"^\D+", "", w)
         if bool(digits) and letters != w and _abbreviates(letters, vocab) and digits in vocab:
@@ -221,8 +271,13 @@ def missing_names(question: str, evidence: Sequence[Evidence]) -> list[str]:
     if not names:
         return []
     vocab, sequence = _vocabulary((e.title, e.text) for e in evidence)
-    return [n for n in names if not all(mentioned(p, vocab, sequence) for p in _parts(n) if _specific(p, question)
-                                        or len(_parts(n)) == 1)]
+    return [
+        n
+        for n in names
+        if not all(
+            mentioned(p, vocab, sequence) for p in _parts(n) if _specific(p, question) or len(_parts(n)) == 1
+        )
+    ]
 
 
 def mentioning(name: str, evidence: Sequence[Evidence]) -> list[Evidence]:
@@ -248,18 +303,49 @@ _ASKED_THING = (
     re.compile(r"\b(?:price|cost)\s+of\s+(?:the|an?)?\s*(?P<np>[^?.;]+)", re.IGNORECASE),
 )
 # "Can Parcelo print packing slips with our logo?", "Can I ship live animals?", "can I dispute it?": what the
-# asker wants to do (with something). Its object is often the knowledge base's everyday vocabulary ("Can we pay EUR invoices by
-# SEPA?"), so it is only unsupported when most of its words are missing.
-_ASKED_ABILITY = re.compile(r"(?:^|[.,;!?]\s*)(?:can|could)\s+(?:i|we|you|they|customers?|(?-i:[A-Z][\w-]*(?:\s+[A-Z][\w-]*)*))\s+"
-                            r"(?!(?:get|use|have|be|compare|tell|explain|help|see|find|do)\b)(?P<verb>[a-z]+)\s+"
-                            r"(?P<np>[^?.;]+)", re.IGNORECASE)
+# asker wants to do (with something). Its object is often the knowledge base's everyday vocabulary ("Can we
+# pay EUR invoices by SEPA?"), so it is only unsupported when most of its words are missing.
+_ASKED_ABILITY = re.compile(
+    r"(?:^|[.,;!?]\s*)(?:can|could)\s+(?:i|we|you|they|customers?|(?-i:[A-Z][\w-]*(?:\s+[A-Z][\w-]*)*))\s+"
+    r"(?!(?:get|use|have|be|compare|tell|explain|help|see|find|do)\b)(?P<verb>[a-z]+)\s+"
+    r"(?P<np>[^?.;]+)",
+    re.IGNORECASE,
+)
 # Where the asked-about thing ends: a purpose or condition clause, or the asker's own situation.
 _ASKED_END = re.compile(r"\s+(?:so|that|which|because|when|if|instead|since|while|to|as|where|we|i|you|they|"
                         r"on\s+(?:our|their|my))\b.*$", re.IGNORECASE)
 # Words that qualify any feature and so say nothing about whether the knowledge base has it.
-_VAGUE = frozenset(["official", "native", "new", "current", "own", "real", "proper", "good", "simple", "easy",
-                    "possible", "available", "way", "option", "options", "app", "apps", "thing", "things", "kind",
-                    "type", "support", "vs", "versus", "any", "also", "still"])
+_VAGUE = frozenset(
+    [
+        "official",
+        "native",
+        "new",
+        "current",
+        "own",
+        "real",
+        "proper",
+        "good",
+        "simple",
+        "easy",
+        "possible",
+        "available",
+        "way",
+        "option",
+        "options",
+        "app",
+        "apps",
+        "thing",
+        "things",
+        "kind",
+        "type",
+        "support",
+        "vs",
+        "versus",
+        "any",
+        "also",
+        "still",
+    ]
+)
 
 
 def asked_terms(question: str, patterns: Sequence[re.Pattern[str]] = _ASKED_THING) -> list[str]:
@@ -295,6 +381,8 @@ def missing_terms(question: str, evidence: Sequence[Evidence]) -> list[str]:
     if missing:
         return missing
     # The product or company most passages name says nothing about what is asked of it.
-    ability = [t for t in ability if len(texts) < 4 or 2 * sum(t in fold(text) for text in texts) <= len(texts)]
+    ability = [
+        t for t in ability if len(texts) < 4 or 2 * sum(t in fold(text) for text in texts) <= len(texts)
+    ]
     unable = [t for t in ability if not mentioned(t, vocab, sequence)]
     return unable if unable and 2 * len(unable) >= len(ability) else []

@@ -96,7 +96,10 @@ def score_passages(question: str, passages: Sequence[Passage], query_of: dict[st
     scores: list[float] = []
     for passage, p_vec in zip(passages, p_vecs, strict=True):
         cosine = float(np.dot(q_vec, p_vec))
-        score = config.lexical_weight * body_agreement(terms, passage.title, passage.text) + config.embedding_weight * cosine
+        score = (
+            config.lexical_weight * body_agreement(terms, passage.title, passage.text)
+            + config.embedding_weight * cosine
+        )
         if title_mentioned(passage.title, question):
             score += config.title_bonus
         if asks:

@@ -10,36 +10,77 @@ from investigation.text import STOPWORDS, ask_sentence, content_stems, fold, ste
 _DURATION = re.compile(r"\b\d[\d,.]*\s*(-|to\s+\d+\s*)?(business\s+|calendar\s+|working\s+)?"
                        r"(seconds?|minutes?|hours?|days?|weeks?|months?|years?)\b", re.IGNORECASE)
 # A number with its unit: a duration, a share, an amount of money or of data.
-_QUANTITY = re.compile(r"[$€£]\s?\d|\b\d[\d,.]*\s*(?:%|percent\b|(?:k|m|g|t)b\b|(?:seconds?|minutes?|hours?|days?|"
-                       r"weeks?|months?|years?)\b|(?:usd|eur|gbp|dollars?|euros?)\b)", re.IGNORECASE)
+_QUANTITY = re.compile(
+    r"[$€£]\s?\d|\b\d[\d,.]*\s*(?:%|percent\b|(?:k|m|g|t)b\b|(?:seconds?|minutes?|hours?|days?|"
+    r"weeks?|months?|years?)\b|(?:usd|eur|gbp|dollars?|euros?)\b)",
+    re.IGNORECASE,
+)
 # Month names; "may" only as "May" (the modal verb "may approve" is no date).
 _MONTH = (r"\b(?:january|february|march|april|june|july|august|september|october|november|december)\b|"
           r"(?-i:\bMay\b)")
-_MEASURE = re.compile(r"\b(?:population|attendance|capacity|enrollment|elevation|height|area)\b", re.IGNORECASE)
-_PLACE_ASKED = re.compile(r"(?:^|[.?!;,]\s*|\band\s+)where\b|\b(?:what|which)\s+(?:[a-z]+\s+)?(?:city|town|state|country|county|province|"
-                          r"region|island|village|nation|continent|borough|district|location)\b", re.IGNORECASE)
+_MEASURE = re.compile(
+    r"\b(?:population|attendance|capacity|enrollment|elevation|height|area)\b", re.IGNORECASE
+)
+_PLACE_ASKED = re.compile(
+    r"(?:^|[.?!;,]\s*|\band\s+)where\b|\b(?:what|which)\s+(?:[a-z]+\s+)?(?:city|town|state|country|county|province|"
+    r"region|island|village|nation|continent|borough|district|location)\b",
+    re.IGNORECASE,
+)
 # A place as prose names it: "in Columbus", "from Portland, Oregon", "at Fort Worth" (case matters here).
-_PLACE = re.compile(r"\b(?:in|at|from|near)\s+(?:the\s+)?[A-Z][\w'-]+|\b[A-Z][\w'-]+,\s+[A-Z][\w'-]+|→|\bsettings\b")
+_PLACE = re.compile(
+    r"\b(?:in|at|from|near)\s+(?:the\s+)?[A-Z][\w'-]+|\b[A-Z][\w'-]+,\s+[A-Z][\w'-]+|→|\bsettings\b"
+)
 # A web address: it says by its shape that it is one, whatever words stand around it.
-URL = re.compile(r"https?://[\w.-]+|\b[a-z][\w-]*(?:\.[\w-]+)+\.(?:com|example|io|net|org|dev|app)\b", re.IGNORECASE)
+URL = re.compile(
+    r"https?://[\w.-]+|\b[a-z][\w-]*(?:\.[\w-]+)+\.(?:com|example|io|net|org|dev|app)\b", re.IGNORECASE
+)
 _ANSWER_KINDS: tuple[tuple[re.Pattern[str], re.Pattern[str]], ...] = (
-    (re.compile(r"\b(?:which|what)\s+(?:[\w-]+\s+)?(?:url|endpoint|base\s+url|address|domain|host(?:name)?)\b",
-                re.IGNORECASE), URL),
-    (re.compile(r"\bhow\s+(long|soon|many\s+(days|hours|minutes|weeks|months|years))\b|\buntil\s+when\b|"
-                r"\bwhat(?:'s|\s+is|\s+are)\s+the\s+(?:[\w-]+\s+){0,3}(?:timeout|retention(?:\s+period)?|lifetime|"
-                r"duration|grace\s+period|trial(?:\s+period)?)\b", re.IGNORECASE), _DURATION),
+    (
+        re.compile(
+            r"\b(?:which|what)\s+(?:[\w-]+\s+)?(?:url|endpoint|base\s+url|address|domain|host(?:name)?)\b",
+            re.IGNORECASE,
+        ),
+        URL,
+    ),
+    (
+        re.compile(
+            r"\bhow\s+(long|soon|many\s+(days|hours|minutes|weeks|months|years))\b|\buntil\s+when\b|"
+            r"\bwhat(?:'s|\s+is|\s+are)\s+the\s+(?:[\w-]+\s+){0,3}(?:timeout|retention(?:\s+period)?|lifetime|"
+            r"duration|grace\s+period|trial(?:\s+period)?)\b",
+            re.IGNORECASE,
+        ),
+        _DURATION,
+    ),
     # "By when must …": a deadline is a date or a time from an event ("within 30 days after …").
-    (re.compile(r"\bby\s+when\b|\bdeadline\b|\bhow\s+late\b", re.IGNORECASE),
-     re.compile(_DURATION.pattern + r"|\b(1[0-9]{3}|20[0-9]{2})\b|" + _MONTH, re.IGNORECASE)),
-    (re.compile(r"\bhow\s+much\b.*\b(cost|price|charge|pay|fee)|\b(cost|price|fee|charge)s?\b.*\?|\bhow\s+much\s+is\b", re.IGNORECASE),
-     re.compile(r"[$€£]\s?\d|\b\d[\d,.]*\s*(usd|eur|gbp|dollars?|euros?)\b|\bfree\b", re.IGNORECASE)),
+    (
+        re.compile(r"\bby\s+when\b|\bdeadline\b|\bhow\s+late\b", re.IGNORECASE),
+        re.compile(_DURATION.pattern + r"|\b(1[0-9]{3}|20[0-9]{2})\b|" + _MONTH, re.IGNORECASE),
+    ),
+    (
+        re.compile(
+            r"\bhow\s+much\b.*\b(cost|price|charge|pay|fee)|\b(cost|price|fee|charge)s?\b.*\?|\bhow\s+much\s+is\b",
+            re.IGNORECASE,
+        ),
+        re.compile(r"[$€£]\s?\d|\b\d[\d,.]*\s*(usd|eur|gbp|dollars?|euros?)\b|\bfree\b", re.IGNORECASE),
+    ),
     (_PLACE_ASKED, _PLACE),
-    (re.compile(r"\bwhen\b|\b(?:what|which)\s+(date|year|day|time|decade|century)\b", re.IGNORECASE),
-     re.compile(r"\b(1[0-9]{3}|20[0-9]{2})s?\b|" + _MONTH + r"|\b\d{1,2}:\d{2}\b|\b\d{1,2}(?:st|nd|rd|th)\s+century\b",
-                re.IGNORECASE)),
-    (re.compile(r"\bhow\s+(many|much|often|far|big|large|fast|tall|high|old)\b|\bwhat\s+(number|percentage|share)\b|"
-                r"\b(limit|maximum|minimum|max|min)\b|" + _MEASURE.pattern, re.IGNORECASE),
-     re.compile(r"\b\d[\d,.]*\b")),
+    (
+        re.compile(r"\bwhen\b|\b(?:what|which)\s+(date|year|day|time|decade|century)\b", re.IGNORECASE),
+        re.compile(
+            r"\b(1[0-9]{3}|20[0-9]{2})s?\b|"
+            + _MONTH
+            + r"|\b\d{1,2}:\d{2}\b|\b\d{1,2}(?:st|nd|rd|th)\s+century\b",
+            re.IGNORECASE,
+        ),
+    ),
+    (
+        re.compile(
+            r"\bhow\s+(many|much|often|far|big|large|fast|tall|high|old)\b|\bwhat\s+(number|percentage|share)\b|"
+            r"\b(limit|maximum|minimum|max|min)\b|" + _MEASURE.pattern,
+            re.IGNORECASE,
+        ),
+        re.compile(r"\b\d[\d,.]*\b"),
+    ),
 )
 
 # "How much credit do we get and by when must we claim it?": a second question joined to the first.
@@ -75,10 +116,18 @@ def answer_kind(question: str) -> re.Pattern[str] | None:
 
 # A price asked in a named currency ("… on Team in euros?") is answered by an amount in that currency.
 _CURRENCIES = (
-    (re.compile(r"\b(?:in|into)\s+(?:euros?|eur)\b|€", re.IGNORECASE), r"€\s?\d|\beur\s?\d|\d\s?(?:eur|euros?)\b"),
-    (re.compile(r"\b(?:in|into)\s+(?:pounds?(?:\s+sterling)?|gbp|sterling)\b|£", re.IGNORECASE),
-     r"£\s?\d|\bgbp\s?\d|\d\s?(?:gbp|pounds?)\b"),
-    (re.compile(r"\b(?:in|into)\s+(?:(?:us\s+)?dollars?|usd)\b", re.IGNORECASE), r"(?<![A-Za-z])\$\s?\d|\busd\s?\d|\d\s?(?:usd|dollars?)\b"),
+    (
+        re.compile(r"\b(?:in|into)\s+(?:euros?|eur)\b|€", re.IGNORECASE),
+        r"€\s?\d|\beur\s?\d|\d\s?(?:eur|euros?)\b",
+    ),
+    (
+        re.compile(r"\b(?:in|into)\s+(?:pounds?(?:\s+sterling)?|gbp|sterling)\b|£", re.IGNORECASE),
+        r"£\s?\d|\bgbp\s?\d|\d\s?(?:gbp|pounds?)\b",
+    ),
+    (
+        re.compile(r"\b(?:in|into)\s+(?:(?:us\s+)?dollars?|usd)\b", re.IGNORECASE),
+        r"(?<![A-Za-z])\$\s?\d|\busd\s?\d|\d\s?(?:usd|dollars?)\b",
+    ),
 )
 
 
@@ -87,12 +136,21 @@ def _kind_of(question: str) -> re.Pattern[str] | None:
         if names.search(question) and _ANSWER_KINDS[3][0].search(question):  # a price question
             return re.compile(amounts, re.IGNORECASE)
     counted = re.search(r"\bhow\s+(many|much)\s+([a-z]{3,})", question, re.IGNORECASE)
-    if counted and counted.group(2).lower() not in ("time", "longer", "more", "does", "do", "is", "are", "will"):
+    if counted and counted.group(2).lower() not in (
+        "time",
+        "longer",
+        "more",
+        "does",
+        "do",
+        "is",
+        "are",
+        "will",
+    ):
         noun = re.escape(stem(counted.group(2).lower())[:5])
         pattern = r"\b\d[\d,.]*\s*(?:[a-z-]+\s+){0,2}" + noun
         if counted.group(1).lower() == "much":
-            # "How much storage" → "1 GB of storage", but "how much clock skew / notice / credit" is a quantity in
-            # some unit: "3 minutes", "72 hours", "10%".
+            # "How much storage" → "1 GB of storage", but "how much clock skew / notice / credit" is a
+            # quantity in some unit: "3 minutes", "72 hours", "10%".
             pattern += "|" + _QUANTITY.pattern
         return re.compile(pattern, re.IGNORECASE)
     for asks, looks in _ANSWER_KINDS:

@@ -24,7 +24,9 @@ def answers(c: Sentence, kind: re.Pattern[str] | None, state: PickState,
     concludes = (c.index, c.position) in state.concluding and kind is not None and bool(kind.search(c.text))
     novel = bool(content_stems(c.text) - state.question)
     total = sum(terms.values()) or 1.0
-    cover = sum(terms.get(t, 0.0) for t in asked) / total + 0.5 * sum(terms.get(t, 0.0) for t in c.stems) / total
+    cover = (
+        sum(terms.get(t, 0.0) for t in asked) / total + 0.5 * sum(terms.get(t, 0.0) for t in c.stems) / total
+    )
     return typed, clean, concludes, novel, round(cover + 0.001 * c.weight, 6)
 
 
@@ -37,7 +39,8 @@ LEAD_TYPED_COVER = 0.7
 
 def lead_of(pool: Sequence[Sentence], kind: re.Pattern[str] | None, state: PickState,
             terms: dict[str, float], *, one_sentence: bool) -> Sentence:
-    """The picked sentence that best answers the asking sentence (`answers`); in a one-sentence question a typed
+    """The picked sentence that best answers the asking sentence (`answers`); in a one-sentence question a
+    typed
     one only when its cover is at least `LEAD_TYPED_COVER` of the best cover in `pool`."""
     scored = [(c, answers(c, kind, state, terms)) for c in pool]
     # In a ticket ("… returns ERR_4013 - how much …?") the situation's words fill the cover of every sentence

@@ -27,8 +27,97 @@ from investigation.text import (
 
 # Capitalised words that are rarely what a question hinges on.
 _GENERIC_NAMES: frozenset[str] = frozenset(
-    ["american", "british", "english", "french", "german", "italian", "spanish", "russian", "chinese", "japanese", "korean", "indian", "canadian", "australian", "irish", "scottish", "welsh", "dutch", "swedish", "norwegian", "danish", "finnish", "polish", "greek", "turkish", "mexican", "brazilian", "european", "african", "asian", "latin", "christian", "catholic", "jewish", "muslim", "western", "eastern", "northern", "southern", "january", "february", "march", "april", "may", "june", "july", "august", "september", "october", "november", "december", "monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday", "he", "she", "it", "they", "his", "her", "its", "their", "this", "that", "these", "those", "there", "i", "we", "you", "according", "however", "although", "also", "after", "before", "during", "while", "since", "when", "then", "later"]
+    [
+        "american",
+        "british",
+        "english",
+        "french",
+        "german",
+        "italian",
+        "spanish",
+        "russian",
+        "chinese",
+        "japanese",
+        "korean",
+        "indian",
+        "canadian",
+        "australian",
+        "irish",
+        "scottish",
+        "welsh",
+        "dutch",
+        "swedish",
+        "norwegian",
+        "danish",
+        "finnish",
+        "polish",
+        "greek",
+        "turkish",
+        "mexican",
+        "brazilian",
+        "european",
+        "african",
+        "asian",
+        "latin",
+        "christian",
+        "catholic",
+        "jewish",
+        "muslim",
+        "western",
+        "eastern",
+        "northern",
+        "southern",
+        "january",
+        "february",
+        "march",
+        "april",
+        "may",
+        "june",
+        "july",
+        "august",
+        "september",
+        "october",
+        "november",
+        "december",
+        "monday",
+        "tuesday",
+        "wednesday",
+        "thursday",
+        "friday",
+        "saturday",
+        "sunday",
+        "he",
+        "she",
+        "it",
+        "they",
+        "his",
+        "her",
+        "its",
+        "their",
+        "this",
+        "that",
+        "these",
+        "those",
+        "there",
+        "i",
+        "we",
+        "you",
+        "according",
+        "however",
+        "although",
+        "also",
+        "after",
+        "before",
+        "during",
+        "while",
+        "since",
+        "when",
+        "then",
+        "later",
+    ]
 )
+
+
 @dataclass(frozen=True)
 class PlannerConfig:
     """Limits of planning and bridging."""
@@ -102,8 +191,13 @@ def clean_name(name: str, sentence: str, passage: str) -> str:
     opens = sentence.lstrip(" #*-\"“").startswith(name.split()[0]) if name.split() else False
     lower = _lower_case_words(passage)
     head, dot, rest = name.partition(". ")
-    if dot and len(head.split()) == 1 and (fold(head) in STOPWORDS or fold(head) in lower or fold(head) == "yes"):
-        name, opens = rest, True  # "No. The Free": what follows the full stop opens a sentence ("W. Fawell" stays)
+    if (
+        dot
+        and len(head.split()) == 1
+        and (fold(head) in STOPWORDS or fold(head) in lower or fold(head) == "yes")
+    ):
+        # "No. The Free": what follows the full stop opens a sentence ("W. Fawell" stays)
+        name, opens = rest, True
     tokens = name.split()
     if len(tokens) < 2 or not opens:
         return name
@@ -115,10 +209,33 @@ def clean_name(name: str, sentence: str, passage: str) -> str:
     return " ".join(tokens)
 
 
-_STATE = re.compile(r"\b(?:is|are|was|were|becomes?|became|gets?|got|stays?|remains?|turns?|goes|went)\s+"
-                    r"(?:now\s+|then\s+|automatically\s+|immediately\s+)?(?!not\b)([a-z]+(?:ed|en)|[a-z]+-[a-z]+)\b")
-_NOT_STATES = frozenset(["used", "based", "needed", "required", "called", "named", "listed", "shown", "described",
-                         "included", "sent", "given", "made", "done", "seen", "taken", "known", "charged", "billed"])
+_STATE = re.compile(
+    r"\b(?:is|are|was|were|becomes?|became|gets?|got|stays?|remains?|turns?|goes|went)\s+"
+    r"(?:now\s+|then\s+|automatically\s+|immediately\s+)?(?!not\b)([a-z]+(?:ed|en)|[a-z]+-[a-z]+)\b"
+)
+_NOT_STATES = frozenset(
+    [
+        "used",
+        "based",
+        "needed",
+        "required",
+        "called",
+        "named",
+        "listed",
+        "shown",
+        "described",
+        "included",
+        "sent",
+        "given",
+        "made",
+        "done",
+        "seen",
+        "taken",
+        "known",
+        "charged",
+        "billed",
+    ]
+)
 
 
 def _listed_beside_the_question(name: str, sentence: str, question_stems: set[str]) -> bool:
@@ -142,7 +259,9 @@ def introduced_terms(sentence: str, question: str) -> list[str]:
             and not content_stems(t) <= asked]
 
 
-def mentions(source: Evidence, question: str, config: PlannerConfig = PlannerConfig()) -> list[tuple[str, float]]:
+def mentions(
+    source: Evidence, question: str, config: PlannerConfig = PlannerConfig()
+) -> list[tuple[str, float]]:
     """Names mentioned by a passage, with a salience for the question, best first.
 
     Names in the passage's opening alias ("Andrew Alan "Drew" Fuller (born …) is …") are the subject
@@ -245,7 +364,9 @@ def find_anchors(question: str, evidence: Sequence[Evidence]) -> list[tuple[Evid
         weight = (0.8 + 0.2 * position / length) * (1.0 if e.grade is not Grade.INCORRECT else 0.85)
         found.append((e, weight))
     if not found:
-        usable = sorted((e for e in evidence if e.grade is not Grade.INCORRECT), key=lambda e: (-e.score, e.chunk_id))
+        usable = sorted(
+            (e for e in evidence if e.grade is not Grade.INCORRECT), key=lambda e: (-e.score, e.chunk_id)
+        )
         fallback = usable[:2] or sorted(evidence, key=lambda e: (-e.score, e.chunk_id))[:1]
         found = [(e, 0.7) for e in fallback]
     return sorted(found, key=lambda item: (-item[1] - 0.2 * item[0].score, item[0].chunk_id))

@@ -59,7 +59,11 @@ def candidate_sentences(question: str, evidence: Sequence[Evidence]) -> list[Sen
     out: list[Sentence] = []
     asked = content_stems(question)
     names = [fold(n) for n in focus_names(question)]
-    rare = [n for n in names if len(n) >= 3 and 0 < sum(n in fold(e.text) for e in evidence) <= max(1, len(evidence) // 4)]
+    rare = [
+        n
+        for n in names
+        if len(n) >= 3 and 0 < sum(n in fold(e.text) for e in evidence) <= max(1, len(evidence) // 4)
+    ]
     for index, e in enumerate(evidence):
         # The selection ranked the evidence (links and bridges included): its leaders count fully even when
         # their grade against the original question is low (the second hop of a chain often is).
@@ -73,11 +77,11 @@ def candidate_sentences(question: str, evidence: Sequence[Evidence]) -> list[Sen
             text = re.sub(r"^(yes|no)[.,!]\s+(?=\w)", "", text, flags=re.IGNORECASE)
             if len(words(text)) < 3 or carries_instructions(text):  # orders to an AI are never quoted
                 continue
-            # The stems of f"{text} {unit.section}" and of the title, from each part's (the sentence's are read
-            # anyway, and sections and titles repeat): no word spans the space between two parts.
+            # The stems of f"{text} {unit.section}" and of the title, from each part's (the sentence's are
+            # read anyway, and sections and titles repeat): no word spans the space between two parts.
             stems = _ion_stems(text) | _ion_stems(unit.section) | _ion_stems(e.title)
-            # The only sentences naming the question's own specific place, code or product ("Sydney") are about
-            # the asker's case however the passage as a whole was graded.
+            # The only sentences naming the question's own specific place, code or product ("Sydney") are
+            # about the asker's case however the passage as a whole was graded.
             sentence_weight = max(weight, _NAMED_WEIGHT) if any(n in fold(text) for n in rare) else weight
             # A tool's record of the requester's own account says what no general article can.
             own = TOOL_RECORD_PRIOR if e.source_id.startswith("tool:") and stems & asked else 0.0
@@ -90,17 +94,20 @@ _PRONOUN = re.compile(r"^(?:(He|She|They|It)|(His|Her|Their|Its))\s+(?=[a-z0-9])
 
 
 # A passage about a work, place or organisation: its "He"/"She" is somebody else (the author, a founder).
-_WORK = re.compile(r"\b(?:is|was|are|were)\s+(?:a|an|the)\s+(?:[\w-]+\s+){0,5}(?:film|movie|album|song|single|ballet|"
-                   r"opera|novel|book|play|poem|series|sitcom|show|game|episode|band|group|company|magazine|newspaper|"
-                   r"journal|river|city|town|village|county|station|airport|school|university|college|team|club|ship|"
-                   r"building|church|museum|park|festival|award|brand|network|channel|label|party)s?\b", re.IGNORECASE)
+_WORK = re.compile(
+    r"\b(?:is|was|are|were)\s+(?:a|an|the)\s+(?:[\w-]+\s+){0,5}(?:film|movie|album|song|single|ballet|"
+    r"opera|novel|book|play|poem|series|sitcom|show|game|episode|band|group|company|magazine|newspaper|"
+    r"journal|river|city|town|village|county|station|airport|school|university|college|team|club|ship|"
+    r"building|church|museum|park|festival|award|brand|network|channel|label|party)s?\b",
+    re.IGNORECASE,
+)
 
 
 def resolve_pronoun(sentence: str, subject: str, *, work: bool = False) -> str:
     """A sentence quoted out of its passage says whom it is about: in a passage named after a person or a
     thing, a leading "He"/"She"/"It"/"They" becomes the name ("He was a Formula One driver" → "Eddie Irvine
-    was a Formula One driver"), "His"/"Her"/"Its"/"Their" the name's possessive; in a passage about a
-    `work` (a film, a song, a company) only "It"/"Its" is the work; "He", "She", "They" are people and stay."""
+    was a Formula One driver"), "His"/"Her"/"Its"/"Their" the name's possessive; in a passage about a `work`
+    (a film, a song, a company) only "It"/"Its" is the work; "He", "She", "They" are people and stay."""
     found = _PRONOUN.match(sentence)
     if not subject or not found or fold(subject) in fold(sentence):
         return sentence
@@ -125,7 +132,8 @@ _RARITY = 1.0  # how much more the rarest question term weighs than one every ev
 
 
 def rarity(terms: dict[str, float], candidates: Sequence[Sentence]) -> dict[str, float]:
-    """Question terms that few evidence sentences hold weigh more ("passkeys" beside "members", "sign in"): the
+    """Question terms that few evidence sentences hold weigh more ("passkeys" beside "members", "sign in"):
+    the
     sentences that hold them are about what this question asks, not about the topic every passage shares."""
     if len(candidates) < 4:
         return terms
@@ -137,11 +145,12 @@ def rarity(terms: dict[str, float], candidates: Sequence[Sentence]) -> dict[str,
 
 @dataclass(frozen=True, slots=True)
 class Fixed:
-    """What `sentence_gain` reads of a sentence that stays the same while one answer is picked (the question's terms,
-    kind, codes and situation are all set before the first round): worked out once per sentence, not in
+    """What `sentence_gain` reads of a sentence that stays the same while one answer is picked (the question's
+    terms, kind, codes and situation are all set before the first round): worked out once per sentence, not in
     every round of the pick."""
 
-    hits: AbstractSet[str]  # the question terms it holds (the set as built: summed in its own order, as before)
+    # the question terms it holds (the set as built: summed in its own order, as before)
+    hits: AbstractSet[str]
     base: float  # their share of the question's weight
     beyond: frozenset[str]  # its (-ion) stems that are not question terms: what links it to a picked sentence
     typed: bool  # it holds the asked kind of value next to what is asked (`is_typed`, before one is found)
@@ -157,12 +166,21 @@ def fixed_gain(c: Sentence, terms: dict[str, float], total: float, state: PickSt
            kind: re.Pattern[str] | None) -> Fixed:
     hits = terms.keys() & c.stems  # a set in CPython's order either way round (the view's `&` takes both)
     return Fixed(
-        hits=hits, base=sum(terms[t] for t in hits) / total, beyond=_ion_stems(c.text).difference(terms),
+        hits=hits,
+        base=sum(terms[t] for t in hits) / total,
+        beyond=_ion_stems(c.text).difference(terms),
         typed=_holds_asked_kind(c, kind, state),
         concludes=_concludes(c, kind, state),
-        others=sum(0.5 * _CONTEXT_BONUS for other, wanted in state.others if other.search(c.text) and c.stems & wanted),
-        length=len(c.text.split()), lead_in=c.text.rstrip(" .").endswith(":"), off=contrasts(c) or is_sibling(c, state),
-        restated=restates(c.text, state.question))
+        others=sum(
+            0.5 * _CONTEXT_BONUS
+            for other, wanted in state.others
+            if other.search(c.text) and c.stems & wanted
+        ),
+        length=len(c.text.split()),
+        lead_in=c.text.rstrip(" .").endswith(":"),
+        off=contrasts(c) or is_sibling(c, state),
+        restated=restates(c.text, state.question),
+    )
 
 
 def sentence_gain(c: Sentence, fixed: Fixed, terms: dict[str, float], total: float, state: PickState,
@@ -170,15 +188,22 @@ def sentence_gain(c: Sentence, fixed: Fixed, terms: dict[str, float], total: flo
     """What a sentence adds: uncovered question terms, the expected kind of answer, and a link to what was
     picked already (the chain: the sentence after "ERR_4030 means suspended" is about suspension)."""
     new = sum(terms[t] for t in fixed.hits if t not in state.covered) / total
-    chain = 0.08 * len(c.stems & bridge.get(c.index, set())) + min(0.25, 0.05 * len(fixed.beyond & state.linked))
+    chain = 0.08 * len(c.stems & bridge.get(c.index, set())) + min(
+        0.25, 0.05 * len(fixed.beyond & state.linked)
+    )
     typed = _CONTEXT_BONUS if fixed.typed and not state.kind_found else 0.0
     if fixed.concludes:
         typed = 2 * _CONTEXT_BONUS  # the outcome of the asker's own situation is the answer itself
     # A sentence that also answers the second question of "how much … and how many …?" answers both at once.
     typed += fixed.others
-    nearby = 0.08 if (c.index, c.position - 1) in state.places or (c.index, c.position + 1) in state.places else 0.0
+    nearby = (
+        0.08
+        if (c.index, c.position - 1) in state.places or (c.index, c.position + 1) in state.places
+        else 0.0
+    )
     length = fixed.length
-    # A short sentence that holds the asked value ("Idle timeout: 7 days.") is the ideal answer, not a fragment.
+    # A short sentence that holds the asked value ("Idle timeout: 7 days.") is the ideal answer, not a
+    # fragment.
     shape = -0.15 if length > 60 else (-0.1 if length < 5 and not typed else 0.0)
     if fixed.lead_in:  # a list's lead-in says nothing by itself
         shape -= 0.3
@@ -189,7 +214,11 @@ def sentence_gain(c: Sentence, fixed: Fixed, terms: dict[str, float], total: flo
     title = state.titles[c.index] if c.index < len(state.titles) else ""
     followed = (state.follow if len(title) >= 3 and title in state.said and title not in state.question_text
                 else 0.0)
-    return c.weight * (0.4 * fixed.base + 0.8 * new + typed + min(0.24, chain) + nearby + followed) + shape + c.prior
+    return (
+        c.weight * (0.4 * fixed.base + 0.8 * new + typed + min(0.24, chain) + nearby + followed)
+        + shape
+        + c.prior
+    )
 
 
 @dataclass
@@ -231,7 +260,8 @@ _NUMBER = re.compile(r"(?<![\w.,-])[$€£]?(\d[\d,.]*\d|\d)(?![\w-])")
 
 
 def _numbers(text: str) -> set[str]:
-    """The stand-alone numbers of a text ("$700" → 700, "43,200"), not those inside names ("EU-1", "ERR_4030")."""
+    """The stand-alone numbers of a text ("$700" → 700, "43,200"), not those inside names ("EU-1",
+    "ERR_4030")."""
     return {m.group(1).replace(",", "") for m in _NUMBER.finditer(text)}
 
 
@@ -256,15 +286,21 @@ def _concludes(c: Sentence, kind: re.Pattern[str] | None, state: PickState) -> b
 CODE_ID = re.compile(r"\b[A-Z]{2,}[_-]\d+\b")
 
 
-# "We moved our workspace from EU-1 to AP-1": a change between two named things (upgraded from Team to Business).
+# "We moved our workspace from EU-1 to AP-1": a change between two named things (upgraded from Team to
+# Business).
 MOVE = re.compile(r"\bfrom\s+((?-i:[A-Z][\w-]*))\s+to\s+((?-i:[A-Z][\w-]*))", re.IGNORECASE)
 
 
 def is_sibling(c: Sentence, state: PickState) -> bool:
     """The sentence is about another code of the same family than the question's ("ERR_4221 — Webhook endpoint
-    disabled …" for a question about ERR_4031) and does not name the question's own: it answers another ticket."""
+    disabled …" for a question about ERR_4031) and does not name the question's own: it answers another
+    ticket."""
     text = fold(c.text)
-    if state.left and any(_word_in(a, text) for a in state.left) and not any(_word_in(b, text) for b in state.reached):
+    if (
+        state.left
+        and any(_word_in(a, text) for a in state.left)
+        and not any(_word_in(b, text) for b in state.reached)
+    ):
         return True  # it is about what the asker has left ("… for EU-1" after a move from EU-1 to AP-1)
     if not state.codes:
         return False

@@ -24,12 +24,71 @@ from investigation.text import (
 )
 
 _COMPARISON_WORDS = frozenset(
-    ["both", "either", "neither", "same", "common", "older", "younger", "oldest", "youngest", "earlier", "later", "first", "larger", "largest", "smaller", "bigger", "longer", "shorter", "taller", "higher", "lower", "more", "less", "fewer", "newer", "better", "respective", "respectively", "also", "too"]
+    [
+        "both",
+        "either",
+        "neither",
+        "same",
+        "common",
+        "older",
+        "younger",
+        "oldest",
+        "youngest",
+        "earlier",
+        "later",
+        "first",
+        "larger",
+        "largest",
+        "smaller",
+        "bigger",
+        "longer",
+        "shorter",
+        "taller",
+        "higher",
+        "lower",
+        "more",
+        "less",
+        "fewer",
+        "newer",
+        "better",
+        "respective",
+        "respectively",
+        "also",
+        "too",
+    ]
 )
 # Words that say what a question asks, not what to look for: "how long", "what happens", "do we get".
-_ASKING_WORDS = frozenset(["long", "much", "many", "far", "often", "soon", "fast", "quickly", "happen", "happens",
-                           "happened", "get", "gets", "got", "give", "want", "need", "keep", "make", "take", "think",
-                           "use", "know", "tell", "mean", "means", "still"])
+_ASKING_WORDS = frozenset(
+    [
+        "long",
+        "much",
+        "many",
+        "far",
+        "often",
+        "soon",
+        "fast",
+        "quickly",
+        "happen",
+        "happens",
+        "happened",
+        "get",
+        "gets",
+        "got",
+        "give",
+        "want",
+        "need",
+        "keep",
+        "make",
+        "take",
+        "think",
+        "use",
+        "know",
+        "tell",
+        "mean",
+        "means",
+        "still",
+    ]
+)
 # The planner's limits when none are given.
 _DEFAULTS = PlannerConfig()
 
@@ -110,8 +169,8 @@ def bridge_candidates(question: str, evidence: Sequence[Evidence],
 
 def unresolved_words(question: str, covered: set[str], config: PlannerConfig = _DEFAULTS) -> list[str]:
     """Content words of the sentence that asks, not yet covered by the passages on the path: the relation
-    still to be found ("born city"), without the words that only say how it is asked ("how long", "get");
-    when that sentence leaves fewer than two, the situation described before it ("a clinic … patient data")."""
+    still to be found ("born city"), without the words that only say how it is asked ("how long", "get"); when
+    that sentence leaves fewer than two, the situation described before it ("a clinic … patient data")."""
     out: list[str] = []
     asking = ask_sentence(question)
     parts = [asking] if asking == question else [asking, question]
@@ -177,5 +236,13 @@ def probe_queries(question: str, names: Sequence[str], asked: Sequence[str]) -> 
     return [SubQuery(text=" ".join(fresh), purpose="probe: " + ", ".join(fresh), kind=QueryKind.PROBE)]
 
 
-__all__ = ["PlannerConfig", "bridge_candidates", "bridge_queries", "part_queries", "plan_question", "probe_queries",
-           "property_words", "unresolved_words"]
+__all__ = [
+    "PlannerConfig",
+    "bridge_candidates",
+    "bridge_queries",
+    "part_queries",
+    "plan_question",
+    "probe_queries",
+    "property_words",
+    "unresolved_words",
+]

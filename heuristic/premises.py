@@ -27,7 +27,9 @@ def denies(sentence: str, name: str, question: str) -> bool:
     text, key = fold(sentence), re.escape(fold(name))
     if re.search(rf"{_DENIED_BEFORE}{key}\b", text):
         return True
-    return bool(re.search(rf"\b{key}\s+{_DENIED_AFTER}", text) and re.search(rf"\b{key}\s+{_ASSUMED}", fold(question)))
+    return bool(
+        re.search(rf"\b{key}\s+{_DENIED_AFTER}", text) and re.search(rf"\b{key}\s+{_ASSUMED}", fold(question))
+    )
 
 
 def correction(question: str, candidates: Sequence[Sentence]) -> Sentence | None:

@@ -21,21 +21,28 @@ _BOLD_LEAD = re.compile(r"^\*\*([^*]{1,160}?)[.:]?\*\*[.:]?\s+(?=\S)")
 _LINK = re.compile(r"\[([^\]]+)\]\([^)]*\)")
 _EMPHASIS = re.compile(r"(\*\*|__)(.+?)\1|(?<![\w*])\*(?!\s)([^*\n]+?)(?<!\s)\*(?![\w*])")
 _CODE = re.compile(r"`([^`]*)`")
-# HTML in a document is data: hidden elements and comments say nothing a reader sees, so they are dropped whole
-# (a classic hiding place for injected instructions); other tags are stripped, keeping their text.
+# HTML in a document is data: hidden elements and comments say nothing a reader sees, so they are dropped
+# whole (a classic hiding place for injected instructions); other tags are stripped, keeping their text.
 _HIDDEN_HTML = re.compile(
     r"<(\w+)\b[^>]*(?:display\s*:\s*none|visibility\s*:\s*hidden|\shidden\b)[^>]*>.*?</\1\s*>",
     re.IGNORECASE | re.DOTALL)
 _HTML_COMMENT = re.compile(r"<!--.*?-->", re.DOTALL)
-_HTML_TAGS = ("a|abbr|article|b|blockquote|br|button|center|code|details|div|em|font|footer|form|h[1-6]|header|hr|i|"
-              "iframe|img|input|label|li|link|meta|ol|p|pre|section|small|span|strong|sub|summary|sup|table|tbody|"
-              "td|th|thead|tr|u|ul")
+_HTML_TAGS = (
+    "a|abbr|article|b|blockquote|br|button|center|code|details|div|em|font|footer|form|h[1-6]|header|hr|i|"
+    "iframe|img|input|label|li|link|meta|ol|p|pre|section|small|span|strong|sub|summary|sup|table|tbody|"
+    "td|th|thead|tr|u|ul"
+)
 # Only real HTML tags: placeholders such as <token> or <org-id> in documentation are text.
 _TAG = re.compile(rf"</?(?:{_HTML_TAGS})\b[^>]*>", re.IGNORECASE)
-_SCRIPT = re.compile(r"<(script|style|template|system|tool_use)\b[^>]*>.*?</\1\s*>", re.IGNORECASE | re.DOTALL)
+_SCRIPT = re.compile(
+    r"<(script|style|template|system|tool_use)\b[^>]*>.*?</\1\s*>", re.IGNORECASE | re.DOTALL
+)
 # Tags that imitate the prompt's own fences or roles ("</passage>", "<system>") are never text a reader wants.
-_FENCE_TAG = re.compile(r"</?\s*(?:passage|retrieved_passages|system|tool_use|assistant|user|human|question|draft)"
-                        r"\b[^>]*>", re.IGNORECASE)
+_FENCE_TAG = re.compile(
+    r"</?\s*(?:passage|retrieved_passages|system|tool_use|assistant|user|human|question|draft)"
+    r"\b[^>]*>",
+    re.IGNORECASE,
+)
 _FENCE = re.compile(r"```.*?(```|$)", re.DOTALL)
 _SEPARATOR_CELL = re.compile(r"^:?-{3,}:?$")
 _BULLET_START = re.compile(r"^[-*•]\s+")
@@ -44,7 +51,8 @@ _NUMBERED_SPLIT = re.compile(r"\s+(?=\d{1,2}\.\s+\S)")
 _LONG_CELL_WORDS = 12
 _SHORT_ROW_WORDS = 25  # a cell this short stays one sentence even when it holds several
 _CELL_SENTENCE = re.compile(r"(?<=[a-z)])\.\s+(?=[A-Z$€£\d])(?<!\be\.g\.\s)(?<!\bi\.e\.\s)")
-_RATE_HEADER = re.compile(r"^[A-Z]?[a-z]+s\s+per\s+\w+", re.IGNORECASE)  # "Requests per minute", "Runs per month"
+# "Requests per minute", "Runs per month"
+_RATE_HEADER = re.compile(r"^[A-Z]?[a-z]+s\s+per\s+\w+", re.IGNORECASE)
 _BARE_NUMBER = re.compile(r"^([$€£]?\d[\d,.]*)\s*(\([^)]*\))?$")  # "1,200", "300 (raised from 200 …)"
 
 
@@ -156,8 +164,11 @@ def render_row(header: list[str], row: list[str], label: str = "", question: str
             parts.append(f"{number.group(1)} {header[i][:1].lower()}{header[i][1:]}{note}")
             continue
         parts.append(cell if long_cell or not header[i] else f"{header[i]} {cell}")
-    subject = f"{label}, {first[:1].lower() + first[1:]}" if label and first and fold(label) not in fold(first) \
+    subject = (
+        f"{label}, {first[:1].lower() + first[1:]}"
+        if label and first and fold(label) not in fold(first)
         else first or label
+    )
     return _end(f"{subject}: {'; '.join(parts)}" if parts else subject)
 
 
@@ -206,8 +217,12 @@ def _parse_units(text: str, question: str) -> list[Unit]:
                 parts = split_sentences(sentence) if len(sentence.split()) > 40 else [sentence]
                 subject = sentence.split(": ", 1)[0] if ": " in sentence else ""
                 out.append(Unit(parts[0], context, "row"))
-                out.extend(Unit(_end(p), f"{context}. {subject}" if context and subject else subject or context,
-                                "row") for p in parts[1:])
+                out.extend(
+                    Unit(
+                        _end(p), f"{context}. {subject}" if context and subject else subject or context, "row"
+                    )
+                    for p in parts[1:]
+                )
             continue
         lead_label = _BOLD_LEAD.match(block)
         if lead_label:
@@ -239,7 +254,8 @@ def _prose(block: str, context: str) -> list[Unit]:
         # item's sentences are about, as a heading would.
         labelled = _BOLD_LEAD.match(item.strip())
         where = context
-        if labelled and re.match(r"\*\*[^*]+\.\*\*", item.strip()):  # a label that is a title ("… (14 days).")
+        # a label that is a title ("… (14 days).")
+        if labelled and re.match(r"\*\*[^*]+\.\*\*", item.strip()):
             label = inline(labelled.group(1)).rstrip(".:")
             where = f"{context}. {label}" if context else label
             item = item.strip()[labelled.end():]
@@ -254,7 +270,8 @@ def _prose(block: str, context: str) -> list[Unit]:
 
 
 def enumerates(text: str) -> bool:
-    """A bare list of names, not a sentence ("HTTP request, Slack, Google Sheets, … and Amazon S3."): what they
+    """A bare list of names, not a sentence ("HTTP request, Slack, Google Sheets, … and Amazon S3."): what
+    they
     are, and who gets them, is said only by the heading above them."""
     parts = [p.strip() for p in re.split(r",\s*|\s+and\s+|\s+or\s+", text.rstrip(" .")) if p.strip()]
     if len(parts) < 4 or any(len(p.split()) > 4 for p in parts):
@@ -279,7 +296,14 @@ def _with_context(text: str, section: str, kind: str) -> str:
         return text
     text_stems = content_stems(text)
     tokens = re.findall(r"[\w-]+", section)
-    named = [w for i, w in enumerate(tokens)
-             if ((i > 0 and w[:1].isupper()) or any(c.isdigit() or c == "_" for c in w) or (len(w) > 1 and w.isupper()))
-             and content_stems(w) - text_stems]
+    named = [
+        w
+        for i, w in enumerate(tokens)
+        if (
+            (i > 0 and w[:1].isupper())
+            or any(c.isdigit() or c == "_" for c in w)
+            or (len(w) > 1 and w.isupper())
+        )
+        and content_stems(w) - text_stems
+    ]
     return f"{section}: {text}" if named else text

@@ -1,4 +1,5 @@
-"""A found passage read ahead of the heuristics: what grading, judging, selection and synthesis first read of it.
+"""A found passage read ahead of the heuristics: what grading, judging, selection and synthesis first read of
+it.
 
 Every reading here is a pure function of the passage's title and text, memoised by the text caches
 (investigation/memo.py), so reading a passage ahead changes no result: a step that reads it later finds the

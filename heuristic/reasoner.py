@@ -88,7 +88,9 @@ class HeuristicReasoner:
             return [*probes, *part_queries(plan, judgment.missing_information, asked)]
         return [*probes, *bridge_queries(question, evidence, asked, self.planner_config)]
 
-    def select(self, question: str, evidence: Sequence[Evidence], k: int, token_budget: int) -> list[Evidence]:
+    def select(
+        self, question: str, evidence: Sequence[Evidence], k: int, token_budget: int
+    ) -> list[Evidence]:
         return select_evidence(question, evidence, k, token_budget, self.selection_config)
 
     def synthesize(self, question: str, route: RouteDecision, evidence: Sequence[Evidence]) -> Answer:

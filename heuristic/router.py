@@ -32,7 +32,20 @@ _CHITCHAT_PROTOTYPES = (
     "good morning", "have a nice day", "goodbye, see you later", "who are you?", "what can you do?",
     "you are awesome", "nice to meet you", "ok great", "how is it going?",
 )
-_FILLER = {"there", "team", "sleuth", "bot", "again", "guys", "folks", "everyone", "all", "please", "lot", "much"}
+_FILLER = {
+    "there",
+    "team",
+    "sleuth",
+    "bot",
+    "again",
+    "guys",
+    "folks",
+    "everyone",
+    "all",
+    "please",
+    "lot",
+    "much",
+}
 
 # "Are X and Y both …", "Which is older, X or Y", "between X and Y", "X or Y?", "same …", "in common",
 # "X vs Y", "compare X and Y", "on X and on Y" (the same property asked of each).
@@ -79,8 +92,10 @@ _BRIDGE_CUES = (
     *_DESCRIPTION_CUES,
     re.compile(r"\bthe\s+([a-z]+\s+){0,2}(of|containing|for|by|with)\s+[A-Z\"“]"),
     # "… by a singer-songwriter from what state?": the answer is an attribute of someone to be found first.
-    re.compile(r"\b(by|of|for|with|at)\s+(a|an)\s+([\w-]+\s+){0,3}(from|of|in|at|by|for)\s+(what|which)\s+\w+",
-               re.IGNORECASE),
+    re.compile(
+        r"\b(by|of|for|with|at)\s+(a|an)\s+([\w-]+\s+){0,3}(from|of|in|at|by|for)\s+(what|which)\s+\w+",
+        re.IGNORECASE,
+    ),
 )
 
 # Kinds of things a question about the world describes instead of naming: people by role, works,
@@ -110,42 +125,62 @@ _PARTICIPLES = (
 )
 _KIND_CUES = (
     # A kind linked to a name: "The director of Inception", "the 1997 novel by Arundhati Roy".
-    re.compile(r"\b(?i:the|a|an|its|his|her|their)\s+(?:[\w'’-]+\s+){0,3}" + _KINDS
-               + r"\s+(?:of|by|from|behind|starring|featuring)\s+(?:(?i:the)\s+)?[A-Z0-9\"“]"),
+    re.compile(
+        r"\b(?i:the|a|an|its|his|her|their)\s+(?:[\w'’-]+\s+){0,3}"
+        + _KINDS
+        + r"\s+(?:of|by|from|behind|starring|featuring)\s+(?:(?i:the)\s+)?[A-Z0-9\"“]"
+    ),
     # A kind qualified before it: "Which American film director", "What 1988 Telugu comedy", "which
     # rapper and producer from Compton", "which band that also included …", "which series created by …".
     re.compile(r"\b(?i:which|what)\s+(?:(?:\d{4}|[A-Z][\w-]+)\s+)+(?:[\w-]+\s+){0,3}" + _KINDS + r"\b"),
-    re.compile(r"\b(?i:which|what)\s+(?:[\w-]+\s+){0,3}" + _KINDS + r"(?:(?:,|\s+and|,\s+and)\s+[\w-]+)*,?\s+"
-               r"(?:from|who|whom|whose|that|which|where|with|" + _PARTICIPLES + r")\b"),
+    re.compile(
+        r"\b(?i:which|what)\s+(?:[\w-]+\s+){0,3}" + _KINDS + r"(?:(?:,|\s+and|,\s+and)\s+[\w-]+)*,?\s+"
+        r"(?:from|who|whom|whose|that|which|where|with|" + _PARTICIPLES + r")\b"
+    ),
     # A kind belonging to a name: "Serena Williams' first coach", "Madonna's first husband".
     re.compile(r"\b[A-Z][\w.-]*(?:['’]s|s['’])\s+(?:[a-z-]+\s+){0,2}" + _KINDS + r"\b"),
     # A kind described by a participle phrase around a name: "a 2014 animated film starring Chris Pratt",
     # "series created by Matt Groening".
-    re.compile(r"\b" + _KINDS + r"\s+(?:[a-z]+\s+)?" + _PARTICIPLES + r"\s+(?:(?:by|in|at|on|after|for|with)\s+)?"
-               r"(?:(?i:the|a|an)\s+)?[A-Z0-9\"“]"),
+    re.compile(
+        r"\b" + _KINDS + r"\s+(?:[a-z]+\s+)?" + _PARTICIPLES + r"\s+(?:(?:by|in|at|on|after|for|with)\s+)?"
+        r"(?:(?i:the|a|an)\s+)?[A-Z0-9\"“]"
+    ),
     # A contact clause after a kind: "the state the Battle of Mine Creek was fought in".
-    re.compile(r"\b(?i:the)\s+" + _KINDS + r"\s+(?:(?i:the)\s+)?[A-Z][\w'’.-]*(?:\s+(?:of|de|the|and|[A-Z][\w'’.-]*))*"
-               r"\s+(?:is|was|were|are|has|had|did|does|[a-z]+ed)\b"),
+    re.compile(
+        r"\b(?i:the)\s+"
+        + _KINDS
+        + r"\s+(?:(?i:the)\s+)?[A-Z][\w'’.-]*(?:\s+(?:of|de|the|and|[A-Z][\w'’.-]*))*"
+        r"\s+(?:is|was|were|are|has|had|did|does|[a-z]+ed)\b"
+    ),
     # A name used as a description, at the start too: "The Grand Budapest Hotel director's previous film".
-    re.compile(r"\b(?i:the)\s+(?:[A-Z\"“][\w'’\"”.-]*\s+)+(?:director|author|singer|creator|founder|producer|"
-               r"writer|composer|band|performer|star|team|company)"),
+    re.compile(
+        r"\b(?i:the)\s+(?:[A-Z\"“][\w'’\"”.-]*\s+)+(?:director|author|singer|creator|founder|producer|"
+        r"writer|composer|band|performer|star|team|company)"
+    ),
 )
 
-_ATTRIBUTES = (r"(?:price|prices|cost|costs|fee|fees|limit|limits|cap|quota|size|length|duration|amount|number|rate|"
-               r"timeout|window|allowance|version|url|address|status|balance|discount|charge|deadline)")
+_ATTRIBUTES = (
+    r"(?:price|prices|cost|costs|fee|fees|limit|limits|cap|quota|size|length|duration|amount|number|rate|"
+    r"timeout|window|allowance|version|url|address|status|balance|discount|charge|deadline)"
+)
 
 # Routing reads more kinds of description than the loop's depth estimate does: the stop rules were
 # measured with the cues above, and a third hop only pays off for what those find.
 _ROUTE_CUES = (
     _DESCRIPTION_CUES[0],
     # "the X of the Y", unless X is a quantity or setting of Y ("the price of the Pro plan"): one lookup.
-    re.compile(r"\b(the|a|an|its|his|her|their)\s+(?!(?:\w+\s+){0,2}?" + _ATTRIBUTES + r"\s+(?:of|for|on|in)\b)"
-               r"(\w+\s+){0,2}(of|for|by|from|in|at|on|with)\s+(the|a|an|its|his|her|their)\s+\w+", re.IGNORECASE),
+    re.compile(
+        r"\b(the|a|an|its|his|her|their)\s+(?!(?:\w+\s+){0,2}?" + _ATTRIBUTES + r"\s+(?:of|for|on|in)\b)"
+        r"(\w+\s+){0,2}(of|for|by|from|in|at|on|with)\s+(the|a|an|its|his|her|their)\s+\w+",
+        re.IGNORECASE,
+    ),
     *_DESCRIPTION_CUES[2:],
     re.compile(r"\bthe\s+([a-z]+\s+){0,3}(of|containing|for|by|with)\s+[A-Z\"“]"),
     # A noun described by a participle phrase: "the book named after the artist", "the country premiering X".
-    re.compile(r"\bthe\s+[a-z]+\s+([a-z]{3,}ed|[a-z]{3,}ing)\s+((after|as|by|in|for|during|on|from)\s+(the|a|an)\b|"
-               r"[A-Z])"),
+    re.compile(
+        r"\bthe\s+[a-z]+\s+([a-z]{3,}ed|[a-z]{3,}ing)\s+((after|as|by|in|for|during|on|from)\s+(the|a|an)\b|"
+        r"[A-Z])"
+    ),
     # "the founder of the band Porcupine Tree": a role in something named.
     re.compile(r"\bthe\s+([a-z]+\s+){0,4}of\s+the\s+[a-z]+\s+[A-Z]"),
     # An appositive asking for a detail of the described thing: "How to Eat, released in which year, is …".
@@ -154,21 +189,34 @@ _ROUTE_CUES = (
     re.compile(r"\bthe\s+same\s+[a-z]+\s+as\b", re.IGNORECASE),
     # "… by a singer-songwriter from what state?", "worked with the mayor of what city?": the answer is an
     # attribute of someone or something to be found first.
-    re.compile(r"\b(by|of|for|with|at|on|in|to)\s+(a|an|the)\s+([\w-]+\s+){0,3}(from|of|in|at|by|for|on)\s+"
-               r"(what|which|whom?)\b", re.IGNORECASE),
+    re.compile(
+        r"\b(by|of|for|with|at|on|in|to)\s+(a|an|the)\s+([\w-]+\s+){0,3}(from|of|in|at|by|for|on)\s+"
+        r"(what|which|whom?)\b",
+        re.IGNORECASE,
+    ),
     # An indefinite description with a relative clause: "published by a house that was founded in 2005".
-    re.compile(r"\b(a|an|another)\s+([\w-]+\s+){0,4}(that|which|who|whose)\s+(\w+\s+)?(was|were|is|are|has|had|"
-               r"originally|first|also|later|[a-z]+ed|[a-z]+s)\b", re.IGNORECASE),
+    re.compile(
+        r"\b(a|an|another)\s+([\w-]+\s+){0,4}(that|which|who|whose)\s+(\w+\s+)?(was|were|is|are|has|had|"
+        r"originally|first|also|later|[a-z]+ed|[a-z]+s)\b",
+        re.IGNORECASE,
+    ),
     # A description by a participle: "a network founded by who", "a company headquartered in what city".
-    re.compile(r"\b(a|an|the)\s+([\w-]+\s+){0,3}(founded|created|owned|headquartered|based|located|formed|"
-               r"started|established|operated|broadcast|aired|produced|published|directed|written)\s+"
-               r"(by|in|at|on)\s+(what|which|whom?)\b", re.IGNORECASE),
+    re.compile(
+        r"\b(a|an|the)\s+([\w-]+\s+){0,3}(founded|created|owned|headquartered|based|located|formed|"
+        r"started|established|operated|broadcast|aired|produced|published|directed|written)\s+"
+        r"(by|in|at|on)\s+(what|which|whom?)\b",
+        re.IGNORECASE,
+    ),
     # A contact clause around a name: "the city Kevin Durant played for", "the country Ceelmakoile is in".
-    re.compile(r"\bthe\s+[a-z]+\s+(?:[A-Z][\w'’.-]*\s+)+(?:is|was|were|are|has|had|did|does|[a-z]+ed|played|"
-               r"fought|won|lost|joined|left|made|wrote|sang|built|founded)\b"),
+    re.compile(
+        r"\bthe\s+[a-z]+\s+(?:[A-Z][\w'’.-]*\s+)+(?:is|was|were|are|has|had|did|does|[a-z]+ed|played|"
+        r"fought|won|lost|joined|left|made|wrote|sang|built|founded)\b"
+    ),
     # A name used as a description: "the It'll Be Me singer", "the Titanic director".
-    re.compile(r"\bthe\s+(?:[A-Z\"“][\w'’\"”.-]*\s+)+(singer|director|author|composer|creator|founder|owner|"
-               r"producer|writer|band|performer|actor|actress|star|artist|team|company|network|label)\b"),
+    re.compile(
+        r"\bthe\s+(?:[A-Z\"“][\w'’\"”.-]*\s+)+(singer|director|author|composer|creator|founder|owner|"
+        r"producer|writer|band|performer|actor|actress|star|artist|team|company|network|label)\b"
+    ),
     # An appositive description between commas: "X, known for Y, is …", "X, which aired in 2001, …".
     re.compile(r",\s+(known|best\s+known|famous|noted|who|which|whose)\b[^,?]{3,},\s+\w+", re.IGNORECASE),
     *_KIND_CUES,
@@ -204,7 +252,9 @@ def chitchat_prototypes(embedder: Embedder) -> np.ndarray:
     return np.asarray([embedder.embed([text])[0] for text in _CHITCHAT_PROTOTYPES], dtype=np.float32)
 
 
-def _cosine_max(embedder: Embedder, text: str, vectorise: Vectoriser | None, prototypes: np.ndarray | None) -> float:
+def _cosine_max(
+    embedder: Embedder, text: str, vectorise: Vectoriser | None, prototypes: np.ndarray | None
+) -> float:
     # The question through `vectorise` when given (the reasoner's: kept out of the embedder's on-disk cache,
     # which must not grow with every question), the prototypes as given or through the embedder.
     question = vectorise([text])[0] if vectorise is not None else embedder.embed([text])[0]
@@ -244,8 +294,11 @@ def _joined(between: str) -> bool:
     if re.fullmatch(r"[\s,\"“”']*(,?\s*(and|or|&|vs\.?|versus)\s+(the\s+\w+\s+(of\s+)?)?(the\s+)?)[\s\"“”']*",
                     between):
         return True
-    if re.fullmatch(r"[\s,\"“”']*((is|was|are|were)\s+)?([a-z]+er|more\s+[a-z]+|less\s+[a-z]+)\s+than\s+(the\s+)?"
-                    r"[\s\"“”']*", between):
+    if re.fullmatch(
+        r"[\s,\"“”']*((is|was|are|were)\s+)?([a-z]+er|more\s+[a-z]+|less\s+[a-z]+)\s+than\s+(the\s+)?"
+        r"[\s\"“”']*",
+        between,
+    ):
         return True  # "X longer than the Y"
     if re.fullmatch(r"[\s,\"“”']*([a-z]+\s+){1,2}(before|after)\s+(the\s+)?[\s\"“”']*", between):
         return True  # "X formed before the Y"
@@ -289,13 +342,22 @@ def route_question(question: str, embedder: Embedder | None = None,
 
 _IDENTIFIER = re.compile(r"\b[A-Z]{2,}[_-]?\d{3,}\b")
 _MEANING = re.compile(r"\b(mean|means|meaning|stand\s+for|stands\s+for|definition)\b", re.IGNORECASE)
-_CLAUSES = re.compile(r"(?<=[.!?])\s+|[,;:]\s+(?=(?:so\s+)?(?:what|how|when|where|why|which|who|can|could|do|does|"
-                      r"is|are|will|would|should)\b)|\s+-\s+", re.IGNORECASE)
-_ASKS = re.compile(r"\?|^\s*(what|how|when|where|why|which|who|whom|whose|can|could|do|does|did|is|are|will|would|"
-                   r"should)\b", re.IGNORECASE)
-_ANAPHOR = re.compile(r"\b(that|this|these|those|it|she|he|they|them|her|him)\b|(?<!\bis\s)(?<!\bare\s)\bthere\b"
-                      r"|\bthe\s+(\w+\s+){0,2}(we|i|you|they)\s+(need|want|use|have|get|should)\b"
-                      r"|\b(which|what)\s+\w+\s+(do|does|would|will|should)\s+(we|i|they)\s+need\b", re.IGNORECASE)
+_CLAUSES = re.compile(
+    r"(?<=[.!?])\s+|[,;:]\s+(?=(?:so\s+)?(?:what|how|when|where|why|which|who|can|could|do|does|"
+    r"is|are|will|would|should)\b)|\s+-\s+",
+    re.IGNORECASE,
+)
+_ASKS = re.compile(
+    r"\?|^\s*(what|how|when|where|why|which|who|whom|whose|can|could|do|does|did|is|are|will|would|"
+    r"should)\b",
+    re.IGNORECASE,
+)
+_ANAPHOR = re.compile(
+    r"\b(that|this|these|those|it|she|he|they|them|her|him)\b|(?<!\bis\s)(?<!\bare\s)\bthere\b"
+    r"|\bthe\s+(\w+\s+){0,2}(we|i|you|they)\s+(need|want|use|have|get|should)\b"
+    r"|\b(which|what)\s+\w+\s+(do|does|would|will|should)\s+(we|i|they)\s+need\b",
+    re.IGNORECASE,
+)
 
 
 def context_reference(question: str) -> str:

@@ -52,10 +52,13 @@ def final_scores(question: str, evidence: Sequence[Evidence], config: SelectionC
         for e in linked_titles_to(anchor, pool):
             backlinked.add(e.chunk_id)
     bridges = [b for b in (bridge_terms(question, q) for q in sorted({e.query for e in pool})) if b]
-    chain = _chain_partners(question, pool, list({e.chunk_id: e for e in [*anchors, *strong]}.values()), config)
+    chain = _chain_partners(
+        question, pool, list({e.chunk_id: e for e in [*anchors, *strong]}.values()), config
+    )
     scores: dict[str, float] = {}
     seen_sources: dict[str, int] = {}
-    for e in pool:  # best first: a document's first chunk takes the full bonuses, each further one half as much
+    # best first: a document's first chunk takes the full bonuses, each further one half as much
+    for e in pool:
         bonus = 0.0
         if e.chunk_id in linked:
             bonus += config.link_bonus
@@ -82,8 +85,11 @@ def _chain_partners(question: str, pool: Sequence[Evidence], sources: Sequence[E
     texts = {e.chunk_id: padded_words(e.text) for e in pool}
     out: dict[str, float] = {}
     for source in sources:
-        names = [key for key in (padded_words(n) for n, _s in mentions(source, question)[: config.chain_mentions])
-                 if len(key.strip()) >= 3]
+        names = [
+            key
+            for key in (padded_words(n) for n, _s in mentions(source, question)[: config.chain_mentions])
+            if len(key.strip()) >= 3
+        ]
         covered = body_stems(source.title, source.text)
         open_terms = {t: w for t, w in question_terms.items() if t not in covered}
         if not names or not open_terms:

@@ -154,7 +154,9 @@ def _conflicting_titles(correct: Sequence[Evidence]) -> list[str]:
     by_title: dict[str, set[str]] = {}
     for e in correct:
         by_title.setdefault(fold(e.title), set()).add(e.source_id)
-    return [f"several sources titled {title!r}" for title, sources in sorted(by_title.items()) if len(sources) > 1]
+    return [
+        f"several sources titled {title!r}" for title, sources in sorted(by_title.items()) if len(sources) > 1
+    ]
 
 
 def absent_names(question: str, evidence: Sequence[Evidence]) -> list[str]:
@@ -163,7 +165,9 @@ def absent_names(question: str, evidence: Sequence[Evidence]) -> list[str]:
     if not evidence:
         return []
     if all(e.hop <= 1 for e in evidence):
-        return missing_names(question, evidence) or _unless_recorded(missing_terms(question, evidence), evidence)
+        return missing_names(question, evidence) or _unless_recorded(
+            missing_terms(question, evidence), evidence
+        )
     return unsupported_names(question, evidence)
 
 
@@ -185,7 +189,8 @@ def unsupported_names(question: str, evidence: Sequence[Evidence]) -> list[str]:
     (A question whose other names are all found in correct evidence keeps going despite one odd name.)
 
     What a yes/no, offer or price question asks about (`focus.asked_terms`: "desktop app", "on-premise
-    appliance") is its focus when no name is missing: no evidence mentioning it, no other name vouches for it."""
+    appliance") is its focus when no name is missing: no evidence mentioning it, no other name vouches for
+    it."""
     missing = missing_names(question, evidence)
     if not missing:
         return _unless_recorded(missing_terms(question, evidence), evidence)

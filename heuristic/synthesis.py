@@ -65,8 +65,11 @@ def direct_answer(question: str) -> Answer:
         return Answer(text=_BOT_REPLY)
     if re.search(r"\b(sorry|apolog)", lowered):
         return Answer(text=_SORRY_REPLY)
-    if re.search(r"\b(close|bye|goodbye|weekend|have a)\b", lowered) and re.search(r"\b(thank|thx|cheers|close|bye|"
-                                                                                    r"great|perfect)", lowered):
+    if re.search(r"\b(close|bye|goodbye|weekend|have a)\b", lowered) and re.search(
+        r"\b(thank|thx|cheers|close|bye|"
+        r"great|perfect)",
+        lowered,
+    ):
         return Answer(text=_BYE_REPLY)
     if re.search(r"\b(thank|thx|ty|cheers|appreciat|fixed|solved|worked)", lowered):
         return Answer(text=_THANKS_REPLY)
@@ -74,7 +77,9 @@ def direct_answer(question: str) -> Answer:
 
 
 
-def _pick(question: str, route: RouteDecision, evidence: Sequence[Evidence], max_sentences: int) -> _Composition:
+def _pick(
+    question: str, route: RouteDecision, evidence: Sequence[Evidence], max_sentences: int
+) -> _Composition:
     candidates = candidate_sentences(question, evidence)
     terms = question_terms(question)
     if route.route is not Route.MULTI_HOP:
@@ -96,7 +101,9 @@ def _pick(question: str, route: RouteDecision, evidence: Sequence[Evidence], max
     state.codes = frozenset(fold(m.group(0)) for m in CODE_ID.finditer(question))
     moves = [(fold(m.group(1)), fold(m.group(2))) for m in MOVE.finditer(question)]
     state.left, state.reached = frozenset(a for a, _b in moves), frozenset(b for _a, b in moves)
-    state.others = tuple((k, frozenset(terms_of(clause))) for clause, k in answer_kinds(question)[1:] if k is not None)
+    state.others = tuple(
+        (k, frozenset(terms_of(clause))) for clause, k in answer_kinds(question)[1:] if k is not None
+    )
 
     def take(c: Sentence) -> None:
         picked.append(c)
@@ -121,12 +128,19 @@ def _pick(question: str, route: RouteDecision, evidence: Sequence[Evidence], max
         key = fold(name)
         stems = content_stems(name)
         # A sentence naming the entity, or one under its heading ("## Team" → "Price: $15 per seat …").
-        holders = [c for c in candidates if c not in picked and (key in fold(c.text) or (stems and stems <= c.stems))] or [
-            c for c in candidates if c not in picked and key in fold(evidence[c.index].title)]
+        holders = [
+            c for c in candidates if c not in picked and (key in fold(c.text) or (stems and stems <= c.stems))
+        ] or [c for c in candidates if c not in picked and key in fold(evidence[c.index].title)]
         if holders:  # a sentence about the entity ("Business: …") rather than one mentioning it
-            # One that holds the asked kind of value ("EUR €1.90" for a price in euros) before one that does not.
-            side = max(holders, key=lambda c: (kind is not None and bool(kind.search(c.text)),
-                                               gain(c) + _about_bonus(c, key, stems, fold(evidence[c.index].title))))
+            # One that holds the asked kind of value ("EUR €1.90" for a price in euros) before one that does
+            # not.
+            side = max(
+                holders,
+                key=lambda c: (
+                    kind is not None and bool(kind.search(c.text)),
+                    gain(c) + _about_bonus(c, key, stems, fold(evidence[c.index].title)),
+                ),
+            )
             take(side)
             sides.append(side)
     # What each sentence would add before anything is picked (the bar a typed sentence is held to below).
@@ -145,9 +159,14 @@ def _pick(question: str, route: RouteDecision, evidence: Sequence[Evidence], max
         if picked and (value < 0.12 or value < 0.4 * first):
             break
         take(best)
-    if kind is not None and picked and first is not None and not any(answers(c, kind, state, terms)[0] for c in picked):
-        # Nothing picked holds the asked kind of value: the best sentence that does, when it is nearly as good,
-        # answers the question ("within 30 days after …" for "by when"), the rest only surrounds it.
+    if (
+        kind is not None
+        and picked
+        and first is not None
+        and not any(answers(c, kind, state, terms)[0] for c in picked)
+    ):
+        # Nothing picked holds the asked kind of value: the best sentence that does, when it is nearly as
+        # good, answers the question ("within 30 days after …" for "by when"), the rest only surrounds it.
         typed = [c for c in candidates if c not in picked and answers(c, kind, state, terms)[0]
                  and not is_sibling(c, state) and (not state.focus or c.stems & state.focus)]
         best_typed = max(typed, key=lambda c: (fresh[id(c)], -c.index, -c.position), default=None)
@@ -198,12 +217,20 @@ def _pick(question: str, route: RouteDecision, evidence: Sequence[Evidence], max
             # ("… published by Two Dollar Radio" → "Two Dollar Radio is … based in Columbus, Ohio"); the
             # sentence that names it follows, so the chain reads answer → link.
             pool = [end]
-            namer = next((c for c in picked if c.index != end.index and named_in(fold(c.text), state.titles[end.index])),
-                         None)
+            namer = next(
+                (
+                    c
+                    for c in picked
+                    if c.index != end.index and named_in(fold(c.text), state.titles[end.index])
+                ),
+                None,
+            )
             if namer is not None:
                 picked.remove(namer)
                 picked.insert(0, namer)
-        lead = lead_of(pool, kind, state, terms, one_sentence=ask_sentence(question).strip() == question.strip())
+        lead = lead_of(
+            pool, kind, state, terms, one_sentence=ask_sentence(question).strip() == question.strip()
+        )
         if own is not None and end is None:
             lead = own  # the asker's own value, from their record, before any article's general one
         picked.remove(lead)
@@ -221,8 +248,10 @@ def _pick(question: str, route: RouteDecision, evidence: Sequence[Evidence], max
 
 
 # What the asker may or must do: a rule question ("can I cancel …", "will I be charged …", "do I have to …").
-_MAY_I = re.compile(r"\b(?:can|could|may|will|would|should|must|do|does)\s+(?:i|we|you|my|our)\b(?!\s+have\s+any\b)",
-                    re.IGNORECASE)
+_MAY_I = re.compile(
+    r"\b(?:can|could|may|will|would|should|must|do|does)\s+(?:i|we|you|my|our)\b(?!\s+have\s+any\b)",
+    re.IGNORECASE,
+)
 
 
 def _document_rule(question: str, picked: Sequence[Sentence], candidates: Sequence[Sentence],
@@ -237,8 +266,13 @@ def _document_rule(question: str, picked: Sequence[Sentence], candidates: Sequen
     # A question asking what the asker may do ("Can I cancel order BC-1042?") grades every rule low: no
     # article names the asker's record. Then the rule may come from any retrieved article.
     rule_asked = _MAY_I.search(question) is not None
-    documents = [c for c in candidates if not evidence[c.index].source_id.startswith("tool:")
-                 and (rule_asked or evidence[c.index].grade is not Grade.INCORRECT) and _shared(uncovered, c.stems)]
+    documents = [
+        c
+        for c in candidates
+        if not evidence[c.index].source_id.startswith("tool:")
+        and (rule_asked or evidence[c.index].grade is not Grade.INCORRECT)
+        and _shared(uncovered, c.stems)
+    ]
     if not documents:
         return (_rule_on_record_words(question, question_stems, candidates, evidence)
                 if _MAY_I_DO.search(question) else None)
@@ -262,8 +296,12 @@ def _own_value(question: str, kind: re.Pattern[str] | None, picked: Sequence[Sen
     if kind is None or _ASKER.search(question) is None or _MAY_I_DO.search(question):
         return None
     def holds(c: Sentence) -> bool:
-        return (evidence[c.index].source_id.startswith("tool:") and evidence[c.index].grade is not Grade.INCORRECT
-                and kind.search(c.text) is not None)
+        return (
+            evidence[c.index].source_id.startswith("tool:")
+            and evidence[c.index].grade is not Grade.INCORRECT
+            and kind.search(c.text) is not None
+        )
+
     if any(holds(c) for c in picked):
         return None
     records = [c for c in candidates if holds(c)]

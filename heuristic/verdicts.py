@@ -12,15 +12,22 @@ from collections.abc import Sequence
 
 from investigation.text import capitalised_spans, content_stems, fold
 
-_YES_NO = re.compile(r"^\s*(?:[^.?!]*[.!]\s+)?(?:are|is|was|were|do|does|did|has|have|had|can|could|will|would)\b",
-                     re.IGNORECASE)
+_YES_NO = re.compile(
+    r"^\s*(?:[^.?!]*[.!]\s+)?(?:are|is|was|were|do|does|did|has|have|had|can|could|will|would)\b",
+    re.IGNORECASE,
+)
 _WH = re.compile(r"\b(?:which|what|who|whom|whose|when|where|why|how)\b", re.IGNORECASE)
 # Words that frame the comparison rather than say what is compared ("both", "also", "same", "one").
 _FRAME = frozenset({"both", "also", "too", "same", "one", "each", "either", "neither", "member", "members"})
 _SAME = re.compile(r"\bsame\s+([a-z]+)", re.IGNORECASE)
-_EARLIER = re.compile(r"\b(?:first|earlier|earliest|older|oldest|before|sooner|longer\s+ago)\b", re.IGNORECASE)
-_LATER = re.compile(r"\b(?:later|latest|newer|newest|younger|youngest|more\s+recent(?:ly)?|most\s+recent(?:ly)?|"
-                    r"last)\b", re.IGNORECASE)
+_EARLIER = re.compile(
+    r"\b(?:first|earlier|earliest|older|oldest|before|sooner|longer\s+ago)\b", re.IGNORECASE
+)
+_LATER = re.compile(
+    r"\b(?:later|latest|newer|newest|younger|youngest|more\s+recent(?:ly)?|most\s+recent(?:ly)?|"
+    r"last)\b",
+    re.IGNORECASE,
+)
 _YEAR = re.compile(r"\b(1[0-9]{3}|20[0-9]{2})\b")
 _YES_SHARE = 2 / 3  # share of the predicate's terms each entity's sentences must hold for a "yes"
 
@@ -66,7 +73,12 @@ def _values(entity: str, sentences: Sequence[str], names: set[str], broad: froze
     for sentence in sentences:
         for span in capitalised_spans(sentence):
             folded = fold(span)
-            if folded in broad or folded in key or key in folded or any(folded in n or n in folded for n in names):
+            if (
+                folded in broad
+                or folded in key
+                or key in folded
+                or any(folded in n or n in folded for n in names)
+            ):
                 continue
             if _YEAR.fullmatch(span) or len(folded) < 3:
                 continue
@@ -109,12 +121,17 @@ def about(name: str, sentences: Sequence[tuple[str, str]]) -> list[str]:
     """The sentences about a compared entity (`sentences`: text and passage title): those of its own
     passage and those naming it."""
     key = fold(name)
-    own = [text for text, title in sentences if key in fold(title) or _base(title) in (key, key.removeprefix("the "))]
+    own = [
+        text
+        for text, title in sentences
+        if key in fold(title) or _base(title) in (key, key.removeprefix("the "))
+    ]
     return own + [text for text, _title in sentences if key in fold(text) and text not in own]
 
 
 def broad_names(texts: Sequence[str]) -> frozenset[str]:
-    """Names so common in the evidence that sharing them tells two things apart from nothing ("United States")."""
+    """Names so common in the evidence that sharing them tells two things apart from nothing ("United
+    States")."""
     counts: dict[str, int] = {}
     for text in texts:
         for span in {fold(s) for s in capitalised_spans(text)}:
@@ -122,8 +139,11 @@ def broad_names(texts: Sequence[str]) -> frozenset[str]:
     return frozenset(n for n, k in counts.items() if k >= max(3, len(texts) // 3))
 
 
-_NEGATION = re.compile(r"\b(?:not|no|never|cannot|can't|isn't|aren't|doesn't|don't|won't|unavailable|unsupported|"
-                       r"excluded)\b", re.IGNORECASE)
+_NEGATION = re.compile(
+    r"\b(?:not|no|never|cannot|can't|isn't|aren't|doesn't|don't|won't|unavailable|unsupported|"
+    r"excluded)\b",
+    re.IGNORECASE,
+)
 _ALTERNATIVE = re.compile(r"\bor\b", re.IGNORECASE)
 
 

@@ -13,11 +13,12 @@ from typing import Self
 
 
 class Vocabulary(frozenset[str]):
-    """A cached vocabulary (`heuristic.focus._vocabulary`) that also remembers its answers to `focus._near`: every check of a hop
-    asks the same question's words of the same evidence, and the answers go when the vocabulary does.
-    `by_initial` (built on the first `_near` that has to search) holds its alphabetic words by first
-    letter: the only ones `_near_in` can match, so a search reads one letter's words, not all of them.
-    The vocabulary of several passages is the union of theirs (`parts`): `_near` asks each passage's own,
+    """A cached vocabulary (`heuristic.focus._vocabulary`) that also remembers its answers to `focus._near`:
+    every check of a hop asks the same question's words of the same evidence, and the answers go when the
+    vocabulary does. `by_initial` (built on the first `_near` that has to search) holds its alphabetic words
+    by first letter: the only ones `_near_in` can match, so a search reads one letter's words, not all of
+    them. The vocabulary of several passages is the union of theirs (`parts`): `_near` asks each passage's
+    own,
     whose answers outlive one question's evidence list (the same passages come back for other questions)."""
 
     __slots__ = ("_by_initial", "near", "parts")

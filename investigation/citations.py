@@ -45,13 +45,20 @@ def validate(answer: Answer, evidence: Sequence[Evidence], scope: RetrievalScope
                   if c.evidence_id in by_id and not scope.admits(by_id[c.evidence_id].visibility)}
         if barred:
             kept = [s for s in split_sentences(answer.text) if not set(markers_in(s)) & barred]
-            note = f"removed {len(split_sentences(answer.text)) - len(kept)} sentence(s) citing internal documents"
-            answer = answer.model_copy(update={
-                "text": " ".join(kept), "citations": tuple(c for c in answer.citations if c.marker not in barred),
-                "caveat": f"{answer.caveat}; {note}" if answer.caveat else note})
-    valid = {c.marker: c.model_copy(update={"internal": by_id[c.evidence_id].visibility is Visibility.INTERNAL})
-             for c in answer.citations
-             if c.evidence_id in by_id and by_id[c.evidence_id].source_id == c.source_id}
+            removed = len(split_sentences(answer.text)) - len(kept)
+            note = f"removed {removed} sentence(s) citing internal documents"
+            answer = answer.model_copy(
+                update={
+                    "text": " ".join(kept),
+                    "citations": tuple(c for c in answer.citations if c.marker not in barred),
+                    "caveat": f"{answer.caveat}; {note}" if answer.caveat else note,
+                }
+            )
+    valid = {
+        c.marker: c.model_copy(update={"internal": by_id[c.evidence_id].visibility is Visibility.INTERNAL})
+        for c in answer.citations
+        if c.evidence_id in by_id and by_id[c.evidence_id].source_id == c.source_id
+    }
     used = markers_in(answer.text)
     dangling = [m for m in used if m not in valid]
     renumber = {old: new for new, old in enumerate((m for m in used if m in valid), start=1)}

@@ -117,7 +117,10 @@ def _read(build: Path) -> tuple[dict[str, Any], str | None]:
         except OSError as exc:
             return manifest, f"cannot read {source_path(module)}: {exc}"
         if sources[module] != current:
-            return manifest, f"{source_path(module).relative_to(SOURCE_ROOT)} changed since the build (make compile)"
+            return (
+                manifest,
+                f"{source_path(module).relative_to(SOURCE_ROOT)} changed since the build (make compile)",
+            )
     shared = manifest.get("shared")
     if not isinstance(shared, str) or not _extension(build, shared).is_file():
         return manifest, "the build's shared library is missing (make compile)"

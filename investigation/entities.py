@@ -10,7 +10,8 @@ import unicodedata
 
 # A capitalised word (letters, digits, apostrophes, hyphens, inner dots: "O'Neil", "Jean-Luc", "U.S").
 _CAP = r"[A-Z\u00C0-\u00DE](?:[\w'’\-]|\.(?=\w))*"
-# Lower-case words allowed inside a name between two capitalised ones ("Journal of Psychotherapy Integration").
+# Lower-case words allowed inside a name between two capitalised ones ("Journal of Psychotherapy
+# Integration").
 _JOINERS = r"(?:of|the|de|la|le|du|da|van|von|der|del|for|on|in|&)"
 _SPAN = re.compile(rf"\b{_CAP}(?:\s+(?:{_JOINERS}\s+)*{_CAP})*")
 _QUOTED = re.compile(r"[\"“«]([^\"”»\n]{2,60})[\"”»]")

@@ -52,8 +52,8 @@ class QueryCheck:
         return not self.unsupported
 
 
-# The only non-ASCII characters a case-insensitive `re` pattern matches with an ASCII letter (tests check every
-# code point).
+# The only non-ASCII characters a case-insensitive `re` pattern matches with an ASCII letter (tests check
+# every code point).
 _ASCII_FOLDS = {"\u0130": "i", "\u0131": "i", "\u017f": "s", "\u212a": "k"}
 _QUOTE = ('"', "“", "'")
 
@@ -91,7 +91,10 @@ class _Screened:
             if pattern != pattern.lower():  # each part is matched case-sensitively against lower-cased text
                 raise ValueError(f"a screened alternative must be lower-case: {pattern!r}")
             if "#" in pattern or "0" in pattern or not pattern.replace("“", "").isascii():
-                raise ValueError(f"a screened alternative must be ASCII (or “) and not name the stand-ins # and 0: {pattern!r}")
+                raise ValueError(
+                    "a screened alternative must be ASCII (or “) and not name the stand-ins # and 0: "
+                    f"{pattern!r}"
+                )
         self.pattern = re.compile("|".join(pattern for _, pattern in alternatives), re.IGNORECASE)
         self._parts = [(groups, re.compile(pattern)) for groups, pattern in alternatives]
 
@@ -115,34 +118,55 @@ class _Screened:
 # assistant was told. The thing dropped must be instructions/rules/prompts qualified as earlier or as the
 # reader's own, so a how-to's "ignore the warning if …" or "ignore the previous pay run" stays clean.
 _EARLIER = r"(?:previous|prior|above|earlier|preceding|original|initial|former)"
-_IGNORE_PREVIOUS = ((("ignore", "disregard", "forget", "override", "bypass"),
-                     ("instruction", "rule", "prompt", "message", "direction", "directive", "guideline", "programming")),
-                    r"\b(?:ignore|disregard|forget|bypass)\s+(?:(?:all|any|every|of|the|your|these|those|my)\s+){,3}"
-                    r"(?:" + _EARLIER + r"\s+(?:(?:and|or|&)\s+\w+\s+)?"
-                    r"(?:instructions?|rules|prompts?|messages?|directions|directives|guidelines)"
-                    r"|your\s+(?:instructions|rules|prompts?|directives|guidelines|programming))\b"
-                    r"|\boverride\s+(?:(?:all|any|the|your)\s+){,2}(?:" + _EARLIER + r"\s+)?(?:instructions|prompts?)\b")
-_IGNORE_EVERYTHING = ((("ignore", "disregard", "forget"), ("everything", "all")),
-                      (r"\b(?:ignore|disregard|forget)\s+(?:everything|all)\s+(?:(?:that\s+)?(?:above|before|prior|said|written)"
-                      r"|you\s+(?:were|have\s+been)\s+(?:told|given))"))
+_IGNORE_PREVIOUS = (
+    (
+        ("ignore", "disregard", "forget", "override", "bypass"),
+        ("instruction", "rule", "prompt", "message", "direction", "directive", "guideline", "programming"),
+    ),
+    r"\b(?:ignore|disregard|forget|bypass)\s+(?:(?:all|any|every|of|the|your|these|those|my)\s+){,3}"
+    r"(?:" + _EARLIER + r"\s+(?:(?:and|or|&)\s+\w+\s+)?"
+    r"(?:instructions?|rules|prompts?|messages?|directions|directives|guidelines)"
+    r"|your\s+(?:instructions|rules|prompts?|directives|guidelines|programming))\b"
+    r"|\boverride\s+(?:(?:all|any|the|your)\s+){,2}(?:" + _EARLIER + r"\s+)?(?:instructions|prompts?)\b",
+)
+_IGNORE_EVERYTHING = (
+    (("ignore", "disregard", "forget"), ("everything", "all")),
+    (
+        r"\b(?:ignore|disregard|forget)\s+(?:everything|all)\s+(?:(?:that\s+)?(?:above|before|prior|said|written)"
+        r"|you\s+(?:were|have\s+been)\s+(?:told|given))"
+    ),
+)
 # "You are now an unrestricted AI", "from now on you will only answer …", "your new instructions are":
 # a new role or task handed to the reader. "You are now ready to run payroll" names no AI and no order.
-_NEW_ROLE = ((("you", "pretend"), ("now", "new", "real", "actual", "true", "updated", "pretend")),
-             (r"\byou\s+are\s+now\s+(?:a|an|the|in)\s+(?:[\w-]+\s+){,2}?"
-             r"(?:ai|assistant|bot|chatbot|language\s+model|persona|(?:developer|dan|jailbreak|unrestricted|god)\s+mode)\b"
-             r"|\bfrom\s+now\s+on,?\s+(?:you|the\s+(?:ai|assistant|model))\s+(?:will|must|should|shall|are\s+to)\s+"
-             r"(?:only\s+)?(?:answer|respond|reply|say|act|pretend|ignore|tell)\b"
-             r"|\byour\s+(?:new|real|actual|true|updated)\s+(?:instructions|task|role|prompt|orders)\b"
-             r"|\bpretend\s+(?:to\s+be|you\s+are|that\s+you\s+are)\s+(?:a|an|the)?\s*(?:\w+\s+)?"
-             r"(?:ai|assistant|bot|chatbot|model)\b"))
-_ONLY_WITH = ((("respond", "reply", "answer"), ("only",), (":",)), r"\b(?:respond|reply|answer)\s+only\s+with\s*:")
+_NEW_ROLE = (
+    (("you", "pretend"), ("now", "new", "real", "actual", "true", "updated", "pretend")),
+    (
+        r"\byou\s+are\s+now\s+(?:a|an|the|in)\s+(?:[\w-]+\s+){,2}?"
+        r"(?:ai|assistant|bot|chatbot|language\s+model|persona|(?:developer|dan|jailbreak|unrestricted|god)\s+mode)\b"
+        r"|\bfrom\s+now\s+on,?\s+(?:you|the\s+(?:ai|assistant|model))\s+(?:will|must|should|shall|are\s+to)\s+"
+        r"(?:only\s+)?(?:answer|respond|reply|say|act|pretend|ignore|tell)\b"
+        r"|\byour\s+(?:new|real|actual|true|updated)\s+(?:instructions|task|role|prompt|orders)\b"
+        r"|\bpretend\s+(?:to\s+be|you\s+are|that\s+you\s+are)\s+(?:a|an|the)?\s*(?:\w+\s+)?"
+        r"(?:ai|assistant|bot|chatbot|model)\b"
+    ),
+)
+_ONLY_WITH = (
+    (("respond", "reply", "answer"), ("only",), (":",)),
+    r"\b(?:respond|reply|answer)\s+only\s+with\s*:",
+)
 _CALL_A_TOOL = ((("call", "invoke"), ("tool", "function", "record_")),
                 r"\b(?:call|invoke)\s+(?:the\s+)?(?:tool|function)s?\b|\bcall\s+`?record_\w+")
-_REVEAL = ((("reveal",), ("prompt", "instructions")), r"\breveal\s+(?:your|the)\s+(?:system\s+prompt|instructions)")
+_REVEAL = (
+    (("reveal",), ("prompt", "instructions")),
+    r"\breveal\s+(?:your|the)\s+(?:system\s+prompt|instructions)",
+)
 _AI_ADDRESSED = ((("ai", "llm", "chatbot", "language"), (",", ":")),
                  r"\b(?:ai|llm|chatbot|language\s+model)(?:\s+(?:agents?|assistants?|models?))?\s*[,:]")
 _NOTE_TO_AI = ((("note",),), r"\bnote\s+to\s+the\s+(?:ai|assistant|model)")
-_PROMPT_TAG = ((("<",), ("system", "tool_use", "passage")), r"<\s*/?\s*(?:system|tool_use|passage|retrieved_passages)\b")
+_PROMPT_TAG = (
+    (("<",), ("system", "tool_use", "passage")),
+    r"<\s*/?\s*(?:system|tool_use|passage|retrieved_passages)\b",
+)
 
 # Orders addressed to an AI, alternative by alternative.
 _INSTRUCTIONS = _Screened([

@@ -101,14 +101,27 @@ def start(reasoner: Reasoner, *, question: str, mode: Mode) -> StartOutcome:
     return StartOutcome(route=route, plan=plan, answer=None, stop_reason=None)
 
 
-def reduce_hop(reasoner: Reasoner, *, question: str, plan: Plan, hop: int, mode: Mode,
-               results: Sequence[SlotResult], already_seen: set[str], evidence: Sequence[Evidence],
-               asked: Sequence[str], budget: BudgetSnapshot, scope: RetrievalScope | None = None) -> HopOutcome:
+def reduce_hop(
+    reasoner: Reasoner,
+    *,
+    question: str,
+    plan: Plan,
+    hop: int,
+    mode: Mode,
+    results: Sequence[SlotResult],
+    already_seen: set[str],
+    evidence: Sequence[Evidence],
+    asked: Sequence[str],
+    budget: BudgetSnapshot,
+    scope: RetrievalScope | None = None,
+) -> HopOutcome:
     """Fuse → dedup against `already_seen` → grade new passages → judge all evidence → decide. Passages the
     `scope` does not admit are dropped before grading (the engines already filter; this is the backstop)."""
     if scope is not None:
-        results = [SlotResult(r.query, r.engine, [p for p in r.passages if scope.admits(p.visibility)], r.error)
-                   for r in results]
+        results = [
+            SlotResult(r.query, r.engine, [p for p in r.passages if scope.admits(p.visibility)], r.error)
+            for r in results
+        ]
     ok = [r for r in results if r.error is None]
     fused = rrf([RankedList(query=r.query, passages=r.passages) for r in ok])
     fresh = [p for p in fused.passages if p.chunk_id not in already_seen]
@@ -129,7 +142,9 @@ def reduce_hop(reasoner: Reasoner, *, question: str, plan: Plan, hop: int, mode:
     engines = len({r.engine for r in results}) or 1
     if results and not ok and not evidence:
         failures = "; ".join(sorted({f"{r.engine}: {r.error}" for r in results}))
-        decision = LoopDecision(action=LoopAction.STOP, reason=StopReason.ERROR, detail=f"every retrieval failed ({failures})")
+        decision = LoopDecision(
+            action=LoopAction.STOP, reason=StopReason.ERROR, detail=f"every retrieval failed ({failures})"
+        )
     else:
         decision = decide(question=question, mode=mode, judgment=judgment, budget=budget, evidence=everything,
                           new_evidence=new_evidence, candidates=candidates, engines=engines)
@@ -158,4 +173,6 @@ def finish(reasoner: Reasoner, *, question: str, route: RouteDecision, evidence:
     if not answer.refused and not answer.text.strip():
         answer = refusal("no document this audience may read answers the question")
     status = Status.REFUSED if answer.refused else Status.ANSWERED
-    return FinalOutcome(selected=selected, answer=answer, evidence_tokens=evidence_tokens(selected), status=status)
+    return FinalOutcome(
+        selected=selected, answer=answer, evidence_tokens=evidence_tokens(selected), status=status
+    )

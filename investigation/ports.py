@@ -91,20 +91,29 @@ class Reasoner(Protocol):
 
     def plan(self, question: str, route: RouteDecision) -> Plan: ...
 
-    def grade(self, question: str, passages: Sequence[Passage], hop: int, query_of: dict[str, str]) -> list[Evidence]:
+    def grade(
+        self, question: str, passages: Sequence[Passage], hop: int, query_of: dict[str, str]
+    ) -> list[Evidence]:
         """Grade fused passages (best first). `query_of[chunk_id]` is the sub-query that found it."""
         ...
 
     def judge(self, question: str, plan: Plan, evidence: Sequence[Evidence]) -> Judgment: ...
 
     def next_queries(
-        self, question: str, plan: Plan, evidence: Sequence[Evidence], asked: Sequence[str], judgment: Judgment
+        self,
+        question: str,
+        plan: Plan,
+        evidence: Sequence[Evidence],
+        asked: Sequence[str],
+        judgment: Judgment,
     ) -> list[SubQuery]:
         """Queries for the next hop, from `judgment` (this hop's, by `judge`) and the evidence; never repeats
         anything in `asked`. Each carries its `kind` (bridge, probe, part...) for the stop policy."""
         ...
 
-    def select(self, question: str, evidence: Sequence[Evidence], k: int, token_budget: int) -> list[Evidence]:
+    def select(
+        self, question: str, evidence: Sequence[Evidence], k: int, token_budget: int
+    ) -> list[Evidence]:
         """Final ranking/compression of the evidence handed to synthesis (best first)."""
         ...
 

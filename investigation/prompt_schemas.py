@@ -61,9 +61,15 @@ class NextQueriesOut(_Out):
 
 _STR = {"type": "string"}
 _UNIT = {"type": "number", "minimum": 0, "maximum": 1}
-_SUBQUERY: dict[str, Any] = {"type": "object", "additionalProperties": False, "required": ["text", "purpose"],
-             "properties": {"text": {"type": "string", "description": "A short search query."},
-                            "purpose": {"type": "string", "description": "Which part of the question it serves."}}}
+_SUBQUERY: dict[str, Any] = {
+    "type": "object",
+    "additionalProperties": False,
+    "required": ["text", "purpose"],
+    "properties": {
+        "text": {"type": "string", "description": "A short search query."},
+        "purpose": {"type": "string", "description": "Which part of the question it serves."},
+    },
+}
 
 
 def _tool(name: str, description: str, properties: dict[str, Any], required: list[str]) -> dict[str, Any]:
@@ -77,10 +83,14 @@ ROUTE_TOOL = _tool(
     {"route": {"type": "string", "enum": [r.value for r in Route]}, "reason": _STR, "confidence": _UNIT},
     ["route", "reason", "confidence"])
 PLAN_TOOL = _tool(
-    "record_plan", "Record the search queries of the first hop (the original question is always searched too).",
-    {"kind": {"type": "string", "enum": ["as_is", "decomposed", "rewritten"]},
-     "subqueries": {"type": "array", "maxItems": 5, "items": _SUBQUERY}},
-    ["kind", "subqueries"])
+    "record_plan",
+    "Record the search queries of the first hop (the original question is always searched too).",
+    {
+        "kind": {"type": "string", "enum": ["as_is", "decomposed", "rewritten"]},
+        "subqueries": {"type": "array", "maxItems": 5, "items": _SUBQUERY},
+    },
+    ["kind", "subqueries"],
+)
 GRADE_TOOL = _tool(
     "record_grades", "Record one grade for EVERY passage, judged against the original question.",
     {"grades": {"type": "array", "items": {
@@ -101,10 +111,19 @@ JUDGE_TOOL = _tool(
      "absent": {"type": "array", "maxItems": 10, "items": _STR,
                 "description": "Names from the question that no passage mentions at all."}},
     ["sufficient", "answered_subqueries", "missing_information", "conflicts", "confidence", "absent"])
-_NEXT_QUERY = {"type": "object", "additionalProperties": False, "required": ["text", "purpose", "follows"],
-               "properties": {**_SUBQUERY["properties"],
-                              "follows": {"type": "string", "description": "The entity, term or state, copied "
-                                          "exactly from a passage, that this query follows."}}}
+_NEXT_QUERY = {
+    "type": "object",
+    "additionalProperties": False,
+    "required": ["text", "purpose", "follows"],
+    "properties": {
+        **_SUBQUERY["properties"],
+        "follows": {
+            "type": "string",
+            "description": "The entity, term or state, copied "
+            "exactly from a passage, that this query follows.",
+        },
+    },
+}
 NEXT_QUERIES_TOOL = _tool(
     "record_next_queries", "Record the search queries of the next hop (none when nothing can be named).",
     {"queries": {"type": "array", "maxItems": 3, "items": _NEXT_QUERY}}, ["queries"])

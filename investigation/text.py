@@ -18,20 +18,289 @@ from investigation.memo import memoised
 TEXT_CACHE_SIZE = 8192
 
 STOPWORDS: frozenset[str] = frozenset(
-    ["a", "about", "above", "after", "again", "against", "all", "also", "am", "an", "and", "any", "are", "aren", "as", "at", "be", "because", "been", "before", "being", "below", "between", "both", "but", "by", "can", "could", "did", "didn", "do", "does", "doesn", "doing", "don", "down", "during", "each", "either", "ever", "few", "for", "from", "further", "had", "has", "have", "having", "he", "her", "here", "hers", "herself", "him", "himself", "his", "how", "i", "if", "in", "into", "is", "isn", "it", "its", "itself", "just", "let", "me", "more", "most", "much", "must", "my", "myself", "neither", "no", "nor", "not", "now", "of", "off", "on", "once", "only", "or", "other", "ought", "our", "ours", "ourselves", "out", "over", "own", "same", "shall", "she", "should", "so", "some", "such", "than", "that", "the", "their", "theirs", "them", "themselves", "then", "there", "these", "they", "this", "those", "through", "to", "too", "under", "until", "up", "upon", "very", "was", "wasn", "we", "were", "weren", "what", "whatever", "when", "where", "whether", "which", "while", "who", "whom", "whose", "why", "will", "with", "within", "would", "you", "your", "yours", "yourself", "yourselves", "s", "t", "d", "ll", "m", "re", "ve", "y", "o", "one", "ones", "thing", "things", "something", "anything", "else", "many", "known", "called", "named", "name", "kind", "type", "part"]
+    [
+        "a",
+        "about",
+        "above",
+        "after",
+        "again",
+        "against",
+        "all",
+        "also",
+        "am",
+        "an",
+        "and",
+        "any",
+        "are",
+        "aren",
+        "as",
+        "at",
+        "be",
+        "because",
+        "been",
+        "before",
+        "being",
+        "below",
+        "between",
+        "both",
+        "but",
+        "by",
+        "can",
+        "could",
+        "did",
+        "didn",
+        "do",
+        "does",
+        "doesn",
+        "doing",
+        "don",
+        "down",
+        "during",
+        "each",
+        "either",
+        "ever",
+        "few",
+        "for",
+        "from",
+        "further",
+        "had",
+        "has",
+        "have",
+        "having",
+        "he",
+        "her",
+        "here",
+        "hers",
+        "herself",
+        "him",
+        "himself",
+        "his",
+        "how",
+        "i",
+        "if",
+        "in",
+        "into",
+        "is",
+        "isn",
+        "it",
+        "its",
+        "itself",
+        "just",
+        "let",
+        "me",
+        "more",
+        "most",
+        "much",
+        "must",
+        "my",
+        "myself",
+        "neither",
+        "no",
+        "nor",
+        "not",
+        "now",
+        "of",
+        "off",
+        "on",
+        "once",
+        "only",
+        "or",
+        "other",
+        "ought",
+        "our",
+        "ours",
+        "ourselves",
+        "out",
+        "over",
+        "own",
+        "same",
+        "shall",
+        "she",
+        "should",
+        "so",
+        "some",
+        "such",
+        "than",
+        "that",
+        "the",
+        "their",
+        "theirs",
+        "them",
+        "themselves",
+        "then",
+        "there",
+        "these",
+        "they",
+        "this",
+        "those",
+        "through",
+        "to",
+        "too",
+        "under",
+        "until",
+        "up",
+        "upon",
+        "very",
+        "was",
+        "wasn",
+        "we",
+        "were",
+        "weren",
+        "what",
+        "whatever",
+        "when",
+        "where",
+        "whether",
+        "which",
+        "while",
+        "who",
+        "whom",
+        "whose",
+        "why",
+        "will",
+        "with",
+        "within",
+        "would",
+        "you",
+        "your",
+        "yours",
+        "yourself",
+        "yourselves",
+        "s",
+        "t",
+        "d",
+        "ll",
+        "m",
+        "re",
+        "ve",
+        "y",
+        "o",
+        "one",
+        "ones",
+        "thing",
+        "things",
+        "something",
+        "anything",
+        "else",
+        "many",
+        "known",
+        "called",
+        "named",
+        "name",
+        "kind",
+        "type",
+        "part",
+    ]
 )
 
 # Words that start a question and are capitalised only because they start it.
 QUESTION_WORDS: frozenset[str] = frozenset(
-    ["who", "whom", "whose", "what", "which", "when", "where", "why", "how", "is", "are", "was", "were", "do", "does", "did", "can", "could", "will", "would", "name", "list", "tell", "give", "in", "on", "at", "of", "from", "the", "a", "an", "both", "between", "besides", "this", "these", "during", "since", "if", "for", "to", "by", "as", "after", "before"]
+    [
+        "who",
+        "whom",
+        "whose",
+        "what",
+        "which",
+        "when",
+        "where",
+        "why",
+        "how",
+        "is",
+        "are",
+        "was",
+        "were",
+        "do",
+        "does",
+        "did",
+        "can",
+        "could",
+        "will",
+        "would",
+        "name",
+        "list",
+        "tell",
+        "give",
+        "in",
+        "on",
+        "at",
+        "of",
+        "from",
+        "the",
+        "a",
+        "an",
+        "both",
+        "between",
+        "besides",
+        "this",
+        "these",
+        "during",
+        "since",
+        "if",
+        "for",
+        "to",
+        "by",
+        "as",
+        "after",
+        "before",
+    ]
 )
 
 # Lower-case words that may sit inside a capitalised name ("Bank of America", "Ludwig van Beethoven").
 NAME_CONNECTORS: frozenset[str] = frozenset(
-    ["of", "the", "de", "del", "della", "der", "di", "du", "da", "van", "von", "la", "le", "den", "y", "&", "to", "from", "for", "a", "an", "with", "by", "upon"]
+    [
+        "of",
+        "the",
+        "de",
+        "del",
+        "della",
+        "der",
+        "di",
+        "du",
+        "da",
+        "van",
+        "von",
+        "la",
+        "le",
+        "den",
+        "y",
+        "&",
+        "to",
+        "from",
+        "for",
+        "a",
+        "an",
+        "with",
+        "by",
+        "upon",
+    ]
 )
 
-MONTHS = ["january", "february", "march", "april", "may", "june", "july", "august", "september", "october", "november", "december", "jan", "feb", "mar", "apr", "jun", "jul", "aug", "sep", "sept", "oct", "nov", "dec"]
+MONTHS = [
+    "january",
+    "february",
+    "march",
+    "april",
+    "may",
+    "june",
+    "july",
+    "august",
+    "september",
+    "october",
+    "november",
+    "december",
+    "jan",
+    "feb",
+    "mar",
+    "apr",
+    "jun",
+    "jul",
+    "aug",
+    "sep",
+    "sept",
+    "oct",
+    "nov",
+    "dec",
+]
 
 _WORD = re.compile(r"[^\W_]+(?:['’\-.][^\W_]+)*", re.UNICODE)
 _TOKEN = re.compile(r"\w+|[^\w\s]", re.UNICODE)
@@ -49,7 +318,25 @@ _YEAR = re.compile(r"\b(1[0-9]{3}|20[0-9]{2})s?\b")
 _DATE = re.compile(
     r"\b(?:\d{1,2}\s+)?(?:" + "|".join(m.capitalize() for m in MONTHS[:12]) + r")(?:\s+\d{1,2})?,?\s+\d{4}\b"
 )
-_ABBREV = {"mr", "mrs", "ms", "dr", "st", "jr", "sr", "vs", "no", "inc", "ltd", "co", "mt", "ft", "u.s", "e.g", "i.e"}
+_ABBREV = {
+    "mr",
+    "mrs",
+    "ms",
+    "dr",
+    "st",
+    "jr",
+    "sr",
+    "vs",
+    "no",
+    "inc",
+    "ltd",
+    "co",
+    "mt",
+    "ft",
+    "u.s",
+    "e.g",
+    "i.e",
+}
 
 
 @memoised(TEXT_CACHE_SIZE)
@@ -165,7 +452,8 @@ def body_stems(title: str, text: str) -> frozenset[str]:
 
 
 def passage_words(title: str, text: str) -> tuple[str, ...]:
-    """`words(f"{title}. {text}")` (a passage headed by its title), from each part's cached words: no word spans
+    """`words(f"{title}. {text}")` (a passage headed by its title), from each part's cached words: no word
+    spans
     the ". " between them (a word's inner "." needs a letter or digit after it). Shared: do not change it."""
     return _words(title) + _words(text)
 
@@ -240,7 +528,8 @@ def _capitalised_spans(text: str) -> tuple[str, ...]:
             continue
         ends_sentence = raw.endswith(".") and len(raw) > 2 and fold(raw.rstrip(".")) not in _ABBREV
         token = raw.rstrip(".") if ends_sentence else raw
-        # Folded only where a word list is asked: most words of a passage are lower-case words outside any run.
+        # Folded only where a word list is asked: most words of a passage are lower-case words outside any
+        # run.
         if current and not pending and token.isdigit() and len(token) <= 3:
             current.append(token)  # "Big Hero 6", "Apollo 11"
         elif _is_capitalised(token) and not (sentence_start and ((low := fold(token)) in QUESTION_WORDS
@@ -299,8 +588,11 @@ def overlap(query_stems: set[str], text: str) -> float:
     return len(query_stems & _content_stems(text)) / len(query_stems)
 
 
-_ASKING = re.compile(r"\?\s*$|^\s*(what|how|when|where|why|which|who|whom|whose|can|could|do|does|did|is|are|was|were|"
-                     r"will|would|should|shall|may)\b", re.IGNORECASE)
+_ASKING = re.compile(
+    r"\?\s*$|^\s*(what|how|when|where|why|which|who|whom|whose|can|could|do|does|did|is|are|was|were|"
+    r"will|would|should|shall|may)\b",
+    re.IGNORECASE,
+)
 
 
 @memoised(TEXT_CACHE_SIZE)

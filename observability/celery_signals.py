@@ -91,7 +91,12 @@ def bind_task(name: str, task_id: str | None, args: tuple[Any, ...]) -> None:
         inv_arg = args[1] if name == "sleuth.reduce" else args[0]  # reduce gets the chord results first
         inv, tenant = _owner("investigation", str(inv_arg))
         fields.update(investigation_id=inv, tenant_id=tenant or None)
-        hop_arg = {"sleuth.retrieve": 1, "sleuth.tool_call": 1, "sleuth.reduce": 2, "sleuth.hop_failed": 4}.get(name)
+        hop_arg = {
+            "sleuth.retrieve": 1,
+            "sleuth.tool_call": 1,
+            "sleuth.reduce": 2,
+            "sleuth.hop_failed": 4,
+        }.get(name)
         fields["hop"] = args[hop_arg] if hop_arg is not None and len(args) > hop_arg else 0
     logs.bind(**fields)
 

@@ -105,7 +105,7 @@ def is_loopback(host: str) -> bool:
 def scrape_allowed(settings: Settings, authorization: str, *, bound_to: str) -> bool:
     """Whether a scrape may read the metrics (per-tenant ids and volumes): with SLEUTH_METRICS_TOKEN set,
     only with ``Authorization: Bearer <token>``; without it, only when the server listens on loopback."""
-    token = settings.metrics_token
+    token = settings.security.metrics_token
     if token is None:
         return is_loopback(bound_to)
     scheme, _, given = authorization.partition(" ")
@@ -114,10 +114,10 @@ def scrape_allowed(settings: Settings, authorization: str, *, bound_to: str) -> 
 
 
 def start_worker_exporter(settings: Settings, *, host: str = "0.0.0.0") -> int | None:
-    """Serve this host's/pod's multiprocess metrics on ``settings.metrics_port`` (a worker pod in k8s,
-    where the API cannot read the workers' directory), behind the same token as the API's /metrics.
+    """Serve this host's/pod's multiprocess metrics on ``settings.observability.metrics_port`` (a worker pod
+    in k8s, where the API cannot read the workers' directory), behind the same token as the API's /metrics.
     Returns the port, or None when off."""
-    if not settings.metrics_port:
+    if not settings.observability.metrics_port:
         return None
     from wsgiref.simple_server import make_server
 
@@ -133,8 +133,8 @@ def start_worker_exporter(settings: Settings, *, host: str = "0.0.0.0") -> int |
             return [b"metrics token required (SLEUTH_METRICS_TOKEN)\n"]
         return metrics_app(environ, start_response)
 
-    server = make_server(host, settings.metrics_port, guarded, ThreadingWSGIServer,
+    server = make_server(host, settings.observability.metrics_port, guarded, ThreadingWSGIServer,
                          handler_class=_SilentHandler)
     threading.Thread(target=server.serve_forever, name="metrics-exporter", daemon=True).start()
-    log.info("metrics exporter listening", extra={"port": settings.metrics_port})
-    return settings.metrics_port
+    log.info("metrics exporter listening", extra={"port": settings.observability.metrics_port})
+    return settings.observability.metrics_port

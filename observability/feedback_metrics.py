@@ -18,8 +18,11 @@ def _ratings() -> Any:
         if _counter is None:
             from prometheus_client import Counter
 
-            _counter = Counter("sleuth_feedback_total", "Ratings of answers by rating, route, tenant and source.",
-                               ["rating", "route", "tenant", "source"])
+            _counter = Counter(
+                "sleuth_feedback_total",
+                "Ratings of answers by rating, route, tenant and source.",
+                ["rating", "route", "tenant", "source"],
+            )
     return _counter
 
 

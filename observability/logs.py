@@ -24,14 +24,33 @@ _context: ContextVar[dict[str, Any] | None] = ContextVar("sleuth_log_context", d
 
 # Chatty at INFO and not about an investigation: held at WARNING.
 QUIET_LOGGERS = (
-    "alembic", "celery", "celery.app.trace", "celery.worker.strategy", "celery.beat", "celery.worker.consumer",
-    "kombu", "httpx", "httpcore", "urllib3", "elastic_transport", "weaviate", "anthropic", "multipart",
-    "asyncio", "tornado", "flower", "sse_starlette",
+    "alembic",
+    "celery",
+    "celery.app.trace",
+    "celery.worker.strategy",
+    "celery.beat",
+    "celery.worker.consumer",
+    "kombu",
+    "httpx",
+    "httpcore",
+    "urllib3",
+    "elastic_transport",
+    "weaviate",
+    "anthropic",
+    "multipart",
+    "asyncio",
+    "tornado",
+    "flower",
+    "sse_starlette",
 )
 # Kept at INFO: lines an operator reads.
 LOUD_LOGGERS = ("uvicorn.access", "uvicorn.error", "celery.apps.worker")
 # Record attributes that are not extra fields (uvicorn adds an ANSI-coloured copy of its message).
-_STANDARD = set(vars(logging.LogRecord("", 0, "", 0, "", None, None))) | {"message", "asctime", "color_message"}
+_STANDARD = set(vars(logging.LogRecord("", 0, "", 0, "", None, None))) | {
+    "message",
+    "asctime",
+    "color_message",
+}
 
 
 def bind(**fields: Any) -> None:
@@ -100,9 +119,9 @@ class TextFormatter(logging.Formatter):
 
 
 def use_json(settings: Settings, stream: TextIO) -> bool:
-    if settings.log_format == "json":
+    if settings.observability.log_format == "json":
         return True
-    if settings.log_format == "text":
+    if settings.observability.log_format == "text":
         return False
     return not (hasattr(stream, "isatty") and stream.isatty())
 
@@ -118,7 +137,7 @@ def configure(settings: Settings, *, stream: TextIO | None = None, level: Any = 
     for old in list(root.handlers):
         root.removeHandler(old)
     root.addHandler(handler)
-    root.setLevel(level if isinstance(level, int) else str(level or settings.log_level).upper())
+    root.setLevel(level if isinstance(level, int) else str(level or settings.observability.log_level).upper())
     for name in QUIET_LOGGERS:
         logging.getLogger(name).setLevel(logging.WARNING)
     for name in LOUD_LOGGERS:

@@ -130,7 +130,7 @@ def configure(settings: Settings, *, redis_client: Callable[[], Any] | None = No
         host = socket.gethostname().replace("_", "-")
         values.ValueClass = values.MultiProcessValue(  # type: ignore[no-untyped-call]  # prometheus_client multiprocess: untyped
             process_identifier=lambda: f"{host}-{os.getpid()}")
-        _tenants = TenantLabels(settings.metrics_max_tenants, redis_client,
+        _tenants = TenantLabels(settings.observability.metrics_max_tenants, redis_client,
                                 f"{settings.redis_prefix}:metrics:tenants")
         _metrics = _build()
         return _metrics
@@ -140,41 +140,76 @@ def _build() -> Metrics:
     from prometheus_client import Counter, Histogram
 
     return Metrics(
-        investigations=Counter("sleuth_investigations_total", "Investigations that reached a terminal state.",
-                               ["status", "route", "stop_reason", "tenant"]),
-        investigation_seconds=Histogram("sleuth_investigation_duration_seconds",
-                                        "Intake to terminal state, end to end.", ["route", "status"],
-                                        buckets=E2E_BUCKETS),
-        intake_to_start=Histogram("sleuth_intake_to_start_seconds",
-                                  "Intake (enqueue) to the start step running.", buckets=STEP_BUCKETS),
-        hop_seconds=Histogram("sleuth_hop_duration_seconds", "A hop: planned to its loop decision.",
-                              buckets=STEP_BUCKETS),
-        step_seconds=Histogram("sleuth_step_duration_seconds",
-                               "One step function (start, retrieve, reduce, synthesize, deliver).",
-                               ["step"], buckets=STEP_BUCKETS),
-        task_queue_wait=Histogram("sleuth_task_queue_wait_seconds", "Message published to task started.",
-                                  ["task"], buckets=STEP_BUCKETS),
-        retrieval_seconds=Histogram("sleuth_retrieval_duration_seconds", "One sub-query on one engine.",
-                                    ["engine"], buckets=STEP_BUCKETS),
-        retrieval_calls=Counter("sleuth_retrieval_calls_total", "Engine calls by outcome.",
-                                ["engine", "outcome"]),
+        investigations=Counter(
+            "sleuth_investigations_total",
+            "Investigations that reached a terminal state.",
+            ["status", "route", "stop_reason", "tenant"],
+        ),
+        investigation_seconds=Histogram(
+            "sleuth_investigation_duration_seconds",
+            "Intake to terminal state, end to end.",
+            ["route", "status"],
+            buckets=E2E_BUCKETS,
+        ),
+        intake_to_start=Histogram(
+            "sleuth_intake_to_start_seconds",
+            "Intake (enqueue) to the start step running.",
+            buckets=STEP_BUCKETS,
+        ),
+        hop_seconds=Histogram(
+            "sleuth_hop_duration_seconds", "A hop: planned to its loop decision.", buckets=STEP_BUCKETS
+        ),
+        step_seconds=Histogram(
+            "sleuth_step_duration_seconds",
+            "One step function (start, retrieve, reduce, synthesize, deliver).",
+            ["step"],
+            buckets=STEP_BUCKETS,
+        ),
+        task_queue_wait=Histogram(
+            "sleuth_task_queue_wait_seconds",
+            "Message published to task started.",
+            ["task"],
+            buckets=STEP_BUCKETS,
+        ),
+        retrieval_seconds=Histogram(
+            "sleuth_retrieval_duration_seconds",
+            "One sub-query on one engine.",
+            ["engine"],
+            buckets=STEP_BUCKETS,
+        ),
+        retrieval_calls=Counter(
+            "sleuth_retrieval_calls_total", "Engine calls by outcome.", ["engine", "outcome"]
+        ),
         investigation_retrieval_calls=Histogram(
-            "sleuth_investigation_retrieval_calls", "Retrieval calls per finished investigation.",
-            buckets=CALL_BUCKETS),
+            "sleuth_investigation_retrieval_calls",
+            "Retrieval calls per finished investigation.",
+            buckets=CALL_BUCKETS,
+        ),
         investigation_evidence_tokens=Histogram(
-            "sleuth_investigation_evidence_tokens", "Evidence tokens handed to synthesis per investigation.",
-            buckets=TOKEN_BUCKETS),
-        llm_tokens=Counter("sleuth_llm_tokens_total", "LLM tokens by model, tenant and kind.",
-                           ["model", "tenant", "kind"]),
-        llm_cost=Counter("sleuth_llm_cost_usd_total", "Estimated LLM cost at list price (not billing).",
-                         ["model", "tenant"]),
+            "sleuth_investigation_evidence_tokens",
+            "Evidence tokens handed to synthesis per investigation.",
+            buckets=TOKEN_BUCKETS,
+        ),
+        llm_tokens=Counter(
+            "sleuth_llm_tokens_total", "LLM tokens by model, tenant and kind.", ["model", "tenant", "kind"]
+        ),
+        llm_cost=Counter(
+            "sleuth_llm_cost_usd_total",
+            "Estimated LLM cost at list price (not billing).",
+            ["model", "tenant"],
+        ),
         llm_fallbacks=Counter("sleuth_llm_fallbacks_total", "Heuristic fallbacks by reason.", ["reason"]),
-        budget_stops=Counter("sleuth_budget_stops_total", "Investigations stopped by a budget, by kind.",
-                             ["kind"]),
-        delivery_attempts=Counter("sleuth_delivery_attempts_total", "Delivery attempts by channel and outcome.",
-                                  ["channel", "outcome"]),
-        delivery_seconds=Histogram("sleuth_delivery_duration_seconds", "One delivery attempt.", ["channel"],
-                                   buckets=STEP_BUCKETS),
+        budget_stops=Counter(
+            "sleuth_budget_stops_total", "Investigations stopped by a budget, by kind.", ["kind"]
+        ),
+        delivery_attempts=Counter(
+            "sleuth_delivery_attempts_total",
+            "Delivery attempts by channel and outcome.",
+            ["channel", "outcome"],
+        ),
+        delivery_seconds=Histogram(
+            "sleuth_delivery_duration_seconds", "One delivery attempt.", ["channel"], buckets=STEP_BUCKETS
+        ),
         deliveries_dead=Counter("sleuth_deliveries_dead_total", "Deliveries that went dead.", ["channel"]),
     )
 

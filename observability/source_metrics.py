@@ -32,11 +32,14 @@ class SourceCollector:
     def collect(self) -> Iterator[Any]:
         from prometheus_client.core import GaugeMetricFamily
 
-        items = GaugeMetricFamily("sleuth_source_items", "Items a knowledge source has in the engines.", labels=LABELS)
+        items = GaugeMetricFamily(
+            "sleuth_source_items", "Items a knowledge source has in the engines.", labels=LABELS
+        )
         age = GaugeMetricFamily("sleuth_source_seconds_since_success",
                                 "Seconds since the source's last successful sync.", labels=LABELS)
-        failures = GaugeMetricFamily("sleuth_source_sync_failures", "Syncs of the source that ended with an error.",
-                                     labels=LABELS)
+        failures = GaugeMetricFamily(
+            "sleuth_source_sync_failures", "Syncs of the source that ended with an error.", labels=LABELS
+        )
         try:
             with self._services.session() as session:
                 sources = sources_repo.list_sources(session)

@@ -24,7 +24,8 @@ log = logging.getLogger(__name__)
 _tracer: Any = None
 _provider: Any = None
 _forced: ContextVar[tuple[int, int] | None] = ContextVar("sleuth_forced_ids", default=None)
-_open: ContextVar[tuple[Any, Any, Any] | None] = ContextVar("sleuth_task_span", default=None)  # span, token, enclosing
+# span, token, enclosing
+_open: ContextVar[tuple[Any, Any, Any] | None] = ContextVar("sleuth_task_span", default=None)
 
 
 def enabled() -> bool:
@@ -48,7 +49,7 @@ def configure(settings: Settings, *, exporter: Any = None) -> Any:
     global _tracer, _provider
     if _tracer is not None:
         return _provider
-    if not settings.otel_enabled and exporter is None:
+    if not settings.observability.otel_enabled and exporter is None:
         return None
     try:
         from opentelemetry.sdk.resources import Resource
@@ -56,7 +57,9 @@ def configure(settings: Settings, *, exporter: Any = None) -> Any:
         from opentelemetry.sdk.trace.export import BatchSpanProcessor, SimpleSpanProcessor
         from opentelemetry.sdk.trace.id_generator import RandomIdGenerator
     except ImportError:
-        log.warning("SLEUTH_OTEL_ENABLED is set but opentelemetry-sdk is not installed (pip install sleuth[otel])")
+        log.warning(
+            "SLEUTH_OTEL_ENABLED is set but opentelemetry-sdk is not installed (pip install sleuth[otel])"
+        )
         return None
 
     class _Ids(RandomIdGenerator):
@@ -70,17 +73,21 @@ def configure(settings: Settings, *, exporter: Any = None) -> Any:
             forced = _forced.get()
             return forced[1] if forced else super().generate_span_id()
 
-    provider = TracerProvider(resource=Resource.create({"service.name": settings.otel_service_name}),
-                              id_generator=_Ids())
+    provider = TracerProvider(
+        resource=Resource.create({"service.name": settings.observability.otel_service_name}),
+        id_generator=_Ids(),
+    )
     if exporter is not None:
         provider.add_span_processor(SimpleSpanProcessor(exporter))
-    elif settings.otel_endpoint:
+    elif settings.observability.otel_endpoint:
         try:
             from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
         except ImportError:
             log.warning("SLEUTH_OTEL_ENDPOINT is set but opentelemetry-exporter-otlp-proto-http is missing")
         else:
-            provider.add_span_processor(BatchSpanProcessor(OTLPSpanExporter(endpoint=settings.otel_endpoint)))
+            provider.add_span_processor(
+                BatchSpanProcessor(OTLPSpanExporter(endpoint=settings.observability.otel_endpoint))
+            )
     _provider, _tracer = provider, provider.get_tracer("sleuth")
     return provider
 

@@ -61,14 +61,15 @@ class Stack:
         self.env.update({"SLEUTH_HOME": str(home), "SLEUTH_TENANT_MAX_IN_FLIGHT": "0",
                          "SLEUTH_TENANT_INTAKE_PER_MINUTE": "0", "SLEUTH_SUBQUERY_CACHE_TTL": "0",
                          "SLEUTH_LOG_LEVEL": "WARNING"})
-        # The checkout under test (PYTHONPATH's first entry) is also the stack's working directory: `sleuth up`
-        # starts its workers with `python -m`, which puts the working directory first on sys.path, so a
+        # The checkout under test (PYTHONPATH's first entry) is also the stack's working directory: `sleuth
+        # up` starts its workers with `python -m`, which puts the working directory first on sys.path, so a
         # stack started from another checkout would run that one's code whatever PYTHONPATH says.
         self.cwd = os.environ.get("PYTHONPATH", "").split(os.pathsep)[0] or None
 
     def cli(self, *args: str) -> str:
-        return subprocess.run([str(self.sleuth), *args], env=self.env, cwd=self.cwd, check=True, capture_output=True,
-                              text=True).stdout
+        return subprocess.run(
+            [str(self.sleuth), *args], env=self.env, cwd=self.cwd, check=True, capture_output=True, text=True
+        ).stdout
 
     def prepare(self) -> str:
         key_file = self.home / "bench-api-key"
@@ -205,13 +206,25 @@ def single(http: httpx.Client, base: str, key: str, questions: list[str], n: int
                 time.sleep(poll)
         client_ms.append((time.perf_counter() - started) * 1000)
         server_ms.append(_server_ms(view))
-    return {"n": n, "client_ms_p50": round(statistics.median(client_ms), 1),
-            "client_ms_p95": round(_p(client_ms, 0.95), 1), "server_ms_p50": round(statistics.median(server_ms), 1),
-            "server_ms_p95": round(_p(server_ms, 0.95), 1), "server_ms_max": round(max(server_ms), 1),
-            "post_ms_p50": round(statistics.median(submit_ms), 1), "get_ms_p50": round(statistics.median(get_ms), 1) if get_ms else None,
-            "server_ms_first": [round(ms, 1) for ms in server_ms[:2]],
-            **({"end_lag_ms_p50": round(statistics.median(lag_ms), 1), "end_lag_ms_p95": round(_p(lag_ms, 0.95), 1)}
-               if lag_ms else {})}
+    return {
+        "n": n,
+        "client_ms_p50": round(statistics.median(client_ms), 1),
+        "client_ms_p95": round(_p(client_ms, 0.95), 1),
+        "server_ms_p50": round(statistics.median(server_ms), 1),
+        "server_ms_p95": round(_p(server_ms, 0.95), 1),
+        "server_ms_max": round(max(server_ms), 1),
+        "post_ms_p50": round(statistics.median(submit_ms), 1),
+        "get_ms_p50": round(statistics.median(get_ms), 1) if get_ms else None,
+        "server_ms_first": [round(ms, 1) for ms in server_ms[:2]],
+        **(
+            {
+                "end_lag_ms_p50": round(statistics.median(lag_ms), 1),
+                "end_lag_ms_p95": round(_p(lag_ms, 0.95), 1),
+            }
+            if lag_ms
+            else {}
+        ),
+    }
 
 
 def burst(http: httpx.Client, base: str, key: str, questions: list[str]) -> dict[str, Any]:
@@ -221,9 +234,9 @@ def burst(http: httpx.Client, base: str, key: str, questions: list[str]) -> dict
     submitted = time.perf_counter() - started
     # Waiting costs the server as little as it can: the oldest unfinished investigation is asked every 50 ms
     # and the sweep moves on only past finished ones (the queue is first come, first served). Asking every
-    # unfinished one each round would take a large share of a core from the workers on a small machine, and the
-    # throughput would measure the client.
-    # The figures come from the server's own timestamps, not from when the client saw them.
+    # unfinished one each round would take a large share of a core from the workers on a small machine, and
+    # the throughput would measure the client. The figures come from the server's own timestamps, not from
+    # when the client saw them.
     views: dict[str, dict[str, Any]] = {}
     pending = list(ids)
     while pending:
@@ -278,17 +291,32 @@ def main() -> None:
     parser.add_argument("--sleuth", type=Path, default=ROOT / ".venv" / "bin" / "sleuth")
     parser.add_argument("--home", type=Path, default=None)
     parser.add_argument("--single", type=int, default=30)
-    parser.add_argument("--warmup", type=int, default=None, help="investigations before measuring, of questions "
-                        "not measured (default: every one of them, 59 of the 89: pool processes that have served "
-                        "the rest of the set, models loaded and the knowledge base's passages read)")
+    parser.add_argument(
+        "--warmup",
+        type=int,
+        default=None,
+        help="investigations before measuring, of questions "
+        "not measured (default: every one of them, 59 of the 89: pool processes that have served "
+        "the rest of the set, models loaded and the knowledge base's passages read)",
+    )
     parser.add_argument("--workers", type=int, default=1)
     parser.add_argument("--concurrency", type=int, default=2)
     parser.add_argument("--questions", type=Path, default=ROOT / "examples" / "decisions.jsonl")
-    parser.add_argument("--poll-ms", type=float, default=10.0, help="single: milliseconds between two GETs "
-                        "of the running investigation (each GET costs the API ~4 ms of CPU, on the workers' cores)")
-    parser.add_argument("--wait", type=float, default=0.0, help="single: long polling instead, each GET held up "
-                        "to this many seconds until the investigation is terminal (`?wait=`): the client's polling "
-                        "no longer costs the API a view every --poll-ms")
+    parser.add_argument(
+        "--poll-ms",
+        type=float,
+        default=10.0,
+        help="single: milliseconds between two GETs "
+        "of the running investigation (each GET costs the API ~4 ms of CPU, on the workers' cores)",
+    )
+    parser.add_argument(
+        "--wait",
+        type=float,
+        default=0.0,
+        help="single: long polling instead, each GET held up "
+        "to this many seconds until the investigation is terminal (`?wait=`): the client's polling "
+        "no longer costs the API a view every --poll-ms",
+    )
     parser.add_argument("--sse", action="store_true", help="single: follow each investigation's event stream "
                         "(`/events`) to its `end` event instead of polling")
     parser.add_argument("--no-burst", action="store_true", help="only the warm single-investigation latency")
@@ -297,7 +325,9 @@ def main() -> None:
     args = parser.parse_args()
     scratch = None if args.home else Path(tempfile.mkdtemp(prefix="sleuth-api-bench-"))  # removed at the end
     home = args.home if scratch is None else scratch / "home"
-    questions = [json.loads(line)["question"] for line in args.questions.read_text().splitlines() if line.strip()]
+    questions = [
+        json.loads(line)["question"] for line in args.questions.read_text().splitlines() if line.strip()
+    ]
     stack = Stack(args.sleuth.resolve(), home, _free_port(), args.workers, args.concurrency)
     key = stack.prepare()
     stack.start()
@@ -312,8 +342,16 @@ def main() -> None:
             cold = single(http, stack.base, key, others, len(others) if args.warmup is None else args.warmup)[
                 "server_ms_first"]
             before, cpu = _scrape(http, stack.base), _cpu_by_process(stack.pid)
-            one = single(http, stack.base, key, measured, args.single, poll=args.poll_ms / 1000, wait=args.wait,
-                         sse=args.sse)
+            one = single(
+                http,
+                stack.base,
+                key,
+                measured,
+                args.single,
+                poll=args.poll_ms / 1000,
+                wait=args.wait,
+                sse=args.sse,
+            )
             one["mean_ms"] = _breakdown(before, _scrape(http, stack.base))
             after_single = _cpu_by_process(stack.pid)
             one["cpu_seconds"] = _cpu_spent(cpu, after_single)

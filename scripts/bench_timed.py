@@ -1,20 +1,21 @@
 """`sleuth bench …` with per-investigation timing of the inline loop and of the bench's own scoring.
 
-    OTHER_WORKTREE/.venv/bin/python scripts/bench_timed.py examples --decisions --executor inline --out X.jsonl
+    OTHER_WORKTREE/.venv/bin/python scripts/bench_timed.py examples --decisions --executor inline --out
+    X.jsonl
 
-Run with a worktree's own interpreter, it measures that worktree's code (the timing wraps
-`tasks.inline.run` and `cli.bench._row` from outside, so it works on a checkout older than the
-`--profile`/`cpu_ms` figures too). Prints one JSON line last: loop wall and CPU per investigation (CPU of
-this process, all threads: the reasoner, the embedder, SQLite; not the embedded Redis), investigations/s
-and the scoring cost; the same per question with its intake (`with_intake_per_s`: the investigation written
-and admitted, then the loop: what `sleuth bench` counts, less the scoring); the database and Redis round trips
-per investigation (statements, commits, sessions, Redis calls: counts, so load does not move them); the cyclic
-collector's pauses inside the loop (total per investigation, the longest, how many were full collections); the
-CPU per investigation by kind of thread (`_thread_split`: the main thread's steps, the retrieval slots, the
-embedder's model runs) and what that bounds one stream to (`one_stream_ceiling_per_s`: investigations/s if
-the steps and slots, which hold the GIL, never waited for anything). The embedding model is loaded before the
-first timed investigation (`workers.runtime.warm_up`, as a worker process does when it starts), on either side.
-Used by scripts/perf_lockstep.py for before/after runs in lockstep.
+Run with a worktree's own interpreter, it measures that worktree's code (the timing wraps `tasks.inline.run`
+and `cli.bench._row` from outside, so it works on a checkout older than the `--profile`/`cpu_ms` figures too).
+Prints one JSON line last: loop wall and CPU per investigation (CPU of this process, all threads: the
+reasoner, the embedder, SQLite; not the embedded Redis), investigations/s and the scoring cost; the same per
+question with its intake (`with_intake_per_s`: the investigation written and admitted, then the loop: what
+`sleuth bench` counts, less the scoring); the database and Redis round trips per investigation (statements,
+commits, sessions, Redis calls: counts, so load does not move them); the cyclic collector's pauses inside the
+loop (total per investigation, the longest, how many were full collections); the CPU per investigation by kind
+of thread (`_thread_split`: the main thread's steps, the retrieval slots, the embedder's model runs) and what
+that bounds one stream to (`one_stream_ceiling_per_s`: investigations/s if the steps and slots, which hold the
+GIL, never waited for anything). The embedding model is loaded before the first timed investigation
+(`workers.runtime.warm_up`, as a worker process does when it starts), on either side. Used by
+scripts/perf_lockstep.py for before/after runs in lockstep.
 """
 
 from __future__ import annotations
@@ -98,16 +99,22 @@ def _gc_pauses(inside: list[bool]) -> dict[str, float]:
 def _thread_split() -> dict[str, float]:
     """CPU by kind of thread, summed over the run (each thread's own `thread_time`): the main thread inside
     the loop (the steps: database, Redis, heuristics; a hop's searches' Redis round trips and events too), the
-    hop's searches (`search` in `tasks.steps.retrieve_many`, on the executor's pool threads) and the embedder's model runs
-    (`MiniLMEmbedder._infer`, mostly the query embeddings started ahead on their own threads; a query a
-    search embeds itself, not ahead, counts in both).
-    Main-thread CPU plus the slots' is what holds the GIL; the model runs release it and use the other core.
+    hop's searches (`search` in `tasks.steps.retrieve_many`, on the executor's pool threads) and the
+    embedder's model runs (`MiniLMEmbedder._infer`, mostly the query embeddings started ahead on their own
+    threads; a query a search embeds itself, not ahead, counts in both). Main-thread CPU plus the slots' is
+    what holds the GIL; the model runs release it and use the other core.
     Skipped for a checkout without these names."""
     import tasks.inline
     import tasks.steps
 
-    split: dict[str, float] = {"main_cpu": 0.0, "slot_cpu": 0.0, "slot_wall": 0.0, "slots": 0, "embed_cpu": 0.0,
-                               "embeds": 0}
+    split: dict[str, float] = {
+        "main_cpu": 0.0,
+        "slot_cpu": 0.0,
+        "slot_wall": 0.0,
+        "slots": 0,
+        "embed_cpu": 0.0,
+        "embeds": 0,
+    }
 
     def timed(fn: Callable[..., Any], cpu: str, count: str, wall: str | None = None) -> Callable[..., Any]:
         def call(*args: Any, **kwargs: Any) -> Any:
@@ -128,8 +135,11 @@ def _thread_split() -> dict[str, float]:
         together = tasks.steps.retrieve_many
 
         def retrieve_many(*args: Any, run: Callable[..., Any] = map, **kwargs: Any) -> Any:
-            return together(*args, run=lambda search, items: run(timed(search, "slot_cpu", "slots", "slot_wall"),
-                                                                 items), **kwargs)
+            return together(
+                *args,
+                run=lambda search, items: run(timed(search, "slot_cpu", "slots", "slot_wall"), items),
+                **kwargs,
+            )
 
         tasks.steps.retrieve_many = retrieve_many
     try:
@@ -188,7 +198,8 @@ def main() -> None:
     step, done = _lockstep()
 
     def warm(services: Any) -> bool:
-        """Untimed, before the first: the model loaded as in a worker (as `sleuth bench` does). False for a checkout older than warm_up (its first investigation runs untimed)."""
+        """Untimed, before the first: the model loaded as in a worker (as `sleuth bench` does). False for a
+        checkout older than warm_up (its first investigation runs untimed)."""
         if not warmed:
             warmed.append(True)
             try:
@@ -237,28 +248,52 @@ def main() -> None:
         n = len(loop_wall)
         if n:
             ordered = sorted(loop_wall)
-            print(json.dumps({
-                "investigations": n,
-                "loop_wall_s": round(sum(loop_wall), 2), "loop_cpu_s": round(sum(loop_cpu), 2),
-                "investigations_per_s": round(n / sum(loop_wall), 2),
-                "wall_ms_mean": round(1000 * statistics.fmean(loop_wall), 1),
-                "wall_ms_p95": round(1000 * ordered[min(n - 1, int(0.95 * n))], 1),
-                "wall_ms_max": round(1000 * ordered[-1], 1),
-                "cpu_ms_mean": round(1000 * statistics.fmean(loop_cpu), 1),
-                **({"with_intake_per_s": round(len(asked_wall) / sum(asked_wall), 2),
-                    "with_intake_cpu_ms_mean": round(1000 * statistics.fmean(asked_cpu), 1)} if asked_wall else {}),
-                "scoring_wall_s": round(sum(row_wall), 2), "scoring_cpu_s": round(sum(row_cpu), 2),
-                **{f"{name}_per_inv": round(value / n, 1) for name, value in in_loop.items()},
-                "gc_ms_per_inv": round(pauses["gc_ms"] / n, 2), "gc_max_pause_ms": round(pauses["gc_max_pause_ms"], 1),
-                "gc_full_collections": pauses["gc_full_collections"],
-                **{(f"{name}_ms" if name.endswith(("cpu", "wall")) else name) + "_per_inv":
-                   round((1000 if name.endswith(("cpu", "wall")) else 1) * value / n, 1)
-                   for name, value in in_run.items()},
-                # One stream's ceiling: the steps and the slots hold the GIL, so they cannot overlap each other
-                # whatever runs beside them; at best an investigation takes their CPU time end to end.
-                **({"one_stream_ceiling_per_s": round(n / (in_run["main_cpu"] + in_run["slot_cpu"]), 2)}
-                   if in_run["main_cpu"] + in_run["slot_cpu"] > 0 else {}),
-            }))
+            print(
+                json.dumps(
+                    {
+                        "investigations": n,
+                        "loop_wall_s": round(sum(loop_wall), 2),
+                        "loop_cpu_s": round(sum(loop_cpu), 2),
+                        "investigations_per_s": round(n / sum(loop_wall), 2),
+                        "wall_ms_mean": round(1000 * statistics.fmean(loop_wall), 1),
+                        "wall_ms_p95": round(1000 * ordered[min(n - 1, int(0.95 * n))], 1),
+                        "wall_ms_max": round(1000 * ordered[-1], 1),
+                        "cpu_ms_mean": round(1000 * statistics.fmean(loop_cpu), 1),
+                        **(
+                            {
+                                "with_intake_per_s": round(len(asked_wall) / sum(asked_wall), 2),
+                                "with_intake_cpu_ms_mean": round(1000 * statistics.fmean(asked_cpu), 1),
+                            }
+                            if asked_wall
+                            else {}
+                        ),
+                        "scoring_wall_s": round(sum(row_wall), 2),
+                        "scoring_cpu_s": round(sum(row_cpu), 2),
+                        **{f"{name}_per_inv": round(value / n, 1) for name, value in in_loop.items()},
+                        "gc_ms_per_inv": round(pauses["gc_ms"] / n, 2),
+                        "gc_max_pause_ms": round(pauses["gc_max_pause_ms"], 1),
+                        "gc_full_collections": pauses["gc_full_collections"],
+                        **{
+                            (f"{name}_ms" if name.endswith(("cpu", "wall")) else name) + "_per_inv": round(
+                                (1000 if name.endswith(("cpu", "wall")) else 1) * value / n, 1
+                            )
+                            for name, value in in_run.items()
+                        },
+                        # One stream's ceiling: the steps and the slots hold the GIL, so they cannot overlap
+                        # each other whatever runs beside them; at best an investigation takes their CPU time
+                        # end to end.
+                        **(
+                            {
+                                "one_stream_ceiling_per_s": round(
+                                    n / (in_run["main_cpu"] + in_run["slot_cpu"]), 2
+                                )
+                            }
+                            if in_run["main_cpu"] + in_run["slot_cpu"] > 0
+                            else {}
+                        ),
+                    }
+                )
+            )
 
 
 if __name__ == "__main__":

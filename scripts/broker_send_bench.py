@@ -28,15 +28,19 @@ from workers.broker import queue_depths
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--amqp", required=True, help="a RabbitMQ vhost of the run's own (its deliver queue is purged)")
+    parser.add_argument(
+        "--amqp", required=True, help="a RabbitMQ vhost of the run's own (its deliver queue is purged)"
+    )
     parser.add_argument("--redis", required=True)
     parser.add_argument("--sends", type=int, default=500)
     parser.add_argument("--rounds", type=int, default=4)
     args = parser.parse_args()
     prefix = f"sendbench{uuid.uuid4().hex[:8]}"
     home = Path(tempfile.mkdtemp(prefix="sendbench-"))
-    settings = {"redis": Settings(home=home, redis_url=args.redis, redis_prefix=prefix),
-                "rabbitmq": Settings(home=home, redis_url=args.redis, redis_prefix=prefix, broker_url=args.amqp)}
+    settings = {
+        "redis": Settings(home=home, redis_url=args.redis, redis_prefix=prefix),
+        "rabbitmq": Settings(home=home, redis_url=args.redis, redis_prefix=prefix, broker_url=args.amqp),
+    }
     apps = {broker: create_celery(s) for broker, s in settings.items()}
     per_send: dict[str, list[float]] = {broker: [] for broker in apps}
     for round_ in range(args.rounds):

@@ -20,7 +20,9 @@ def rows(path: Path) -> dict[str, dict[str, Any]]:
     """The run's rows by question id, each without its timing and investigation id."""
     with path.open() as lines:
         found = [json.loads(line) for line in lines if line.strip()]
-    return {r["id"]: {k: v for k, v in r.items() if k not in ("latency_ms", "investigation_id")} for r in found}
+    return {
+        r["id"]: {k: v for k, v in r.items() if k not in ("latency_ms", "investigation_id")} for r in found
+    }
 
 
 def compared(before: Path, after: Path, label: str | None = None) -> dict[str, Any]:
@@ -30,4 +32,6 @@ def compared(before: Path, after: Path, label: str | None = None) -> dict[str, A
 
 
 if __name__ == "__main__":
-    print(json.dumps(compared(Path(sys.argv[1]), Path(sys.argv[2]), sys.argv[3] if len(sys.argv) > 3 else None)))
+    print(
+        json.dumps(compared(Path(sys.argv[1]), Path(sys.argv[2]), sys.argv[3] if len(sys.argv) > 3 else None))
+    )

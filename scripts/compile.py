@@ -3,9 +3,9 @@
     .venv/bin/python scripts/compile.py [--optional]
 
 `make install` runs it with `--optional` (a machine without a C compiler or mypyc installs and runs the Python
-source, only slower), `make compile` without. The new build replaces the old one only once it is complete, with
-a manifest of the exact sources it was built from: `investigation/compiled.py` uses it only while they are
-unchanged. One to two minutes on two cores.
+source, only slower), `make compile` without. The new build replaces the old one only once it is complete,
+with a manifest of the exact sources it was built from: `investigation/compiled.py` uses it only while they
+are unchanged. One to two minutes on two cores.
 """
 
 from __future__ import annotations
@@ -35,7 +35,8 @@ def build(out: Path) -> None:
     from mypyc.build import mypycify
     from setuptools import Distribution
 
-    sources = {module: compiled.digest(module) for module in compiled.MODULES}  # before: an edit meanwhile shows
+    # before: an edit meanwhile shows
+    sources = {module: compiled.digest(module) for module in compiled.MODULES}
     paths = [str(compiled.source_path(m).relative_to(ROOT)) for m in compiled.MODULES]
     with tempfile.TemporaryDirectory(prefix="sleuth-mypyc-") as work:
         here = os.getcwd()
@@ -76,7 +77,8 @@ def _build_ext_in_parallel() -> type:
                 if len(sources) < 2:
                     return list(compile_some(sources, *args, **kwargs))
                 first = list(compile_some(sources[:1], *args, **kwargs))  # makes the output folders, once
-                with ThreadPoolExecutor(max_workers=os.cpu_count() or 1) as pool:  # each file is a gcc process
+                # each file is a gcc process
+                with ThreadPoolExecutor(max_workers=os.cpu_count() or 1) as pool:
                     rest = pool.map(lambda source: compile_some([source], *args, **kwargs), sources[1:])
                     return first + [obj for objects in rest for obj in objects]
 

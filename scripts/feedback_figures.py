@@ -6,8 +6,8 @@
 
 - `quality-pg`: a database of its own (created, then dropped) on the PostgreSQL server, migrated, holding N
   investigations of one tenant over 90 days (a third rated, a fifth with a draft outcome, tool-call events and
-  deliveries) plus another tenant's; then the quality report for 30 and 90 days (median of 5) and the signed-in
-  `GET /quality` through the API app, and EXPLAIN ANALYZE of every query the report runs.
+  deliveries) plus another tenant's; then the quality report for 30 and 90 days (median of 5) and the
+  signed-in `GET /quality` through the API app, and EXPLAIN ANALYZE of every query the report runs.
 - `cluster`: N distinct refused support questions in a fresh SQLite home; `sleuth gaps --json` over them twice
   (the first run embeds every question with the MiniLM embedder, the second finds the vectors in its disk
   cache), then the grouping alone, in process.
@@ -31,42 +31,72 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 ROUTES = ("lookup", "lookup", "lookup", "multi_part", "multi_hop", "direct")
-QUESTION_TEXT = ("Hello, since this morning our exports to CSV fail for the billing workspace with error ERR_4021; "
-                 "we rotated the API key last week. Which plan do we need for SCIM, and where is our data kept?")
-ANSWER_TEXT = ("ERR_4021 means the API key was rotated and the old key has expired [1]. Create a new key in Settings, "
-               "API keys, and update the export job with it [1]. SCIM provisioning is included in the Business plan, "
-               "which costs 45 dollars per user per month [2]; the Team plan does not include it. Customer data on "
-               "the Business plan can be kept in the Frankfurt region (eu-central), which stores all of it inside "
-               "Germany [3]. The Business plan also guarantees 99.95 percent monthly uptime, with service credits "
-               "of 10 percent below that [4].")
-CITATIONS = [{"marker": n, "evidence_id": f"ev{n}", "source_id": s, "title": t} for n, s, t in (
-    (1, "err-4021", "Error ERR_4021"), (2, "plans", "Plans and pricing"), (3, "frankfurt", "Frankfurt region"),
-    (4, "sla", "Service level agreement"))]
+QUESTION_TEXT = (
+    "Hello, since this morning our exports to CSV fail for the billing workspace with error ERR_4021; "
+    "we rotated the API key last week. Which plan do we need for SCIM, and where is our data kept?"
+)
+ANSWER_TEXT = (
+    "ERR_4021 means the API key was rotated and the old key has expired [1]. Create a new key in Settings, "
+    "API keys, and update the export job with it [1]. SCIM provisioning is included in the Business plan, "
+    "which costs 45 dollars per user per month [2]; the Team plan does not include it. Customer data on "
+    "the Business plan can be kept in the Frankfurt region (eu-central), which stores all of it inside "
+    "Germany [3]. The Business plan also guarantees 99.95 percent monthly uptime, with service credits "
+    "of 10 percent below that [4]."
+)
+CITATIONS = [
+    {"marker": n, "evidence_id": f"ev{n}", "source_id": s, "title": t}
+    for n, s, t in (
+        (1, "err-4021", "Error ERR_4021"),
+        (2, "plans", "Plans and pricing"),
+        (3, "frankfurt", "Frankfurt region"),
+        (4, "sla", "Service level agreement"),
+    )
+]
 
 
 def _rows(tenant_id: str, n: int, rng: random.Random, now: Any, days: int) -> dict[str, list[dict[str, Any]]]:
     from storage.feedback_models import Feedback, Outcome
     from storage.models import Delivery, Investigation, TraceEvent
 
-    out: dict[str, list[dict[str, Any]]] = {"investigation": [], "feedback": [], "outcome": [], "trace_event": [],
-                                            "delivery": []}
+    out: dict[str, list[dict[str, Any]]] = {
+        "investigation": [],
+        "feedback": [],
+        "outcome": [],
+        "trace_event": [],
+        "delivery": [],
+    }
     for i in range(n):
         created = now - timedelta(seconds=rng.uniform(0, days * 86400))
         status = rng.choices(["answered", "refused", "failed"], [0.8, 0.15, 0.05])[0]
         route = "out_of_corpus" if status == "refused" else rng.choice(ROUTES)
         # As wide as real rows: a ticket's question, a cited answer, its citations and plan.
-        inv = Investigation(id=uuid.uuid4().hex, tenant_id=tenant_id, question=f"Ticket {i}: {QUESTION_TEXT}",
-                            status=status, route=route, audience=rng.choice(["agent", "agent", "customer"]),
-                            answer=ANSWER_TEXT if status == "answered" else None,
-                            citations=CITATIONS if status == "answered" else [],
-                            plan={"route": route, "subqueries": [QUESTION_TEXT[:80], QUESTION_TEXT[40:120]]},
-                            created_at=created, updated_at=created, deadline_at=created + timedelta(minutes=5),
-                            finished_at=created + timedelta(seconds=rng.uniform(1, 30)))
+        inv = Investigation(
+            id=uuid.uuid4().hex,
+            tenant_id=tenant_id,
+            question=f"Ticket {i}: {QUESTION_TEXT}",
+            status=status,
+            route=route,
+            audience=rng.choice(["agent", "agent", "customer"]),
+            answer=ANSWER_TEXT if status == "answered" else None,
+            citations=CITATIONS if status == "answered" else [],
+            plan={"route": route, "subqueries": [QUESTION_TEXT[:80], QUESTION_TEXT[40:120]]},
+            created_at=created,
+            updated_at=created,
+            deadline_at=created + timedelta(minutes=5),
+            finished_at=created + timedelta(seconds=rng.uniform(1, 30)),
+        )
         out["investigation"].append(inv.model_dump())
         if status != "failed" and rng.random() < 0.35:
-            out["feedback"].append(Feedback(tenant_id=tenant_id, investigation_id=inv.id, rater=f"agent:{i % 50}",
-                                            rating=rng.choices(["helpful", "partly", "wrong"], [0.7, 0.2, 0.1])[0],
-                                            source="link", created_at=created + timedelta(hours=2)).model_dump())
+            out["feedback"].append(
+                Feedback(
+                    tenant_id=tenant_id,
+                    investigation_id=inv.id,
+                    rater=f"agent:{i % 50}",
+                    rating=rng.choices(["helpful", "partly", "wrong"], [0.7, 0.2, 0.1])[0],
+                    source="link",
+                    created_at=created + timedelta(hours=2),
+                ).model_dump()
+            )
         if status == "answered" and rng.random() < 0.25:
             draft = rng.choice(["unchanged", "edited", "unused"])
             out["outcome"].append(Outcome(tenant_id=tenant_id, investigation_id=inv.id, helpdesk="zendesk",
@@ -74,15 +104,28 @@ def _rows(tenant_id: str, n: int, rng: random.Random, now: Any, days: int) -> di
                                           edit_ratio=0.3 if draft == "edited" else None,
                                           updated_at=created).model_dump(exclude={"id"}))
         for step in range(rng.choice([0, 0, 1, 2])):
-            out["trace_event"].append(TraceEvent(investigation_id=inv.id, step_key=f"tool:{step}", kind="tool_call",
-                                                 data={"error": "timeout"} if rng.random() < 0.1 else {},
-                                                 at=created).model_dump(exclude={"id"}))
+            out["trace_event"].append(
+                TraceEvent(
+                    investigation_id=inv.id,
+                    step_key=f"tool:{step}",
+                    kind="tool_call",
+                    data={"error": "timeout"} if rng.random() < 0.1 else {},
+                    at=created,
+                ).model_dump(exclude={"id"})
+            )
         for step in range(3):  # the loop's own events, which the tool count must not read
             out["trace_event"].append(TraceEvent(investigation_id=inv.id, step_key=f"s{step}", kind="hop",
                                                  at=created).model_dump(exclude={"id"}))
-        out["delivery"].append(Delivery(investigation_id=inv.id, tenant_id=tenant_id, channel="zendesk",
-                                        slot="zendesk", status=rng.choices(["delivered", "dead"], [0.98, 0.02])[0],
-                                        created_at=created).model_dump())
+        out["delivery"].append(
+            Delivery(
+                investigation_id=inv.id,
+                tenant_id=tenant_id,
+                channel="zendesk",
+                slot="zendesk",
+                status=rng.choices(["delivered", "dead"], [0.98, 0.02])[0],
+                created_at=created,
+            ).model_dump()
+        )
     return out
 
 
@@ -124,7 +167,8 @@ def quality_pg(args: argparse.Namespace) -> None:
             t0 = time.perf_counter()
             _insert(services.engine, _rows(tenant.id, args.n, rng, utcnow(), args.history))
             _insert(services.engine, _rows(other.id, args.n // 10, rng, utcnow(), args.history))
-            # What autovacuum does after a bulk load: statistics, and the visibility map index-only scans read.
+            # What autovacuum does after a bulk load: statistics, and the visibility map index-only scans
+            # read.
             with services.engine.connect().execution_options(isolation_level="AUTOCOMMIT") as conn:
                 conn.execute(text("VACUUM ANALYZE"))
             print(f"loaded in {time.perf_counter() - t0:.1f} s")
@@ -135,7 +179,9 @@ def quality_pg(args: argparse.Namespace) -> None:
         with services.engine.begin() as conn:
             counts = {t: conn.execute(text(f"SELECT count(*) FROM {t}")).scalar_one()
                       for t in ("investigation", "feedback", "outcome", "trace_event", "delivery")}
-        print(f"database {name}: rows {counts}; tenant acme: {args.n} investigations over {args.history} days")
+        print(
+            f"database {name}: rows {counts}; tenant acme: {args.n} investigations over {args.history} days"
+        )
 
         periods = (30, 90, 366)
         for days in periods:
@@ -143,11 +189,18 @@ def quality_pg(args: argparse.Namespace) -> None:
             for _ in range(5):
                 start = time.perf_counter()
                 with services.session() as session:
-                    report = repo.quality_report(session, tenant_id=tenant.id, since=now - timedelta(days=days),
-                                                 until=now + timedelta(seconds=1))
+                    report = repo.quality_report(
+                        session,
+                        tenant_id=tenant.id,
+                        since=now - timedelta(days=days),
+                        until=now + timedelta(seconds=1),
+                    )
                 times.append(time.perf_counter() - start)
-            print(f"quality_report {days} days: {report.total.investigations} investigations, median "
-                  f"{statistics.median(times) * 1000:.0f} ms (runs: {', '.join(f'{t * 1000:.0f}' for t in times)})")
+            print(
+                f"quality_report {days} days: {report.total.investigations} investigations, median "
+                f"{statistics.median(times) * 1000:.0f} ms (runs: "
+                f"{', '.join(f'{t * 1000:.0f}' for t in times)})"
+            )
 
         app = create_app(services=services, launcher=lambda _id: None, redeliverer=lambda _id: None)
         with TestClient(app) as client:
@@ -196,18 +249,48 @@ def quality_pg(args: argparse.Namespace) -> None:
         admin.dispose()
 
 
-SUBJECTS = ["export invoices to CSV", "set up SSO with Okta", "rotate an API key", "change the billing address",
-            "cancel the annual plan", "get a refund", "add a user to the workspace", "remove a user",
-            "reset my password", "enable two-factor authentication", "move data to the Frankfurt region",
-            "connect Slack notifications", "raise the API rate limit", "download the audit log",
-            "change the plan from Team to Business", "pay by bank transfer", "get a VAT invoice",
-            "restore a deleted project", "merge two accounts", "transfer ownership of the workspace",
-            "set up SCIM provisioning", "use the iOS app", "use the Android app", "export tickets to Excel",
-            "configure a custom domain", "set up webhooks", "retry a failed webhook", "delete my account",
-            "change the language of the emails", "see the uptime history", "get service credits",
-            "limit access by IP address", "connect Salesforce", "import contacts from HubSpot",
-            "schedule a report", "share a dashboard publicly", "increase the storage quota",
-            "recover a suspended account", "change the time zone", "print a receipt"]
+SUBJECTS = [
+    "export invoices to CSV",
+    "set up SSO with Okta",
+    "rotate an API key",
+    "change the billing address",
+    "cancel the annual plan",
+    "get a refund",
+    "add a user to the workspace",
+    "remove a user",
+    "reset my password",
+    "enable two-factor authentication",
+    "move data to the Frankfurt region",
+    "connect Slack notifications",
+    "raise the API rate limit",
+    "download the audit log",
+    "change the plan from Team to Business",
+    "pay by bank transfer",
+    "get a VAT invoice",
+    "restore a deleted project",
+    "merge two accounts",
+    "transfer ownership of the workspace",
+    "set up SCIM provisioning",
+    "use the iOS app",
+    "use the Android app",
+    "export tickets to Excel",
+    "configure a custom domain",
+    "set up webhooks",
+    "retry a failed webhook",
+    "delete my account",
+    "change the language of the emails",
+    "see the uptime history",
+    "get service credits",
+    "limit access by IP address",
+    "connect Salesforce",
+    "import contacts from HubSpot",
+    "schedule a report",
+    "share a dashboard publicly",
+    "increase the storage quota",
+    "recover a suspended account",
+    "change the time zone",
+    "print a receipt",
+]
 FRAMES = ["How do I {s}?", "Can I {s} on the {p} plan?", "Is it possible to {s} for {n} users?",
           "Why can't I {s}? It fails with error {e}.", "What is the fastest way to {s}?",
           "Our admin wants to {s} before {d}: how?", "Help: we need to {s} for account {n}",
@@ -248,15 +331,28 @@ def cluster(args: argparse.Namespace) -> None:
     with services.session() as session:
         tenant, _ = repo.create_tenant(session, name="gaps-figure", box=services.secret_box())
     now = utcnow()
-    rows = [Investigation(tenant_id=tenant.id, question=q, status="refused", route="out_of_corpus",
-                          created_at=now - timedelta(minutes=i)).model_dump() for i, q in enumerate(questions)]
+    rows = [
+        Investigation(
+            tenant_id=tenant.id,
+            question=q,
+            status="refused",
+            route="out_of_corpus",
+            created_at=now - timedelta(minutes=i),
+        ).model_dump()
+        for i, q in enumerate(questions)
+    ]
     with services.engine.begin() as conn:
         conn.execute(SQLModel.metadata.tables["investigation"].insert(), rows)
     env = {**os.environ, **settings.as_env()}
     for run in ("first run", "second run"):
         start = time.perf_counter()
-        done = subprocess.run([sys.executable, "-m", "cli.main", "gaps", "--tenant", "gaps-figure", "--since", "30d",
-                               "--json"], env=env, capture_output=True, text=True, check=True)
+        done = subprocess.run(
+            [sys.executable, "-m", "cli.main", "gaps", "--tenant", "gaps-figure", "--since", "30d", "--json"],
+            env=env,
+            capture_output=True,
+            text=True,
+            check=True,
+        )
         took = time.perf_counter() - start
         out = json.loads(done.stdout)
         sizes = sorted((g["count"] for g in out["gaps"]), reverse=True)
@@ -339,18 +435,33 @@ def live(args: argparse.Namespace) -> None:
                 except httpx.HTTPError:
                     time.sleep(0.3)
             started = time.perf_counter()
-            created = hook({"type": "zen:event-type:ticket.created", "account_id": 1, "id": "evt-1",
-                            "time": "2026-12-01T10:00:00Z", "zendesk_event_version": "2022-11-06",
-                            "subject": "zen:ticket:4242", "detail": {
-                                "id": "4242", "subject": "Data residency", "status": "NEW",
-                                "description": "<p>Which region keeps our data in Germany?</p>"}, "event": {}})
+            created = hook(
+                {
+                    "type": "zen:event-type:ticket.created",
+                    "account_id": 1,
+                    "id": "evt-1",
+                    "time": "2026-12-01T10:00:00Z",
+                    "zendesk_event_version": "2022-11-06",
+                    "subject": "zen:ticket:4242",
+                    "detail": {
+                        "id": "4242",
+                        "subject": "Data residency",
+                        "status": "NEW",
+                        "description": "<p>Which region keeps our data in Germany?</p>",
+                    },
+                    "event": {},
+                }
+            )
             inv_id = created.json()["id"]
             while not desk.notes[4242] and time.monotonic() < deadline:
                 time.sleep(0.05)
             note = desk.notes[4242][0]["html_body"]
             print(f"ticket {4242} → investigation {inv_id} → Zendesk note with rating links: "
                   f"{time.perf_counter() - started:.1f} s")
-            links = {r: u.replace("&amp;", "&") for u, r in re.findall(r'href="([^"]+/r/[^"]+\?rating=(\w+))"', note)}
+            links = {
+                r: u.replace("&amp;", "&")
+                for u, r in re.findall(r'href="([^"]+/r/[^"]+\?rating=(\w+))"', note)
+            }
             link_times = []
             for i in range(args.runs):
                 rating = ("helpful", "partly", "wrong")[i % 3]
@@ -370,10 +481,18 @@ def live(args: argparse.Namespace) -> None:
                 tag = ("sleuth_wrong", "sleuth_helpful")[i % 2]
                 before = ratings(inv_id)
                 start = time.perf_counter()
-                reply = hook({"type": "zen:event-type:ticket.tags_changed", "account_id": 1, "id": f"tags-{i}",
-                              "time": "2026-12-01T10:00:00Z", "zendesk_event_version": "2022-11-06",
-                              "subject": "zen:ticket:4242", "detail": {"id": "4242", "actor_id": "9001"},
-                              "event": {"tags": {"added": [tag], "removed": []}}})
+                reply = hook(
+                    {
+                        "type": "zen:event-type:ticket.tags_changed",
+                        "account_id": 1,
+                        "id": f"tags-{i}",
+                        "time": "2026-12-01T10:00:00Z",
+                        "zendesk_event_version": "2022-11-06",
+                        "subject": "zen:ticket:4242",
+                        "detail": {"id": "4242", "actor_id": "9001"},
+                        "event": {"tags": {"added": [tag], "removed": []}},
+                    }
+                )
                 assert reply.status_code == 200 and "recorded" in reply.json(), reply.text
                 while ratings(inv_id) == before:
                     time.sleep(0.005)

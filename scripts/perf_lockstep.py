@@ -2,9 +2,11 @@
 
     python3 scripts/perf_lockstep.py BEFORE_CHECKOUT AFTER_CHECKOUT INGESTED_HOME BENCH_ARGS...
     e.g. git worktree add ../sleuth-before HEAD~3 && (cd ../sleuth-before && make install)
-         SLEUTH_HOME=/tmp/ab-home SLEUTH_SUBQUERY_CACHE_TTL=0 .venv/bin/sleuth bench examples/bench/hotpotqa \\
+         SLEUTH_HOME=/tmp/ab-home SLEUTH_SUBQUERY_CACHE_TTL=0 .venv/bin/sleuth bench examples/bench/hotpotqa
+         \\
              --executor inline --limit 1 --out /tmp/ab-ingest.jsonl
-         python3 scripts/perf_lockstep.py ../sleuth-before . /tmp/ab-home examples/bench/hotpotqa --mode agentic --k 10
+         python3 scripts/perf_lockstep.py ../sleuth-before . /tmp/ab-home examples/bench/hotpotqa --mode
+         agentic --k 10
 
 A shared host's speed swings from one few-second phase to the next, so two benches run one after the
 other compare phases as much as code. Here both run at once, each with `scripts/bench_timed.py` in its
@@ -48,9 +50,21 @@ def main() -> None:
                    "SLEUTH_SUBQUERY_CACHE_TTL": "0", "SLEUTH_BENCH_LOCKSTEP": f"{go_read},{done_write}"}
             with (work / f"{name}.log").open("w") as log:  # a file, not a pipe: no output can block the turns
                 proc = subprocess.Popen(
-                    [str(tree / ".venv/bin/python"), str(HERE / "bench_timed.py"), *args, "--executor", "inline",
-                     "--out", str(work / f"{name}.jsonl")],
-                    cwd=tree, env=env, pass_fds=(go_read, done_write), stdout=log, stderr=subprocess.STDOUT)
+                    [
+                        str(tree / ".venv/bin/python"),
+                        str(HERE / "bench_timed.py"),
+                        *args,
+                        "--executor",
+                        "inline",
+                        "--out",
+                        str(work / f"{name}.jsonl"),
+                    ],
+                    cwd=tree,
+                    env=env,
+                    pass_fds=(go_read, done_write),
+                    stdout=log,
+                    stderr=subprocess.STDOUT,
+                )
             os.close(go_read)
             os.close(done_write)
             sides[name] = {"proc": proc, "go": go_write, "done": done_read, "live": True}

@@ -41,7 +41,34 @@ from tasks import inline
 from tests.support.help_centers import HelpCenter
 from workers import names
 
-WORDS = ["amber", "basil", "cobalt", "dune", "ember", "fjord", "garnet", "harbor", "indigo", "juniper", "kelp", "lumen", "maple", "nectar", "onyx", "pewter", "quartz", "russet", "saffron", "tundra", "umber", "velvet", "willow", "xenon", "yarrow", "zephyr"]
+WORDS = [
+    "amber",
+    "basil",
+    "cobalt",
+    "dune",
+    "ember",
+    "fjord",
+    "garnet",
+    "harbor",
+    "indigo",
+    "juniper",
+    "kelp",
+    "lumen",
+    "maple",
+    "nectar",
+    "onyx",
+    "pewter",
+    "quartz",
+    "russet",
+    "saffron",
+    "tundra",
+    "umber",
+    "velvet",
+    "willow",
+    "xenon",
+    "yarrow",
+    "zephyr",
+]
 
 
 def _word(i: int) -> str:
@@ -49,9 +76,12 @@ def _word(i: int) -> str:
 
 
 def _body(i: int, version: int = 1) -> str:
-    return (f"<h2>Setting {i}</h2><p>The {_word(i)} setting controls how often the export job number {i} runs. "
-            f"Version {version}: set it under Admin, Exports, then choose the {_word(i)} schedule.</p>"
-            f"<p>Changing {_word(i)} takes effect after the next deploy; agents can verify it in the audit log.</p>")
+    return (
+        f"<h2>Setting {i}</h2><p>The {_word(i)} setting controls how often the export job number {i} runs. "
+        f"Version {version}: set it under Admin, Exports, then choose the {_word(i)} schedule.</p>"
+        f"<p>Changing {_word(i)} takes effect after the next deploy; agents can verify it in the audit "
+        "log.</p>"
+    )
 
 
 def _sync(services: Services, settings: Settings, source_id: str, *, full: bool = False) -> tuple[float, Any]:
@@ -71,7 +101,9 @@ def _cites(services: Services, tenant: Any, question: str, source_prefix: str) -
     inv_id = create_and_launch(services, tenant.name, question, "agentic", tenant=tenant, in_process=True,
                                launch=lambda i: inline.run(services, i, deliver=False))
     with services.session() as session:
-        view = repo.investigation_view(session, investigation=repo.get_investigation(session, investigation_id=inv_id))
+        view = repo.investigation_view(
+            session, investigation=repo.get_investigation(session, investigation_id=inv_id)
+        )
     return source_prefix in json.dumps(view.get("citations") or [])
 
 
@@ -90,8 +122,12 @@ def _freshness(services: Services, settings: Settings, tenant: Any, fake: HelpCe
             with services.session() as session:
                 now = next(i.version for i in sources_repo.known_items(session, source_id=source_id,
                                                                        external_ids=[str(article)]))
-            if now > version and _cites(services, tenant, "How often does the quokkaflux setting run the export "
-                                        "job?", f"{source_id}:{article}@v{now}"):
+            if now > version and _cites(
+                services,
+                tenant,
+                "How often does the quokkaflux setting run the export job?",
+                f"{source_id}:{article}@v{now}",
+            ):
                 return time.perf_counter() - changed
             time.sleep(0.5)
     finally:
@@ -120,15 +156,22 @@ def main() -> None:
             add_channel(services, tenant=tenant, data={"name": "zd", "type": "zendesk", "subdomain": "acme",
                                                        "email": "bot@acme.test", "token": "zd-token",
                                                        "base_url": fake.url})
-            add_source(services, tenant=tenant, data={"name": "guide", "type": "zendesk-guide", "channel": "zd",
-                                                      "every": "1m"})
+            add_source(
+                services,
+                tenant=tenant,
+                data={"name": "guide", "type": "zendesk-guide", "channel": "zd", "every": "1m"},
+            )
             source_id = get_source(services, tenant=tenant, name="guide").id
 
             first, source = _sync(services, live, source_id)
-            out: dict[str, Any] = {"articles": args.articles, "cpu_count": os.cpu_count(),
-                                   "first_sync_seconds": round(first, 2),
-                                   "first_sync_articles_per_second": round(args.articles / first, 1),
-                                   "first_sync_stats": source.last_stats, "first_sync_error": source.last_error}
+            out: dict[str, Any] = {
+                "articles": args.articles,
+                "cpu_count": os.cpu_count(),
+                "first_sync_seconds": round(first, 2),
+                "first_sync_articles_per_second": round(args.articles / first, 1),
+                "first_sync_stats": source.last_stats,
+                "first_sync_error": source.last_error,
+            }
             for i in range(1, args.changes + 1):
                 fake.zd_put(i, body=_body(i, version=2))
             incremental, source = _sync(services, live, source_id)

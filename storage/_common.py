@@ -135,10 +135,12 @@ def _dialect(session: Session) -> str:
 def _insert(dialect: str, model: type[SQLModel], conflict: tuple[str, ...], returning: str) -> Prepared:
     """The dialect's INSERT ... ON CONFLICT (`conflict`) DO NOTHING, built once per shape and reused (a
     statement is immutable; building one and its cache key cost more than running it on SQLite). Core, on the
-    table; `returning`: the column it returns ("": none, run for its row count; "*": every column, the row)."""
+    table; `returning`: the column it returns ("": none, run for its row count; "*": every column, the
+    row)."""
     table: Table = model.__table__  # type: ignore[attr-defined]  # SQLModel sets it, undeclared
-    stmt = (postgresql.insert(table) if dialect == "postgresql" else sqlite.insert(table)).on_conflict_do_nothing(
-        index_elements=list(conflict))
+    stmt = (
+        postgresql.insert(table) if dialect == "postgresql" else sqlite.insert(table)
+    ).on_conflict_do_nothing(index_elements=list(conflict))
     if returning == "*":
         return Prepared(stmt.returning(*table.c))
     return Prepared(stmt.returning(table.c[returning]) if returning else stmt)

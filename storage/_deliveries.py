@@ -23,7 +23,11 @@ def get_or_create_delivery(
     there is none yet."""
     slot = slot or channel
     delivery = Delivery(
-        investigation_id=investigation_id, tenant_id=tenant_id, channel=channel, slot=slot, target=dict(target)
+        investigation_id=investigation_id,
+        tenant_id=tenant_id,
+        channel=channel,
+        slot=slot,
+        target=dict(target),
     )
     stmt = select(Delivery).where(Delivery.investigation_id == investigation_id, Delivery.slot == slot)
     with write(session):
@@ -78,8 +82,11 @@ def get_delivery(session: Session, *, delivery_id: str, tenant_id: str | None = 
 
 # Read when an investigation finishes: the statement is built once, not per call.
 _DELIVERIES: Table = Delivery.__table__  # type: ignore[attr-defined]  # SQLModel sets __table__, undeclared
-_DELIVERIES_OF = Prepared(select(*_DELIVERIES.c).where(_DELIVERIES.c.investigation_id == bindparam("investigation_id"))
-                          .order_by(_DELIVERIES.c.created_at, _DELIVERIES.c.slot))
+_DELIVERIES_OF = Prepared(
+    select(*_DELIVERIES.c)
+    .where(_DELIVERIES.c.investigation_id == bindparam("investigation_id"))
+    .order_by(_DELIVERIES.c.created_at, _DELIVERIES.c.slot)
+)
 
 
 def list_deliveries(session: Session, *, investigation_id: str) -> list[Delivery]:

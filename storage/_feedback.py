@@ -138,9 +138,15 @@ def record_outcome(session: Session, *, tenant_id: str, investigation_id: str, h
 def ticket_investigation(session: Session, *, tenant_id: str, key_prefix: str) -> Investigation | None:
     """The newest of the tenant's investigations whose idempotency key starts with `key_prefix` (a helpdesk
     hook keys its investigations by channel and ticket: `app.hooks`)."""
-    stmt = (select(Investigation).where(Investigation.tenant_id == tenant_id,
-                                        col(Investigation.idempotency_key).startswith(key_prefix, autoescape=True))
-            .order_by(col(Investigation.created_at).desc()).limit(1))
+    stmt = (
+        select(Investigation)
+        .where(
+            Investigation.tenant_id == tenant_id,
+            col(Investigation.idempotency_key).startswith(key_prefix, autoescape=True),
+        )
+        .order_by(col(Investigation.created_at).desc())
+        .limit(1)
+    )
     return session.exec(stmt).first()
 
 
@@ -159,11 +165,21 @@ def purge_feedback_text(session: Session, *, tenant_id: str, cutoff: datetime, b
     retention job's batch, like `storage.retention`): free text is personal data; the rating itself stays, so
     the quality page's shares do not change when the text goes."""
     with write(session):
-        ids = list(session.exec(select(Feedback.id).where(
-            col(Feedback.tenant_id) == tenant_id, col(Feedback.created_at) < cutoff,
-            or_(col(Feedback.comment).is_not(None), col(Feedback.correct_answer).is_not(None))).limit(batch)).all())
+        ids = list(
+            session.exec(
+                select(Feedback.id)
+                .where(
+                    col(Feedback.tenant_id) == tenant_id,
+                    col(Feedback.created_at) < cutoff,
+                    or_(col(Feedback.comment).is_not(None), col(Feedback.correct_answer).is_not(None)),
+                )
+                .limit(batch)
+            ).all()
+        )
         if ids:
-            session.exec(update(Feedback).where(col(Feedback.id).in_(ids)).values(comment=None, correct_answer=None))
+            session.exec(
+                update(Feedback).where(col(Feedback.id).in_(ids)).values(comment=None, correct_answer=None)
+            )
     return len(ids)
 
 
@@ -197,15 +213,23 @@ def gap_questions(session: Session, *, tenant_id: str, since: datetime, until: d
 
 def list_rated(session: Session, *, tenant_id: str, rating: str, limit: int = 50) -> list[Investigation]:
     """The tenant's newest investigations that someone currently rates `rating`."""
-    rated = select(Feedback.investigation_id).where(Feedback.tenant_id == tenant_id, Feedback.rating == rating,
-                                                    col(Feedback.current).is_(True))
-    stmt = (select(Investigation).where(Investigation.tenant_id == tenant_id, col(Investigation.id).in_(rated))
-            .order_by(col(Investigation.created_at).desc()).limit(limit))
+    rated = select(Feedback.investigation_id).where(
+        Feedback.tenant_id == tenant_id, Feedback.rating == rating, col(Feedback.current).is_(True)
+    )
+    stmt = (
+        select(Investigation)
+        .where(Investigation.tenant_id == tenant_id, col(Investigation.id).in_(rated))
+        .order_by(col(Investigation.created_at).desc())
+        .limit(limit)
+    )
     return list(session.exec(stmt).all())
 
 
 def count_rated(session: Session, *, tenant_id: str) -> dict[str, int]:
     """How many of the tenant's investigations currently carry each rating."""
-    stmt = (select(Feedback.rating, func.count(func.distinct(Feedback.investigation_id)))
-            .where(Feedback.tenant_id == tenant_id, col(Feedback.current).is_(True)).group_by(Feedback.rating))
+    stmt = (
+        select(Feedback.rating, func.count(func.distinct(Feedback.investigation_id)))
+        .where(Feedback.tenant_id == tenant_id, col(Feedback.current).is_(True))
+        .group_by(Feedback.rating)
+    )
     return {str(r): int(n) for r, n in session.exec(stmt).all()}

@@ -110,7 +110,9 @@ def get_investigation(
     return inv
 
 
-_STATUS_OF = Prepared(select(_TABLE.c.status, _TABLE.c.tenant_id).where(_TABLE.c.id == bindparam("investigation_id")))
+_STATUS_OF = Prepared(
+    select(_TABLE.c.status, _TABLE.c.tenant_id).where(_TABLE.c.id == bindparam("investigation_id"))
+)
 
 
 def investigation_status(session: Session, *, investigation_id: str, tenant_id: str | None = None) -> str:
@@ -195,8 +197,11 @@ def _update(investigation_id: str, values: dict[str, Any], *, returning: bool,
 
 
 def _held(session: Session, investigation_id: str) -> Investigation | None:
-    """The session's instance of the row, if it holds one (a write then refreshes it in the same statement)."""
-    held: Investigation | None = session.identity_map.get(session.identity_key(Investigation, investigation_id))
+    """The session's instance of the row, if it holds one (a write then refreshes it in the same
+    statement)."""
+    held: Investigation | None = session.identity_map.get(
+        session.identity_key(Investigation, investigation_id)
+    )
     return held
 
 

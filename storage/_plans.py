@@ -59,7 +59,9 @@ def planned_hop(session: Session, *, investigation_id: str, number: int) -> Plan
         return _load(session, key, investigation_id, number)
 
 
-def _load(session: Session, key: tuple[str, str, int], investigation_id: str, number: int) -> PlannedHop | None:
+def _load(
+    session: Session, key: tuple[str, str, int], investigation_id: str, number: int
+) -> PlannedHop | None:
     inv = session.get(Investigation, investigation_id)
     hop = get_hop(session, investigation_id=investigation_id, number=number)
     if inv is None or hop is None:

@@ -99,16 +99,26 @@ class Prepared:
             if process is not None:
                 binds.append((name, process))
         statement = self.statement
-        returned = list(statement.selected_columns if isinstance(statement, Select) else statement.exported_columns)
+        returned = list(
+            statement.selected_columns if isinstance(statement, Select) else statement.exported_columns
+        )
         order = tuple(compiled.positiontup) if compiled.positional else None
-        return _Plan(sql=compiled.string, compiled=compiled, order=order, binds=tuple(binds),
-                     keys=tuple(str(column.key) for column in returned), types=tuple(column.type for column in returned))
+        return _Plan(
+            sql=compiled.string,
+            compiled=compiled,
+            order=order,
+            binds=tuple(binds),
+            keys=tuple(str(column.key) for column in returned),
+            types=tuple(column.type for column in returned),
+        )
 
     def rows(self, session: Session, params: Mapping[str, Any]) -> list[tuple[Any, ...]]:
         """The rows the statement returns, their values as the column types give them."""
         return self.fetch(session, params)[1]
 
-    def fetch(self, session: Session, params: Mapping[str, Any]) -> tuple[tuple[str, ...], list[tuple[Any, ...]]]:
+    def fetch(
+        self, session: Session, params: Mapping[str, Any]
+    ) -> tuple[tuple[str, ...], list[tuple[Any, ...]]]:
         """The names of the columns returned, and the rows."""
         connection = session.connection()
         plan = self._plan(connection.dialect, tuple(params) if self._insert else ())

@@ -109,17 +109,30 @@ def quality_report(session: Session, *, tenant_id: str, since: datetime, until: 
             piece.status[status] = piece.status.get(status, 0) + n
 
     fb = Feedback
-    stmt_r = (select(col(inv.route), col(inv.audience), col(fb.rating), func.count()).join(inv, col(inv.id) == col(fb.investigation_id))
-              .where(col(fb.tenant_id) == tenant_id, col(fb.current).is_(True), mine)
-              .group_by(inv.route, col(inv.audience), col(fb.rating)))
+    stmt_r = (
+        select(col(inv.route), col(inv.audience), col(fb.rating), func.count())
+        .join(inv, col(inv.id) == col(fb.investigation_id))
+        .where(col(fb.tenant_id) == tenant_id, col(fb.current).is_(True), mine)
+        .group_by(inv.route, col(inv.audience), col(fb.rating))
+    )
     for route, audience, rating, n in session.execute(stmt_r).all():
         for piece in _slices(report, None, route, audience):
             piece.ratings[rating] = piece.ratings.get(rating, 0) + n
 
     out = Outcome
-    stmt_o = (select(col(inv.route), col(inv.audience), col(out.draft), col(out.reopened), func.count(), func.avg(out.edit_ratio))
-              .join(inv, col(inv.id) == col(out.investigation_id)).where(col(out.tenant_id) == tenant_id, mine)
-              .group_by(inv.route, col(inv.audience), col(out.draft), col(out.reopened)))
+    stmt_o = (
+        select(
+            col(inv.route),
+            col(inv.audience),
+            col(out.draft),
+            col(out.reopened),
+            func.count(),
+            func.avg(out.edit_ratio),
+        )
+        .join(inv, col(inv.id) == col(out.investigation_id))
+        .where(col(out.tenant_id) == tenant_id, mine)
+        .group_by(inv.route, col(inv.audience), col(out.draft), col(out.reopened))
+    )
     ratio_sum, ratio_n = 0.0, 0
     for route, audience, draft, reopened, n, mean in session.execute(stmt_o).all():
         for piece in _slices(report, None, route, audience):
@@ -142,7 +155,8 @@ def quality_report(session: Session, *, tenant_id: str, since: datetime, until: 
 
 
 def _latency(session: Session, mine: ColumnElement[bool]) -> dict[str, dict[str, float | None]]:
-    """p50 and p95 of intake → terminal, in seconds, overall and per route (on PostgreSQL one pass: ROLLUP)."""
+    """p50 and p95 of intake → terminal, in seconds, overall and per route (on PostgreSQL one pass:
+    ROLLUP)."""
     seconds = cast(_seconds(session), Float)
     done = and_(mine, col(Investigation.finished_at).is_not(None))
     route = col(Investigation.route)
@@ -172,8 +186,14 @@ def _tools(session: Session, mine: ColumnElement[bool]) -> dict[str, int]:
         found["calls" if kind == "tool_call" else "refused"] = int(n)
     if found["calls"]:
         error = col(ev.data)["error"].as_string()
-        found["errors"] = int(session.execute(select(func.count()).select_from(ev).join(Investigation, joined).where(
-            col(ev.kind) == "tool_call", error.is_not(None), error != "", mine)).scalar_one())
+        found["errors"] = int(
+            session.execute(
+                select(func.count())
+                .select_from(ev)
+                .join(Investigation, joined)
+                .where(col(ev.kind) == "tool_call", error.is_not(None), error != "", mine)
+            ).scalar_one()
+        )
     return found
 
 

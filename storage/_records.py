@@ -30,8 +30,11 @@ _HOP = Prepared(select(*_HOPS.c).where(_HOPS.c.investigation_id == bindparam("in
                                        _HOPS.c.number == bindparam("number")))
 _HOPS_OF = Prepared(select(*_HOPS.c).where(_HOPS.c.investigation_id == bindparam("investigation_id"))
                     .order_by(_HOPS.c.number))
-_EVIDENCE_OF = Prepared(select(*_EVIDENCE.c).where(_EVIDENCE.c.investigation_id == bindparam("investigation_id"))
-                        .order_by(_EVIDENCE.c.hop, _EVIDENCE.c.score.desc(), _EVIDENCE.c.id))
+_EVIDENCE_OF = Prepared(
+    select(*_EVIDENCE.c)
+    .where(_EVIDENCE.c.investigation_id == bindparam("investigation_id"))
+    .order_by(_EVIDENCE.c.hop, _EVIDENCE.c.score.desc(), _EVIDENCE.c.id)
+)
 _EVENTS_OF = Prepared(select(*_EVENTS.c).where(_EVENTS.c.investigation_id == bindparam("investigation_id"),
                                                _EVENTS.c.id > bindparam("after_id"))
                       .order_by(_EVENTS.c.id))
@@ -42,9 +45,15 @@ _STEP_STATE = Prepared(
                                            & (_HOPS.c.number == bindparam("number"))))
     .where(_INVESTIGATIONS.c.id == bindparam("investigation_id")))
 # (An UPDATE's bind parameters may not be named after its columns.)
-_PLANNED = (col(Hop.investigation_id) == bindparam("of_investigation"), col(Hop.number) == bindparam("of_number"),
-            col(Hop.state) == HopState.PLANNED.value)
-_REDUCE = {"state": HopState.REDUCED.value, "decision": bindparam("new_decision", type_=_HOPS.c.decision.type)}
+_PLANNED = (
+    col(Hop.investigation_id) == bindparam("of_investigation"),
+    col(Hop.number) == bindparam("of_number"),
+    col(Hop.state) == HopState.PLANNED.value,
+)
+_REDUCE = {
+    "state": HopState.REDUCED.value,
+    "decision": bindparam("new_decision", type_=_HOPS.c.decision.type),
+}
 _REDUCE_HELD = (update(Hop).where(*_PLANNED).values(**_REDUCE).returning(Hop)
                 .execution_options(populate_existing=True))
 # Core, RETURNING only the decision: loading the row as an ORM object cost twice the write
@@ -52,7 +61,12 @@ _REDUCE_CORE = Prepared(update(_HOPS).where(*_PLANNED).values(**_REDUCE).returni
 
 
 def save_hop(
-    session: Session, *, investigation_id: str, number: int, queries: list[dict[str, Any]], engines: list[str],
+    session: Session,
+    *,
+    investigation_id: str,
+    number: int,
+    queries: list[dict[str, Any]],
+    engines: list[str],
     tools: list[dict[str, Any]] | None = None,
 ) -> Hop:
     """The planned hop; when it exists already (a redelivered task), the existing row unchanged."""
@@ -78,8 +92,9 @@ def get_hop(session: Session, *, investigation_id: str, number: int) -> Hop | No
 
 
 def step_state(session: Session, *, investigation_id: str, number: int) -> tuple[str, str | None, Any]:
-    """The investigation's status, and hop `number`'s state and decision (None and None when that hop was never
-    planned), in one statement: what a step reads when its process's previous step handed it the rows it wrote
+    """The investigation's status, and hop `number`'s state and decision (None and None when that hop was
+    never planned), in one statement: what a step reads when its process's previous step handed it the rows it
+    wrote
     (`tasks.steps.Known`) — what another process may have changed meanwhile. NotFound for no investigation."""
     rows = _STEP_STATE.rows(session, {"investigation_id": investigation_id, "number": number})
     if not rows:
@@ -163,7 +178,9 @@ EventObserver = Callable[[Session, NewEvent], None]
 EVENT_OBSERVERS: list[EventObserver] = []
 
 
-def new_event(*, investigation_id: str, step_key: str, kind: str, hop: int = 0, data: dict[str, Any]) -> NewEvent:
+def new_event(
+    *, investigation_id: str, step_key: str, kind: str, hop: int = 0, data: dict[str, Any]
+) -> NewEvent:
     """A trace event not yet written (`add_event`, or `finish_investigation` in its own transaction)."""
     return NewEvent(investigation_id=investigation_id, step_key=step_key, kind=kind, hop=hop, data=dict(data),
                     at=utcnow())

@@ -32,8 +32,11 @@ def list_idle(session: Session, *, idle_since: datetime, limit: int = 200) -> li
 def list_stranded_deliveries(session: Session, *, idle_since: datetime, limit: int = 200) -> list[str]:
     """Pending deliveries of finished investigations untouched since `idle_since` (no attempt after it)."""
     cutoff = naive_utc(idle_since)
-    last_attempt = (select(func.max(DeliveryAttempt.at)).where(col(DeliveryAttempt.delivery_id) == Delivery.id)
-                    .scalar_subquery())
+    last_attempt = (
+        select(func.max(DeliveryAttempt.at))
+        .where(col(DeliveryAttempt.delivery_id) == Delivery.id)
+        .scalar_subquery()
+    )
     stmt = (
         select(Delivery.id)
         .join(Investigation, col(Investigation.id) == col(Delivery.investigation_id))

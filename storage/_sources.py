@@ -65,7 +65,9 @@ def delete_source(session: Session, *, source_id: str) -> None:
         session.execute(delete(Source).where(col(Source.id) == source_id))
 
 
-def known_items(session: Session, *, source_id: str, external_ids: Sequence[str] | None = None) -> list[SourceItem]:
+def known_items(
+    session: Session, *, source_id: str, external_ids: Sequence[str] | None = None
+) -> list[SourceItem]:
     """The source's indexed items (only `external_ids` when given)."""
     stmt = select(SourceItem).where(SourceItem.source_id == source_id)
     if external_ids is not None:
@@ -75,7 +77,9 @@ def known_items(session: Session, *, source_id: str, external_ids: Sequence[str]
     return list(session.exec(stmt.execution_options(populate_existing=True)).all())
 
 
-def start_run(session: Session, *, source_id: str, run_id: str, full: bool, now: datetime | None = None) -> Source:
+def start_run(
+    session: Session, *, source_id: str, run_id: str, full: bool, now: datetime | None = None
+) -> Source:
     """Mark a sync as started (its counters zeroed)."""
     with write(session):
         session.execute(update(Source).where(col(Source.id) == source_id).values(
@@ -86,7 +90,8 @@ def start_run(session: Session, *, source_id: str, run_id: str, full: bool, now:
 
 def record_batch(session: Session, *, source_id: str, run_id: str, items: Sequence[dict[str, Any]],
                  forget: Sequence[str], cursor: dict[str, Any] | None, stats: dict[str, int]) -> bool:
-    """After a batch is in every engine: its items' versions and hashes, the items it removed, the cursor after
+    """After a batch is in every engine: its items' versions and hashes, the items it removed, the cursor
+    after
     it and its counts, in one transaction. False (nothing written) when `run_id` is no longer the run."""
     with write(session):
         source = get_source(session, source_id=source_id)
@@ -115,8 +120,12 @@ def finish_run(session: Session, *, source_id: str, run_id: str, error: str | No
         if source.run_id != run_id:
             return False
         when = now or utcnow()
-        values: dict[str, Any] = {"run_id": None, "last_finished_at": when, "last_stats": dict(source.run_stats),
-                                  "last_error": error}
+        values: dict[str, Any] = {
+            "run_id": None,
+            "last_finished_at": when,
+            "last_stats": dict(source.run_stats),
+            "last_error": error,
+        }
         if error is None:
             values["last_success_at"] = when
         else:

@@ -50,8 +50,16 @@ def validate_tenant_name(name: str) -> str:
 
 
 # Caps a tenant may carry; an investigation's budget can only lower them (see api/routes/investigations.py).
-TENANT_LIMITS = ("max_hops", "max_retrieval_calls", "max_llm_tokens", "deadline_seconds", "llm_tokens_per_day",
-                 "max_in_flight", "intake_per_minute", "retention_days")
+TENANT_LIMITS = (
+    "max_hops",
+    "max_retrieval_calls",
+    "max_llm_tokens",
+    "deadline_seconds",
+    "llm_tokens_per_day",
+    "max_in_flight",
+    "intake_per_minute",
+    "retention_days",
+)
 # Settings of a tenant that are not budgets, and the least each may be.
 _AT_LEAST = {"retention_days": 1}
 

@@ -45,7 +45,9 @@ def put_tool(session: Session, *, tenant_id: str, name: str, declaration: dict[s
 
 # Read when every hop is planned: the statement is built once, not per call.
 _TOOLS: Table = ToolRecord.__table__  # type: ignore[attr-defined]  # SQLModel sets __table__, undeclared
-_TOOLS_OF = Prepared(select(*_TOOLS.c).where(_TOOLS.c.tenant_id == bindparam("tenant_id")).order_by(_TOOLS.c.name))
+_TOOLS_OF = Prepared(
+    select(*_TOOLS.c).where(_TOOLS.c.tenant_id == bindparam("tenant_id")).order_by(_TOOLS.c.name)
+)
 
 
 def list_tools(session: Session, *, tenant_id: str) -> list[ToolRecord]:

@@ -121,7 +121,9 @@ def driver_execute(connection: Connection, sql: str, params: Any, *, many: bool 
         dead = dialect.is_disconnect(exc, dbapi_connection, cursor)
         if dead:
             connection.invalidate(exc)
-        raise DBAPIError.instance(sql, params, exc, error, connection_invalidated=dead, dialect=dialect) from exc
+        raise DBAPIError.instance(
+            sql, params, exc, error, connection_invalidated=dead, dialect=dialect
+        ) from exc
     if dispatch.after_cursor_execute:
         dispatch.after_cursor_execute(connection, cursor, sql, params, None, many)
     return cursor
@@ -198,7 +200,8 @@ _WRITERS: weakref.WeakKeyDictionary[Engine, _Writers] = weakref.WeakKeyDictionar
 
 
 def _writers_after_fork() -> None:
-    for writers in list(_WRITERS.values()):  # a lock a parent's thread held at fork time stays held in the child
+    # a lock a parent's thread held at fork time stays held in the child
+    for writers in list(_WRITERS.values()):
         writers.lock, writers.holder = threading.Lock(), None
 
 

@@ -85,7 +85,9 @@ class Investigation(SQLModel, table=True):
     budget: dict[str, Any] = Field(default_factory=dict, sa_column=Column(JSON, nullable=False))
     idempotency_key: str | None = Field(default=None, max_length=200)
     answer: str | None = Field(default=None, sa_column=Column(Text))
-    citations: list[dict[str, Any]] = Field(default_factory=empty_list, sa_column=Column(JSON, nullable=False))
+    citations: list[dict[str, Any]] = Field(
+        default_factory=empty_list, sa_column=Column(JSON, nullable=False)
+    )
     final_evidence_ids: list[str] = Field(default_factory=empty_list, sa_column=Column(JSON, nullable=False))
     caveat: str | None = Field(default=None, sa_column=Column(Text))
     stop_reason: str | None = Field(default=None, max_length=40)
@@ -213,7 +215,8 @@ class ToolRecord(SQLModel, table=True):
 
 class CorpusVersion(SQLModel, table=True):
     """A tenant's corpus version: raised by every ingest and document removal (app/corpus.py). A cached search
-    result records the version it was built under and is never served under another (storage/redis_state.py)."""
+    result records the version it was built under and is never served under another
+    (storage/redis_state.py)."""
 
     __tablename__ = "corpus_version"
 

@@ -34,7 +34,9 @@ def _mac(key: bytes, body: str) -> str:
     return _b64(hmac.new(key, _DOMAIN + body.encode(), hashlib.sha256).digest())
 
 
-def rating_token(key: bytes, *, tenant_id: str, investigation_id: str, rater: str, now: float | None = None) -> str:
+def rating_token(
+    key: bytes, *, tenant_id: str, investigation_id: str, rater: str, now: float | None = None
+) -> str:
     expires = int((time.time() if now is None else now) + RATING_TTL_SECONDS)
     body = _b64(json.dumps({"t": tenant_id, "i": investigation_id, "r": rater[:200], "e": expires},
                            separators=(",", ":")).encode())

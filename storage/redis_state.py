@@ -155,7 +155,9 @@ class RedisState:
         if ttl <= 0:
             return
         pipe.delete(key)  # a whole new entry: never the passages of one version with another's number
-        pipe.hset(key, mapping={"v": int(version), "p": json.dumps([p.model_dump(mode="json") for p in hits])})
+        pipe.hset(
+            key, mapping={"v": int(version), "p": json.dumps([p.model_dump(mode="json") for p in hits])}
+        )
         pipe.expire(key, int(ttl))
 
     # -- hop hits ------------------------------------------------------------------------------------
@@ -169,8 +171,9 @@ class RedisState:
 
     def _queue_store_hits(self, pipe: Any, inv_id: str, hop: int, slots: Mapping[str, SlotHits], ttl: int, *,
                           remember: bool = True) -> bool:
-        """Queue the parking of slots' results of one hop (one HSET of them all, one EXPIRE); True when a parse
-        of what is stored gives each result itself (then, with `remember`, this process's reducer gets them
+        """Queue the parking of slots' results of one hop (one HSET of them all, one EXPIRE); True when a
+        parse of what is stored gives each result itself (then, with `remember`, this process's reducer gets
+        them
         back from `hop_results` unparsed)."""
         key = self.key("hits", inv_id, hop)
         parked: dict[str, bytes] = {}
@@ -205,7 +208,9 @@ class RedisState:
             return []
         tenants = {(cache.tenant, cache.version) for _, cache in slots}
         if len(tenants) != 1:
-            raise ValueError(f"slots of one hop search one tenant's corpus at one version, got {sorted(tenants)}")
+            raise ValueError(
+                f"slots of one hop search one tenant's corpus at one version, got {sorted(tenants)}"
+            )
         version = next(iter(tenants))[1]
         marker = [self.key("once", charge_hop)] if charge_hop else []
         entries = [self._cache_key_of(cache) for _, cache in slots]
@@ -254,8 +259,9 @@ class RedisState:
         pipe = self.client.pipeline(transaction=True)
         for end in ends:
             if end.cache is not None and ttl > 0:
-                self._queue_cache_set(pipe, self._cache_key_of(end.cache, end.version), end.hits.passages, ttl,
-                                      end.version)
+                self._queue_cache_set(
+                    pipe, self._cache_key_of(end.cache, end.version), end.hits.passages, ttl, end.version
+                )
         exact = self._queue_store_hits(pipe, inv_id, hop, {end.slot: end.hits for end in ends}, _DAY,
                                        remember=gather is None)
         if gather is None or not exact:
@@ -338,5 +344,17 @@ def _usage(raw_hash: dict[Any, Any]) -> dict[str, Any]:
     return usage
 
 
-__all__ = ["COUNTERS", "CacheQuery", "Gathered", "RedisState", "SlotBegin", "SlotEnd", "SlotOutcome", "cache_digest",
-           "client_from_url", "kombu_url", "normalise_query", "redis_py_url"]
+__all__ = [
+    "COUNTERS",
+    "CacheQuery",
+    "Gathered",
+    "RedisState",
+    "SlotBegin",
+    "SlotEnd",
+    "SlotOutcome",
+    "cache_digest",
+    "client_from_url",
+    "kombu_url",
+    "normalise_query",
+    "redis_py_url",
+]

@@ -1,7 +1,8 @@
 """Retention: a finished investigation's trace events and evidence text (tool results reach the database only
 as both) are removed once older than its tenant's retention; its answer, citations and ratings stay.
 
-Each call removes at most one batch in one short transaction, so a run never holds locks that intake waits on."""
+Each call removes at most one batch in one short transaction, so a run never holds locks that intake waits
+on."""
 
 from __future__ import annotations
 
@@ -44,7 +45,8 @@ def retention_days(limits: dict[str, object] | None, default: int) -> int:
 
 
 def purge_evidence_text(session: Session, *, tenant_id: str, cutoff: datetime, batch: int) -> int:
-    """Blank the text of up to `batch` evidence rows of the tenant's finished investigations before `cutoff`."""
+    """Blank the text of up to `batch` evidence rows of the tenant's finished investigations before
+    `cutoff`."""
     with write(session):
         ids = list(session.execute(select(_EVIDENCE.c.id).where(
             _EVIDENCE.c.investigation_id.in_(_expired(tenant_id, cutoff)),

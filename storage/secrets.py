@@ -67,22 +67,26 @@ def _file_key(path: Path) -> bytes:
 
 def uses_home_key(settings: Settings) -> bool:
     """Whether the key is the one generated under SLEUTH_HOME (neither SLEUTH_SECRET_KEY nor a key file)."""
-    return settings.secret_key is None and settings.secret_key_file is None
+    return settings.security.secret_key is None and settings.security.secret_key_file is None
 
 
 def settings_keys(settings: Settings) -> list[bytes]:
     """The keys of `settings`, the current one first, then the previous ones (SLEUTH_SECRET_KEY_PREVIOUS)."""
-    if settings.secret_key is not None:
-        keys = [fernet_key(settings.secret_key.get_secret_value())]
-    elif settings.secret_key_file is not None:
-        keys = [_file_key(settings.secret_key_file)]
+    if settings.security.secret_key is not None:
+        keys = [fernet_key(settings.security.secret_key.get_secret_value())]
+    elif settings.security.secret_key_file is not None:
+        keys = [_file_key(settings.security.secret_key_file)]
     else:
         keys = [_home_key(settings.home)]
         following = settings.home / NEXT_KEY_FILE
         if following.exists():
             keys.append(following.read_bytes().strip())
-    if settings.secret_key_previous is not None:
-        keys += [fernet_key(k) for k in settings.secret_key_previous.get_secret_value().split(",") if k.strip()]
+    if settings.security.secret_key_previous is not None:
+        keys += [
+            fernet_key(k)
+            for k in settings.security.secret_key_previous.get_secret_value().split(",")
+            if k.strip()
+        ]
     return keys
 
 

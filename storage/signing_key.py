@@ -15,8 +15,8 @@ _key_cache: dict[Path, bytes] = {}
 
 def secret_key(settings: Settings) -> bytes:
     """The signing key: the configured secret, else one generated once per SLEUTH_HOME (mode 0600)."""
-    if settings.session_secret is not None:
-        return settings.session_secret.get_secret_value().encode()
+    if settings.security.session_secret is not None:
+        return settings.security.session_secret.get_secret_value().encode()
     path = (settings.home / "run" / "session.key").resolve()
     if path in _key_cache:
         return _key_cache[path]

@@ -42,7 +42,8 @@ def _digest(query: str, k: int, acl: frozenset[str]) -> str:
 class CacheQuery:
     """What a sub-query cache entry is keyed by: the tenant, the engine, the query, k, the ACL terms (audience
     and principals) and the tenant's corpus `version` (the database's, read when the hop was planned:
-    `storage._corpus`), so an entry built before an ingest is never read after it, whichever Redis holds it."""
+    `storage._corpus`), so an entry built before an ingest is never read after it, whichever Redis holds
+    it."""
 
     tenant: str
     engine: str
@@ -89,8 +90,8 @@ class SlotEnd:
 @dataclass(frozen=True)
 class Gathered:
     """What a hop's reducer reads from Redis once the hop's slots are done (`hop_results`, then `first_seen`),
-    read instead by the round trip that parked the results (`slots_end(gather=...)`): every slot's result,
-    the budget's usage, the hop's passages (`candidates`, sorted chunk ids) and those first seen at the hop."""
+    read instead by the round trip that parked the results (`slots_end(gather=...)`): every slot's result, the
+    budget's usage, the hop's passages (`candidates`, sorted chunk ids) and those first seen at the hop."""
 
     hits: dict[str, SlotHits]
     usage: dict[str, Any]

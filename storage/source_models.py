@@ -41,7 +41,8 @@ class Source(SQLModel, table=True):
     tenant_id: str = Field(foreign_key="tenant.id", index=True, max_length=32)
     name: str = Field(max_length=100)
     type: str = Field(max_length=30)
-    channel_id: str | None = Field(default=None, max_length=40)  # no foreign key: a removed channel is an error
+    # no foreign key: a removed channel is an error
+    channel_id: str | None = Field(default=None, max_length=40)
     config: dict[str, Any] = Field(default_factory=empty_dict, sa_column=Column(JSON, nullable=False))
     every_seconds: int = 900
     cursor: dict[str, Any] | None = Field(default=None, sa_column=Column(JSON, nullable=True))

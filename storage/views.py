@@ -99,7 +99,9 @@ def investigation_view(session: Session, *, investigation: Investigation) -> dic
     evidence = list_evidence(session, investigation_id=investigation.id)
     deliveries = list_deliveries(session, investigation_id=investigation.id)
     calls = load(session, TraceEvent, _LLM_EVENTS_OF, {"investigation_id": investigation.id}, attach=False)
-    return build_investigation_view(investigation, evidence, deliveries, llm_events=calls).model_dump(mode="json")
+    return build_investigation_view(investigation, evidence, deliveries, llm_events=calls).model_dump(
+        mode="json"
+    )
 
 
 LLM_EVENT_KINDS = ("llm_call", "llm_fallback")
@@ -135,31 +137,39 @@ def build_investigation_view(
     llm_events: Sequence[TraceEvent] = (),
 ) -> InvestigationPublic:
     """`investigation_view` from rows already loaded (pure)."""
-    return InvestigationPublic.model_validate({
-        "id": inv.id,
-        "status": inv.status,
-        "mode": inv.mode,
-        "audience": inv.audience,
-        "question": inv.question,
-        "route": inv.route,
-        "answer": inv.answer,
-        "caveat": inv.caveat,
-        "citations": [{**{key: c.get(key) for key in _CITATION_KEYS}, **({"internal": True} if c.get("internal") else {})}
-                      for c in inv.citations or []],
-        "evidence": [_evidence_view(e) for e in order_evidence(evidence, inv.final_evidence_ids or [])],
-        "subqueries": list(inv.subqueries or []),
-        "hops": inv.hops,
-        "retrieval_calls": inv.retrieval_calls,
-        "evidence_tokens": inv.evidence_tokens,
-        "llm": llm_usage_view(inv, llm_events),
-        "stop_reason": inv.stop_reason,
-        "error": inv.error,
-        "created_at": iso(inv.created_at),
-        "finished_at": iso(inv.finished_at),
-        "deliveries": [
-            {"id": d.id, "channel": d.channel, "status": d.status, "attempts": d.attempts} for d in deliveries
-        ],
-    })
+    return InvestigationPublic.model_validate(
+        {
+            "id": inv.id,
+            "status": inv.status,
+            "mode": inv.mode,
+            "audience": inv.audience,
+            "question": inv.question,
+            "route": inv.route,
+            "answer": inv.answer,
+            "caveat": inv.caveat,
+            "citations": [
+                {
+                    **{key: c.get(key) for key in _CITATION_KEYS},
+                    **({"internal": True} if c.get("internal") else {}),
+                }
+                for c in inv.citations or []
+            ],
+            "evidence": [_evidence_view(e) for e in order_evidence(evidence, inv.final_evidence_ids or [])],
+            "subqueries": list(inv.subqueries or []),
+            "hops": inv.hops,
+            "retrieval_calls": inv.retrieval_calls,
+            "evidence_tokens": inv.evidence_tokens,
+            "llm": llm_usage_view(inv, llm_events),
+            "stop_reason": inv.stop_reason,
+            "error": inv.error,
+            "created_at": iso(inv.created_at),
+            "finished_at": iso(inv.finished_at),
+            "deliveries": [
+                {"id": d.id, "channel": d.channel, "status": d.status, "attempts": d.attempts}
+                for d in deliveries
+            ],
+        }
+    )
 
 
 def order_evidence(evidence: Sequence[EvidenceRecord], final_ids: Sequence[str]) -> list[EvidenceRecord]:

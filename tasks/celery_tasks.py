@@ -61,11 +61,18 @@ def retry_when_database_down(fn: Callable[..., Any]) -> Callable[..., Any]:
             return fn(self, *args, **kwargs)
         except database_unavailable_errors() as exc:
             delay = db_retry_delay(self.request.retries)
-            log.warning("%s: database unavailable (%s); retry %d in %.1fs", self.name, type(exc).__name__,
-                        self.request.retries + 1, delay)
+            log.warning(
+                "%s: database unavailable (%s); retry %d in %.1fs",
+                self.name,
+                type(exc).__name__,
+                self.request.retries + 1,
+                delay,
+            )
             # A task without a retry limit (deliver) keeps none; the others may retry DB_RETRIES times.
             limit = None if self.max_retries is None else max(DB_RETRIES, self.max_retries)
-            raise self.retry(exc=exc, countdown=broker.countdown(runtime.settings(), delay), max_retries=limit) from exc
+            raise self.retry(
+                exc=exc, countdown=broker.countdown(runtime.settings(), delay), max_retries=limit
+            ) from exc
 
     return run
 
@@ -147,11 +154,12 @@ def _chord_error(task: Task, failed_id: str) -> str:
 def synthesis_in_place(services: Any, inv_id: str, nxt: steps.Next) -> steps.Next:
     """What a reducer does when its hop ends the loop. The heuristic reasoner's synthesis makes no LLM call:
     the reducer answers at once, in its own process, instead of sending `sleuth.synthesize` to the `llm`
-    queue: one task, one queue wait and one hand-off between processes fewer per investigation. It has its own log ids, span and step duration
-    (the reducer's duration then includes it). With an LLM, synthesis is sent to the `llm` queue, where
-    a slow call holds no reducer. A reducer that fails or dies during synthesis is retried or redelivered
+    queue: one task, one queue wait and one hand-off between processes fewer per investigation. It has its own
+    log ids, span and step duration (the reducer's duration then includes it). With an LLM, synthesis is sent
+    to the `llm` queue, where a slow call holds no reducer. A reducer that fails or dies during synthesis is
+    retried or redelivered
     like any reducer: its hop is already reduced, so it goes straight to synthesis again."""
-    if nxt.kind != steps.NextKind.SYNTHESIZE or services.settings.llm != "heuristic":
+    if nxt.kind != steps.NextKind.SYNTHESIZE or services.settings.llm.provider != "heuristic":
         return nxt
     with step_scope(names.T_SYNTHESIZE, inv_id, tenant_id=tenant_of(services, inv_id), hop=nxt.hop):
         return steps.synthesize(services, inv_id)
@@ -198,7 +206,7 @@ def watchdog(self: Task) -> dict[str, Any]:
     never two at once: a run that looks for lost work waits for worker replies (seconds), and its message
     has the first queue priority, so overlapping runs could occupy every worker process."""
     services = runtime.services()
-    interval = services.settings.watchdog_interval
+    interval = services.settings.workers.watchdog_interval
     if not services.state.once(f"watchdog:{int(time.time() // interval)}", ttl=max(2, int(interval * 2))):
         return {"skipped": "another watchdog run owns this interval"}
     # A run takes ~13 s when it looks for lost work (two rounds of worker inspection); the lock outlives

@@ -31,12 +31,12 @@ def guard_for(services: Services, tenant_id: str) -> OutboundGuard:
     """The tenant's outbound policy (its allowlist; the operator override, if set)."""
     with services.session() as session:
         hosts = list(repo.get_tenant(session, tenant_id=tenant_id).allowed_hosts or [])
-    return OutboundGuard.for_hosts(hosts, allow_private=services.settings.webhook_allow_private)
+    return OutboundGuard.for_hosts(hosts, allow_private=services.settings.security.webhook_allow_private)
 
 
 def timeout_of(services: Services, kind: str) -> float:
     s = services.settings
-    return s.smtp_timeout if kind == "email" else s.webhook_timeout
+    return s.delivery.smtp_timeout if kind == "email" else s.delivery.webhook_timeout
 
 
 def channel_key(kind: str, target: dict[str, Any]) -> str | None:
@@ -68,7 +68,9 @@ def build_deliverer(services: Services, *, kind: str, tenant_id: str, target: di
         raise PermanentError(f"channel {target.get('channel')!r} is a {ctype} channel, not {expected}")
     secrets = SecretBox.from_settings(services.settings).open(sealed)
     if kind == "email":
-        return EmailDeliverer(config, secrets, guard, timeout=timeout, ca_file=services.settings.smtp_ca_file)
+        return EmailDeliverer(
+            config, secrets, guard, timeout=timeout, ca_file=services.settings.delivery.smtp_ca_file
+        )
     if kind == "zendesk":
         return ZendeskDeliverer(config, secrets, guard, timeout=timeout)
     return FreshdeskDeliverer(config, secrets, guard, timeout=timeout)
@@ -79,7 +81,9 @@ def channel_payload(services: Services, inv_id: str, view: dict[str, Any]) -> di
     with services.session() as session:
         urls = {e.evidence_id: e.url for e in repo.list_evidence(session, investigation_id=inv_id) if e.url}
     payload = dict(view)
-    payload["citations"] = [{**c, "url": urls.get(str(c.get("evidence_id")))} for c in view.get("citations") or []]
+    payload["citations"] = [
+        {**c, "url": urls.get(str(c.get("evidence_id")))} for c in view.get("citations") or []
+    ]
     base = services.settings.public_url
     if base:
         payload["trace_url"] = f"{base.rstrip('/')}/trace/{inv_id}"
@@ -96,7 +100,9 @@ def rater_of(channel: str, target: dict[str, Any]) -> str:
     return channel
 
 
-def with_feedback_links(services: Services, tenant_id: str, view: dict[str, Any], rater: str) -> dict[str, Any]:
+def with_feedback_links(
+    services: Services, tenant_id: str, view: dict[str, Any], rater: str
+) -> dict[str, Any]:
     """The payload plus its rating links (`feedback_url`, `feedback_links`) when a public URL is configured
     and there is an answer or a refusal to rate. The token is dated by the investigation's end, so every
     attempt of a delivery carries the same links."""
@@ -104,7 +110,11 @@ def with_feedback_links(services: Services, tenant_id: str, view: dict[str, Any]
     if not base or view.get("status") not in ("answered", "refused"):
         return view
     finished = view.get("finished_at")
-    issued = datetime.fromisoformat(finished).replace(tzinfo=UTC).timestamp() if isinstance(finished, str) else None
+    issued = (
+        datetime.fromisoformat(finished).replace(tzinfo=UTC).timestamp()
+        if isinstance(finished, str)
+        else None
+    )
     token = rating_token(secret_key(services.settings), tenant_id=tenant_id, investigation_id=str(view["id"]),
                          rater=rater, now=issued)
     links = feedback_links(base, token)

@@ -62,8 +62,8 @@ class _Job:
 
 def backoff_policy(settings: Settings) -> Backoff:
     """The retry policy of every delivery channel."""
-    return Backoff(settings.webhook_backoff_base, settings.webhook_backoff_max,
-                         settings.webhook_max_attempts)
+    return Backoff(settings.delivery.webhook_backoff_base, settings.delivery.webhook_backoff_max,
+                         settings.delivery.webhook_max_attempts)
 
 
 @contextmanager
@@ -125,7 +125,9 @@ def attempt_delivery(services: Services, delivery_id: str, *,
     pace = channels_of.paced_for(services, channels_of.channel_key(job.channel, job.target))
     if pace > 0:
         return DeliveryOutcome("pending", pace, job.attempts)
-    ttl = channels_of.timeout_of(services, job.channel) * LOCK_TIMEOUTS + settings.delivery_lock_margin
+    ttl = (
+        channels_of.timeout_of(services, job.channel) * LOCK_TIMEOUTS + settings.delivery.delivery_lock_margin
+    )
     with _exclusive(services, delivery_id, ttl) as busy_for:
         if busy_for is not None:
             return DeliveryOutcome("pending", busy_for, job.attempts)

@@ -32,9 +32,18 @@ class Facts:
 
     @classmethod
     def of(cls, inv: Investigation) -> Facts:
-        return cls(id=inv.id, tenant_id=inv.tenant_id, question=inv.question, mode=inv.mode, audience=inv.audience,
-                   principals=list(inv.principals or ()), plan=inv.plan, subqueries=list(inv.subqueries),
-                   route=inv.route, route_reason=inv.route_reason)
+        return cls(
+            id=inv.id,
+            tenant_id=inv.tenant_id,
+            question=inv.question,
+            mode=inv.mode,
+            audience=inv.audience,
+            principals=list(inv.principals or ()),
+            plan=inv.plan,
+            subqueries=list(inv.subqueries),
+            route=inv.route,
+            route_reason=inv.route_reason,
+        )
 
 
 @dataclass(frozen=True, slots=True)
@@ -77,8 +86,8 @@ def limits(services: Services, inv: Investigation) -> dict[str, int]:
     """The investigation's budget as intake stored it (`app.intake.effective_budget`); rows written
     before budgets were stored whole fall back to the server defaults for a missing limit."""
     s = services.settings
-    limits = {"max_hops": s.max_hops, "max_retrieval_calls": s.max_retrieval_calls,
-              "max_llm_tokens": s.max_llm_tokens, "deadline_seconds": s.deadline_seconds}
+    limits = {"max_hops": s.limits.max_hops, "max_retrieval_calls": s.limits.max_retrieval_calls,
+              "max_llm_tokens": s.limits.max_llm_tokens, "deadline_seconds": s.limits.deadline_seconds}
     limits.update({k: int(v) for k, v in (inv.budget or {}).items() if k in limits and v is not None})
     if inv.mode == Mode.SINGLE_SHOT.value:
         limits["max_hops"] = 1  # what single-shot means, whatever a budget says

@@ -63,5 +63,7 @@ def install(policy: Fairness) -> None:
 
 def fairness() -> Fairness:
     if not _installed:
-        raise RuntimeError("no tenant fairness installed: build the Celery app with workers.app.create_celery")
+        raise RuntimeError(
+            "no tenant fairness installed: build the Celery app with workers.app.create_celery"
+        )
     return _installed[0]

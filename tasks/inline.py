@@ -1,5 +1,6 @@
 """In-process executor: runs the same steps as the Celery canvas, in one process (bench `--executor inline`,
-`sleuth ask` when no broker runs). Each step gets the same log ids, span and timing as its Celery task; a hop's
+`sleuth ask` when no broker runs). Each step gets the same log ids, span and timing as its Celery task; a
+hop's
 searches, run together (`steps.retrieve_many`), get one "sleuth.retrieve" span and timing between them."""
 
 from __future__ import annotations
@@ -90,7 +91,9 @@ def _retrieve_hop(services: Services, inv_id: str, hop: int, slots: tuple[tuple[
     With two queries or more, both cores embed and reading only delays the hop, so the searches are just
     waited for."""
     relay = relay if relay is not None else Relay()
-    tools = [pool.submit(_call_tool, services, inv_id, hop, slot) for slot in slots if is_tool_engine(slot[1])]
+    tools = [
+        pool.submit(_call_tool, services, inv_id, hop, slot) for slot in slots if is_tool_engine(slot[1])
+    ]
     searches = [slot for slot in slots if not is_tool_engine(slot[1])]
     reasoner = services.reasoner
     relay.start_hop(whole=not tools)  # a tool's result is parked by its own call
@@ -116,7 +119,9 @@ def _retrieve_hop(services: Services, inv_id: str, hop: int, slots: tuple[tuple[
     return relay
 
 
-def run(services: Services, inv_id: str, *, deliver: bool = True, pool: ThreadPoolExecutor | None = None) -> None:
+def run(
+    services: Services, inv_id: str, *, deliver: bool = True, pool: ThreadPoolExecutor | None = None
+) -> None:
     """Drive one investigation to its terminal state; retrievals of a hop run in parallel threads. Each step
     is handed what the one before wrote and read (`Relay`): it reads only the status and the hop's state."""
     relay = Relay()

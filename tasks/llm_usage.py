@@ -15,7 +15,8 @@ LLM_OUT = (BudgetExceeded, PermanentError)
 
 
 class Owned(Protocol):
-    """An investigation as far as its reasoner needs it: its row, or what a step knows of it (`steps.Facts`)."""
+    """An investigation as far as its reasoner needs it: its row, or what a step knows of it
+    (`steps.Facts`)."""
 
     @property
     def id(self) -> str: ...
@@ -26,7 +27,7 @@ class Owned(Protocol):
 
 def bound_reasoner(services: Services, session: Any, inv: Owned) -> Reasoner:
     """The investigation's reasoner, charging its LLM tokens to the investigation and the tenant."""
-    if services.settings.llm == "heuristic":
+    if services.settings.llm.provider == "heuristic":
         return services.reasoner  # no LLM calls to charge (`Services.reasoner_for`): no tenant limits read
     limits = repo.get_tenant(session, tenant_id=inv.tenant_id).limits or {}
     daily = limits.get("llm_tokens_per_day")
@@ -37,7 +38,9 @@ def llm_stop_reason(exc: Exception) -> str:
     return StopReason.TOKEN_BUDGET if isinstance(exc, BudgetExceeded) else StopReason.LLM_UNAVAILABLE
 
 
-def record_llm(services: Services, inv_id: str, reasoner: Reasoner | None, phase: str, hop: int = 0) -> str | None:
+def record_llm(
+    services: Services, inv_id: str, reasoner: Reasoner | None, phase: str, hop: int = 0
+) -> str | None:
     """Trace every LLM call of the step (model, tokens, cache reads/writes) and every fallback, add the
     tokens to the investigation's totals; return `token_budget`/`llm_unavailable` if the LLM ran out."""
     records = reasoner.take_usage() if reasoner is not None else []

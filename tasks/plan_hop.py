@@ -32,7 +32,9 @@ def with_queries(held: Facts, queries: Sequence[SubQuery], *, route: RouteDecisi
     return dataclasses.replace(held, **changes)
 
 
-def record_hop_queries(session: Any, after: Facts, number: int, *, first_hop: bool = False, **counts: int) -> None:
+def record_hop_queries(
+    session: Any, after: Facts, number: int, *, first_hop: bool = False, **counts: int
+) -> None:
     """Write what `with_queries` gave (`after`) and the hop count (`counts`: other counters to set in the same
     UPDATE), before the hop's tools are planned: tool policy reads the route."""
     fields: dict[str, Any] = {"subqueries": list(after.subqueries), "hops": number, **counts}
@@ -60,7 +62,8 @@ def plan_hop(services: Services, inv: Facts, number: int, queries: list[SubQuery
     engines = hop_engines(list(services.backends), number)
     qdicts = [q.model_dump() for q in queries]
     if not charge_later:
-        services.state.charge_once(inv_id, hop_marker(inv_id, number), "hops")  # a redelivered step: never twice
+        # a redelivered step: never twice
+        services.state.charge_once(inv_id, hop_marker(inv_id, number), "hops")
 
     def save(session: Any, tools: list[dict[str, Any]]) -> tuple[Next, HopFacts | None]:
         saved = repo.save_hop(session, investigation_id=inv_id, number=number, queries=qdicts,

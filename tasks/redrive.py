@@ -54,7 +54,7 @@ def redrive(app: Celery, services: Services, *, now: datetime | None = None,
             in_flight: str | None = None) -> Redriven:
     """Send again the next step of every idle investigation and every stranded delivery not in flight."""
     now = now or datetime.now(UTC)
-    idle_since = now - timedelta(seconds=services.settings.redrive_idle_seconds)
+    idle_since = now - timedelta(seconds=services.settings.workers.redrive_idle_seconds)
     with services.session() as session:
         idle = repo.list_idle(session, idle_since=idle_since)
         stranded = repo.list_stranded_deliveries(session, idle_since=idle_since)
@@ -80,8 +80,14 @@ def redrive(app: Celery, services: Services, *, now: datetime | None = None,
             continue
         label = nxt.kind if nxt.kind != "hop" else f"hop {nxt.hop}"
         with services.session() as session:  # also marks it active: not re-driven again before it idles
-            repo.add_event(session, investigation_id=inv_id, step_key=f"redrive:{now.timestamp():.3f}",
-                           kind="redrive", hop=nxt.hop, data={"step": label, "reason": "no message in flight"})
+            repo.add_event(
+                session,
+                investigation_id=inv_id,
+                step_key=f"redrive:{now.timestamp():.3f}",
+                kind="redrive",
+                hop=nxt.hop,
+                data={"step": label, "reason": "no message in flight"},
+            )
             tenant_id = repo.get_investigation(session, investigation_id=inv_id).tenant_id
         log.warning("re-driving %s of investigation %s: nothing in flight", label, inv_id)
         workflow.dispatch(app, inv_id, nxt, priority=fairness().priority(services, tenant_id))

@@ -64,14 +64,17 @@ def reduce(services: Services, inv_id: str, hop: int, *, owner: str | None = Non
     return Next(NextKind.DONE, hop)
 
 
-def _reduce(services: Services, inv_id: str, hop: int, pending: list[repo.NewEvent], relay: Relay | None) -> Next:
+def _reduce(
+    services: Services, inv_id: str, hop: int, pending: list[repo.NewEvent], relay: Relay | None
+) -> Next:
     # Load: what the step that planned the hop left in the database, when it ran in this process (`relay`) …
     known = relay.take_known() if relay is not None else None
     loaded = _load(services, inv_id, hop, known, charge=relay is None)
     if isinstance(loaded, Next):
         return loaded
     facts, row, evidence = loaded.facts, loaded.row, loaded.evidence
-    # … and what the hop's searches gathered: the slots are done, neither the results nor the usage change now.
+    # … and what the hop's searches gathered: the slots are done, neither the results nor the usage change
+    # now.
     gathered = relay.gathered if relay is not None else None
     stored, usage = ((gathered.hits, gathered.usage) if gathered is not None
                      else services.state.hop_results(inv_id, hop))
@@ -116,9 +119,12 @@ def _reduce(services: Services, inv_id: str, hop: int, pending: list[repo.NewEve
         repo.after_commit(session, pending.clear)  # written: not again by `reduce` if something fails after
         inserted = repo.add_evidence(session, investigation_id=inv_id, evidence=out.new_evidence)
 
-    def mark_reduced(session: Any) -> None:  # the first decision stands (a redelivered reducer's is not written)
+    # the first decision stands (a redelivered reducer's is not written)
+    def mark_reduced(session: Any) -> None:
         nonlocal stood
-        stood = repo.mark_hop_reduced(session, investigation_id=inv_id, number=hop, decision=decision) == decision
+        stood = (
+            repo.mark_hop_reduced(session, investigation_id=inv_id, number=hop, decision=decision) == decision
+        )
 
     # Handed what was known, hand on what is known now: the decision as it stands, the evidence as stored.
     carry = known is not None and known.hop(hop) is not None
@@ -166,11 +172,22 @@ def _trace(inv_id: str, hop: int, out: loop.HopOutcome, results: list[loop.SlotR
     trace.add(f"fuse:{hop}", "fusion", hop=hop, fused=[p.chunk_id for p in out.fused],
               dedup_hits=out.dedup_hits,
               errors={f"{r.engine}:{r.query}": r.error for r in results if r.error})
-    trace.add(f"grade:{hop}", "grades", hop=hop,
-              grades=[{"id": e.id, "source_id": e.source_id, "grade": e.grade.value, "score": round(e.score, 4),
-                       **({"flagged": True} if e.flagged else {}),
-                       **({"visibility": e.visibility.value} if e.visibility.value != "public" else {})}
-                      for e in out.new_evidence])
+    trace.add(
+        f"grade:{hop}",
+        "grades",
+        hop=hop,
+        grades=[
+            {
+                "id": e.id,
+                "source_id": e.source_id,
+                "grade": e.grade.value,
+                "score": round(e.score, 4),
+                **({"flagged": True} if e.flagged else {}),
+                **({"visibility": e.visibility.value} if e.visibility.value != "public" else {}),
+            }
+            for e in out.new_evidence
+        ],
+    )
     trace.add(f"judge:{hop}", "judgment", hop=hop, **out.judgment.model_dump(mode="json"))
     trace.add(f"decide:{hop}", "decision", hop=hop, **decision)
     return trace
@@ -207,7 +224,11 @@ def _load(services: Services, inv_id: str, hop: int, known: Known | None, *, cha
         else:
             inv = repo.get_investigation(session, investigation_id=inv_id)
             status, facts = inv.status, Facts.of(inv)
-            found = None if Status(status).terminal else repo.get_hop(session, investigation_id=inv_id, number=hop)
+            found = (
+                None
+                if Status(status).terminal
+                else repo.get_hop(session, investigation_id=inv_id, number=hop)
+            )
             state, stands = (found.state, found.decision) if found is not None else (None, None)
             row = HopFacts.of(found) if found is not None else None
         if Status(status).terminal:
@@ -236,7 +257,8 @@ def _next_after(services: Services, inv_id: str, decision: dict[str, Any], hop: 
 
 
 def _results(row: HopFacts, stored: dict[str, SlotHits]) -> list[loop.SlotResult]:
-    """Each slot's parked result (a missing one recorded as such), then the documents about a tool's finding."""
+    """Each slot's parked result (a missing one recorded as such), then the documents about a tool's
+    finding."""
     results = []
     for index, engine in hop_slots(row.queries, row.engines, row.tools):
         parked = stored.get(f"{index}:{engine}")

@@ -27,8 +27,9 @@ from tasks.facts import Facts, HopFacts
 
 @dataclass(frozen=True, slots=True)
 class Known:
-    """What a step of this process left in the database once it committed, as the next step would read it back:
-    the investigation's columns (`facts`), its hops in order, and its evidence in `list_evidence`'s order (hop,
+    """What a step of this process left in the database once it committed, as the next step would read it
+    back: the investigation's columns (`facts`), its hops in order, and its evidence in `list_evidence`'s
+    order (hop,
     then score descending, then the order written)."""
 
     facts: Facts
@@ -66,7 +67,9 @@ class Relay:
         self.known = Known(facts, (hop,), ())
 
 
-def evidence_after(evidence: Sequence[Evidence], new: Sequence[Evidence], inserted: int) -> tuple[Evidence, ...] | None:
+def evidence_after(
+    evidence: Sequence[Evidence], new: Sequence[Evidence], inserted: int
+) -> tuple[Evidence, ...] | None:
     """The evidence `list_evidence` reads once `new` has been written (`repo.add_evidence`, which inserted
     `inserted` rows) after `evidence` (in its order). None when that cannot be known for sure: a row of `new`
     not inserted (its id was taken: the stored row is another), or a score the database would not give back as

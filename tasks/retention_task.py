@@ -16,7 +16,12 @@ from storage.models import utcnow
 from tasks.celery_tasks import retry_when_database_down
 from workers import names, runtime
 
-_COMMON: dict[str, Any] = {"bind": True, "acks_late": True, "reject_on_worker_lost": True, "ignore_result": True}
+_COMMON: dict[str, Any] = {
+    "bind": True,
+    "acks_late": True,
+    "reject_on_worker_lost": True,
+    "ignore_result": True,
+}
 
 
 @shared_task(name=names.T_RETENTION, **_COMMON)
@@ -25,25 +30,30 @@ def retention_run(self: Task) -> dict[str, Any]:
     """Beat: remove what passed each tenant's retention; one run per interval however often it fires."""
     services = runtime.services()
     settings = services.settings
-    if not services.state.once(f"retention:{int(time.time() // settings.retention_interval)}",
-                               ttl=max(2, int(settings.retention_interval * 2))):
+    if not services.state.once(f"retention:{int(time.time() // settings.workers.retention_interval)}",
+                               ttl=max(2, int(settings.workers.retention_interval * 2))):
         return {"skipped": "another retention run owns this interval"}
     with services.session() as session:
-        tenants = [(t.id, retention.retention_days(t.limits, settings.retention_days))
+        tenants = [(t.id, retention.retention_days(t.limits, settings.workers.retention_days))
                    for t in repo.list_tenants(session)]
-    left = settings.retention_batches
+    left = settings.workers.retention_batches
     removed: dict[str, dict[str, int]] = {}
     for tenant_id, days in tenants:
         cutoff = utcnow() - timedelta(days=days)
         counts = {"events": 0, "evidence_text": 0, "feedback_text": 0}
-        for kind, purge in (("events", retention.purge_events), ("evidence_text", retention.purge_evidence_text),
-                            ("feedback_text", repo.purge_feedback_text)):
+        for kind, purge in (
+            ("events", retention.purge_events),
+            ("evidence_text", retention.purge_evidence_text),
+            ("feedback_text", repo.purge_feedback_text),
+        ):
             while left > 0:
                 left -= 1
                 with services.session() as session:
-                    n = purge(session, tenant_id=tenant_id, cutoff=cutoff, batch=settings.retention_batch)
+                    n = purge(
+                        session, tenant_id=tenant_id, cutoff=cutoff, batch=settings.workers.retention_batch
+                    )
                 counts[kind] += n
-                if n < settings.retention_batch:
+                if n < settings.workers.retention_batch:
                     break
         if any(counts.values()):
             removed[tenant_id] = counts

@@ -47,28 +47,29 @@ def retrieve_many(services: Services, inv_id: str, hop: int, slots: Sequence[tup
     assert planned is not None  # checked for each slot above (and there is at least one)
     tenant = planned.tenant_id
     scope = RetrievalScope.of(planned.audience, list(planned.principals))
-    k = services.settings.retrieve_k
+    k = services.settings.limits.retrieve_k
     terms = scope.cache_terms()
     acl = None if terms is None else tuple(terms)
     names = [f"{index}:{engine}" for index, engine in slots]
     caches = [CacheQuery(tenant=tenant, engine=engine, query=planned.queries[index], k=k, acl=acl,
                          version=planned.corpus_version) for index, engine in slots]
-    if services.settings.debug_retrieve_delay_ms:
-        time.sleep(services.settings.debug_retrieve_delay_ms / 1000)
+    if services.settings.workers.debug_retrieve_delay_ms:
+        time.sleep(services.settings.workers.debug_retrieve_delay_ms / 1000)
     started = time.perf_counter()
     # One Redis round trip: each slot's parked result (a redelivered task), the deadline, one retrieval call
     # charged, the cached hits of the corpus version read when the hop was planned (hits found before an
     # ingest are never cached as new).
     begins = services.state.slots_begin(inv_id, hop, list(zip(names, caches, strict=True)), now=time.time(),
                                         charge_hop=hop_marker(inv_id, hop) if relay is not None else "",
-                                        read_cache=services.settings.subquery_cache_ttl > 0)
+                                        read_cache=services.settings.engines.subquery_cache_ttl > 0)
     todo = [i for i, begin in enumerate(begins) if begin.parked is None]
 
     def search(i: int) -> tuple[SlotEnd, repo.NewEvent]:
         cache, begin = caches[i], begins[i]
         passages: list[Passage] = []
         error: str | None = None
-        to_cache = begin.outcome is SlotOutcome.MISS  # found by this search (not cached, not refused, no error)
+        # found by this search (not cached, not refused, no error)
+        to_cache = begin.outcome is SlotOutcome.MISS
         if begin.outcome is SlotOutcome.DEADLINE:
             error = "deadline"
         elif begin.outcome is SlotOutcome.BUDGET:
@@ -89,16 +90,26 @@ def retrieve_many(services: Services, inv_id: str, hop: int, slots: Sequence[tup
         hits = SlotHits(query=cache.query, engine=cache.engine, passages=tuple(passages), error=error,
                         cached=begin.outcome is SlotOutcome.HIT,
                         ms=round((time.perf_counter() - started) * 1000, 2))
-        event = repo.new_event(investigation_id=inv_id, step_key=f"retrieve:{hop}:{names[i]}", kind="retrieval",
-                               hop=hop, data={"engine": cache.engine, "query": cache.query,
-                                              "ids": [p.chunk_id for p in passages], "ms": hits.ms,
-                                              "cached": hits.cached, "error": error})
+        event = repo.new_event(
+            investigation_id=inv_id,
+            step_key=f"retrieve:{hop}:{names[i]}",
+            kind="retrieval",
+            hop=hop,
+            data={
+                "engine": cache.engine,
+                "query": cache.query,
+                "ids": [p.chunk_id for p in passages],
+                "ms": hits.ms,
+                "cached": hits.cached,
+                "error": error,
+            },
+        )
         return SlotEnd(names[i], hits, cache if to_cache else None, begin.version), event
 
     searched = list(run(search, todo))
     ends = [end for end, _ in searched]
     parked = {names[i]: begin.parked for i, begin in enumerate(begins) if begin.parked is not None}
-    gathered = services.state.slots_end(inv_id, hop, ends, ttl=services.settings.subquery_cache_ttl,
+    gathered = services.state.slots_end(inv_id, hop, ends, ttl=services.settings.engines.subquery_cache_ttl,
                                         gather=parked if relay is not None and relay.whole_hop else None)
     if relay is not None:
         relay.events.extend(event for _, event in searched)
@@ -108,5 +119,7 @@ def retrieve_many(services: Services, inv_id: str, hop: int, slots: Sequence[tup
             repo.add_events(session, [event for _, event in searched])
     results = {i: parked[names[i]] for i in range(len(names)) if names[i] in parked}
     results.update((i, end.hits) for i, end in zip(todo, ends, strict=True))
-    return [{"slot": names[i], "hits": len(results[i].passages), "error": results[i].error} for i in range(len(names))]
-
+    return [
+        {"slot": names[i], "hits": len(results[i].passages), "error": results[i].error}
+        for i in range(len(names))
+    ]

@@ -22,7 +22,12 @@ from workers import broker, names, runtime
 
 log = get_task_logger(__name__)
 
-_COMMON: dict[str, Any] = {"bind": True, "acks_late": True, "reject_on_worker_lost": True, "ignore_result": True}
+_COMMON: dict[str, Any] = {
+    "bind": True,
+    "acks_late": True,
+    "reject_on_worker_lost": True,
+    "ignore_result": True,
+}
 BATCH_RETRIES = 8  # a transient helpdesk failure is retried this often before the run ends with its error
 TICKET_TYPES = ("zendesk-tickets", "freshdesk-tickets")
 

@@ -45,7 +45,7 @@ def _state(services: Services) -> ToolState:
 def stored_tools(services: Services, session: Any, *, tenant_id: str) -> list[StoredTool]:
     """The tenant's tools a hop may call, read in the caller's session (none when tools are off): a hop
     planned for a tenant without tools reads this and nothing more (`tasks.steps._plan_hop`)."""
-    if services.settings.tools_per_hop <= 0:
+    if services.settings.limits.tools_per_hop <= 0:
         return []
     return load_tools(session, tenant_id=tenant_id)
 
@@ -53,7 +53,7 @@ def stored_tools(services: Services, session: Any, *, tenant_id: str) -> list[St
 def plan_tools(services: Services, inv_id: str, hop: int, tools: list[StoredTool]) -> list[dict[str, Any]]:
     """The tools hop `hop` calls: relevant, inside policy, not called before; refusals are traced.
     `tools`: the tenant's tools (`stored_tools`)."""
-    limit = services.settings.tools_per_hop
+    limit = services.settings.limits.tools_per_hop
     if limit <= 0 or not tools:
         return []
     with services.session() as session:
@@ -105,7 +105,7 @@ def _model_proposals(services: Services, inv: Investigation, hop: int,
                      candidates: list[StoredTool]) -> list[tuple[str, Any]] | None:
     """With an LLM provider: the tool calls it proposes from the policy-filtered definitions (None with
     the heuristic provider, or when the LLM is out)."""
-    if services.settings.llm == "heuristic" or not candidates:
+    if services.settings.llm.provider == "heuristic" or not candidates:
         return None
     from adapters.llm.claude_tools import propose_tool_calls
     from tasks.llm_usage import bound_reasoner, record_llm
@@ -151,7 +151,9 @@ def _similarities(services: Services, question: str,
 def _digest(tool: StoredTool, args: dict[str, Any], scope: CallScope) -> str:
     """The cache key of a call: who asks and for which audience, not only what is asked, so no cached
     result is ever served to another requester."""
-    return ToolState.digest(tool.revision, args, scope.audience, requester_identity(tool.declaration, scope.context))
+    return ToolState.digest(
+        tool.revision, args, scope.audience, requester_identity(tool.declaration, scope.context)
+    )
 
 
 def _cached(state: ToolState, tenant: str, tool: StoredTool, scope: CallScope) -> bool:
@@ -214,7 +216,7 @@ def call_tool(services: Services, inv_id: str, hop: int, name: str) -> dict[str,
         elif not state.allow(inv.tenant_id, name):
             payload["error"] = "circuit open after repeated failures"
         else:
-            guard = guard_for(allow_hosts, allow_private=services.settings.tools_allow_private)
+            guard = guard_for(allow_hosts, allow_private=services.settings.security.tools_allow_private)
             fetched_ts = state.clock()
             result = HttpToolExecutor(transport=guarded_transport(guard)).call(
                 decl, args, secret=unseal(services.settings, tool))
@@ -256,7 +258,15 @@ def call_tool(services: Services, inv_id: str, hop: int, name: str) -> dict[str,
            ms=hits.ms, cached=hits.cached, error=hits.error, **trace)
     if "owner" in trace and "refused" not in trace and scope.audience != "agent":
         # Some records of a list were dropped: the call itself is evidence, the drop a traced refusal.
-        _event(services, inv_id, f"tool-owner:{hop}:{name}", "tool_refused", hop, tool=name, reason=trace["owner"])
+        _event(
+            services,
+            inv_id,
+            f"tool-owner:{hop}:{name}",
+            "tool_refused",
+            hop,
+            tool=name,
+            reason=trace["owner"],
+        )
     return {"slot": slot, "hits": len(hits.passages), "error": hits.error}
 
 

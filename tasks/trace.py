@@ -59,4 +59,6 @@ def write_events(services: Services, events: Sequence[repo.NewEvent], *, quietly
 
 def pending_deliveries(session: Any, inv_id: str) -> tuple[str, ...]:
     """The investigation's deliveries still to make (what a terminal step hands to delivery)."""
-    return tuple(d.id for d in repo.list_deliveries(session, investigation_id=inv_id) if d.status == "pending")
+    return tuple(
+        d.id for d in repo.list_deliveries(session, investigation_id=inv_id) if d.status == "pending"
+    )

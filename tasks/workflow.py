@@ -17,10 +17,14 @@ def hop_canvas(app: Celery, inv_id: str, hop: int, slots: tuple[tuple[int, str],
     """A hop = chord(every sub-query × every engine → retrieve, every planned tool → tool_call) → reduce,
     with an error callback. Tool calls run on their own queue; their arguments are not task arguments.
     Every message of the hop carries the tenant's `priority` (`app.admission.priority`)."""
-    header = group((app.signature(names.T_TOOL, args=(inv_id, hop, engine.removeprefix(ENGINE_PREFIX)))
-                    if engine.startswith(ENGINE_PREFIX)
-                    else app.signature(names.T_RETRIEVE, args=(inv_id, hop, index, engine))).set(priority=priority)
-                   for index, engine in slots)
+    header = group(
+        (
+            app.signature(names.T_TOOL, args=(inv_id, hop, engine.removeprefix(ENGINE_PREFIX)))
+            if engine.startswith(ENGINE_PREFIX)
+            else app.signature(names.T_RETRIEVE, args=(inv_id, hop, index, engine))
+        ).set(priority=priority)
+        for index, engine in slots
+    )
     body = app.signature(names.T_REDUCE, args=(inv_id, hop)).set(priority=priority)
     body.on_error(app.signature(names.T_HOP_FAILED, args=(inv_id, hop)).set(priority=priority))
     return chord(header, body)
@@ -44,7 +48,8 @@ def dispatch(app: Celery, inv_id: str, nxt: Next, *, priority: int = 0) -> None:
 def launch(app: Celery, inv_id: str, *, priority: int = 0) -> None:
     """Start an investigation that intake has persisted. Starts are few per tenant at a time (the
     in-flight cap holds the rest back), so intake sends them at the first priority."""
-    with tracing.span("sleuth.enqueue", inv_id), published_together():  # the message and its event: one round trip
+    # the message and its event: one round trip
+    with tracing.span("sleuth.enqueue", inv_id), published_together():
         app.send_task(names.T_START, args=(inv_id,), priority=priority)
 
 

@@ -13,8 +13,10 @@ Rule for missing services (`require_or_skip`): skip locally, fail when ``CI=true
     empty_db_url     function the same, but empty (not migrated)
     db_engine        function `make_engine(db_url)`
     session          function a `Session` on `db_engine` (expire_on_commit=False)
-    embeddings_dir   session  an embedding cache shared by every xdist worker, holding the example KB's vectors
-    rabbitmq_vhost   session  a RabbitMQ vhost of this run's own (`tests/support/rabbitmq.py`), deleted at the end
+    embeddings_dir   session  an embedding cache shared by every xdist worker, holding the example KB's
+    vectors
+    rabbitmq_vhost   session  a RabbitMQ vhost of this run's own (`tests/support/rabbitmq.py`), deleted at the
+    end
     broker_url       function Celery's broker for a test's stack: None (the Redis URL) unless parametrized
                               indirectly with "rabbitmq" (the run's vhost, emptied before and after the test)
 """
@@ -258,8 +260,16 @@ def _empty_database(url: str) -> None:
     try:
         with engine.begin() as conn:
             conn.execute(text("SET LOCAL lock_timeout = '5s'"))
-            tables = conn.execute(text("SELECT tablename FROM pg_tables WHERE schemaname = 'public' "
-                                       "AND tablename <> 'alembic_version' ORDER BY tablename")).scalars().all()
+            tables = (
+                conn.execute(
+                    text(
+                        "SELECT tablename FROM pg_tables WHERE schemaname = 'public' "
+                        "AND tablename <> 'alembic_version' ORDER BY tablename"
+                    )
+                )
+                .scalars()
+                .all()
+            )
             if tables:
                 names = ", ".join(f'"{table}"' for table in tables)
                 conn.execute(text(f"TRUNCATE {names} RESTART IDENTITY CASCADE"))
@@ -438,11 +448,30 @@ KINDS = ("unit", "integration", "e2e", "conformance")
 
 # Fixtures that reach a service (Redis, a database server or file, a worker, the ONNX model). A test that
 # uses one is not a unit test: tests/unit must run with nothing but Python.
-SERVICE_FIXTURES = frozenset({
-    "redis_url", "redis_py_url", "redis_prefix", "module_redis_prefix", "redis_client", "redis_state", "db_url",
-    "module_db_url", "empty_db_url", "db_engine", "session", "services", "api", "stack", "shared_stack", "queue",
-    "embedder", "worker", "embeddings_dir", "rabbitmq_vhost",
-})
+SERVICE_FIXTURES = frozenset(
+    {
+        "redis_url",
+        "redis_py_url",
+        "redis_prefix",
+        "module_redis_prefix",
+        "redis_client",
+        "redis_state",
+        "db_url",
+        "module_db_url",
+        "empty_db_url",
+        "db_engine",
+        "session",
+        "services",
+        "api",
+        "stack",
+        "shared_stack",
+        "queue",
+        "embedder",
+        "worker",
+        "embeddings_dir",
+        "rabbitmq_vhost",
+    }
+)
 
 
 def kind_of(path: Path) -> str | None:
@@ -492,7 +521,8 @@ def _misplaced(item: pytest.Item, kind: str | None) -> str | None:
 @pytest.hookimpl(tryfirst=True)  # before pytest-xdist reads the groups (`--dist loadgroup`)
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     """Mark each test with its directory's kind, refusing a test whose directory says otherwise; send the
-    tests of a module that share module-scoped fixtures to one xdist worker (each such fixture set up once)."""
+    tests of a module that share module-scoped fixtures to one xdist worker (each such fixture set up
+    once)."""
     wrong: dict[str, str] = {}
     for item in items:
         kind = kind_of(item.path)
@@ -521,10 +551,16 @@ def pytest_collection_modifyitems_refuse_lost_groups(config: pytest.Config, item
     here on a worker reaches the terminal only as an xdist INTERNALERROR without the message)."""
     if not hasattr(config, "workerinput") or not config.getvalue("loadgroup"):
         return
-    lost = [item for item in items if item.get_closest_marker("xdist_group") is not None and "@" not in item.nodeid]
+    lost = [
+        item
+        for item in items
+        if item.get_closest_marker("xdist_group") is not None and "@" not in item.nodeid
+    ]
     for item in lost:
-        item.stash[_LOST_GROUPS] = (f"pytest-xdist ignored the xdist_group of {len(lost)} tests: this pytest and "
-                                    "pytest-xdist cannot --dist loadgroup (see the pytest pin in pyproject.toml)")
+        item.stash[_LOST_GROUPS] = (
+            f"pytest-xdist ignored the xdist_group of {len(lost)} tests: this pytest and "
+            "pytest-xdist cannot --dist loadgroup (see the pytest pin in pyproject.toml)"
+        )
 
 
 def pytest_runtest_setup(item: pytest.Item) -> None:

@@ -29,9 +29,9 @@ def _redis_transport(settings: Settings) -> dict[str, object]:
     # Every broker/backend key carries the prefix, so several deployments (or test runs) share a Redis.
     # Unacked messages of a vanished worker are swept back to their queue every few seconds (kombu's
     # default sweep is ~100 s), once their visibility timeout has passed.
-    return {"visibility_timeout": settings.visibility_timeout,
+    return {"visibility_timeout": settings.workers.visibility_timeout,
             "global_keyprefix": f"{settings.redis_prefix}:celery:",
-            "unacked_restore_interval": min(10, max(1, settings.visibility_timeout // 4)),
+            "unacked_restore_interval": min(10, max(1, settings.workers.visibility_timeout // 4)),
             "unacked_restore_throttle": 1,
             # Per-tenant fairness at the queues: steps carry a priority (`app.admission.priority`);
             # a worker takes the lowest number first, across every queue it reads.
@@ -42,8 +42,10 @@ def _broker_config(settings: Settings) -> dict[str, object]:
     """The broker's part of the configuration: Redis lists with priority steps, or RabbitMQ quorum queues."""
     if not broker.is_amqp(settings):
         # Each queue has its own direct exchange and routing key: a message lands in exactly one queue.
-        return {"broker_transport_options": _redis_transport(settings),
-                "task_queues": [Queue(q, Exchange(q, type="direct"), routing_key=q) for q in names.ALL_QUEUES]}
+        return {
+            "broker_transport_options": _redis_transport(settings),
+            "task_queues": [Queue(q, Exchange(q, type="direct"), routing_key=q) for q in names.ALL_QUEUES],
+        }
     # RabbitMQ: quorum queues (replicated, durable; a message is confirmed once a majority holds it) and
     # publisher confirms (a send returns once the broker has the message). Topic exchanges, one per queue and
     # routed by the queue's name, so Celery's native delayed delivery (what quorum queues use for a retry's
@@ -83,8 +85,8 @@ def celery_config(settings: Settings) -> dict[str, object]:
         "task_reject_on_worker_lost": True,
         # One message per process at a time: a priority message is never stuck behind a prefetched one.
         "worker_prefetch_multiplier": 1,
-        "task_time_limit": settings.task_time_limit,
-        "task_soft_time_limit": max(1, settings.task_time_limit - 10),
+        "task_time_limit": settings.workers.task_time_limit,
+        "task_soft_time_limit": max(1, settings.workers.task_time_limit - 10),
         # No STARTED state in the result backend: nothing reads task states (Flower takes them from the task
         # events below), and it cost a backend write per task.
         "task_track_started": False,
@@ -93,19 +95,19 @@ def celery_config(settings: Settings) -> dict[str, object]:
         "task_send_sent_event": True,
         "worker_hijack_root_logger": False,
         "beat_schedule": {
-            "watchdog": {"task": names.T_WATCHDOG, "schedule": settings.watchdog_interval},
+            "watchdog": {"task": names.T_WATCHDOG, "schedule": settings.workers.watchdog_interval},
             # Starts the sources whose own interval (`sleuth sources add --every`) has passed.
             "sources": {"task": names.T_SOURCES_DUE, "schedule": SOURCES_DUE_SECONDS},
             # Trace events and evidence text past each tenant's retention, in small batches.
-            "retention": {"task": names.T_RETENTION, "schedule": settings.retention_interval},
+            "retention": {"task": names.T_RETENTION, "schedule": settings.workers.retention_interval},
         },
         "timezone": "UTC",
     }
 
 
 class HopRedisBackend(RedisBackend):  # type: ignore[misc]  # celery ships no type hints
-    """Celery's Redis result backend, less the result subscriptions nothing here reads and the stored results of
-    chord members (`store_result`).
+    """Celery's Redis result backend, less the result subscriptions nothing here reads and the stored results
+    of chord members (`store_result`).
 
     Celery subscribes to a task's result channel (a) in any process outside a task that sends one
     (`on_task_call`: the API and the CLI, for every investigation's start) and (b) in the process that

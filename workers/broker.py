@@ -35,7 +35,9 @@ def broker_url(settings: Settings) -> str:
     if settings.broker_url:
         return settings.broker_url
     if not settings.redis_url:
-        raise ValueError("the broker needs settings.redis_url or settings.broker_url (the embedded Redis sets it)")
+        raise ValueError(
+            "the broker needs settings.redis_url or settings.broker_url (the embedded Redis sets it)"
+        )
     return kombu_url(settings.redis_url)
 
 
@@ -75,8 +77,11 @@ def check_broker(settings: Settings, *, timeout: float = 5.0) -> None:
     url = str(settings.broker_url)
     kind = scheme(url)
     if kind not in AMQP_SCHEMES | REDIS_SCHEMES:
-        raise ValidationFailed(FIELD, f"unknown scheme {kind!r} in the broker URL (host {_where(url)}); use "
-                                      "amqp://user:password@host:5672/vhost (RabbitMQ) or redis://host:6379/0")
+        raise ValidationFailed(
+            FIELD,
+            f"unknown scheme {kind!r} in the broker URL (host {_where(url)}); use "
+            "amqp://user:password@host:5672/vhost (RabbitMQ) or redis://host:6379/0",
+        )
     try:
         with Connection(url, connect_timeout=timeout, transport_options={"max_retries": 0}) as conn:
             conn.ensure_connection(max_retries=0, timeout=timeout)
@@ -151,5 +156,14 @@ def queued_amqp(settings: Settings) -> list[tuple[bytes, dict[str, Any]]]:
     return found
 
 
-__all__ = ["AMQP_SCHEMES", "DELAYED_QUEUES", "REDIS_SCHEMES", "broker_url", "check_broker", "countdown", "is_amqp",
-           "queue_depths", "queued_amqp"]
+__all__ = [
+    "AMQP_SCHEMES",
+    "DELAYED_QUEUES",
+    "REDIS_SCHEMES",
+    "broker_url",
+    "check_broker",
+    "countdown",
+    "is_amqp",
+    "queue_depths",
+    "queued_amqp",
+]

@@ -59,7 +59,9 @@ class EmbeddedRedis:
         self.socket.parent.mkdir(parents=True, exist_ok=True)
         if self.socket.exists():
             if self._ping():
-                raise PermanentError(f"an embedded Redis already runs on {self.socket} (is `sleuth up` running?)")
+                raise PermanentError(
+                    f"an embedded Redis already runs on {self.socket} (is `sleuth up` running?)"
+                )
             self.socket.unlink()
         args = [binary, "--port", "0", "--unixsocket", str(self.socket), "--unixsocketperm", "700",
                 "--dir", str(self.dir.resolve()), "--appendonly", "yes", "--save", "",

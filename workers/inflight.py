@@ -27,7 +27,8 @@ def _task_args(info: dict[str, Any]) -> str:
 
 def held_by_workers(app: Celery, timeout: float) -> list[str]:
     """Argument texts of tasks active, reserved or scheduled (ETA) in any live worker (each question waits
-    `timeout` seconds for the replies: `Settings.redrive_inspect_timeout`). Asked twice when the first try
+    `timeout` seconds for the replies: `Settings.workers.redrive_inspect_timeout`). Asked twice when the first
+    try
     meets a pooled connection the broker has closed (after a RabbitMQ restart: kombu hands it out once)."""
     try:
         return _held_by_workers(app, timeout)
@@ -72,4 +73,4 @@ def _argsrepr(raw: bytes | str) -> str:
 def in_flight_text(app: Celery, settings: Settings) -> str:
     """One text holding every id the queue still references (workers first, then queues: a message
     moving from a queue to a worker in between is at worst re-driven once more, which is idempotent)."""
-    return "\n".join(held_by_workers(app, settings.redrive_inspect_timeout) + queued(app, settings))
+    return "\n".join(held_by_workers(app, settings.workers.redrive_inspect_timeout) + queued(app, settings))

@@ -21,7 +21,8 @@ class _Collecting(threading.local):
 
 _collecting = _Collecting()
 # Sending a block again when the broker's connection fails, as Celery retries a publish by default
-# (`task_publish_retry_policy`: 3 retries, 0.2 s apart): a short blip of Redis never fails the step that sends.
+# (`task_publish_retry_policy`: 3 retries, 0.2 s apart): a short blip of Redis never fails the step that
+# sends.
 PUBLISH_RETRIES = 3
 PUBLISH_RETRY_SECONDS = 0.2
 # In a worker, a step's sends wait out a broker restart instead (`ride_out_broker_restarts`): ~30 s of

@@ -1,4 +1,5 @@
-"""Per-process runtime of a worker: the settings it was started with and its `Services`, rebuilt after fork."""
+"""Per-process runtime of a worker: the settings it was started with and its `Services`, rebuilt after
+fork."""
 
 from __future__ import annotations
 
@@ -43,8 +44,10 @@ def _reset_after_fork(**_: object) -> None:
     global _services
     _services = None
     # Off the signal handler: Celery kills a child whose init takes longer than its start timeout (4 s).
-    if settings().worker_warm_up:
-        threading.Thread(target=prepare_process, args=(services(),), name="sleuth-warm-up", daemon=True).start()
+    if settings().workers.worker_warm_up:
+        threading.Thread(
+            target=prepare_process, args=(services(),), name="sleuth-warm-up", daemon=True
+        ).start()
 
 
 def prepare_process(services: Services) -> None:
@@ -75,9 +78,9 @@ def freeze_heap() -> None:
 
 def warm_up(services: Services) -> None:
     """Build what a pool process's first task would otherwise build while an investigation waits: the
-    database engine, the Redis client, the search backends, the reasoner and the embedder's query
-    session (tokenizer and model loaded by embedding one short text), and what the reasoner's routing
-    embeds for every process (`warm_up`, when it has one: the heuristic router's prototypes). The first task that needs one of
+    database engine, the Redis client, the search backends, the reasoner and the embedder's query session
+    (tokenizer and model loaded by embedding one short text), and what the reasoner's routing embeds for every
+    process (`warm_up`, when it has one: the heuristic router's prototypes). The first task that needs one of
     them meanwhile waits for it (cached properties and the embedder are locked), never builds it twice.
     Best effort: whatever fails here is built, and reported, by the step that needs it."""
     try:

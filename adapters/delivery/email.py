@@ -77,7 +77,9 @@ class EmailDeliverer:
     def close(self) -> None:
         return
 
-    def build(self, *, delivery_id: str, target: dict[str, object], payload: dict[str, object]) -> EmailMessage:
+    def build(
+        self, *, delivery_id: str, target: dict[str, object], payload: dict[str, object]
+    ) -> EmailMessage:
         to = target.get("to")
         recipients = [to] if isinstance(to, str) else list(to) if isinstance(to, list) else []
         try:
@@ -87,7 +89,9 @@ class EmailDeliverer:
         if not recipients:
             raise ReceiverRejected("the e-mail callback has no recipient")
         trace_url = payload.get("trace_url")
-        rendered = render(payload, delivery_id=delivery_id, trace_url=trace_url if isinstance(trace_url, str) else None)
+        rendered = render(
+            payload, delivery_id=delivery_id, trace_url=trace_url if isinstance(trace_url, str) else None
+        )
         sender = str(self._config["from"])
         msg = EmailMessage()
         msg["From"] = sender
@@ -113,7 +117,10 @@ class EmailDeliverer:
         address = self._guard.pin(host, port)
         cls = PinnedSMTPSSL if self._config.get("ssl") else PinnedSMTP
         # EHLO names the sender's domain: no getfqdn() lookup, and a name relays accept.
-        kwargs: dict[str, Any] = {"timeout": self.timeout, "local_hostname": str(self._config["from"]).rsplit("@", 1)[-1]}
+        kwargs: dict[str, Any] = {
+            "timeout": self.timeout,
+            "local_hostname": str(self._config["from"]).rsplit("@", 1)[-1],
+        }
         if cls is PinnedSMTPSSL:
             kwargs["context"] = self._context
         client = cls(**kwargs)
@@ -134,13 +141,17 @@ class EmailDeliverer:
                 detail += f"; refused: {', '.join(sorted(refused))}"
             return Delivered(code, detail)
         except smtplib.SMTPAuthenticationError as exc:
-            raise ReceiverRejected(f"the SMTP server rejected the username/password: "
-                                   f"{_reply(exc.smtp_code, exc.smtp_error)}", status_code=exc.smtp_code) from exc
+            raise ReceiverRejected(
+                f"the SMTP server rejected the username/password: {_reply(exc.smtp_code, exc.smtp_error)}",
+                status_code=exc.smtp_code,
+            ) from exc
         except smtplib.SMTPRecipientsRefused as exc:
             replies = list(exc.recipients.values())
             who_said = "; ".join(f"{who}: {_reply(c, m)}" for who, (c, m) in exc.recipients.items())
             if all(400 <= c < 500 for c, _ in replies):
-                raise ReceiverUnavailable(f"recipients deferred: {who_said}", status_code=replies[0][0]) from exc
+                raise ReceiverUnavailable(
+                    f"recipients deferred: {who_said}", status_code=replies[0][0]
+                ) from exc
             raise ReceiverRejected(f"recipients refused: {who_said}", status_code=replies[0][0]) from exc
         except smtplib.SMTPResponseException as exc:
             said = _reply(exc.smtp_code, exc.smtp_error)
@@ -152,7 +163,9 @@ class EmailDeliverer:
         except ssl.SSLError as exc:
             raise ReceiverRejected(f"TLS with the SMTP server failed: {exc}") from exc
         except (smtplib.SMTPException, OSError) as exc:
-            raise ReceiverUnavailable(f"could not reach the SMTP server: {type(exc).__name__}: {exc}") from exc
+            raise ReceiverUnavailable(
+                f"could not reach the SMTP server: {type(exc).__name__}: {exc}"
+            ) from exc
         finally:
             try:
                 client.quit()

@@ -89,10 +89,14 @@ class HelpdeskClient:
 
 def posted(response: httpx.Response, detail: str) -> Delivered:
     """A helpdesk write that succeeded, with the rate-limit headroom Zendesk's or Freshdesk's headers give."""
-    return Delivered(response.status_code, detail,
-                     rate_limit_remaining=_int_header(response, "x-rate-limit-remaining", "x-ratelimit-remaining",
-                                                      "ratelimit-remaining"),
-                     rate_limit=_int_header(response, "x-rate-limit", "x-ratelimit-total", "ratelimit-limit"))
+    return Delivered(
+        response.status_code,
+        detail,
+        rate_limit_remaining=_int_header(
+            response, "x-rate-limit-remaining", "x-ratelimit-remaining", "ratelimit-remaining"
+        ),
+        rate_limit=_int_header(response, "x-rate-limit", "x-ratelimit-total", "ratelimit-limit"),
+    )
 
 
 def contains(texts: list[Any], needle: str) -> bool:
@@ -102,15 +106,26 @@ def contains(texts: list[Any], needle: str) -> bool:
 __all__ = ["MAX_PAGES", "HelpdeskClient", "contains", "posted", "prepare_note"]
 
 
-def prepare_note(find: Callable[[int, str], Any], *, ticket: int, delivery_id: str, payload: dict[str, object],
-                 resume: bool, noun: str) -> tuple[Rendered, Delivered | None]:
+def prepare_note(
+    find: Callable[[int, str], Any],
+    *,
+    ticket: int,
+    delivery_id: str,
+    payload: dict[str, object],
+    resume: bool,
+    noun: str,
+) -> tuple[Rendered, Delivered | None]:
     """The rendered note, and — when `resume` and the ticket already carries this delivery's reference —
     the attempt's result saying so (the note must not be posted again)."""
     trace_url = payload.get("trace_url")
-    rendered = render(payload, delivery_id=delivery_id, trace_url=trace_url if isinstance(trace_url, str) else None)
+    rendered = render(
+        payload, delivery_id=delivery_id, trace_url=trace_url if isinstance(trace_url, str) else None
+    )
     if resume:
         existing = find(ticket, reference(delivery_id))
         if existing is not None:
-            return rendered, Delivered(200, f"already on ticket {ticket} as {noun} {existing}; not posted again")
+            return rendered, Delivered(
+                200, f"already on ticket {ticket} as {noun} {existing}; not posted again"
+            )
     return rendered, None
 

@@ -71,7 +71,9 @@ def _footnotes(payload: dict[str, Any]) -> list[tuple[int, str, str | None]]:
         except (TypeError, ValueError):
             continue
         url = c.get("url")
-        notes.append((marker, str(c.get("title") or c.get("source_id") or "source"), str(url) if url else None))
+        notes.append(
+            (marker, str(c.get("title") or c.get("source_id") or "source"), str(url) if url else None)
+        )
     return sorted(notes)
 
 
@@ -141,7 +143,9 @@ def render(payload: dict[str, Any], *, delivery_id: str, trace_url: str | None =
         buttons = " · ".join(f'<a href="{e(url, quote=True)}">{label}</a>' for label, url in rate)
         parts.append(f"<p>Was this answer right? {buttons}</p>")
     parts.append(f"<p><small>{e(ref)}</small></p>")
-    return Rendered(subject=subject, text="\n".join(text).strip() + "\n", html="\n".join(parts), outcome=outcome)
+    return Rendered(
+        subject=subject, text="\n".join(text).strip() + "\n", html="\n".join(parts), outcome=outcome
+    )
 
 
 __all__ = ["REFERENCE_PREFIX", "Rendered", "linkable", "outcome_of", "rating_links", "reference", "render"]

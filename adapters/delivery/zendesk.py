@@ -58,7 +58,9 @@ class ZendeskDeliverer:
                                             not_found=f"Zendesk ticket {ticket} does not exist")
             data = response.json()
             for comment in data.get("comments") or []:
-                if contains([comment.get("html_body"), comment.get("body"), comment.get("plain_body")], needle):
+                if contains(
+                    [comment.get("html_body"), comment.get("body"), comment.get("plain_body")], needle
+                ):
                     return int(comment.get("id") or 0)
             path, params = self._next(data.get("next_page")), None
         return None
@@ -80,8 +82,12 @@ class ZendeskDeliverer:
                                          resume=resume, noun="comment")
         if already is not None:
             return already
-        body = {"ticket": {"comment": {"html_body": rendered.html, "public": bool(target.get("public", False))},
-                           "additional_tags": [f"sleuth_{rendered.outcome}"]}}
+        body = {
+            "ticket": {
+                "comment": {"html_body": rendered.html, "public": bool(target.get("public", False))},
+                "additional_tags": [f"sleuth_{rendered.outcome}"],
+            }
+        }
         response = self._client.request("PUT", f"/api/v2/tickets/{ticket}.json", json=body, write=True,
                                         not_found=f"Zendesk ticket {ticket} does not exist")
         audit = (response.json() or {}).get("audit") or {} if response.content else {}

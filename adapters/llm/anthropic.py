@@ -54,8 +54,16 @@ _GRADE_ORDER = {Grade.CORRECT: 0, Grade.AMBIGUOUS: 1, Grade.INCORRECT: 2}
 class ClaudeReasoner(ClaudeCalls):
     """Implements `investigation.ports.Reasoner` with Claude; `bind` gives a per-investigation copy."""
 
-    def __init__(self, transport: MessagesTransport, *, grade_max_passages: int = 24, passage_words: int = 160,
-                 judge_max_evidence: int = 16, evidence_words: int = 110, **kwargs: Any) -> None:
+    def __init__(
+        self,
+        transport: MessagesTransport,
+        *,
+        grade_max_passages: int = 24,
+        passage_words: int = 160,
+        judge_max_evidence: int = 16,
+        evidence_words: int = 110,
+        **kwargs: Any,
+    ) -> None:
         super().__init__(transport, **kwargs)
         self.grade_max_passages = grade_max_passages
         self.passage_words = passage_words
@@ -66,10 +74,18 @@ class ClaudeReasoner(ClaudeCalls):
 
     def bind(self, *, budget: TokenBudget, on_event: Events | None = None) -> ClaudeReasoner:
         """A reasoner for one investigation: same client and fallback, its own budget, log and events."""
-        return ClaudeReasoner(self.transport, model_fast=self.model_fast, model_synthesis=self.model_synthesis,
-                              fallback=self.fallback, fallback_mode=self.fallback_mode,
-                              effort_fast=self.effort_fast, effort_synthesis=self.effort_synthesis,
-                              budget=budget, on_event=on_event, **self._kwargs)
+        return ClaudeReasoner(
+            self.transport,
+            model_fast=self.model_fast,
+            model_synthesis=self.model_synthesis,
+            fallback=self.fallback,
+            fallback_mode=self.fallback_mode,
+            effort_fast=self.effort_fast,
+            effort_synthesis=self.effort_synthesis,
+            budget=budget,
+            on_event=on_event,
+            **self._kwargs,
+        )
 
     # -- route and plan ----------------------------------------------------------------------------
 
@@ -103,7 +119,9 @@ class ClaudeReasoner(ClaudeCalls):
 
     # -- grade, judge, next hop --------------------------------------------------------------------
 
-    def grade(self, question: str, passages: Sequence[Passage], hop: int, query_of: dict[str, str]) -> list[Evidence]:
+    def grade(
+        self, question: str, passages: Sequence[Passage], hop: int, query_of: dict[str, str]
+    ) -> list[Evidence]:
         if not passages:
             return []
         head = list(passages[: self.grade_max_passages])
@@ -129,8 +147,10 @@ class ClaudeReasoner(ClaudeCalls):
             return self.safe("grade", bad, heuristic, ambiguous)
         self.amend_last(missing_evidence=list(out.missing_evidence), graded=len(head),
                         ungraded=len(passages) - len(head))
-        graded = [_evidence(p, Grade(by_label[label].grade), by_label[label].relevance, hop, query_of, question)
-                  for label, p in labels.items()]
+        graded = [
+            _evidence(p, Grade(by_label[label].grade), by_label[label].relevance, hop, query_of, question)
+            for label, p in labels.items()
+        ]
         # Passages past the per-hop cap are kept (ranked last), never silently promoted.
         return graded + [_evidence(p, Grade.INCORRECT, 0.0, hop, query_of, question)
                          for p in passages[len(head):]]
@@ -143,32 +163,51 @@ class ClaudeReasoner(ClaudeCalls):
     def judge(self, question: str, plan: Plan, evidence: Sequence[Evidence]) -> Judgment:
         relevant = self._relevant(evidence)
         if not relevant:  # nothing to judge: no call
-            return Judgment(sufficient=False, missing_information=("no retrieved passage agrees with the question",),
-                            confidence=0.0)
+            return Judgment(
+                sufficient=False,
+                missing_information=("no retrieved passage agrees with the question",),
+                confidence=0.0,
+            )
         items = prompts.evidence_items(relevant, self.evidence_words)
         try:
             out = self.decide(prompts.judge_request(question, plan, items), prompts.JudgmentOut)
         except LLMOut as stop:
             return self.finish(stop, "judge", lambda: self.fallback.judge(question, plan, evidence))
         except Invalid as bad:
-            return self.safe("judge", bad, lambda: self.fallback.judge(question, plan, evidence), lambda: Judgment(
-                sufficient=False, missing_information=("judgment unavailable",), confidence=0.0))
+            return self.safe(
+                "judge",
+                bad,
+                lambda: self.fallback.judge(question, plan, evidence),
+                lambda: Judgment(
+                    sufficient=False, missing_information=("judgment unavailable",), confidence=0.0
+                ),
+            )
         missing = tuple(out.missing_information)
         sufficient = out.sufficient
         if sufficient and not any(e.grade is Grade.CORRECT for e in evidence):
             sufficient, missing = False, (*missing, "no passage is graded correct")
         absent = tuple(name for name in out.absent if name.strip() and fold(name) in fold(question))
-        return Judgment(sufficient=sufficient, answered_subqueries=tuple(out.answered_subqueries),
-                        missing_information=missing, conflicts=tuple(out.conflicts), confidence=out.confidence,
-                        absent=absent)
+        return Judgment(
+            sufficient=sufficient,
+            answered_subqueries=tuple(out.answered_subqueries),
+            missing_information=missing,
+            conflicts=tuple(out.conflicts),
+            confidence=out.confidence,
+            absent=absent,
+        )
 
     def next_queries(self, question: str, plan: Plan, evidence: Sequence[Evidence],
                      asked: Sequence[str], judgment: Judgment) -> list[SubQuery]:
         relevant = self._relevant(evidence)
         if not relevant:
             return []
-        spec = prompts.next_queries_request(question, plan, prompts.evidence_items(relevant, self.evidence_words),
-                                            asked, judgment.missing_information)
+        spec = prompts.next_queries_request(
+            question,
+            plan,
+            prompts.evidence_items(relevant, self.evidence_words),
+            asked,
+            judgment.missing_information,
+        )
 
         def heuristic() -> list[SubQuery]:
             return self.fallback.next_queries(question, plan, evidence, asked, judgment)
@@ -208,7 +247,9 @@ class ClaudeReasoner(ClaudeCalls):
                           detail=f"not in the question or graded evidence: {', '.join(verdict.unsupported)}")
         return kept
 
-    def select(self, question: str, evidence: Sequence[Evidence], k: int, token_budget: int) -> list[Evidence]:
+    def select(
+        self, question: str, evidence: Sequence[Evidence], k: int, token_budget: int
+    ) -> list[Evidence]:
         return select_evidence(question, evidence, k, token_budget)  # pure ranking + compression, no call
 
     # -- synthesis ---------------------------------------------------------------------------------
@@ -237,11 +278,15 @@ class ClaudeReasoner(ClaudeCalls):
         if problems:
             text, problems = self._repair(question, items, text, problems)
             if text.startswith(prompts.REFUSAL_SENTINEL):
-                return refusal(text[len(prompts.REFUSAL_SENTINEL):].strip() or "the passages do not answer it")
+                return refusal(
+                    text[len(prompts.REFUSAL_SENTINEL) :].strip() or "the passages do not answer it"
+                )
         if problems:
             text, removed = strip_uncited(text, len(items))
             if removed:
-                caveats.append(f"{removed} sentence(s) without a valid citation removed after one repair attempt")
+                caveats.append(
+                    f"{removed} sentence(s) without a valid citation removed after one repair attempt"
+                )
         if not any(1 <= m <= len(items) for m in markers_in(text)):
             bad = Invalid("invalid_output", "no cited claim left after the citation check")
             return self.safe("synthesize", bad, lambda: self._extractive(question, route, evidence),
@@ -249,9 +294,16 @@ class ClaudeReasoner(ClaudeCalls):
         cited = [evidence[m - 1] for m in markers_in(text) if 1 <= m <= len(items)]
         if not any(e.grade is Grade.CORRECT for e in cited):
             caveats.append("the supporting evidence is weak; verify before relying on it")
-        citations = tuple(Citation(marker=m, evidence_id=evidence[m - 1].id, source_id=evidence[m - 1].source_id,
-                                   title=evidence[m - 1].title)
-                          for m in markers_in(text) if 1 <= m <= len(items))
+        citations = tuple(
+            Citation(
+                marker=m,
+                evidence_id=evidence[m - 1].id,
+                source_id=evidence[m - 1].source_id,
+                title=evidence[m - 1].title,
+            )
+            for m in markers_in(text)
+            if 1 <= m <= len(items)
+        )
         answer = Answer(text=text, citations=citations, caveat="; ".join(caveats) or None)
         return validate(answer, evidence)
 
@@ -277,7 +329,9 @@ class ClaudeReasoner(ClaudeCalls):
         try:
             reply = self.call(prompts.direct_request(question), stream=True)
         except LLMOut as stop:
-            return self.finish(stop, "synthesize", lambda: self.fallback.synthesize(question, route, evidence))
+            return self.finish(
+                stop, "synthesize", lambda: self.fallback.synthesize(question, route, evidence)
+            )
         text = reply.text.strip()
         if not text or reply.stop_reason == "refusal" or markers_in(text):
             return self.safe("synthesize", Invalid("invalid_output", "no usable small-talk reply"),
@@ -310,25 +364,45 @@ def _query_kind(text: str, judgment: Judgment) -> QueryKind:
     return QueryKind.PROBE if any(fold(name) in fold(text) for name in judgment.absent) else QueryKind.BRIDGE
 
 
-def _evidence(p: Passage, grade: Grade, score: float, hop: int, query_of: dict[str, str], question: str) -> Evidence:
+def _evidence(
+    p: Passage, grade: Grade, score: float, hop: int, query_of: dict[str, str], question: str
+) -> Evidence:
     return Evidence(id=evidence_id(p.chunk_id), chunk_id=p.chunk_id, source_id=p.source_id, title=p.title,
                     text=p.text, score=round(float(score), 6), grade=grade, hop=hop,
                     query=query_of.get(p.chunk_id, question), url=p.url, visibility=p.visibility)
 
 
-def build_claude_reasoner(settings: Settings, *, fallback: Reasoner, limiter: Limiter | None = None) -> ClaudeReasoner:
+def build_claude_reasoner(
+    settings: Settings, *, fallback: Reasoner, limiter: Limiter | None = None
+) -> ClaudeReasoner:
     """The process-wide Claude reasoner (unbound: no budget) from settings."""
-    if settings.anthropic_api_key is None:
+    if settings.llm.anthropic_api_key is None:
         raise PermanentError("SLEUTH_LLM=anthropic needs ANTHROPIC_API_KEY")
-    secret = settings.anthropic_api_key.get_secret_value()
-    client = make_client(api_key=secret, base_url=settings.anthropic_base_url, timeout=settings.llm_timeout)
+    secret = settings.llm.anthropic_api_key.get_secret_value()
+    client = make_client(
+        api_key=secret, base_url=settings.llm.anthropic_base_url, timeout=settings.llm.llm_timeout
+    )
     transport = MessagesTransport(
-        client, claude_retry_policy(settings.llm_max_retries, settings.llm_backoff_base, settings.llm_backoff_max),
-        limiter, key_id(secret),
-        RateLimits(settings.llm_requests_per_minute, settings.llm_input_tokens_per_minute,
-                   settings.llm_output_tokens_per_minute, settings.llm_rate_limit_max_wait))
-    return ClaudeReasoner(transport, model_fast=settings.model_fast, model_synthesis=settings.model_synthesis,
-                          fallback=fallback, fallback_mode=settings.llm_fallback,
-                          effort_fast=settings.llm_effort_fast or None,
-                          effort_synthesis=settings.llm_effort_synthesis or None,
-                          grade_max_passages=settings.llm_grade_max_passages)
+        client,
+        claude_retry_policy(
+            settings.llm.llm_max_retries, settings.llm.llm_backoff_base, settings.llm.llm_backoff_max
+        ),
+        limiter,
+        key_id(secret),
+        RateLimits(
+            settings.llm.llm_requests_per_minute,
+            settings.llm.llm_input_tokens_per_minute,
+            settings.llm.llm_output_tokens_per_minute,
+            settings.llm.llm_rate_limit_max_wait,
+        ),
+    )
+    return ClaudeReasoner(
+        transport,
+        model_fast=settings.llm.model_fast,
+        model_synthesis=settings.llm.model_synthesis,
+        fallback=fallback,
+        fallback_mode=settings.llm.llm_fallback,
+        effort_fast=settings.llm.llm_effort_fast or None,
+        effort_synthesis=settings.llm.llm_effort_synthesis or None,
+        grade_max_passages=settings.llm.llm_grade_max_passages,
+    )

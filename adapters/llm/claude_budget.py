@@ -55,8 +55,9 @@ class RedisTokenBudget:
         if self.daily_limit:
             spent = self.state.tenant_tokens_used(self.tenant_id)
             if spent + estimate > self.daily_limit:
-                raise BudgetExceeded("tenant_llm_tokens", f"the tenant used {spent} of its {self.daily_limit} "
-                                                          "LLM tokens today")
+                raise BudgetExceeded(
+                    "tenant_llm_tokens", f"the tenant used {spent} of its {self.daily_limit} LLM tokens today"
+                )
 
     def charge(self, tokens: int) -> None:
         if tokens <= 0:

@@ -54,7 +54,9 @@ def parse_tool(reply: Reply, tool: str, model: type[M]) -> M:
     if rejected:
         raise Invalid("rejected_tool", f"tool call(s) outside the allowed set: {', '.join(rejected)[:200]}")
     if not calls:
-        raise Invalid("invalid_output", f"no {tool} call (stop_reason {reply.stop_reason}): {reply.text[:200]}")
+        raise Invalid(
+            "invalid_output", f"no {tool} call (stop_reason {reply.stop_reason}): {reply.text[:200]}"
+        )
     if len(calls) > 1:
         raise Invalid("invalid_output", f"{len(calls)} calls of {tool}, expected one")
     try:
@@ -97,7 +99,9 @@ class ClaudeCalls:
 
     def amend_last(self, **details: Any) -> None:
         """Add step-specific details (grading counts, a repair) to the record of the last call."""
-        self._usage[-1] = LLMUsage.model_validate({**self._usage[-1].model_dump(exclude_unset=True), **details})
+        self._usage[-1] = LLMUsage.model_validate(
+            {**self._usage[-1].model_dump(exclude_unset=True), **details}
+        )
 
     def emit(self, event: dict[str, Any]) -> None:
         if self.on_event is not None:
@@ -105,10 +109,23 @@ class ClaudeCalls:
 
     def note(self, step: str, *, kind: UsageKind, reason: str, detail: str, **extra: Any) -> None:
         """A zero-token record in the usage log (fallbacks and guard rejections are traced like calls)."""
-        self._usage.append(LLMUsage.model_validate({
-            "kind": kind, "step": step, "model": self.fallback.name, "input_tokens": 0, "output_tokens": 0,
-            "cache_read_input_tokens": 0, "cache_creation_input_tokens": 0, "fallback": kind == "llm_fallback",
-            "reason": reason, "detail": detail[:300], **extra}))
+        self._usage.append(
+            LLMUsage.model_validate(
+                {
+                    "kind": kind,
+                    "step": step,
+                    "model": self.fallback.name,
+                    "input_tokens": 0,
+                    "output_tokens": 0,
+                    "cache_read_input_tokens": 0,
+                    "cache_creation_input_tokens": 0,
+                    "fallback": kind == "llm_fallback",
+                    "reason": reason,
+                    "detail": detail[:300],
+                    **extra,
+                }
+            )
+        )
 
     def call(self, spec: PromptSpec, *, stream: bool = False) -> Reply:
         """Send `spec` if the budget allows; charge and record its usage. Raises LLMOut."""
@@ -124,8 +141,9 @@ class ClaudeCalls:
         on_text = (lambda delta, attempt: self.emit({"type": "token", "text": delta, "attempt": attempt})) \
             if stream else None
         try:
-            reply = self.transport.send(spec, model, effort=self.effort_fast if fast else self.effort_synthesis,
-                                        on_text=on_text)
+            reply = self.transport.send(
+                spec, model, effort=self.effort_fast if fast else self.effort_synthesis, on_text=on_text
+            )
         except LLMUnavailable as exc:
             raise LLMOut(StopReason.LLM_UNAVAILABLE, str(exc)) from exc
         self.budget.charge(total_tokens(reply.usage))

@@ -47,7 +47,11 @@ class RateLimits:
     max_wait: float = 30.0
 
     def per_minute(self) -> dict[str, float]:
-        return {"requests": self.requests, "input_tokens": self.input_tokens, "output_tokens": self.output_tokens}
+        return {
+            "requests": self.requests,
+            "input_tokens": self.input_tokens,
+            "output_tokens": self.output_tokens,
+        }
 
 
 @dataclass
@@ -164,7 +168,9 @@ class MessagesTransport:
                 return reply
             except anthropic.APIStatusError as exc:
                 if exc.status_code not in RETRYABLE_STATUS or (exc.status_code == 429 and _spend_limit(exc)):
-                    raise LLMUnavailable(f"{exc.status_code} {type(exc).__name__}: {exc.message}"[:300]) from exc
+                    raise LLMUnavailable(
+                        f"{exc.status_code} {type(exc).__name__}: {exc.message}"[:300]
+                    ) from exc
                 retry_after = _retry_after(exc)
                 last = f"{exc.status_code} {type(exc).__name__}"
             except anthropic.APIConnectionError as exc:  # includes APITimeoutError
@@ -180,7 +186,9 @@ class MessagesTransport:
             waited += delay
         raise LLMUnavailable(f"gave up after {attempt} attempt(s): {last}"[:300])
 
-    def _once(self, params: dict[str, Any], on_text: Callable[[str, int], None] | None, attempt: int) -> Reply:
+    def _once(
+        self, params: dict[str, Any], on_text: Callable[[str, int], None] | None, attempt: int
+    ) -> Reply:
         if on_text is None:
             message = self.client.messages.create(**params)
         else:

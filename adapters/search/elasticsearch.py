@@ -63,19 +63,23 @@ class ElasticsearchConfig:
 
     @classmethod
     def from_settings(cls, settings: Settings) -> ElasticsearchConfig:
-        if not settings.elasticsearch_url:
+        if not settings.engines.elasticsearch_url:
             raise PermanentError("lexical_backend is elasticsearch but ELASTICSEARCH_URL is not set")
-        secret = settings.elasticsearch_api_key
-        password = settings.elasticsearch_password
+        secret = settings.engines.elasticsearch_api_key
+        password = settings.engines.elasticsearch_password
         return cls(
-            url=settings.elasticsearch_url, index=settings.elasticsearch_index,
+            url=settings.engines.elasticsearch_url,
+            index=settings.engines.elasticsearch_index,
             api_key=secret.get_secret_value() if secret else None,
-            username=settings.elasticsearch_username,
+            username=settings.engines.elasticsearch_username,
             password=password.get_secret_value() if password else None,
-            ca_certs=settings.elasticsearch_ca_certs, verify_certs=settings.elasticsearch_verify_certs,
-            request_timeout=settings.elasticsearch_timeout, max_retries=settings.elasticsearch_max_retries,
-            bulk_chunk=settings.elasticsearch_bulk_chunk, shards=settings.elasticsearch_shards,
-            replicas=settings.elasticsearch_replicas,
+            ca_certs=settings.engines.elasticsearch_ca_certs,
+            verify_certs=settings.engines.elasticsearch_verify_certs,
+            request_timeout=settings.engines.elasticsearch_timeout,
+            max_retries=settings.engines.elasticsearch_max_retries,
+            bulk_chunk=settings.engines.elasticsearch_bulk_chunk,
+            shards=settings.engines.elasticsearch_shards,
+            replicas=settings.engines.elasticsearch_replicas,
         )
 
 
@@ -142,7 +146,9 @@ class ElasticsearchLexical:
                     refresh=True,
                 )
                 if response.get("failures"):
-                    raise TransientError(f"elasticsearch delete-by-query failures: {response['failures'][:3]}")
+                    raise TransientError(
+                        f"elasticsearch delete-by-query failures: {response['failures'][:3]}"
+                    )
                 deleted += int(response.get("deleted", 0))
         return deleted
 
@@ -150,8 +156,9 @@ class ElasticsearchLexical:
         """Every chunk of `tenant` (tenant removal): one delete-by-query on its tenant filter."""
         check_tenant(tenant)
         with self._errors("delete tenant"):
-            response = self._ready_client().delete_by_query(index=self.alias, query=es_schema.count_query(tenant),
-                                                            refresh=True, conflicts="proceed")
+            response = self._ready_client().delete_by_query(
+                index=self.alias, query=es_schema.count_query(tenant), refresh=True, conflicts="proceed"
+            )
             if response.get("failures"):
                 raise TransientError(f"elasticsearch delete-by-query failures: {response['failures'][:3]}")
             return int(response.get("deleted", 0))

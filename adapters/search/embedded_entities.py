@@ -45,7 +45,11 @@ class EmbeddedEntityIndex(EmbeddedBM25):
         if not keys or k <= 0:
             return []
         named = tantivy.Query.boolean_query(
-            [(tantivy.Occur.Should, tantivy.Query.term_query(self._schema, ENTITY_FIELD, key)) for key in keys])
+            [
+                (tantivy.Occur.Should, tantivy.Query.term_query(self._schema, ENTITY_FIELD, key))
+                for key in keys
+            ]
+        )
         clauses: list[tuple[Any, Any]] = [
             (tantivy.Occur.Must, tantivy.Query.boost_query(named, ENTITY_BOOST)),
             *self._filters(tenant, acl, visibility),

@@ -145,7 +145,10 @@ class EmbeddedBM25:
                 )
             except ValueError:  # belt and braces: should be unreachable with word-only input
                 text_query, _ = index.parse_query_lenient(words, ["title", "text"])
-        clauses: list[tuple[Any, Any]] = [(tantivy.Occur.Must, text_query), *self._filters(tenant, acl, visibility)]
+        clauses: list[tuple[Any, Any]] = [
+            (tantivy.Occur.Must, text_query),
+            *self._filters(tenant, acl, visibility),
+        ]
         return self._passages(tantivy.Query.boolean_query(clauses), k)
 
     def _filters(self, tenant: str, acl: Sequence[str] | None,
@@ -159,7 +162,9 @@ class EmbeddedBM25:
             clauses.append((tantivy.Occur.Must, tantivy.Query.term_set_query(self._schema, "acl", allowed)))
         if visibility is not None:
             shown = [Visibility(v).value for v in visibility]
-            clauses.append((tantivy.Occur.Must, tantivy.Query.term_set_query(self._schema, "visibility", shown)))
+            clauses.append(
+                (tantivy.Occur.Must, tantivy.Query.term_set_query(self._schema, "visibility", shown))
+            )
         return clauses
 
     def _passages(self, query: Any, k: int) -> list[Passage]:

@@ -206,7 +206,9 @@ class EmbeddedVectorIndex:
     def _save(self, tenant: str, vectors: FloatArray, meta: list[dict[str, Any]]) -> None:
         folder = self._dir(tenant)
         blob = np.frombuffer(json.dumps(meta, ensure_ascii=False).encode(), dtype=np.uint8)
-        _atomic_write(folder / "store.npz", lambda fh: np.savez(fh, vectors=vectors.astype(np.float32), meta=blob))
+        _atomic_write(
+            folder / "store.npz", lambda fh: np.savez(fh, vectors=vectors.astype(np.float32), meta=blob)
+        )
         _atomic_write(folder / "version", lambda fh: fh.write(uuid.uuid4().hex.encode()))
         with self._lock:
             self._stores.pop(tenant, None)

@@ -249,8 +249,9 @@ class MiniLMEmbedder:
 
     def threads_for(self, count: int) -> int:
         """Intra-op threads of the session that embeds `count` texts at once. A query (a few texts) runs
-        on a one-thread session: no pool thread, so nothing spins after the run (a two-thread session's
-        pool thread spins after every query, doubling its CPU), and nothing to hang in a forked child. Batches (ingest) use `threads`. A
+        on a one-thread session: no pool thread, so nothing spins after the run (a two-thread session's pool
+        thread spins after every query, doubling its CPU), and nothing to hang in a forked child. Batches
+        (ingest) use `threads`. A
         process that only answers questions loads only the one-thread session."""
         return 1 if count <= SMALL_BATCH else self._threads
 

@@ -49,7 +49,8 @@ class RedisVectors:
     def get(self, keys: list[str]) -> dict[str, FloatArray]:
         try:
             values = self._client.mget([f"{self._prefix}:{k}" for k in keys])
-        except (RedisError, OSError, UnicodeDecodeError):  # the client must return bytes (Services.redis does)
+        # the client must return bytes (Services.redis does)
+        except (RedisError, OSError, UnicodeDecodeError):
             return {}
         return {k: np.frombuffer(v, dtype=np.float32) for k, v in zip(keys, values, strict=True)
                 if v is not None and len(v) == DIM * 4}

@@ -14,7 +14,8 @@ from typing import Any
 from adapters.search._common import PUBLIC, timestamp, visible_to
 from investigation.state import Chunk, Visibility
 
-SCHEMA_VERSION = 2  # v2: `visibility`; bump when the mapping changes; `ElasticsearchLexical.reindex` moves the alias
+# v2: `visibility`; bump when the mapping changes; `ElasticsearchLexical.reindex` moves the alias
+SCHEMA_VERSION = 2
 TITLE_BOOST = 2  # the issue's "title^2"; the embedded engine tunes its own (see embedded_lexical)
 IDENTIFIER_BOOST = 3.0
 SOURCE_FIELDS = ["chunk_id", "source_id", "title", "text", "url", "visibility"]
@@ -40,14 +41,20 @@ def index_body(*, shards: int, replicas: int) -> dict[str, Any]:
             "analysis": {
                 "filter": {
                     # Strip punctuation around a word but keep it inside: "(ERR_4021)," -> "err_4021".
-                    "sleuth_trim_edges": {"type": "pattern_replace", "pattern": r"^[^\p{L}\p{N}]+|[^\p{L}\p{N}]+$",
-                                          "replacement": ""},
+                    "sleuth_trim_edges": {
+                        "type": "pattern_replace",
+                        "pattern": r"^[^\p{L}\p{N}]+|[^\p{L}\p{N}]+$",
+                        "replacement": "",
+                    },
                     "sleuth_non_empty": {"type": "length", "min": 1},
                 },
                 "analyzer": {
                     # Whole identifiers as single terms: the standard tokenizer would split INV-2024-001.
-                    "sleuth_identifier": {"type": "custom", "tokenizer": "whitespace",
-                                          "filter": ["sleuth_trim_edges", "lowercase", "sleuth_non_empty"]},
+                    "sleuth_identifier": {
+                        "type": "custom",
+                        "tokenizer": "whitespace",
+                        "filter": ["sleuth_trim_edges", "lowercase", "sleuth_non_empty"],
+                    },
                 },
                 "normalizer": {"sleuth_lowercase": {"type": "custom", "filter": ["lowercase"]}},
             },
@@ -60,14 +67,20 @@ def index_body(*, shards: int, replicas: int) -> dict[str, Any]:
                 "chunk_id": {"type": "keyword"},
                 "source_id": {"type": "keyword"},
                 "title": {
-                    "type": "text", "analyzer": "english", "index_options": "offsets",
+                    "type": "text",
+                    "analyzer": "english",
+                    "index_options": "offsets",
                     "fields": {
                         "keyword": {"type": "keyword", "ignore_above": 512, "normalizer": "sleuth_lowercase"},
                         "ids": identifier_field,
                     },
                 },
-                "text": {"type": "text", "analyzer": "english", "index_options": "offsets",
-                         "fields": {"ids": identifier_field}},
+                "text": {
+                    "type": "text",
+                    "analyzer": "english",
+                    "index_options": "offsets",
+                    "fields": {"ids": identifier_field},
+                },
                 "url": {"type": "keyword", "index": False},
                 "acl": {"type": "keyword"},
                 "visibility": {"type": "keyword"},
@@ -100,8 +113,15 @@ def document(tenant: str, chunk: Chunk) -> dict[str, Any]:
 def index_actions(index: str, tenant: str, chunks: Sequence[Chunk]) -> list[dict[str, Any]]:
     """`_bulk` index actions (whole-document replace), last chunk winning when a batch repeats an id."""
     latest = {c.chunk_id: c for c in chunks}
-    return [{"_op_type": "index", "_index": index, "_id": doc_id(tenant, c.chunk_id), "_source": document(tenant, c)}
-            for c in latest.values()]
+    return [
+        {
+            "_op_type": "index",
+            "_index": index,
+            "_id": doc_id(tenant, c.chunk_id),
+            "_source": document(tenant, c),
+        }
+        for c in latest.values()
+    ]
 
 
 def identifiers(query: str) -> list[str]:
@@ -145,7 +165,13 @@ def search_body(tenant: str, query: str, k: int, *, acl: Sequence[str] | None = 
             {"term": {"source_id": {"value": ident, "case_insensitive": True, "boost": IDENTIFIER_BOOST}}},
         ]
     return {
-        "query": {"bool": {"filter": tenant_filter(tenant, acl, visibility), "should": should, "minimum_should_match": 1}},
+        "query": {
+            "bool": {
+                "filter": tenant_filter(tenant, acl, visibility),
+                "should": should,
+                "minimum_should_match": 1,
+            }
+        },
         "size": k,
         "_source": SOURCE_FIELDS,
         "track_total_hits": False,

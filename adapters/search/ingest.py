@@ -262,7 +262,9 @@ def ingest(
     places: dict[str, int] = {}
     for i, doc in enumerate(documents):
         if doc.id in places:
-            raise ValidationFailed(f"documents[{i}]: id", f"duplicate id {doc.id!r} (also documents[{places[doc.id]}])")
+            raise ValidationFailed(
+                f"documents[{i}]: id", f"duplicate id {doc.id!r} (also documents[{places[doc.id]}])"
+            )
         places[doc.id] = i
     overlap = min(30, max_words // 4)
     chunks = [c for doc in documents for c in chunk_document(doc, max_words, overlap)]  # validate first

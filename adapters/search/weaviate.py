@@ -62,13 +62,18 @@ class WeaviateConfig:
 
     @classmethod
     def from_settings(cls, settings: Settings) -> WeaviateConfig:
-        if not settings.weaviate_url:
+        if not settings.engines.weaviate_url:
             raise PermanentError("vector_backend is weaviate but WEAVIATE_URL is not set")
-        key = settings.weaviate_api_key
-        return cls(url=settings.weaviate_url, collection=settings.weaviate_collection,
-                   api_key=key.get_secret_value() if key else None, grpc_port=settings.weaviate_grpc_port,
-                   grpc_host=settings.weaviate_grpc_host, timeout=settings.weaviate_timeout,
-                   batch_size=settings.weaviate_batch_size)
+        key = settings.engines.weaviate_api_key
+        return cls(
+            url=settings.engines.weaviate_url,
+            collection=settings.engines.weaviate_collection,
+            api_key=key.get_secret_value() if key else None,
+            grpc_port=settings.engines.weaviate_grpc_port,
+            grpc_host=settings.engines.weaviate_grpc_host,
+            timeout=settings.engines.weaviate_timeout,
+            batch_size=settings.engines.weaviate_batch_size,
+        )
 
 
 class WeaviateVector:
@@ -107,12 +112,21 @@ class WeaviateVector:
             data = self._collection().with_tenant(self._ensure_tenant(tenant)).data
             for start in range(0, len(items), self.config.batch_size):
                 batch = items[start:start + self.config.batch_size]
-                objects = [DataObject(properties=schema.properties(c), uuid=schema.object_id(tenant, c.chunk_id),
-                                      vector={schema.VECTOR: vectors[start + i]}) for i, c in enumerate(batch)]
+                objects = [
+                    DataObject(
+                        properties=schema.properties(c),
+                        uuid=schema.object_id(tenant, c.chunk_id),
+                        vector={schema.VECTOR: vectors[start + i]},
+                    )
+                    for i, c in enumerate(batch)
+                ]
                 try:
                     result = data.insert_many(objects)
                 except WeaviateInsertManyAllFailedError as exc:  # the client's way of saying "all of them"
-                    failures += [ItemFailure(c.chunk_id, exc.message[:300], retryable_message(exc.message)) for c in batch]
+                    failures += [
+                        ItemFailure(c.chunk_id, exc.message[:300], retryable_message(exc.message))
+                        for c in batch
+                    ]
                     continue
                 for index, error in result.errors.items():
                     failures.append(ItemFailure(batch[index].chunk_id, str(error.message)[:300],

@@ -26,7 +26,9 @@ _SEP = "\x1f"
 
 def check_collection_name(name: str) -> str:
     if not _COLLECTION_OK.fullmatch(name):
-        raise ValueError(f"Weaviate collection names start with a capital letter, then [_0-9A-Za-z]: {name!r}")
+        raise ValueError(
+            f"Weaviate collection names start with a capital letter, then [_0-9A-Za-z]: {name!r}"
+        )
     return name
 
 
@@ -69,19 +71,28 @@ def collection_spec(name: str) -> dict[str, Any]:
     return {
         "name": check_collection_name(name),
         "description": "Sleuth knowledge-base chunks; one Weaviate tenant per Sleuth tenant.",
-        "multi_tenancy_config": Configure.multi_tenancy(enabled=True, auto_tenant_creation=True,
-                                                        auto_tenant_activation=True),
+        "multi_tenancy_config": Configure.multi_tenancy(
+            enabled=True, auto_tenant_creation=True, auto_tenant_activation=True
+        ),
         "vector_config": Configure.Vectors.self_provided(
-            name=VECTOR, vector_index_config=Configure.VectorIndex.hnsw(distance_metric=VectorDistances.COSINE)),
+            name=VECTOR,
+            vector_index_config=Configure.VectorIndex.hnsw(distance_metric=VectorDistances.COSINE),
+        ),
         "properties": [
-            keyword("chunk_id"), keyword("source_id"),
+            keyword("chunk_id"),
+            keyword("source_id"),
             Property(name="title", data_type=DataType.TEXT, tokenization=Tokenization.WORD),
             Property(name="text", data_type=DataType.TEXT, tokenization=Tokenization.WORD),
             keyword("acl", DataType.TEXT_ARRAY),
             keyword("visibility"),
             Property(name="updated_at", data_type=DataType.DATE),
-            Property(name="url", data_type=DataType.TEXT, index_filterable=False, index_searchable=False,
-                     skip_vectorization=True),
+            Property(
+                name="url",
+                data_type=DataType.TEXT,
+                index_filterable=False,
+                index_searchable=False,
+                skip_vectorization=True,
+            ),
             Property(name="position", data_type=DataType.INT, index_filterable=False),
         ],
     }
@@ -96,7 +107,9 @@ def acl_filter(acl: Sequence[str] | None, visibility: Sequence[Visibility] | Non
     if acl is not None:
         filters.append(Filter.by_property("acl").contains_any(visible_to(acl)))
     if visibility is not None:
-        filters.append(Filter.by_property("visibility").contains_any([Visibility(v).value for v in visibility]))
+        filters.append(
+            Filter.by_property("visibility").contains_any([Visibility(v).value for v in visibility])
+        )
     if not filters:
         return None
     return filters[0] if len(filters) == 1 else Filter.all_of(filters)
@@ -112,7 +125,13 @@ def passage(obj: Any, *, engine: str, rank: int, score: float) -> Passage:
     """A result object (`weaviate.collections.classes.internal.Object`) as a passage."""
     props = obj.properties
     return Passage(
-        chunk_id=str(props["chunk_id"]), source_id=str(props["source_id"]), title=str(props.get("title") or ""),
-        text=str(props.get("text") or ""), url=props.get("url") or None, score=score, engine=engine, rank=rank,
+        chunk_id=str(props["chunk_id"]),
+        source_id=str(props["source_id"]),
+        title=str(props.get("title") or ""),
+        text=str(props.get("text") or ""),
+        url=props.get("url") or None,
+        score=score,
+        engine=engine,
+        rank=rank,
         visibility=Visibility(props.get("visibility") or "public"),
     )

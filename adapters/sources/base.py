@@ -7,7 +7,14 @@ from typing import Any, Protocol
 from investigation.errors import PermanentError
 from investigation.sources.items import Page
 
-SOURCE_TYPES = ("zendesk-guide", "freshdesk-solutions", "zendesk-tickets", "freshdesk-tickets", "folder", "sitemap")
+SOURCE_TYPES = (
+    "zendesk-guide",
+    "freshdesk-solutions",
+    "zendesk-tickets",
+    "freshdesk-tickets",
+    "folder",
+    "sitemap",
+)
 CHANNEL_OF_TYPE = {"zendesk-guide": "zendesk", "zendesk-tickets": "zendesk",
                    "freshdesk-solutions": "freshdesk", "freshdesk-tickets": "freshdesk"}
 

@@ -1,8 +1,9 @@
-"""Freshdesk Solutions: categories (`GET /api/v2/solutions/categories`), their folders (`GET /api/v2/solutions/
-categories/{id}/folders`, each with its `visibility`), and each folder's articles (`GET /api/v2/solutions/
-folders/{id}/articles?page=&per_page=100`, page based: a short page is the last). Freshdesk has no change
-feed for articles, so every run lists them all: the content hash keeps unchanged articles from being
-embedded again, the listing removes deleted ones, and `updated_at` is kept as the cursor's high-water mark.
+"""Freshdesk Solutions: categories (`GET /api/v2/solutions/categories`), their folders (`GET
+/api/v2/solutions/ categories/{id}/folders`, each with its `visibility`), and each folder's articles (`GET
+/api/v2/solutions/ folders/{id}/articles?page=&per_page=100`, page based: a short page is the last). Freshdesk
+has no change feed for articles, so every run lists them all: the content hash keeps unchanged articles from
+being embedded again, the listing removes deleted ones, and `updated_at` is kept as the cursor's high-water
+mark.
 
 Status 1 (draft) is gone, 2 (published) is live; the folder's visibility decides public or internal.
 """
@@ -57,13 +58,22 @@ class FreshdeskSolutionsReader:
         return folders
 
     def _articles(self, cursor: dict[str, Any]) -> Page:
-        folders, i, number = cursor.get("folders") or [], int(cursor.get("i") or 0), int(cursor.get("page") or 1)
+        folders, i, number = (
+            cursor.get("folders") or [],
+            int(cursor.get("i") or 0),
+            int(cursor.get("page") or 1),
+        )
         listing = str(cursor.get("listing") or "")
         if i >= len(folders):
-            return Page((), {"updated_at": cursor.get("updated_at")}, more=False, listing=listing, reconcile=True)
+            return Page(
+                (), {"updated_at": cursor.get("updated_at")}, more=False, listing=listing, reconcile=True
+            )
         folder_id, visibility = folders[i]
-        data = self.client.get(f"/api/v2/solutions/folders/{folder_id}/articles",
-                               {"page": number, "per_page": PER_PAGE}, what=f"the articles of folder {folder_id}")
+        data = self.client.get(
+            f"/api/v2/solutions/folders/{folder_id}/articles",
+            {"page": number, "per_page": PER_PAGE},
+            what=f"the articles of folder {folder_id}",
+        )
         articles = [a for a in data or [] if isinstance(a, dict)]
         items, skipped, newest = [], 0, cursor.get("updated_at")
         for article in articles:

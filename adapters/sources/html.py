@@ -6,8 +6,31 @@ from __future__ import annotations
 import re
 from html.parser import HTMLParser
 
-_BLOCKS = frozenset(("p", "div", "br", "li", "ul", "ol", "h1", "h2", "h3", "h4", "h5", "h6", "tr", "table", "pre",
-                     "blockquote", "section", "article", "hr", "dd", "dt"))
+_BLOCKS = frozenset(
+    (
+        "p",
+        "div",
+        "br",
+        "li",
+        "ul",
+        "ol",
+        "h1",
+        "h2",
+        "h3",
+        "h4",
+        "h5",
+        "h6",
+        "tr",
+        "table",
+        "pre",
+        "blockquote",
+        "section",
+        "article",
+        "hr",
+        "dd",
+        "dt",
+    )
+)
 _SKIP = frozenset(("script", "style", "noscript", "template", "svg", "head"))
 _SPACES = re.compile(r"[ \t\r\f\v]+")
 _BLANKS = re.compile(r"\n\s*\n+")

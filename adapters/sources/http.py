@@ -24,15 +24,27 @@ class SourceClient:
     """One helpdesk account as a source reads it. `fix` says what to change when the helpdesk refuses the
     credentials (401) or the permission (403)."""
 
-    def __init__(self, *, source: str, product: str, base_url: str, auth: tuple[str, str], guard: OutboundGuard,
-                 timeout: float, fix: str, transport: httpx.BaseTransport | None = None,
-                 sleep: Callable[[float], None] = time.sleep) -> None:
+    def __init__(
+        self,
+        *,
+        source: str,
+        product: str,
+        base_url: str,
+        auth: tuple[str, str],
+        guard: OutboundGuard,
+        timeout: float,
+        fix: str,
+        transport: httpx.BaseTransport | None = None,
+        sleep: Callable[[float], None] = time.sleep,
+    ) -> None:
         self.source = source
         self.base_url = base_url.rstrip("/")
         self._fix = fix
         self._sleep = sleep
         self.waits: list[float] = []  # each Retry-After honoured (for the sync's report and the tests)
-        self._client = HelpdeskClient(product, self.base_url, auth, guard, timeout=timeout, transport=transport)
+        self._client = HelpdeskClient(
+            product, self.base_url, auth, guard, timeout=timeout, transport=transport
+        )
 
     def close(self) -> None:
         self._client.close()
@@ -60,14 +72,16 @@ class SourceClient:
             except ValueError as exc:
                 raise SourceRejected(f"source {self.source!r}: {what} is not JSON; check the base URL "
                                      f"{self.base_url}") from exc
-        raise ReceiverUnavailable(f"source {self.source!r}: still rate limited after {MAX_RATE_LIMIT_WAITS} waits",
-                                  status_code=429)
+        raise ReceiverUnavailable(
+            f"source {self.source!r}: still rate limited after {MAX_RATE_LIMIT_WAITS} waits", status_code=429
+        )
 
     def _rejected(self, exc: ReceiverRejected) -> SourceRejected:
         code = exc.status_code
         if code == 401:
-            return SourceRejected(f"source {self.source!r}: the helpdesk rejected the channel's credentials (401); "
-                                  f"{self._fix}")
+            return SourceRejected(
+                f"source {self.source!r}: the helpdesk rejected the channel's credentials (401); {self._fix}"
+            )
         if code == 403:
             return SourceRejected(f"source {self.source!r}: the channel's API user may not read this (403); "
                                   f"{self._fix}")
@@ -80,6 +94,8 @@ class SourceClient:
             return url
         here, there = urlsplit(self.base_url), urlsplit(url)
         if (there.scheme, there.netloc) != (here.scheme, here.netloc):
-            raise SourceRejected(f"source {self.source!r}: the helpdesk pointed to {there.netloc}, not its own "
-                                 f"{here.netloc}; check the channel's base URL")
+            raise SourceRejected(
+                f"source {self.source!r}: the helpdesk pointed to {there.netloc}, not its own "
+                f"{here.netloc}; check the channel's base URL"
+            )
         return there.path + (f"?{there.query}" if there.query else "")

@@ -1,8 +1,9 @@
 """A public docs site from its sitemap: every page the sitemap (or a sitemap index on the same host) lists,
 fetched through the tenant's outbound guard, allowed by the site's `robots.txt` (urllib.robotparser), its main
-text extracted by trafilatura (navigation, headers and footers left out). A page off the sitemap's host, or on a
-refused address, is skipped per page; a page whose `lastmod` is not newer than the last sync is not fetched; a
-page that fails to load is kept as it was (never taken for a deletion); pages the sitemap no longer lists go.
+text extracted by trafilatura (navigation, headers and footers left out). A page off the sitemap's host, or on
+a refused address, is skipped per page; a page whose `lastmod` is not newer than the last sync is not fetched;
+a page that fails to load is kept as it was (never taken for a deletion); pages the sitemap no longer lists
+go.
 """
 
 from __future__ import annotations
@@ -43,8 +44,16 @@ def page_id(url: str) -> str:
 class SitemapReader:
     """The `Reader` of one sitemap URL."""
 
-    def __init__(self, url: str, *, guard: OutboundGuard, source: str, timeout: float,
-                 transport: httpx.BaseTransport | None = None, sleep: Callable[[float], None] = time.sleep) -> None:
+    def __init__(
+        self,
+        url: str,
+        *,
+        guard: OutboundGuard,
+        source: str,
+        timeout: float,
+        transport: httpx.BaseTransport | None = None,
+        sleep: Callable[[float], None] = time.sleep,
+    ) -> None:
         self.url = url
         self.source = source
         self.host = urlsplit(url).netloc.lower()
@@ -61,7 +70,11 @@ class SitemapReader:
         cursor = dict(cursor or {})
         if cursor.get("phase") and not full:
             return cursor
-        return {"since": None if full else cursor.get("since"), "phase": "sitemap", "listing": uuid.uuid4().hex[:16]}
+        return {
+            "since": None if full else cursor.get("since"),
+            "phase": "sitemap",
+            "listing": uuid.uuid4().hex[:16],
+        }
 
     def page(self, cursor: dict[str, Any]) -> Page:
         listing = str(cursor.get("listing") or "")
@@ -101,15 +114,26 @@ class SitemapReader:
         if i + PAGES_PER_BATCH < len(urls):
             return Page(tuple(items), {**cursor, "i": i + PAGES_PER_BATCH}, more=True, listed=tuple(listed),
                         failed=tuple(failed), listing=listing, skipped=skipped, unchanged=unchanged)
-        return Page(tuple(items), {"since": cursor.get("newest")}, more=False, listed=tuple(listed),
-                    failed=tuple(failed), listing=listing, reconcile=True, skipped=skipped, unchanged=unchanged)
+        return Page(
+            tuple(items),
+            {"since": cursor.get("newest")},
+            more=False,
+            listed=tuple(listed),
+            failed=tuple(failed),
+            listing=listing,
+            reconcile=True,
+            skipped=skipped,
+            unchanged=unchanged,
+        )
 
     def _get(self, url: str) -> httpx.Response:
         for _ in range(MAX_WAITS + 1):
             try:
                 response = self._client.get(url)
             except httpx.TransportError as exc:
-                raise ReceiverUnavailable(f"source {self.source!r}: {url} could not be fetched: {exc}") from exc
+                raise ReceiverUnavailable(
+                    f"source {self.source!r}: {url} could not be fetched: {exc}"
+                ) from exc
             if response.status_code == 429:
                 wait = parse_retry_after(response.headers.get("retry-after"), now=time.time())
                 self._sleep(min(wait if wait is not None else 1.0, 60.0))
@@ -133,12 +157,16 @@ class SitemapReader:
             except OutboundRefused as exc:
                 raise SourceRejected(f"source {self.source!r}: {exc}") from exc
             if response.status_code != 200:
-                raise SourceRejected(f"source {self.source!r}: the sitemap {where} answered {response.status_code}; "
-                                     "check --url")
+                raise SourceRejected(
+                    f"source {self.source!r}: the sitemap {where} answered {response.status_code}; "
+                    "check --url"
+                )
             try:
                 root = ET.fromstring(response.content)
             except ET.ParseError as exc:
-                raise SourceRejected(f"source {self.source!r}: {where} is not a sitemap (XML: {exc})") from exc
+                raise SourceRejected(
+                    f"source {self.source!r}: {where} is not a sitemap (XML: {exc})"
+                ) from exc
             for entry in root:
                 loc = (entry.findtext(f"{_NS}loc") or entry.findtext("loc") or "").strip()
                 if not loc:
@@ -146,7 +174,9 @@ class SitemapReader:
                 if entry.tag.endswith("sitemap"):
                     pending.append(urljoin(where, loc))
                 else:
-                    lastmod = (entry.findtext(f"{_NS}lastmod") or entry.findtext("lastmod") or "").strip() or None
+                    lastmod = (
+                        entry.findtext(f"{_NS}lastmod") or entry.findtext("lastmod") or ""
+                    ).strip() or None
                     pages.append([urljoin(where, loc), lastmod])
         return pages
 

@@ -31,7 +31,9 @@ FRESHDESK_STATUS = {"resolved": 4, "closed": 5}
 
 
 def _resolution(subject: str, replies: Sequence[str]) -> str:
-    return redact(f"Question: {subject}\n\nResolution:\n\n" + "\n\n".join(r.strip() for r in replies if r.strip()))
+    return redact(
+        f"Question: {subject}\n\nResolution:\n\n" + "\n\n".join(r.strip() for r in replies if r.strip())
+    )
 
 
 def _human(text: str) -> bool:
@@ -76,13 +78,18 @@ class ZendeskTicketsReader:
                 items.append(self._item(ticket))
             except SleuthError:
                 failed.append(ext)
-        after = {"cursor": data.get("after_cursor") or cursor.get("cursor"), "start_time": cursor.get("start_time")}
+        after = {
+            "cursor": data.get("after_cursor") or cursor.get("cursor"),
+            "start_time": cursor.get("start_time"),
+        }
         more = not data.get("end_of_stream", True)
         return Page(tuple(items), after, more=more, failed=tuple(failed))
 
     def _item(self, ticket: dict[str, Any]) -> Item:
         ext = str(ticket["id"])
-        data = self.client.get(f"/api/v2/tickets/{ext}/comments.json?include=users", what=f"ticket {ext}'s comments")
+        data = self.client.get(
+            f"/api/v2/tickets/{ext}/comments.json?include=users", what=f"ticket {ext}'s comments"
+        )
         roles = {u.get("id"): u.get("role") for u in data.get("users") or [] if isinstance(u, dict)}
         replies = [str(c.get("plain_body") or html_to_text(str(c.get("html_body") or c.get("body") or "")))
                    for c in data.get("comments") or [] if isinstance(c, dict) and c.get("public")
@@ -90,9 +97,15 @@ class ZendeskTicketsReader:
         replies = [r for r in replies if _human(r)]
         subject = redact(str(ticket.get("subject") or ""))
         text = _resolution(subject, replies) if replies else ""
-        return Item(ext, title=f"Ticket {ext}: {subject}", text=text, url=f"{self.client.base_url}/agent/tickets/{ext}",
-                    updated_at=str(ticket.get("updated_at") or "") or None, visibility=Visibility.INTERNAL,
-                    question=subject or None)
+        return Item(
+            ext,
+            title=f"Ticket {ext}: {subject}",
+            text=text,
+            url=f"{self.client.base_url}/agent/tickets/{ext}",
+            updated_at=str(ticket.get("updated_at") or "") or None,
+            visibility=Visibility.INTERNAL,
+            question=subject or None,
+        )
 
 
 class FreshdeskTicketsReader:
@@ -111,15 +124,28 @@ class FreshdeskTicketsReader:
     def begin(self, cursor: dict[str, Any] | None, *, full: bool) -> dict[str, Any]:
         cursor = dict(cursor or {})
         if full or not cursor:
-            start = datetime.fromtimestamp(self.clock() - self.since_seconds, UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+            start = datetime.fromtimestamp(self.clock() - self.since_seconds, UTC).strftime(
+                "%Y-%m-%dT%H:%M:%SZ"
+            )
             return {"updated_since": start, "page": 1, "newest": start}
         return {**cursor, "page": int(cursor.get("page") or 1)}
 
     def page(self, cursor: dict[str, Any]) -> Page:
         number = int(cursor.get("page") or 1)
-        rows = self.client.get("/api/v2/tickets", {"updated_since": cursor["updated_since"], "order_by": "updated_at",
-                                                   "order_type": "asc", "page": number, "per_page": PER_PAGE},
-                               what="the ticket list") or []
+        rows = (
+            self.client.get(
+                "/api/v2/tickets",
+                {
+                    "updated_since": cursor["updated_since"],
+                    "order_by": "updated_at",
+                    "order_type": "asc",
+                    "page": number,
+                    "per_page": PER_PAGE,
+                },
+                what="the ticket list",
+            )
+            or []
+        )
         items: list[Item] = []
         failed: list[str] = []
         newest = str(cursor.get("newest") or cursor["updated_since"])
@@ -144,12 +170,21 @@ class FreshdeskTicketsReader:
 
     def _item(self, ticket: dict[str, Any]) -> Item:
         ext = str(ticket["id"])
-        rows = self.client.get(f"/api/v2/tickets/{ext}/conversations", what=f"ticket {ext}'s conversations") or []
+        rows = (
+            self.client.get(f"/api/v2/tickets/{ext}/conversations", what=f"ticket {ext}'s conversations")
+            or []
+        )
         replies = [str(c.get("body_text") or html_to_text(str(c.get("body") or ""))) for c in rows
                    if isinstance(c, dict) and not c.get("private") and not c.get("incoming")]
         replies = [r for r in replies if _human(r)]
         subject = redact(str(ticket.get("subject") or ""))
         text = _resolution(subject, replies) if replies else ""
-        return Item(ext, title=f"Ticket {ext}: {subject}", text=text, url=f"{self.client.base_url}/a/tickets/{ext}",
-                    updated_at=str(ticket.get("updated_at") or "") or None, visibility=Visibility.INTERNAL,
-                    question=subject or None)
+        return Item(
+            ext,
+            title=f"Ticket {ext}: {subject}",
+            text=text,
+            url=f"{self.client.base_url}/a/tickets/{ext}",
+            updated_at=str(ticket.get("updated_at") or "") or None,
+            visibility=Visibility.INTERNAL,
+            question=subject or None,
+        )

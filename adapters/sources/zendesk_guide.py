@@ -3,8 +3,8 @@
 article id (`GET /api/v2/help_center[/{locale}]/articles?page[size]=100`, cursor pagination `meta.has_more`,
 `links.next`) so archived and deleted articles leave the engines in the same sync.
 
-A draft is gone; the visibility comes from the article's `user_segment_id` (`investigation.sources.visibility`);
-the citation link is the article's `html_url`.
+A draft is gone; the visibility comes from the article's `user_segment_id`
+(`investigation.sources.visibility`); the citation link is the article's `html_url`.
 """
 
 from __future__ import annotations
@@ -62,22 +62,31 @@ class ZendeskGuideReader:
         after = dict(cursor)
         if isinstance(end_time, int) and end_time >= start:
             after["start_time"] = end_time
-        # The export's last page has no next page (or says end_of_stream, or repeats the time it started from).
-        if nxt and not data.get("end_of_stream") and not (isinstance(end_time, int) and end_time == start and not items):
+        # The export's last page has no next page (or says end_of_stream, or repeats the time it started
+        # from).
+        if (
+            nxt
+            and not data.get("end_of_stream")
+            and not (isinstance(end_time, int) and end_time == start and not items)
+        ):
             after["next"] = nxt
             return Page(tuple(items), after, more=True, skipped=skipped)
         after.update(phase="list", next=None)
         return Page(tuple(items), after, more=True, skipped=skipped)
 
     def _list(self, cursor: dict[str, Any]) -> Page:
-        where = f"/api/v2/help_center/{self.locale}/articles" if self.locale else "/api/v2/help_center/articles"
+        where = (
+            f"/api/v2/help_center/{self.locale}/articles" if self.locale else "/api/v2/help_center/articles"
+        )
         path = cursor.get("next") or f"{where}?page[size]={LIST_PAGE_SIZE}"
         data = self.client.get(path, what="the article list")
         listed = tuple(str(a["id"]) for a in data.get("articles") or []
                        if isinstance(a, dict) and "id" in a and not a.get("draft"))
         listing = str(cursor.get("listing") or "")
         if (data.get("meta") or {}).get("has_more") and (data.get("links") or {}).get("next"):
-            return Page((), {**cursor, "next": data["links"]["next"]}, more=True, listed=listed, listing=listing)
+            return Page(
+                (), {**cursor, "next": data["links"]["next"]}, more=True, listed=listed, listing=listing
+            )
         done = {"start_time": cursor.get("start_time") or 0}
         return Page((), done, more=False, listed=listed, listing=listing, reconcile=True)
 

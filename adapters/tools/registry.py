@@ -44,7 +44,9 @@ def read_file(path: Path, *, operation: str | None = None) -> list[dict[str, Any
         data = data["tools"]
     items = data if isinstance(data, list) else [data]
     if not items or not all(isinstance(item, Mapping) for item in items):
-        raise ValidationFailed("file", "expected a tool declaration object, a list of them, or {tools: [...]}")
+        raise ValidationFailed(
+            "file", "expected a tool declaration object, a list of them, or {tools: [...]}"
+        )
     return [dict(item) for item in items]
 
 
@@ -54,7 +56,7 @@ def allowed_hosts(tenant: Tenant) -> list[str]:
 
 def check_target(decl: ToolDeclaration, tenant: Tenant, settings: Settings) -> None:
     """Refuse a URL on a private/loopback address unless the tenant's allowlist names its host."""
-    guard = guard_for(allowed_hosts(tenant), allow_private=settings.tools_allow_private)
+    guard = guard_for(allowed_hosts(tenant), allow_private=settings.security.tools_allow_private)
     try:
         guard.check_url(VARIABLE.sub("x", decl.url))
     except SleuthError as exc:

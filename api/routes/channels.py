@@ -17,11 +17,18 @@ _EXAMPLE = {"name": "support-mail", "type": "smtp", "host": "smtp.acme.com", "po
             "username": "sleuth", "password": "…", "from": "sleuth@acme.com"}
 
 
-@router.post("", status_code=201, responses={422: {"description": "Invalid field, duplicate name, or a "
-                                                                   "host the tenant's outbound rules refuse"}})
-async def add_channel(tenant: TenantDep, services: ServicesDep,
-                      body: Annotated[dict[str, Any], Body(openapi_examples={"smtp": {"value": _EXAMPLE}})],
-                      ) -> dict[str, Any]:
+@router.post(
+    "",
+    status_code=201,
+    responses={
+        422: {"description": "Invalid field, duplicate name, or a host the tenant's outbound rules refuse"}
+    },
+)
+async def add_channel(
+    tenant: TenantDep,
+    services: ServicesDep,
+    body: Annotated[dict[str, Any], Body(openapi_examples={"smtp": {"value": _EXAMPLE}})],
+) -> dict[str, Any]:
     """Add a channel: ``smtp`` (host, port, username, password, starttls | ssl, from), ``zendesk``
     (subdomain, email, token, signing_secret, base_url) or ``freshdesk`` (domain, api_key,
     inbound_secret, base_url). The answer masks every secret and gives helpdesks their ``inbound_url``."""

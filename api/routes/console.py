@@ -66,7 +66,9 @@ def too_many(exc: TooManyRequests) -> HTMLResponse:
                 headers={"retry-after": str(wait)})
 
 
-def _login_form(request: Request, next_path: str, error: str | None = None, status_code: int = 200) -> Response:
+def _login_form(
+    request: Request, next_path: str, error: str | None = None, status_code: int = 200
+) -> Response:
     """The sign-in form with its CSRF token, bound to the browser's pre-session cookie."""
     nonce = login_nonce(request)
     token = session.login_csrf(request.app.state.services.settings, nonce)
@@ -135,7 +137,9 @@ def _open_link(request: Request, services: ServicesDep, token: str) -> tuple[Ten
         return "This link has expired; sign in with the API key, or run `sleuth trace ID` again."
     with services.session() as db:
         try:
-            tenant: Tenant | None = Tenant.model_validate(repo.get_tenant(db, tenant_id=claims.tenant_id).model_dump())
+            tenant: Tenant | None = Tenant.model_validate(
+                repo.get_tenant(db, tenant_id=claims.tenant_id).model_dump()
+            )
         except NotFound:
             tenant = None
     if tenant is None or session.key_tag(tenant.api_key_hash) != claims.key_tag:
@@ -165,7 +169,7 @@ def signed_link(token: str, request: Request, services: ServicesDep) -> Response
                                 headers=pages.HEADERS)
     scope = SCOPE_CONSOLE if claims.scope == SCOPE_CONSOLE else SCOPE_TRACE
     start_session(request, response, tenant, scope=scope, investigation_id=claims.investigation_id,
-                  ttl_seconds=services.settings.link_session_ttl_seconds)
+                  ttl_seconds=services.settings.security.link_session_ttl_seconds)
     log.info("operator signed in with a link", extra={"tenant_id": tenant.id, "scope": scope})
     return response
 

@@ -27,9 +27,15 @@ def _iso(moment: datetime | None) -> str | None:
 def delivery_json(delivery: Delivery) -> dict[str, Any]:
     """The public view of a delivery (its target holds no secret: channel secrets stay in the channel)."""
     return {
-        "id": delivery.id, "investigation_id": delivery.investigation_id, "channel": delivery.channel,
-        "slot": delivery.slot, "target": delivery.target, "status": delivery.status, "attempts": delivery.attempts,
-        "last_error": delivery.last_error, "created_at": _iso(delivery.created_at),
+        "id": delivery.id,
+        "investigation_id": delivery.investigation_id,
+        "channel": delivery.channel,
+        "slot": delivery.slot,
+        "target": delivery.target,
+        "status": delivery.status,
+        "attempts": delivery.attempts,
+        "last_error": delivery.last_error,
+        "created_at": _iso(delivery.created_at),
         "delivered_at": _iso(delivery.delivered_at),
     }
 
@@ -47,16 +53,25 @@ def list_deliveries(investigation_id: str, tenant: TenantDep, services: Services
     with services.session() as session:
         repo.get_investigation(session, investigation_id=investigation_id, tenant_id=tenant.id)
         found = repo.list_deliveries(session, investigation_id=investigation_id)
-        return {"id": investigation_id, "deliveries": [
-            {**delivery_json(d), "attempt_log": [attempt_json(a) for a in repo.list_attempts(session, delivery_id=d.id)]}
-            for d in found]}
+        return {
+            "id": investigation_id,
+            "deliveries": [
+                {
+                    **delivery_json(d),
+                    "attempt_log": [attempt_json(a) for a in repo.list_attempts(session, delivery_id=d.id)],
+                }
+                for d in found
+            ],
+        }
 
 
-@router.get("/v1/deliveries", response_model=DeliveryPage,
-            responses={422: {"description": "Unknown status"}})
-def list_tenant_deliveries(tenant: TenantDep, services: ServicesDep,
-                           status: Annotated[str | None, Query(description="pending | delivered | dead")] = None,
-                           limit: Annotated[int, Query(ge=1, le=500)] = 100) -> dict[str, Any]:
+@router.get("/v1/deliveries", response_model=DeliveryPage, responses={422: {"description": "Unknown status"}})
+def list_tenant_deliveries(
+    tenant: TenantDep,
+    services: ServicesDep,
+    status: Annotated[str | None, Query(description="pending | delivered | dead")] = None,
+    limit: Annotated[int, Query(ge=1, le=500)] = 100,
+) -> dict[str, Any]:
     """The tenant's deliveries, newest first; ``?status=dead`` lists the dead ones with their last error."""
     with services.session() as session:
         found = repo.list_deliveries_by_status(session, tenant_id=tenant.id, status=status, limit=limit)

@@ -64,10 +64,12 @@ def _answer(submitted: Submitted | Recorded | None, response: Response) -> dict[
 async def zendesk_hook(channel_id: str, request: Request, response: Response, services: ServicesDep,
                        launcher: LauncherDep) -> dict[str, Any]:
     """A Zendesk webhook (event subscription ``ticket.created``, or a trigger with the documented body)."""
-    raw = await _body(request, services.settings.hook_max_bytes)
+    raw = await _body(request, services.settings.limits.hook_max_bytes)
     headers = dict(request.headers.items())
     try:
-        submitted = await run_in_threadpool(hooks.receive_zendesk, services, channel_id, headers, raw, launcher)
+        submitted = await run_in_threadpool(
+            hooks.receive_zendesk, services, channel_id, headers, raw, launcher
+        )
     except hooks.HookRejected as exc:
         raise NotAuthenticated(str(exc)) from None
     return _answer(submitted, response)
@@ -77,10 +79,12 @@ async def zendesk_hook(channel_id: str, request: Request, response: Response, se
 async def freshdesk_hook(channel_id: str, request: Request, response: Response, services: ServicesDep,
                          launcher: LauncherDep) -> dict[str, Any]:
     """A Freshdesk automation webhook carrying ``X-Sleuth-Secret`` and the documented JSON body."""
-    raw = await _body(request, services.settings.hook_max_bytes)
+    raw = await _body(request, services.settings.limits.hook_max_bytes)
     headers = dict(request.headers.items())
     try:
-        submitted = await run_in_threadpool(hooks.receive_freshdesk, services, channel_id, headers, raw, launcher)
+        submitted = await run_in_threadpool(
+            hooks.receive_freshdesk, services, channel_id, headers, raw, launcher
+        )
     except hooks.HookRejected as exc:
         raise NotAuthenticated(str(exc)) from None
     return _answer(submitted, response)

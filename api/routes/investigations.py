@@ -49,10 +49,16 @@ def parse_create(raw: bytes) -> InvestigationCreate:
 
 
 @router.post(
-    "", status_code=202, response_model=InvestigationPublic, openapi_extra=_CREATE_BODY,
-    responses={200: {"description": "Same Idempotency-Key: the existing investigation"},
-               413: {"description": "Body too large"}, 422: {"description": "Invalid field"},
-               503: {"description": "Could not enqueue (the investigation is marked failed)"}},
+    "",
+    status_code=202,
+    response_model=InvestigationPublic,
+    openapi_extra=_CREATE_BODY,
+    responses={
+        200: {"description": "Same Idempotency-Key: the existing investigation"},
+        413: {"description": "Body too large"},
+        422: {"description": "Invalid field"},
+        503: {"description": "Could not enqueue (the investigation is marked failed)"},
+    },
 )
 def create_investigation(
     tenant: TenantDep,
@@ -60,7 +66,9 @@ def create_investigation(
     services: ServicesDep,
     launcher: LauncherDep,
     response: Response,
-    idempotency_key: Annotated[str | None, Header(alias="Idempotency-Key", min_length=1, max_length=200)] = None,
+    idempotency_key: Annotated[
+        str | None, Header(alias="Idempotency-Key", min_length=1, max_length=200)
+    ] = None,
 ) -> dict[str, Any]:
     """Accept a question: 202 at once with the id; the answer comes by polling, SSE or the callback."""
     body = parse_create(raw)
@@ -102,7 +110,9 @@ def _view(services: Services, investigation_id: str, tenant_id: str) -> dict[str
     return view
 
 
-def _view_if(services: Services, investigation_id: str, tenant_id: str, *, terminal_only: bool) -> dict[str, Any] | None:
+def _view_if(
+    services: Services, investigation_id: str, tenant_id: str, *, terminal_only: bool
+) -> dict[str, Any] | None:
     """The public view (None with `terminal_only` while the investigation runs)."""
     with services.session() as session:
         inv = repo.get_investigation(session, investigation_id=investigation_id, tenant_id=tenant_id)
@@ -113,8 +123,9 @@ def _view_if(services: Services, investigation_id: str, tenant_id: str, *, termi
         return repo.investigation_view(session, investigation=inv)
 
 
-async def _terminal_view(services: Services, finished: FinishedListener, investigation_id: str, tenant_id: str,
-                         seconds: float) -> dict[str, Any]:
+async def _terminal_view(
+    services: Services, finished: FinishedListener, investigation_id: str, tenant_id: str, seconds: float
+) -> dict[str, Any]:
     """The view once the investigation is terminal, or when `seconds` have passed (NotFound at once for
     another tenant's; terminal already: one read, as a plain GET). The request waits for the workers'
     announcement that the investigation finished (`api.finished`: one Redis subscription per API process), and

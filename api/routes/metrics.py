@@ -21,8 +21,11 @@ async def metrics(request: Request, services: ServicesDep) -> Response:
     settings = services.settings
     if not exposition.scrape_allowed(settings, request.headers.get("authorization", ""),
                                      bound_to=settings.api_host):
-        raise NotAuthenticated("metrics token required (SLEUTH_METRICS_TOKEN)" if settings.metrics_token
-                               else "set SLEUTH_METRICS_TOKEN to read the metrics of an API not bound to loopback")
+        raise NotAuthenticated(
+            "metrics token required (SLEUTH_METRICS_TOKEN)"
+            if settings.security.metrics_token
+            else "set SLEUTH_METRICS_TOKEN to read the metrics of an API not bound to loopback"
+        )
     body, content_type = await run_in_threadpool(
         lambda: exposition.render(exposition.registry(services.settings, services)))
     return Response(body, media_type=content_type)

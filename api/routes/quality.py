@@ -1,4 +1,5 @@
-"""``/quality``, ``/quality.csv`` and ``/gaps``: the tenant's quality page, its figures as CSV, and its knowledge
+"""``/quality``, ``/quality.csv`` and ``/gaps``: the tenant's quality page, its figures as CSV, and its
+knowledge
 gaps (signed in like the other operator pages; a link's one-trace session may not open them)."""
 
 from __future__ import annotations
@@ -23,11 +24,15 @@ router = APIRouter(include_in_schema=False)
 def _report(services: ServicesDep, tenant_id: str, days: int) -> repo.QualityReport:
     until = utcnow()
     with services.session() as session:
-        return repo.quality_report(session, tenant_id=tenant_id, since=until - timedelta(days=days), until=until)
+        return repo.quality_report(
+            session, tenant_id=tenant_id, since=until - timedelta(days=days), until=until
+        )
 
 
 @router.get("/quality")
-def quality(request: Request, services: ServicesDep, days: Annotated[int, Query(ge=1, le=366)] = 30) -> Response:
+def quality(
+    request: Request, services: ServicesDep, days: Annotated[int, Query(ge=1, le=366)] = 30
+) -> Response:
     found = visitor(request)
     if found is None or not found.full:
         return to_login(request)
@@ -37,13 +42,18 @@ def quality(request: Request, services: ServicesDep, days: Annotated[int, Query(
 
 
 @router.get("/quality.csv")
-def quality_csv(request: Request, services: ServicesDep, days: Annotated[int, Query(ge=1, le=366)] = 30) -> Response:
+def quality_csv(
+    request: Request, services: ServicesDep, days: Annotated[int, Query(ge=1, le=366)] = 30
+) -> Response:
     found = visitor(request)
     if found is None or not found.full:
         return to_login(request)
     body = quality_page.quality_csv(_report(services, found.tenant.id, days))
-    return Response(body, media_type="text/csv; charset=utf-8",
-                    headers={**pages.HEADERS, "content-disposition": f'attachment; filename="quality-{days}d.csv"'})
+    return Response(
+        body,
+        media_type="text/csv; charset=utf-8",
+        headers={**pages.HEADERS, "content-disposition": f'attachment; filename="quality-{days}d.csv"'},
+    )
 
 
 @router.get("/gaps")

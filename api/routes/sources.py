@@ -14,7 +14,13 @@ from app import sources
 
 router = APIRouter(prefix="/v1/sources", tags=["sources"])
 
-_EXAMPLE = {"name": "help-center", "type": "zendesk-guide", "channel": "zd", "locale": "en-us", "every": "15m"}
+_EXAMPLE = {
+    "name": "help-center",
+    "type": "zendesk-guide",
+    "channel": "zd",
+    "locale": "en-us",
+    "every": "15m",
+}
 
 
 @router.post("", status_code=201, responses={422: {"description": "Unknown type, missing or wrong channel, "

@@ -39,5 +39,5 @@ def get_tenant(tenant: TenantDep, services: ServicesDep) -> dict[str, Any]:
         "budget_caps": budget_caps(own, settings),
         "max_in_flight": admission.max_in_flight(services, tenant),
         "intake_per_minute": admission.intake_per_minute(services, tenant),
-        "llm_tokens_per_day": int(own.get("llm_tokens_per_day", settings.tenant_daily_llm_tokens)),
+        "llm_tokens_per_day": int(own.get("llm_tokens_per_day", settings.limits.tenant_daily_llm_tokens)),
     }}

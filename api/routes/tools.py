@@ -39,10 +39,18 @@ class ToolList(BaseModel):
     tools: list[ToolPublic]
 
 
-@router.post("/v1/tools", status_code=201, response_model=ToolPublic,
-             responses={200: {"description": "An existing tool of that name was replaced"},
-                        422: {"description": "Invalid declaration (the field is named), or a private target"}})
-def create_tool(body: ToolCreate, tenant: TenantDep, services: ServicesDep, response: Response) -> dict[str, Any]:
+@router.post(
+    "/v1/tools",
+    status_code=201,
+    response_model=ToolPublic,
+    responses={
+        200: {"description": "An existing tool of that name was replaced"},
+        422: {"description": "Invalid declaration (the field is named), or a private target"},
+    },
+)
+def create_tool(
+    body: ToolCreate, tenant: TenantDep, services: ServicesDep, response: Response
+) -> dict[str, Any]:
     """Validate and store a tool declaration; a tool of the same name is replaced."""
     with services.session() as session:
         try:

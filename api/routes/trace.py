@@ -35,8 +35,13 @@ def trace_html(investigation_id: str, request: Request, services: ServicesDep) -
         question = inv.question
         ratings = repo.list_feedback(session, investigation_id=investigation_id, current_only=False)
         outcome = repo.get_outcome(session, investigation_id=investigation_id)
-    links = (feedback.links_for(services, tenant_id=tenant.id, investigation_id=investigation_id,
-                                rater=f"console:{tenant.name}") if inv.status in ("answered", "refused") else None)
+    links = (
+        feedback.links_for(
+            services, tenant_id=tenant.id, investigation_id=investigation_id, rater=f"console:{tenant.name}"
+        )
+        if inv.status in ("answered", "refused")
+        else None
+    )
     rated = feedback_page.ratings_section(ratings, links, outcome)
     csrf = found.session.csrf if found.session else None
     return html(trace_page.render(view, events, question, csrf=csrf, full=found.full, feedback=rated))

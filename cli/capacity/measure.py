@@ -61,8 +61,13 @@ def redis_lifetimes(h: MeasuredStack, prefix: str = "sleuth:") -> dict[str, Any]
                 family_seconds[family] += size * ttl
     finally:
         client.close()
-    return {"forever": forever, "expiring": expiring, "byte_seconds": byte_seconds,
-            "families": dict(families.most_common(8)), "family_byte_seconds": dict(family_seconds.most_common(6))}
+    return {
+        "forever": forever,
+        "expiring": expiring,
+        "byte_seconds": byte_seconds,
+        "families": dict(families.most_common(8)),
+        "family_byte_seconds": dict(family_seconds.most_common(6)),
+    }
 
 
 def pg_backend_cpu(h: MeasuredStack) -> float:
@@ -90,7 +95,9 @@ def pg_snapshot(h: MeasuredStack) -> dict[str, Any]:
             rows = conn.execute(text(
                 "select relname, n_tup_ins, n_tup_upd, n_tup_del, pg_total_relation_size(relid) "
                 "from pg_stat_user_tables")).all()
-        return {r[0]: {"ins": int(r[1]), "upd": int(r[2]), "del": int(r[3]), "bytes": int(r[4])} for r in rows}
+        return {
+            r[0]: {"ins": int(r[1]), "upd": int(r[2]), "del": int(r[3]), "bytes": int(r[4])} for r in rows
+        }
     finally:
         engine.dispose()
 
@@ -101,19 +108,33 @@ def evidence_bytes(h: MeasuredStack, ids: list[str]) -> dict[str, int]:
     engine = create_engine(str(h.database_url))
     try:
         with engine.connect() as conn:
-            rows, text_bytes = conn.execute(text(
-                "select count(*), coalesce(sum(octet_length(text)), 0) from evidence where investigation_id in :ids"
-            ).bindparams(bindparam("ids", expanding=True)), {"ids": ids}).one()
-            events, event_bytes = conn.execute(text(
-                "select count(*), coalesce(sum(octet_length(data::text)), 0) from trace_event "
-                "where investigation_id in :ids").bindparams(bindparam("ids", expanding=True)), {"ids": ids}).one()
-        return {"evidence rows": int(rows), "evidence text bytes": int(text_bytes), "trace events": int(events),
-                "trace event bytes": int(event_bytes)}
+            rows, text_bytes = conn.execute(
+                text(
+                    "select count(*), coalesce(sum(octet_length(text)), 0) from evidence where "
+                    "investigation_id in :ids"
+                ).bindparams(bindparam("ids", expanding=True)),
+                {"ids": ids},
+            ).one()
+            events, event_bytes = conn.execute(
+                text(
+                    "select count(*), coalesce(sum(octet_length(data::text)), 0) from trace_event "
+                    "where investigation_id in :ids"
+                ).bindparams(bindparam("ids", expanding=True)),
+                {"ids": ids},
+            ).one()
+        return {
+            "evidence rows": int(rows),
+            "evidence text bytes": int(text_bytes),
+            "trace events": int(events),
+            "trace event bytes": int(event_bytes),
+        }
     finally:
         engine.dispose()
 
 
-def run_batch(h: MeasuredStack, n: int, start: int, timeout: float) -> tuple[list[str], dict[str, dict[str, Any]]]:
+def run_batch(
+    h: MeasuredStack, n: int, start: int, timeout: float
+) -> tuple[list[str], dict[str, dict[str, Any]]]:
     """`n` investigations with a webhook callback, submitted one after another; their terminal views."""
     ids = [h.submit("big", question(start + i), callback=True) for i in range(n)]
     deadline = time.monotonic() + timeout  # the callbacks say when: no status polls add to the API's load

@@ -34,21 +34,29 @@ def per_investigation(m: dict[str, Any]) -> dict[str, Any]:
     life = m["redis_lifetimes"]
     held = n + 2  # the warm-up's keys are in the lifetimes too
     return {
-        "steps": steps, "queue cpu ms": {q: round(v, 1) for q, v in sorted(queues.items())},
+        "steps": steps,
+        "queue cpu ms": {q: round(v, 1) for q, v in sorted(queues.items())},
         "worker overhead cpu ms": round((m["cpu_process_s"].get("worker", 0) * 1000 - task_cpu) / n, 1),
         "api cpu ms": round(m["cpu_process_s"].get("api", 0) * 1000 / n, 1),
         "broker messages": round(runs / n, 2),
         "redis commands": round(sum(calls.values()) / n, 1),
         "redis cpu ms": round(m.get("redis_cpu_s", 0.0) * 1000 / n, 2),
-        "redis top commands": {k: round(v / n, 1) for k, v in sorted(calls.items(), key=lambda kv: -kv[1])[:8]},
-        "redis bytes in": round(m["redis_in"] / n), "redis bytes out": round(m["redis_out"] / n),
+        "redis top commands": {
+            k: round(v / n, 1) for k, v in sorted(calls.items(), key=lambda kv: -kv[1])[:8]
+        },
+        "redis bytes in": round(m["redis_in"] / n),
+        "redis bytes out": round(m["redis_out"] / n),
         "redis bytes kept forever": round(life["forever"] / held),
         "redis byte-seconds": round(life["byte_seconds"] / held),
-        "redis byte-seconds by key family": {k: round(v / held) for k, v in life["family_byte_seconds"].items()},
+        "redis byte-seconds by key family": {
+            k: round(v / held) for k, v in life["family_byte_seconds"].items()
+        },
         "redis bytes by key family": {k: round(v / held) for k, v in life["families"].items()},
         "postgres backend cpu ms": round(m.get("pg_cpu_s", 0.0) * 1000 / n, 2),
         "sql statements": {k: round(v, 1) for k, v in sorted(sql.items(), key=lambda kv: -kv[1])},
-        "rows written": {t: round((v["ins"] + v["upd"] + v["del"]) / n, 1) for t, v in sorted(tables.items())},
+        "rows written": {
+            t: round((v["ins"] + v["upd"] + v["del"]) / n, 1) for t, v in sorted(tables.items())
+        },
         "db bytes": {t: round(v["bytes"] / n) for t, v in sorted(tables.items())},
         "stored": {k: round(v / n, 1) for k, v in m["stored"].items()},
     }
@@ -69,41 +77,57 @@ def scale(per: dict[str, Any], *, per_day: int, peak: float, redis_sat: list[dic
     rows = sum(per["rows written"].values())
     pg_best = max((r["investigations/s"] for r in pg_sat), default=0.0)
     db_bytes = sum(per["db bytes"].values())
-    trace_share = sum(v for t, v in per["db bytes"].items() if t in ("trace_event", "evidence")) / max(db_bytes, 1)
+    trace_share = sum(v for t, v in per["db bytes"].items() if t in ("trace_event", "evidence")) / max(
+        db_bytes, 1
+    )
     out: dict[str, Any] = {
-        "investigations/s average": round(average, 2), "investigations/s peak": round(top, 2),
+        "investigations/s average": round(average, 2),
+        "investigations/s peak": round(top, 2),
         "worker cores at peak (70 % busy)": cores,
         "broker messages/s at peak": round(per["broker messages"] * top),
         "redis ops/s at peak": round(redis_ops),
         "redis: one thread's ops per CPU-second (measured, lowest level)": redis_per_cpu,
         "redis: share of one core at peak (by its CPU ms per investigation)": round(
-            per["redis cpu ms"] * top / 1000, 2),
-        "redis: share of one core at peak (by ops per CPU-second)": round(redis_ops / max(redis_per_cpu, 1), 2),
+            per["redis cpu ms"] * top / 1000, 2
+        ),
+        "redis: share of one core at peak (by ops per CPU-second)": round(
+            redis_ops / max(redis_per_cpu, 1), 2
+        ),
         "redis: best ops/s on this host (measured)": redis_best,
         "redis memory steady state MB": round(per["redis byte-seconds"] * average / 1e6, 1),
         "redis memory steady state MB by key family": {
-            k: round(v * average / 1e6, 1) for k, v in per["redis byte-seconds by key family"].items()},
+            k: round(v * average / 1e6, 1) for k, v in per["redis byte-seconds by key family"].items()
+        },
         "redis memory never expiring MB per day": round(per["redis bytes kept forever"] * per_day / 1e6, 1),
         "postgres rows written/s at peak": round(rows * top),
         "postgres statements/s at peak": round(sum(per["sql statements"].values()) * top),
         "postgres backend cores at peak (70 % busy)": round(
-            per["postgres backend cpu ms"] * top / 1000 / TARGET_UTILISATION, 2),
+            per["postgres backend cpu ms"] * top / 1000 / TARGET_UTILISATION, 2
+        ),
         "postgres: investigations' writes/s on this host (measured)": pg_best,
         "postgres: share of this host's write capacity at peak": round(top / max(pg_best, 0.1), 2),
         "postgres storage GB per month (no retention)": round(db_bytes * per_day * MONTH_DAYS / 1e9, 1),
         f"postgres storage GB steady with {retention_days}-day retention of events and evidence": round(
-            db_bytes * trace_share * per_day * retention_days / 1e9, 1),
+            db_bytes * trace_share * per_day * retention_days / 1e9, 1
+        ),
         "postgres storage GB per month kept (answers, deliveries)": round(
-            db_bytes * (1 - trace_share) * per_day * MONTH_DAYS / 1e9, 1),
+            db_bytes * (1 - trace_share) * per_day * MONTH_DAYS / 1e9, 1
+        ),
     }
     if llm:
         out["llm tokens per day (millions)"] = round(llm["tokens per investigation"] * per_day / 1e6)
         out["llm cost per day USD"] = round(llm["usd per investigation"] * per_day)
-    limits = {"redis (one thread)": max(out["redis: share of one core at peak (by its CPU ms per investigation)"],
-                                        out["redis: share of one core at peak (by ops per CPU-second)"]),
-              "postgres (this host)": out["postgres: share of this host's write capacity at peak"]}
+    limits = {
+        "redis (one thread)": max(
+            out["redis: share of one core at peak (by its CPU ms per investigation)"],
+            out["redis: share of one core at peak (by ops per CPU-second)"],
+        ),
+        "postgres (this host)": out["postgres: share of this host's write capacity at peak"],
+    }
     if ram_bytes:
-        limits["redis memory (this host's RAM)"] = round(out["redis memory steady state MB"] * 1e6 / ram_bytes, 2)
+        limits["redis memory (this host's RAM)"] = round(
+            out["redis memory steady state MB"] * 1e6 / ram_bytes, 2
+        )
     out["first limit"] = max(limits, key=lambda k: limits[k])
     out["limits (needed ÷ measured capacity)"] = limits
     return out
@@ -126,8 +150,17 @@ def llm_usage(rows: list[dict[str, Any]]) -> dict[str, Any]:
                 acc["cache read"] += int(call.get("cache_read_input_tokens") or 0)
                 acc["cache write"] += int(call.get("cache_creation_input_tokens") or 0)
                 acc["usd"] += cost(str(call.get("model")), call) or 0.0
-    table = {route: {k: round(v / acc["investigations"], 5 if k == "usd" else 1) if k != "investigations" else v
-                     for k, v in acc.items()} for route, acc in by_route.items()}
+    table = {
+        route: {
+            k: round(v / acc["investigations"], 5 if k == "usd" else 1) if k != "investigations" else v
+            for k, v in acc.items()
+        }
+        for route, acc in by_route.items()
+    }
     every = table.get("all", {})
     tokens = sum(every.get(k, 0) for k in ("input", "output", "cache read", "cache write"))
-    return {"by route": table, "tokens per investigation": tokens, "usd per investigation": every.get("usd", 0.0)}
+    return {
+        "by route": table,
+        "tokens per investigation": tokens,
+        "usd per investigation": every.get("usd", 0.0),
+    }

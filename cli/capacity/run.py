@@ -46,8 +46,18 @@ def _llm_rows(h: MeasuredStack, ids: list[str]) -> list[dict[str, Any]]:
     return rows
 
 
-def run_capacity(*, postgres_url: str, n: int, llm_n: int, anthropic_base_url: str | None, per_day: int,
-                 peak: float, seconds: float, console: Console, json_path: Path | None = None) -> dict[str, Any]:
+def run_capacity(
+    *,
+    postgres_url: str,
+    n: int,
+    llm_n: int,
+    anthropic_base_url: str | None,
+    per_day: int,
+    peak: float,
+    seconds: float,
+    console: Console,
+    json_path: Path | None = None,
+) -> dict[str, Any]:
     out: dict[str, Any] = {"load at start": _uptime()}
     embeddings = {k: v for k, v in os.environ.items() if k == "SLEUTH_EMBEDDINGS_DIR"}
     with measured_stack(postgres_url, embeddings) as h:
@@ -95,8 +105,10 @@ def _lines(title: str, values: dict[str, Any], console: Console) -> None:
 
 def print_report(out: dict[str, Any], console: Console) -> None:
     m, per = out["measured"], out["per investigation"]
-    console.print(f"\n{m['n']} investigations ({m['terminal']} terminal: {m['statuses']}; routes {m['routes']}), "
-                  f"{m['wall_s']} s; load {out['load at start']} → {out['load after measuring']}")
+    console.print(
+        f"\n{m['n']} investigations ({m['terminal']} terminal: {m['statuses']}; routes {m['routes']}), "
+        f"{m['wall_s']} s; load {out['load at start']} → {out['load after measuring']}"
+    )
     _lines("per investigation", {k: v for k, v in per.items() if k != "steps"}, console)
     _lines("per step kind (runs, CPU ms per investigation, CPU ms per run)", per["steps"], console)
     console.print("\n[bold]Redis saturation[/bold] (recorded commands replayed, one at a time per process)")

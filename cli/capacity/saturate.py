@@ -16,9 +16,31 @@ from typing import Any
 
 ARG = re.compile(rb'"((?:[^"\\]|\\.)*)"')
 # Blocking, connection and admin commands are not load an investigation adds (a worker's BRPOP waits).
-SKIP = {b"BRPOP", b"BLPOP", b"BLMOVE", b"BRPOPLPUSH", b"BZPOPMIN", b"SUBSCRIBE", b"PSUBSCRIBE", b"UNSUBSCRIBE",
-        b"PUNSUBSCRIBE", b"MONITOR", b"CLIENT", b"INFO", b"HELLO", b"SELECT", b"QUIT", b"COMMAND", b"AUTH",
-        b"SCAN", b"DBSIZE", b"MEMORY", b"TTL", b"CONFIG", b"SCRIPT"}
+SKIP = {
+    b"BRPOP",
+    b"BLPOP",
+    b"BLMOVE",
+    b"BRPOPLPUSH",
+    b"BZPOPMIN",
+    b"SUBSCRIBE",
+    b"PSUBSCRIBE",
+    b"UNSUBSCRIBE",
+    b"PUNSUBSCRIBE",
+    b"MONITOR",
+    b"CLIENT",
+    b"INFO",
+    b"HELLO",
+    b"SELECT",
+    b"QUIT",
+    b"COMMAND",
+    b"AUTH",
+    b"SCAN",
+    b"DBSIZE",
+    b"MEMORY",
+    b"TTL",
+    b"CONFIG",
+    b"SCRIPT",
+}
 
 
 def parse_monitor_line(line: bytes) -> list[bytes] | None:
@@ -108,14 +130,22 @@ def _redis_cpu(port: int) -> float:
     return float(info["used_cpu_sys"]) + float(info["used_cpu_user"])
 
 
-def saturate_redis(port: int, commands: list[list[bytes]], ids: list[bytes], *, levels: tuple[int, ...] = (1, 2, 4, 8),
-                   seconds: float = 8.0) -> list[dict[str, Any]]:
+def saturate_redis(
+    port: int,
+    commands: list[list[bytes]],
+    ids: list[bytes],
+    *,
+    levels: tuple[int, ...] = (1, 2, 4, 8),
+    seconds: float = 8.0,
+) -> list[dict[str, Any]]:
     ctx = multiprocessing.get_context("spawn")
     rows = []
     for procs in levels:
         queue = ctx.Queue()
         cpu0, t0 = _redis_cpu(port), time.monotonic()
-        workers = [ctx.Process(target=_replay, args=(port, commands, ids, seconds, queue)) for _ in range(procs)]
+        workers = [
+            ctx.Process(target=_replay, args=(port, commands, ids, seconds, queue)) for _ in range(procs)
+        ]
         for w in workers:
             w.start()
         results = [queue.get(timeout=seconds + 120) for _ in workers]
@@ -123,10 +153,16 @@ def saturate_redis(port: int, commands: list[list[bytes]], ids: list[bytes], *, 
             w.join(30)
         wall, cpu = time.monotonic() - t0, _redis_cpu(port) - cpu0
         ops = sum(r[0] for r in results)
-        rows.append({"processes": procs, "ops/s": round(sum(r[0] / r[2] for r in results)),
-                     "errors": sum(r[1] for r in results),
-                     "redis CPU share": round(cpu / wall, 2), "ops per Redis CPU-second": round(ops / max(cpu, 1e-6)),
-                     "load": _load()})
+        rows.append(
+            {
+                "processes": procs,
+                "ops/s": round(sum(r[0] / r[2] for r in results)),
+                "errors": sum(r[1] for r in results),
+                "redis CPU share": round(cpu / wall, 2),
+                "ops per Redis CPU-second": round(ops / max(cpu, 1e-6)),
+                "load": _load(),
+            }
+        )
     return rows
 
 
@@ -165,12 +201,32 @@ def _pg_worker(url: str, tenant_id: str, sample: str, seconds: float, out: Any) 
     engine = create_engine(url, pool_size=1)
     with Session(engine) as session:
         tenant = session.get(Tenant, tenant_id)
-        events = [{"step_key": e.step_key, "kind": e.kind, "hop": e.hop, "data": e.data} for e in session.exec(
-            select(TraceEvent).where(TraceEvent.investigation_id == sample)).all()]
-        evidence = [{c: getattr(r, c) for c in ("evidence_id", "chunk_id", "source_id", "title", "text", "url",
-                                                "score", "grade", "hop", "query", "visibility", "flagged")}
-                    for r in session.exec(select(EvidenceRecord).where(
-                        EvidenceRecord.investigation_id == sample)).all()]
+        events = [
+            {"step_key": e.step_key, "kind": e.kind, "hop": e.hop, "data": e.data}
+            for e in session.exec(select(TraceEvent).where(TraceEvent.investigation_id == sample)).all()
+        ]
+        evidence = [
+            {
+                c: getattr(r, c)
+                for c in (
+                    "evidence_id",
+                    "chunk_id",
+                    "source_id",
+                    "title",
+                    "text",
+                    "url",
+                    "score",
+                    "grade",
+                    "hop",
+                    "query",
+                    "visibility",
+                    "flagged",
+                )
+            }
+            for r in session.exec(
+                select(EvidenceRecord).where(EvidenceRecord.investigation_id == sample)
+            ).all()
+        ]
         units = rows = 0
         began = time.monotonic()
         while time.monotonic() - began < seconds:
@@ -186,7 +242,10 @@ def saturate_postgres(url: str, tenant_id: str, sample: str, *, levels: tuple[in
     rows = []
     for procs in levels:
         queue = ctx.Queue()
-        workers = [ctx.Process(target=_pg_worker, args=(url, tenant_id, sample, seconds, queue)) for _ in range(procs)]
+        workers = [
+            ctx.Process(target=_pg_worker, args=(url, tenant_id, sample, seconds, queue))
+            for _ in range(procs)
+        ]
         for w in workers:
             w.start()
         results = [queue.get(timeout=seconds + 180) for _ in workers]

@@ -128,7 +128,8 @@ def not_available(broker: str, server_url: str) -> str | None:
         if shutil.which("rabbitmqctl") is None:
             return "rabbitmqctl is not on PATH (the restart is made with it, on this machine's node)"
         if not _amqp_answers(server_url):
-            return f"RabbitMQ does not answer at {urlsplit(server_url).hostname}:{urlsplit(server_url).port or 5672}"
+            where = urlsplit(server_url)
+            return f"RabbitMQ does not answer at {where.hostname}:{where.port or 5672}"
     return None
 
 
@@ -206,12 +207,21 @@ def broker_restart(h: Harness) -> Result:
     delivered = sum(1 for i in ids if per_investigation.get(i))
     duplicates = sum(1 for i in ids if per_investigation.get(i, 0) > 1)
     failed = [v for v in done.values() if v["status"] == "failed"]
-    figures = {"broker": broker.kind, "investigations": len(ids), "running at the stop": at_stop.count("running"),
-               "not finished at the stop": sum(1 for s in at_stop if s not in TERMINAL),
-               "broker down s": plan.down_s, "broker answers after s (from its stop)": back if back is not None else "never",
-               "workers answer after s": workers if workers is not None else "never",
-               "all terminal after s": finished, "terminal": len(done), "lost": len(ids) - len(done),
-               "failed": len(failed), "delivered": delivered, "duplicate deliveries": duplicates}
+    figures = {
+        "broker": broker.kind,
+        "investigations": len(ids),
+        "running at the stop": at_stop.count("running"),
+        "not finished at the stop": sum(1 for s in at_stop if s not in TERMINAL),
+        "broker down s": plan.down_s,
+        "broker answers after s (from its stop)": back if back is not None else "never",
+        "workers answer after s": workers if workers is not None else "never",
+        "all terminal after s": finished,
+        "terminal": len(done),
+        "lost": len(ids) - len(done),
+        "failed": len(failed),
+        "delivered": delivered,
+        "duplicate deliveries": duplicates,
+    }
     # Lost 0 (terminal and delivered), duplicates 0, and none failed: a step that has to send the next one
     # while the broker is away waits for it (`workers.publishing.ride_out_broker_restarts`).
     ok = (len(done) == len(ids) and not failed and delivered == len(ids) and duplicates == 0

@@ -32,7 +32,10 @@ def console_probes(h: Harness, mine: str) -> tuple[int, list[str]]:
     printed = subprocess.run([sys.executable, "-m", "cli.main", "trace", mine, "--base-url", h.base],
                              env=h.env(), capture_output=True, text=True, timeout=120, check=False)
     link = printed.stdout.strip()
-    with httpx.Client(base_url=h.base, timeout=30) as browser, httpx.Client(base_url=h.base, timeout=30) as thief:
+    with (
+        httpx.Client(base_url=h.base, timeout=30) as browser,
+        httpx.Client(base_url=h.base, timeout=30) as thief,
+    ):
         opened = browser.get(link, follow_redirects=False)
         if opened.status_code != 303 or browser.get(f"/trace/{mine}").status_code != 200:
             said = (printed.stderr.strip().splitlines() or [""])[-1][:160]
@@ -48,7 +51,9 @@ def console_probes(h: Harness, mine: str) -> tuple[int, list[str]]:
             failed.append("link token in the log")
     with httpx.Client(base_url=h.base, timeout=30) as victim:
         key = h.tenants["small"].key
-        if COOKIE in victim.post("/login", data={"key": key}, follow_redirects=False).headers.get("set-cookie", ""):
+        if COOKIE in victim.post("/login", data={"key": key}, follow_redirects=False).headers.get(
+            "set-cookie", ""
+        ):
             failed.append("login without its form token")
         form = _csrf(victim.get("/login").text)
         cross = victim.post("/login", data={"key": key, "csrf": form}, headers=EVIL, follow_redirects=False)
@@ -57,7 +62,9 @@ def console_probes(h: Harness, mine: str) -> tuple[int, list[str]]:
         signed_in = victim.post("/login", data={"key": key, "csrf": form}, follow_redirects=False)
         page = victim.get("/investigations")
         if signed_in.status_code != 303 or page.status_code != 200:
-            failed.append(f"sign-in from the form does not work ({signed_in.status_code}, {page.status_code})")
+            failed.append(
+                f"sign-in from the form does not work ({signed_in.status_code}, {page.status_code})"
+            )
         session_id = victim.cookies.get(COOKIE)
         if victim.post("/logout", data={"csrf": _csrf(page.text)}, headers=EVIL,
                        follow_redirects=False).status_code != 403:

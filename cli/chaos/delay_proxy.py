@@ -66,7 +66,9 @@ class DelayProxy:
             with suppress(asyncio.CancelledError):
                 await pumps
 
-    async def _pump(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter, *, delayed: bool) -> None:
+    async def _pump(
+        self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter, *, delayed: bool
+    ) -> None:
         queue: asyncio.Queue[tuple[float, bytes]] = asyncio.Queue()
 
         async def send() -> None:

@@ -47,12 +47,38 @@ class Scale:
 
 
 SCALES = {
-    "small": Scale("small", workers=1, kill_n=4, kill_rounds=2, redis_n=3, webhook_n=3, webhook_down_s=4.0,
-                   burst_big=12, burst_small=3, st_examples=2, st_phases="fuzzing",
-                   db_n=3, db_down_s=8.0, storm_n=3),
-    "full": Scale("full", workers=2, kill_n=200, kill_rounds=8, redis_n=40, webhook_n=20, webhook_down_s=300.0,
-                  burst_big=480, burst_small=20, st_examples=20, st_phases="coverage,fuzzing,stateful",
-                  db_n=20, db_down_s=30.0, storm_n=20),
+    "small": Scale(
+        "small",
+        workers=1,
+        kill_n=4,
+        kill_rounds=2,
+        redis_n=3,
+        webhook_n=3,
+        webhook_down_s=4.0,
+        burst_big=12,
+        burst_small=3,
+        st_examples=2,
+        st_phases="fuzzing",
+        db_n=3,
+        db_down_s=8.0,
+        storm_n=3,
+    ),
+    "full": Scale(
+        "full",
+        workers=2,
+        kill_n=200,
+        kill_rounds=8,
+        redis_n=40,
+        webhook_n=20,
+        webhook_down_s=300.0,
+        burst_big=480,
+        burst_small=20,
+        st_examples=20,
+        st_phases="coverage,fuzzing,stateful",
+        db_n=20,
+        db_down_s=30.0,
+        storm_n=20,
+    ),
 }
 
 # Settings of the stack under test (shown in the report): recovery knobs tightened so a small run is short.
@@ -130,9 +156,15 @@ class Harness:
         docs = load_documents([KB])
         for name in ("big", "small"):
             with services.session() as session:
-                # Intake rate limits are proven by the test suite; here the burst must get in to measure fairness.
-                tenant, key = repo.create_tenant(session, name=name, box=services.secret_box(), allowed_hosts=["127.0.0.1"],
-                                                 limits={"intake_per_minute": 0})
+                # Intake rate limits are proven by the test suite; here the burst must get in to measure
+                # fairness.
+                tenant, key = repo.create_tenant(
+                    session,
+                    name=name,
+                    box=services.secret_box(),
+                    allowed_hosts=["127.0.0.1"],
+                    limits={"intake_per_minute": 0},
+                )
                 self.tenants[name] = Tenant(name, tenant.id, key)
             ingest(docs, tenant=self.tenants[name].id, backends=list(services.backends.values()))
         services.engine.dispose()
@@ -179,7 +211,8 @@ class Harness:
         self.receiver.close()
 
     def discard(self) -> None:
-        """Remove the working folder (after `stop`; `sleuth chaos` does it when the stack's scenarios passed)."""
+        """Remove the working folder (after `stop`; `sleuth chaos` does it when the stack's scenarios
+        passed)."""
         shutil.rmtree(self.work, ignore_errors=True)
 
     # -- probes -------------------------------------------------------------------------------------
@@ -210,8 +243,15 @@ class Harness:
 
     # -- the API as a polite client -----------------------------------------------------------------
 
-    def submit(self, tenant: str, question: str, *, callback: bool = False, client: httpx.Client | None = None,
-               timeout: float = 120.0) -> str:
+    def submit(
+        self,
+        tenant: str,
+        question: str,
+        *,
+        callback: bool = False,
+        client: httpx.Client | None = None,
+        timeout: float = 120.0,
+    ) -> str:
         body: dict[str, Any] = {"question": question}
         if callback:
             body["callback"] = {"type": "webhook", "url": self.receiver.url}

@@ -44,7 +44,9 @@ class StormServer:
                     wait = owner.retry_after if status == 429 else None
                     owner.hits.append(Hit(time.monotonic(), status, match.group(1) if match else None, wait))
                 kind = "rate_limit_error" if status == 429 else "overloaded_error"
-                payload = json.dumps({"type": "error", "error": {"type": kind, "message": "chaos storm"}}).encode()
+                payload = json.dumps(
+                    {"type": "error", "error": {"type": kind, "message": "chaos storm"}}
+                ).encode()
                 self.send_response(status)
                 self.send_header("content-type", "application/json")
                 self.send_header("content-length", str(len(payload)))

@@ -27,7 +27,8 @@ def not_permitted() -> str | None:
 
 def _submit_paced(h: PartitionHarness, count: int, seconds: float, phase: str,
                   submitted: list[tuple[str, str]], start: int) -> None:
-    """`count` investigations spread evenly over `seconds` (the phase lasts that long whatever intake takes)."""
+    """`count` investigations spread evenly over `seconds` (the phase lasts that long whatever intake
+    takes)."""
     began = time.monotonic()
     for i in range(count):
         submitted.append((h.submit("big", _q(start + i), callback=True), phase))
@@ -130,27 +131,43 @@ def partition(h: PartitionHarness) -> Result:
     h.wait_deliveries(deliveries, timeout=120)
     per_inv = h.receiver.investigations
     by_delivery = h.receiver.accepted()
-    before_restore = [_finished(done[i]) for i, phase in submitted if phase in ("before", "cut") and i in done]
+    before_restore = [
+        _finished(done[i]) for i, phase in submitted if phase in ("before", "cut") and i in done
+    ]
     drained = max((t for t in before_restore if t is not None), default=restored_wall) - restored_wall
     runs = _completed(h, cut_wall, restored_wall)
     failed = [v for v in done.values() if v["status"] == "failed"]
     figures: dict[str, Any] = {
-        "investigations": len(ids), "terminal": len(done), "lost": len(ids) - len(done),
+        "investigations": len(ids),
+        "terminal": len(done),
+        "lost": len(ids) - len(done),
         "failed": f"{len(failed)} ({', '.join(sorted({str(v.get('stop_reason')) for v in failed})) or '-'})",
         "delivered": sum(1 for i in ids if per_inv.get(i)),
         "duplicate deliveries": sum(1 for i in ids if len(h.receiver.distinct.get(i, ())) > 1),
         "re-sent with the same webhook-id": sum(1 for i in deliveries if by_delivery.get(i, 0) > 1),
-        "cut s": plan.cut_s, "visibility timeout s": plan.visibility_timeout,
+        "cut s": plan.cut_s,
+        "visibility timeout s": plan.visibility_timeout,
         "tasks held by the cut worker at the cut": len(held),
-        "held tasks finished": ", ".join(f"{k} ×{v}" for k, v in sorted(Counter(
-            "+".join(sorted(r.split(":")[0] + "@" + r.split("@")[1] for r in runs.get(t, []))) or "never"
-            for t in held).items())) or "-",
+        "held tasks finished": ", ".join(
+            f"{k} ×{v}"
+            for k, v in sorted(
+                Counter(
+                    "+".join(sorted(r.split(":")[0] + "@" + r.split("@")[1] for r in runs.get(t, [])))
+                    or "never"
+                    for t in held
+                ).items()
+            )
+        )
+        or "-",
         "task runs finished": sum(len(v) for v in runs.values()),
         "tasks finished twice (redelivered)": sum(1 for v in runs.values() if len(v) > 1),
-        "finished twice (host:step)": "; ".join(sorted({"+".join(v) for v in runs.values() if len(v) > 1})) or "-",
+        "finished twice (host:step)": "; ".join(sorted({"+".join(v) for v in runs.values() if len(v) > 1}))
+        or "-",
         "worker rejoined after s": rejoin.get("rejoined", "never"),
         "backlog drained after s": round(max(0.0, drained), 1),
-        "delay ms": f"{plan.delay_ms[0]:g}±{plan.delay_ms[1]:g}", "topology": h.topo.token}
+        "delay ms": f"{plan.delay_ms[0]:g}±{plan.delay_ms[1]:g}",
+        "topology": h.topo.token,
+    }
     for phase in PHASES:
         lat = [s for i, p in submitted if p == phase and i in done and (s := _latency(done[i])) is not None]
         figures[f"p50/p95 s {phase}"] = f"{_pct(lat, 50)}/{_pct(lat, 95)} ({len(lat)})"

@@ -49,10 +49,26 @@ class Plan:
 
 PLANS = {
     # The soft time limit is 10 s under the hard one: a step held up by 50 ms per Redis round trip needs it.
-    "small": Plan(20, before_s=4, cut_s=30, after_s=4, delayed_s=6, visibility_timeout=25, task_time_limit=22,
-                  deadline_s=400),
-    "full": Plan(200, before_s=30, cut_s=60, after_s=30, delayed_s=40, visibility_timeout=45, task_time_limit=40,
-                 deadline_s=900),
+    "small": Plan(
+        20,
+        before_s=4,
+        cut_s=30,
+        after_s=4,
+        delayed_s=6,
+        visibility_timeout=25,
+        task_time_limit=22,
+        deadline_s=400,
+    ),
+    "full": Plan(
+        200,
+        before_s=30,
+        cut_s=60,
+        after_s=30,
+        delayed_s=40,
+        visibility_timeout=45,
+        task_time_limit=40,
+        deadline_s=900,
+    ),
 }
 
 
@@ -83,17 +99,27 @@ class PartitionHarness(Harness):
 
         services = Services(self.settings())
         with services.session() as session:
-            tenant, key = repo.create_tenant(session, name="big", box=services.secret_box(),
-                                             allowed_hosts=[self.topo.services_ip], limits={"intake_per_minute": 0})
+            tenant, key = repo.create_tenant(
+                session,
+                name="big",
+                box=services.secret_box(),
+                allowed_hosts=[self.topo.services_ip],
+                limits={"intake_per_minute": 0},
+            )
             self.tenants["big"] = Tenant("big", tenant.id, key)
         ingest(load_documents([KB]), tenant=tenant.id, backends=list(services.backends.values()))
         services.engine.dispose()
 
     def _spawn(self, name: str, host: str, command: list[str]) -> None:
         log = open(self.work / f"{name}.log", "wb")  # noqa: SIM115 - closed with the process
-        self.procs[name] = subprocess.Popen(self.topo.argv(host, [sys.executable, "-m", "cli.main", *command]),
-                                            env=self.env_by_host[host], stdout=log, stderr=subprocess.STDOUT,
-                                            start_new_session=True, cwd=Path(__file__).resolve().parents[2])
+        self.procs[name] = subprocess.Popen(
+            self.topo.argv(host, [sys.executable, "-m", "cli.main", *command]),
+            env=self.env_by_host[host],
+            stdout=log,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+            cwd=Path(__file__).resolve().parents[2],
+        )
         log.close()
 
     def start(self, timeout: float = 240.0) -> None:

@@ -64,4 +64,6 @@ def _investigation_id(body: bytes) -> str:
         payload = json.loads(body)
     except ValueError:
         return ""
-    return str(payload.get("id") or payload.get("investigation_id") or "") if isinstance(payload, dict) else ""
+    return (
+        str(payload.get("id") or payload.get("investigation_id") or "") if isinstance(payload, dict) else ""
+    )

@@ -55,7 +55,8 @@ class RedisServer:
             self.process.wait(10)
 
     def restart(self, down_s: float) -> float:
-        """SIGKILL, stay down `down_s` seconds, start again (the AOF is replayed): seconds until it answers."""
+        """SIGKILL, stay down `down_s` seconds, start again (the AOF is replayed): seconds until it
+        answers."""
         self.kill()
         killed = time.monotonic()
         time.sleep(down_s)

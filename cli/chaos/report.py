@@ -12,7 +12,12 @@ from rich.table import Table
 
 from cli.chaos.scenarios import Result
 
-COLOURS = {"big": "#d9534f", "small": "#0275d8", "small (during the burst)": "#0275d8", "small (unloaded)": "#5bc0de"}
+COLOURS = {
+    "big": "#d9534f",
+    "small": "#0275d8",
+    "small (during the burst)": "#0275d8",
+    "small (unloaded)": "#5bc0de",
+}
 
 
 def _verdict(result: Result) -> str:
@@ -27,7 +32,9 @@ def print_table(results: list[Result], console: Console, *, title: str) -> None:
     for r in results:
         figures = "; ".join(f"{k}: {v}" for k, v in r.figures.items())
         style = {"PASS": "green", "FAIL": "red"}.get(_verdict(r), "yellow")
-        table.add_row(r.name, f"[{style}]{_verdict(r)}[/{style}]", (figures + (f" — {r.note}" if r.note else "")))
+        table.add_row(
+            r.name, f"[{style}]{_verdict(r)}[/{style}]", (figures + (f" — {r.note}" if r.note else ""))
+        )
     console.print(table)
 
 
@@ -67,8 +74,10 @@ def _latency_svg(latency: dict[str, list[float]]) -> str:
     if log_scale:
         ticks = [t for t in (0.1, 0.3, 1, 3, 10, 30, 100, 300, 1000, 3000) if lo <= t <= top]
         for t in ticks:
-            parts.append(f'<line x1="{x_of(t):.1f}" x2="{x_of(t):.1f}" y1="{height - 12}" y2="{height - 6}" '
-                         f'stroke="#999"/><text x="{x_of(t) - 6:.1f}" y="{height + 4}" font-size="10">{t:g}s</text>')
+            parts.append(
+                f'<line x1="{x_of(t):.1f}" x2="{x_of(t):.1f}" y1="{height - 12}" y2="{height - 6}" '
+                f'stroke="#999"/><text x="{x_of(t) - 6:.1f}" y="{height + 4}" font-size="10">{t:g}s</text>'
+            )
     axis = "log scale" if log_scale else f"0 s … {top:.1f} s"
     parts.append(f'<text x="{left}" y="{height + 14}" font-size="11">{axis} (intake → terminal)</text></svg>')
     return "".join(parts)

@@ -20,8 +20,9 @@ SHARED = {**SCENARIOS, "injection-corpus": faults.injection_corpus}
 OWN_STACK = ("database-down", "llm-storm", "redis-restart-external", "partition", "broker-restart")
 
 
-def _own_stack(name: str, scale: Scale, postgres_url: str | None
-               ) -> tuple[AbstractContextManager[Harness] | None, Callable[[Harness], Result], Callable[[], None]]:
+def _own_stack(
+    name: str, scale: Scale, postgres_url: str | None
+) -> tuple[AbstractContextManager[Harness] | None, Callable[[Harness], Result], Callable[[], None]]:
     """(the stack's context manager or None when it cannot run here, the scenario, clean-up)."""
     if name.startswith("broker-restart-"):  # one per broker (`--broker`)
         from cli.chaos import broker_restart as br
@@ -75,7 +76,9 @@ def _keep_or_discard(harness: Harness, results: list[Result], expected: int, con
 
 
 def _report_one(result: Result, console: Console) -> None:
-    console.print(f"  {result.name}: {'PASS' if result.passed else result.passed} {result.figures} {result.note}")
+    console.print(
+        f"  {result.name}: {'PASS' if result.passed else result.passed} {result.figures} {result.note}"
+    )
 
 
 def run_chaos(*, scenario: str | None, scale: str, report_path: Path | None, console: Console,

@@ -86,8 +86,10 @@ def kill_workers(h: Harness) -> Result:
             time.sleep(0.2)
     done = h.wait_all("big", ids, timeout=240 if h.scale.name == "small" else 1200)
     beats = _beat_processes(h)
-    h.wait_deliveries(set().union(*[{d["id"] for d in v.get("deliveries", [])} for v in done.values()]) if done
-                      else set(), timeout=150 if h.scale.name == "small" else 240)
+    h.wait_deliveries(
+        set().union(*[{d["id"] for d in v.get("deliveries", [])} for v in done.values()]) if done else set(),
+        timeout=150 if h.scale.name == "small" else 240,
+    )
     accepted = h.receiver.accepted()
     mine = {d["id"] for v in done.values() for d in v.get("deliveries", [])}
     dup = sum(1 for i in mine if accepted.get(i, 0) > 1)
@@ -150,9 +152,15 @@ def redis_killed(h: Harness, name: str, kill: Callable[[], float | None]) -> Res
     dup = sum(1 for i in mine if accepted.get(i, 0) > 1)
     stuck = n - len(done)
     failed = [v for v in done.values() if v["status"] == "failed"]
-    figures = {"investigations": n, "terminal": len(done), "stuck past deadline": stuck,
-               "failed (with reason)": f"{len(failed)} ({', '.join(sorted({str(v.get('stop_reason')) for v in failed})) or '-'})",
-               "duplicate deliveries": dup, "redis back after s": back if back is not None else "never"}
+    figures = {
+        "investigations": n,
+        "terminal": len(done),
+        "stuck past deadline": stuck,
+        "failed (with reason)": f"{len(failed)} "
+                                f"({', '.join(sorted({str(v.get('stop_reason')) for v in failed})) or '-'})",
+        "duplicate deliveries": dup,
+        "redis back after s": back if back is not None else "never",
+    }
     return Result(name, stuck == 0 and dup == 0 and all(v.get("stop_reason") for v in failed), figures)
 
 
@@ -169,10 +177,16 @@ def webhook_down(h: Harness) -> Result:
     h.wait_deliveries(mine, timeout=60)
     # Deliveries that used up their attempts during the outage are `dead`: the operator redelivers them.
     auth = {"Authorization": f"Bearer {h.tenants['small'].key}"}
-    dead = [i for i in mine if i not in h.receiver.accepted()
-            and httpx.get(f"{h.base}/v1/deliveries/{i}", headers=auth, timeout=30).json().get("status") == "dead"]
-    redelivered = sum(httpx.post(f"{h.base}/v1/deliveries/{i}/redeliver", headers=auth, timeout=30).status_code
-                      < 300 for i in dead)
+    dead = [
+        i
+        for i in mine
+        if i not in h.receiver.accepted()
+        and httpx.get(f"{h.base}/v1/deliveries/{i}", headers=auth, timeout=30).json().get("status") == "dead"
+    ]
+    redelivered = sum(
+        httpx.post(f"{h.base}/v1/deliveries/{i}/redeliver", headers=auth, timeout=30).status_code < 300
+        for i in dead
+    )
     h.wait_deliveries(mine, timeout=120)
     accepted = h.receiver.accepted()
     delivered = sum(1 for i in mine if accepted.get(i))
@@ -263,9 +277,17 @@ def isolation(h: Harness) -> Result:
     canary = f"ZEBRACANARY{uuid.uuid4().hex[:8].upper()}"
     secret = f"unlockcode{uuid.uuid4().hex[:10]}"  # only in the document, never in a question
     services = Services(h.settings(redis_url=str(h.run_info()["redis_url"])))
-    ingest([SourceDocument(id="canary", title=f"{canary} policy",
-                           text=f"The {canary} procedure is secret to tenant big: the code {secret} unlocks it.")],
-           tenant=h.tenants["big"].id, backends=list(services.backends.values()))
+    ingest(
+        [
+            SourceDocument(
+                id="canary",
+                title=f"{canary} policy",
+                text=f"The {canary} procedure is secret to tenant big: the code {secret} unlocks it.",
+            )
+        ],
+        tenant=h.tenants["big"].id,
+        backends=list(services.backends.values()),
+    )
     corpus_changed(services, tenant_id=h.tenants["big"].id)
     mine = h.submit("big", f"What is the {canary} procedure?")
     theirs = h.submit("small", f"What is the {canary} procedure?")
@@ -297,7 +319,9 @@ def bad_documents(h: Harness) -> Result:
     folder = h.work / "bad-docs"
     folder.mkdir(exist_ok=True)
     (folder / "binary.md").write_bytes(bytes(range(256)) * 40)
-    (folder / "broken.jsonl").write_text('{"id": "x1", "title": "ok", "text": "fine"}\n{"id": "x2", "title"\n')
+    (folder / "broken.jsonl").write_text(
+        '{"id": "x1", "title": "ok", "text": "fine"}\n{"id": "x2", "title"\n'
+    )
     (folder / "dups.jsonl").write_text('{"id": "d", "title": "a", "text": "one"}\n'
                                        '{"id": "d", "title": "b", "text": "two"}\n')
     services = Services(h.settings())

@@ -13,7 +13,9 @@ _EMAIL = re.compile(r"[A-Za-z0-9._%+-]+@[A-Za-z0-9.-]+\.[A-Za-z]{2,}")
 # Digit runs with the separators people type in card numbers (spaces, dashes).
 _CARDLIKE = re.compile(r"(?<![\w-])\d(?:[ -]?\d){12,18}(?![\w-])")
 # A phone number: optional +country, digits grouped by spaces, dots, dashes or parentheses, 7-15 digits.
-_PHONE = re.compile(r"(?<![\w+])(?:\+\d{1,3}[\s.-]?)?(?:\(\d{1,4}\)[\s.-]?)?\d{2,4}(?:[\s.-]?\d{2,4}){1,4}(?![\w-])")
+_PHONE = re.compile(
+    r"(?<![\w+])(?:\+\d{1,3}[\s.-]?)?(?:\(\d{1,4}\)[\s.-]?)?\d{2,4}(?:[\s.-]?\d{2,4}){1,4}(?![\w-])"
+)
 
 
 def luhn_valid(digits: str) -> bool:

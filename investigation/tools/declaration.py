@@ -206,8 +206,10 @@ def _check(decl: ToolDeclaration) -> ToolDeclaration:
     for i, sentence in enumerate(decl.summary):
         for var in variables(sentence):
             if var.replace("[]", "") not in leaves and var not in decl.params:
-                raise ValidationFailed(f"summary[{i}]", f"unknown template variable {{{var}}}; use a projected "
-                                                        "field or a parameter")
+                raise ValidationFailed(
+                    f"summary[{i}]",
+                    f"unknown template variable {{{var}}}; use a projected field or a parameter",
+                )
     for i, route in enumerate(decl.policy.routes):
         if route not in RETRIEVAL_ROUTES:
             raise ValidationFailed(f"policy.routes[{i}]", f"{route!r} is not a retrieval route; one of "
@@ -232,12 +234,15 @@ def _check_owner(decl: ToolDeclaration) -> None:
     if owner is None:
         asked = decl.question_params
         if asked:
-            raise ValidationFailed("owner", f"parameter {', '.join(asked)} comes from the question, so the API "
-                                   "may return another customer's record: declare whose record it is, e.g. "
-                                   "`owner: {field: order.customer_id, equals: context.account_id}` (the "
-                                   "response field holding the owner's id and the requester's context field), "
-                                   "or `owner: {public: true}` with `policy.subject: any` for records that "
-                                   "belong to no one")
+            raise ValidationFailed(
+                "owner",
+                f"parameter {', '.join(asked)} comes from the question, so the API "
+                "may return another customer's record: declare whose record it is, e.g. "
+                "`owner: {field: order.customer_id, equals: context.account_id}` (the "
+                "response field holding the owner's id and the requester's context field), "
+                "or `owner: {public: true}` with `policy.subject: any` for records that "
+                "belong to no one",
+            )
         return
     if owner.public:
         if owner.field is not None or owner.equals is not None:
@@ -247,8 +252,11 @@ def _check_owner(decl: ToolDeclaration) -> None:
         return
     if owner.field is None or owner.equals is None:
         missing = "owner.field" if owner.field is None else "owner.equals"
-        raise ValidationFailed(missing, "an owner check needs both `field` (the response path of the record's "
-                                        "owner id) and `equals` (the requester's context field)")
+        raise ValidationFailed(
+            missing,
+            "an owner check needs both `field` (the response path of the record's "
+            "owner id) and `equals` (the requester's context field)",
+        )
     check_path("owner.field", owner.field)
     if owner.field.count("[]") > 1:
         raise ValidationFailed("owner.field", "at most one list (`[]`) in the owner path")
@@ -256,7 +264,9 @@ def _check_owner(decl: ToolDeclaration) -> None:
         raise ValidationFailed("owner.field", "the owner path ends at a field of the record, e.g. "
                                               "orders[].customer_id")
     path = owner.equals.removeprefix("context.")
-    if not owner.equals.startswith("context.") or (path not in CONTEXT_FIELDS and not _ATTRIBUTE.fullmatch(path)):
+    if not owner.equals.startswith("context.") or (
+        path not in CONTEXT_FIELDS and not _ATTRIBUTE.fullmatch(path)
+    ):
         raise ValidationFailed("owner.equals", f"must be context.<field>: one of {', '.join(CONTEXT_FIELDS)} "
                                                "or attributes.<name>")
 

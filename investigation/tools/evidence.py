@@ -49,9 +49,16 @@ def as_passage(decl: ToolDeclaration, document: Mapping[str, Any], args: Mapping
     title = citation_title(decl, document, args, fetched_at)
     digest = args_digest(args)
     text = evidence_text(title, document, summary_sentences(decl.summary, document, args))
-    return Passage(chunk_id=f"{tool_engine(decl.name)}:{digest}", source_id=f"{tool_engine(decl.name)}:{digest}",
-                   title=title, score=1.0, text=f"{notice} {text}" if notice else text,
-                   engine=tool_engine(decl.name), rank=1, url=url)
+    return Passage(
+        chunk_id=f"{tool_engine(decl.name)}:{digest}",
+        source_id=f"{tool_engine(decl.name)}:{digest}",
+        title=title,
+        score=1.0,
+        text=f"{notice} {text}" if notice else text,
+        engine=tool_engine(decl.name),
+        rank=1,
+        url=url,
+    )
 
 
 def admit_gaps(answer: Answer, gaps: Sequence[str]) -> Answer:

@@ -94,7 +94,9 @@ def refusal(decl: ToolDeclaration, scope: CallScope) -> str | None:
     if policy.subject == "requester":
         named = _other_identity(decl, scope)
         if named:
-            return f"the question names another identity ({named}); this tool answers only about the requester"
+            return (
+                f"the question names another identity ({named}); this tool answers only about the requester"
+            )
     return None
 
 

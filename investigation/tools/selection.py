@@ -104,13 +104,18 @@ def _described(decl: ToolDeclaration) -> set[str]:
 # kind in any API: "when will it arrive?" wants a date (`eta`, `due_date`, `renews_on`), "how much do we
 # owe?" an amount (`total`, `balance`), "is it still open?" a state (`status`). Not one domain's words.
 _ASKS = {
-    "date": re.compile(r"\b(?:when|what\s+(?:date|day|time)|by\s+when|due|arriv\w*|renew\w*|expir\w*|deadline)\b",
-                       re.IGNORECASE),
-    "amount": re.compile(r"\b(?:how\s+much|cost\w*|price\w*|pay|paid|owe[sd]?|charged?|billed|balance|total)\b",
-                         re.IGNORECASE),
+    "date": re.compile(
+        r"\b(?:when|what\s+(?:date|day|time)|by\s+when|due|arriv\w*|renew\w*|expir\w*|deadline)\b",
+        re.IGNORECASE,
+    ),
+    "amount": re.compile(
+        r"\b(?:how\s+much|cost\w*|price\w*|pay|paid|owe[sd]?|charged?|billed|balance|total)\b", re.IGNORECASE
+    ),
     "count": re.compile(r"\b(?:how\s+many|number\s+of|left|remaining)\b", re.IGNORECASE),
-    "state": re.compile(r"\b(?:status|state|still|yet|anymore|any\s+more|right\s+now|at\s+the\s+moment|currently)\b",
-                        re.IGNORECASE),
+    "state": re.compile(
+        r"\b(?:status|state|still|yet|anymore|any\s+more|right\s+now|at\s+the\s+moment|currently)\b",
+        re.IGNORECASE,
+    ),
 }
 _HOLDS = {
     "date": re.compile(r"date|_at$|_on$|^eta$|^due|until|since|renews?|expir|deadline|time"),
@@ -125,9 +130,31 @@ KIND_WEIGHT = 0.5
 
 # Words every API's records share ("account", "customer", "id"): the kind of record a tool returns is in its
 # other names ("orders", "subscription", "workspace_state").
-_GENERIC_RECORDS = frozenset(["account", "accounts", "user", "users", "customer", "customers", "requester", "data",
-                              "result", "results", "record", "records", "item", "items", "response", "id", "ids",
-                              "name", "email", "info", "details"])
+_GENERIC_RECORDS = frozenset(
+    [
+        "account",
+        "accounts",
+        "user",
+        "users",
+        "customer",
+        "customers",
+        "requester",
+        "data",
+        "result",
+        "results",
+        "record",
+        "records",
+        "item",
+        "items",
+        "response",
+        "id",
+        "ids",
+        "name",
+        "email",
+        "info",
+        "details",
+    ]
+)
 _CODE = re.compile(r"\b[A-Za-z]*[-_]?\d[\w-]*")
 _POSSESSED = re.compile(r"\b(?:my|our)\s+((?:[\w-]+\s+){0,2}[\w-]+)", re.IGNORECASE)
 
@@ -162,7 +189,9 @@ def owns_record(question: str, decl: ToolDeclaration) -> list[str]:
 # ("previous tickets", "earlier replies", "recent orders", "history"). Words any domain uses.
 _ASKS_HISTORY = re.compile(r"\b(?:before(?=\s*(?:[?.!,;]|$))|previous(?:ly)?|earlier|last\s+time|already|"
                            r"in\s+the\s+past|ever|prior)\b", re.IGNORECASE)
-_KEEPS_HISTORY = re.compile(r"\b(?:previous|earlier|past|history|historical|already|recent|prior)\b", re.IGNORECASE)
+_KEEPS_HISTORY = re.compile(
+    r"\b(?:previous|earlier|past|history|historical|already|recent|prior)\b", re.IGNORECASE
+)
 
 
 def asks_history(question: str, decl: ToolDeclaration) -> bool:
@@ -205,11 +234,12 @@ def relevance(question: str, decl: ToolDeclaration, similarity: float | None = N
               config: SelectionConfig | None = None, *, leads_by_summary: bool = False) -> float:
     """How well what the tool declares matches the question, 0..1: the words of its name, description,
     field names and summary sentences, the kind of value asked for (a date, an amount, a count, a state)
-    against the kinds its fields hold, its `examples:` questions, the embedding similarity when one is given (of the
-    description or the closest example), a bonus when a requester-scoped tool meets a first-person
-    question, a floor when the question names the asker's own record of a kind the tool returns ("my
-    ticket"), or about the asker's past dealings and the tool keeps that history ("have I contacted support
-    about this before?" → previous tickets), or when its record sentences read clearly closest to the question (`leads_by_summary`, see
+    against the kinds its fields hold, its `examples:` questions, the embedding similarity when one is given
+    (of the description or the closest example), a bonus when a requester-scoped tool meets a first-person
+    question, a floor when the question names the asker's own record of a kind the tool returns ("my ticket"),
+    or about the asker's past dealings and the tool keeps that history ("have I contacted support about this
+    before?" → previous tickets), or when its record sentences read clearly closest to the question
+    (`leads_by_summary`, see
     `reads_like`), and a higher one when it names an id a declared `pattern` recognises."""
     config = config or SelectionConfig()
     asked = _stems(question)
@@ -234,9 +264,18 @@ def relevance(question: str, decl: ToolDeclaration, similarity: float | None = N
     return round(min(score, 1.0), 4)
 
 
-def choose(question: str, hop: int, candidates: Sequence[ToolDeclaration], *, called: set[str],
-           cached: set[str] | None = None, similarity: Mapping[str, float] | None = None,
-           config: SelectionConfig | None = None, limit: int = 3, leader: str | None = None) -> list[ToolChoice]:
+def choose(
+    question: str,
+    hop: int,
+    candidates: Sequence[ToolDeclaration],
+    *,
+    called: set[str],
+    cached: set[str] | None = None,
+    similarity: Mapping[str, float] | None = None,
+    config: SelectionConfig | None = None,
+    limit: int = 3,
+    leader: str | None = None,
+) -> list[ToolChoice]:
     """The tools to call in `hop`, best first, at most `limit` (candidates are already policy-allowed);
     `leader`: the tool whose record sentences read clearly closest to the question (`reads_like`)."""
     config = config or SelectionConfig()
@@ -249,7 +288,10 @@ def choose(question: str, hop: int, candidates: Sequence[ToolDeclaration], *, ca
                           leads_by_summary=decl.name == leader)
         named = named_ids(question, decl)
         held = held_kinds(question, decl)
-        words = ", ".join([*matched(question, decl), *(f"asks a {kind} it returns" for kind in held)]) or "by meaning"
+        words = (
+            ", ".join([*matched(question, decl), *(f"asks a {kind} it returns" for kind in held)])
+            or "by meaning"
+        )
         if named and score >= config.named_id:
             picked.append(ToolChoice(decl.name, score, f"the question names a {', '.join(named)} its pattern "
                                                        "recognises"))
@@ -258,14 +300,19 @@ def choose(question: str, hop: int, candidates: Sequence[ToolDeclaration], *, ca
         elif hop <= 1 and score >= config.first_hop:
             owned = owns_record(question, decl)
             unaided = relevance(question, decl, (similarity or {}).get(decl.name), config)
-            why = (f"the question names the asker's own record of a kind the tool returns ({'; '.join(owned)})"
-                   if owned and score <= config.own_record
-                   else "the question asks about the asker's past dealings, which the tool keeps"
-                   if asks_history(question, decl) and score <= config.own_record
-                   else "its record sentences read closest to the question" if unaided < config.first_hop
-                   else f"declared words match the question ({words})")
+            why = (
+                f"the question names the asker's own record of a kind the tool returns ({'; '.join(owned)})"
+                if owned and score <= config.own_record
+                else "the question asks about the asker's past dealings, which the tool keeps"
+                if asks_history(question, decl) and score <= config.own_record
+                else "its record sentences read closest to the question"
+                if unaided < config.first_hop
+                else f"declared words match the question ({words})"
+            )
             picked.append(ToolChoice(decl.name, score, why))
         elif hop > 1 and score >= config.later_hop:
-            picked.append(ToolChoice(decl.name, score, f"documents fell short; declared words match ({words})"))
+            picked.append(
+                ToolChoice(decl.name, score, f"documents fell short; declared words match ({words})")
+            )
     picked.sort(key=lambda c: (-c.relevance, c.name))
     return picked[:limit]

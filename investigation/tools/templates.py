@@ -73,7 +73,9 @@ def render_url(template: str, values: Mapping[str, Any]) -> str:
         name = match.group(1).strip()
         value = values[name]
         if name in in_path and unsafe_path_value(value):
-            raise ValidationFailed(f"params.{name}", "an empty, '.' or '..' value would change the URL's path")
+            raise ValidationFailed(
+                f"params.{name}", "an empty, '.' or '..' value would change the URL's path"
+            )
         return quote(str(value), safe="")
 
     path, rest = _path_of(template), template[len(_path_of(template)):]
@@ -81,7 +83,9 @@ def render_url(template: str, values: Mapping[str, Any]) -> str:
     declared = urlsplit(VARIABLE.sub("x", path)).path.split("/")
     sent = urlsplit(rendered_path).path.split("/")
     dots = (".", "..")
-    if len(sent) != len(declared) or any(s in dots and d not in dots for s, d in zip(sent, declared, strict=True)):
+    if len(sent) != len(declared) or any(
+        s in dots and d not in dots for s, d in zip(sent, declared, strict=True)
+    ):
         raise ValidationFailed("url", "the rendered path does not have the declared shape")
     return rendered_path + VARIABLE.sub(replace, rest)
 

@@ -36,7 +36,9 @@ TOOLS_SYSTEM = (
 
 def tool_choice_request(question: str, offered: Sequence[dict[str, Any]]) -> PromptSpec:
     """The Messages request offering the allowed tools for one question (nothing is forced)."""
-    return PromptSpec("tools", "fast", TOOLS_SYSTEM, None, fence_question(question), 400, tools=tuple(offered))
+    return PromptSpec(
+        "tools", "fast", TOOLS_SYSTEM, None, fence_question(question), 400, tools=tuple(offered)
+    )
 
 
 def definitions(declarations: Sequence[ToolDeclaration], scope: CallScope) -> list[dict[str, Any]]:

@@ -65,7 +65,9 @@ def _env_settings(**overrides: Any) -> Settings:
 def make_elasticsearch(index: str) -> SearchBackend:
     from adapters.search.elasticsearch import ElasticsearchLexical
 
-    return ElasticsearchLexical.from_settings(_env_settings(elasticsearch_index=index, elasticsearch_replicas=0))
+    return ElasticsearchLexical.from_settings(
+        _env_settings(elasticsearch_index=index, elasticsearch_replicas=0)
+    )
 
 
 def make_weaviate(collection: str, cache_dir: Path) -> SearchBackend:
@@ -76,8 +78,8 @@ def make_weaviate(collection: str, cache_dir: Path) -> SearchBackend:
 
 def _external_names() -> list[str]:
     settings = _env_settings()
-    return [name for name, url in (("elasticsearch", settings.elasticsearch_url),
-                                   ("weaviate", settings.weaviate_url)) if url]
+    return [name for name, url in (("elasticsearch", settings.engines.elasticsearch_url),
+                                   ("weaviate", settings.engines.weaviate_url)) if url]
 
 
 def _external_specs(cache_dir: Path) -> list[BackendSpec]:
@@ -100,7 +102,11 @@ def _require_reachable(spec: BackendSpec) -> None:
             close()
     if not _reachable[spec.name]:
         settings = _env_settings()
-        url = settings.elasticsearch_url if spec.name == "elasticsearch" else settings.weaviate_url
+        url = (
+            settings.engines.elasticsearch_url
+            if spec.name == "elasticsearch"
+            else settings.engines.weaviate_url
+        )
         where = urlsplit(url or "")
         require_or_skip(f"{spec.name} is configured ({where.scheme}://{where.hostname}:{where.port}) "
                         "but does not answer")

@@ -1,4 +1,5 @@
-"""One behavioural suite for every search backend (see conftest `backend_spec`): same corpus, same promises."""
+"""One behavioural suite for every search backend (see conftest `backend_spec`): same corpus, same
+promises."""
 
 from __future__ import annotations
 
@@ -18,52 +19,62 @@ Tenants = Callable[[str], str]
 
 ACME = [
     SourceDocument(
-        id="reset-password", title="Resetting your password",
-        text="If you forgot your password, open the sign-in page and click 'Forgot password'. We e-mail you a "
+        id="reset-password",
+        title="Resetting your password",
+        text="If you forgot your password, open the sign-in page and click 'Forgot password'. We e-mail you "
+             "a "
         "reset link that stays valid for 30 minutes. If the e-mail does not arrive, check your spam folder "
         "or ask your workspace admin to send a new reset link.",
         url="https://help.acme.test/reset-password",
     ),
     SourceDocument(
-        id="two-factor", title="Setting up two-factor authentication",
+        id="two-factor",
+        title="Setting up two-factor authentication",
         text="Turn on two-factor authentication under Profile > Security. Scan the QR code with an "
         "authenticator app and keep the ten backup codes somewhere safe. Lost your phone? Use a backup code "
         "to sign in, then register the new device.",
     ),
     SourceDocument(
-        id="invoice-download", title="Downloading invoices and receipts",
+        id="invoice-download",
+        title="Downloading invoices and receipts",
         text="Invoices are issued on the first day of each month. Account owners can download every invoice "
         "as a PDF from Billing > Invoices, and add a VAT number so that it is printed on future invoices.",
     ),
     SourceDocument(
-        id="err-4021", title="Mailbox sync fails with ERR_4021",
+        id="err-4021",
+        title="Mailbox sync fails with ERR_4021",
         text="ERR_4021 means the IMAP server rejected our connection because the app password expired or "
         "was revoked. Generate a new app password at your e-mail provider, paste it under Settings > "
         "Mailboxes, and press Reconnect. Syncing resumes within five minutes.",
     ),
     SourceDocument(
-        id="sso-saml", title="Configuring single sign-on with SAML",
+        id="sso-saml",
+        title="Configuring single sign-on with SAML",
         text="Enterprise workspaces can require single sign-on. Upload the metadata XML from your identity "
         "provider (Okta, Azure AD, Google Workspace) and copy our ACS URL and entity ID into it.",
     ),
     SourceDocument(
-        id="api-rate-limits", title="API rate limits",
+        id="api-rate-limits",
+        title="API rate limits",
         text="Each API token may send 600 requests per minute. Above that the API answers HTTP 429 Too Many "
         "Requests with a Retry-After header saying how many seconds to wait before retrying.",
     ),
     SourceDocument(
-        id="data-export", title="Exporting your data (GDPR)",
+        id="data-export",
+        title="Exporting your data (GDPR)",
         text="Workspace admins can export all tickets, contacts and attachments as CSV or JSON. The export "
         "is prepared in the background and a download link is e-mailed within 48 hours.",
     ),
     SourceDocument(
-        id="escalation-runbook", title="Escalation runbook: ERR_4021 outbreaks",
+        id="escalation-runbook",
+        title="Escalation runbook: ERR_4021 outbreaks",
         text="Internal only. When more than twenty tickets mention ERR_4021 within one hour, page the "
         "on-call IMAP engineer and post a status page incident before answering customers.",
         acl=("group:support-l2",),
     ),
     SourceDocument(
-        id="proxy-sync-de", title="Synchronisierung über Proxy — Fehlercode Ω-17",
+        id="proxy-sync-de",
+        title="Synchronisierung über Proxy — Fehlercode Ω-17",
         text="Wenn die Synchronisierung über einen Proxy mit Fehlercode Ω-17 abbricht, tragen Sie die "
         "Proxy-Adresse unter Einstellungen ein. プロキシ経由の同期エラーの説明。 Café, naïve, résumé.",
     ),
@@ -153,9 +164,12 @@ def test_visibility_filters_internal_documents_and_a_reingest_takes_effect_at_on
     search_backend: SearchBackend, tenant: Tenants
 ) -> None:
     acme = tenant("acme")
-    runbook = SourceDocument(id="credit-runbook", title="Runbook: SLA credit approvals",
-                             text="Approve SLA credits up to 500 dollars without a manager; escalate larger credits.",
-                             visibility=Visibility.INTERNAL)
+    runbook = SourceDocument(
+        id="credit-runbook",
+        title="Runbook: SLA credit approvals",
+        text="Approve SLA credits up to 500 dollars without a manager; escalate larger credits.",
+        visibility=Visibility.INTERNAL,
+    )
     article = SourceDocument(id="credit-article", title="SLA credits",
                              text="Customers may claim SLA credits within 30 days of the end of the month.")
     ingest([runbook, article], tenant=acme, backends=[search_backend])
@@ -167,7 +181,9 @@ def test_visibility_filters_internal_documents_and_a_reingest_takes_effect_at_on
     assert ids(customer) == ["credit-article"] and ids(agent) != ids(customer)
     assert ids(search_backend.search(acme, query, 10, visibility=[Visibility.INTERNAL])) == ["credit-runbook"]
     # made public: visible to a customer at once
-    ingest([runbook.model_copy(update={"visibility": Visibility.PUBLIC})], tenant=acme, backends=[search_backend])
+    ingest(
+        [runbook.model_copy(update={"visibility": Visibility.PUBLIC})], tenant=acme, backends=[search_backend]
+    )
     assert "credit-runbook" in ids(search_backend.search(acme, query, 10, visibility=[Visibility.PUBLIC]))
 
 
@@ -194,7 +210,9 @@ def test_reingest_of_a_changed_document_replaces_its_chunks(
     report = ingest([short], tenant=acme, backends=[search_backend])
     assert report.removed == n_long
     assert search_backend.count(acme) == 3
-    hits = [p for p in search_backend.search(acme, "ticket retention policy", 20) if p.source_id == "retention"]
+    hits = [
+        p for p in search_backend.search(acme, "ticket retention policy", 20) if p.source_id == "retention"
+    ]
     assert [(p.chunk_id, p.text) for p in hits] == [("retention#0", short.text)]
 
 
@@ -234,7 +252,9 @@ def test_very_long_documents(search_backend: SearchBackend, tenant: Tenants) -> 
     acme = tenant("acme")
     intro = ("Scheduled maintenance happens every Sunday at 02:00 UTC; the help center stays online but "
              "mailbox sync pauses for up to fifteen minutes.")
-    filler = " ".join(f"Paragraph {i} describes routine operational details of the platform." for i in range(8))
+    filler = " ".join(
+        f"Paragraph {i} describes routine operational details of the platform." for i in range(8)
+    )
     doc = SourceDocument(id="ops-handbook", title="Operations handbook", text=intro + "\n\n" +
                          "\n\n".join(filler for _ in range(60)))
     report = ingest([doc, *ACME[:3]], tenant=acme, backends=[search_backend])

@@ -37,7 +37,9 @@ class Chaos:
 
     def assert_passed(self, *scenarios: str) -> None:
         assert all(self.results[name]["passed"] is True for name in scenarios), self.shown
-        assert not self.left, f"a passing run removes its stacks' folders (kept in the test's tmp_path): {self.left}"
+        assert not self.left, (
+            f"a passing run removes its stacks' folders (kept in the test's tmp_path): {self.left}"
+        )
 
     @property
     def shown(self) -> str:
@@ -96,11 +98,14 @@ def test_killed_workers_and_a_killed_redis_lose_nothing(tmp_path: Path, embeddin
 
 
 @pytest.mark.timeout(1200)
-def test_webhook_outage_burst_fuzzing_isolation_bad_documents_and_injections_hold(tmp_path: Path,
-                                                                                  embeddings_dir: Path) -> None:
+def test_webhook_outage_burst_fuzzing_isolation_bad_documents_and_injections_hold(
+    tmp_path: Path, embeddings_dir: Path
+) -> None:
     chaos = run_chaos(tmp_path, embeddings_dir, "webhook-down", "burst-fairness", "schemathesis",
                       "tenant-isolation", "bad-documents", "injection-corpus")
-    chaos.assert_passed("webhook-down", "schemathesis", "tenant-isolation", "bad-documents", "injection-corpus")
+    chaos.assert_passed(
+        "webhook-down", "schemathesis", "tenant-isolation", "bad-documents", "injection-corpus"
+    )
     # The burst's latency ratio is a figure of the machine's load, not asserted here (no timing
     # assertions); what is asserted is that all completed and the bursting tenant was held back.
     burst = chaos.figures("burst-fairness")
@@ -115,7 +120,9 @@ def test_webhook_outage_burst_fuzzing_isolation_bad_documents_and_injections_hol
 
 
 @pytest.mark.timeout(1200)
-def test_the_database_going_away_refuses_intake_and_half_writes_nothing(tmp_path: Path, embeddings_dir: Path) -> None:
+def test_the_database_going_away_refuses_intake_and_half_writes_nothing(
+    tmp_path: Path, embeddings_dir: Path
+) -> None:
     chaos = run_chaos(tmp_path, embeddings_dir, "database-down", postgres=_postgres())
     chaos.assert_passed("database-down")
     down = chaos.figures("database-down")

@@ -4,7 +4,8 @@ its application (the stack on a vhost of its own), and a Redis broker of the sta
 and starts again on its port. Every investigation answered and delivered, none failed, none delivered twice.
 
 Stopping the node disturbs every other user of it: this test is in the suite's "rabbitmq" xdist group (every
-RabbitMQ test runs on one xdist worker, one after another), and it leaves the node started whatever happens."""
+RabbitMQ test runs on one xdist worker, one after another), and it leaves the node started whatever
+happens."""
 
 from __future__ import annotations
 
@@ -44,8 +45,12 @@ def test_a_broker_restarted_mid_run_loses_nothing_and_delivers_nothing_twice(tmp
                              env=env, capture_output=True, text=True, timeout=840, check=False)
     finally:
         _node_started()  # even when the run broke off with the node stopped
-    results = {r["scenario"]: r for r in json.loads(figures_path.read_text())} if figures_path.exists() else {}
-    assert sorted(results) == sorted(f"broker-restart-{b}" for b in BROKERS), run.stdout[-4000:] + run.stderr[-3000:]
+    results = (
+        {r["scenario"]: r for r in json.loads(figures_path.read_text())} if figures_path.exists() else {}
+    )
+    assert sorted(results) == sorted(f"broker-restart-{b}" for b in BROKERS), (
+        run.stdout[-4000:] + run.stderr[-3000:]
+    )
     shown = json.dumps(results, indent=1) + run.stderr[-3000:]
     for result in results.values():
         if result["passed"] is None:

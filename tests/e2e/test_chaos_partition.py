@@ -34,9 +34,27 @@ def test_a_partitioned_worker_host_loses_nothing_and_delivers_nothing_twice(tmp_
     env = {k: v for k, v in os.environ.items() if not k.startswith("SLEUTH_")}
     env["SLEUTH_EMBEDDINGS_DIR"] = str(embeddings_dir)
     env["TMPDIR"] = str(tmp_path)
-    run = subprocess.run([sys.executable, "-m", "cli.main", "chaos", "--scale", "small", "--scenario", "partition",
-                          "--postgres", postgres, "--json", str(figures_path)],
-                         env=env, capture_output=True, text=True, timeout=880, check=False)
+    run = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "cli.main",
+            "chaos",
+            "--scale",
+            "small",
+            "--scenario",
+            "partition",
+            "--postgres",
+            postgres,
+            "--json",
+            str(figures_path),
+        ],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=880,
+        check=False,
+    )
     results = json.loads(figures_path.read_text()) if figures_path.exists() else []
     assert [r["scenario"] for r in results] == ["partition"], run.stdout[-4000:] + run.stderr[-4000:]
     result = results[0]

@@ -38,11 +38,39 @@ def test_capacity_prints_per_investigation_costs_saturation_and_the_model(tmp_pa
     before = _databases(postgres)
     out = tmp_path / "capacity.json"
     env = {k: v for k, v in os.environ.items() if not k.startswith(("SLEUTH_", "ANTHROPIC_"))}
-    env.update({"SLEUTH_EMBEDDINGS_DIR": str(embeddings_dir), "ANTHROPIC_API_KEY": "sk-fake", "TMPDIR": str(tmp_path)})
+    env.update(
+        {
+            "SLEUTH_EMBEDDINGS_DIR": str(embeddings_dir),
+            "ANTHROPIC_API_KEY": "sk-fake",
+            "TMPDIR": str(tmp_path),
+        }
+    )
     with FakeMessagesAPI(HeuristicBrain(BagOfWordsEmbedder())) as api:
-        run = subprocess.run([sys.executable, "-m", "cli.main", "capacity", "--postgres", postgres, "--n", "4",
-                              "--llm-n", "3", "--seconds", "1", "--anthropic-base-url", api.url, "--json", str(out)],
-                             env=env, capture_output=True, text=True, timeout=880, check=False)
+        run = subprocess.run(
+            [
+                sys.executable,
+                "-m",
+                "cli.main",
+                "capacity",
+                "--postgres",
+                postgres,
+                "--n",
+                "4",
+                "--llm-n",
+                "3",
+                "--seconds",
+                "1",
+                "--anthropic-base-url",
+                api.url,
+                "--json",
+                str(out),
+            ],
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=880,
+            check=False,
+        )
         llm_requests = len(api.requests)
     assert run.returncode == 0, run.stdout[-3000:] + run.stderr[-3000:]
     figures = json.loads(out.read_text())

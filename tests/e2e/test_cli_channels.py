@@ -15,16 +15,43 @@ from pathlib import Path
 def sleuth(home: Path, *args: str, stdin: str | None = None, **env: str) -> subprocess.CompletedProcess[str]:
     full_env = {k: v for k, v in os.environ.items() if not k.startswith("SLEUTH_")}
     full_env.update({"SLEUTH_HOME": str(home), **env})
-    return subprocess.run([sys.executable, "-m", "cli.main", *args], env=full_env, capture_output=True, text=True,
-                          timeout=120, check=False, input=stdin)
+    return subprocess.run(
+        [sys.executable, "-m", "cli.main", *args],
+        env=full_env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+        input=stdin,
+    )
 
 
 def test_channels_add_list_remove_and_allowlist(tmp_path: Path) -> None:
     home = tmp_path / "home"
     assert sleuth(home, "tenants", "create", "acme").returncode == 0
-    mail = sleuth(home, "channels", "add", "mail", "--tenant", "acme", "--type", "smtp", "--host", "smtp.example.com",
-                  "--port", "587", "--username", "bot", "--password-env", "SMTP_PW", "--starttls",
-                  "--from", "sleuth@example.com", "--json", SMTP_PW="pw-value-123")
+    mail = sleuth(
+        home,
+        "channels",
+        "add",
+        "mail",
+        "--tenant",
+        "acme",
+        "--type",
+        "smtp",
+        "--host",
+        "smtp.example.com",
+        "--port",
+        "587",
+        "--username",
+        "bot",
+        "--password-env",
+        "SMTP_PW",
+        "--starttls",
+        "--from",
+        "sleuth@example.com",
+        "--json",
+        SMTP_PW="pw-value-123",
+    )
     assert mail.returncode == 0, mail.stderr
     assert json.loads(mail.stdout)["secrets"] == {"password": "********"}
     zd = sleuth(home, "channels", "add", "zd", "--tenant", "acme", "--type", "zendesk", "--subdomain", "acme",
@@ -33,8 +60,20 @@ def test_channels_add_list_remove_and_allowlist(tmp_path: Path) -> None:
     zd_view = json.loads(zd.stdout)
     assert zd_view["inbound_url"] == f"/v1/hooks/zendesk/{zd_view['id']}"
     assert zd_view["base_url"] == "https://acme.zendesk.com"
-    missing = sleuth(home, "channels", "add", "x", "--tenant", "acme", "--type", "freshdesk", "--domain", "acme",
-                     "--api-key-env", "NOT_SET_ANYWHERE")
+    missing = sleuth(
+        home,
+        "channels",
+        "add",
+        "x",
+        "--tenant",
+        "acme",
+        "--type",
+        "freshdesk",
+        "--domain",
+        "acme",
+        "--api-key-env",
+        "NOT_SET_ANYWHERE",
+    )
     assert missing.returncode != 0 and "NOT_SET_ANYWHERE" in missing.stderr
     local = ["channels", "add", "local", "--tenant", "acme", "--type", "freshdesk", "--domain", "acme",
              "--api-key-env", "FD", "--base-url", "http://2130706433:8080"]

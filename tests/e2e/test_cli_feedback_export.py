@@ -24,15 +24,24 @@ def _rated(stack: Stack, question: str, rating: str, correction: str | None = No
     inv_id = stack.asked(question)
     inline.run(stack.services, inv_id, deliver=False)
     with stack.services.session() as session:
-        repo.record_feedback(session, tenant_id=stack.tenant_id, investigation_id=inv_id, rater="lead@acme.test",
-                             rating=rating, source="api", correct_answer=correction)
+        repo.record_feedback(
+            session,
+            tenant_id=stack.tenant_id,
+            investigation_id=inv_id,
+            rater="lead@acme.test",
+            rating=rating,
+            source="api",
+            correct_answer=correction,
+        )
     return inv_id
 
 
 def test_export_is_a_decision_set_that_bench_runs(tmp_path: Path, redis_url: str, redis_prefix: str) -> None:
     stack = build_stack(tmp_path / "home", redis_url, redis_prefix)
     helpful = _rated(stack, "Which plan includes SCIM provisioning?", "helpful")
-    corrected = _rated(stack, "What does ERR_4021 mean?", "wrong", "The API key was rotated; create a new one.")
+    corrected = _rated(
+        stack, "What does ERR_4021 mean?", "wrong", "The API key was rotated; create a new one."
+    )
     refusal = _rated(stack, "What is the recipe for a chocolate cake?", "helpful")
     _rated(stack, "How much does the Team plan cost?", "wrong")  # nothing to compare with: left out
     with stack.services.session() as session:

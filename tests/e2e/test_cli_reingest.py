@@ -10,10 +10,13 @@ import subprocess
 import sys
 from pathlib import Path
 
-DOC = {"id": "refund-window", "title": "Zephyrium refund window",
-       "text": "Zephyrium orders can be refunded within 45 days of delivery. Refunds for Zephyrium go back to "
-               "the card that paid, within five business days.",
-       "url": "https://help.example.com/zephyrium-refunds"}
+DOC = {
+    "id": "refund-window",
+    "title": "Zephyrium refund window",
+    "text": "Zephyrium orders can be refunded within 45 days of delivery. Refunds for Zephyrium go back to "
+    "the card that paid, within five business days.",
+    "url": "https://help.example.com/zephyrium-refunds",
+}
 QUESTION = "How long is the Zephyrium refund window?"
 
 

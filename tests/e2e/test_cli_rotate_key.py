@@ -16,14 +16,22 @@ from storage.console_sessions import ConsoleSessions
 from tests.support.stack import build_stack
 
 
-def test_rotate_key_replaces_the_key_and_ends_the_sessions(tmp_path: Path, redis_url: str, redis_prefix: str) -> None:
+def test_rotate_key_replaces_the_key_and_ends_the_sessions(
+    tmp_path: Path, redis_url: str, redis_prefix: str
+) -> None:
     stack = build_stack(tmp_path / "home", redis_url, redis_prefix)
     sessions = ConsoleSessions(stack.services.redis, redis_prefix)
     with stack.services.session() as db:
         tenant = repo.get_tenant_by_name(db, name=stack.tenant_name)
     live, _ = sessions.create(tenant_id=tenant.id, key_tag="old", scope="console", ttl_seconds=600)
-    run = subprocess.run([sys.executable, "-m", "cli.main", "tenants", "rotate-key", stack.tenant_name, "--json"],
-                         env=stack.env(), capture_output=True, text=True, timeout=120, check=False)
+    run = subprocess.run(
+        [sys.executable, "-m", "cli.main", "tenants", "rotate-key", stack.tenant_name, "--json"],
+        env=stack.env(),
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
     assert run.returncode == 0, run.stderr
     out = json.loads(run.stdout)
     assert out["api_key"].startswith("sk_") and out["api_key"] != stack.api_key and out["sessions_ended"] == 1

@@ -31,7 +31,9 @@ def test_retention_days_are_set_and_checked(tmp_path: Path, redis_url: str, redi
         assert repo.get_tenant(db, tenant_id=stack.tenant_id).limits["retention_days"] == 30
 
 
-def test_remove_needs_confirm_then_removes_everything(tmp_path: Path, redis_url: str, redis_prefix: str) -> None:
+def test_remove_needs_confirm_then_removes_everything(
+    tmp_path: Path, redis_url: str, redis_prefix: str
+) -> None:
     stack = build_stack(tmp_path / "home", redis_url, redis_prefix)
     stack.asked("What does error ERR_4021 mean?")
     refused = _sleuth(stack, "remove", stack.tenant_name)
@@ -39,7 +41,9 @@ def test_remove_needs_confirm_then_removes_everything(tmp_path: Path, redis_url:
     run = _sleuth(stack, "remove", stack.tenant_name, "--confirm", "--json")
     assert run.returncode == 0, run.stderr
     out = json.loads(run.stdout)
-    assert out["rows"]["tenant"] == 1 and out["rows"]["investigation"] == 1 and out["index_entries"]["bm25"] > 0
+    assert (
+        out["rows"]["tenant"] == 1 and out["rows"]["investigation"] == 1 and out["index_entries"]["bm25"] > 0
+    )
     with stack.services.session() as db, pytest.raises(NotFound):
         repo.get_tenant(db, tenant_id=stack.tenant_id)
     unknown = _sleuth(stack, "remove", "no-such-tenant", "--confirm")

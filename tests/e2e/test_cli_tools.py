@@ -45,30 +45,54 @@ def test_add_list_remove_the_examples(home: Path, tmp_path: Path) -> None:
                    "--secret-file", str(token))
     assert added.returncode == 0, added.stderr
     assert "added tool billing_account" in added.stdout and "tok-very-secret" not in added.stdout
-    assert sleuth(home, "tools", "add", str(TOOLS / "service_status.yaml"), "--tenant", "acme").returncode == 0
+    assert (
+        sleuth(home, "tools", "add", str(TOOLS / "service_status.yaml"), "--tenant", "acme").returncode == 0
+    )
     listed = sleuth(home, "tools", "list", "--tenant", "acme", "--json")
     views = json.loads(listed.stdout)
     assert [v["name"] for v in views] == ["billing_account", "service_status"]
     assert views[0]["has_secret"] is True and "tok-very-secret" not in listed.stdout
     removed = sleuth(home, "tools", "remove", "service_status", "--tenant", "acme")
     assert removed.returncode == 0
-    assert [v["name"] for v in json.loads(sleuth(home, "tools", "list", "--tenant", "acme", "--json").stdout)] == [
-        "billing_account"]
+    assert [
+        v["name"] for v in json.loads(sleuth(home, "tools", "list", "--tenant", "acme", "--json").stdout)
+    ] == ["billing_account"]
 
 
-@pytest.mark.parametrize(("changes", "message"), [
-    ({"params": {"account_id": {"schema": {"type": "strin"}, "source": "context.account_id"}}},
-     "params.account_id.schema: invalid JSON Schema"),
-    ({"url": "https://api.example.com/v1/accounts/{acount_id}/billing"},
-     "url: unknown template variable {acount_id}"),
-    ({"url": "http://127.0.0.1:8080/v1/accounts/{account_id}/billing"}, "url: 127.0.0.1 is a loopback address"),
-    ({"url": "http://10.0.0.7/v1/accounts/{account_id}/billing"}, "url: 10.0.0.7 is a private address"),
-    ({"params": {"account_id": {"schema": {"type": "string", "pattern": "^acct-[0-9]{1,6}$"}, "source": "question"}},
-      "policy": {"audiences": ["customer"], "subject": "requester"}},
-     "owner: parameter account_id comes from the question, so the API may return another customer's record"),
-])
-def test_bad_declarations_are_one_clear_error(home: Path, tmp_path: Path, changes: dict[str, object],
-                                              message: str) -> None:
+@pytest.mark.parametrize(
+    ("changes", "message"),
+    [
+        (
+            {"params": {"account_id": {"schema": {"type": "strin"}, "source": "context.account_id"}}},
+            "params.account_id.schema: invalid JSON Schema",
+        ),
+        (
+            {"url": "https://api.example.com/v1/accounts/{acount_id}/billing"},
+            "url: unknown template variable {acount_id}",
+        ),
+        (
+            {"url": "http://127.0.0.1:8080/v1/accounts/{account_id}/billing"},
+            "url: 127.0.0.1 is a loopback address",
+        ),
+        ({"url": "http://10.0.0.7/v1/accounts/{account_id}/billing"}, "url: 10.0.0.7 is a private address"),
+        (
+            {
+                "params": {
+                    "account_id": {
+                        "schema": {"type": "string", "pattern": "^acct-[0-9]{1,6}$"},
+                        "source": "question",
+                    }
+                },
+                "policy": {"audiences": ["customer"], "subject": "requester"},
+            },
+            ("owner: parameter account_id comes from the question, so the API may return another customer's "
+            "record"),
+        ),
+    ],
+)
+def test_bad_declarations_are_one_clear_error(
+    home: Path, tmp_path: Path, changes: dict[str, object], message: str
+) -> None:
     result = sleuth(home, "tools", "add", str(variant(tmp_path, "bad", **changes)), "--tenant", "acme",
                     "--secret-file", "-", stdin="tok")
     assert result.returncode == 2, result.stdout + result.stderr
@@ -83,7 +107,9 @@ def test_the_allowlist_opens_a_loopback_tool(home: Path, tmp_path: Path) -> None
     assert result.returncode == 0, result.stderr
 
 
-def test_an_imported_operation_with_a_question_parameter_takes_its_owner_check(home: Path, tmp_path: Path) -> None:
+def test_an_imported_operation_with_a_question_parameter_takes_its_owner_check(
+    home: Path, tmp_path: Path
+) -> None:
     spec = {"openapi": "3.0.0", "servers": [{"url": "https://shop.example.com"}],
             "paths": {"/v2/orders/{order_id}": {"get": {
                 "operationId": "getOrder", "summary": "One order by its number: status, carrier and ETA.",
@@ -99,5 +125,7 @@ def test_an_imported_operation_with_a_question_parameter_takes_its_owner_check(h
     added = sleuth(home, "tools", "add", str(path), "--operation", "getOrder", "--tenant", "acme",
                    "--owner", "order.customer_id=context.account_id")
     assert added.returncode == 0, added.stderr
-    bad = sleuth(home, "tools", "add", str(path), "--operation", "getOrder", "--tenant", "acme", "--owner", "x")
+    bad = sleuth(
+        home, "tools", "add", str(path), "--operation", "getOrder", "--tenant", "acme", "--owner", "x"
+    )
     assert bad.returncode == 2 and "--owner" in bad.stderr

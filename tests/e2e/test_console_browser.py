@@ -39,7 +39,9 @@ class Console:
 
         services = self.stack.services
         launch: Callable[[str], None] = (lambda i: inline.run(services, i)) if run else self.launched.append
-        return create_and_launch(services, self.stack.tenant_name, question, "agentic", callback, launch=launch)
+        return create_and_launch(
+            services, self.stack.tenant_name, question, "agentic", callback, launch=launch
+        )
 
 
 def _port() -> int:
@@ -170,7 +172,9 @@ def test_list_page_filters_and_keyboard_redeliver(browser: Any, console: Console
 
     from storage import repositories as repo
 
-    dead_inv = console.ask("What does ERR_4021 mean?", callback={"type": "webhook", "url": "http://127.0.0.1:9/x"})
+    dead_inv = console.ask(
+        "What does ERR_4021 mean?", callback={"type": "webhook", "url": "http://127.0.0.1:9/x"}
+    )
     console.ask("Good morning!")
     with console.stack.services.session() as db:
         delivery_id = repo.list_deliveries(db, investigation_id=dead_inv)[0].id

@@ -2,7 +2,8 @@
 tests/e2e/test_console_browser.py does): the links of an e-mail received by a local aiosmtpd server and of a
 note received by a local fake Zendesk record the rating when opened and pressed, and opening alone records
 nothing. Then the quality page with data, screenshotted (SLEUTH_DOCS_SCREENSHOTS=1 writes it to
-docs/quality-page.png, the picture docs/feedback.md shows), and the knowledge-gaps page used without script."""
+docs/quality-page.png, the picture docs/feedback.md shows), and the knowledge-gaps page used without
+script."""
 
 from __future__ import annotations
 
@@ -131,8 +132,15 @@ def test_the_links_of_a_real_email_record_the_rating(browser: Any, site: Site) -
 
     smtp = SmtpServer()
     try:
-        add_channel(site.stack.services, site.tenant, name="mail", type="smtp", host="127.0.0.1", port=smtp.port,
-                    **{"from": "sleuth@acme.test"})
+        add_channel(
+            site.stack.services,
+            site.tenant,
+            name="mail",
+            type="smtp",
+            host="127.0.0.1",
+            port=smtp.port,
+            **{"from": "sleuth@acme.test"},
+        )
         inv_id, [delivery_id] = finished(site.stack.services, site.tenant, {
             "type": "email", "channel": "mail", "to": ["agent@acme.test"]})
         assert attempt_delivery(site.stack.services, delivery_id).status == "delivered"
@@ -163,7 +171,9 @@ def test_the_links_of_a_zendesk_note_record_the_rating(browser: Any, site: Site)
     assert set(links) == {"helpful", "partly", "wrong"}
     _open_and_press(browser, site, links["helpful"], inv_id, "Sent as drafted")
     [(rater, rating, comment)] = _ratings(site, inv_id)
-    assert rater.startswith("zendesk") and "123" in rater and (rating, comment) == ("helpful", "Sent as drafted")
+    assert (
+        rater.startswith("zendesk") and "123" in rater and (rating, comment) == ("helpful", "Sent as drafted")
+    )
 
 
 QUESTIONS = ["How do I export invoices to CSV?", "Which plan includes SSO?", "What does ERR_4021 mean?",
@@ -177,27 +187,58 @@ def _seed_quality(site: Site, count: int = 160, seed: int = 11) -> None:
     services, now = site.stack.services, utcnow()
     for i in range(count):
         status = rng.choices(["answered", "refused", "failed"], [0.78, 0.17, 0.05])[0]
-        route = "out_of_corpus" if status == "refused" else rng.choice(["lookup", "lookup", "multi_part", "multi_hop"])
+        route = (
+            "out_of_corpus"
+            if status == "refused"
+            else rng.choice(["lookup", "lookup", "multi_part", "multi_hop"])
+        )
         created = now - timedelta(days=rng.uniform(0, 56))
         with services.session() as session:
-            inv, _ = repo.create_investigation(session, tenant=site.tenant, question=rng.choice(QUESTIONS),
-                                               mode="agentic", callback=None, budget={}, idempotency_key=None,
-                                               deadline_seconds=60, audience=rng.choice(["agent", "agent", "customer"]))
+            inv, _ = repo.create_investigation(
+                session,
+                tenant=site.tenant,
+                question=rng.choice(QUESTIONS),
+                mode="agentic",
+                callback=None,
+                budget={},
+                idempotency_key=None,
+                deadline_seconds=60,
+                audience=rng.choice(["agent", "agent", "customer"]),
+            )
             repo.update_investigation(session, investigation_id=inv.id, route=route)
-            repo.finish_investigation(session, investigation_id=inv.id, status=status, stop_reason="sufficient",
-                                      answer="See the plans page [1]." if status == "answered" else None)
+            repo.finish_investigation(
+                session,
+                investigation_id=inv.id,
+                status=status,
+                stop_reason="sufficient",
+                answer="See the plans page [1]." if status == "answered" else None,
+            )
             session.execute(update(Investigation).where(col(Investigation.id) == inv.id).values(
                 created_at=created, finished_at=created + timedelta(seconds=rng.uniform(2, 25))))
             session.commit()
             if status != "failed" and rng.random() < 0.55:
                 rating = rng.choices(["helpful", "partly", "wrong"], [0.68, 0.2, 0.12])[0]
-                repo.record_feedback(session, tenant_id=site.tenant.id, investigation_id=inv.id, rater=f"agent:{i}",
-                                     rating=rating, source=rng.choice(["link", "zendesk_tag"]), now=created)
+                repo.record_feedback(
+                    session,
+                    tenant_id=site.tenant.id,
+                    investigation_id=inv.id,
+                    rater=f"agent:{i}",
+                    rating=rating,
+                    source=rng.choice(["link", "zendesk_tag"]),
+                    now=created,
+                )
             if status == "answered" and rng.random() < 0.5:
                 draft = rng.choices(["unchanged", "edited", "unused"], [0.5, 0.35, 0.15])[0]
-                repo.record_outcome(session, tenant_id=site.tenant.id, investigation_id=inv.id, helpdesk="zendesk",
-                                    ticket_id=str(1000 + i), draft=draft, reopened=rng.random() < 0.08,
-                                    edit_ratio=round(rng.uniform(0.1, 0.6), 2) if draft == "edited" else None)
+                repo.record_outcome(
+                    session,
+                    tenant_id=site.tenant.id,
+                    investigation_id=inv.id,
+                    helpdesk="zendesk",
+                    ticket_id=str(1000 + i),
+                    draft=draft,
+                    reopened=rng.random() < 0.08,
+                    edit_ratio=round(rng.uniform(0.1, 0.6), 2) if draft == "edited" else None,
+                )
 
 
 def test_the_quality_page_with_data(browser: Any, site: Site, tmp_path: Path) -> None:
@@ -227,7 +268,8 @@ def test_the_quality_page_with_data(browser: Any, site: Site, tmp_path: Path) ->
 
 
 def test_the_gaps_page_in_the_browser(browser: Any, site: Site) -> None:
-    """Signed in, the biggest topic first; its investigations unfold without script and lead to their trace."""
+    """Signed in, the biggest topic first; its investigations unfold without script and lead to their
+    trace."""
     from selenium.webdriver.common.by import By
     from selenium.webdriver.common.keys import Keys
 

@@ -30,9 +30,16 @@ def test_signed_tickets_come_back_as_one_internal_note_each(tmp_path: Path, redi
 
     stack = build_stack(tmp_path / "home", redis_url, redis_prefix, database_url=db_url,
                         embeddings_dir=embeddings_dir)
-    ingest(load_documents([EXAMPLES / "kb"]), tenant=stack.tenant_id, backends=list(stack.services.backends.values()))
-    questions = [json.loads(line)["question"] for line in (EXAMPLES / "demo_questions.jsonl").read_text().splitlines()
-                 if line.strip()][1:5]
+    ingest(
+        load_documents([EXAMPLES / "kb"]),
+        tenant=stack.tenant_id,
+        backends=list(stack.services.backends.values()),
+    )
+    questions = [
+        json.loads(line)["question"]
+        for line in (EXAMPLES / "demo_questions.jsonl").read_text().splitlines()
+        if line.strip()
+    ][1:5]
     tickets = list(range(9001, 9001 + len(questions)))
     desk = ZendeskFake("bot@acme.test", "tok", set(tickets))
     with stack.services.session() as session:

@@ -85,7 +85,9 @@ def test_other_tenant_gets_404_and_bad_input_writes_nothing(live: tuple[Stack, s
 
     stack, base = live
     with stack.services.session() as session:
-        _, other_key = repo.create_tenant(session, name=stack.tenant_name + "-other", box=stack.services.secret_box())
+        _, other_key = repo.create_tenant(
+            session, name=stack.tenant_name + "-other", box=stack.services.secret_box()
+        )
     auth = {"Authorization": f"Bearer {stack.api_key}"}
     created = httpx.post(f"{base}/v1/investigations", json={"question": "What is ERR_4021?"}, headers=auth)
     inv_id = created.json()["id"]

@@ -27,7 +27,9 @@ def test_the_access_log_never_shows_an_api_key(tmp_path: Path, redis_url: str, r
     assert "api_key=***&x=1" in text
 
 
-def test_a_sign_in_link_never_reaches_the_access_log(tmp_path: Path, redis_url: str, redis_prefix: str) -> None:
+def test_a_sign_in_link_never_reaches_the_access_log(
+    tmp_path: Path, redis_url: str, redis_prefix: str
+) -> None:
     stack = build_stack(tmp_path / "home", redis_url, redis_prefix)
     inv_id = stack.asked("Which plan includes SCIM provisioning?")
     log_path = tmp_path / "api.log"
@@ -52,16 +54,22 @@ def test_a_sign_in_link_never_reaches_the_access_log(tmp_path: Path, redis_url: 
     assert "/r/***?score=1" in text and "/feedback/***/up" in text
 
 
-@pytest.mark.parametrize(("line", "expected"), [
-    ('127.0.0.1 - "GET /trace/a?key=sk_abcdefghijk HTTP/1.1" 200', '127.0.0.1 - "GET /trace/a?key=*** HTTP/1.1" 200'),
-    ("signing with whsec_c2VjcmV0c2VjcmV0", "signing with whsec_***"),
-    ("Authorization: Bearer sk_abcdefghij", "Authorization: Bearer sk_***"),
-    ("Authorization: Bearer abcdefghij", "Authorization: Bearer ***"),
-    ("nothing secret here: key=value in prose", "nothing secret here: key=value in prose"),
-    ('"GET /link/eyJ0Ijo.aGVsbG8-_x HTTP/1.1" 303', '"GET /link/*** HTTP/1.1" 303'),
-    ('"GET /r/abc123?score=1 HTTP/1.1" 200', '"GET /r/***?score=1 HTTP/1.1" 200'),
-    ('"POST /feedback/abc123/up HTTP/1.1" 200', '"POST /feedback/***/up HTTP/1.1" 200'),
-    ('"GET /trace/a?x=1&token=t0k3n HTTP/1.1" 200', '"GET /trace/a?x=1&token=*** HTTP/1.1" 200'),
-])
+@pytest.mark.parametrize(
+    ("line", "expected"),
+    [
+        (
+            '127.0.0.1 - "GET /trace/a?key=sk_abcdefghijk HTTP/1.1" 200',
+            '127.0.0.1 - "GET /trace/a?key=*** HTTP/1.1" 200',
+        ),
+        ("signing with whsec_c2VjcmV0c2VjcmV0", "signing with whsec_***"),
+        ("Authorization: Bearer sk_abcdefghij", "Authorization: Bearer sk_***"),
+        ("Authorization: Bearer abcdefghij", "Authorization: Bearer ***"),
+        ("nothing secret here: key=value in prose", "nothing secret here: key=value in prose"),
+        ('"GET /link/eyJ0Ijo.aGVsbG8-_x HTTP/1.1" 303', '"GET /link/*** HTTP/1.1" 303'),
+        ('"GET /r/abc123?score=1 HTTP/1.1" 200', '"GET /r/***?score=1 HTTP/1.1" 200'),
+        ('"POST /feedback/abc123/up HTTP/1.1" 200', '"POST /feedback/***/up HTTP/1.1" 200'),
+        ('"GET /trace/a?x=1&token=t0k3n HTTP/1.1" 200', '"GET /trace/a?x=1&token=*** HTTP/1.1" 200'),
+    ],
+)
 def test_redact(line: str, expected: str) -> None:
     assert redact(line) == expected

@@ -225,7 +225,8 @@ class FakeMessagesAPI:
             self._by_step.setdefault(step, deque()).extend(replies)
 
     def fail_after(self, ok: int, reply: Callable[[], Reply]) -> None:
-        """Once `ok` requests have been answered successfully in total, answer every request with `reply()`."""
+        """Once `ok` requests have been answered successfully in total, answer every request with
+        `reply()`."""
         with self._lock:
             self._after = (ok, reply)
 
@@ -289,14 +290,18 @@ def _handler_for(api: FakeMessagesAPI) -> type[BaseHTTPRequestHandler]:
             try:
                 body = json.loads(raw or b"{}")
             except ValueError:
-                self._json(400, {"type": "error", "error": {"type": "invalid_request_error", "message": "json"}})
+                self._json(
+                    400, {"type": "error", "error": {"type": "invalid_request_error", "message": "json"}}
+                )
                 return
             record = Recorded(self.path.split("?")[0], {k.lower(): v for k, v in self.headers.items()}, body)
             with api._lock:
                 api.requests.append(record)
             if record.path != "/v1/messages":
                 record.status = 404
-                self._json(404, {"type": "error", "error": {"type": "not_found_error", "message": record.path}})
+                self._json(
+                    404, {"type": "error", "error": {"type": "not_found_error", "message": record.path}}
+                )
                 return
             try:
                 reply = api._next_reply(record)
@@ -348,8 +353,16 @@ def _handler_for(api: FakeMessagesAPI) -> type[BaseHTTPRequestHandler]:
             self.wfile.write(_sse("ping", {"type": "ping"}))
             for index, block in enumerate(message["content"]):
                 if block["type"] == "text":
-                    self.wfile.write(_sse("content_block_start", {"type": "content_block_start", "index": index,
-                                                                  "content_block": {"type": "text", "text": ""}}))
+                    self.wfile.write(
+                        _sse(
+                            "content_block_start",
+                            {
+                                "type": "content_block_start",
+                                "index": index,
+                                "content_block": {"type": "text", "text": ""},
+                            },
+                        )
+                    )
                     for piece in re.findall(r"\S+\s*|\s+", block["text"]):
                         self.wfile.write(_sse("content_block_delta", {
                             "type": "content_block_delta", "index": index,
@@ -363,9 +376,16 @@ def _handler_for(api: FakeMessagesAPI) -> type[BaseHTTPRequestHandler]:
                         "type": "content_block_delta", "index": index,
                         "delta": {"type": "input_json_delta", "partial_json": json.dumps(block["input"])}}))
                 self.wfile.write(_sse("content_block_stop", {"type": "content_block_stop", "index": index}))
-            self.wfile.write(_sse("message_delta", {
-                "type": "message_delta", "delta": {"stop_reason": message["stop_reason"], "stop_sequence": None},
-                "usage": {"output_tokens": usage["output_tokens"]}}))
+            self.wfile.write(
+                _sse(
+                    "message_delta",
+                    {
+                        "type": "message_delta",
+                        "delta": {"stop_reason": message["stop_reason"], "stop_sequence": None},
+                        "usage": {"output_tokens": usage["output_tokens"]},
+                    },
+                )
+            )
             self.wfile.write(_sse("message_stop", {"type": "message_stop"}))
             self.wfile.flush()
             self.close_connection = True

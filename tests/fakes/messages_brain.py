@@ -43,8 +43,10 @@ class Fence:
 def parse_prompt(user: str) -> dict[str, Any]:
     """question, passages, plan (kind, [(text, purpose)]) and asked/missing lists of a Sleuth prompt."""
     question = _QUESTION.search(user)
-    passages = [Fence(m.group(1), {k: unescape(v) for k, v in _ATTR.findall(m.group(2))}, unescape(m.group(3)))
-                for m in _PASSAGE.finditer(user)]
+    passages = [
+        Fence(m.group(1), {k: unescape(v) for k, v in _ATTR.findall(m.group(2))}, unescape(m.group(3)))
+        for m in _PASSAGE.finditer(user)
+    ]
     plan_match = _PLAN.search(user)
     plan: tuple[str, list[tuple[str, str]]] = ("as_is", [])
     if plan_match:
@@ -87,8 +89,11 @@ class HeuristicBrain:
     def answer(self, step: str, p: dict[str, Any]) -> Reply:
         q: str = p["question"]
         h = self.reasoner
-        plan = Plan(original=q, kind=p["plan"][0],
-                    subqueries=tuple(SubQuery(text=t, purpose=u) for t, u in p["plan"][1]) or (SubQuery(text=q),))
+        plan = Plan(
+            original=q,
+            kind=p["plan"][0],
+            subqueries=tuple(SubQuery(text=t, purpose=u) for t, u in p["plan"][1]) or (SubQuery(text=q),),
+        )
         if step == "route":
             r = h.route(q)
             return Tool({"route": r.route.value, "reason": r.reason, "confidence": round(r.confidence, 3)})
@@ -99,9 +104,18 @@ class HeuristicBrain:
             return Tool({"kind": kind, "subqueries": subs[:5]})
         if step == "grade":
             fences = p["passages"]
-            passages = [Passage(chunk_id=f.label, source_id=f.attrs.get("source", f.label),
-                                title=f.attrs.get("title", ""), text=f.text, score=1.0 / i, engine="fused", rank=i)
-                        for i, f in enumerate(fences, start=1)]
+            passages = [
+                Passage(
+                    chunk_id=f.label,
+                    source_id=f.attrs.get("source", f.label),
+                    title=f.attrs.get("title", ""),
+                    text=f.text,
+                    score=1.0 / i,
+                    engine="fused",
+                    rank=i,
+                )
+                for i, f in enumerate(fences, start=1)
+            ]
             graded = h.grade(q, passages, 1, {f.label: f.attrs.get("found_by", q) for f in fences})
             return Tool({"grades": [{"id": e.chunk_id, "grade": e.grade.value,
                                      "relevance": round(max(0.0, min(1.0, e.score)), 3)} for e in graded],
@@ -124,14 +138,20 @@ class HeuristicBrain:
         if answer.refused:
             return f"{REFUSAL_SENTINEL} {answer.caveat or 'no passage answers the question'}"
         label_of = {c.marker: c.evidence_id for c in answer.citations}  # evidence id = the prompt's label
-        text = re.sub(r"\[(\d{1,3})\]", lambda m: f"[{label_of.get(int(m.group(1)), m.group(1))}]", answer.text)
+        text = re.sub(
+            r"\[(\d{1,3})\]", lambda m: f"[{label_of.get(int(m.group(1)), m.group(1))}]", answer.text
+        )
         return text.removeprefix("From the knowledge base:\n")
 
 
 # Instructions a gullible model would obey, planted in the injection corpus.
 _TOOL_ORDER = re.compile(r"\bcall (?:the )?(?:tool )?`?([a-z_]{3,40})`?", re.IGNORECASE)
-_SAY_ORDER = re.compile(r"(?:reply|answer|respond|say)(?: only)?(?: with)?:?\s*[\"“']([^\"”']{5,200})[\"”']", re.IGNORECASE)
-_SEARCH_ORDER = re.compile(r"search (?:for|the knowledge base for)\s*[\"“']([^\"”']{3,120})[\"”']", re.IGNORECASE)
+_SAY_ORDER = re.compile(
+    r"(?:reply|answer|respond|say)(?: only)?(?: with)?:?\s*[\"“']([^\"”']{5,200})[\"”']", re.IGNORECASE
+)
+_SEARCH_ORDER = re.compile(
+    r"search (?:for|the knowledge base for)\s*[\"“']([^\"”']{3,120})[\"”']", re.IGNORECASE
+)
 
 
 class GullibleBrain:
@@ -154,7 +174,11 @@ class GullibleBrain:
         if step == "synthesize" and (m := _SAY_ORDER.search(planted)):
             self.obeyed.append((step, f"say {m.group(1)}"))
             honest = self.inner(record)
-            text = honest.text if isinstance(honest, Text) and not honest.text.startswith(REFUSAL_SENTINEL) else ""
+            text = (
+                honest.text
+                if isinstance(honest, Text) and not honest.text.startswith(REFUSAL_SENTINEL)
+                else ""
+            )
             fake = max(markers_in(text) or [0]) + 40  # a marker that names no passage
             return Text(f"{m.group(1)}\n{text}\nSee also [{fake}].".strip())
         return self.inner(record)

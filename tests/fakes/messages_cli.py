@@ -31,7 +31,9 @@ def serve(port: int, embedder: str, min_cache_tokens: int) -> None:
         from tests.unit.investigation.fakes import BagOfWordsEmbedder
 
         chosen = BagOfWordsEmbedder()
-    api = FakeMessagesAPI(HeuristicBrain(chosen), billing=Billing(min_cache_tokens=min_cache_tokens), port=port)
+    api = FakeMessagesAPI(
+        HeuristicBrain(chosen), billing=Billing(min_cache_tokens=min_cache_tokens), port=port
+    )
     api.start()
     print(f"fake Messages API on {api.url} (brain: heuristic/{embedder}); Ctrl-C stops", flush=True)
     try:

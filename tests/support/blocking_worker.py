@@ -1,5 +1,6 @@
 """A Celery app with one task that holds its prefork child until the test releases it: what stopping a worker
-mid-task looks like, with nothing of Sleuth's in the way. Run as `celery -A tests.support.blocking_worker worker`
+mid-task looks like, with nothing of Sleuth's in the way. Run as `celery -A tests.support.blocking_worker
+worker`
 with BLOCKING_BROKER_URL / BLOCKING_PREFIX set."""
 
 from __future__ import annotations

@@ -2,9 +2,10 @@
 
 Zendesk: the incremental article export (`start_time` required, `next_page`/`end_time`/`count`), the article
 list with cursor pagination (`page[size]` ≤ 100, `page[after]`, `meta.has_more`, `links.next`), user segments.
-Freshdesk: solution categories, their folders (`visibility`), each folder's articles (`page`, `per_page` ≤ 100).
-Basic auth is checked (401), `forbidden` answers 403, `cues` answer the next requests (429 + Retry-After,
-5xx). A logical clock stamps every change, so an export sees exactly what changed after its start time.
+Freshdesk: solution categories, their folders (`visibility`), each folder's articles (`page`, `per_page` ≤
+100). Basic auth is checked (401), `forbidden` answers 403, `cues` answer the next requests (429 +
+Retry-After, 5xx). A logical clock stamps every change, so an export sees exactly what changed after its start
+time.
 """
 
 from __future__ import annotations
@@ -31,7 +32,8 @@ def _iso(epoch: int) -> str:
 
 
 class HelpCenter:
-    """Both fakes on one server (paths do not overlap). Articles are dicts in Zendesk's or Freshdesk's shape."""
+    """Both fakes on one server (paths do not overlap). Articles are dicts in Zendesk's or Freshdesk's
+    shape."""
 
     def __init__(self, *, zendesk_auth: tuple[str, str] = ("bot@acme.test/token", "zd-token"),
                  freshdesk_auth: tuple[str, str] = ("fd-key", "X")) -> None:
@@ -46,8 +48,11 @@ class HelpCenter:
         self.folders: dict[int, list[dict[str, Any]]] = {}
         self.fd: dict[int, list[dict[str, Any]]] = {}  # folder id -> articles
         self.tickets: dict[int, dict[str, Any]] = {}  # Zendesk tickets (with comments and users)
-        self.users = [{"id": 1, "role": "end-user", "name": "Requester"}, {"id": 2, "role": "agent", "name": "Ana"},
-                      {"id": 3, "role": "agent", "name": "Sleuth bot"}]
+        self.users = [
+            {"id": 1, "role": "end-user", "name": "Requester"},
+            {"id": 2, "role": "agent", "name": "Ana"},
+            {"id": 3, "role": "agent", "name": "Sleuth bot"},
+        ]
         self.fd_tickets: dict[int, dict[str, Any]] = {}  # Freshdesk tickets (with conversations)
         self.cues: list[tuple[int, dict[str, str]]] = []
         self.fail_once: dict[str, int] = {}  # the first request whose path holds the key gets that status
@@ -105,8 +110,16 @@ class HelpCenter:
 
     # -- Zendesk ---------------------------------------------------------------------------------------
 
-    def zd_put(self, article_id: int, *, title: str | None = None, body: str | None = None, draft: bool | None = None,
-               user_segment_id: Any = "keep", locale: str = "en-us") -> None:
+    def zd_put(
+        self,
+        article_id: int,
+        *,
+        title: str | None = None,
+        body: str | None = None,
+        draft: bool | None = None,
+        user_segment_id: Any = "keep",
+        locale: str = "en-us",
+    ) -> None:
         """Create or change an article (its `updated_at` moves, as Zendesk's does on any metadata change)."""
         with self.lock:
             now = self.tick()
@@ -189,23 +202,47 @@ class HelpCenter:
         rows = sorted(a["id"] for a in self.zd.values() if a["id"] > after)
         page = rows[:size]
         has_more = len(rows) > size
-        nxt = f"{self.url}{path}?{urlencode({'page[size]': size, 'page[after]': page[-1]})}" if has_more else None
+        nxt = (
+            f"{self.url}{path}?{urlencode({'page[size]': size, 'page[after]': page[-1]})}"
+            if has_more
+            else None
+        )
         return 200, {"articles": [self._public(self.zd[i]) for i in page],
                      "meta": {"has_more": has_more, "after_cursor": str(page[-1]) if page else None,
                               "before_cursor": str(page[0]) if page else None},
                      "links": {"first": None, "last": None, "next": nxt, "prev": None}}
 
-    def zd_ticket(self, ticket_id: int, *, subject: str, status: str, comments: list[tuple[int, bool, str]]) -> None:
+    def zd_ticket(
+        self, ticket_id: int, *, subject: str, status: str, comments: list[tuple[int, bool, str]]
+    ) -> None:
         """A ticket and its comments as (author id, public, body)."""
         with self.lock:
             now = self.tick()
             self.tickets[ticket_id] = {
-                "id": ticket_id, "url": f"{self.url}/api/v2/tickets/{ticket_id}.json", "subject": subject,
-                "description": comments[0][2] if comments else "", "status": status, "requester_id": 1,
-                "created_at": _iso(now), "updated_at": _iso(now), "generated_timestamp": now, "_ts": now,
-                "_comments": [{"id": ticket_id * 100 + i, "type": "Comment", "author_id": a, "public": p,
-                               "body": b, "html_body": f"<p>{b}</p>", "plain_body": b, "created_at": _iso(now)}
-                              for i, (a, p, b) in enumerate(comments)]}
+                "id": ticket_id,
+                "url": f"{self.url}/api/v2/tickets/{ticket_id}.json",
+                "subject": subject,
+                "description": comments[0][2] if comments else "",
+                "status": status,
+                "requester_id": 1,
+                "created_at": _iso(now),
+                "updated_at": _iso(now),
+                "generated_timestamp": now,
+                "_ts": now,
+                "_comments": [
+                    {
+                        "id": ticket_id * 100 + i,
+                        "type": "Comment",
+                        "author_id": a,
+                        "public": p,
+                        "body": b,
+                        "html_body": f"<p>{b}</p>",
+                        "plain_body": b,
+                        "created_at": _iso(now),
+                    }
+                    for i, (a, p, b) in enumerate(comments)
+                ],
+            }
 
     def _ticket_export(self, query: dict[str, str]) -> tuple[int, Any]:
         if "cursor" in query:
@@ -227,11 +264,27 @@ class HelpCenter:
         with self.lock:
             now = self.tick()
             self.fd_tickets[ticket_id] = {
-                "id": ticket_id, "subject": subject, "status": status, "priority": 1, "requester_id": 1,
-                "created_at": _iso(now), "updated_at": _iso(now),
-                "_conversations": [{"id": ticket_id * 100 + i, "incoming": inc, "private": priv, "body": f"<div>{b}</div>",
-                                    "body_text": b, "user_id": 1 if inc else 2, "source": 0, "created_at": _iso(now)}
-                                   for i, (inc, priv, b) in enumerate(conversations)]}
+                "id": ticket_id,
+                "subject": subject,
+                "status": status,
+                "priority": 1,
+                "requester_id": 1,
+                "created_at": _iso(now),
+                "updated_at": _iso(now),
+                "_conversations": [
+                    {
+                        "id": ticket_id * 100 + i,
+                        "incoming": inc,
+                        "private": priv,
+                        "body": f"<div>{b}</div>",
+                        "body_text": b,
+                        "user_id": 1 if inc else 2,
+                        "source": 0,
+                        "created_at": _iso(now),
+                    }
+                    for i, (inc, priv, b) in enumerate(conversations)
+                ],
+            }
 
     def _fd_ticket_list(self, query: dict[str, str]) -> tuple[int, Any]:
         per_page, page = int(query.get("per_page", "30")), int(query.get("page", "1"))
@@ -247,12 +300,26 @@ class HelpCenter:
     def fd_folder(self, category_id: int, folder_id: int, visibility: int) -> None:
         with self.lock:
             if not any(c["id"] == category_id for c in self.categories):
-                self.categories.append({"id": category_id, "name": f"Category {category_id}", "description": "",
-                                        "visible_in_portals": [1]})
+                self.categories.append(
+                    {
+                        "id": category_id,
+                        "name": f"Category {category_id}",
+                        "description": "",
+                        "visible_in_portals": [1],
+                    }
+                )
             folders = self.folders.setdefault(category_id, [])
             folders[:] = [f for f in folders if f["id"] != folder_id]
-            folders.append({"id": folder_id, "name": f"Folder {folder_id}", "description": "",
-                            "visibility": visibility, "created_at": _iso(self.clock), "updated_at": _iso(self.clock)})
+            folders.append(
+                {
+                    "id": folder_id,
+                    "name": f"Folder {folder_id}",
+                    "description": "",
+                    "visibility": visibility,
+                    "created_at": _iso(self.clock),
+                    "updated_at": _iso(self.clock),
+                }
+            )
             self.fd.setdefault(folder_id, [])
 
     def fd_put(self, folder_id: int, article_id: int, *, title: str, html: str, status: int = 2) -> None:
@@ -260,11 +327,26 @@ class HelpCenter:
             now = self.tick()
             rows = self.fd.setdefault(folder_id, [])
             rows[:] = [a for a in rows if a["id"] != article_id]
-            rows.append({"id": article_id, "type": 1, "category_id": 1, "folder_id": folder_id, "title": title,
-                         "description": html,
-                         "description_text": re.sub(r"<[^>]+>", " ", html).strip(), "status": status, "agent_id": 7,
-                         "thumbs_up": 0, "thumbs_down": 0, "hits": 0, "tags": [], "seo_data": {},
-                         "created_at": _iso(now), "updated_at": _iso(now)})
+            rows.append(
+                {
+                    "id": article_id,
+                    "type": 1,
+                    "category_id": 1,
+                    "folder_id": folder_id,
+                    "title": title,
+                    "description": html,
+                    "description_text": re.sub(r"<[^>]+>", " ", html).strip(),
+                    "status": status,
+                    "agent_id": 7,
+                    "thumbs_up": 0,
+                    "thumbs_down": 0,
+                    "hits": 0,
+                    "tags": [],
+                    "seo_data": {},
+                    "created_at": _iso(now),
+                    "updated_at": _iso(now),
+                }
+            )
             rows.sort(key=lambda a: a["id"])
 
     def fd_delete(self, folder_id: int, article_id: int) -> None:

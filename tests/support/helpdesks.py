@@ -112,22 +112,37 @@ class ZendeskFake(_Fake):
             if ticket not in self.tickets:
                 return 404, {"error": "RecordNotFound", "description": "Not found"}, False
             data = _json_body(headers, body)
-            shape_ok = (isinstance(data, dict) and set(data) == {"ticket"} and isinstance(data["ticket"], dict)
-                        and set(data["ticket"]) <= {"comment", "additional_tags"}
-                        and isinstance(data["ticket"].get("comment"), dict)
-                        and set(data["ticket"]["comment"]) == {"html_body", "public"}
-                        and isinstance(data["ticket"]["comment"]["html_body"], str)
-                        and isinstance(data["ticket"]["comment"]["public"], bool)
-                        and all(isinstance(t, str) for t in data["ticket"].get("additional_tags", [])))
+            shape_ok = (
+                isinstance(data, dict)
+                and set(data) == {"ticket"}
+                and isinstance(data["ticket"], dict)
+                and set(data["ticket"]) <= {"comment", "additional_tags"}
+                and isinstance(data["ticket"].get("comment"), dict)
+                and set(data["ticket"]["comment"]) == {"html_body", "public"}
+                and isinstance(data["ticket"]["comment"]["html_body"], str)
+                and isinstance(data["ticket"]["comment"]["public"], bool)
+                and all(isinstance(t, str) for t in data["ticket"].get("additional_tags", []))
+            )
             if not shape_ok:
                 return 422, {"error": "RecordInvalid", "description": "bad ticket update"}, False
-            comment = {"id": self.new_id(), "type": "Comment", "html_body": data["ticket"]["comment"]["html_body"],
-                       "public": data["ticket"]["comment"]["public"], "created_at": time.time()}
+            comment = {
+                "id": self.new_id(),
+                "type": "Comment",
+                "html_body": data["ticket"]["comment"]["html_body"],
+                "public": data["ticket"]["comment"]["public"],
+                "created_at": time.time(),
+            }
             with self.lock:
                 self.notes[ticket].append(comment)
                 self.tags[ticket] += data["ticket"].get("additional_tags", [])
-            return 200, {"ticket": {"id": ticket, "tags": self.tags[ticket]},
-                         "audit": {"id": self.new_id(), "events": [{"type": "Comment", "id": comment["id"]}]}}, True
+            return (
+                200,
+                {
+                    "ticket": {"id": ticket, "tags": self.tags[ticket]},
+                    "audit": {"id": self.new_id(), "events": [{"type": "Comment", "id": comment["id"]}]},
+                },
+                True,
+            )
         if method == "GET" and (m := re.fullmatch(r"/api/v2/tickets/(\d+)/comments\.json", url.path)):
             ticket = int(m.group(1))
             if ticket not in self.tickets:
@@ -164,8 +179,14 @@ class FreshdeskFake(_Fake):
             if not (isinstance(data, dict) and set(data) <= {"body", "private", "notify_emails", "incoming"}
                     and isinstance(data.get("body"), str) and data["body"] and data.get("private") is True):
                 return 400, {"description": "Validation failed", "errors": [{"field": "body"}]}, False
-            note = {"id": self.new_id(), "body": data["body"], "body_text": re.sub(r"<[^>]+>", "", data["body"]),
-                    "private": True, "ticket_id": ticket, "created_at": time.time()}
+            note = {
+                "id": self.new_id(),
+                "body": data["body"],
+                "body_text": re.sub(r"<[^>]+>", "", data["body"]),
+                "private": True,
+                "ticket_id": ticket,
+                "created_at": time.time(),
+            }
             with self.lock:
                 self.notes[ticket].append(note)
             return 201, note, True

@@ -92,7 +92,9 @@ class SmtpServer:
         if login is not None:
             expected = (login[0].encode(), login[1].encode())
 
-            def authenticate(server: Any, session: Any, envelope: Any, mechanism: str, data: Any) -> AuthResult:
+            def authenticate(
+                server: Any, session: Any, envelope: Any, mechanism: str, data: Any
+            ) -> AuthResult:
                 ok = isinstance(data, LoginPassword) and (data.login, data.password) == expected
                 return AuthResult(success=ok, handled=False)
 

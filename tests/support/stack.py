@@ -150,7 +150,9 @@ def _new_tenant(services: Services) -> tuple[str, str, str, str]:
 
     name = f"t-{uuid.uuid4().hex[:8]}"
     with services.session() as session:
-        tenant, key = repo.create_tenant(session, name=name, box=services.secret_box(), allowed_hosts=["127.0.0.1"])
+        tenant, key = repo.create_tenant(
+            session, name=name, box=services.secret_box(), allowed_hosts=["127.0.0.1"]
+        )
         tenant_id, secret = tenant.id, repo.open_webhook_secret(tenant, services.secret_box())
     docs = [SourceDocument(id=d["id"], title=d["title"], text=d["text"]) for d in CORPUS]
     ingest(docs, tenant=tenant_id, backends=list(services.backends.values()))

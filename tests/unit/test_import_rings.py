@@ -3,7 +3,8 @@ and no function-local import of the product's own modules outside the CLI (whose
 `sleuth --help` stays fast), but the few listed here, each with its reason.
 
 Pure domain (`investigation`, `heuristic`) ← I/O (`storage`, `adapters`) ← composition (`bootstrap`) ← thin
-shells (`tasks`) ← application (`app`) ← entry points (`workers.app` through `workers`, `api`, `cli`). The task
+shells (`tasks`) ← application (`app`) ← entry points (`workers.app` through `workers`, `api`, `cli`). The
+task
 shell asks the application for tenant fairness through a port (`tasks.fairness`), never by importing it."""
 
 from __future__ import annotations
@@ -12,8 +13,20 @@ import ast
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
-PACKAGES = ("investigation", "heuristic", "config", "storage", "adapters", "bootstrap", "observability", "tasks",
-            "app", "workers", "api", "cli")
+PACKAGES = (
+    "investigation",
+    "heuristic",
+    "config",
+    "storage",
+    "adapters",
+    "bootstrap",
+    "observability",
+    "tasks",
+    "app",
+    "workers",
+    "api",
+    "cli",
+)
 _DOMAIN = {"investigation", "heuristic"}
 _IO = _DOMAIN | {"config", "storage", "adapters"}
 # What each package may import besides itself.
@@ -41,15 +54,34 @@ CROSSING: dict[str, set[str]] = {
 }
 # Function-local imports of the product's own modules kept on purpose: (file, module imported) → why.
 LAZY: dict[tuple[str, str], str] = {
-    **{("bootstrap/services.py", m): "a backend, model or client is imported only when configured and first used"
-       for m in ("investigation", "storage.db", "storage.secrets", "storage.redis_state", "adapters.search.embedder",
-                 "adapters.search.embedded_lexical", "adapters.search.embedded_vector",
-                 "adapters.search.embedded_entities",
-                 "adapters.search.elasticsearch", "adapters.search.weaviate", "adapters.llm.heuristic",
-                 "adapters.llm.anthropic", "storage.rate_limit", "adapters.llm.claude_budget")},
+    **{
+        (
+            "bootstrap/services.py",
+            m,
+        ): "a backend, model or client is imported only when configured and first used"
+        for m in (
+            "investigation",
+            "storage.db",
+            "storage.secrets",
+            "storage.redis_state",
+            "adapters.search.embedder",
+            "adapters.search.embedded_lexical",
+            "adapters.search.embedded_vector",
+            "adapters.search.embedded_entities",
+            "adapters.search.elasticsearch",
+            "adapters.search.weaviate",
+            "adapters.llm.heuristic",
+            "adapters.llm.anthropic",
+            "storage.rate_limit",
+            "adapters.llm.claude_budget",
+        )
+    },
     ("observability/events.py", "adapters.llm.claude_pricing"): "only when an LLM call is observed",
     ("observability/exposition.py", "storage.models"): "the SQL models only for a metrics scrape",
-    ("tasks/tool_step.py", "adapters.llm.claude_tools"): "the Claude SDK only for a tenant whose tools a model picks",
+    (
+        "tasks/tool_step.py",
+        "adapters.llm.claude_tools",
+    ): "the Claude SDK only for a tenant whose tools a model picks",
     ("tasks/tool_step.py", "tasks.llm_usage"): "only with the Claude tool picker",
     ("tasks/tool_step.py", "adapters.search.embedder"): "the ONNX runtime only when a tool is ranked",
     ("api/app.py", "workers.app"): "the Celery app only once the API sends a task",
@@ -94,9 +126,14 @@ def test_each_package_imports_only_the_rings_it_may() -> None:
 
 def test_the_task_shell_never_imports_the_application_ring() -> None:
     """The shell asks for tenant fairness through its port (`tasks.fairness`): the application installs it."""
-    reached = [f"{path}:{getattr(node, 'lineno', 0)}" for path, tree in _modules()
-               if path.startswith("tasks/") and path not in CROSSING
-               for node in ast.walk(tree) for m in _imported(node) if m.split(".")[0] in ("app", "api", "cli")]
+    reached = [
+        f"{path}:{getattr(node, 'lineno', 0)}"
+        for path, tree in _modules()
+        if path.startswith("tasks/") and path not in CROSSING
+        for node in ast.walk(tree)
+        for m in _imported(node)
+        if m.split(".")[0] in ("app", "api", "cli")
+    ]
     assert reached == []
 
 

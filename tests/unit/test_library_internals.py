@@ -2,7 +2,8 @@
 one must fail here, by name, rather than silently fall back or break at run time. pyproject.toml pins the
 versions these were checked on; a new version is taken once this file passes with it.
 
-- kombu (`workers.publishing`): `kombu.transport._transport_cache` is emptied when the Redis schemes are mapped
+- kombu (`workers.publishing`): `kombu.transport._transport_cache` is emptied when the Redis schemes are
+mapped
   to `PublisherTransport`; `Channel._put`/`_put_fanout` are overridden to pass kombu's own `_publish_batch`
   (its publish-batch branch collects `add(command, *args)` instead of sending); `conn_or_acquire` and
   `_create_client` are overridden/called to keep one client per channel.
@@ -35,7 +36,9 @@ def _parameters(fn: object) -> list[str]:
 @pytest.mark.parametrize("library", sorted(CHECKED))
 def test_the_installed_version_is_one_these_internals_were_checked_on(library: str) -> None:
     assert version(library) in CHECKED[library], (
-        f"{library} {version(library)} is outside {CHECKED[library]}: check the internals below, then widen the pin")
+        f"{library} {version(library)} is outside {CHECKED[library]}: check the internals below, then widen "
+        "the pin"
+    )
 
 
 def test_kombus_transport_cache_and_aliases() -> None:

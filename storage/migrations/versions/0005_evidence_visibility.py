@@ -20,7 +20,9 @@ depends_on: str | Sequence[str] | None = None
 
 def upgrade() -> None:
     with op.batch_alter_table("evidence") as batch:
-        batch.add_column(sa.Column("visibility", sa.String(length=20), nullable=False, server_default="public"))
+        batch.add_column(
+            sa.Column("visibility", sa.String(length=20), nullable=False, server_default="public")
+        )
         batch.add_column(sa.Column("flagged", sa.Boolean(), nullable=False, server_default=sa.false()))
 
 

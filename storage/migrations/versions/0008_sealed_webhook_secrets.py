@@ -59,14 +59,18 @@ def _retype_on_sqlite(existing: Any, new: Any) -> None:
     dialect = connection.dialect
     old_decl = f'webhook_secret {existing.compile(dialect=dialect)}'
     new_decl = f'webhook_secret {new.compile(dialect=dialect)}'
-    (sql,) = connection.execute(sa.text("SELECT sql FROM sqlite_master WHERE type='table' AND name='tenant'")).one()
+    (sql,) = connection.execute(
+        sa.text("SELECT sql FROM sqlite_master WHERE type='table' AND name='tenant'")
+    ).one()
     if old_decl not in sql:
         raise RuntimeError(f"tenant's schema does not declare {old_decl!r}: {sql}")
     (version,) = connection.execute(sa.text("PRAGMA schema_version")).one()
     connection.exec_driver_sql("PRAGMA writable_schema=ON")
     try:
-        connection.execute(sa.text("UPDATE sqlite_master SET sql = :sql WHERE type='table' AND name='tenant'"),
-                           {"sql": sql.replace(old_decl, new_decl, 1)})
+        connection.execute(
+            sa.text("UPDATE sqlite_master SET sql = :sql WHERE type='table' AND name='tenant'"),
+            {"sql": sql.replace(old_decl, new_decl, 1)},
+        )
         connection.exec_driver_sql(f"PRAGMA schema_version={int(version) + 1}")
     finally:
         connection.exec_driver_sql("PRAGMA writable_schema=OFF")

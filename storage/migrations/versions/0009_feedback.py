@@ -23,7 +23,9 @@ def upgrade() -> None:
         "feedback",
         sa.Column("id", sa.String(length=40), primary_key=True),
         sa.Column("tenant_id", sa.String(length=32), sa.ForeignKey("tenant.id"), nullable=False),
-        sa.Column("investigation_id", sa.String(length=32), sa.ForeignKey("investigation.id"), nullable=False),
+        sa.Column(
+            "investigation_id", sa.String(length=32), sa.ForeignKey("investigation.id"), nullable=False
+        ),
         sa.Column("rater", sa.String(length=200), nullable=False),
         sa.Column("rating", sa.String(length=10), nullable=False),
         sa.Column("comment", sa.Text(), nullable=True),
@@ -38,7 +40,9 @@ def upgrade() -> None:
         "outcome",
         sa.Column("id", sa.Integer(), primary_key=True),
         sa.Column("tenant_id", sa.String(length=32), sa.ForeignKey("tenant.id"), nullable=False),
-        sa.Column("investigation_id", sa.String(length=32), sa.ForeignKey("investigation.id"), nullable=False),
+        sa.Column(
+            "investigation_id", sa.String(length=32), sa.ForeignKey("investigation.id"), nullable=False
+        ),
         sa.Column("helpdesk", sa.String(length=20), nullable=False),
         sa.Column("ticket_id", sa.String(length=40), nullable=False),
         sa.Column("draft", sa.String(length=10), nullable=True),

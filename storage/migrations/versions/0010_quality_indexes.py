@@ -24,8 +24,12 @@ QUALITY_COLUMNS = ["tenant_id", "created_at", "status", "route", "audience", "fi
 def upgrade() -> None:
     op.drop_index("ix_investigation_tenant_created", table_name="investigation")
     op.create_index("ix_investigation_tenant_created", "investigation", QUALITY_COLUMNS)
-    op.create_index("ix_delivery_tenant_created", "delivery", ["tenant_id", "created_at", "channel", "status"])
-    op.create_index("ix_feedback_tenant_current", "feedback", ["tenant_id", "current", "investigation_id", "rating"])
+    op.create_index(
+        "ix_delivery_tenant_created", "delivery", ["tenant_id", "created_at", "channel", "status"]
+    )
+    op.create_index(
+        "ix_feedback_tenant_current", "feedback", ["tenant_id", "current", "investigation_id", "rating"]
+    )
 
 
 def downgrade() -> None:

@@ -38,8 +38,9 @@ def test_similar_texts_are_closer_than_unrelated_ones(embedder: MiniLMEmbedder) 
     assert reset @ forgot > reset @ tornado + 0.3
 
 
-def test_cache_hit_returns_identical_vectors_without_running_the_model(tmp_path: Path,
-                                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+def test_cache_hit_returns_identical_vectors_without_running_the_model(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     texts = [f"Ticket {i}: the customer cannot sync mailbox number {i} after the update." for i in range(64)]
     cold_embedder = MiniLMEmbedder(cache_dir=tmp_path)
     cold = cold_embedder.embed_array(texts)
@@ -153,7 +154,9 @@ def test_one_thread_and_two_thread_sessions_give_the_same_vectors_bit_for_bit() 
     assert set(now._sessions) == {1} and set(before._sessions) == {2}
 
 
-def test_query_vectors_are_shared_across_processes_through_redis(redis_py_url: str, redis_prefix: str) -> None:
+def test_query_vectors_are_shared_across_processes_through_redis(
+    redis_py_url: str, redis_prefix: str
+) -> None:
     from adapters.search.embedder import RedisVectors
     from storage.redis_state import client_from_url
 
@@ -182,7 +185,9 @@ def test_an_unreachable_redis_only_means_a_miss() -> None:
     assert embedder.embed_array(["still embedded"], persist=False).shape == (1, embedder.dim)
 
 
-def test_routing_a_short_question_loads_no_batch_session_and_keeps_the_question_off_disk(tmp_path: Path) -> None:
+def test_routing_a_short_question_loads_no_batch_session_and_keeps_the_question_off_disk(
+    tmp_path: Path,
+) -> None:
     from adapters.llm.heuristic import heuristic_reasoner
     from heuristic.router import _CHITCHAT_PROTOTYPES, chitchat_prototypes
 

@@ -52,7 +52,9 @@ class Runs:
         return [batch for name, batch in self.calls if not name.startswith("embed-ahead")]
 
 
-def test_prepared_queries_run_one_text_each_in_the_background_and_the_search_reuses_them(tmp_path: Path) -> None:
+def test_prepared_queries_run_one_text_each_in_the_background_and_the_search_reuses_them(
+    tmp_path: Path,
+) -> None:
     embedder = MiniLMEmbedder(cache_dir=tmp_path / "cache")
     runs = Runs(embedder)
     embedder.prepare(QUERIES[:2] + ["   "])  # a blank query is never searched: not embedded either
@@ -73,7 +75,9 @@ def test_a_search_waits_for_its_query_while_the_run_is_under_way(tmp_path: Path)
     embedder.prepare([QUERIES[0]])
     assert runs.entered.wait(timeout=20)  # the background run has started: the search must not start another
     found: list[np.ndarray] = []
-    search = threading.Thread(target=lambda: found.append(embedder.embed_array([QUERIES[0]], persist=False)[0]))
+    search = threading.Thread(
+        target=lambda: found.append(embedder.embed_array([QUERIES[0]], persist=False)[0])
+    )
     search.start()
     runs.release.set()
     search.join(timeout=30)

@@ -51,7 +51,9 @@ class Api:
 
 
 def make_settings(tmp_path: Path, db_url: str, redis_url: str, redis_prefix: str, **extra: Any) -> Settings:
-    return Settings(home=tmp_path, database_url=db_url, redis_url=redis_url, redis_prefix=redis_prefix, **extra)
+    return Settings(
+        home=tmp_path, database_url=db_url, redis_url=redis_url, redis_prefix=redis_prefix, **extra
+    )
 
 
 @pytest.fixture()
@@ -64,8 +66,13 @@ def services(tmp_path: Path, db_url: str, redis_url: str, redis_prefix: str) -> 
 def new_tenant(services: Services, limits: dict[str, Any] | None = None,
                allowed_hosts: list[str] | None = None) -> tuple[str, str]:
     with services.session() as session:
-        tenant, key = repo.create_tenant(session, name=f"t-{uuid.uuid4().hex[:10]}", box=services.secret_box(), limits=limits,
-                                         allowed_hosts=allowed_hosts or [])
+        tenant, key = repo.create_tenant(
+            session,
+            name=f"t-{uuid.uuid4().hex[:10]}",
+            box=services.secret_box(),
+            limits=limits,
+            allowed_hosts=allowed_hosts or [],
+        )
         return tenant.id, key
 
 

@@ -23,8 +23,9 @@ def _held(api: Api, tenant_id: str) -> list[str]:
     return admission._ids(api.services.redis.lrange(admission._held_key(api.services, tenant_id), 0, -1))
 
 
-def test_under_the_cap_an_intake_takes_neither_the_lock_nor_the_database(api: Api,
-                                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+def test_under_the_cap_an_intake_takes_neither_the_lock_nor_the_database(
+    api: Api, monkeypatch: pytest.MonkeyPatch
+) -> None:
     tenant_id, key = new_tenant(api.services, limits={"max_in_flight": 2})
 
     def forbidden(*_args: Any, **_kwargs: Any) -> Any:
@@ -43,7 +44,9 @@ def test_a_finished_one_still_listed_is_pruned_when_it_would_hold_the_next_back(
     first, second = (api.post({"question": f"question {i}?"}, key=key).json()["id"] for i in range(2))
     for done in (first, second):  # finished, but their release was lost: both still listed
         with api.services.session() as session:
-            repo.finish_investigation(session, investigation_id=done, status="answered", stop_reason="sufficient")
+            repo.finish_investigation(
+                session, investigation_id=done, status="answered", stop_reason="sufficient"
+            )
     assert _running(api, tenant_id) == {first, second}
     third = api.post({"question": "question 2?"}, key=key).json()["id"]
     assert api.launcher.calls == [first, second, third]  # never leaked: pruned against the database
@@ -116,7 +119,9 @@ def test_a_run_in_this_process_gives_its_slot_back_when_it_returns(api: Api, in_
         assert _running(api, tenant_id) == {inv_id}  # it holds the slot while it runs
         ran.append(inv_id)
         with api.services.session() as session:
-            repo.finish_investigation(session, investigation_id=inv_id, status="answered", stop_reason="sufficient")
+            repo.finish_investigation(
+                session, investigation_id=inv_id, status="answered", stop_reason="sufficient"
+            )
 
     first = submit_investigation(api.services, tenant=tenant, request=parse_request({"question": "first?"}),
                                  launch=run_to_the_end, rate_limit=False, in_process=in_process).id

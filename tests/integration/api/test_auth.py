@@ -20,7 +20,9 @@ def test_bad_key_is_401_and_writes_nothing(api: Api) -> None:
     response = api.post({"question": "hello?"}, key="sk_not-a-real-key")
     assert response.status_code == 401
     assert api.launcher.calls == []
-    malformed = api.client.post("/v1/investigations", json={"question": "q"}, headers={"Authorization": "Basic x"})
+    malformed = api.client.post(
+        "/v1/investigations", json={"question": "q"}, headers={"Authorization": "Basic x"}
+    )
     assert malformed.status_code == 401
 
 
@@ -32,7 +34,9 @@ def test_other_tenants_investigation_is_404_everywhere(api: Api) -> None:
                  f"/v1/investigations/{inv_id}/events", f"/v1/investigations/{inv_id}/deliveries",
                  f"/trace/{inv_id}"):
         assert api.client.get(path, headers=other).status_code == 404, path
-    delivery_id = api.client.get(f"/v1/investigations/{inv_id}", headers=api.auth()).json()["deliveries"][0]["id"]
+    delivery_id = api.client.get(f"/v1/investigations/{inv_id}", headers=api.auth()).json()["deliveries"][0][
+        "id"
+    ]
     assert api.client.get(f"/v1/deliveries/{delivery_id}", headers=other).status_code == 404
     assert api.client.post(f"/v1/deliveries/{delivery_id}/redeliver", headers=other).status_code == 404
     assert api.client.get(f"/v1/investigations/{inv_id}", headers=api.auth()).status_code == 200

@@ -34,13 +34,17 @@ def test_add_list_remove_with_secrets_masked(api: Api) -> None:
     for secret in ("hunter2-secret", "zd-token-secret", "sign-secret"):
         assert secret not in text
     names = {c["name"]: c for c in listed.json()["channels"]}
-    assert names["mail"]["secrets"] == {"password": "********"} and names["mail"]["from"] == "sleuth@acme.test"
+    assert (
+        names["mail"]["secrets"] == {"password": "********"} and names["mail"]["from"] == "sleuth@acme.test"
+    )
     assert names["zd"]["secrets"] == {"signing_secret": "********", "token": "********"}
     assert api.client.get("/v1/channels", headers=api.auth(api.other_key)).json() == {"channels": []}
     assert api.client.post("/v1/channels", json=SMTP, headers=api.auth()).status_code == 422  # duplicate
     assert api.client.delete("/v1/channels/mail", headers=api.auth(api.other_key)).status_code == 404
     assert api.client.delete("/v1/channels/mail", headers=api.auth()).status_code == 204
-    assert [c["name"] for c in api.client.get("/v1/channels", headers=api.auth()).json()["channels"]] == ["zd"]
+    assert [c["name"] for c in api.client.get("/v1/channels", headers=api.auth()).json()["channels"]] == [
+        "zd"
+    ]
 
 
 @pytest.mark.parametrize(("body", "field"), [
@@ -77,12 +81,21 @@ def test_channel_callbacks_are_checked_at_intake(api: Api) -> None:
         response = api.post({"question": "q?", "callback": callback})
         assert response.status_code == 422, response.text
         assert field in response.json()["detail"][0]["loc"], response.json()
-    other = api.post({"question": "q?", "callback": {"type": "email", "channel": "mail", "to": ["a@example.com"]}},
-                     key=api.other_key)
+    other = api.post(
+        {"question": "q?", "callback": {"type": "email", "channel": "mail", "to": ["a@example.com"]}},
+        key=api.other_key,
+    )
     assert other.status_code == 422  # another tenant's channel name means nothing here
     assert count_investigations(api.services, api.tenant_id) == 0
-    ok = api.post({"question": "q?", "callback": [{"type": "email", "channel": "mail", "to": ["a@example.com"]},
-                                                  {"type": "webhook", "url": "http://127.0.0.1:9/h"}]})
+    ok = api.post(
+        {
+            "question": "q?",
+            "callback": [
+                {"type": "email", "channel": "mail", "to": ["a@example.com"]},
+                {"type": "webhook", "url": "http://127.0.0.1:9/h"},
+            ],
+        }
+    )
     assert ok.status_code == 202, ok.text
     deliveries = api.client.get(f"/v1/investigations/{ok.json()['id']}/deliveries", headers=api.auth()).json()
     assert [(d["channel"], d["slot"]) for d in deliveries["deliveries"]] == [("email", "0:email"),
@@ -97,12 +110,18 @@ def test_dead_deliveries_are_listed_with_their_last_error(api: Api) -> None:
     with api.services.session() as session:
         repo.record_attempt(session, delivery_id=delivery["id"], number=1, status_code=None,
                             error="could not reach receiver", duration_ms=3.0)
-        repo.mark_delivery(session, delivery_id=delivery["id"], status="dead", error="could not reach receiver")
+        repo.mark_delivery(
+            session, delivery_id=delivery["id"], status="dead", error="could not reach receiver"
+        )
     dead = api.client.get("/v1/deliveries?status=dead", headers=api.auth()).json()["deliveries"]
     assert [(d["id"], d["last_error"]) for d in dead] == [(delivery["id"], "could not reach receiver")]
-    assert api.client.get("/v1/deliveries?status=dead", headers=api.auth(api.other_key)).json() == {"deliveries": []}
+    assert api.client.get("/v1/deliveries?status=dead", headers=api.auth(api.other_key)).json() == {
+        "deliveries": []
+    }
     assert api.client.get("/v1/deliveries?status=lost", headers=api.auth()).status_code == 422
     log = api.client.get(f"/v1/investigations/{ok.json()['id']}/deliveries", headers=api.auth()).json()
     assert log["deliveries"][0]["attempt_log"][0]["error"] == "could not reach receiver"
-    assert api.client.post(f"/v1/deliveries/{delivery['id']}/redeliver", headers=api.auth()).status_code == 202
+    assert (
+        api.client.post(f"/v1/deliveries/{delivery['id']}/redeliver", headers=api.auth()).status_code == 202
+    )
     assert api.redeliverer.calls == [delivery["id"]]

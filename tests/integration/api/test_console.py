@@ -35,16 +35,27 @@ def login(api: Api, key: str | None = None, next_path: str = "/investigations",
           headers: dict[str, str] | None = None) -> Reply:
     """Sign in through the form, as a browser does: its page first (the pre-session token), then the post."""
     form = api.client.get("/login")
-    return api.client.post("/login", data={"key": key or api.key, "next": next_path, "csrf": csrf_of(form.text)},
-                           headers=headers or {}, follow_redirects=False)
-
+    return api.client.post(
+        "/login",
+        data={"key": key or api.key, "next": next_path, "csrf": csrf_of(form.text)},
+        headers=headers or {},
+        follow_redirects=False,
+    )
 
 
 def test_sign_in_sets_an_httponly_samesite_cookie_and_opens_pages(api: Api) -> None:
     form = api.client.get("/login?next=/investigations")
-    assert form.status_code == 200 and 'type="password"' in form.text and "sk_" not in form.text.split("<code>")[0]
+    assert (
+        form.status_code == 200
+        and 'type="password"' in form.text
+        and "sk_" not in form.text.split("<code>")[0]
+    )
     bad = login(api, key="sk_wrong")
-    assert bad.status_code == 401 and "not valid" in bad.text and session.COOKIE not in bad.headers.get("set-cookie", "")
+    assert (
+        bad.status_code == 401
+        and "not valid" in bad.text
+        and session.COOKIE not in bad.headers.get("set-cookie", "")
+    )
     good = login(api)
     assert good.status_code == 303 and good.headers["location"] == "/investigations"
     cookie = good.headers["set-cookie"]
@@ -72,7 +83,9 @@ def test_the_cookie_is_scoped_to_its_tenant(api: Api) -> None:
 
 def test_tokens_are_signed_and_expire() -> None:
     key = b"k" * 32
-    claims = session.Claims("t1", "abc", "link", float(int(time.time()) + 60), "inv", nonce="n1", scope="trace")
+    claims = session.Claims(
+        "t1", "abc", "link", float(int(time.time()) + 60), "inv", nonce="n1", scope="trace"
+    )
     token = session.sign(key, claims)
     assert session.verify(key, token, kind="link") == claims
     assert session.verify(key, token, kind="session") is None

@@ -20,15 +20,18 @@ EVIL = {"origin": "http://evil.example", "sec-fetch-site": "cross-site"}
 def _link(api: Api, investigation_id: str, *, console: bool = False) -> str:
     with api.services.session() as db:
         tenant = repo.get_tenant(db, tenant_id=api.tenant_id)
-    return "/link/" + session.link_token(api.services.settings, tenant.id, tenant.api_key_hash, investigation_id,
-                                         console=console)
+    return "/link/" + session.link_token(
+        api.services.settings, tenant.id, tenant.api_key_hash, investigation_id, console=console
+    )
 
 
 def _dead_delivery(api: Api) -> tuple[str, str]:
     inv_id = api.post({"question": "What is ERR_4021?",
                        "callback": {"type": "webhook", "url": "https://hooks.example.com/h"}}).json()["id"]
     with api.services.session() as db:
-        repo.finish_investigation(db, investigation_id=inv_id, status="failed", stop_reason="error", error="x")
+        repo.finish_investigation(
+            db, investigation_id=inv_id, status="failed", stop_reason="error", error="x"
+        )
         delivery_id = repo.list_deliveries(db, investigation_id=inv_id)[0].id
         repo.mark_delivery(db, delivery_id=delivery_id, status="dead", error="HTTP 500")
     return inv_id, delivery_id
@@ -68,7 +71,11 @@ def test_a_link_session_sees_its_own_trace_only_read_only(api: Api) -> None:
     other = api.post({"question": "Hello there"}).json()["id"]
     assert api.client.get(_link(api, inv_id), follow_redirects=False).status_code == 303
     page = api.client.get(f"/trace/{inv_id}")
-    assert page.status_code == 200 and "/redeliver" not in page.text and 'href="/investigations"' not in page.text
+    assert (
+        page.status_code == 200
+        and "/redeliver" not in page.text
+        and 'href="/investigations"' not in page.text
+    )
     for path in (f"/trace/{other}", "/investigations"):
         refused = api.client.get(path, follow_redirects=False)
         assert refused.status_code == 303 and refused.headers["location"].startswith("/login"), path
@@ -99,7 +106,9 @@ def test_cross_site_or_tokenless_login_is_refused(api: Api) -> None:
     form = api.client.get("/login")
     api.client.cookies.clear()
     api.client.cookies.set(session.LOGIN_COOKIE, "x" * 32, path="/login")
-    stolen = api.client.post("/login", data={"key": api.key, "csrf": csrf_of(form.text)}, follow_redirects=False)
+    stolen = api.client.post(
+        "/login", data={"key": api.key, "csrf": csrf_of(form.text)}, follow_redirects=False
+    )
     assert stolen.status_code == 403
     assert login(api).status_code == 303
 
@@ -108,7 +117,10 @@ def test_cross_site_logout_is_refused_and_logout_ends_the_session(api: Api) -> N
     assert login(api).status_code == 303
     page = api.client.get("/investigations")
     token, old = csrf_of(page.text), api.client.cookies.get(session.COOKIE)
-    assert api.client.post("/logout", data={"csrf": token}, headers=EVIL, follow_redirects=False).status_code == 403
+    assert (
+        api.client.post("/logout", data={"csrf": token}, headers=EVIL, follow_redirects=False).status_code
+        == 403
+    )
     assert api.client.post("/logout", follow_redirects=False).status_code == 403  # no token
     assert api.client.get("/investigations").status_code == 200  # still signed in
     assert api.client.post("/logout", data={"csrf": token}, follow_redirects=False).status_code == 303
@@ -152,7 +164,9 @@ class Clock:
 
 def _limiter(api: Api, clock: Clock) -> FailureCounter:
     settings = api.services.settings
-    counter = FailureCounter(api.services.redis, settings.redis_prefix, limit=40, window_seconds=600, clock=clock)
+    counter = FailureCounter(
+        api.services.redis, settings.redis_prefix, limit=40, window_seconds=600, clock=clock
+    )
     api.client.app.state.auth_failures = counter  # type: ignore[attr-defined]  # Starlette's state is dynamic
     return counter
 

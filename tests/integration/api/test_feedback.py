@@ -20,11 +20,20 @@ ANSWER = "SSO is included in the Enterprise plan [1]."
 def _answered(api: Api, tenant_id: str | None = None) -> str:
     with api.services.session() as session:
         tenant = repo.get_tenant(session, tenant_id=tenant_id or api.tenant_id)
-        inv, _ = repo.create_investigation(session, tenant=tenant, question="Which plan has SSO?", mode="agentic",
-                                           callback=None, budget={}, idempotency_key=None, deadline_seconds=60)
+        inv, _ = repo.create_investigation(
+            session,
+            tenant=tenant,
+            question="Which plan has SSO?",
+            mode="agentic",
+            callback=None,
+            budget={},
+            idempotency_key=None,
+            deadline_seconds=60,
+        )
         repo.update_investigation(session, investigation_id=inv.id, route="lookup")
-        repo.finish_investigation(session, investigation_id=inv.id, status="answered", stop_reason="sufficient",
-                                  answer=ANSWER)
+        repo.finish_investigation(
+            session, investigation_id=inv.id, status="answered", stop_reason="sufficient", answer=ANSWER
+        )
         return inv.id
 
 
@@ -49,8 +58,15 @@ def test_opening_a_link_records_nothing_and_one_press_records_it(api: Api) -> No
     assert 'value="wrong" required checked' in page.text and "<script" not in page.text
     assert ANSWER not in page.text and "Which plan has SSO" not in page.text  # a link alone reads nothing
     assert _ratings(api, inv) == []  # a mail scanner opening the link records nothing
-    done = api.client.post(path, data={"rating": "wrong", "comment": "<b>Pro</b> has it", "correct_answer": "Pro",
-                                       "csrf": csrf_of(page.text)})
+    done = api.client.post(
+        path,
+        data={
+            "rating": "wrong",
+            "comment": "<b>Pro</b> has it",
+            "correct_answer": "Pro",
+            "csrf": csrf_of(page.text),
+        },
+    )
     assert done.status_code == 200 and "recorded as <strong>Wrong" in done.text
     again = api.client.post(path, data={"rating": "partly", "csrf": csrf_of(page.text)})
     assert again.status_code == 200
@@ -81,7 +97,9 @@ def test_a_press_without_the_pages_token_or_from_another_site_is_refused(api: Ap
     csrf = csrf_of(api.client.get(path).text)
     assert api.client.post(path, data={"rating": "helpful"}).status_code == 403
     assert api.client.post(path, data={"rating": "helpful", "csrf": "x" * 32}).status_code == 403
-    cross = api.client.post(path, data={"rating": "helpful", "csrf": csrf}, headers={"sec-fetch-site": "cross-site"})
+    cross = api.client.post(
+        path, data={"rating": "helpful", "csrf": csrf}, headers={"sec-fetch-site": "cross-site"}
+    )
     assert cross.status_code == 403
     other = api.client.post(path, data={"rating": "helpful", "csrf": csrf},
                             headers={"origin": "https://evil.example"})
@@ -120,10 +138,14 @@ def test_a_signed_in_visitor_of_the_tenant_sees_the_answer(api: Api) -> None:
 def test_rating_with_the_api_key(api: Api) -> None:
     inv = _answered(api)
     url = f"/v1/investigations/{inv}/feedback"
-    made = api.client.post(url, json={"rating": "helpful", "rater": "bot", "comment": "ok"}, headers=api.auth())
+    made = api.client.post(
+        url, json={"rating": "helpful", "rater": "bot", "comment": "ok"}, headers=api.auth()
+    )
     assert made.status_code == 201, made.text
     assert made.json()["rating"] == "helpful" and made.json()["source"] == "api"
-    bad = api.client.post(url, json={"rating": "great", "comment": "x" * 2001, "extra": 1}, headers=api.auth())
+    bad = api.client.post(
+        url, json={"rating": "great", "comment": "x" * 2001, "extra": 1}, headers=api.auth()
+    )
     assert bad.status_code == 422
     fields = {tuple(d["loc"]) for d in bad.json()["detail"]}
     assert {("body", "rating"), ("body", "comment"), ("body", "extra")} <= fields

@@ -31,9 +31,14 @@ def _create(api: Api) -> str:
 
 def _finish(api: Api, inv_id: str) -> None:
     with api.services.session() as session:
-        repo.finish_investigation(session, investigation_id=inv_id, status="answered", stop_reason="sufficient",
-                                  answer="Frankfurt [1].", citations=[{"marker": 1, "evidence_id": "e1",
-                                                                       "source_id": "frankfurt", "title": "F"}])
+        repo.finish_investigation(
+            session,
+            investigation_id=inv_id,
+            status="answered",
+            stop_reason="sufficient",
+            answer="Frankfurt [1].",
+            citations=[{"marker": 1, "evidence_id": "e1", "source_id": "frankfurt", "title": "F"}],
+        )
 
 
 def _listener(api: Api) -> FinishedListener:
@@ -181,7 +186,8 @@ def test_a_lost_subscription_sends_waiting_requests_back_to_reading_the_status(
         assert _kill_listener_connections(redis_client, name) >= 1
         assert watched.read_again.wait(30), "not woken by the lost subscription"
         assert wait_until(lambda: listener.live_generation() > generation, timeout=30, interval=0.01)
-        for _ in range(2):  # it keeps reading: a wait begun before the new subscription ends in one read at most
+        # it keeps reading: a wait begun before the new subscription ends in one read at most
+        for _ in range(2):
             watched.read_again.clear()
             assert watched.read_again.wait(30), "no longer reading the status once subscribed again"
         _finish(api, inv_id)

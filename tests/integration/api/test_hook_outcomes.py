@@ -30,8 +30,9 @@ def _answered_ticket(api: Api, zd: str, ticket: int = 35436) -> str:
     assert post(api, f"/v1/hooks/zendesk/{zd}", body, signed(body)).status_code == 202
     [inv] = [i for i in questions(api) if i.context.get("ticket_id") == str(ticket)]
     with api.services.session() as session:
-        repo.finish_investigation(session, investigation_id=inv.id, status="answered", stop_reason="sufficient",
-                                  answer=ANSWER)
+        repo.finish_investigation(
+            session, investigation_id=inv.id, status="answered", stop_reason="sufficient", answer=ANSWER
+        )
     return str(inv.id)
 
 
@@ -51,13 +52,25 @@ def _send(api: Api, zd: str, body: bytes) -> Any:
 def test_a_macro_tag_records_one_current_rating_per_agent(api: Api) -> None:
     zd, _ = _channels(api)
     inv = _answered_ticket(api, zd)
-    got = _send(api, zd, zendesk_event("tags_changed", 35436, {"tags": {"added": ["vip", "sleuth_wrong"], "removed": []}}))
+    got = _send(
+        api,
+        zd,
+        zendesk_event("tags_changed", 35436, {"tags": {"added": ["vip", "sleuth_wrong"], "removed": []}}),
+    )
     assert got["recorded"]["investigation_id"] == inv and got["recorded"]["ratings"] == ["wrong"]
-    _send(api, zd, zendesk_event("tags_changed", 35436, {"tags": {"added": ["sleuth_helpful"], "removed": ["sleuth_wrong"]}}))
+    _send(
+        api,
+        zd,
+        zendesk_event(
+            "tags_changed", 35436, {"tags": {"added": ["sleuth_helpful"], "removed": ["sleuth_wrong"]}}
+        ),
+    )
     with api.services.session() as session:
         current = repo.list_feedback(session, investigation_id=inv)
         history = repo.list_feedback(session, investigation_id=inv, current_only=False)
-    assert [(f.rater, f.rating, f.source) for f in current] == [("zendesk:agent 9001", "helpful", "zendesk_tag")]
+    assert [(f.rater, f.rating, f.source) for f in current] == [
+        ("zendesk:agent 9001", "helpful", "zendesk_tag")
+    ]
     assert len(history) == 2
     # Another ticket's tag, or a ticket Sleuth never saw, records nothing.
     assert _send(api, zd, zendesk_event("tags_changed", 999, {"tags": {"added": ["sleuth_wrong"]}})) == {
@@ -76,12 +89,27 @@ def test_an_unsigned_update_records_nothing(api: Api) -> None:
 def test_the_agents_public_reply_says_how_the_draft_was_used(api: Api) -> None:
     zd, _ = _channels(api)
     inv = _answered_ticket(api, zd)
-    private = {"comment": {"id": "1", "body": "internal", "is_public": False, "author": {"id": "9001", "is_staff": True}}}
+    private = {
+        "comment": {
+            "id": "1",
+            "body": "internal",
+            "is_public": False,
+            "author": {"id": "9001", "is_staff": True},
+        }
+    }
     assert _send(api, zd, zendesk_event("comment_added", 35436, private))["recorded"]["outcome"] == {}
-    customer = {"comment": {"id": "2", "body": "thanks", "is_public": True, "author": {"id": "5", "is_staff": False}}}
+    customer = {
+        "comment": {"id": "2", "body": "thanks", "is_public": True, "author": {"id": "5", "is_staff": False}}
+    }
     assert _send(api, zd, zendesk_event("comment_added", 35436, customer))["recorded"]["outcome"] == {}
-    reply = {"comment": {"id": "3", "is_public": True, "author": {"id": "9001", "is_staff": True},
-                         "body": "Hi Jane, data stays in the Frankfurt region (eu-central-1) for German customers."}}
+    reply = {
+        "comment": {
+            "id": "3",
+            "is_public": True,
+            "author": {"id": "9001", "is_staff": True},
+            "body": "Hi Jane, data stays in the Frankfurt region (eu-central-1) for German customers.",
+        }
+    }
     got = _send(api, zd, zendesk_event("comment_added", 35436, reply))["recorded"]["outcome"]
     assert got["draft"] == "edited" and 0.05 < got["edit_ratio"] < 0.3
     with api.services.session() as session:
@@ -98,10 +126,15 @@ def test_reopened_within_seven_days_only(api: Api) -> None:
 
     def status(ticket: int, previous: str, current: str, at: datetime) -> dict[str, Any]:
         update = outcomes.TicketUpdate(ticket, status=current, previous_status=previous)
-        return outcomes.apply_update(api.services, tenant=tenant, kind="zendesk", channel_id=zd, update=update,
-                                     now=at).outcome
+        return outcomes.apply_update(
+            api.services, tenant=tenant, kind="zendesk", channel_id=zd, update=update, now=at
+        ).outcome
 
-    assert status(501, "open", "solved", solved_at) == {"draft": "unused", "edit_ratio": None, "reopened": False}
+    assert status(501, "open", "solved", solved_at) == {
+        "draft": "unused",
+        "edit_ratio": None,
+        "reopened": False,
+    }
     assert status(501, "solved", "open", solved_at + timedelta(days=6, hours=23))["reopened"] is True
     status(502, "open", "solved", solved_at)
     assert status(502, "solved", "open", solved_at + timedelta(days=7, minutes=1)) == {}  # nothing to record
@@ -112,16 +145,26 @@ def test_reopened_within_seven_days_only(api: Api) -> None:
 
 def test_freshdesk_automation_updates(api: Api) -> None:
     _, fd = _channels(api)
-    new = json.dumps({"ticket_id": 88, "subject": "Data residency", "description": "Where is our data?"}).encode()
+    new = json.dumps(
+        {"ticket_id": 88, "subject": "Data residency", "description": "Where is our data?"}
+    ).encode()
     headers = {"X-Sleuth-Secret": INBOUND, "Content-Type": "application/json"}
     assert post(api, f"/v1/hooks/freshdesk/{fd}", new, headers).status_code == 202
     [inv] = questions(api)
     with api.services.session() as session:
-        repo.finish_investigation(session, investigation_id=inv.id, status="answered", stop_reason="sufficient",
-                                  answer=ANSWER)
-    update = json.dumps({"ticket_id": 88, "event": "reply_added", "status": "Resolved", "tags": "sleuth_partly, vip",
-                         "latest_public_comment": ANSWER.replace(" [1]", ""),
-                         "agent_email": "amy@acme.test"}).encode()
+        repo.finish_investigation(
+            session, investigation_id=inv.id, status="answered", stop_reason="sufficient", answer=ANSWER
+        )
+    update = json.dumps(
+        {
+            "ticket_id": 88,
+            "event": "reply_added",
+            "status": "Resolved",
+            "tags": "sleuth_partly, vip",
+            "latest_public_comment": ANSWER.replace(" [1]", ""),
+            "agent_email": "amy@acme.test",
+        }
+    ).encode()
     got = post(api, f"/v1/hooks/freshdesk/{fd}", update, headers)
     assert got.status_code == 200, got.text
     assert got.json()["recorded"]["ratings"] == ["partly"]

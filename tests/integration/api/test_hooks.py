@@ -44,13 +44,25 @@ def _channels(api: Api, tenant_id: str | None = None) -> tuple[str, str]:
 
 
 def event_body(ticket: int = 35436, event: str = "01HN-EVT-1", **detail: Any) -> bytes:
-    return json.dumps({
-        "type": "zen:event-type:ticket.created", "account_id": 88888888, "id": event,
-        "time": "2026-11-30T12:00:00Z", "zendesk_event_version": "2022-11-06", "subject": f"zen:ticket:{ticket}",
-        "detail": {"id": str(ticket), "subject": "Data residency", "status": "NEW",
-                   "description": "<p>Which region keeps our data in <b>Germany</b>?</p>"
-                                  "<blockquote>old thread</blockquote><p>--<br>Jane</p>", **detail},
-        "event": {}}).encode()
+    return json.dumps(
+        {
+            "type": "zen:event-type:ticket.created",
+            "account_id": 88888888,
+            "id": event,
+            "time": "2026-11-30T12:00:00Z",
+            "zendesk_event_version": "2022-11-06",
+            "subject": f"zen:ticket:{ticket}",
+            "detail": {
+                "id": str(ticket),
+                "subject": "Data residency",
+                "status": "NEW",
+                "description": "<p>Which region keeps our data in <b>Germany</b>?</p>"
+                "<blockquote>old thread</blockquote><p>--<br>Jane</p>",
+                **detail,
+            },
+            "event": {},
+        }
+    ).encode()
 
 
 def signed(body: bytes, *, secret: str = SIGNING, at: datetime | None = None) -> dict[str, str]:
@@ -90,9 +102,16 @@ def test_signed_ticket_created_event_starts_one_investigation(api: Api) -> None:
 
 def test_trigger_body_is_accepted_and_keyed_on_the_ticket(api: Api) -> None:
     zd, _ = _channels(api)
-    body = json.dumps({"ticket": {"id": "77", "subject": "Refund", "description": "Can I get a refund?\n\n"
-                                  "On Mon, Bob wrote:\n> old", "requester": {"email": "c@customer.example.com", "name": "C"}}}
-                      ).encode()
+    body = json.dumps(
+        {
+            "ticket": {
+                "id": "77",
+                "subject": "Refund",
+                "description": "Can I get a refund?\n\nOn Mon, Bob wrote:\n> old",
+                "requester": {"email": "c@customer.example.com", "name": "C"},
+            }
+        }
+    ).encode()
     assert post(api, f"/v1/hooks/zendesk/{zd}", body, signed(body)).status_code == 202
     again = json.dumps({"ticket": {"id": "77", "subject": "Refund", "description": "changed"}}).encode()
     assert post(api, f"/v1/hooks/zendesk/{zd}", again, signed(again)).status_code == 200
@@ -155,8 +174,9 @@ def test_oversize_and_malformed_bodies(api: Api) -> None:
                 json.dumps({"ticket": {"id": 5, "subject": "", "description": "<p> </p>"}}).encode()):
         response = post(api, f"/v1/hooks/zendesk/{zd}", bad, signed(bad))
         assert response.status_code == 422, (bad, response.text)
-    other_event = json.dumps({"type": "zen:event-type:ticket.status_changed", "id": "e", "detail": {"id": "1"}}
-                             ).encode()
+    other_event = json.dumps(
+        {"type": "zen:event-type:ticket.status_changed", "id": "e", "detail": {"id": "1"}}
+    ).encode()
     assert post(api, f"/v1/hooks/zendesk/{zd}", other_event, signed(other_event)).json() == {"ignored": True}
     assert post(api, f"/v1/hooks/freshdesk/{fd}", b"{}", {"X-Sleuth-Secret": INBOUND}).status_code == 422
     assert count_investigations(api.services, api.tenant_id) == 0
@@ -164,8 +184,14 @@ def test_oversize_and_malformed_bodies(api: Api) -> None:
 
 def test_freshdesk_hook_needs_the_inbound_secret(api: Api) -> None:
     _, fd = _channels(api)
-    body = json.dumps({"ticket_id": "456", "subject": "SSO", "description": "<div>Does the Team plan include SSO?</div>",
-                       "requester_email": "c@customer.example.com"}).encode()
+    body = json.dumps(
+        {
+            "ticket_id": "456",
+            "subject": "SSO",
+            "description": "<div>Does the Team plan include SSO?</div>",
+            "requester_email": "c@customer.example.com",
+        }
+    ).encode()
     for headers in ({}, {"X-Sleuth-Secret": "wrong"}, {"X-Sleuth-Secret": INBOUND + "x"}):
         assert post(api, f"/v1/hooks/freshdesk/{fd}", body, headers).status_code == 401
     assert count_investigations(api.services, api.tenant_id) == 0

@@ -28,7 +28,8 @@ from tests.support.wait import wait_until
 
 SIGNING, INBOUND = "zd-signing-secret", "fd-inbound-secret"
 BODY_TIMEOUT = 1.0  # seconds the server waits for a body here (the default is 30)
-DEEP = b"[" * 30_000 + b"]" * 30_000  # 60,000 bytes: under the hooks' size limit, past any JSON parser's depth
+# 60,000 bytes: under the hooks' size limit, past any JSON parser's depth
+DEEP = b"[" * 30_000 + b"]" * 30_000
 
 
 @dataclass
@@ -82,8 +83,11 @@ def _errors(caplog: pytest.LogCaptureFixture) -> list[str]:
 def _short_body(port: int, key: str) -> socket.socket:
     """A POST declaring 100 bytes of body and sending 16."""
     sock = socket.create_connection(("127.0.0.1", port), timeout=10)
-    sock.sendall(f"POST /v1/investigations HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer {key}\r\n"
-                 "Content-Type: application/json\r\nContent-Length: 100\r\n\r\n".encode() + b'{"question": "a')
+    sock.sendall(
+        f"POST /v1/investigations HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer {key}\r\n"
+        "Content-Type: application/json\r\nContent-Length: 100\r\n\r\n".encode()
+        + b'{"question": "a'
+    )
     return sock
 
 
@@ -98,11 +102,15 @@ def test_a_body_that_never_arrives_is_a_408(server: Server, caplog: pytest.LogCa
     assert answer.startswith(b"HTTP/1.1 408 "), answer
     assert b"did not arrive within 1 seconds" in answer
     assert _errors(caplog) == []
-    documented = httpx.get(f"{server.base}/openapi.json").json()["paths"]["/v1/investigations"]["post"]["responses"]
+    documented = httpx.get(f"{server.base}/openapi.json").json()["paths"]["/v1/investigations"]["post"][
+        "responses"
+    ]
     assert "408" in documented
 
 
-def test_a_client_gone_mid_body_is_an_info_line_not_an_error(server: Server, caplog: pytest.LogCaptureFixture) -> None:
+def test_a_client_gone_mid_body_is_an_info_line_not_an_error(
+    server: Server, caplog: pytest.LogCaptureFixture
+) -> None:
     _short_body(server.port, server.key).close()
     assert wait_until(lambda: any("client disconnected" in r.getMessage() or r.levelno >= logging.ERROR
                                   for r in caplog.records), timeout=10, interval=0.05)
@@ -112,16 +120,35 @@ def test_a_client_gone_mid_body_is_an_info_line_not_an_error(server: Server, cap
     assert httpx.get(f"{server.base}/v1/tenant", headers=server.auth).status_code == 200
 
 
-@pytest.mark.parametrize(("name", "headers"), [
-    ("a timestamp no clock can hold", {b"X-Zendesk-Webhook-Signature": b"x",
-                                       b"X-Zendesk-Webhook-Signature-Timestamp": b"0001-01-01T00:00:00+23:59"}),
-    ("a year-9999 timestamp west of UTC", {b"X-Zendesk-Webhook-Signature": b"x",
-                                           b"X-Zendesk-Webhook-Signature-Timestamp": b"9999-12-31T23:59:59-23:59"}),
-    ("a non-ASCII signature", {b"X-Zendesk-Webhook-Signature": "\u00e9".encode("latin-1"),
-                               b"X-Zendesk-Webhook-Signature-Timestamp": b"NOW"}),
-])
-def test_malformed_zendesk_signature_headers_are_401(server: Server, caplog: pytest.LogCaptureFixture,
-                                                      name: str, headers: dict[bytes, bytes]) -> None:
+@pytest.mark.parametrize(
+    ("name", "headers"),
+    [
+        (
+            "a timestamp no clock can hold",
+            {
+                b"X-Zendesk-Webhook-Signature": b"x",
+                b"X-Zendesk-Webhook-Signature-Timestamp": b"0001-01-01T00:00:00+23:59",
+            },
+        ),
+        (
+            "a year-9999 timestamp west of UTC",
+            {
+                b"X-Zendesk-Webhook-Signature": b"x",
+                b"X-Zendesk-Webhook-Signature-Timestamp": b"9999-12-31T23:59:59-23:59",
+            },
+        ),
+        (
+            "a non-ASCII signature",
+            {
+                b"X-Zendesk-Webhook-Signature": "\u00e9".encode("latin-1"),
+                b"X-Zendesk-Webhook-Signature-Timestamp": b"NOW",
+            },
+        ),
+    ],
+)
+def test_malformed_zendesk_signature_headers_are_401(
+    server: Server, caplog: pytest.LogCaptureFixture, name: str, headers: dict[bytes, bytes]
+) -> None:
     now = str(int(time.time())).encode()
     sent = {k: now if v == b"NOW" else v for k, v in headers.items()}
     response = httpx.post(f"{server.base}/v1/hooks/zendesk/{server.zendesk}", headers=sent, content=b"{}")
@@ -136,7 +163,9 @@ def test_a_non_ascii_freshdesk_secret_is_401(server: Server, caplog: pytest.LogC
     assert _errors(caplog) == []
 
 
-def test_json_nested_past_the_parser_is_a_422_on_both_hooks(server: Server, caplog: pytest.LogCaptureFixture) -> None:
+def test_json_nested_past_the_parser_is_a_422_on_both_hooks(
+    server: Server, caplog: pytest.LogCaptureFixture
+) -> None:
     stamp = str(int(time.time()))
     zendesk = httpx.post(f"{server.base}/v1/hooks/zendesk/{server.zendesk}", content=DEEP, headers={
         "X-Zendesk-Webhook-Signature": zendesk_signature(SIGNING, stamp, DEEP),
@@ -150,7 +179,9 @@ def test_json_nested_past_the_parser_is_a_422_on_both_hooks(server: Server, capl
 
 
 def test_a_last_event_id_past_any_event_id_is_a_400(server: Server, caplog: pytest.LogCaptureFixture) -> None:
-    created = httpx.post(f"{server.base}/v1/investigations", headers=server.auth, json={"question": "What is SSO?"})
+    created = httpx.post(
+        f"{server.base}/v1/investigations", headers=server.auth, json={"question": "What is SSO?"}
+    )
     events = f"{server.base}/v1/investigations/{created.json()['id']}/events"
     response = httpx.get(events, headers={**server.auth, "Last-Event-ID": "9" * 29}, timeout=10)
     assert response.status_code == 400
@@ -163,16 +194,26 @@ def test_a_last_event_id_past_any_event_id_is_a_400(server: Server, caplog: pyte
         resumed = httpx.get(events, headers={**server.auth, "Last-Event-ID": beyond}, timeout=10)
         assert resumed.status_code == 200
         assert "event: end" in resumed.text and "event: trace" not in resumed.text, resumed.text
-    superscript = {b"Authorization": server.auth["Authorization"].encode(), b"Last-Event-ID": "\u00b2".encode()}
-    fresh = httpx.get(events, headers=superscript, timeout=10)  # a digit to Python, not a number: from the start
+    superscript = {
+        b"Authorization": server.auth["Authorization"].encode(),
+        b"Last-Event-ID": "\u00b2".encode(),
+    }
+    # a digit to Python, not a number: from the start
+    fresh = httpx.get(events, headers=superscript, timeout=10)
     assert fresh.status_code == 200 and "event: end" in fresh.text
     assert _errors(caplog) == []
 
 
 def test_a_secret_over_its_size_limit_is_never_echoed(server: Server) -> None:
     secret = "sk_live_" + "s3cr3t" * 800  # over the tool secret's 4096 characters
-    tool = httpx.post(f"{server.base}/v1/tools", headers=server.auth, json={
-        "declaration": {"name": "orders", "method": "GET", "url": "http://127.0.0.1:9/orders"}, "secret": secret})
+    tool = httpx.post(
+        f"{server.base}/v1/tools",
+        headers=server.auth,
+        json={
+            "declaration": {"name": "orders", "method": "GET", "url": "http://127.0.0.1:9/orders"},
+            "secret": secret,
+        },
+    )
     channel = httpx.post(f"{server.base}/v1/channels", headers=server.auth, json={
         "name": "mail", "type": "smtp", "host": "smtp.example.com", "port": 587, "starttls": True,
         "username": "u", "password": secret, "from": "bot@example.com"})

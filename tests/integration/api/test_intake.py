@@ -13,8 +13,12 @@ QUESTION = {"question": "Which plan includes SCIM provisioning?"}
 
 
 def test_accepts_at_once_with_location_and_one_enqueue(api: Api) -> None:
-    body = {**QUESTION, "mode": "single-shot", "callback": {"type": "webhook", "url": "https://hooks.example.com/h"},
-            "budget": {"max_hops": 1, "deadline_seconds": 30}}
+    body = {
+        **QUESTION,
+        "mode": "single-shot",
+        "callback": {"type": "webhook", "url": "https://hooks.example.com/h"},
+        "budget": {"max_hops": 1, "deadline_seconds": 30},
+    }
     response = api.post(body)
     assert response.status_code == 202, response.text
     data = response.json()
@@ -27,7 +31,7 @@ def test_accepts_at_once_with_location_and_one_enqueue(api: Api) -> None:
 
         inv = repo.get_investigation(session, investigation_id=data["id"])
         assert inv.budget["max_hops"] == 1 and inv.budget["deadline_seconds"] == 30
-        assert inv.budget["max_retrieval_calls"] == api.services.settings.max_retrieval_calls
+        assert inv.budget["max_retrieval_calls"] == api.services.settings.limits.max_retrieval_calls
         assert inv.mode == "single-shot"
 
 
@@ -103,7 +107,7 @@ def test_malformed_json_is_422(api: Api) -> None:
 
 
 def test_body_over_8kb_is_413_and_writes_nothing(api: Api) -> None:
-    limit = api.services.settings.max_question_bytes
+    limit = api.services.settings.limits.max_question_bytes
     response = api.post({"question": "x" * limit})
     assert response.status_code == 413
     assert count_investigations(api.services, api.tenant_id) == 0
@@ -132,7 +136,7 @@ def test_budget_over_tenant_limit_is_422_naming_the_field(api: Api) -> None:
 
 
 def test_budget_over_server_default_is_422(api: Api) -> None:
-    over = api.services.settings.max_retrieval_calls + 1
+    over = api.services.settings.limits.max_retrieval_calls + 1
     response = api.post({**QUESTION, "budget": {"max_retrieval_calls": over}})
     assert response.status_code == 422
     assert _loc(response) == [["body", "budget", "max_retrieval_calls"]]
@@ -179,15 +183,27 @@ def test_private_callback_hosts_refused_by_default(tmp_path: Any, db_url: str, r
         _, key = new_tenant(services)
         launcher = Recorder()
         with TestClient(create_app(services=services, launcher=launcher, redeliverer=Recorder())) as client:
-            for url in ("http://127.0.0.1:8080/h", "http://localhost/h", "http://10.1.2.3/h", "http://[::1]/h",
-                        "http://169.254.169.254/latest/meta-data", "http://0.0.0.0/h", "http://2130706433/h",
-                        "http://0x7f.1/h", "http://[::ffff:127.0.0.1]/h", "http://localhost./h"):
+            for url in (
+                "http://127.0.0.1:8080/h",
+                "http://localhost/h",
+                "http://10.1.2.3/h",
+                "http://[::1]/h",
+                "http://169.254.169.254/latest/meta-data",
+                "http://0.0.0.0/h",
+                "http://2130706433/h",
+                "http://0x7f.1/h",
+                "http://[::ffff:127.0.0.1]/h",
+                "http://localhost./h",
+            ):
                 response = client.post("/v1/investigations", headers={"Authorization": f"Bearer {key}"},
                                        json={"question": "q", "callback": {"type": "webhook", "url": url}})
                 assert response.status_code == 422, url
                 assert response.json()["detail"][0]["loc"] == ["body", "callback", "url"]
-            ok = client.post("/v1/investigations", headers={"Authorization": f"Bearer {key}"},
-                             json={"question": "q", "callback": {"type": "webhook", "url": "https://example.com/h"}})
+            ok = client.post(
+                "/v1/investigations",
+                headers={"Authorization": f"Bearer {key}"},
+                json={"question": "q", "callback": {"type": "webhook", "url": "https://example.com/h"}},
+            )
             assert ok.status_code == 202
         assert len(launcher.calls) == 1
     finally:
@@ -196,7 +212,9 @@ def test_private_callback_hosts_refused_by_default(tmp_path: Any, db_url: str, r
 
 def test_openapi_documents_the_request_body(api: Api) -> None:
     schema = api.client.get("/openapi.json").json()
-    body = schema["paths"]["/v1/investigations"]["post"]["requestBody"]["content"]["application/json"]["schema"]
+    body = schema["paths"]["/v1/investigations"]["post"]["requestBody"]["content"]["application/json"][
+        "schema"
+    ]
     assert body == {"$ref": "#/components/schemas/InvestigationCreate"}
     components = schema["components"]["schemas"]
     assert {"InvestigationCreate", "WebhookCallback", "BudgetOverride"} <= set(components)

@@ -70,9 +70,9 @@ def test_tenant_caps_are_visible_in_get_tenant_and_in_the_422(api: Api) -> None:
     assert me.status_code == 200, me.text
     limits = me.json()["limits"]
     assert limits["budget_caps"]["max_hops"] == 2  # the fixture's tenant is capped at 2 hops
-    assert limits["budget_caps"]["max_retrieval_calls"] == api.services.settings.max_retrieval_calls
-    assert limits["max_in_flight"] == api.services.settings.tenant_max_in_flight
-    assert limits["intake_per_minute"] == api.services.settings.tenant_intake_per_minute
+    assert limits["budget_caps"]["max_retrieval_calls"] == api.services.settings.limits.max_retrieval_calls
+    assert limits["max_in_flight"] == api.services.settings.limits.tenant_max_in_flight
+    assert limits["intake_per_minute"] == api.services.settings.limits.tenant_intake_per_minute
     over = api.post({**QUESTION, "budget": {"max_hops": 3}})
     assert over.status_code == 422
     assert _locs(over) == [["body", "budget", "max_hops"]]
@@ -104,11 +104,15 @@ def test_a_tenant_at_its_in_flight_cap_is_held_back_in_order(api: Api) -> None:
     assert api.launcher.calls == [*ids[:2], small]  # another tenant goes straight to the queue
     # one of the running ones finishes: exactly the next in line starts
     with api.services.session() as session:
-        repo.finish_investigation(session, investigation_id=ids[0], status="answered", stop_reason="sufficient")
+        repo.finish_investigation(
+            session, investigation_id=ids[0], status="answered", stop_reason="sufficient"
+        )
     assert admission.release(api.services, big_id, api.launcher) == [ids[2]]
     with api.services.session() as session:  # its deadline budget starts when it is released
         released = repo.get_investigation(session, investigation_id=ids[2])
-        assert released.deadline_at < utcnow() + timedelta(seconds=api.services.settings.deadline_seconds + 5)
+        assert released.deadline_at < utcnow() + timedelta(
+            seconds=api.services.settings.limits.deadline_seconds + 5
+        )
     assert admission.release(api.services, big_id, api.launcher) == []  # still at the cap
     for done in ids[1:3]:
         with api.services.session() as session:

@@ -37,10 +37,18 @@ def test_an_api_bound_to_every_interface_wants_the_token(tmp_path: Path, db_url:
 
 def test_with_the_token_set_a_scrape_must_send_it(tmp_path: Path, db_url: str, redis_url: str,
                                                   redis_prefix: str) -> None:
-    env = _env(tmp_path, db_url, redis_url, redis_prefix, SLEUTH_API_HOST="0.0.0.0", SLEUTH_METRICS_TOKEN="m3tr1cs")
+    env = _env(
+        tmp_path, db_url, redis_url, redis_prefix, SLEUTH_API_HOST="0.0.0.0", SLEUTH_METRICS_TOKEN="m3tr1cs"
+    )
     with api_process(env) as base:
-        assert httpx.get(f"{base}/metrics", headers={"Authorization": "Bearer nope"}, timeout=10).status_code == 401
-        assert httpx.get(f"{base}/metrics", headers={"Authorization": "Basic m3tr1cs"}, timeout=10).status_code == 401
+        assert (
+            httpx.get(f"{base}/metrics", headers={"Authorization": "Bearer nope"}, timeout=10).status_code
+            == 401
+        )
+        assert (
+            httpx.get(f"{base}/metrics", headers={"Authorization": "Basic m3tr1cs"}, timeout=10).status_code
+            == 401
+        )
         ok = httpx.get(f"{base}/metrics", headers={"Authorization": "Bearer m3tr1cs"}, timeout=10)
         assert ok.status_code == 200 and "sleuth_queue_depth" in ok.text
 
@@ -60,4 +68,5 @@ def test_a_worker_exporter_on_every_interface_wants_the_token(tmp_path: Path) ->
     assert httpx.get(url, headers={"Authorization": "Bearer w0rker"}, timeout=10).status_code == 200
     open_port = free_port()
     assert start_worker_exporter(Settings(home=tmp_path / "home", metrics_port=open_port)) == open_port
-    assert httpx.get(f"http://127.0.0.1:{open_port}/metrics", timeout=10).status_code == 401  # no token: closed
+    # no token: closed
+    assert httpx.get(f"http://127.0.0.1:{open_port}/metrics", timeout=10).status_code == 401

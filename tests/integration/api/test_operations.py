@@ -1,4 +1,5 @@
-"""Operator endpoints: /docs and /redoc from installed assets (no CDN), /metrics (optionally token-guarded)."""
+"""Operator endpoints: /docs and /redoc from installed assets (no CDN), /metrics (optionally
+token-guarded)."""
 
 from __future__ import annotations
 

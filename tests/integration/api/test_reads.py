@@ -14,7 +14,9 @@ from tests.integration.api.conftest import Api
 
 
 def _create(api: Api, question: str = "Which region keeps data in Germany?") -> str:
-    response = api.post({"question": question, "callback": {"type": "webhook", "url": "https://hooks.example.com/h"}})
+    response = api.post(
+        {"question": question, "callback": {"type": "webhook", "url": "https://hooks.example.com/h"}}
+    )
     assert response.status_code == 202, response.text
     return str(response.json()["id"])
 
@@ -26,9 +28,14 @@ def _event(api: Api, inv_id: str, step: str, kind: str, hop: int = 0, **data: An
 
 def _finish(api: Api, inv_id: str, answer: str = "Frankfurt [1].") -> None:
     with api.services.session() as session:
-        repo.finish_investigation(session, investigation_id=inv_id, status="answered", stop_reason="sufficient",
-                                  answer=answer, citations=[{"marker": 1, "evidence_id": "e1",
-                                                             "source_id": "frankfurt", "title": "Frankfurt"}])
+        repo.finish_investigation(
+            session,
+            investigation_id=inv_id,
+            status="answered",
+            stop_reason="sufficient",
+            answer=answer,
+            citations=[{"marker": 1, "evidence_id": "e1", "source_id": "frankfurt", "title": "Frankfurt"}],
+        )
 
 
 def test_view_is_the_public_json(api: Api) -> None:
@@ -52,15 +59,31 @@ def test_view_body_is_what_fastapi_would_render_byte_for_byte(api: Api) -> None:
 
     inv_id = _create(api, "Où sont stockées les données — région de Francfort ?")
     with api.services.session() as session:
-        repo.add_evidence(session, investigation_id=inv_id, evidence=[
-            Evidence(id=f"e{i}", chunk_id=f"frankfurt#{i}", source_id="frankfurt", title="Région « Francfort »",
-                     text="Les données restent en Allemagne ✓", score=score, grade=Grade.CORRECT, hop=1,
-                     query="données Francfort", url="https://kb.example.com/frankfurt")
-            for i, score in enumerate([0.1 + 0.2, 1e-05, 0.8333333333333334, 12.0])])
+        repo.add_evidence(
+            session,
+            investigation_id=inv_id,
+            evidence=[
+                Evidence(
+                    id=f"e{i}",
+                    chunk_id=f"frankfurt#{i}",
+                    source_id="frankfurt",
+                    title="Région « Francfort »",
+                    text="Les données restent en Allemagne ✓",
+                    score=score,
+                    grade=Grade.CORRECT,
+                    hop=1,
+                    query="données Francfort",
+                    url="https://kb.example.com/frankfurt",
+                )
+                for i, score in enumerate([0.1 + 0.2, 1e-05, 0.8333333333333334, 12.0])
+            ],
+        )
     _finish(api, inv_id, answer="Francfort [1] — 99,95 %.")
     response = api.client.get(f"/v1/investigations/{inv_id}", headers=api.auth())
     with api.services.session() as session:
-        view = repo.investigation_view(session, investigation=repo.get_investigation(session, investigation_id=inv_id))
+        view = repo.investigation_view(
+            session, investigation=repo.get_investigation(session, investigation_id=inv_id)
+        )
     assert response.status_code == 200 and response.headers["content-type"] == "application/json"
     assert response.content == JSONResponse(view).body
     assert len(response.json()["evidence"]) == 4
@@ -190,8 +213,17 @@ def test_deliveries_list_detail_and_redeliver(api: Api) -> None:
         repo.mark_delivery(session, delivery_id=delivery_id, status="dead", error="boom")
     detail = api.client.get(f"/v1/deliveries/{delivery_id}", headers=api.auth()).json()
     assert detail["status"] == "dead" and detail["attempts"] == 1
-    assert detail["attempt_log"] == [{"number": 1, "at": detail["attempt_log"][0]["at"], "status_code": 500,
-                                      "error": "boom", "detail": None, "uncertain": False, "duration_ms": 12.5}]
+    assert detail["attempt_log"] == [
+        {
+            "number": 1,
+            "at": detail["attempt_log"][0]["at"],
+            "status_code": 500,
+            "error": "boom",
+            "detail": None,
+            "uncertain": False,
+            "duration_ms": 12.5,
+        }
+    ]
     again = api.client.post(f"/v1/deliveries/{delivery_id}/redeliver", headers=api.auth())
     assert again.status_code == 202 and again.json()["status"] == "pending"
     assert api.redeliverer.calls == [delivery_id]
@@ -203,7 +235,9 @@ def test_deliveries_list_detail_and_redeliver(api: Api) -> None:
 
 def test_redeliver_enqueue_failure_keeps_it_dead(api: Api) -> None:
     inv_id = _create(api)
-    delivery_id = api.client.get(f"/v1/investigations/{inv_id}", headers=api.auth()).json()["deliveries"][0]["id"]
+    delivery_id = api.client.get(f"/v1/investigations/{inv_id}", headers=api.auth()).json()["deliveries"][0][
+        "id"
+    ]
     with api.services.session() as session:
         repo.mark_delivery(session, delivery_id=delivery_id, status="dead", error="gave up")
     api.redeliverer.fail = True
@@ -213,7 +247,9 @@ def test_redeliver_enqueue_failure_keeps_it_dead(api: Api) -> None:
         assert repo.get_delivery(session, delivery_id=delivery_id).status == "dead"
 
 
-def test_a_waiting_get_answers_once_the_investigation_is_terminal(api: Api, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_waiting_get_answers_once_the_investigation_is_terminal(
+    api: Api, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """``?wait=`` (long polling): the request is held while the investigation runs and answered with the
     terminal view. The investigation is finished only after the server has looked at it, unfinished, once:
     no timing in the test (without the wait the GET answers "queued" at once)."""
@@ -273,13 +309,17 @@ def test_waiting_on_another_tenants_investigation_is_not_found_at_once(
         return status(*args)
 
     monkeypatch.setattr(route, "_status", counted)
-    response = api.client.get(f"/v1/investigations/{inv_id}", params={"wait": 30}, headers=api.auth(api.other_key))
+    response = api.client.get(
+        f"/v1/investigations/{inv_id}", params={"wait": 30}, headers=api.auth(api.other_key)
+    )
     assert response.status_code == 404 and looks == []  # refused on the first read: no waiting look at all
     response = api.client.get("/v1/investigations/nope", params={"wait": 30}, headers=api.auth())
     assert response.status_code == 404 and looks == []
 
 
-def test_a_server_shutting_down_answers_the_waiting_requests(api: Api, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_server_shutting_down_answers_the_waiting_requests(
+    api: Api, monkeypatch: pytest.MonkeyPatch
+) -> None:
     from sse_starlette.sse import AppStatus
 
     from api.routes import investigations as route

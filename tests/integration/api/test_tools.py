@@ -30,7 +30,9 @@ def test_declare_list_get_replace_and_remove(api: Api) -> None:
     replaced = post(api, billing(timeout=3))  # the stored secret is kept
     assert replaced.status_code == 200 and replaced.json()["has_secret"] is True
     assert replaced.json()["revision"] != body["revision"]
-    assert api.client.get("/v1/tools/billing_account", headers=api.auth()).json()["declaration"]["timeout"] == 3
+    assert (
+        api.client.get("/v1/tools/billing_account", headers=api.auth()).json()["declaration"]["timeout"] == 3
+    )
     assert api.client.delete("/v1/tools/billing_account", headers=api.auth()).status_code == 204
     assert api.client.get("/v1/tools/billing_account", headers=api.auth()).status_code == 404
     assert api.client.delete("/v1/tools/billing_account", headers=api.auth()).status_code == 404

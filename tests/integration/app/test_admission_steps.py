@@ -95,9 +95,19 @@ def test_parked_steps_are_sent_again_oldest_first_up_to_the_cap(services: Servic
 
 
 @pytest.mark.parametrize("slots", [1, 2, 3, 4, 7])
-@pytest.mark.parametrize("loads", [{"big": 40, "small": 1}, {"big": 9, "mid": 4, "small": 2},
-                                   {"big": 5, "small": 5}, {"big": 3}, {"big": 6, "small": 0, "held": 0}])
-def test_enter_admits_exactly_the_cap_of_cap_for(services: Services, slots: int, loads: dict[str, int]) -> None:
+@pytest.mark.parametrize(
+    "loads",
+    [
+        {"big": 40, "small": 1},
+        {"big": 9, "mid": 4, "small": 2},
+        {"big": 5, "small": 5},
+        {"big": 3},
+        {"big": 6, "small": 0, "held": 0},
+    ],
+)
+def test_enter_admits_exactly_the_cap_of_cap_for(
+    services: Services, slots: int, loads: dict[str, int]
+) -> None:
     """`enter` takes the cap inside its script (one round trip); it is `cap_for`'s, for every shape of
     load: the heaviest tenant gets exactly `cap_for` steps (or every process when uncapped)."""
     _procs(services, *[f"h:{i}" for i in range(1, slots + 1)])

@@ -1,5 +1,6 @@
-"""The knowledge-gaps report on the real MiniLM embedder and database (SQLite and PostgreSQL): refused questions
-and those rated wrong or partly are grouped by topic, labelled with their most typical question and terms,
+"""The knowledge-gaps report on the real MiniLM embedder and database (SQLite and PostgreSQL): refused
+questions and those rated wrong or partly are grouped by topic, labelled with their most typical question and
+terms,
 counted in the period and the one before; helpful answers, older questions and other tenants' stay out."""
 
 from __future__ import annotations
@@ -27,12 +28,25 @@ def add(stack: Stack, question: str, *, days_ago: float, status: str = "refused"
     when = (now or utcnow()) - timedelta(days=days_ago)
     with stack.services.session() as session:
         tenant = repo.get_tenant(session, tenant_id=stack.tenant_id)
-        inv, _ = repo.create_investigation(session, tenant=tenant, question=question, mode="agentic", callback=None,
-                                           budget={}, idempotency_key=None, deadline_seconds=60)
+        inv, _ = repo.create_investigation(
+            session,
+            tenant=tenant,
+            question=question,
+            mode="agentic",
+            callback=None,
+            budget={},
+            idempotency_key=None,
+            deadline_seconds=60,
+        )
         repo.update_investigation(session, investigation_id=inv.id,
                                   route="out_of_corpus" if status == "refused" else "lookup")
-        repo.finish_investigation(session, investigation_id=inv.id, status=status, stop_reason="sufficient",
-                                  answer=None if status == "refused" else "Plans are listed on the pricing page [1].")
+        repo.finish_investigation(
+            session,
+            investigation_id=inv.id,
+            status=status,
+            stop_reason="sufficient",
+            answer=None if status == "refused" else "Plans are listed on the pricing page [1].",
+        )
         session.execute(update(Investigation).where(col(Investigation.id) == inv.id).values(created_at=when))
         session.commit()
         if rating:

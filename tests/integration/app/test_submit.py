@@ -22,7 +22,9 @@ from storage.models import Investigation
 def services(tmp_path: Path, db_url: str) -> Iterator[Services]:
     svc = Services(Settings(home=tmp_path / "home", database_url=db_url, max_hops=3))
     with svc.session() as session:
-        repo.create_tenant(session, name="capped", box=svc.secret_box(), limits={"max_hops": 2, "max_retrieval_calls": 5})
+        repo.create_tenant(
+            session, name="capped", box=svc.secret_box(), limits={"max_hops": 2, "max_retrieval_calls": 5}
+        )
     yield svc
     svc.engine.dispose()
 
@@ -35,7 +37,7 @@ def test_the_cli_path_applies_tenant_caps_and_stores_the_budget(services: Servic
     with services.session() as session:
         inv = repo.get_investigation(session, investigation_id=inv_id)
         assert inv.budget["max_hops"] == 2 and inv.budget["max_retrieval_calls"] == 5
-        assert inv.budget["deadline_seconds"] == services.settings.deadline_seconds
+        assert inv.budget["deadline_seconds"] == services.settings.limits.deadline_seconds
         assert inv.audience == "customer"
 
 
@@ -50,7 +52,9 @@ def test_a_caller_holding_the_tenants_row_is_not_read_it_again(services: Service
     record = lambda _c, _cur, statement, *_a: sent.append(statement)
     event.listen(services.engine, "before_cursor_execute", record)
     try:
-        held = create_and_launch(services, "capped", "Which plan?", "agentic", launch=lambda _i: None, tenant=capped)
+        held = create_and_launch(
+            services, "capped", "Which plan?", "agentic", launch=lambda _i: None, tenant=capped
+        )
         assert not any("FROM tenant" in s for s in sent)
         sent.clear()
         renamed = capped.model_copy(update={"name": "other"})

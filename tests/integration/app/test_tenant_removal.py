@@ -1,4 +1,5 @@
-"""`remove_tenant` leaves nothing of the tenant: not a row in any table (SQLite and PostgreSQL), not a Redis key
+"""`remove_tenant` leaves nothing of the tenant: not a row in any table (SQLite and PostgreSQL), not a Redis
+key
 or shared member naming it, not an entry in an embedded engine; another tenant's data is untouched."""
 
 from __future__ import annotations
@@ -22,7 +23,8 @@ from tests.support.stack import CORPUS, Stack, build_stack, with_new_tenant
 
 
 def _seed(stack: Stack) -> str:
-    """A tenant with a row in every table a tenant owns and its usual Redis state; its answered investigation."""
+    """A tenant with a row in every table a tenant owns and its usual Redis state; its answered
+    investigation."""
     services = stack.services
     inv_id = stack.asked("What does error ERR_4021 mean?")
     inline.run(services, inv_id, deliver=False)
@@ -40,12 +42,32 @@ def _seed(stack: Stack) -> str:
         source = sources_repo.create_source(session, tenant_id=stack.tenant_id, name="kb", type="folder",
                                             channel_id=None, config={"path": "/tmp/kb"}, every_seconds=900)
         sources_repo.start_run(session, source_id=source.id, run_id="run1", full=True)
-        sources_repo.record_batch(session, source_id=source.id, run_id="run1", forget=[], cursor=None, stats={},
-                                  items=[{"external_id": "a1", "version": 1, "hash": "h" * 64, "title": "A"}])
-        sources_repo.upsert_faq(session, tenant_id=stack.tenant_id, source_id=source.id, key="k1", question="Q?",
-                                answer="A.", ticket_ids=["1"])
-        feedback_repo.record_feedback(session, tenant_id=stack.tenant_id, investigation_id=inv_id, rater="ann",
-                                      rating="helpful", source="link")
+        sources_repo.record_batch(
+            session,
+            source_id=source.id,
+            run_id="run1",
+            forget=[],
+            cursor=None,
+            stats={},
+            items=[{"external_id": "a1", "version": 1, "hash": "h" * 64, "title": "A"}],
+        )
+        sources_repo.upsert_faq(
+            session,
+            tenant_id=stack.tenant_id,
+            source_id=source.id,
+            key="k1",
+            question="Q?",
+            answer="A.",
+            ticket_ids=["1"],
+        )
+        feedback_repo.record_feedback(
+            session,
+            tenant_id=stack.tenant_id,
+            investigation_id=inv_id,
+            rater="ann",
+            rating="helpful",
+            source="link",
+        )
         feedback_repo.record_outcome(session, tenant_id=stack.tenant_id, investigation_id=inv_id,
                                      helpdesk="zendesk", ticket_id="42")
     services.state.charge_tenant_tokens(stack.tenant_id, 10, 1000)
@@ -90,8 +112,11 @@ def test_a_removed_tenant_leaves_no_row_key_or_index_entry(tmp_path: Path, redis
         assert repo.get_tenant(session, tenant_id=kept.tenant_id).name == kept.tenant_name
 
 
-def test_removing_a_tenant_again_finds_nothing_left(tmp_path: Path, redis_url: str, redis_prefix: str) -> None:
-    """An interrupted removal is finished by running it again: the second run removes nothing and fails not."""
+def test_removing_a_tenant_again_finds_nothing_left(
+    tmp_path: Path, redis_url: str, redis_prefix: str
+) -> None:
+    """An interrupted removal is finished by running it again: the second run removes nothing and fails
+    not."""
     stack = build_stack(tmp_path / "home", redis_url, redis_prefix)
     stack.asked("What does error ERR_4021 mean?")
     remove_tenant(stack.services, stack.tenant_id)

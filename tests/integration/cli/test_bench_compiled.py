@@ -1,6 +1,7 @@
-"""The compiled heuristics (mypyc, investigation/compiled.py) change nothing a bench scores: a decision set over
-every route run on the Python source and on the compiled build, each in its own `sleuth bench` process (the choice is
-made at import), gives identical rows. In CI the build must be there and in use: the suite then runs the
+"""The compiled heuristics (mypyc, investigation/compiled.py) change nothing a bench scores: a decision set
+over every route run on the Python source and on the compiled build, each in its own `sleuth bench` process
+(the choice is made at import), gives identical rows. In CI the build must be there and in use: the suite then
+runs the
 code the demo and the workers run."""
 
 from __future__ import annotations
@@ -36,7 +37,13 @@ def test_in_ci_the_suite_runs_the_compiled_heuristics() -> None:
 def _bench(dataset: Path, home: Path, out: Path, env: dict[str, str]) -> tuple[list[dict[str, Any]], str]:
     done = subprocess.run(
         [str(SLEUTH), "bench", str(dataset), "--decisions", "--executor", "inline", "--out", str(out)],
-        cwd=ROOT, env={**env, "SLEUTH_HOME": str(home)}, capture_output=True, text=True, timeout=600, check=False)
+        cwd=ROOT,
+        env={**env, "SLEUTH_HOME": str(home)},
+        capture_output=True,
+        text=True,
+        timeout=600,
+        check=False,
+    )
     assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
     return [json.loads(line) for line in out.read_text(encoding="utf-8").splitlines()], done.stdout
 
@@ -50,7 +57,9 @@ def test_bench_rows_are_identical_on_the_compiled_build_and_the_python_source(
            "SLEUTH_SUBQUERY_CACHE_TTL": "0", "SLEUTH_EMBEDDINGS_DIR": str(embeddings_dir)}
     env.pop("SLEUTH_COMPILED", None)
     home = tmp_path / "home"  # one home, as test_bench_equality does: the second run finds the KB ingested
-    source, said_source = _bench(dataset, home, tmp_path / "source.jsonl", {**env, "SLEUTH_COMPILED": "false"})
+    source, said_source = _bench(
+        dataset, home, tmp_path / "source.jsonl", {**env, "SLEUTH_COMPILED": "false"}
+    )
     built, said_built = _bench(dataset, home, tmp_path / "compiled.jsonl", env)
 
     assert '"heuristics": "Python source (SLEUTH_COMPILED=false)"' in said_source

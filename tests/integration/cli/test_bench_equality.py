@@ -21,7 +21,8 @@ COMPARED = ("route", "status", "retrieved", "answer", "citations", "stop_reason"
 
 
 def _subset(folder: Path, every: int) -> tuple[Path, int]:
-    """Every `every`-th labelled question (25+ questions, all routes: greetings, lookups, comparisons, multi-hop,
+    """Every `every`-th labelled question (25+ questions, all routes: greetings, lookups, comparisons,
+    multi-hop,
     out-of-corpus), over the bundled knowledge base."""
     lines = (EXAMPLES / "decisions.jsonl").read_text(encoding="utf-8").splitlines()
     picked = [line for n, line in enumerate(lines) if line.strip() and n % every == 0]
@@ -43,11 +44,17 @@ def _scored(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
     return [{"id": r["id"], **{f: r[f] for f in COMPARED}} for r in rows]
 
 
-def test_bench_rows_are_identical_with_and_without_the_text_caches(tmp_path: Path, redis_url: str,
-                                                                   redis_prefix: str, embeddings_dir: Path) -> None:
+def test_bench_rows_are_identical_with_and_without_the_text_caches(
+    tmp_path: Path, redis_url: str, redis_prefix: str, embeddings_dir: Path
+) -> None:
     dataset, asked = _subset(tmp_path, every=3)
-    base = Settings(home=tmp_path / "home", redis_url=redis_url, redis_prefix=redis_prefix, subquery_cache_ttl=0,
-                    embeddings_dir=embeddings_dir)
+    base = Settings(
+        home=tmp_path / "home",
+        redis_url=redis_url,
+        redis_prefix=redis_prefix,
+        subquery_cache_ttl=0,
+        embeddings_dir=embeddings_dir,
+    )
     uncached = _run(base.model_copy(update={"text_cache": False}), dataset, tmp_path / "off.jsonl")
     cold = _run(base.model_copy(update={"text_cache": True}), dataset, tmp_path / "cold.jsonl")
     warm = _run(base.model_copy(update={"text_cache": True}), dataset, tmp_path / "warm.jsonl")
@@ -58,8 +65,9 @@ def test_bench_rows_are_identical_with_and_without_the_text_caches(tmp_path: Pat
     assert _scored(warm) == _scored(uncached)
 
 
-def test_an_inline_bench_times_warm_investigations(tmp_path: Path, redis_url: str, redis_prefix: str,
-                                                   embeddings_dir: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_an_inline_bench_times_warm_investigations(
+    tmp_path: Path, redis_url: str, redis_prefix: str, embeddings_dir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """The embedding model is loaded before the first investigation starts (as in a worker process after
     `workers.runtime.warm_up`): the run's investigations/s is not the model's load time spread over them."""
     from tasks import inline
@@ -75,6 +83,17 @@ def test_an_inline_bench_times_warm_investigations(tmp_path: Path, redis_url: st
     monkeypatch.setattr(inline, "run", run)
     settings = Settings(home=tmp_path / "home", redis_url=redis_url, redis_prefix=redis_prefix,
                         subquery_cache_ttl=0, embeddings_dir=embeddings_dir)
-    run_bench(settings, dataset, mode="agentic", k=10, out=tmp_path / "rows.jsonl", executor="inline", limit=2,
-              workers=1, concurrency=1, console=Console(quiet=True), decisions=True)
+    run_bench(
+        settings,
+        dataset,
+        mode="agentic",
+        k=10,
+        out=tmp_path / "rows.jsonl",
+        executor="inline",
+        limit=2,
+        workers=1,
+        concurrency=1,
+        console=Console(quiet=True),
+        decisions=True,
+    )
     assert loaded_at_start == [True, True]

@@ -1,5 +1,6 @@
 """`cli.chaos.delay_proxy.DelayProxy` in front of a loopback echo server: bytes pass unchanged and in order;
-with a delay set, what a client sends is held at least the delay's lower bound (never less), then passed on."""
+with a delay set, what a client sends is held at least the delay's lower bound (never less), then passed
+on."""
 
 from __future__ import annotations
 

@@ -70,9 +70,21 @@ def test_flower_without_any_broker_says_what_to_do(tmp_path: Path) -> None:
 
 
 def test_loopback_host_names() -> None:
-    assert all(loopback_host(h) for h in ("127.0.0.1", "127.0.0.1:5555", "localhost", "LOCALHOST:80", "[::1]:5555"))
-    assert not any(loopback_host(h) for h in ("evil.example", "evil.example:5555", "127.0.0.1.evil.example",
-                                               "localhost.evil.example:5555", "10.0.0.1:5555", "", "127.0.0.1:"))
+    assert all(
+        loopback_host(h) for h in ("127.0.0.1", "127.0.0.1:5555", "localhost", "LOCALHOST:80", "[::1]:5555")
+    )
+    assert not any(
+        loopback_host(h)
+        for h in (
+            "evil.example",
+            "evil.example:5555",
+            "127.0.0.1.evil.example",
+            "localhost.evil.example:5555",
+            "10.0.0.1:5555",
+            "",
+            "127.0.0.1:",
+        )
+    )
 
 
 def test_flower_on_loopback_refuses_a_foreign_host_header(tmp_path: Path, redis_url: str,
@@ -80,7 +92,9 @@ def test_flower_on_loopback_refuses_a_foreign_host_header(tmp_path: Path, redis_
     """DNS rebinding: a page on evil.example whose name now resolves to 127.0.0.1 reaches the port, but its
     requests carry `Host: evil.example:PORT`, and Flower (no password on loopback) must not answer them."""
     env = {k: v for k, v in os.environ.items() if not k.startswith("SLEUTH_")}
-    env.update(SLEUTH_HOME=str(tmp_path / "home"), SLEUTH_REDIS_URL=redis_url, SLEUTH_REDIS_PREFIX=redis_prefix)
+    env.update(
+        SLEUTH_HOME=str(tmp_path / "home"), SLEUTH_REDIS_URL=redis_url, SLEUTH_REDIS_PREFIX=redis_prefix
+    )
     port = free_port()
     proc = subprocess.Popen([sys.executable, "-m", "cli.main", "flower", "--port", str(port)], env=env,
                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)

@@ -50,13 +50,16 @@ def test_a_home_made_before_is_closed_on_the_next_start(tmp_path: Path) -> None:
 def test_the_embedded_redis_keeps_its_files_private(tmp_path: Path) -> None:
     """redis-server inherits the umask `sleuth` sets: its folder, log and append-only files are private."""
     home = tmp_path / "home"
-    script = ("import sys; from pathlib import Path; from cli.processes import make_files_private; "
-              "from config.settings import Settings; from workers.embedded_redis import EmbeddedRedis; "
-              "home = Path(sys.argv[1]); make_files_private(Settings(home=home)); server = EmbeddedRedis(home); "
-              "server.start(); import redis; redis.Redis.from_url(server.url.replace('redis+socket', 'unix'))"
-              ".set('k', 'v'); server.stop()")
-    done = subprocess.run([sys.executable, "-c", script, str(home)], capture_output=True, text=True, timeout=60,
-                          check=False)
+    script = (
+        "import sys; from pathlib import Path; from cli.processes import make_files_private; "
+        "from config.settings import Settings; from workers.embedded_redis import EmbeddedRedis; "
+        "home = Path(sys.argv[1]); make_files_private(Settings(home=home)); server = EmbeddedRedis(home); "
+        "server.start(); import redis; redis.Redis.from_url(server.url.replace('redis+socket', 'unix'))"
+        ".set('k', 'v'); server.stop()"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", script, str(home)], capture_output=True, text=True, timeout=60, check=False
+    )
     assert done.returncode == 0, done.stderr
     files = list((home / "redis").rglob("*"))
     assert any(p.name.startswith("appendonly") for p in files) and (home / "redis" / "redis.log").exists()
@@ -78,7 +81,11 @@ def test_production_refuses_a_key_file_inside_the_home(tmp_path: Path, command: 
     (home / "key").write_bytes(Fernet.generate_key())
     done = sleuth(home, *command, SLEUTH_ENV="production", SLEUTH_SESSION_SECRET="s" * 32,
                   SLEUTH_SECRET_KEY_FILE=str(home / "key"))
-    assert done.returncode == 2 and "SLEUTH_SECRET_KEY_FILE" in done.stderr and "inside SLEUTH_HOME" in done.stderr
+    assert (
+        done.returncode == 2
+        and "SLEUTH_SECRET_KEY_FILE" in done.stderr
+        and "inside SLEUTH_HOME" in done.stderr
+    )
 
 
 @pytest.mark.parametrize("command", COMMANDS, ids=lambda c: c[0])

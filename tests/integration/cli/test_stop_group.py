@@ -26,10 +26,33 @@ def test_stopping_a_worker_lets_its_running_task_finish(tmp_path: Path, redis_ur
     log_path = tmp_path / "worker.log"
     env = {**os.environ, "BLOCKING_BROKER_URL": redis_url, "BLOCKING_PREFIX": redis_prefix}
     with open(log_path, "wb") as log:
-        proc = subprocess.Popen([sys.executable, "-m", "celery", "-A", "tests.support.blocking_worker", "worker",
-                                 "-Q", queue, "--concurrency", "1", "--pool", "prefork", "--loglevel", "INFO",
-                                 "-n", f"{queue}@%h", "--without-gossip", "--without-mingle"],
-                                cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
+        proc = subprocess.Popen(
+            [
+                sys.executable,
+                "-m",
+                "celery",
+                "-A",
+                "tests.support.blocking_worker",
+                "worker",
+                "-Q",
+                queue,
+                "--concurrency",
+                "1",
+                "--pool",
+                "prefork",
+                "--loglevel",
+                "INFO",
+                "-n",
+                f"{queue}@%h",
+                "--without-gossip",
+                "--without-mingle",
+            ],
+            cwd=ROOT,
+            env=env,
+            stdout=log,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+        )
     stopper: threading.Thread | None = None
     try:
         make_app(redis_url, redis_prefix).send_task("blocking.hold", args=[str(tmp_path)], queue=queue)

@@ -37,14 +37,27 @@ def new_tenant(services: Services, allowed: list[str] | None = None) -> Tenant:
 def add_channel(services: Services, tenant: Tenant, **fields: Any) -> str:
     config, secrets = split(parse_channel(fields))
     with services.session() as session:
-        channel = repo.create_channel(session, tenant_id=tenant.id, name=fields["name"], type=fields["type"],
-                                      config=config, secrets=secrets, box=SecretBox.from_settings(services.settings))
+        channel = repo.create_channel(
+            session,
+            tenant_id=tenant.id,
+            name=fields["name"],
+            type=fields["type"],
+            config=config,
+            secrets=secrets,
+            box=SecretBox.from_settings(services.settings),
+        )
         return channel.id
 
 
-def finished(services: Services, tenant: Tenant, callback: Any, *, status: str = "answered",
-             answer: str | None = "Data stays in Germany with the Frankfurt region [1], on the Business plan [2].",
-             caveat: str | None = None) -> tuple[str, list[str]]:
+def finished(
+    services: Services,
+    tenant: Tenant,
+    callback: Any,
+    *,
+    status: str = "answered",
+    answer: str | None = "Data stays in Germany with the Frankfurt region [1], on the Business plan [2].",
+    caveat: str | None = None,
+) -> tuple[str, list[str]]:
     """(investigation id, delivery ids) of an investigation finished with `status`."""
     with services.session() as session:
         inv, _ = repo.create_investigation(

@@ -44,8 +44,16 @@ def _email_delivery(services: Services, server: SmtpServer, **channel: object) -
     tenant = new_tenant(services)
     add_channel(services, tenant, name="mail", type="smtp", host="127.0.0.1", port=server.port,
                 **{"from": "sleuth@acme.test"}, **channel)
-    inv_id, [delivery_id] = finished(services, tenant, {
-        "type": "email", "channel": "mail", "to": ["agent@acme.test"], "reply_to_message_id": "<t-77@helpdesk>"})
+    inv_id, [delivery_id] = finished(
+        services,
+        tenant,
+        {
+            "type": "email",
+            "channel": "mail",
+            "to": ["agent@acme.test"],
+            "reply_to_message_id": "<t-77@helpdesk>",
+        },
+    )
     return inv_id, delivery_id
 
 
@@ -66,7 +74,9 @@ def test_plain_smtp_sends_one_multipart_mail_with_footnotes(services: Services) 
     assert msg.get_content_type() == "multipart/alternative"
     text = body_of(msg, "plain")
     html = body_of(msg, "html")
-    assert "Frankfurt region [1]" in text and "[1] Frankfurt region" in text and "[2] Plans and pricing" in text
+    assert (
+        "Frankfurt region [1]" in text and "[1] Frankfurt region" in text and "[2] Plans and pricing" in text
+    )
     assert f"Trace: https://sleuth.acme.test/trace/{inv_id}" in text
     assert f"Sleuth ref {delivery_id}" in text and f"Sleuth ref {delivery_id}" in html
     assert "<li value=\"1\">Frankfurt region</li>" in html
@@ -77,7 +87,9 @@ def test_plain_smtp_sends_one_multipart_mail_with_footnotes(services: Services) 
 def test_starttls_with_auth(services: Services, certificate: tuple[Path, Path]) -> None:
     server = SmtpServer(starttls=server_context(*certificate), login=("sleuth", "s3cret"))
     try:
-        _, delivery_id = _email_delivery(services, server, starttls=True, username="sleuth", password="s3cret")
+        _, delivery_id = _email_delivery(
+            services, server, starttls=True, username="sleuth", password="s3cret"
+        )
         assert attempt_delivery(services, delivery_id).status == "delivered"
         assert len(server.received) == 1
     finally:
@@ -94,7 +106,9 @@ def test_implicit_tls(services: Services, certificate: tuple[Path, Path]) -> Non
         server.close()
 
 
-def test_wrong_password_is_dead_with_the_servers_reason(services: Services, certificate: tuple[Path, Path]) -> None:
+def test_wrong_password_is_dead_with_the_servers_reason(
+    services: Services, certificate: tuple[Path, Path]
+) -> None:
     server = SmtpServer(starttls=server_context(*certificate), login=("sleuth", "s3cret"))
     try:
         _, delivery_id = _email_delivery(services, server, starttls=True, username="sleuth", password="wrong")
@@ -131,7 +145,10 @@ def test_4xx_then_accept_is_retried_with_the_same_message_id(services: Services)
         assert server.received[0].message["Message-ID"] == f"<{delivery_id}@acme.test>"
     finally:
         server.close()
-    assert [(a.status_code, a.error is None) for a in attempts(services, delivery_id)] == [(451, False), (250, True)]
+    assert [(a.status_code, a.error is None) for a in attempts(services, delivery_id)] == [
+        (451, False),
+        (250, True),
+    ]
 
 
 def test_5xx_is_dead_with_the_servers_reply(services: Services) -> None:
@@ -152,7 +169,9 @@ def test_server_down_is_transient(services: Services) -> None:
     server.close()
     _, delivery_id = _email_delivery(services, server)
     outcome = attempt_delivery(services, delivery_id)
-    assert outcome.status == "pending" and "could not reach" in (attempts(services, delivery_id)[0].error or "")
+    assert outcome.status == "pending" and "could not reach" in (
+        attempts(services, delivery_id)[0].error or ""
+    )
 
 
 def test_refusal_and_failure_are_worded_for_forwarding(services: Services) -> None:
@@ -167,8 +186,9 @@ def test_refusal_and_failure_are_worded_for_forwarding(services: Services) -> No
         assert len(refused_ids) == 2  # a list of callbacks: one delivery each
         for delivery_id in refused_ids:
             assert attempt_delivery(services, delivery_id).status == "delivered"
-        _, [failed_id] = finished(services, tenant, {"type": "email", "channel": "mail", "to": ["a@acme.test"]},
-                                  status="failed")
+        _, [failed_id] = finished(
+            services, tenant, {"type": "email", "channel": "mail", "to": ["a@acme.test"]}, status="failed"
+        )
         assert attempt_delivery(services, failed_id).status == "delivered"
     finally:
         server.close()
@@ -185,7 +205,9 @@ def test_loopback_smtp_host_is_refused_without_the_allowlist(services: Services)
         tenant = new_tenant(services, allowed=[])
         add_channel(services, tenant, name="mail", type="smtp", host="127.0.0.1", port=server.port,
                     **{"from": "sleuth@acme.test"})
-        _, [delivery_id] = finished(services, tenant, {"type": "email", "channel": "mail", "to": ["a@acme.test"]})
+        _, [delivery_id] = finished(
+            services, tenant, {"type": "email", "channel": "mail", "to": ["a@acme.test"]}
+        )
         assert attempt_delivery(services, delivery_id).status == "dead"
         assert server.received == []
         with services.session() as session:

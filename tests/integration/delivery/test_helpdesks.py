@@ -35,8 +35,11 @@ def services_settings() -> dict[str, Any]:
 
 @pytest.fixture(params=["zendesk", "freshdesk"])
 def desk(request: pytest.FixtureRequest) -> Iterator[ZendeskFake | FreshdeskFake]:
-    fake: ZendeskFake | FreshdeskFake = (ZendeskFake("bot@acme.test", TOKEN, {123, 124})
-                                         if request.param == "zendesk" else FreshdeskFake(API_KEY, {123, 124}))
+    fake: ZendeskFake | FreshdeskFake = (
+        ZendeskFake("bot@acme.test", TOKEN, {123, 124})
+        if request.param == "zendesk"
+        else FreshdeskFake(API_KEY, {123, 124})
+    )
     yield fake
     fake.close()
 
@@ -124,7 +127,8 @@ def _run_until_settled(services: Services, ids: list[str], limit: float = 30.0) 
 def test_429_retry_after_holds_the_whole_channel(services: Services, desk: Any) -> None:
     ids = setup(services, desk, tickets=[123, 124])
     desk.cues = [(429, {"Retry-After": "1"})]
-    with pytest.MonkeyPatch.context() as frozen:  # the second attempt comes within the hold, however slow the host
+    # the second attempt comes within the hold, however slow the host
+    with pytest.MonkeyPatch.context() as frozen:
         now = time.time()
         frozen.setattr(delivery_channels, "clock", lambda: now)
         first = attempt_delivery(services, ids[0])
@@ -135,7 +139,10 @@ def test_429_retry_after_holds_the_whole_channel(services: Services, desk: Any) 
     _run_until_settled(services, ids)
     assert [delivery(services, d).status for d in ids] == ["delivered", "delivered"]
     assert [len(desk.notes[t]) for t in (123, 124)] == [1, 1]
-    assert [a.status_code for a in attempts(services, ids[0])] == [429, 200 if kind(desk) == "zendesk" else 201]
+    assert [a.status_code for a in attempts(services, ids[0])] == [
+        429,
+        200 if kind(desk) == "zendesk" else 201,
+    ]
 
 
 def test_5xx_is_retried_and_looks_before_posting_again(services: Services, desk: Any) -> None:

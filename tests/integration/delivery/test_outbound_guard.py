@@ -24,8 +24,9 @@ def _delivery(services: Services, url: str, allowed: list[str]) -> str:
         inv, _ = repo.create_investigation(
             session, tenant=tenant, question="q?", mode="agentic", callback={"type": "webhook", "url": url},
             budget={}, idempotency_key=None, deadline_seconds=60)
-        repo.finish_investigation(session, investigation_id=inv.id, status="answered", stop_reason="sufficient",
-                                  answer="A.")
+        repo.finish_investigation(
+            session, investigation_id=inv.id, status="answered", stop_reason="sufficient", answer="A."
+        )
         return repo.list_deliveries(session, investigation_id=inv.id)[0].id
 
 

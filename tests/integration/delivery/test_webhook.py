@@ -37,10 +37,14 @@ def answered_delivery(services: Services, url: str) -> tuple[str, str, str]:
         inv, _ = repo.create_investigation(
             session, tenant=tenant, question="Which region keeps data in Germany?", mode="agentic",
             callback={"type": "webhook", "url": url}, budget={}, idempotency_key=None, deadline_seconds=60)
-        repo.finish_investigation(session, investigation_id=inv.id, status="answered", stop_reason="sufficient",
-                                  answer="Frankfurt [1].", citations=[{"marker": 1, "evidence_id": "e1",
-                                                                       "source_id": "frankfurt",
-                                                                       "title": "Frankfurt"}])
+        repo.finish_investigation(
+            session,
+            investigation_id=inv.id,
+            status="answered",
+            stop_reason="sufficient",
+            answer="Frankfurt [1].",
+            citations=[{"marker": 1, "evidence_id": "e1", "source_id": "frankfurt", "title": "Frankfurt"}],
+        )
         delivery = repo.list_deliveries(session, investigation_id=inv.id)[0]
         return delivery.id, inv.id, repo.open_webhook_secret(tenant, services.secret_box())
 
@@ -66,7 +70,9 @@ def test_delivers_signed_payload_once(services: Services, receiver: Receiver) ->
     assert headers["content-type"] == "application/json"
     assert abs(int(headers["webhook-timestamp"]) - time.time()) < 60
     payload = json.loads(request["body"])
-    assert payload["id"] == inv_id and payload["status"] == "answered" and payload["answer"] == "Frankfurt [1]."
+    assert (
+        payload["id"] == inv_id and payload["status"] == "answered" and payload["answer"] == "Frankfurt [1]."
+    )
     with pytest.raises(InvalidSignature):
         verify(secret, headers, request["body"] + b" ")
     with pytest.raises(InvalidSignature):

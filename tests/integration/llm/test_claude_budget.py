@@ -19,7 +19,9 @@ ROUTE = Tool({"route": "lookup", "reason": "one fact", "confidence": 0.9})
 
 
 
-def _budget(state: RedisState, inv: str = "inv1", *, max_tokens: int = 60_000, daily: int = 0) -> RedisTokenBudget:
+def _budget(
+    state: RedisState, inv: str = "inv1", *, max_tokens: int = 60_000, daily: int = 0
+) -> RedisTokenBudget:
     state.init_budget(inv, max_hops=3, max_retrieval_calls=10, max_llm_tokens=max_tokens,
                       deadline_ts=time.time() + 60)
     return RedisTokenBudget(state, inv, "tenant1", daily)
@@ -67,8 +69,12 @@ def test_the_tenant_daily_budget_is_shared_by_its_investigations(messages_api: F
         RedisTokenBudget(redis_state, "c", "tenant1", 1200).check(500)
 
 
-def test_without_a_fallback_an_exhausted_budget_raises(messages_api: FakeMessagesAPI, redis_state: RedisState) -> None:
-    r = claude_against(messages_api.url, fallback_mode="none").bind(budget=_budget(redis_state, max_tokens=10))
+def test_without_a_fallback_an_exhausted_budget_raises(
+    messages_api: FakeMessagesAPI, redis_state: RedisState
+) -> None:
+    r = claude_against(messages_api.url, fallback_mode="none").bind(
+        budget=_budget(redis_state, max_tokens=10)
+    )
     with pytest.raises(BudgetExceeded):
         r.route(QUESTION)
     assert messages_api.requests == []

@@ -82,7 +82,7 @@ def test_an_investigation_is_routed_graded_judged_and_written_by_claude(claude_s
         tenant = repo.get_tenant_by_name(session, name=claude_stack.tenant_name)
         inv, _ = repo.create_investigation(session, tenant=tenant, question="What does error ERR_4021 mean?",
                                            mode="agentic", callback=None, budget={}, idempotency_key=None,
-                                           deadline_seconds=claude_stack.settings.deadline_seconds)
+                                           deadline_seconds=claude_stack.settings.limits.deadline_seconds)
         inv_id = inv.id
     tokens: list[dict[str, Any]] = []
     done = _listen(claude_stack, inv_id, tokens)
@@ -102,7 +102,9 @@ def test_an_investigation_is_routed_graded_judged_and_written_by_claude(claude_s
         assert ("tools" in r.body) is (r.step != "synthesize")
     (synthesis,) = [r for r in sent if r.step == "synthesize"]
     assert synthesis.body["stream"] is True and "<retrieved_passages" in synthesis.user
-    assert "sk-test-worker" in synthesis.headers.get("authorization", "") + synthesis.headers.get("x-api-key", "")
+    assert "sk-test-worker" in synthesis.headers.get("authorization", "") + synthesis.headers.get(
+        "x-api-key", ""
+    )
 
     # usage: every call is in the trace with its model and tokens, in the totals and in the Redis budget
     calls = [e for e in _events(claude_stack, inv_id) if e.kind == "llm_call"]
@@ -163,7 +165,9 @@ def test_without_a_fallback_the_investigation_fails_clearly(tmp_path: Path, redi
     finally:
         api.recover()
     with stack.services.session() as session:
-        view = repo.investigation_view(session, investigation=repo.get_investigation(session, investigation_id=inv.id))
+        view = repo.investigation_view(
+            session, investigation=repo.get_investigation(session, investigation_id=inv.id)
+        )
     assert view["status"] == "failed" and view["stop_reason"] == "llm_unavailable", view
     assert "529" in str(view["error"])
     assert view["llm"]["by_step"]["route"]["fallbacks"] == 1

@@ -17,8 +17,16 @@ def test_tokens_published_by_a_worker_reach_the_sse_stream(tmp_path: Path, redis
     services = Services(Settings(home=tmp_path / "home", redis_url=redis_url, redis_prefix=redis_prefix))
     with services.session() as session:
         tenant, _ = repo.create_tenant(session, name="t-stream", box=services.secret_box())
-        inv, _ = repo.create_investigation(session, tenant=tenant, question="q?", mode="agentic", callback=None,
-                                           budget={}, idempotency_key=None, deadline_seconds=60)
+        inv, _ = repo.create_investigation(
+            session,
+            tenant=tenant,
+            question="q?",
+            mode="agentic",
+            callback=None,
+            budget={},
+            idempotency_key=None,
+            deadline_seconds=60,
+        )
     pieces = ["The Business ", "plan includes ", "SCIM [1]."]
 
     async def worker() -> None:
@@ -28,8 +36,16 @@ def test_tokens_published_by_a_worker_reach_the_sse_stream(tmp_path: Path, redis
         services.state.publish_progress(inv.id, {"type": "progress", "ignored": True})
         await asyncio.sleep(0.3)
         with services.session() as session:
-            repo.finish_investigation(session, investigation_id=inv.id, status="answered", stop_reason="sufficient",
-                                      answer="".join(pieces), citations=[], caveat=None, evidence_tokens=0)
+            repo.finish_investigation(
+                session,
+                investigation_id=inv.id,
+                status="answered",
+                stop_reason="sufficient",
+                answer="".join(pieces),
+                citations=[],
+                caveat=None,
+                evidence_tokens=0,
+            )
 
     async def run() -> list[tuple[str | None, str]]:
         task = asyncio.create_task(worker())

@@ -36,7 +36,9 @@ def test_folder_changes_reach_every_engine_as_whole_versions(stack: Stack, tmp_p
     docs.mkdir()
     _touch(docs / "refunds.md", "# Refund window\n\nRefunds are accepted within 30 days of purchase.", 1000)
     _touch(docs / "shipping.md", "# Shipping\n\nWe ship parcels to Norway in 4 business days.", 1000)
-    _touch(docs / "notes.txt", "---\nvisibility: internal\n---\nEscalate zebra outages to the night team.", 1000)
+    _touch(
+        docs / "notes.txt", "---\nvisibility: internal\n---\nEscalate zebra outages to the night team.", 1000
+    )
     tenant = _tenant(stack)
     add_source(stack.services, tenant=tenant, data={"name": "kb", "type": "folder", "path": str(docs)})
     source = get_source(stack.services, tenant=tenant, name="kb")

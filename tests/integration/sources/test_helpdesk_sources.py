@@ -30,9 +30,23 @@ def _tenant(stack: Stack):  # type: ignore[no-untyped-def]
 
 def _zendesk(stack: Stack, fake: HelpCenter, token: str = "zd-token", **extra: str) -> str:
     tenant = _tenant(stack)
-    add_channel(stack.services, tenant=tenant, data={"name": "zd", "type": "zendesk", "subdomain": "acme",
-                                                     "email": "bot@acme.test", "token": token, "base_url": fake.url})
-    add_source(stack.services, tenant=tenant, data={"name": "guide", "type": "zendesk-guide", "channel": "zd", **extra})
+    add_channel(
+        stack.services,
+        tenant=tenant,
+        data={
+            "name": "zd",
+            "type": "zendesk",
+            "subdomain": "acme",
+            "email": "bot@acme.test",
+            "token": token,
+            "base_url": fake.url,
+        },
+    )
+    add_source(
+        stack.services,
+        tenant=tenant,
+        data={"name": "guide", "type": "zendesk-guide", "channel": "zd", **extra},
+    )
     return get_source(stack.services, tenant=tenant, name="guide").id
 
 
@@ -48,7 +62,9 @@ def _hits(stack: Stack, query: str, k: int = 30) -> dict[str, dict[str, str]]:
 def test_zendesk_guide_sync_follows_changes_deletions_and_segments(stack: Stack, fake: HelpCenter) -> None:
     for i in range(1, 251):
         fake.zd_put(i, title=f"Article {i}", body=f"<p>Setting number {i} is called <b>knob-{i}</b>.</p>")
-    fake.zd_put(300, title="Agents only", body="<p>Internal escalation path kestrel.</p>", user_segment_id=501)
+    fake.zd_put(
+        300, title="Agents only", body="<p>Internal escalation path kestrel.</p>", user_segment_id=501
+    )
     fake.zd_put(301, title="Draft", body="<p>Unreleased feature heron.</p>", draft=True)
     source_id = _zendesk(stack, fake)
 
@@ -73,9 +89,13 @@ def test_zendesk_guide_sync_follows_changes_deletions_and_segments(stack: Stack,
     assert ended.last_error is None, ended.last_error
     assert ended.last_stats == {"added": 0, "updated": 2, "deleted": 2, "unchanged": 0, "skipped": 0}
     assert ended.items == 249
-    assert f"{source_id}:5@v2" in _hits(stack, "dial-5 setting") and f"{source_id}:5@v1" not in _hits(stack, "knob-5")
+    assert f"{source_id}:5@v2" in _hits(stack, "dial-5 setting") and f"{source_id}:5@v1" not in _hits(
+        stack, "knob-5"
+    )
     for gone in (6, 7):
-        assert not any(s.startswith(f"{source_id}:{gone}@") for s in _hits(stack, f"knob-{gone} setting number {gone}"))
+        assert not any(
+            s.startswith(f"{source_id}:{gone}@") for s in _hits(stack, f"knob-{gone} setting number {gone}")
+        )
     assert set(_hits(stack, "knob-8 setting")[f"{source_id}:8@v2"].values()) == {
         "internal https://acme.zendesk.com/hc/en-us/articles/8"}
 
@@ -125,7 +145,9 @@ def test_freshdesk_solutions_folders_drafts_and_visibility(stack: Stack, fake: H
     tenant = _tenant(stack)
     add_channel(stack.services, tenant=tenant, data={"name": "fd", "type": "freshdesk", "domain": "acme",
                                                      "api_key": "fd-key", "base_url": fake.url})
-    add_source(stack.services, tenant=tenant, data={"name": "kb", "type": "freshdesk-solutions", "channel": "fd"})
+    add_source(
+        stack.services, tenant=tenant, data={"name": "kb", "type": "freshdesk-solutions", "channel": "fd"}
+    )
     source_id = get_source(stack.services, tenant=tenant, name="kb").id
 
     ended = source_sync.run_inline(stack.services, source_id)
@@ -133,7 +155,9 @@ def test_freshdesk_solutions_folders_drafts_and_visibility(stack: Stack, fake: H
     assert ended.items == 131 and ended.last_stats["added"] == 131
     assert set(_hits(stack, "wrench-120 fix")[f"{source_id}:120@v1"].values()) == {
         f"public {fake.url}/support/solutions/articles/120"}
-    assert {v.split()[0] for v in _hits(stack, "restart pelican cluster")[f"{source_id}:900@v1"].values()} == {"internal"}
+    assert {
+        v.split()[0] for v in _hits(stack, "restart pelican cluster")[f"{source_id}:900@v1"].values()
+    } == {"internal"}
     assert not any(":901@" in s for s in _hits(stack, "unfinished albatross"))
 
     fake.fd_put(10, 12, title="Solution 12", html="<p>Fix 12.</p>", status=1)  # unpublished
@@ -141,8 +165,12 @@ def test_freshdesk_solutions_folders_drafts_and_visibility(stack: Stack, fake: H
     fake.fd_folder(1, 10, visibility=2)  # the folder becomes logged-in users only
     ended = source_sync.run_inline(stack.services, source_id)
     assert ended.last_stats["deleted"] == 2 and ended.last_stats["updated"] == 128
-    assert not any(s.startswith((f"{source_id}:12@", f"{source_id}:13@")) for s in _hits(stack, "wrench-12 wrench-13"))
-    assert {v.split()[0] for v in _hits(stack, "wrench-120 fix")[f"{source_id}:120@v2"].values()} == {"internal"}
+    assert not any(
+        s.startswith((f"{source_id}:12@", f"{source_id}:13@")) for s in _hits(stack, "wrench-12 wrench-13")
+    )
+    assert {v.split()[0] for v in _hits(stack, "wrench-120 fix")[f"{source_id}:120@v2"].values()} == {
+        "internal"
+    }
 
 
 def test_429_waits_the_retry_after_it_is_given(fake: HelpCenter) -> None:
@@ -150,16 +178,25 @@ def test_429_waits_the_retry_after_it_is_given(fake: HelpCenter) -> None:
     from adapters.sources.http import SourceClient
 
     slept: list[float] = []
-    client = SourceClient(source="guide", product="Zendesk", base_url=fake.url,
-                          auth=("bot@acme.test/token", "zd-token"), guard=OutboundGuard.for_hosts(["127.0.0.1"]),
-                          timeout=5, fix="fix it", sleep=slept.append)
+    client = SourceClient(
+        source="guide",
+        product="Zendesk",
+        base_url=fake.url,
+        auth=("bot@acme.test/token", "zd-token"),
+        guard=OutboundGuard.for_hosts(["127.0.0.1"]),
+        timeout=5,
+        fix="fix it",
+        sleep=slept.append,
+    )
     fake.cues.extend([(429, {"retry-after": "7"}), (429, {"retry-after": "3"})])
     data = client.get("/api/v2/help_center/user_segments", what="segments")
     assert slept == [7.0, 3.0] and len(data["user_segments"]) == 2
     client.close()
 
 
-def test_a_worker_syncs_the_help_center_and_an_unpublished_article_leaves(stack: Stack, fake: HelpCenter) -> None:
+def test_a_worker_syncs_the_help_center_and_an_unpublished_article_leaves(
+    stack: Stack, fake: HelpCenter
+) -> None:
     from cli.commands import celery_for
     from storage import _sources as sources_repo
     from tests.support.wait import wait_until

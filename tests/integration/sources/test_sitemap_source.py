@@ -72,13 +72,23 @@ def site() -> Iterator[DocsSite]:
 
 
 def test_sitemap_pages_are_synced_politely(stack: Stack, site: DocsSite, tmp_path: Path) -> None:
-    site.pages["/docs/install"] = ("2026-01-01", _page("Install", "Install the agent with the marmoset installer."))
-    site.pages["/docs/upgrade"] = ("2026-01-01", _page("Upgrade", "Upgrades run through the capybara channel."))
+    site.pages["/docs/install"] = (
+        "2026-01-01",
+        _page("Install", "Install the agent with the marmoset installer."),
+    )
+    site.pages["/docs/upgrade"] = (
+        "2026-01-01",
+        _page("Upgrade", "Upgrades run through the capybara channel."),
+    )
     site.pages["/private/secret"] = ("2026-01-01", _page("Secret", "The wombat master password lives here."))
     site.extra = ["https://elsewhere.example/docs/x", "http://10.0.0.7/docs/y"]
     with stack.services.session() as session:
         tenant = repo.get_tenant(session, tenant_id=stack.tenant_id)
-    add_source(stack.services, tenant=tenant, data={"name": "docs", "type": "sitemap", "url": f"{site.url}/sitemap.xml"})
+    add_source(
+        stack.services,
+        tenant=tenant,
+        data={"name": "docs", "type": "sitemap", "url": f"{site.url}/sitemap.xml"},
+    )
     source = get_source(stack.services, tenant=tenant, name="docs")
 
     ended = source_sync.run_inline(stack.services, source.id)
@@ -87,7 +97,9 @@ def test_sitemap_pages_are_synced_politely(stack: Stack, site: DocsSite, tmp_pat
     assert "/private/secret" not in site.fetched
     bm25 = stack.services.backends["bm25"]
     hit = bm25.search(stack.tenant_id, "marmoset installer", 3)[0]
-    assert hit.source_id == f"{source.id}:{site.url}/docs/install@v1" and hit.url == f"{site.url}/docs/install"
+    assert (
+        hit.source_id == f"{source.id}:{site.url}/docs/install@v1" and hit.url == f"{site.url}/docs/install"
+    )
     assert "footer-text" not in hit.text and "Menu Menu" not in hit.text
     assert not bm25.search(stack.tenant_id, "wombat master password", 3)
 

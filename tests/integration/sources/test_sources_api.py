@@ -24,7 +24,9 @@ def test_sources_over_http(stack: Stack, tmp_path: Path) -> None:
         assert client.get("/v1/sources").status_code == 401
         bad = client.post("/v1/sources", json={"name": "x", "type": "ftp"}, headers=auth)
         assert bad.status_code == 422 and "type" in bad.text
-        created = client.post("/v1/sources", json={"name": "kb", "type": "folder", "path": str(docs)}, headers=auth)
+        created = client.post(
+            "/v1/sources", json={"name": "kb", "type": "folder", "path": str(docs)}, headers=auth
+        )
         assert created.status_code == 201, created.text
         assert client.post("/v1/sources/nope/sync", headers=auth).status_code == 404
         assert client.post("/v1/sources/kb/sync", headers=auth).status_code == 202
@@ -43,4 +45,6 @@ def test_sources_over_http(stack: Stack, tmp_path: Path) -> None:
         assert client.delete("/v1/sources/kb", headers=auth).status_code == 204
         assert client.get("/v1/sources", headers=auth).json()["sources"] == []
     for backend in stack.services.backends.values():
-        assert not any(p.source_id.startswith("src_") for p in backend.search(stack.tenant_id, "ocelot client", 5))
+        assert not any(
+            p.source_id.startswith("src_") for p in backend.search(stack.tenant_id, "ocelot client", 5)
+        )

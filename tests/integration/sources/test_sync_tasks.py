@@ -131,4 +131,6 @@ def test_a_source_removed_while_a_batch_indexes_leaves_nothing_behind(stack: Sta
         source_sync.batch(stack.services, source.id, run_id,
                           reader_factory=lambda services, row: RemovedMeanwhile(open_reader(services, row)))
     for backend in stack.services.backends.values():
-        assert not any(p.source_id.startswith(source.id) for p in backend.search(stack.tenant_id, "colour teal", 20))
+        assert not any(
+            p.source_id.startswith(source.id) for p in backend.search(stack.tenant_id, "colour teal", 20)
+        )

@@ -1,4 +1,5 @@
-"""Solved tickets become internal evidence — agents' public replies only, personal data redacted, linked to the
+"""Solved tickets become internal evidence — agents' public replies only, personal data redacted, linked to
+the
 ticket — and recurring resolutions become FAQ candidates that reach customers only once approved."""
 
 from __future__ import annotations
@@ -32,20 +33,58 @@ def _tenant(stack: Stack):  # type: ignore[no-untyped-def]
 
 def test_zendesk_solved_tickets_are_redacted_internal_evidence_and_faq_candidates(stack: Stack,
                                                                                  fake: HelpCenter) -> None:
-    fake.zd_ticket(11, subject="Password reset link expired", status="solved", comments=[
-        (REQUESTER, True, "Hi, I'm jane.doe@example.org, my card 4111 1111 1111 1111, call +1 (555) 010-4477"),
-        (BOT, False, "Sleuth ref msg_123: draft answer from the bot"),
-        (BOT, True, "Public reply posted by Sleuth. Sleuth ref msg_124"),
-        (AGENT, False, "internal: checked the logs"),
-        (AGENT, True, "The reset link lasts 30 minutes; request a new one from the quokka login page.")])
-    fake.zd_ticket(12, subject="Reset password link expired again", status="closed", comments=[
-        (REQUESTER, True, "Same problem"), (AGENT, True, "Request a new reset link from the quokka login page.")])
-    fake.zd_ticket(13, subject="Invoice VAT number wrong", status="open", comments=[(AGENT, True, "Looking.")])
+    fake.zd_ticket(
+        11,
+        subject="Password reset link expired",
+        status="solved",
+        comments=[
+            (
+                REQUESTER,
+                True,
+                "Hi, I'm jane.doe@example.org, my card 4111 1111 1111 1111, call +1 (555) 010-4477",
+            ),
+            (BOT, False, "Sleuth ref msg_123: draft answer from the bot"),
+            (BOT, True, "Public reply posted by Sleuth. Sleuth ref msg_124"),
+            (AGENT, False, "internal: checked the logs"),
+            (AGENT, True, "The reset link lasts 30 minutes; request a new one from the quokka login page."),
+        ],
+    )
+    fake.zd_ticket(
+        12,
+        subject="Reset password link expired again",
+        status="closed",
+        comments=[
+            (REQUESTER, True, "Same problem"),
+            (AGENT, True, "Request a new reset link from the quokka login page."),
+        ],
+    )
+    fake.zd_ticket(
+        13, subject="Invoice VAT number wrong", status="open", comments=[(AGENT, True, "Looking.")]
+    )
     tenant = _tenant(stack)
-    add_channel(stack.services, tenant=tenant, data={"name": "zd", "type": "zendesk", "subdomain": "acme",
-                                                     "email": "bot@acme.test", "token": "zd-token", "base_url": fake.url})
-    add_source(stack.services, tenant=tenant, data={"name": "solved", "type": "zendesk-tickets", "channel": "zd",
-                                                    "status": ["solved", "closed"], "since": "30d"})
+    add_channel(
+        stack.services,
+        tenant=tenant,
+        data={
+            "name": "zd",
+            "type": "zendesk",
+            "subdomain": "acme",
+            "email": "bot@acme.test",
+            "token": "zd-token",
+            "base_url": fake.url,
+        },
+    )
+    add_source(
+        stack.services,
+        tenant=tenant,
+        data={
+            "name": "solved",
+            "type": "zendesk-tickets",
+            "channel": "zd",
+            "status": ["solved", "closed"],
+            "since": "30d",
+        },
+    )
     source = get_source(stack.services, tenant=tenant, name="solved")
     ended = source_sync.run_inline(stack.services, source.id)
     assert ended.last_error is None, ended.last_error
@@ -60,7 +99,9 @@ def test_zendesk_solved_tickets_are_redacted_internal_evidence_and_faq_candidate
     for leaked in ("jane.doe", "4111", "010-4477", "from the bot", "posted by Sleuth", "internal: checked"):
         assert leaked not in text
     # Nothing from tickets reaches a customer before approval.
-    assert not bm25.search(stack.tenant_id, "reset link quokka login page", 10, visibility=[Visibility.PUBLIC])
+    assert not bm25.search(
+        stack.tenant_id, "reset link quokka login page", 10, visibility=[Visibility.PUBLIC]
+    )
 
     assert refresh_faq(stack.services, source) == 1
     faq = list_faq(stack.services, tenant=tenant)[0]
@@ -70,7 +111,9 @@ def test_zendesk_solved_tickets_are_redacted_internal_evidence_and_faq_candidate
     assert [p.source_id for p in public] == [f"{source.id}:faq:{_key(stack, faq['id'])}"]
 
     # A solved ticket reopened leaves the engines in the next sync.
-    fake.zd_ticket(12, subject="Reset password link expired again", status="open", comments=[(AGENT, True, "x")])
+    fake.zd_ticket(
+        12, subject="Reset password link expired again", status="open", comments=[(AGENT, True, "x")]
+    )
     ended = source_sync.run_inline(stack.services, source.id)
     assert ended.last_stats["deleted"] == 1 and ended.items == 1
 

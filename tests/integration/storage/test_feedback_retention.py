@@ -75,8 +75,9 @@ def test_the_beat_task_blanks_what_passed_the_tenants_retention(tmp_path: Path, 
     assert _texts(stack, kept)[0][1] is not None
 
 
-def test_removing_the_tenant_removes_its_ratings_and_outcomes(tmp_path: Path, redis_url: str, redis_prefix: str,
-                                                              db_url: str) -> None:
+def test_removing_the_tenant_removes_its_ratings_and_outcomes(
+    tmp_path: Path, redis_url: str, redis_prefix: str, db_url: str
+) -> None:
     stack = build_stack(tmp_path / "home", redis_url, redis_prefix, database_url=db_url)
     other = with_new_tenant(stack)
     gone, kept = _rated(stack, days_ago=1), _rated(other, days_ago=1)

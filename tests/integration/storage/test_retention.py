@@ -93,7 +93,9 @@ def test_expired_events_and_evidence_text_go_in_batches_and_the_answer_stays(
         assert titles and all(titles)  # what a citation points at is still named
 
 
-def test_a_tenants_own_retention_overrides_the_default(tmp_path: Path, redis_url: str, redis_prefix: str) -> None:
+def test_a_tenants_own_retention_overrides_the_default(
+    tmp_path: Path, redis_url: str, redis_prefix: str
+) -> None:
     stack = build_stack(tmp_path / "home", redis_url, redis_prefix)
     with stack.services.session() as session:
         tenant = tenants_repo.update_limits(session, tenant_id=stack.tenant_id, changes={"retention_days": 7})

@@ -19,7 +19,9 @@ from storage.repositories import (
 )
 
 
-def test_versions_are_per_tenant_and_start_at_zero(session: Session, tenant: Tenant, other_tenant: Tenant) -> None:
+def test_versions_are_per_tenant_and_start_at_zero(
+    session: Session, tenant: Tenant, other_tenant: Tenant
+) -> None:
     assert corpus_version(session, tenant_id=tenant.id) == 0
     assert bump_corpus_version(session, tenant_id=tenant.id) == 1
     assert bump_corpus_version(session, tenant_id=tenant.id) == 2
@@ -45,8 +47,14 @@ def _planned_version(session: Session, investigation: Investigation, number: int
 
 def test_a_hop_reads_the_version_when_it_is_planned(session: Session, investigation: Investigation) -> None:
     forget_plans()
-    save_hop(session, investigation_id=investigation.id, number=1, queries=[{"text": "sso"}], engines=["bm25"],
-             tools=[])
+    save_hop(
+        session,
+        investigation_id=investigation.id,
+        number=1,
+        queries=[{"text": "sso"}],
+        engines=["bm25"],
+        tools=[],
+    )
     assert _planned_version(session, investigation, 1) == 0
     bump_corpus_version(session, tenant_id=investigation.tenant_id)
     remember_plan(session, investigation_id=investigation.id, number=2, tenant_id=investigation.tenant_id,

@@ -21,14 +21,22 @@ def test_the_last_rating_of_a_rater_counts_and_the_history_stays(session: Sessio
                                                                   investigation: Investigation) -> None:
     t0 = datetime(2026, 12, 1, 9, 0)
     for i, rating in enumerate(("wrong", "partly", "helpful")):
-        repo.record_feedback(session, tenant_id=tenant.id, investigation_id=investigation.id, rater="ann@acme.test",
-                             rating=rating, source="link", now=t0 + timedelta(minutes=i))
+        repo.record_feedback(
+            session,
+            tenant_id=tenant.id,
+            investigation_id=investigation.id,
+            rater="ann@acme.test",
+            rating=rating,
+            source="link",
+            now=t0 + timedelta(minutes=i),
+        )
     repo.record_feedback(session, tenant_id=tenant.id, investigation_id=investigation.id, rater="bob",
                          rating="wrong", source="api", comment="  Plan <b>Pro</b> has SSO\x00 ",
                          correct_answer="Pro and Enterprise", now=t0 + timedelta(minutes=5))
     current = repo.list_feedback(session, investigation_id=investigation.id)
     assert [(f.rater, f.rating) for f in current] == [("ann@acme.test", "helpful"), ("bob", "wrong")]
-    assert current[1].comment == "Plan <b>Pro</b> has SSO"  # text kept as typed (escaped when shown), controls gone
+    # text kept as typed (escaped when shown), controls gone
+    assert current[1].comment == "Plan <b>Pro</b> has SSO"
     history = repo.list_feedback(session, investigation_id=investigation.id, current_only=False)
     assert [f.rating for f in history] == ["wrong", "partly", "helpful", "wrong"]
     assert repo.rating_counts(session, investigation_ids=[investigation.id]) == {
@@ -54,7 +62,9 @@ def test_bad_input_names_its_field_and_records_nothing(session: Session, tenant:
     assert repo.list_feedback(session, investigation_id=investigation.id, current_only=False) == []
 
 
-def test_a_comment_of_exactly_the_cap_is_kept(session: Session, tenant: Tenant, investigation: Investigation) -> None:
+def test_a_comment_of_exactly_the_cap_is_kept(
+    session: Session, tenant: Tenant, investigation: Investigation
+) -> None:
     row = repo.record_feedback(session, tenant_id=tenant.id, investigation_id=investigation.id, rater="ann",
                                rating="partly", source="link", comment="z" * 2000)
     assert row.comment == "z" * 2000
@@ -63,8 +73,14 @@ def test_a_comment_of_exactly_the_cap_is_kept(session: Session, tenant: Tenant, 
 def test_another_tenants_investigation_is_not_found(session: Session, tenant: Tenant, other_tenant: Tenant,
                                                     investigation: Investigation) -> None:
     with pytest.raises(NotFound):
-        repo.record_feedback(session, tenant_id=other_tenant.id, investigation_id=investigation.id, rater="eve",
-                             rating="wrong", source="api")
+        repo.record_feedback(
+            session,
+            tenant_id=other_tenant.id,
+            investigation_id=investigation.id,
+            rater="eve",
+            rating="wrong",
+            source="api",
+        )
     with pytest.raises(NotFound):
         repo.record_feedback(session, tenant_id=tenant.id, investigation_id="0" * 32, rater="eve",
                              rating="wrong", source="api")
@@ -102,8 +118,16 @@ def test_outcomes_are_upserted_and_found_by_ticket(session: Session, tenant: Ten
     found = repo.ticket_investigation(session, tenant_id=tenant.id, key_prefix="zendesk:ch_1:42:")
     assert found is not None and found.id == inv.id
     assert repo.ticket_investigation(session, tenant_id=tenant.id, key_prefix="zendesk:ch_1:4%") is None
-    repo.record_outcome(session, tenant_id=tenant.id, investigation_id=inv.id, helpdesk="zendesk", ticket_id="42",
-                        draft="edited", edit_ratio=0.25, replied_at=datetime(2026, 12, 1))
+    repo.record_outcome(
+        session,
+        tenant_id=tenant.id,
+        investigation_id=inv.id,
+        helpdesk="zendesk",
+        ticket_id="42",
+        draft="edited",
+        edit_ratio=0.25,
+        replied_at=datetime(2026, 12, 1),
+    )
     row = repo.record_outcome(session, tenant_id=tenant.id, investigation_id=inv.id, helpdesk="zendesk",
                               ticket_id="42", reopened=True, reopened_at=datetime(2026, 12, 3))
     assert (row.draft, row.edit_ratio, row.reopened) == ("edited", 0.25, True)
@@ -126,5 +150,7 @@ def test_retention_removes_a_tenants_old_feedback_only(session: Session, tenant:
     repo.record_feedback(session, tenant_id=other_tenant.id, investigation_id=theirs.id, rater="a",
                          rating="wrong", source="link", now=old)
     assert repo.delete_feedback_before(session, tenant_id=tenant.id, before=datetime(2026, 6, 1)) == 1
-    assert [f.rater for f in repo.list_feedback(session, investigation_id=investigation.id, current_only=False)] == ["b"]
+    assert [
+        f.rater for f in repo.list_feedback(session, investigation_id=investigation.id, current_only=False)
+    ] == ["b"]
     assert len(repo.list_feedback(session, investigation_id=theirs.id)) == 1

@@ -57,9 +57,16 @@ def test_a_gathered_hop_is_what_its_reducer_would_read_back(
     parked = _hits("a#0", "b#0")  # a slot parked before (a redelivered hop): handed in, not parked again
     redis_state.store_hits("gathered", 1, "0:bm25", parked)
     redis_state.store_hits("read", 1, "0:bm25", parked)
-    hops = {1: [SlotEnd("0:vector", _hits("b#0", "c#0", engine="vector"), PLAN, 0),
-                SlotEnd("1:bm25", _hits(query="Who?"))],
-            2: [SlotEnd("0:bm25", _hits("c#0", "d#0", query="Then?")), SlotEnd("0:vector", _hits(engine="vector"))]}
+    hops = {
+        1: [
+            SlotEnd("0:vector", _hits("b#0", "c#0", engine="vector"), PLAN, 0),
+            SlotEnd("1:bm25", _hits(query="Who?")),
+        ],
+        2: [
+            SlotEnd("0:bm25", _hits("c#0", "d#0", query="Then?")),
+            SlotEnd("0:vector", _hits(engine="vector")),
+        ],
+    }
     for hop, ends in hops.items():
         before = {"0:bm25": parked} if hop == 1 else {}
         sent = _round_trips(redis_state, monkeypatch)
@@ -132,9 +139,13 @@ def test_a_hops_results_are_parked_in_one_hset_and_read_back_each_as_itself(
             queued.append([command[0][0] for command in self.command_stack])
             return super().execute(*args, **kwargs)
 
-    monkeypatch.setattr(redis_state.client, "pipeline",
-                        lambda transaction=True: Seen(redis_state.client.connection_pool,
-                                                      redis_state.client.response_callbacks, transaction, None))
+    monkeypatch.setattr(
+        redis_state.client,
+        "pipeline",
+        lambda transaction=True: Seen(
+            redis_state.client.connection_pool, redis_state.client.response_callbacks, transaction, None
+        ),
+    )
     ends = [SlotEnd(f"{i}:{engine}", _hits(f"{engine}{i}#0", engine=engine), None, 0)
             for i in range(2) for engine in ("bm25", "vector")]
     redis_state.slots_end("parked", 1, ends)

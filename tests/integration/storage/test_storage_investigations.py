@@ -156,7 +156,9 @@ def test_an_update_is_one_statement_returning_the_row_and_keeps_a_terminal_statu
     inv = update_investigation(session, investigation_id=investigation.id, status="running", hops=1)
     assert sql(statements) == ["UPDATE"]  # no read before or after: UPDATE ... RETURNING
     assert (inv.status, inv.hops) == ("running", 1)
-    assert finish_investigation(session, investigation_id=investigation.id, status="failed", stop_reason="deadline")
+    assert finish_investigation(
+        session, investigation_id=investigation.id, status="failed", stop_reason="deadline"
+    )
     statements.clear()
     inv = update_investigation(session, investigation_id=investigation.id, status="queued", hops=2)
     assert sql(statements) == ["UPDATE"]  # the terminal rule is in the statement (CASE), not a read

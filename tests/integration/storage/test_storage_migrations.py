@@ -14,7 +14,16 @@ from sqlmodel import SQLModel
 
 from storage.db import alembic_config, make_engine, migrate
 
-TABLES = {"tenant", "investigation", "hop", "evidence", "trace_event", "delivery", "delivery_attempt", "channel"}
+TABLES = {
+    "tenant",
+    "investigation",
+    "hop",
+    "evidence",
+    "trace_event",
+    "delivery",
+    "delivery_attempt",
+    "channel",
+}
 
 
 def _head() -> str:

@@ -45,8 +45,13 @@ def test_an_investigations_tenant_is_read_once(session: Session, tenant: Tenant,
 
 def test_a_deliverys_owner_is_read_once(session: Session, investigation: Investigation,
                                         statements: list[str]) -> None:
-    delivery = get_or_create_delivery(session, investigation_id=investigation.id, tenant_id=investigation.tenant_id,
-                                      channel="webhook", target={"url": "http://127.0.0.1/hook"})
+    delivery = get_or_create_delivery(
+        session,
+        investigation_id=investigation.id,
+        tenant_id=investigation.tenant_id,
+        channel="webhook",
+        target={"url": "http://127.0.0.1/hook"},
+    )
     session.expunge_all()
     statements.clear()
     owner = (investigation.id, investigation.tenant_id)
@@ -71,8 +76,9 @@ def test_a_missing_row_is_not_found_and_not_cached(session: Session, tenant: Ten
     assert investigation_tenant(session, investigation_id="late") == tenant.id
 
 
-def test_the_cache_is_bounded_and_drops_the_least_recent(session: Session, tenant: Tenant, statements: list[str],
-                                                         monkeypatch: pytest.MonkeyPatch) -> None:
+def test_the_cache_is_bounded_and_drops_the_least_recent(
+    session: Session, tenant: Tenant, statements: list[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.setattr(_owners, "_OWNERS", _owners.BoundedLRU(2))
     a, b, c = (new_investigation(session, tenant) for _ in range(3))
     session.expunge_all()
@@ -140,11 +146,20 @@ def test_a_plan_remembered_by_the_step_that_saved_it_is_kept_only_once_committed
                           queries=("sso plan",), corpus_version=0)
 
     def remember(number: int) -> None:
-        remember_plan(session, investigation_id=investigation.id, number=number, tenant_id=investigation.tenant_id,
-                      audience="agent", principals=["u1"], queries=["sso plan"])
+        remember_plan(
+            session,
+            investigation_id=investigation.id,
+            number=number,
+            tenant_id=investigation.tenant_id,
+            audience="agent",
+            principals=["u1"],
+            queries=["sso plan"],
+        )
 
     with pytest.raises(RuntimeError), atomic(session):  # rolled back: nothing kept
-        save_hop(session, investigation_id=investigation.id, number=1, engines=["bm25"], queries=[{"text": "x"}])
+        save_hop(
+            session, investigation_id=investigation.id, number=1, engines=["bm25"], queries=[{"text": "x"}]
+        )
         remember(1)
         raise RuntimeError("crash mid-step")
     assert planned_hop(session, investigation_id=investigation.id, number=1) is None

@@ -1,4 +1,5 @@
-"""`storage._prepared`: statements run on the driver read and write what SQLAlchemy's execution would, load the
+"""`storage._prepared`: statements run on the driver read and write what SQLAlchemy's execution would, load
+the
 session's instances as an ORM select does, and fail as SQLAlchemy fails (SQLite and PostgreSQL)."""
 
 from __future__ import annotations
@@ -30,17 +31,25 @@ def _orm_row(engine: Engine, model: type[Any], key: Any) -> dict[str, Any]:
         return dict(found.model_dump())
 
 
-def test_a_prepared_read_gives_the_values_the_orm_reads(db_engine: Engine, session: Session, tenant: Tenant) -> None:
+def test_a_prepared_read_gives_the_values_the_orm_reads(
+    db_engine: Engine, session: Session, tenant: Tenant
+) -> None:
     inv = new_investigation(session, tenant, context={"plan": "pro", "seats": [1, 2.5, None]},
                             callback={"type": "webhook", "url": "https://example.test/h"}, principals=["g:1"])
-    update_investigation(session, investigation_id=inv.id, plan={"subqueries": ["a", "b"]}, subqueries=["é ✓"],
-                         status="running")
+    update_investigation(
+        session,
+        investigation_id=inv.id,
+        plan={"subqueries": ["a", "b"]},
+        subqueries=["é ✓"],
+        status="running",
+    )
     session.commit()
     session.expunge_all()
     (loaded,) = load(session, Investigation, _BY_ID, {"i": inv.id})
     assert loaded.model_dump() == _orm_row(db_engine, Investigation, inv.id)
     assert loaded.context == {"plan": "pro", "seats": [1, 2.5, None]} and loaded.subqueries == ["é ✓"]
-    assert loaded.created_at.tzinfo is None and loaded.finished_at is None  # the naive-UTC datetimes as stored
+    # the naive-UTC datetimes as stored
+    assert loaded.created_at.tzinfo is None and loaded.finished_at is None
 
 
 def test_loaded_instances_are_the_sessions_and_are_refreshed_by_a_later_read(
@@ -70,7 +79,9 @@ def test_records_never_changed_are_loaded_detached(session: Session, tenant: Ten
 def test_a_batch_counts_the_rows_it_changed(session: Session, tenant: Tenant) -> None:
     ids = [new_investigation(session, tenant).id for _ in range(3)]
     table = _INVESTIGATIONS
-    touch = Prepared(update(table).where(table.c.id == bindparam("row_id")).values(answer=bindparam("new_answer")))
+    touch = Prepared(
+        update(table).where(table.c.id == bindparam("row_id")).values(answer=bindparam("new_answer"))
+    )
     assert touch.count(session, [{"row_id": i, "new_answer": "x"} for i in [*ids, "missing"]]) == 3
     assert touch.count(session, []) == 0
     session.commit()
@@ -91,7 +102,9 @@ def test_a_driver_error_is_raised_as_sqlalchemys_and_loses_nothing(session: Sess
     assert list_events(session, investigation_id=inv.id) == []
 
 
-def test_the_engines_cursor_events_see_every_statement(db_engine: Engine, session: Session, tenant: Tenant) -> None:
+def test_the_engines_cursor_events_see_every_statement(
+    db_engine: Engine, session: Session, tenant: Tenant
+) -> None:
     inv = new_investigation(session, tenant)
     session.commit()
     seen: list[str] = []
@@ -123,8 +136,14 @@ def test_a_fresh_process_can_load_before_any_orm_query(db_url: str, session: Ses
               "from storage.repositories import get_investigation\n"
               "with Session(make_engine(sys.argv[1])) as s:\n"
               "    print(get_investigation(s, investigation_id=sys.argv[2]).question)\n")
-    done = subprocess.run([sys.executable, "-c", script, db_url, inv.id], capture_output=True, text=True, check=False,
-                          timeout=120, cwd=Path(__file__).resolve().parents[3])
+    done = subprocess.run(
+        [sys.executable, "-c", script, db_url, inv.id],
+        capture_output=True,
+        text=True,
+        check=False,
+        timeout=120,
+        cwd=Path(__file__).resolve().parents[3],
+    )
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip() == inv.question
 

@@ -30,23 +30,47 @@ def _finished(session: Session, tenant: Tenant, *, status: str, route: str, at: 
 
 def test_the_report_counts_what_it_should(session: Session, tenant: Tenant, other_tenant: Tenant) -> None:
     a = _finished(session, tenant, status="answered", route="lookup", at=MONDAY, seconds=2)
-    b = _finished(session, tenant, status="answered", route="lookup", at=MONDAY + timedelta(days=1), seconds=4)
+    b = _finished(
+        session, tenant, status="answered", route="lookup", at=MONDAY + timedelta(days=1), seconds=4
+    )
     c = _finished(session, tenant, status="refused", route="out_of_corpus", at=MONDAY + timedelta(days=7),
                   seconds=1, audience="customer")
     _finished(session, tenant, status="failed", route="multi_hop", at=MONDAY + timedelta(days=8), seconds=30)
-    _finished(session, tenant, status="answered", route="lookup", at=MONDAY - timedelta(days=60), seconds=9)  # before
+    # before
+    _finished(session, tenant, status="answered", route="lookup", at=MONDAY - timedelta(days=60), seconds=9)
     theirs = _finished(session, other_tenant, status="answered", route="lookup", at=MONDAY, seconds=1)
     for inv, rating in ((a, "helpful"), (b, "wrong"), (c, "partly")):
         repo.record_feedback(session, tenant_id=tenant.id, investigation_id=inv.id, rater="r", rating=rating,
                              source="link")
     repo.record_feedback(session, tenant_id=tenant.id, investigation_id=b.id, rater="r", rating="helpful",
                          source="link")  # b's current rating is now helpful
-    repo.record_feedback(session, tenant_id=other_tenant.id, investigation_id=theirs.id, rater="r", rating="wrong",
-                         source="link")
-    repo.record_outcome(session, tenant_id=tenant.id, investigation_id=a.id, helpdesk="zendesk", ticket_id="1",
-                        draft="edited", edit_ratio=0.2, reopened=True)
-    repo.record_outcome(session, tenant_id=tenant.id, investigation_id=b.id, helpdesk="zendesk", ticket_id="2",
-                        draft="unchanged", edit_ratio=0.0)
+    repo.record_feedback(
+        session,
+        tenant_id=other_tenant.id,
+        investigation_id=theirs.id,
+        rater="r",
+        rating="wrong",
+        source="link",
+    )
+    repo.record_outcome(
+        session,
+        tenant_id=tenant.id,
+        investigation_id=a.id,
+        helpdesk="zendesk",
+        ticket_id="1",
+        draft="edited",
+        edit_ratio=0.2,
+        reopened=True,
+    )
+    repo.record_outcome(
+        session,
+        tenant_id=tenant.id,
+        investigation_id=b.id,
+        helpdesk="zendesk",
+        ticket_id="2",
+        draft="unchanged",
+        edit_ratio=0.0,
+    )
     repo.add_events(session, [
         repo.new_event(investigation_id=a.id, step_key="t1", kind="tool_call", data={"error": None}),
         repo.new_event(investigation_id=a.id, step_key="t2", kind="tool_call", data={"error": "HTTP 500"}),

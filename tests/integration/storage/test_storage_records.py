@@ -66,18 +66,24 @@ def test_the_first_reduction_of_a_hop_wins(session: Session, investigation: Inve
 def test_a_new_hop_and_its_first_reduction_are_one_statement_each(
         session: Session, investigation: Investigation, statements: list[str]) -> None:
     statements.clear()
-    hop = save_hop(session, investigation_id=investigation.id, number=1, queries=[{"text": "a"}], engines=["bm25"])
+    hop = save_hop(
+        session, investigation_id=investigation.id, number=1, queries=[{"text": "a"}], engines=["bm25"]
+    )
     assert sql(statements) == ["INSERT"]  # INSERT ... RETURNING: no re-read of the row just written
     assert (hop.number, hop.queries, hop.state) == (1, [{"text": "a"}], "planned")
     assert hop in session and not session.dirty and not session.new  # held as the row it is: nothing to flush
     session.commit()
     assert sql(statements) == ["INSERT"]
     statements.clear()
-    reduced = mark_hop_reduced(session, investigation_id=investigation.id, number=1, decision={"action": "stop"})
+    reduced = mark_hop_reduced(
+        session, investigation_id=investigation.id, number=1, decision={"action": "stop"}
+    )
     assert sql(statements) == ["UPDATE"]  # UPDATE ... RETURNING the decision
     assert reduced == {"action": "stop"}
     statements.clear()  # a redelivered step: the existing rows, read back
-    again = save_hop(session, investigation_id=investigation.id, number=1, queries=[{"text": "b"}], engines=[])
+    again = save_hop(
+        session, investigation_id=investigation.id, number=1, queries=[{"text": "b"}], engines=[]
+    )
     assert again.queries == [{"text": "a"}]
     statements.clear()
     assert mark_hop_reduced(session, investigation_id=investigation.id, number=1,
@@ -97,7 +103,9 @@ def test_a_reducers_session_holding_no_hop_writes_one_core_update(
     save_hop(session, investigation_id=investigation.id, number=1, queries=[], engines=[])
     session.expunge_all()
     statements.clear()
-    assert mark_hop_reduced(session, investigation_id=investigation.id, number=1, decision={"a": 1}) == {"a": 1}
+    assert mark_hop_reduced(session, investigation_id=investigation.id, number=1, decision={"a": 1}) == {
+        "a": 1
+    }
     assert sql(statements) == ["UPDATE"] and statements[-1].endswith("decision")  # RETURNING only that
     assert not session.identity_map  # nothing loaded
 
@@ -107,7 +115,9 @@ def test_add_evidence_counts_only_new_rows(session: Session, investigation: Inve
     assert add_evidence(session, investigation_id=investigation.id, evidence=batch) == 2
     assert add_evidence(session, investigation_id=investigation.id, evidence=batch) == 0
     assert (
-        add_evidence(session, investigation_id=investigation.id, evidence=[make_evidence("e3"), make_evidence("e2")])
+        add_evidence(
+            session, investigation_id=investigation.id, evidence=[make_evidence("e3"), make_evidence("e2")]
+        )
         == 1
     )
     assert add_evidence(session, investigation_id=investigation.id, evidence=[]) == 0
@@ -131,9 +141,19 @@ def test_evidence_rows_hold_every_column(session: Session, investigation: Invest
     written = row.model_dump(exclude={"id"})
     assert set(written) == {c.name for c in EvidenceRecord.__table__.columns} - {"id"}  # type: ignore[attr-defined]
     assert written == {
-        "investigation_id": investigation.id, "evidence_id": "full", "chunk_id": "c-full", "source_id": "doc-full",
-        "title": "T full", "text": "text full", "url": "https://kb/full", "score": 0.25, "grade": "ambiguous",
-        "hop": 3, "query": "which plan", "visibility": "internal", "flagged": True,
+        "investigation_id": investigation.id,
+        "evidence_id": "full",
+        "chunk_id": "c-full",
+        "source_id": "doc-full",
+        "title": "T full",
+        "text": "text full",
+        "url": "https://kb/full",
+        "score": 0.25,
+        "grade": "ambiguous",
+        "hop": 3,
+        "query": "which plan",
+        "visibility": "internal",
+        "flagged": True,
     }
 
 
@@ -300,7 +320,8 @@ def test_a_steps_events_are_one_insert_that_skips_recorded_and_repeated_step_key
              for n, key in enumerate(["fuse:1", "route", "grade:1", "fuse:1", "judge:1"])]
     inserts = _inserts(session, lambda: add_events(session, batch), 3)
     assert len(inserts) == 1  # one statement for the whole step
-    assert observed == [("fuse:1", True), ("grade:1", True), ("judge:1", True)]  # the new ones, in order, once
+    # the new ones, in order, once
+    assert observed == [("fuse:1", True), ("grade:1", True), ("judge:1", True)]
     stored = {e.step_key: e.data for e in list_events(session, investigation_id=inv_id)}
     assert [*stored] == ["route", "fuse:1", "grade:1", "judge:1"]
     assert stored["route"] == {"first": True} and stored["fuse:1"] == {"n": 0}  # the first of each key kept

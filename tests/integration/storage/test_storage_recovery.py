@@ -13,9 +13,19 @@ from storage.secrets import SecretBox
 
 
 def _inv(session: Session, callback: dict[str, object] | None = None) -> str:
-    tenant, _ = repo.create_tenant(session, name=f"t-{utcnow().timestamp()}", box=SecretBox(Fernet.generate_key()))
-    inv, _ = repo.create_investigation(session, tenant=tenant, question="q?", mode="agentic", callback=callback,
-                                       budget={}, idempotency_key=None, deadline_seconds=60)
+    tenant, _ = repo.create_tenant(
+        session, name=f"t-{utcnow().timestamp()}", box=SecretBox(Fernet.generate_key())
+    )
+    inv, _ = repo.create_investigation(
+        session,
+        tenant=tenant,
+        question="q?",
+        mode="agentic",
+        callback=callback,
+        budget={},
+        idempotency_key=None,
+        deadline_seconds=60,
+    )
     return inv.id
 
 
@@ -42,15 +52,32 @@ def test_stranded_deliveries_are_pending_ones_of_finished_investigations(session
     assert repo.list_stranded_deliveries(session, idle_since=later) == []
 
 
-def test_active_among_names_the_queued_and_running_ones_in_batches(session: Session, secret_box: SecretBox) -> None:
+def test_active_among_names_the_queued_and_running_ones_in_batches(
+    session: Session, secret_box: SecretBox
+) -> None:
     tenant, _ = repo.create_tenant(session, name=f"t-{utcnow().timestamp()}", box=secret_box)
-    ids = [repo.create_investigation(session, tenant=tenant, question=f"q{i}?", mode="agentic", callback=None,
-                                     budget={}, idempotency_key=None, deadline_seconds=60)[0].id for i in range(70)]
+    ids = [
+        repo.create_investigation(
+            session,
+            tenant=tenant,
+            question=f"q{i}?",
+            mode="agentic",
+            callback=None,
+            budget={},
+            idempotency_key=None,
+            deadline_seconds=60,
+        )[0].id
+        for i in range(70)
+    ]
     for inv_id in ids[::3]:  # every third one finished
-        repo.finish_investigation(session, investigation_id=inv_id, status="answered", stop_reason="sufficient")
+        repo.finish_investigation(
+            session, investigation_id=inv_id, status="answered", stop_reason="sufficient"
+        )
     repo.update_investigation(session, investigation_id=ids[1], status="running")
     active = {inv_id for i, inv_id in enumerate(ids) if i % 3}
     # 70 ids: statements of 32, 32 and 6 ids; unknown ids are simply not active.
     assert repo.active_among(session, ids=[*ids, "no-such-id"]) == active
-    assert repo.active_among(session, ids=ids[:1]) == set() and repo.active_among(session, ids=ids[1:2]) == {ids[1]}
+    assert repo.active_among(session, ids=ids[:1]) == set() and repo.active_among(session, ids=ids[1:2]) == {
+        ids[1]
+    }
     assert repo.active_among(session, ids=[]) == set()

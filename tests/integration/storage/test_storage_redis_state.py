@@ -95,9 +95,19 @@ def _passage(chunk_id: str, score: float = 1.5) -> Passage:
                    engine="bm25", rank=1)
 
 
-def _cached(state: RedisState, tenant: str, engine: str, query: str, k: int,
-            acl: tuple[str, ...] | None, *, version: int = 0, read_cache: bool = True) -> list[Passage] | None:
-    """What a new slot would find in the sub-query cache (each look-up is a slot of an investigation of its own)."""
+def _cached(
+    state: RedisState,
+    tenant: str,
+    engine: str,
+    query: str,
+    k: int,
+    acl: tuple[str, ...] | None,
+    *,
+    version: int = 0,
+    read_cache: bool = True,
+) -> list[Passage] | None:
+    """What a new slot would find in the sub-query cache (each look-up is a slot of an investigation of its
+    own)."""
     inv_id = f"inv-{uuid.uuid4().hex[:8]}"
     state.init_budget(inv_id, max_hops=1, max_retrieval_calls=1, max_llm_tokens=0, deadline_ts=2e9)
     return state.slot_begin(inv_id, 1, "0:x", CacheQuery(tenant, engine, query, k, acl, version), now=1e9,
@@ -111,21 +121,31 @@ def _cache(state: RedisState, cache: CacheQuery, hits: list[Passage], *, version
 
 def test_cache_is_tenant_scoped_normalised_and_invalidated_by_ingest(redis_state: RedisState) -> None:
     hits = [_passage("c1#0")]
-    _cache(redis_state, CacheQuery("acme", "lexical", "Which  plan has SSO?", 10, ("staff", "all")), hits, version=0)
+    _cache(
+        redis_state,
+        CacheQuery("acme", "lexical", "Which  plan has SSO?", 10, ("staff", "all")),
+        hits,
+        version=0,
+    )
     assert _cached(redis_state, "acme", "lexical", "which plan has sso?", 10, ("all", "staff")) == hits
     assert _cached(redis_state, "globex", "lexical", "which plan has sso?", 10, ("all", "staff")) is None
     assert _cached(redis_state, "acme", "vector", "which plan has sso?", 10, ("all", "staff")) is None
     assert _cached(redis_state, "acme", "lexical", "which plan has sso?", 5, ("all", "staff")) is None
     assert _cached(redis_state, "acme", "lexical", "which plan has sso?", 10, ("all",)) is None
     # An ingest raised the tenant's corpus version (the database's): the entry of version 0 is never read.
-    assert _cached(redis_state, "acme", "lexical", "which plan has sso?", 10, ("all", "staff"), version=1) is None
+    assert (
+        _cached(redis_state, "acme", "lexical", "which plan has sso?", 10, ("all", "staff"), version=1)
+        is None
+    )
     # The cache turned off (subquery_cache_ttl 0): no entry is read, not even one of the current version.
     assert _cached(redis_state, "acme", "lexical", "which plan has sso?", 10, ("all", "staff"),
                    read_cache=False) is None
 
 
 def test_hits_are_parked_per_hop(redis_state: RedisState, redis_client: redis.Redis) -> None:
-    lexical = SlotHits(query="q", engine="lexical", passages=(_passage("a#0"),), error=None, cached=False, ms=1.5)
+    lexical = SlotHits(
+        query="q", engine="lexical", passages=(_passage("a#0"),), error=None, cached=False, ms=1.5
+    )
     vector = SlotHits(query="q", engine="vector", error="TransientError: down")
     redis_state.store_hits("inv", 1, "0:lexical", lexical)
     redis_state.store_hits("inv", 1, "0:vector", vector)
@@ -143,10 +163,12 @@ def test_a_reducer_reads_the_hops_hits_and_the_budget_in_one_round_trip(
     redis_state.charge("inv", "retrieval_calls", 2)
     lexical = SlotHits(query="q", engine="lexical", passages=(_passage("a#0"),))
     redis_state.store_hits("inv", 1, "0:lexical", lexical)
-    redis_client.hset(redis_state.key("hits", "inv", 1), "1:bm25", "not json")  # an unreadable one is left out
+    # an unreadable one is left out
+    redis_client.hset(redis_state.key("hits", "inv", 1), "1:bm25", "not json")
     expected = redis_state.usage("inv")
     sent: list[object] = []
-    monkeypatch.setattr(redis_state.client, "execute_command", lambda *a, **k: sent.append(a))  # no lone command
+    # no lone command
+    monkeypatch.setattr(redis_state.client, "execute_command", lambda *a, **k: sent.append(a))
     hits, usage = redis_state.hop_results("inv", 1)
     assert sent == []
     assert hits == {"0:lexical": lexical} and usage == expected
@@ -190,7 +212,8 @@ def test_charge_once_charges_only_the_first_time_a_marker_is_used(
     assert redis_state.charge_once("inv", "inv:hop-charged:1", "hops")
     assert not redis_state.charge_once("inv", "inv:hop-charged:1", "hops")  # a redelivered step
     assert redis_state.usage("inv")["hops"] == 1
-    assert redis_state.charge_once("inv", "inv:hop-charged:2", "hops")  # first use; over the limit: not charged
+    # first use; over the limit: not charged
+    assert redis_state.charge_once("inv", "inv:hop-charged:2", "hops")
     assert redis_state.usage("inv")["hops"] == 1
     assert not redis_state.once("inv:hop-charged:2")  # the same marker as `once` (an older step agrees)
     assert 0 < redis_client.ttl(redis_state.key("once", "inv:hop-charged:1")) <= 86400
@@ -222,7 +245,9 @@ def test_parked_hits_keep_the_json_the_tasks_wrote_as_dicts(redis_state: RedisSt
 def test_an_invalid_parked_result_or_cache_entry_reads_as_absent(redis_state: RedisState,
                                                                  redis_client: redis.Redis) -> None:
     key = redis_state.key("hits", "inv", 1)
-    redis_client.hset(key, "0:bm25", json.dumps({"query": "q", "engine": "bm25", "passages": [{"chunk_id": 1}]}))
+    redis_client.hset(
+        key, "0:bm25", json.dumps({"query": "q", "engine": "bm25", "passages": [{"chunk_id": 1}]})
+    )
     redis_client.hset(key, "0:vector", "not json")
     redis_state.store_hits("inv", 1, "1:bm25", SlotHits(query="q1", engine="bm25"))
     assert redis_state.load_hit("inv", 1, "0:bm25") is None  # the task runs again and overwrites it
@@ -273,7 +298,8 @@ def test_every_key_is_prefixed_and_expires(
     keys = _keys(redis_client, redis_prefix)
     assert len(keys) == 10  # and the writer's parked hits
     assert all(k.startswith(f"{redis_prefix}:") for k in keys)
-    assert all(0 < redis_client.ttl(k) <= 86_400 for k in keys)  # an investigation's state never outlives a day
+    # an investigation's state never outlives a day
+    assert all(0 < redis_client.ttl(k) <= 86_400 for k in keys)
 
 
 def test_a_client_without_decoding_works_the_same(redis_py_url: str, redis_prefix: str) -> None:
@@ -349,7 +375,8 @@ def test_slots_begin_and_end_take_a_hops_slots_in_one_round_trip_each_slot_as_it
     assert [b.outcome for b in begins] == [SlotOutcome.PARKED, SlotOutcome.MISS, SlotOutcome.MISS,
                                            SlotOutcome.HIT, SlotOutcome.BUDGET]
     assert begins[0].parked == found and begins[3].cached == list(found.passages)
-    assert redis_state.usage("inv")["retrieval_calls"] == 3  # the parked slot and the refused one: not charged
+    # the parked slot and the refused one: not charged
+    assert redis_state.usage("inv")["retrieval_calls"] == 3
     monkeypatch.setattr(redis_state.client, "execute_command", execute)
     other_hits = SlotHits(query="Who wrote it?", engine="bm25", passages=(_passage("b#0"),))
     vector_hits = SlotHits(query="Which plan?", engine="vector", passages=(), error="ReadTimeout")
@@ -361,8 +388,9 @@ def test_slots_begin_and_end_take_a_hops_slots_in_one_round_trip_each_slot_as_it
         return real_pipeline(*args, **kwargs)
 
     monkeypatch.setattr(redis_state.client, "pipeline", pipeline)
-    redis_state.slots_end("inv", 1, [SlotEnd("0:vector", vector_hits), SlotEnd("1:bm25", other_hits, other, 0)],
-                          ttl=60)
+    redis_state.slots_end(
+        "inv", 1, [SlotEnd("0:vector", vector_hits), SlotEnd("1:bm25", other_hits, other, 0)], ttl=60
+    )
     assert pipelines == [1]  # one MULTI/EXEC round trip
     results, _usage = redis_state.hop_results("inv", 1)
     assert results == {"0:bm25": found, "0:vector": vector_hits, "1:bm25": other_hits}
@@ -370,8 +398,9 @@ def test_slots_begin_and_end_take_a_hops_slots_in_one_round_trip_each_slot_as_it
     assert redis_state.slots_begin("inv2", 1, [("0:bm25", other)], now=999.0)[0].outcome is SlotOutcome.HIT
     assert redis_state.slots_begin("inv2", 1, [], now=999.0) == []
     with pytest.raises(ValueError, match="one tenant"):
-        redis_state.slots_begin("inv2", 1, [("0:bm25", cache), ("1:bm25", CacheQuery("beta", "bm25", "q", 5, None))],
-                                now=999.0)
+        redis_state.slots_begin(
+            "inv2", 1, [("0:bm25", cache), ("1:bm25", CacheQuery("beta", "bm25", "q", 5, None))], now=999.0
+        )
     assert redis_state.usage("inv2")["retrieval_calls"] == 1  # nothing charged for the refused call
 
 

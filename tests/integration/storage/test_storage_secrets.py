@@ -29,9 +29,18 @@ def _clear_tenant(engine: Engine) -> None:
     """A tenant as migration 0007 left it: its webhook secret in clear."""
     with engine.begin() as conn:
         tenant = Table("tenant", MetaData(), autoload_with=conn)
-        conn.execute(tenant.insert().values(id="t1", name="acme", api_key_hash="a" * 64, api_key_prefix="sk_a",
-                                            webhook_secret=CLEAR, limits={}, allowed_hosts=[],
-                                            created_at=utcnow()))
+        conn.execute(
+            tenant.insert().values(
+                id="t1",
+                name="acme",
+                api_key_hash="a" * 64,
+                api_key_prefix="sk_a",
+                webhook_secret=CLEAR,
+                limits={},
+                allowed_hosts=[],
+                created_at=utcnow(),
+            )
+        )
 
 
 def test_the_migration_seals_clear_webhook_secrets(empty_db_url: str) -> None:
@@ -59,8 +68,17 @@ def test_the_migration_runs_on_a_database_whose_tenant_is_referenced(empty_db_ur
         _clear_tenant(engine)
         with engine.begin() as conn:
             channel = Table("channel", MetaData(), autoload_with=conn)
-            conn.execute(channel.insert().values(id="ch_1", tenant_id="t1", name="mail", type="smtp", config={},
-                                                 secrets="", created_at=utcnow()))
+            conn.execute(
+                channel.insert().values(
+                    id="ch_1",
+                    tenant_id="t1",
+                    name="mail",
+                    type="smtp",
+                    config={},
+                    secrets="",
+                    created_at=utcnow(),
+                )
+            )
         migrate(engine, secret_box=lambda: box)
         with Session(engine) as session:
             assert repo.open_webhook_secret(repo.get_tenant(session, tenant_id="t1"), box) == CLEAR
@@ -74,7 +92,9 @@ def test_the_migration_runs_on_a_database_whose_tenant_is_referenced(empty_db_ur
         engine.dispose()
 
 
-def test_the_migration_refuses_to_run_without_the_key_when_a_clear_secret_is_stored(empty_db_url: str) -> None:
+def test_the_migration_refuses_to_run_without_the_key_when_a_clear_secret_is_stored(
+    empty_db_url: str,
+) -> None:
     engine = make_engine(empty_db_url)
     try:
         _at(engine, "0007")

@@ -23,7 +23,9 @@ from storage.repositories import (
 from storage.secrets import SecretBox, SecretKeyError
 
 
-def test_create_tenant_returns_the_key_once_and_stores_only_its_hash(session: Session, secret_box: SecretBox) -> None:
+def test_create_tenant_returns_the_key_once_and_stores_only_its_hash(
+    session: Session, secret_box: SecretBox
+) -> None:
     tenant, api_key = create_tenant(session, box=secret_box, name="acme", limits={"llm_tokens_per_day": 1000})
     assert api_key.startswith("sk_") and len(api_key) > 40
     assert tenant.api_key_hash == hashlib.sha256(api_key.encode()).hexdigest()

@@ -43,10 +43,14 @@ def queue(shared_stack: Stack) -> Stack:
 
 
 @pytest.fixture()
-def stack(tmp_path: Path, redis_url: str, redis_prefix: str, db_url: str, broker_url: str | None) -> Iterator[Stack]:
+def stack(
+    tmp_path: Path, redis_url: str, redis_prefix: str, db_url: str, broker_url: str | None
+) -> Iterator[Stack]:
     """A fresh stack per test, on SQLite and on PostgreSQL (the `db_url` fixture's two params), on the Redis
     broker unless the test parametrizes `broker_url` with "rabbitmq"."""
-    built = build_stack(tmp_path / "home", redis_url, redis_prefix, database_url=db_url, broker_url=broker_url)
+    built = build_stack(
+        tmp_path / "home", redis_url, redis_prefix, database_url=db_url, broker_url=broker_url
+    )
     try:
         yield built
     finally:

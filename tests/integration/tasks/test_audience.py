@@ -17,9 +17,13 @@ from tests.support.stack import build_stack
 
 QUESTION = "By when must a customer submit an SLA credit claim?"
 RUNBOOK = SourceDocument(
-    id="runbook-sla-credits", title="Runbook: SLA credit claims (internal)", visibility=Visibility.INTERNAL,
-    text="INTERNAL. An SLA credit claim must arrive within 30 days after the end of the month; team leads may "
-         "approve one late SLA credit claim per customer per year as a goodwill exception.")
+    id="runbook-sla-credits",
+    title="Runbook: SLA credit claims (internal)",
+    visibility=Visibility.INTERNAL,
+    text="INTERNAL. An SLA credit claim must arrive within 30 days after the end of the month; team leads "
+         "may "
+    "approve one late SLA credit claim per customer per year as a goodwill exception.",
+)
 
 
 def _ask(services: Services, tenant_name: str, audience: str) -> tuple[Investigation, list[EvidenceRecord]]:

@@ -27,7 +27,9 @@ def proxy(db_url: str) -> Iterator[TcpProxy]:
 
 @pytest.fixture()
 def stack(tmp_path: Path, redis_url: str, redis_prefix: str, db_url: str, proxy: TcpProxy) -> Iterator[Stack]:
-    through_proxy = make_url(db_url).set(host="127.0.0.1", port=proxy.port).render_as_string(hide_password=False)
+    through_proxy = (
+        make_url(db_url).set(host="127.0.0.1", port=proxy.port).render_as_string(hide_password=False)
+    )
     built = build_stack(tmp_path / "home", redis_url, redis_prefix, database_url=through_proxy)
     try:
         yield built

@@ -1,4 +1,5 @@
-"""One engine crashing with an unexpected error (a bug, not a SleuthError) degrades its hop; the run finishes."""
+"""One engine crashing with an unexpected error (a bug, not a SleuthError) degrades its hop; the run
+finishes."""
 
 from __future__ import annotations
 

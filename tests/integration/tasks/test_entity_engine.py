@@ -13,12 +13,18 @@ from tasks import inline
 from tests.support.stack import build_stack
 
 DOCS = [
-    SourceDocument(id="annals", title="Annals of Quiet Harbours",
-                   text="Annals of Quiet Harbours is a quarterly journal published by the Brackwater Maritime "
-                        "Society since 1901."),
-    SourceDocument(id="society", title="Brackwater Maritime Society",
-                   text="The Brackwater Maritime Society was founded in 1884 in Saltmere. Its first president "
-                        "was Ilse Varnow, a harbour pilot."),
+    SourceDocument(
+        id="annals",
+        title="Annals of Quiet Harbours",
+        text="Annals of Quiet Harbours is a quarterly journal published by the Brackwater Maritime "
+        "Society since 1901.",
+    ),
+    SourceDocument(
+        id="society",
+        title="Brackwater Maritime Society",
+        text="The Brackwater Maritime Society was founded in 1884 in Saltmere. Its first president "
+        "was Ilse Varnow, a harbour pilot.",
+    ),
     SourceDocument(id="pilots", title="Harbour pilots", text="A harbour pilot guides ships into port."),
 ]
 QUESTION = "Who was the first president of the society that publishes Annals of Quiet Harbours?"
@@ -31,7 +37,9 @@ def test_follow_up_hops_add_the_entities_engine_and_trace_it(
     assert list(services.backends) == ["bm25", "vector", "entities"]
     ingest(DOCS, tenant=stack.tenant_id, backends=list(services.backends.values()))
     # Every chunk the lexical engine holds (the stack's own sample corpus too) is in the entity index.
-    assert services.backends["entities"].count(stack.tenant_id) == services.backends["bm25"].count(stack.tenant_id)
+    assert services.backends["entities"].count(stack.tenant_id) == services.backends["bm25"].count(
+        stack.tenant_id
+    )
 
     with services.session() as session:
         tenant = repo.get_tenant_by_name(session, name=stack.tenant_name)
@@ -43,6 +51,10 @@ def test_follow_up_hops_add_the_entities_engine_and_trace_it(
         events = repo.list_events(session, investigation_id=inv_id)
     hops = {e.hop: e.data["engines"] for e in events if e.kind == "hop"}
     assert hops[1] == ["bm25", "vector"]
-    assert len(hops) >= 2 and all(engines == ["bm25", "vector", "entities"] for n, engines in hops.items() if n > 1)
+    assert len(hops) >= 2 and all(
+        engines == ["bm25", "vector", "entities"] for n, engines in hops.items() if n > 1
+    )
     searched = [e.data for e in events if e.kind == "retrieval" and e.data.get("engine") == "entities"]
-    assert searched and all(e.hop > 1 for e in events if e.kind == "retrieval" and e.data.get("engine") == "entities")
+    assert searched and all(
+        e.hop > 1 for e in events if e.kind == "retrieval" and e.data.get("engine") == "entities"
+    )

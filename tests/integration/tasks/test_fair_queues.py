@@ -34,7 +34,9 @@ def _second_tenant(stack: Stack) -> str:
     from adapters.search.ingest import SourceDocument, ingest
 
     with stack.services.session() as session:
-        tenant, _ = repo.create_tenant(session, name=f"{stack.tenant_name}-b", box=stack.services.secret_box())
+        tenant, _ = repo.create_tenant(
+            session, name=f"{stack.tenant_name}-b", box=stack.services.secret_box()
+        )
     docs = [SourceDocument(id=d["id"], title=d["title"], text=d["text"]) for d in CORPUS]
     ingest(docs, tenant=tenant.id, backends=list(stack.services.backends.values()))
     return tenant.id
@@ -68,7 +70,9 @@ def test_a_single_question_overtakes_another_tenants_burst(stack: Stack) -> None
     small = _second_tenant(stack)
     # The burst and the single question are all in the queues before the (one-process) worker starts, so the
     # order in which they finish is decided by the queues alone, not by timing.
-    burst = [_submit(stack, stack.tenant_id, QUESTIONS[i % len(QUESTIONS)] + f" (case {i})", app) for i in range(6)]
+    burst = [
+        _submit(stack, stack.tenant_id, QUESTIONS[i % len(QUESTIONS)] + f" (case {i})", app) for i in range(6)
+    ]
     single = _submit(stack, small, "Which plan includes SCIM provisioning?", app)
     stack.start_worker(concurrency=1)
     views = {i: stack.wait(i, timeout=240) for i in [single, *burst]}

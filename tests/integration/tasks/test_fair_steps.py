@@ -77,7 +77,9 @@ def page() -> Iterator[HoldingStatusPage]:
 
 @pytest.fixture()
 def stack(tmp_path: Path, redis_url: str, redis_prefix: str, broker_url: str | None) -> Iterator[Stack]:
-    built = build_stack(tmp_path / "home", redis_url, redis_prefix, subquery_cache_ttl=0, broker_url=broker_url)
+    built = build_stack(
+        tmp_path / "home", redis_url, redis_prefix, subquery_cache_ttl=0, broker_url=broker_url
+    )
     try:
         yield built
     finally:
@@ -149,7 +151,10 @@ def test_a_heavier_tenant_runs_one_step_while_a_lighter_one_is_active(stack: Sta
         return page.held("eu") >= 2 or (page.held("us") == 1 and page.held("eu") == 1
                                         and gate.parked_count(stack.services, heavy.tenant_id) >= 3)
 
-    assert wait_until(settled, timeout=180), (page.holding, gate.parked_count(stack.services, heavy.tenant_id))
+    assert wait_until(settled, timeout=180), (
+        page.holding,
+        gate.parked_count(stack.services, heavy.tenant_id),
+    )
     assert page.held("eu") == 1, f"heavy holds {page.held('eu')} worker processes while light is active"
     assert gate.running(stack.services, heavy.tenant_id) == 1
     assert gate.parked_count(stack.services, light.tenant_id) == 0

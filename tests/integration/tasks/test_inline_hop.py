@@ -63,7 +63,8 @@ def test_a_one_query_hop_reads_the_lexical_hits_ahead_while_its_query_is_embedde
     services = stack.services
     inv_id = stack.asked("What does error ERR_4021 mean?")
     read, found = _watched(stack, monkeypatch, hold_embedding=True)
-    nxt = steps.start(services, inv_id)  # starts embedding the hop's query ahead (held until a passage is read)
+    # starts embedding the hop's query ahead (held until a passage is read)
+    nxt = steps.start(services, inv_id)
     assert len({index for index, _ in nxt.slots}) == 1 and {e for _, e in nxt.slots} == {"bm25", "vector"}
     with ThreadPoolExecutor(4) as pool:
         inline._retrieve_hop(services, inv_id, nxt.hop, nxt.slots, pool)
@@ -119,9 +120,12 @@ def test_a_hops_search_events_are_written_with_its_reduction_first(stack: Stack)
     assert max(i for i, k in enumerate(kinds) if k == "retrieval") < kinds.index("fusion")
 
 
-@pytest.mark.parametrize("how", ["the reducer fails", "its transaction rolls back", "the investigation was over"])
+@pytest.mark.parametrize(
+    "how", ["the reducer fails", "its transaction rolls back", "the investigation was over"]
+)
 def test_search_events_are_written_when_the_reduction_writes_nothing_or_fails(
-        stack: Stack, monkeypatch: pytest.MonkeyPatch, how: str) -> None:
+    stack: Stack, monkeypatch: pytest.MonkeyPatch, how: str
+) -> None:
     """A reduction that fails (its error is the one raised), whose transaction rolls back after the events
     went into it, or that writes nothing (the watchdog failed the investigation meanwhile): the hop's
     searches are traced all the same, on their own."""

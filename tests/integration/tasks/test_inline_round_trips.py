@@ -47,8 +47,14 @@ def _outcome(stack: Stack, inv_id: str) -> dict[str, Any]:
         inv = repo.get_investigation(session, investigation_id=inv_id)
         seen = sorted(e.chunk_id for e in repo.list_evidence(session, investigation_id=inv_id))
     usage = stack.services.state.usage(inv_id)
-    return {"status": inv.status, "answer": inv.answer, "hops": inv.hops, "retrieval_calls": inv.retrieval_calls,
-            "evidence": seen, "budget": {k: usage[k] for k in ("hops", "retrieval_calls", "llm_tokens")}}
+    return {
+        "status": inv.status,
+        "answer": inv.answer,
+        "hops": inv.hops,
+        "retrieval_calls": inv.retrieval_calls,
+        "evidence": seen,
+        "budget": {k: usage[k] for k in ("hops", "retrieval_calls", "llm_tokens")},
+    }
 
 
 def _one_step_at_a_time(stack: Stack, inv_id: str) -> None:
@@ -113,7 +119,9 @@ def test_a_hop_planned_again_is_charged_once_whoever_charges_it(stack: Stack) ->
     assert services.state.usage(other)["hops"] == 1
 
 
-def test_a_next_hop_planned_for_searches_that_never_ran_is_charged_by_a_redelivered_reducer(stack: Stack) -> None:
+def test_a_next_hop_planned_for_searches_that_never_ran_is_charged_by_a_redelivered_reducer(
+    stack: Stack,
+) -> None:
     services = stack.services
     inv_id = stack.asked(QUESTION)  # two hops
     nxt = steps.start(services, inv_id, relay=Relay())

@@ -71,11 +71,15 @@ def test_each_step_is_handed_exactly_what_the_database_holds_and_reads_only_the_
     reductions = 0
     while nxt.kind == steps.NextKind.HOP:
         assert relay.known == _as_read(stack, inv_id)  # every column, hop and evidence, in order
-        reduce = functools.partial(steps.reduce, services, inv_id, nxt.hop, relay=_searched(stack, inv_id, nxt, relay))
+        reduce = functools.partial(
+            steps.reduce, services, inv_id, nxt.hop, relay=_searched(stack, inv_id, nxt, relay)
+        )
         nxt, sent, _ = stack.counted(reduce)
         reductions += 1
         # No read of the row, the hop or the evidence: the status and the hop's state in one statement.
-        assert sent[0] == "SELECT investigation" and "SELECT evidence" not in sent and "SELECT hop" not in sent
+        assert (
+            sent[0] == "SELECT investigation" and "SELECT evidence" not in sent and "SELECT hop" not in sent
+        )
         assert sent.count("SELECT investigation") == 1
     assert reductions >= 2  # the first hop went on
     assert nxt.kind == steps.NextKind.SYNTHESIZE and relay.known == _as_read(stack, inv_id)
@@ -89,7 +93,8 @@ def test_each_step_is_handed_exactly_what_the_database_holds_and_reads_only_the_
 def test_a_handed_investigation_ends_as_one_whose_steps_read_everything(
         stack: Stack, monkeypatch: pytest.MonkeyPatch) -> None:
     """The same question run by the inline executor (each step handed what the one before wrote) and step by
-    step as Celery runs them (each reading the database): the same investigation, hops, evidence and answer."""
+    step as Celery runs them (each reading the database): the same investigation, hops, evidence and
+    answer."""
     _going_on(monkeypatch)
     services = stack.services
     handed = stack.asked(TWO_HOPS)
@@ -120,7 +125,9 @@ def test_a_handed_investigation_ends_as_one_whose_steps_read_everything(
     for hop in (1, 2):
         at = keys[handed].index(f"fuse:{hop}")
         assert keys[handed][at:at + 4] == [f"fuse:{hop}", f"grade:{hop}", f"judge:{hop}", f"decide:{hop}"]
-        assert all(k.startswith("retrieve:") for k in keys[handed][at - len(ours["hops"][hop - 1].engines):at])
+        assert all(
+            k.startswith("retrieve:") for k in keys[handed][at - len(ours["hops"][hop - 1].engines) : at]
+        )
     assert keys[handed][keys[handed].index("decide:1") + 1] == "hop:2"
     assert sorted(keys[handed]) == sorted(keys[read])
 
@@ -222,7 +229,9 @@ def test_evidence_handed_on_is_in_the_order_the_database_reads_it(stack: Stack) 
             for _ in range(rng.randint(0, 9)):
                 eid = f"e{rng.randint(0, count + 9)}" if rng.random() < 0.2 else f"e{count}"
                 count += 1
-                batch.append(_evidence(eid, rng.choice([hop, hop, hop - 1 or 1]), rng.choice([0.5, 0.25, 1.0, -1.5])))
+                batch.append(
+                    _evidence(eid, rng.choice([hop, hop, hop - 1 or 1]), rng.choice([0.5, 0.25, 1.0, -1.5]))
+                )
             with services.session() as session, repo.atomic(session):
                 inserted = repo.add_evidence(session, investigation_id=inv_id, evidence=batch)
             stored = tuple(evidence_of(_read_evidence(stack, inv_id)))

@@ -32,10 +32,12 @@ def _active_pid(stack: Stack, task: str) -> int | None:
 
 
 @pytest.mark.parametrize("kind", ["zendesk", "freshdesk"])
-def test_worker_killed_mid_note_post_leaves_exactly_one_note(tmp_path: Path, redis_url: str, redis_prefix: str,
-                                                              db_url: str, kind: str) -> None:
+def test_worker_killed_mid_note_post_leaves_exactly_one_note(
+    tmp_path: Path, redis_url: str, redis_prefix: str, db_url: str, kind: str
+) -> None:
     # A 4 s request timeout and a 1 s lock margin: the dead worker's lock frees after 3 x 4 + 1 s. The kill
-    # must land within the 4 s the request is open (as it had to within the 4 s hold when the timeout was 6 s).
+    # must land within the 4 s the request is open (as it had to within the 4 s hold when the timeout was 6
+    # s).
     stack = build_stack(tmp_path / "home", redis_url, redis_prefix, database_url=db_url, webhook_timeout=4.0,
                         delivery_lock_margin=1.0)
     desk: ZendeskFake | FreshdeskFake = (ZendeskFake("bot@acme.test", "tok", {4242}) if kind == "zendesk"
@@ -96,8 +98,17 @@ def test_worker_killed_mid_smtp_send_keeps_one_message_id(tmp_path: Path, redis_
     try:
         with stack.services.session() as session:
             tenant = repo.get_tenant(session, tenant_id=stack.tenant_id)
-        add_channel(stack.services, tenant=tenant, data={"name": "mail", "type": "smtp", "host": "127.0.0.1",
-                                                         "port": server.port, "from": "sleuth@acme.example.com"})
+        add_channel(
+            stack.services,
+            tenant=tenant,
+            data={
+                "name": "mail",
+                "type": "smtp",
+                "host": "127.0.0.1",
+                "port": server.port,
+                "from": "sleuth@acme.example.com",
+            },
+        )
         stack.start_worker(concurrency=1)
         stack.wait_ready()
         inv_id = stack.ask("What does error ERR_4021 mean?",

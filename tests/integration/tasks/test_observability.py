@@ -56,7 +56,10 @@ def test_worker_metrics_reach_the_api_scrape_and_logs_carry_ids(stack: Stack) ->
             response = client.get("/metrics")
             assert response.status_code == 200
             samples = _samples(response.text)
-            if _value(samples, "sleuth_investigation_duration_seconds_count") >= 2 or time.monotonic() > deadline:
+            if (
+                _value(samples, "sleuth_investigation_duration_seconds_count") >= 2
+                or time.monotonic() > deadline
+            ):
                 break
             time.sleep(0.05)
     assert response.headers["content-type"].startswith("text/plain")

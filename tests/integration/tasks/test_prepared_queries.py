@@ -56,8 +56,9 @@ def test_each_hops_queries_are_prepared_before_the_hop_is_written(tmp_path: Path
 
 
 @pytest.mark.parametrize("in_process", [True, False])
-def test_an_in_process_run_embeds_its_question_while_the_intake_writes(tmp_path: Path, redis_url: str,
-                                                                      redis_prefix: str, in_process: bool) -> None:
+def test_an_in_process_run_embeds_its_question_while_the_intake_writes(
+    tmp_path: Path, redis_url: str, redis_prefix: str, in_process: bool
+) -> None:
     """`create_and_launch(in_process=True)` (bench, `sleuth ask` without a queue): the question's embedding
     starts before the intake has written anything; the start step then finds it started, and the model runs
     on the question once. Without it, the first query prepared is the question, by the start step."""
@@ -107,8 +108,14 @@ def test_a_refused_request_embeds_nothing_ahead(tmp_path: Path, redis_url: str, 
     embedder.prepare = lambda texts: prepared.append(list(texts))  # type: ignore[method-assign]
     launched: list[str] = []
     with pytest.raises(ValidationFailed if not question else NotFound) as raised:
-        create_and_launch(services, stack.tenant_name if not question else "no-such-tenant", question, "agentic",
-                          launch=launched.append, in_process=True)
+        create_and_launch(
+            services,
+            stack.tenant_name if not question else "no-such-tenant",
+            question,
+            "agentic",
+            launch=launched.append,
+            in_process=True,
+        )
     if isinstance(raised.value, ValidationFailed):
         assert raised.value.field == "question"
     assert prepared == [] and launched == []

@@ -32,9 +32,21 @@ def test_lookup_is_answered_with_valid_citations_and_a_full_trace(queue: Stack) 
     assert "err-4021" in {c["source_id"] for c in view["citations"]}
     assert view["retrieval_calls"] >= 2 and view["hops"] >= 1
     kinds = _kinds(queue, inv_id)
-    for kind in ("route", "plan", "hop", "retrieval", "fusion", "grades", "judgment", "decision", "synthesis"):
+    for kind in (
+        "route",
+        "plan",
+        "hop",
+        "retrieval",
+        "fusion",
+        "grades",
+        "judgment",
+        "decision",
+        "synthesis",
+    ):
         assert kind in kinds, kinds
-    assert kinds.index("route") < kinds.index("retrieval") < kinds.index("decision") < kinds.index("synthesis")
+    assert (
+        kinds.index("route") < kinds.index("retrieval") < kinds.index("decision") < kinds.index("synthesis")
+    )
 
 
 def test_greeting_is_answered_without_retrieval(queue: Stack) -> None:
@@ -46,7 +58,9 @@ def test_greeting_is_answered_without_retrieval(queue: Stack) -> None:
 
 
 def test_question_outside_the_corpus_is_refused(queue: Stack) -> None:
-    view = queue.wait(queue.ask("How do I configure the on-premise Kubernetes operator for air-gapped clusters?"))
+    view = queue.wait(
+        queue.ask("How do I configure the on-premise Kubernetes operator for air-gapped clusters?")
+    )
     assert view["status"] == "refused", view
     assert not view["citations"]
 
@@ -86,7 +100,9 @@ def _announced(pubsub: Any, wanted: set[str], services: Any, timeout: float = 60
     return seen
 
 
-def test_the_worker_announces_each_investigation_once_it_is_terminal(queue: Stack, redis_client: redis.Redis) -> None:
+def test_the_worker_announces_each_investigation_once_it_is_terminal(
+    queue: Stack, redis_client: redis.Redis
+) -> None:
     """What wakes the API's long polls (`api.finished`): the worker publishes the id of an investigation that
     turned terminal, after the commit (the status read on arrival is already terminal): answered through the
     loop, answered without retrieval, refused."""
@@ -102,7 +118,9 @@ def test_the_worker_announces_each_investigation_once_it_is_terminal(queue: Stac
     assert sorted(seen.values()) == ["answered", "answered", "refused"], seen
 
 
-def test_watchdog_fails_an_investigation_stuck_past_its_deadline(stack: Stack, redis_client: redis.Redis) -> None:
+def test_watchdog_fails_an_investigation_stuck_past_its_deadline(
+    stack: Stack, redis_client: redis.Redis
+) -> None:
     # Only the plan queue is consumed: hop 1's retrievals are never picked up, so it can only end by
     # the beat watchdog once its deadline passes.
     stack.start_worker(queues="plan,deliver", beat=True)
@@ -176,7 +194,10 @@ def test_a_reducer_that_fails_during_synthesis_answers_once_when_retried(
     assert view["status"] == "answered", view
     assert _kinds(stack, inv_id).count("synthesis") == 1
     # The same reducer delivered twice more (a redelivery after the answer): nothing runs again.
-    assert synthesis_in_place(services, inv_id, steps.reduce(services, inv_id, nxt.hop)).kind == steps.NextKind.DELIVER
+    assert (
+        synthesis_in_place(services, inv_id, steps.reduce(services, inv_id, nxt.hop)).kind
+        == steps.NextKind.DELIVER
+    )
     assert _kinds(stack, inv_id).count("synthesis") == 1
 
 
@@ -190,7 +211,9 @@ def test_with_an_llm_synthesis_still_goes_to_the_llm_queue(stack: Stack) -> None
     assert synthesis_in_place(services, "inv-never-read", nxt) is nxt  # sent on by `_dispatch`, untouched
 
 
-def test_a_hops_members_store_no_result_and_the_hop_still_closes(queue: Stack, redis_client: redis.Redis) -> None:
+def test_a_hops_members_store_no_result_and_the_hop_still_closes(
+    queue: Stack, redis_client: redis.Redis
+) -> None:
     """`workers.app.HopRedisBackend.store_result`: a chord member's result reaches the reducer through the
     chord's counter script only; no task of an investigation leaves a stored result behind (the steps ignore
     theirs), and the hops still close."""
@@ -201,7 +224,9 @@ def test_a_hops_members_store_no_result_and_the_hop_still_closes(queue: Stack, r
     assert list(redis_client.scan_iter(match=prefix + "*", count=1000)) == []
 
 
-def test_a_hop_member_that_fails_ends_the_investigation_failed_through_the_error_callback(stack: Stack) -> None:
+def test_a_hop_member_that_fails_ends_the_investigation_failed_through_the_error_callback(
+    stack: Stack,
+) -> None:
     """A chord member failing for good (not transient: a hop that was never planned) closes the chord with an
     error; its error callback (`sleuth.hop_failed`) ends the investigation `failed` with the reason."""
     from tasks.workflow import hop_canvas
@@ -219,6 +244,6 @@ def test_a_hop_member_that_fails_ends_the_investigation_failed_through_the_error
     assert view["status"] == "failed" and view["stop_reason"] == "error", view
     with stack.services.session() as session:
         error = repo.get_investigation(session, investigation_id=inv_id).error or ""
-    # The member's own error when the chord had stored it before the callback ran (it is stored right after the
-    # callback is sent), else the plain reason: either way the hop is named.
+    # The member's own error when the chord had stored it before the callback ran (it is stored right after
+    # the callback is sent), else the plain reason: either way the hop is named.
     assert error.startswith("hop 7: ") and ("never planned" in error or "of the hop failed" in error), error

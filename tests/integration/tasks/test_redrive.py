@@ -21,7 +21,9 @@ pytestmark = pytest.mark.parametrize("db_url", ["sqlite"], indirect=True)
 
 
 @pytest.fixture()
-def stack(tmp_path: Path, redis_url: str, redis_prefix: str, db_url: str, broker_url: str | None) -> Iterator[Stack]:
+def stack(
+    tmp_path: Path, redis_url: str, redis_prefix: str, db_url: str, broker_url: str | None
+) -> Iterator[Stack]:
     # Visibility timeout left at its default (300 s): nothing here may wait for it. The watchdog asks the
     # workers what they hold for 1 s a question instead of 2 s (six questions per run that finds idle work).
     built = build_stack(tmp_path / "home", redis_url, redis_prefix, database_url=db_url,

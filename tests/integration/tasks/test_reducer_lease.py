@@ -74,8 +74,16 @@ def stack(tmp_path: Path, redis_url: str, redis_prefix: str) -> Iterator[Stack]:
 def _planned_and_retrieved(stack: Stack, question: str) -> str:
     with stack.services.session() as session:
         tenant = repo.get_tenant_by_name(session, name=stack.tenant_name)
-        inv, _ = repo.create_investigation(session, tenant=tenant, question=question, mode="agentic",
-                                           callback=None, budget={}, idempotency_key=None, deadline_seconds=120)
+        inv, _ = repo.create_investigation(
+            session,
+            tenant=tenant,
+            question=question,
+            mode="agentic",
+            callback=None,
+            budget={},
+            idempotency_key=None,
+            deadline_seconds=120,
+        )
     nxt = steps.start(stack.services, inv.id)
     assert nxt.kind == steps.NextKind.HOP
     for index, engine in nxt.slots:
@@ -86,7 +94,9 @@ def _planned_and_retrieved(stack: Stack, question: str) -> str:
 def test_two_reducers_of_one_hop_advance_the_loop_once(stack: Stack) -> None:
     from workers.app import create_celery
 
-    inv_id = _planned_and_retrieved(stack, "Which plan includes SCIM provisioning, and what uptime does it guarantee?")
+    inv_id = _planned_and_retrieved(
+        stack, "Which plan includes SCIM provisioning, and what uptime does it guarantee?"
+    )
     app = create_celery(stack.settings)
     # Two reducer messages of hop 1 (a chord that closed twice, a re-drive racing the original), queued
     # before the worker starts so its two processes take them together.

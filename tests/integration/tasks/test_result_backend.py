@@ -1,5 +1,6 @@
 """The result backend of Sleuth's Celery app (`workers.app.HopRedisBackend`), on real Redis: sending a hop's
-chord subscribes to nothing (the group's ready barrier is not fed), an explicit wait on a result still works."""
+chord subscribes to nothing (the group's ready barrier is not fed), an explicit wait on a result still
+works."""
 
 from __future__ import annotations
 
@@ -40,7 +41,9 @@ def test_sending_a_hop_subscribes_to_none_of_its_members(app: Celery, redis_clie
     assert app.backend.result_consumer.subscribed_to == set()
 
 
-def test_an_explicit_wait_on_a_result_still_subscribes_and_gets_it(app: Celery, redis_client: redis.Redis) -> None:
+def test_an_explicit_wait_on_a_result_still_subscribes_and_gets_it(
+    app: Celery, redis_client: redis.Redis
+) -> None:
     waiting = app.AsyncResult("task-waited-on")
     app.backend.add_pending_result(waiting)  # what AsyncResult.get() does before it waits
     assert _subscribers(redis_client, app, [waiting.id]) == [1]
@@ -48,8 +51,11 @@ def test_an_explicit_wait_on_a_result_still_subscribes_and_gets_it(app: Celery, 
     assert waiting.get(timeout=10) == {"answer": 42}
 
 
-def test_sending_a_task_from_outside_a_worker_subscribes_to_nothing(app: Celery, redis_client: redis.Redis) -> None:
-    sent = app.send_task("sleuth.test.nothing", args=(), queue="sleuth-test-result-backend")  # the API's launch
+def test_sending_a_task_from_outside_a_worker_subscribes_to_nothing(
+    app: Celery, redis_client: redis.Redis
+) -> None:
+    # the API's launch
+    sent = app.send_task("sleuth.test.nothing", args=(), queue="sleuth-test-result-backend")
     assert _subscribers(redis_client, app, [sent.id]) == [0]
     assert app.backend.result_consumer.subscribed_to == set()
     app.backend.store_result(sent.id, "done", "SUCCESS")

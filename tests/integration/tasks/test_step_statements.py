@@ -50,7 +50,9 @@ def test_each_step_sends_only_the_statements_it_needs(stack: Stack) -> None:
     slots = len(nxt.slots)
     # A slot of a hop this process planned reads no plan: its only statement is its trace event.
     for index, engine in nxt.slots:
-        _, sent, commits = stack.counted(functools.partial(steps.retrieve, services, inv_id, 1, index, engine))
+        _, sent, commits = stack.counted(
+            functools.partial(steps.retrieve, services, inv_id, 1, index, engine)
+        )
         within(sent, 1, INSERT_trace_event=1)
         assert commits <= 1
     # reduce (the loop stops): reads, then evidence, counts (one UPDATE ... RETURNING), events, decision.
@@ -73,7 +75,8 @@ def test_each_step_sends_only_the_statements_it_needs(stack: Stack) -> None:
 def test_a_reducer_that_goes_on_writes_the_row_once(stack: Stack, monkeypatch: pytest.MonkeyPatch) -> None:
     """A hop whose loop continues: its evidence, the next hop's queries and the calls so far in ONE UPDATE of
     the investigation (no second UPDATE of the row), then the next hop saved with this hop's decision, the
-    reduction's events and the next hop's in ONE INSERT. The loop's own decision is replaced by CONTINUE (this tenant has no documents to go on with)."""
+    reduction's events and the next hop's in ONE INSERT. The loop's own decision is replaced by CONTINUE (this
+    tenant has no documents to go on with)."""
     from investigation import loop
     from investigation.state import LoopAction, LoopDecision, SubQuery
 
@@ -86,8 +89,14 @@ def test_a_reducer_that_goes_on_writes_the_row_once(stack: Stack, monkeypatch: p
 
     def going_on(*args: Any, **kwargs: Any) -> loop.HopOutcome:
         out = real(*args, **kwargs)
-        return dataclasses.replace(out, decision=LoopDecision(
-            action=LoopAction.CONTINUE, reason="insufficient", next_queries=(SubQuery(text="ERR_4021 cause"),)))
+        return dataclasses.replace(
+            out,
+            decision=LoopDecision(
+                action=LoopAction.CONTINUE,
+                reason="insufficient",
+                next_queries=(SubQuery(text="ERR_4021 cause"),),
+            ),
+        )
 
     monkeypatch.setattr(loop, "reduce_hop", going_on)
     nxt, sent, commits = stack.counted(lambda: steps.reduce(services, inv_id, 1))
@@ -134,7 +143,8 @@ def test_a_hops_searches_run_together_in_one_round_trip_each_way_and_one_commit(
     pipeline: Callable[..., Any] = client.pipeline
     pipelines: list[bool] = []
 
-    caller = threading.current_thread()  # not the embedder's threads, storing the query vectors start prepared
+    # not the embedder's threads, storing the query vectors start prepared
+    caller = threading.current_thread()
 
     def counted(*args: Any, **kwargs: Any) -> Any:
         if threading.current_thread() is caller:

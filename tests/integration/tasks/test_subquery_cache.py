@@ -42,7 +42,9 @@ def _entries(client: redis.Redis, stack: Stack) -> list[bytes]:
 
 @pytest.fixture()
 def stack(tmp_path: Path, redis_url: str, redis_prefix: str, db_url: str) -> Stack:
-    stack = build_stack(tmp_path / "home", redis_url, redis_prefix, database_url=db_url, subquery_cache_ttl=600)
+    stack = build_stack(
+        tmp_path / "home", redis_url, redis_prefix, database_url=db_url, subquery_cache_ttl=600
+    )
     ingest_documents(stack.services, [DOC], tenant_id=stack.tenant_id)
     return stack
 
@@ -60,7 +62,8 @@ def test_an_entry_is_served_only_under_the_corpus_version_it_was_built_under(
 
 
 def test_a_ttl_of_zero_reads_and_writes_no_entry(stack: Stack, redis_client: redis.Redis) -> None:
-    _cached_flags(stack.services, stack.tenant_name)  # entries of the current version, written with the cache on
+    # entries of the current version, written with the cache on
+    _cached_flags(stack.services, stack.tenant_name)
     written = _entries(redis_client, stack)
     assert written
     off = Services(stack.settings.model_copy(update={"subquery_cache_ttl": 0}))

@@ -47,7 +47,8 @@ def _submit(stack: Stack, question: str) -> str:
 
 @pytest.mark.parametrize("question", ["What does error ERR_4021 mean?", "Hi there, thanks for the help!"])
 def test_the_synthesis_event_is_observed_with_the_terminal_status_and_final_counts(
-        tmp_path: Path, redis_url: str, redis_prefix: str, seen: dict[str, tuple[str, int]], question: str) -> None:
+    tmp_path: Path, redis_url: str, redis_prefix: str, seen: dict[str, tuple[str, int]], question: str
+) -> None:
     stack = build_stack(tmp_path / "home", redis_url, redis_prefix)
     inv_id = _submit(stack, question)
     inline.run(stack.services, inv_id, deliver=False)

@@ -42,8 +42,13 @@ def test_one_trace_per_investigation_across_every_step(stack: Stack, exporter: I
     tracing.configure(stack.settings, exporter=exporter)
     events.install()
     services = stack.services
-    first = create_and_launch(services, stack.tenant_name, "Which plan includes SCIM provisioning?", "agentic",
-                              launch=lambda i: inline.run(services, i))
+    first = create_and_launch(
+        services,
+        stack.tenant_name,
+        "Which plan includes SCIM provisioning?",
+        "agentic",
+        launch=lambda i: inline.run(services, i),
+    )
     second = create_and_launch(services, stack.tenant_name, "Good morning!", "agentic",
                                launch=lambda i: inline.run(services, i))
     spans = exporter.get_finished_spans()

@@ -23,9 +23,13 @@ def test_a_receiver_down_then_up_gets_the_answer_once(stack: Stack) -> None:
     try:
         stack.start_worker()
         stack.wait_ready()
-        inv_id = stack.ask("What does error ERR_4021 mean?", callback={"type": "webhook", "url": receiver.url})
+        inv_id = stack.ask(
+            "What does error ERR_4021 mean?", callback={"type": "webhook", "url": receiver.url}
+        )
         assert stack.wait(inv_id, timeout=60)["status"] == "answered"
-        assert wait_until(lambda: len(receiver.requests) >= DOWN + 1, timeout=60), _state(stack, inv_id, receiver)
+        assert wait_until(lambda: len(receiver.requests) >= DOWN + 1, timeout=60), _state(
+            stack, inv_id, receiver
+        )
         time.sleep(1.5)  # a duplicate would arrive now
         assert len(receiver.requests) == DOWN + 1
         assert len({r["headers"]["webhook-id"] for r in receiver.requests}) == 1
@@ -39,4 +43,6 @@ def test_a_receiver_down_then_up_gets_the_answer_once(stack: Stack) -> None:
 def _state(stack: Stack, inv_id: str, receiver: Receiver) -> str:
     with stack.services.session() as session:
         deliveries = repo.list_deliveries(session, investigation_id=inv_id)
-    return f"{len(receiver.requests)} requests; " + "; ".join(f"{d.status} after {d.attempts}" for d in deliveries)
+    return f"{len(receiver.requests)} requests; " + "; ".join(
+        f"{d.status} after {d.attempts}" for d in deliveries
+    )

@@ -28,7 +28,9 @@ def _active_retrieve_pid(stack: Stack) -> int | None:
 
 def _retrieval_events(stack: Stack, inv_id: str) -> list[str]:
     with stack.services.session() as session:
-        return [e.step_key for e in repo.list_events(session, investigation_id=inv_id) if e.kind == "retrieval"]
+        return [
+            e.step_key for e in repo.list_events(session, investigation_id=inv_id) if e.kind == "retrieval"
+        ]
 
 
 # Both databases on the Redis broker; RabbitMQ (which gives the dead child's message back itself) on one.
@@ -58,7 +60,9 @@ def test_pool_process_killed_mid_retrieval(stack: Stack) -> None:
     receiver.close()
 
 
-def test_whole_worker_killed_and_replaced(tmp_path: Path, redis_url: str, redis_prefix: str, db_url: str) -> None:
+def test_whole_worker_killed_and_replaced(
+    tmp_path: Path, redis_url: str, redis_prefix: str, db_url: str
+) -> None:
     # The default visibility timeout (300 s): the replacement worker's watchdog re-drives what the dead
     # one held within seconds, instead of waiting for the broker to give the messages back (asking the
     # workers what they hold for 1 s a question instead of 2 s).

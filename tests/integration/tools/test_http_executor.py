@@ -33,11 +33,15 @@ def tool(services: ToolServices, name: str, **overrides: Any) -> ToolDeclaration
 
 def executor(sleeps: list[float] | None = None) -> HttpToolExecutor:
     transport = guarded_transport(guard_for(["127.0.0.1"]))
-    return HttpToolExecutor(transport=transport, sleep=(sleeps.append if sleeps is not None else lambda _: None))
+    return HttpToolExecutor(
+        transport=transport, sleep=(sleeps.append if sleeps is not None else lambda _: None)
+    )
 
 
 def test_a_call_returns_only_projected_fields(services: ToolServices) -> None:
-    result = executor().call(tool(services, "billing_account"), {"account_id": "acct-42"}, secret=BILLING_TOKEN)
+    result = executor().call(
+        tool(services, "billing_account"), {"account_id": "acct-42"}, secret=BILLING_TOKEN
+    )
     assert result.ok and result.attempts == 1
     doc = result.document or {}
     assert doc["account"]["workspace_state"] == "read-only"
@@ -66,7 +70,9 @@ def test_5xx_is_retried_with_backoff_then_succeeds(services: ToolServices) -> No
 
 def test_5xx_beyond_the_retries_is_an_error(services: ToolServices) -> None:
     services.fail("/v1/accounts", "500")
-    result = executor().call(tool(services, "billing_account"), {"account_id": "acct-7"}, secret=BILLING_TOKEN)
+    result = executor().call(
+        tool(services, "billing_account"), {"account_id": "acct-7"}, secret=BILLING_TOKEN
+    )
     assert not result.ok and result.error == "HTTP 500" and result.attempts == 3 and result.retryable
     assert len(services.calls()) == 3
 
@@ -94,7 +100,9 @@ def test_malformed_json_and_huge_bodies_are_errors(services: ToolServices) -> No
 
 
 def test_a_404_is_an_error_without_retry(services: ToolServices) -> None:
-    result = executor().call(tool(services, "billing_account"), {"account_id": "acct-1"}, secret=BILLING_TOKEN)
+    result = executor().call(
+        tool(services, "billing_account"), {"account_id": "acct-1"}, secret=BILLING_TOKEN
+    )
     assert result.error == "HTTP 404" and result.attempts == 1
 
 

@@ -57,7 +57,11 @@ def test_no_cached_result_is_served_to_another_requester(shop: ShopStack) -> Non
     first = shop.run("What is the tracking number of order BC-1042?", ANA)
     assert "1Z999AA10123" in str(tool_events(first)[0]["payload"])
     view = shop.run("What is the tracking number of order BC-1042?", CLEO)
-    call = [e for e in view["events"] if e.get("tool") == "order_lookup" and e["kind"] in ("tool_call", "tool_refused")]
+    call = [
+        e
+        for e in view["events"]
+        if e.get("tool") == "order_lookup" and e["kind"] in ("tool_call", "tool_refused")
+    ]
     assert call and all(e.get("cached") is not True for e in call)
     assert shop.shop.calls() == ["/v2/orders/BC-1042", "/v2/orders/BC-1042"]  # C's own call, then refused
     text = everything(view)
@@ -159,7 +163,9 @@ def test_select_picks_the_named_order_of_the_requesters_list(tmp_path: Any, redi
         assert "orders[].id" in planned["my_orders"], planned  # the choice is traced with why
         view = built.run("What is the total of order BC-307755?", ANA)
         call = next(e for e in tool_events(view) if e["tool"] == "my_orders")
-        assert call["not_yours"] == "I can't look up order BC-307755 for your account." and "payload" not in call
+        assert (
+            call["not_yours"] == "I can't look up order BC-307755 for your account." and "payload" not in call
+        )
         assert "I can't look up order BC-307755 for your account." in str(view["answer"])
         assert "Paper filters" not in everything(view) and "19.9" not in everything(view)
     finally:

@@ -26,8 +26,17 @@ def claude() -> Iterator[FakeMessagesAPI]:
 def stack(tmp_path: Path, redis_url: str, redis_prefix: str, api: ToolServices,
           claude: FakeMessagesAPI) -> Iterator[ToolStack]:
     api.reset()
-    built = build(tmp_path / "home", redis_url, redis_prefix, api, llm="anthropic", anthropic_base_url=claude.url,
-                  ANTHROPIC_API_KEY="sk-test", llm_max_retries=0, llm_timeout=10.0)
+    built = build(
+        tmp_path / "home",
+        redis_url,
+        redis_prefix,
+        api,
+        llm="anthropic",
+        anthropic_base_url=claude.url,
+        ANTHROPIC_API_KEY="sk-test",
+        llm_max_retries=0,
+        llm_timeout=10.0,
+    )
     yield built
     built.services.engine.dispose()
 

@@ -70,7 +70,9 @@ def test_no_identified_requester_no_account_call(tools: ToolStack) -> None:
 def test_internal_fields_only_reach_agent_answers(tools: ToolStack, api: ToolServices) -> None:
     customer = tool_events(tools.run("Why is my workspace read-only?", DANA, audience="customer"))[0]
     agent = tool_events(tools.run("Why is my workspace read-only?", DANA, audience="agent"))[0]
-    assert "risk_score" not in str(customer["payload"]) and "collections flagged" not in str(customer["payload"])
+    assert "risk_score" not in str(customer["payload"]) and "collections flagged" not in str(
+        customer["payload"]
+    )
     assert "risk_score" in str(agent["payload"]) and "collections flagged" in str(agent["payload"])
 
 
@@ -110,8 +112,8 @@ def test_the_budget_is_charged_per_tool_call(tools: ToolStack) -> None:
 def test_tools_are_planned_outside_the_write_after_the_plan_is_committed(
         tools: ToolStack, monkeypatch: pytest.MonkeyPatch) -> None:
     """A tenant with tools: the step's plan (route, the hop's queries) is committed first, the tools are
-    planned with no write transaction open (they may embed, read policy state, trace refusals), then the
-    hop is saved. Without tools all of it is one transaction (tests/integration/tasks/test_step_statements.py)."""
+    planned with no write transaction open (they may embed, read policy state, trace refusals), then the hop
+    is saved. Without tools all of it is one transaction (tests/integration/tasks/test_step_statements.py)."""
     from storage import repositories as repo
     from storage.db import _WRITERS
     from tasks import tool_step

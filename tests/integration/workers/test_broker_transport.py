@@ -1,5 +1,6 @@
-"""The broker transport of Sleuth's Celery app (`workers.publishing.PublisherTransport`), on real Redis: publishing
-and acknowledging reuse one client per channel and connection pool instead of building one per command, and
+"""The broker transport of Sleuth's Celery app (`workers.publishing.PublisherTransport`), on real Redis:
+publishing and acknowledging reuse one client per channel and connection pool instead of building one per
+command, and
 the messages are the ones kombu's own transport sends and receives."""
 
 from __future__ import annotations
@@ -60,9 +61,11 @@ def test_publishing_reuses_one_client_and_delivers_every_message(
         channel = producer.channel
         for i in range(20):
             app.send_task("sleuth.test.publisher", args=(i,), queue=QUEUE, producer=producer)
-        assert len(created) == 1  # kombu's own channel built 42 here (the message and its task-sent event, each)
+        # kombu's own channel built 42 here (the message and its task-sent event, each)
+        assert len(created) == 1
         assert redis_client.llen(f"{redis_prefix}:celery:{QUEUE}") == 20
-        # kombu replaces its pool (after a fork, a disconnect): the next publish gets a client of the new pool.
+        # kombu replaces its pool (after a fork, a disconnect): the next publish gets a client of the new
+        # pool.
         channel._disconnect_pools()
         app.send_task("sleuth.test.publisher", args=(20,), queue=QUEUE, producer=producer)
         assert len(created) == 2
@@ -128,9 +131,12 @@ class _BrokerCalls:
             return command(client, *args, **options)
 
         def counted_execute(pipe: Any, *args: Any, **kwargs: Any) -> Any:
-            kombus = isinstance(pipe, PrefixedRedisPipeline)  # (no narrowing: `transaction` is a plain bool here)
+            # (no narrowing: `transaction` is a plain bool here)
+            kombus = isinstance(pipe, PrefixedRedisPipeline)
             if kombus:
-                calls.pipelines.append(([str(c[0][0]).upper() for c in pipe.command_stack], bool(pipe.transaction)))
+                calls.pipelines.append(
+                    ([str(c[0][0]).upper() for c in pipe.command_stack], bool(pipe.transaction))
+                )
             return execute(pipe, *args, **kwargs)
 
         monkeypatch.setattr(redis.Redis, "execute_command", counted_command)
@@ -173,7 +179,9 @@ def test_without_the_block_each_message_and_event_is_its_own_round_trip(
 
     workflow.hop_canvas(app, "inv-apart", 1, ((0, "bm25"),)).apply_async()
     calls = _BrokerCalls(monkeypatch)
-    workflow.hop_canvas(app, "inv-apart", 1, ((0, "bm25"), (0, "vector"), (1, "bm25"), (1, "vector"))).apply_async()
+    workflow.hop_canvas(
+        app, "inv-apart", 1, ((0, "bm25"), (0, "vector"), (1, "bm25"), (1, "vector"))
+    ).apply_async()
     assert sorted(c for c in calls.commands if c in ("LPUSH", "PUBLISH")) == ["LPUSH"] * 4 + ["PUBLISH"] * 4
     assert calls.pipelines == []
 
@@ -189,7 +197,9 @@ def test_a_block_that_raises_sends_nothing_and_the_next_one_sends(
     assert _queued(redis_client, redis_prefix, names.Q_RETRIEVE) == 4
 
 
-def test_a_nested_block_is_sent_with_the_outermost(app: Celery, redis_client: redis.Redis, redis_prefix: str) -> None:
+def test_a_nested_block_is_sent_with_the_outermost(
+    app: Celery, redis_client: redis.Redis, redis_prefix: str
+) -> None:
 
     with published_together():
         with published_together():
@@ -224,8 +234,13 @@ def proxied(tmp_path: Path, redis_py_url: str, redis_prefix: str) -> Any:
     if parts.scheme != "redis" or not parts.port:
         pytest.skip("the broker-outage tests need Redis over TCP (CI runs one on 127.0.0.1:6379)")
     proxy = TcpProxy(parts.hostname or "127.0.0.1", parts.port)
-    built = create_celery(Settings(home=tmp_path / "proxied", redis_url=f"redis://127.0.0.1:{proxy.port}{parts.path}",
-                                   redis_prefix=redis_prefix))
+    built = create_celery(
+        Settings(
+            home=tmp_path / "proxied",
+            redis_url=f"redis://127.0.0.1:{proxy.port}{parts.path}",
+            redis_prefix=redis_prefix,
+        )
+    )
     try:
         _dispatch_hop(built)  # connected, queues declared
         yield built, proxy

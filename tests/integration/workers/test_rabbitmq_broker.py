@@ -65,7 +65,8 @@ def test_queue_depths_and_waiting_messages_are_read_without_taking_them(stack: S
     for index in range(3):  # no worker consumes: they wait
         app.send_task(names.T_RETRIEVE, args=("inv-waiting", 1, index, "lexical"))
     app.send_task(names.T_DELIVER, args=("delivery-waiting",))
-    app.send_task(names.T_DELIVER, args=("delivery-retrying",), countdown=600)  # a retry waiting out its delay
+    # a retry waiting out its delay
+    app.send_task(names.T_DELIVER, args=("delivery-retrying",), countdown=600)
 
     expected = {q: 0 for q in names.ALL_QUEUES} | {names.Q_RETRIEVE: 3, names.Q_DELIVER: 1}
     assert wait_until(lambda: queue_depths(stack.settings, stack.services.redis) == expected, timeout=10)
@@ -93,7 +94,8 @@ def restarted(rabbitmq_vhost: Vhost) -> Iterator[Vhost]:
 
 
 def test_investigations_run_end_to_end_through_a_broker_restart_losing_nothing_and_delivering_once(
-        tmp_path: Path, redis_url: str, redis_prefix: str, restarted: Vhost, redis_client: redis.Redis) -> None:
+    tmp_path: Path, redis_url: str, redis_prefix: str, restarted: Vhost, redis_client: redis.Redis
+) -> None:
     stack = build_stack(tmp_path / "home", redis_url, redis_prefix, broker_url=restarted.url)
     rabbitmq_vhost = restarted
     receiver = Receiver()
@@ -116,7 +118,11 @@ def test_investigations_run_end_to_end_through_a_broker_restart_losing_nothing_a
         assert _delivered(receiver) == Counter(ids)
         # The messages went through RabbitMQ: no Redis broker list was written under the prefix.
         prefix = stack.settings.redis_prefix
-        assert not [k for k in redis_client.scan_iter(f"{prefix}:celery:*") if k.rsplit(":", 1)[-1] in names.ALL_QUEUES]
+        assert not [
+            k
+            for k in redis_client.scan_iter(f"{prefix}:celery:*")
+            if k.rsplit(":", 1)[-1] in names.ALL_QUEUES
+        ]
     finally:
         receiver.close()
         stack.stop_workers()

@@ -43,7 +43,9 @@ def test_a_failing_warm_up_raises_nothing_and_builds_what_it_could(
 
 
 @pytest.mark.parametrize("on", [True, False])
-def test_a_new_pool_process_starts_its_warm_up_unless_turned_off(on: bool, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_new_pool_process_starts_its_warm_up_unless_turned_off(
+    on: bool, monkeypatch: pytest.MonkeyPatch
+) -> None:
     from config.settings import Settings
     from workers import runtime
 

@@ -1,4 +1,5 @@
-"""Backoff: exponential, fully jittered, capped; Retry-After never shortened; clamp or give up past the cap."""
+"""Backoff: exponential, fully jittered, capped; Retry-After never shortened; clamp or give up past the
+cap."""
 
 from __future__ import annotations
 

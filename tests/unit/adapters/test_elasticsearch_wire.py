@@ -88,8 +88,17 @@ def test_first_use_creates_the_versioned_index_with_its_mappings_behind_the_alia
     assert mapping["dynamic"] == "strict" and mapping["_meta"]["schema_version"] == es_schema.SCHEMA_VERSION
     props = mapping["properties"]
     assert {k: props[k]["type"] for k in props} == {
-        "tenant_id": "keyword", "chunk_id": "keyword", "source_id": "keyword", "title": "text", "text": "text",
-        "url": "keyword", "acl": "keyword", "visibility": "keyword", "updated_at": "date", "position": "integer"}
+        "tenant_id": "keyword",
+        "chunk_id": "keyword",
+        "source_id": "keyword",
+        "title": "text",
+        "text": "text",
+        "url": "keyword",
+        "acl": "keyword",
+        "visibility": "keyword",
+        "updated_at": "date",
+        "position": "integer",
+    }
     assert props["text"]["analyzer"] == props["title"]["analyzer"] == "english"
     assert props["title"]["fields"]["keyword"]["type"] == "keyword"
     assert props["text"]["fields"]["ids"]["analyzer"] == "sleuth_identifier"
@@ -247,7 +256,9 @@ def test_delete_by_query_is_scoped_to_the_tenant(ready: FakeServer) -> None:
 def test_count_is_scoped_to_the_tenant(ready: FakeServer) -> None:
     ready.route("POST", f"/{ALIAS}/_count", Reply(200, load("elasticsearch/count.json")))
     assert backend(ready).count("acme") == 9
-    assert ready.requests("POST")[0].json() == {"query": {"bool": {"filter": [{"term": {"tenant_id": "acme"}}]}}}
+    assert ready.requests("POST")[0].json() == {
+        "query": {"bool": {"filter": [{"term": {"tenant_id": "acme"}}]}}
+    }
 
 
 def test_reindex_builds_a_new_index_then_swaps_the_alias_atomically(es: FakeServer) -> None:
@@ -270,8 +281,12 @@ def test_reindex_builds_a_new_index_then_swaps_the_alias_atomically(es: FakeServ
 
 @pytest.mark.parametrize(
     ("status", "fixture", "error", "retry_after"),
-    [(429, "rejected_429.json", TransientError, 7.0), (503, "unavailable_503.json", TransientError, None),
-     (400, "parsing_exception_400.json", PermanentError, None), (401, "security_401.json", PermanentError, None)],
+    [
+        (429, "rejected_429.json", TransientError, 7.0),
+        (503, "unavailable_503.json", TransientError, None),
+        (400, "parsing_exception_400.json", PermanentError, None),
+        (401, "security_401.json", PermanentError, None),
+    ],
 )
 def test_http_errors_are_translated_after_the_clients_own_retries(
     ready: FakeServer, status: int, fixture: str, error: type[Exception], retry_after: float | None

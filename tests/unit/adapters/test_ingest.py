@@ -1,4 +1,5 @@
-"""Ingest: loading every format, validation errors that name file/line/field, chunking invariants, re-ingest."""
+"""Ingest: loading every format, validation errors that name file/line/field, chunking invariants,
+re-ingest."""
 
 from __future__ import annotations
 
@@ -16,7 +17,9 @@ from investigation.errors import ValidationFailed
 
 
 def write_jsonl(path: Path, rows: Sequence[object]) -> Path:
-    path.write_text("".join((r if isinstance(r, str) else json.dumps(r)) + "\n" for r in rows), encoding="utf-8")
+    path.write_text(
+        "".join((r if isinstance(r, str) else json.dumps(r)) + "\n" for r in rows), encoding="utf-8"
+    )
     return path
 
 
@@ -46,7 +49,10 @@ def test_loads_jsonl_markdown_text_and_folders(tmp_path: Path) -> None:
     )
     assert docs["billing-faq"].title == "Billing questions"
     assert docs["billing-faq"].text == "Intro line.\n\nInvoices are monthly."
-    assert (docs["release-notes"].title, docs["release-notes"].text) == ("release-notes", "Version 2.3 adds dark mode.")
+    assert (docs["release-notes"].title, docs["release-notes"].text) == (
+        "release-notes",
+        "Version 2.3 adds dark mode.",
+    )
 
 
 @pytest.mark.parametrize(
@@ -76,7 +82,9 @@ def test_every_problem_is_counted_and_files_inside_folders_are_named_by_relative
         load_documents([tmp_path / "kb"])
     assert caught.value.field == "team/faq.jsonl:2: title"
     # every further problem is named too, so one run shows everything to fix
-    assert "team/faq.jsonl:2: text" in caught.value.message and "team/faq.jsonl:3: text" in caught.value.message
+    assert (
+        "team/faq.jsonl:2: text" in caught.value.message and "team/faq.jsonl:3: text" in caught.value.message
+    )
 
 
 def test_duplicate_ids_name_both_places(tmp_path: Path) -> None:
@@ -118,7 +126,18 @@ def test_nothing_is_indexed_when_any_document_is_invalid(tmp_path: Path) -> None
 
 
 def random_document(rng: random.Random, doc_id: str) -> SourceDocument:
-    vocabulary = ["sync", "mailbox", "error", "invoice", "password", "admin", "token", "export", "retry", "proxy"]
+    vocabulary = [
+        "sync",
+        "mailbox",
+        "error",
+        "invoice",
+        "password",
+        "admin",
+        "token",
+        "export",
+        "retry",
+        "proxy",
+    ]
     paragraphs = []
     for _ in range(rng.randint(1, 12)):
         sentences = []
@@ -181,7 +200,9 @@ def test_reingest_is_idempotent_and_replaces_changed_documents(tmp_path: Path) -
     long_doc = SourceDocument(id="long", title="Long", text=" ".join(["Retention keeps tickets."] * 200))
     docs = [SourceDocument(**GOOD[0]), SourceDocument(**GOOD[1]), long_doc]
     calls: list[tuple[int, int]] = []
-    first = ingest(docs, tenant="acme", backends=[backend], max_words=100, progress=lambda d, t: calls.append((d, t)))
+    first = ingest(
+        docs, tenant="acme", backends=[backend], max_words=100, progress=lambda d, t: calls.append((d, t))
+    )
     expected = 2 + len(chunk_document(long_doc, 100, 25))
     assert (first.documents, first.chunks, first.removed) == (3, expected, 0)
     assert calls[-1] == (expected, expected)
@@ -217,8 +238,9 @@ def test_visibility_from_a_jsonl_field_and_from_markdown_or_text_front_matter(tm
 
 
 def test_an_unknown_visibility_is_rejected_with_its_place(tmp_path: Path) -> None:
-    (tmp_path / "kb.jsonl").write_text(json.dumps({"id": "x", "title": "X", "text": "t", "visibility": "secret"}),
-                                       encoding="utf-8")
+    (tmp_path / "kb.jsonl").write_text(
+        json.dumps({"id": "x", "title": "X", "text": "t", "visibility": "secret"}), encoding="utf-8"
+    )
     with pytest.raises(ValidationFailed) as caught:
         load_documents([tmp_path / "kb.jsonl"])
     assert "kb.jsonl:1: visibility" in str(caught.value)

@@ -97,7 +97,11 @@ def test_first_write_creates_the_multi_tenant_collection_and_the_tenant(
     (create,) = fake.rest.requests("POST", "/v1/schema")
     spec = create.json()
     assert spec["class"] == "SleuthChunk"
-    assert spec["multiTenancyConfig"] == {"enabled": True, "autoTenantCreation": True, "autoTenantActivation": True}
+    assert spec["multiTenancyConfig"] == {
+        "enabled": True,
+        "autoTenantCreation": True,
+        "autoTenantActivation": True,
+    }
     assert spec["vectorConfig"] == {"default": {"vectorizer": {"none": {}}, "vectorIndexType": "hnsw",
                                                 "vectorIndexConfig": {"distance": "cosine"}}}
     props = {p["name"]: p for p in spec["properties"]}
@@ -156,25 +160,36 @@ def test_reingest_writes_the_same_object_ids(known: wf.WeaviateFake, vec: Weavia
 
 
 def test_a_failed_object_is_reported_by_chunk_id(known: wf.WeaviateFake, vec: WeaviateVector) -> None:
-    known.reply("BatchObjects", wf.batch_reply({1: "invalid date property 'updated_at' on class 'SleuthChunk'"}),
-                wf.batch_reply())
+    known.reply(
+        "BatchObjects",
+        wf.batch_reply({1: "invalid date property 'updated_at' on class 'SleuthChunk'"}),
+        wf.batch_reply(),
+    )
     with pytest.raises(PermanentError) as caught:
         vec.upsert("acme", [chunk("a"), chunk("b"), chunk("c")])
     assert "1 of 3 chunks were not stored" in str(caught.value) and "b#0" in str(caught.value)
     assert len(known.grpc_calls("BatchObjects")) == 2  # the other batch was still sent
 
 
-def test_objects_failing_for_a_passing_reason_are_transient(known: wf.WeaviateFake, vec: WeaviateVector) -> None:
-    known.reply("BatchObjects", wf.batch_reply({0: "context deadline exceeded", 1: "context deadline exceeded"}))
+def test_objects_failing_for_a_passing_reason_are_transient(
+    known: wf.WeaviateFake, vec: WeaviateVector
+) -> None:
+    known.reply(
+        "BatchObjects", wf.batch_reply({0: "context deadline exceeded", 1: "context deadline exceeded"})
+    )
     with pytest.raises(TransientError, match="2 of 2"):
         vec.upsert("acme", [chunk("a"), chunk("b")])
 
 
-def test_a_tenant_created_meanwhile_by_another_process_is_fine(fake: wf.WeaviateFake, vec: WeaviateVector) -> None:
+def test_a_tenant_created_meanwhile_by_another_process_is_fine(
+    fake: wf.WeaviateFake, vec: WeaviateVector
+) -> None:
     fake.collection_exists = True
     answers = iter([Reply(404), Reply(200)])  # missing when we look, present once creation says 422
     fake.rest.route("HEAD", "/v1/schema/SleuthChunk/tenants/acme", lambda _: next(answers))
-    fake.rest.route("POST", "/v1/schema/SleuthChunk/tenants", Reply(422, load("weaviate/tenant_exists_422.json")))
+    fake.rest.route(
+        "POST", "/v1/schema/SleuthChunk/tenants", Reply(422, load("weaviate/tenant_exists_422.json"))
+    )
     fake.reply("BatchObjects", wf.batch_reply())
     assert vec.upsert("acme", [chunk("a")]) == 1
 
@@ -232,7 +247,9 @@ def test_search_without_acl_sends_no_filter(known: wf.WeaviateFake, vec: Weaviat
     assert not known.grpc_calls("Search")[0].request.HasField("filters")
 
 
-def test_an_unknown_tenant_has_nothing_and_costs_no_grpc_call(fake: wf.WeaviateFake, vec: WeaviateVector) -> None:
+def test_an_unknown_tenant_has_nothing_and_costs_no_grpc_call(
+    fake: wf.WeaviateFake, vec: WeaviateVector
+) -> None:
     fake.collection_exists = True
     assert vec.search("nobody", "password", 5) == []
     assert vec.count("nobody") == 0
@@ -289,7 +306,9 @@ def test_unavailable_is_retried_by_the_client_then_transient(
     known: wf.WeaviateFake, vec: WeaviateVector, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setattr("weaviate.retry.time.sleep", lambda _: None)  # the client backs off 1, 2, 4... s
-    known.reply("Search", wf.GrpcFailure(grpc.StatusCode.UNAVAILABLE, "connection reset"), wf.search_reply(HITS))
+    known.reply(
+        "Search", wf.GrpcFailure(grpc.StatusCode.UNAVAILABLE, "connection reset"), wf.search_reply(HITS)
+    )
     assert len(vec.search("acme", "password", 3)) == 2  # one UNAVAILABLE is absorbed by the client
     known.reply("Search", wf.GrpcFailure(grpc.StatusCode.UNAVAILABLE, "connection reset"))
     with pytest.raises(TransientError):
@@ -302,7 +321,9 @@ def test_rest_errors_are_translated(fake: wf.WeaviateFake, vec: WeaviateVector) 
     with pytest.raises(TransientError):
         vec.count("acme")
     fake.rest.route("HEAD", "/v1/schema/SleuthChunk/tenants/acme", Reply(404))
-    fake.rest.route("POST", "/v1/schema/SleuthChunk/tenants", Reply(401, load("weaviate/unauthorized_401.json")))
+    fake.rest.route(
+        "POST", "/v1/schema/SleuthChunk/tenants", Reply(401, load("weaviate/unauthorized_401.json"))
+    )
     with pytest.raises(PermanentError, match="401"):
         vec.upsert("acme", [chunk("a")])
 

@@ -14,7 +14,9 @@ from app.gaps import parse_since
 from investigation.errors import ValidationFailed
 
 
-def _topics(per: int = 30, topics: int = 4, noise: float = 0.15, seed: int = 7) -> tuple[np.ndarray, list[int]]:
+def _topics(
+    per: int = 30, topics: int = 4, noise: float = 0.15, seed: int = 7
+) -> tuple[np.ndarray, list[int]]:
     rng = np.random.default_rng(seed)
     axes = np.linalg.qr(rng.normal(size=(64, topics)))[0].T  # orthonormal topic directions
     rows, truth = [], []
@@ -61,8 +63,13 @@ def test_the_typical_question_is_nearest_the_centroid() -> None:
 
 
 def test_frequent_terms_are_the_groups_own() -> None:
-    texts = ["How do I export invoices to CSV?", "Can invoices be exported as CSV files?",
-             "Export all invoices to CSV please", "How do I reset my password?", "Password reset link expired"]
+    texts = [
+        "How do I export invoices to CSV?",
+        "Can invoices be exported as CSV files?",
+        "Export all invoices to CSV please",
+        "How do I reset my password?",
+        "Password reset link expired",
+    ]
     terms = gc.frequent_terms(texts, [0, 1, 2])
     assert terms[:2] == ["csv", "invoices"]
     assert "password" not in terms and "how" not in terms

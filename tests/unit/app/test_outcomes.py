@@ -1,4 +1,5 @@
-"""The pure parts of draft outcomes: the edit ratio and its bands, and parsing the helpdesks' update bodies."""
+"""The pure parts of draft outcomes: the edit ratio and its bands, and parsing the helpdesks' update
+bodies."""
 
 from __future__ import annotations
 
@@ -29,9 +30,13 @@ def test_zendesk_event_and_trigger_bodies() -> None:
     status = {"type": "zen:event-type:ticket.status_changed", "detail": {"id": 7},
               "event": {"current": "SOLVED", "previous": "OPEN"}}
     assert parse_zendesk_update(status) == TicketUpdate(7, status="solved", previous_status="open")
-    trigger = {"sleuth_event": "ticket_updated",
-               "ticket": {"id": "7", "tags": "vip sleuth_helpful", "status": "Solved", "latest_public_comment": " "}}
-    assert parse_zendesk_update(trigger) == TicketUpdate(7, tags_added=("vip", "sleuth_helpful"), status="solved")
+    trigger = {
+        "sleuth_event": "ticket_updated",
+        "ticket": {"id": "7", "tags": "vip sleuth_helpful", "status": "Solved", "latest_public_comment": " "},
+    }
+    assert parse_zendesk_update(trigger) == TicketUpdate(
+        7, tags_added=("vip", "sleuth_helpful"), status="solved"
+    )
     assert parse_zendesk_update({"type": "zen:event-type:ticket.created", "detail": {"id": 7}}) is None
     assert parse_zendesk_update({"ticket": {"id": 7}}) is None  # a new-ticket trigger
     with pytest.raises(ValidationFailed) as caught:
@@ -41,5 +46,7 @@ def test_zendesk_event_and_trigger_bodies() -> None:
 
 def test_freshdesk_bodies() -> None:
     assert parse_freshdesk_update({"ticket_id": 5, "subject": "s", "description": "d"}) is None
-    got = parse_freshdesk_update({"ticket_id": "5", "event": "ticket_updated", "status": "Closed", "tags": ["a"]})
+    got = parse_freshdesk_update(
+        {"ticket_id": "5", "event": "ticket_updated", "status": "Closed", "tags": ["a"]}
+    )
     assert got == TicketUpdate(5, tags_added=("a",), status="closed")

@@ -1,5 +1,6 @@
-"""Every process that builds `Services` runs numpy's BLAS on one thread (bootstrap.services.limit_blas_threads):
-OpenBLAS's spinning threads doubled an investigation's CPU for no time gained (docs/performance.md).
+"""Every process that builds `Services` runs numpy's BLAS on one thread
+(bootstrap.services.limit_blas_threads): OpenBLAS's spinning threads doubled an investigation's CPU for no
+time gained (docs/performance.md).
 Each case runs in a fresh interpreter: the limit is process-wide."""
 
 from __future__ import annotations

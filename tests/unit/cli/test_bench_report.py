@@ -24,18 +24,37 @@ from cli.bench_report import svg_confusion, write_report
 
 
 def row(**fields: Any) -> dict[str, Any]:
-    base: dict[str, Any] = {"id": "q", "question": "q?", "status": "answered", "route": "lookup",
-                            "expected_route": "lookup", "decision": "lookup", "in_corpus": True, "gold": ["a"],
-                            "retrieved": ["a"], "recall": 1.0, "recall@5": 1.0, "recall_by_hop": [1.0], "hops": 1,
-                            "retrieval_calls": 2, "charged_calls": 2, "evidence_tokens": 100, "latency_ms": 5.0,
-                            "stop_reason": "sufficient", "loop": [], "answer_scores": None}
+    base: dict[str, Any] = {
+        "id": "q",
+        "question": "q?",
+        "status": "answered",
+        "route": "lookup",
+        "expected_route": "lookup",
+        "decision": "lookup",
+        "in_corpus": True,
+        "gold": ["a"],
+        "retrieved": ["a"],
+        "recall": 1.0,
+        "recall@5": 1.0,
+        "recall_by_hop": [1.0],
+        "hops": 1,
+        "retrieval_calls": 2,
+        "charged_calls": 2,
+        "evidence_tokens": 100,
+        "latency_ms": 5.0,
+        "stop_reason": "sufficient",
+        "loop": [],
+        "answer_scores": None,
+    }
     base.update(fields)
     return base
 
 
 def test_squad_normalisation_and_token_f1() -> None:
     assert normalise_answer("The  Eiffel Tower!") == "eiffel tower"
-    assert token_f1("the Eiffel Tower in Paris", "Eiffel Tower") == pytest.approx(2 * (2 / 4) * 1 / (2 / 4 + 1))
+    assert token_f1("the Eiffel Tower in Paris", "Eiffel Tower") == pytest.approx(
+        2 * (2 / 4) * 1 / (2 / 4 + 1)
+    )
     assert token_f1("", "x") == 0.0 and token_f1("Paris", "London") == 0.0
 
 
@@ -50,10 +69,17 @@ def test_answer_scores_use_the_best_alias_and_ignore_citations() -> None:
     assert answer_scores("anything", []) is None
 
 
-@pytest.mark.parametrize(("labelled", "route"), [
-    ({"type": "comparison"}, "multi_part"), ({"type": "bridge"}, "multi_hop"), ({"type": "3hop1"}, "multi_hop"),
-    ({"type": "2hop"}, "multi_hop"), ({"route": "direct", "type": "bridge"}, "direct"), ({"type": "other"}, None),
-])
+@pytest.mark.parametrize(
+    ("labelled", "route"),
+    [
+        ({"type": "comparison"}, "multi_part"),
+        ({"type": "bridge"}, "multi_hop"),
+        ({"type": "3hop1"}, "multi_hop"),
+        ({"type": "2hop"}, "multi_hop"),
+        ({"route": "direct", "type": "bridge"}, "direct"),
+        ({"type": "other"}, None),
+    ],
+)
 def test_benchmark_types_map_to_routes(labelled: dict[str, str], route: str | None) -> None:
     assert expected_route(labelled) == route
 
@@ -92,22 +118,49 @@ def test_summary_reports_decisions_refusals_and_loop_health() -> None:
     rows = [
         row(hops=2, retrieval_calls=3, loop=loop, recall_by_hop=[0.5, 1.0], stop_reason="no_new_evidence"),
         row(recall=0.5, **{"recall@5": 0.0}, recall_by_hop=[0.5]),
-        row(expected_route="multi_hop", decision="out_of_corpus", status="refused", route="multi_hop",
-            recall=0.0, **{"recall@5": 0.0}, recall_by_hop=[0.0], stop_reason="unanswerable"),
-        row(expected_route="direct", route="direct", decision="direct", gold=[], hops=0, retrieval_calls=0,
-            recall_by_hop=[], stop_reason="direct"),
-        row(expected_route="out_of_corpus", decision="out_of_corpus", status="refused", in_corpus=False,
-            stop_reason="unanswerable"),
-        row(expected_route="out_of_corpus", decision="lookup", in_corpus=False, stop_reason="hop_cap", hops=3),
+        row(
+            expected_route="multi_hop",
+            decision="out_of_corpus",
+            status="refused",
+            route="multi_hop",
+            recall=0.0,
+            **{"recall@5": 0.0},
+            recall_by_hop=[0.0],
+            stop_reason="unanswerable",
+        ),
+        row(
+            expected_route="direct",
+            route="direct",
+            decision="direct",
+            gold=[],
+            hops=0,
+            retrieval_calls=0,
+            recall_by_hop=[],
+            stop_reason="direct",
+        ),
+        row(
+            expected_route="out_of_corpus",
+            decision="out_of_corpus",
+            status="refused",
+            in_corpus=False,
+            stop_reason="unanswerable",
+        ),
+        row(
+            expected_route="out_of_corpus", decision="lookup", in_corpus=False, stop_reason="hop_cap", hops=3
+        ),
     ]
     s = summarise(rows, k=10)
-    assert s["recall@10"] == pytest.approx(0.5, abs=1e-3) and s["all_gold@10"] == pytest.approx(1 / 3, abs=1e-3)
+    assert s["recall@10"] == pytest.approx(0.5, abs=1e-3) and s["all_gold@10"] == pytest.approx(
+        1 / 3, abs=1e-3
+    )
     # a question that stopped after hop 1 keeps its hop-1 figure in the hop-2 average
     assert s["recall@10_by_hop"] == [pytest.approx(1 / 3, abs=1e-3), pytest.approx(0.5, abs=1e-3)]
     assert s["decisions"]["confusion"]["out_of_corpus"] == {"out_of_corpus": 1, "lookup": 1}
     assert s["decisions"]["confusion"]["multi_hop"] == {"out_of_corpus": 1}
     assert s["decisions"]["route_accuracy"] == pytest.approx(4 / 4, abs=1e-3)
-    assert s["refusal"]["refusal_rate"] == 0.5 and s["refusal"]["false_refusal_rate"] == pytest.approx(1 / 3, abs=1e-3)
+    assert s["refusal"]["refusal_rate"] == 0.5 and s["refusal"]["false_refusal_rate"] == pytest.approx(
+        1 / 3, abs=1e-3
+    )
     assert s["refusal"]["direct_retrieval_calls"] == 0
     health = s["loop_health"]
     assert health["thrash_rate"] == 1.0 and health["follow_up_hops"] == 1
@@ -117,7 +170,10 @@ def test_summary_reports_decisions_refusals_and_loop_health() -> None:
 
 
 def test_report_is_self_contained_html_with_charts_and_the_confusion_matrix(tmp_path: Path) -> None:
-    rows = [row(), row(expected_route="multi_hop", decision="lookup", recall=0.5, recall_by_hop=[0.5, 0.5], hops=2)]
+    rows = [
+        row(),
+        row(expected_route="multi_hop", decision="lookup", recall=0.5, recall_by_hop=[0.5, 0.5], hops=2),
+    ]
     summary = {"dataset": "hotpotqa", "mode": "agentic", "executor": "inline", "k": 10, "wall_seconds": 1.0,
                **summarise(rows, k=10)}
     out = tmp_path / "r" / "report.html"
@@ -134,10 +190,20 @@ def test_decision_sets_and_other_corpora_set_the_expected_outcome(tmp_path: Path
     kb = tmp_path / "kb"
     kb.mkdir()
     (kb / "plans.md").write_text("# Plans\n\nTeam costs $15 per seat.\n")
-    (tmp_path / "decisions.jsonl").write_text("\n".join(json.dumps(r) for r in [
-        {"question": "hi!", "route": "direct", "gold_source_ids": [], "answer": None},
-        {"question": "What does Team cost?", "route": "lookup", "gold_source_ids": ["plans"], "answer": "$15"},
-    ]))
+    (tmp_path / "decisions.jsonl").write_text(
+        "\n".join(
+            json.dumps(r)
+            for r in [
+                {"question": "hi!", "route": "direct", "gold_source_ids": [], "answer": None},
+                {
+                    "question": "What does Team cost?",
+                    "route": "lookup",
+                    "gold_source_ids": ["plans"],
+                    "answer": "$15",
+                },
+            ]
+        )
+    )
     decisions = load_set(tmp_path, decisions=True, corpus_dir=None, limit=None)
     assert [q["expected_route"] for q in decisions.questions] == ["direct", "lookup"]
     assert decisions.corpus == (kb,) and decisions.questions[1]["answers"] == ["$15"]

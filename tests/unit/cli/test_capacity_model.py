@@ -13,17 +13,30 @@ from cli.capacity.saturate import parse_monitor_line
 def _measured() -> dict[str, Any]:
     return {
         "n": 10,
-        "tasks": {"sleuth.start": {"runs": 10, "cpu_ms": 200.0, "sql SELECT": 30, "sql INSERT": 10},
-                  "sleuth.retrieve": {"runs": 40, "cpu_ms": 400.0, "sql SELECT": 0},
-                  "sleuth.deliver": {"runs": 10, "cpu_ms": 100.0, "sql UPDATE": 20}},
+        "tasks": {
+            "sleuth.start": {"runs": 10, "cpu_ms": 200.0, "sql SELECT": 30, "sql INSERT": 10},
+            "sleuth.retrieve": {"runs": 40, "cpu_ms": 400.0, "sql SELECT": 0},
+            "sleuth.deliver": {"runs": 10, "cpu_ms": 100.0, "sql UPDATE": 20},
+        },
         "queues": {"sleuth.start": "plan", "sleuth.retrieve": "retrieve", "sleuth.deliver": "deliver"},
-        "api_statements": {"INSERT": 24, "SELECT": 12}, "api_submissions": 12,
+        "api_statements": {"INSERT": 24, "SELECT": 12},
+        "api_submissions": 12,
         "cpu_process_s": {"worker": 1.0, "api": 0.5},
-        "tables": {"trace_event": {"ins": 150, "upd": 0, "del": 0, "bytes": 80_000},
-                   "investigation": {"ins": 10, "upd": 30, "del": 0, "bytes": 20_000}},
-        "redis_calls": {"hset": 500, "get": 300}, "redis_in": 100_000, "redis_out": 50_000, "redis_cpu_s": 0.2,
-        "redis_lifetimes": {"forever": 0, "byte_seconds": 12 * 1_000_000, "family_byte_seconds": {"sleuth:hits": 12e6},
-                            "families": {"sleuth:hits": 1200}}, "pg_cpu_s": 0.5,
+        "tables": {
+            "trace_event": {"ins": 150, "upd": 0, "del": 0, "bytes": 80_000},
+            "investigation": {"ins": 10, "upd": 30, "del": 0, "bytes": 20_000},
+        },
+        "redis_calls": {"hset": 500, "get": 300},
+        "redis_in": 100_000,
+        "redis_out": 50_000,
+        "redis_cpu_s": 0.2,
+        "redis_lifetimes": {
+            "forever": 0,
+            "byte_seconds": 12 * 1_000_000,
+            "family_byte_seconds": {"sleuth:hits": 12e6},
+            "families": {"sleuth:hits": 1200},
+        },
+        "pg_cpu_s": 0.5,
         "stored": {"evidence text bytes": 240_000},
     }
 
@@ -42,7 +55,10 @@ def test_per_investigation_divides_by_the_measured_count_and_groups_cpu_by_queue
 
 def test_scale_sizes_a_day_at_its_peak_and_names_the_first_limit() -> None:
     per = per_investigation(_measured())
-    redis = [{"ops/s": 9000, "ops per Redis CPU-second": 40_000}, {"ops/s": 9500, "ops per Redis CPU-second": 30_000}]
+    redis = [
+        {"ops/s": 9000, "ops per Redis CPU-second": 40_000},
+        {"ops/s": 9500, "ops per Redis CPU-second": 30_000},
+    ]
     pg = [{"investigations/s": 5.0}, {"investigations/s": 10.0}]
     out = scale(per, per_day=864_000, peak=3.0, redis_sat=redis, pg_sat=pg, llm=None)
     assert out["investigations/s average"] == 10.0 and out["investigations/s peak"] == 30.0

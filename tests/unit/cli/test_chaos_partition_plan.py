@@ -38,7 +38,9 @@ def test_without_root_the_scenario_says_why(monkeypatch: pytest.MonkeyPatch) -> 
 
 def test_where_namespaces_are_refused_the_row_is_skipped_and_the_run_exits_0(
         monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
-    monkeypatch.setattr(run, "_partition_not_permitted", lambda: "`ip netns add` failed: Operation not permitted")
+    monkeypatch.setattr(
+        run, "_partition_not_permitted", lambda: "`ip netns add` failed: Operation not permitted"
+    )
     out = tmp_path / "chaos.json"
     with open(tmp_path / "console.txt", "w") as shown:
         code = run.run_chaos(scenario="partition", scale="small", report_path=None, json_path=out,

@@ -15,13 +15,21 @@ ALMA = {"requester": {"email": "alma@example.net"}, "account_id": "trv-a"}
 
 
 def _rows(name: str) -> list[dict[str, object]]:
-    return [json.loads(line) for line in (SETS / name).read_text(encoding="utf-8").splitlines() if line.strip()]
+    return [
+        json.loads(line) for line in (SETS / name).read_text(encoding="utf-8").splitlines() if line.strip()
+    ]
 
 
 def test_the_travel_declarations_validate_and_check_whose_record_it_is() -> None:
-    decls = {d.name: d for d in (parse_declaration(raw) for raw in travel_declarations("https://travel.example.com"))}
+    decls = {
+        d.name: d
+        for d in (parse_declaration(raw) for raw in travel_declarations("https://travel.example.com"))
+    }
     assert tuple(decls) == TRAVEL_TOOL_NAMES
-    assert decls["booking_lookup"].owner is not None and decls["booking_lookup"].owner.field == "booking.traveller_id"
+    assert (
+        decls["booking_lookup"].owner is not None
+        and decls["booking_lookup"].owner.field == "booking.traveller_id"
+    )
     assert decls["flight_status"].owner is not None and decls["flight_status"].owner.public
 
 

@@ -1,5 +1,5 @@
-"""The environment variables `Settings` reads, derived from the class itself (field names, env prefix,
-validation aliases), and the documentation table generated from the field descriptions.
+"""The environment variables `Settings` reads (`config.settings.settings_fields`: field names, env prefix,
+validation aliases), and the documentation table generated from the field descriptions, one per group.
 
     .venv/bin/python -m tests.unit.deploy.settings_env   # prints the table of docs/production.md
 """
@@ -10,10 +10,10 @@ from enum import Enum
 from pathlib import Path
 from typing import Any
 
-from pydantic import AliasChoices, SecretStr
+from pydantic import SecretStr
 from pydantic.fields import FieldInfo
 
-from config.settings import Settings
+from config.settings import Settings, settings_fields
 
 ROOT = Path(__file__).resolve().parents[3]
 DOC = ROOT / "docs" / "production.md"
@@ -21,23 +21,15 @@ TABLE_START = "<!-- settings-table:start -->"
 TABLE_END = "<!-- settings-table:end -->"
 # Read by programs other than Sleuth in the same containers: Flower reads its own FLOWER_* options, and
 # KEDA reads the Redis password from the shared Secret.
-EXTERNAL = {"FLOWER_BASIC_AUTH": "Flower's basic auth (user:password)", "REDIS_PASSWORD": "KEDA's Redis password"}
-
-
-def env_names(name: str, field: FieldInfo) -> list[str]:
-    """Variables that set `name`, preferred spelling first."""
-    prefix = str(Settings.model_config.get("env_prefix", ""))
-    alias = field.validation_alias
-    if isinstance(alias, AliasChoices):
-        return [str(choice).upper() for choice in alias.choices if isinstance(choice, str)]
-    if isinstance(alias, str):
-        return [alias.upper()]
-    return [f"{prefix}{name}".upper()]
+EXTERNAL = {
+    "FLOWER_BASIC_AUTH": "Flower's basic auth (user:password)",
+    "REDIS_PASSWORD": "KEDA's Redis password",
+}
 
 
 def env_to_field() -> dict[str, str]:
-    """Every variable name Settings reads → the field it sets."""
-    return {env: name for name, field in Settings.model_fields.items() for env in env_names(name, field)}
+    """Every variable name Settings reads → the flat name `Settings(...)` takes for it."""
+    return {variable: name for variables, _, name, _ in settings_fields() for variable in variables}
 
 
 def settings_from_env(env: dict[str, str]) -> Settings:
@@ -68,10 +60,15 @@ def _cell(text: str) -> str:
 
 
 def env_table() -> str:
-    """The markdown table of every Settings variable: names, default, meaning (the field description)."""
+    """The markdown table of every Settings variable: names, default, meaning (the field description), with
+    a row naming each group (`settings.<group>.<field>` in code)."""
     rows = ["| variable | default | meaning |", "|---|---|---|"]
-    for name, field in Settings.model_fields.items():
-        names = " / ".join(f"`{env}`" for env in env_names(name, field))
+    current: str | None = None
+    for variables, group, _, field in settings_fields():
+        if group != current and group is not None:
+            rows.append(f"| **{group}** | | `settings.{group}.*` |")
+        current = group
+        names = " / ".join(f"`{env}`" for env in variables)
         secret = " (secret)" if "SecretStr" in str(field.annotation) else ""
         rows.append(f"| {names} | {_default(field)} | {_cell(field.description or '')}{secret} |")
     return "\n".join(rows)

@@ -21,8 +21,17 @@ from workers.names import ALL_QUEUES
 
 COMPOSE = ROOT / "docker-compose.yml"
 ENGINES = {"redis", "postgres", "elasticsearch", "weaviate", "mailpit"}
-APP = {"api", "worker-plan", "worker-retrieve", "worker-llm", "worker-deliver", "worker-tools", "worker-sources", "beat",
-       "flower"}
+APP = {
+    "api",
+    "worker-plan",
+    "worker-retrieve",
+    "worker-llm",
+    "worker-deliver",
+    "worker-tools",
+    "worker-sources",
+    "beat",
+    "flower",
+}
 WORKER_GROUPS = {"worker-plan": {"plan"}, "worker-retrieve": {"retrieve", "reduce"}, "worker-llm": {"llm"},
                  "worker-deliver": {"deliver"}, "worker-tools": {"tools"},
                  "worker-sources": {"sources"}}
@@ -85,12 +94,17 @@ def test_dependencies_wait_for_health(compose_services: dict[str, Any]) -> None:
     for name in APP - {"beat", "flower"}:
         assert engines <= set(compose_services[name]["depends_on"]), name
     assert "mailpit" in compose_services["worker-deliver"]["depends_on"]
-    assert "redis" in compose_services["beat"]["depends_on"] and "redis" in compose_services["flower"]["depends_on"]
+    assert (
+        "redis" in compose_services["beat"]["depends_on"]
+        and "redis" in compose_services["flower"]["depends_on"]
+    )
     for name in APP:  # with the `rabbitmq` profile every Celery process waits for the broker
         assert "rabbitmq" in compose_services[name]["depends_on"], name
 
 
-def test_named_volumes_are_declared_and_used(compose: dict[str, Any], compose_services: dict[str, Any]) -> None:
+def test_named_volumes_are_declared_and_used(
+    compose: dict[str, Any], compose_services: dict[str, Any]
+) -> None:
     declared = set(compose["volumes"])
     used = set()
     for name, service in compose_services.items():
@@ -99,8 +113,12 @@ def test_named_volumes_are_declared_and_used(compose: dict[str, Any], compose_se
             assert not source.startswith((".", "/")), f"{name}: bind mount {mount}; use a named volume"
             used.add(source)
     assert used == declared
-    for engine, path in [("redis", "/data"), ("postgres", "/var/lib/postgresql/data"),
-                         ("elasticsearch", "/usr/share/elasticsearch/data"), ("weaviate", "/var/lib/weaviate")]:
+    for engine, path in [
+        ("redis", "/data"),
+        ("postgres", "/var/lib/postgresql/data"),
+        ("elasticsearch", "/usr/share/elasticsearch/data"),
+        ("weaviate", "/var/lib/weaviate"),
+    ]:
         assert any(m.endswith(":" + path) for m in compose_services[engine]["volumes"]), engine
 
 
@@ -160,12 +178,18 @@ def test_every_app_variable_is_a_setting(compose_services: dict[str, Any]) -> No
 def test_the_environment_configures_the_production_engines(compose_services: dict[str, Any]) -> None:
     env = app_env(compose_services["api"])
     settings = settings_from_env(env)
-    assert (settings.lexical_backend, settings.vector_backend) == ("elasticsearch", "weaviate")
+    assert (settings.engines.lexical_backend, settings.engines.vector_backend) == (
+        "elasticsearch",
+        "weaviate",
+    )
     assert settings.database_url and settings.database_url.startswith("postgresql+psycopg://")
     assert settings.redis_url and urlsplit(settings.redis_url).hostname == "redis"
-    assert settings.elasticsearch_url and urlsplit(settings.elasticsearch_url).hostname == "elasticsearch"
-    assert settings.weaviate_url and urlsplit(settings.weaviate_url).hostname == "weaviate"
-    assert settings.elasticsearch_replicas == 0  # a single node could never allocate a replica
+    assert (
+        settings.engines.elasticsearch_url
+        and urlsplit(settings.engines.elasticsearch_url).hostname == "elasticsearch"
+    )
+    assert settings.engines.weaviate_url and urlsplit(settings.engines.weaviate_url).hostname == "weaviate"
+    assert settings.engines.elasticsearch_replicas == 0  # a single node could never allocate a replica
     assert settings.home == Path("/var/lib/sleuth")
     for name in APP:  # every process sees the same configuration
         assert {k: v for k, v in app_env(compose_services[name]).items() if k not in EXTERNAL} == env, name
@@ -176,15 +200,19 @@ def test_credentials_match_the_engines(compose_services: dict[str, Any]) -> None
     settings = settings_from_env(env)
     es = {k: interpolate(str(v)) for k, v in compose_services["elasticsearch"]["environment"].items()}
     assert es["xpack.security.enabled"] == "true" and es["discovery.type"] == "single-node"
-    assert settings.elasticsearch_username == "elastic"
-    assert settings.elasticsearch_password and settings.elasticsearch_password.get_secret_value() == (
-        es["ELASTIC_PASSWORD"])
+    assert settings.engines.elasticsearch_username == "elastic"
+    assert (
+        settings.engines.elasticsearch_password
+        and settings.engines.elasticsearch_password.get_secret_value() == (es["ELASTIC_PASSWORD"])
+    )
     weaviate = {k: interpolate(str(v)) for k, v in compose_services["weaviate"]["environment"].items()}
     assert weaviate["AUTHENTICATION_ANONYMOUS_ACCESS_ENABLED"] == "false"
-    assert settings.weaviate_api_key and settings.weaviate_api_key.get_secret_value() in (
+    assert settings.engines.weaviate_api_key and settings.engines.weaviate_api_key.get_secret_value() in (
         weaviate["AUTHENTICATION_APIKEY_ALLOWED_KEYS"].split(","))
     assert weaviate["DEFAULT_VECTORIZER_MODULE"] == "none"  # vectors come from Sleuth's embedder
-    assert any(p.endswith(f":{settings.weaviate_grpc_port}") for p in compose_services["weaviate"]["ports"])
+    assert any(
+        p.endswith(f":{settings.engines.weaviate_grpc_port}") for p in compose_services["weaviate"]["ports"]
+    )
     postgres = {k: interpolate(str(v)) for k, v in compose_services["postgres"]["environment"].items()}
     db = urlsplit(settings.database_url or "")
     assert (db.username, db.password, db.hostname, db.path.lstrip("/")) == (
@@ -204,8 +232,8 @@ def _compose_mail_recipe() -> list[list[str]]:
 
 
 def test_the_documented_mail_channel_reaches_the_catcher(compose_services: dict[str, Any]) -> None:
-    """E-mail is a tenant's SMTP channel (not a setting): the compose recipe in docs/helpdesks.md points one at
-    mailpit's SMTP port inside the network, is valid as the CLI/API would parse it, and allowlists mailpit,
+    """E-mail is a tenant's SMTP channel (not a setting): the compose recipe in docs/helpdesks.md points one
+    at mailpit's SMTP port inside the network, is valid as the CLI/API would parse it, and allowlists mailpit,
     whose private compose address the outbound guard would otherwise refuse at send time."""
     recipe = _compose_mail_recipe()
     allow = next(a for a in recipe if a[:2] == ["tenants", "update"])
@@ -217,8 +245,10 @@ def test_the_documented_mail_channel_reaches_the_catcher(compose_services: dict[
     assert isinstance(spec, SmtpSpec) and (spec.host, spec.port) == ("mailpit", 1025)
     assert not spec.starttls and not spec.ssl  # mailpit speaks plain SMTP on 1025
     mailpit = compose_services["mailpit"]
-    assert "mailpit" in compose_services["worker-deliver"]["depends_on"]  # the deliver queue's workers reach it
-    assert not any(str(p).split(":")[-1].startswith("1025") for p in mailpit.get("ports", []))  # not published
+    # the deliver queue's workers reach it
+    assert "mailpit" in compose_services["worker-deliver"]["depends_on"]
+    # not published
+    assert not any(str(p).split(":")[-1].startswith("1025") for p in mailpit.get("ports", []))
     assert any(str(p).endswith(":8025") for p in mailpit["ports"])  # its web UI is
 
     def compose_dns(_host: str, _port: int) -> list[str]:

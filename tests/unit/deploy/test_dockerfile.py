@@ -65,10 +65,12 @@ def test_the_image_compiles_the_heuristics_in_the_build_stage_only() -> None:
     from investigation import compiled
 
     build = "\n".join(stages()["build"])
-    # The compiler in the build stage (the runtime stage has none: test above), the build script in its context.
+    # The compiler in the build stage (the runtime stage has none: test above), the build script in its
+    # context.
     assert re.search(r"apt-get install -y --no-install-recommends gcc libc6-dev", build)
     assert "COPY scripts/compile.py ./scripts/compile.py" in build
-    # mypy as the dev extra asks for it, and the build required: no --optional, a failed build fails the image.
+    # mypy as the dev extra asks for it, and the build required: no --optional, a failed build fails the
+    # image.
     dev = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["optional-dependencies"]["dev"]
     mypy = next(spec for spec in dev if re.match(r"mypy\b", spec))
     assert f"pip install --prefer-binary '{mypy}'" in build

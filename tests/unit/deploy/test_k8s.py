@@ -118,7 +118,7 @@ def test_worker_groups_cover_every_queue_and_ping_their_own_node(base: list[dict
             assert command[3] == option(main["args"], "--name"), f"{name} {probe}"
         assert "replicas" not in deployment["spec"], f"{name}: KEDA owns the replica count"
         grace = deployment["spec"]["template"]["spec"]["terminationGracePeriodSeconds"]
-        assert grace > Settings().task_time_limit, f"{name}: a stop must outlast the longest task"
+        assert grace > Settings().workers.task_time_limit, f"{name}: a stop must outlast the longest task"
     assert sorted(seen) == sorted(ALL_QUEUES)
 
 
@@ -161,7 +161,9 @@ def test_disruption_budgets_cover_api_and_workers_not_beat(base: list[dict[str, 
 
 def test_keda_scales_each_worker_group_on_its_prefixed_queue_lists(base: list[dict[str, Any]]) -> None:
     prefix = by_kind(base, "ConfigMap")["sleuth-config"]["data"]["SLEUTH_REDIS_PREFIX"]
-    config = celery_config(Settings.model_validate({"redis_url": "redis://redis:6379/0", "redis_prefix": prefix}))
+    config = celery_config(
+        Settings.model_validate({"redis_url": "redis://redis:6379/0", "redis_prefix": prefix})
+    )
     options = config["broker_transport_options"]
     assert isinstance(options, dict)
     keyprefix = options["global_keyprefix"]
@@ -199,10 +201,13 @@ def test_config_and_secret_keys_are_settings_and_configure_production() -> None:
     assert not set(config) & set(secret_keys), "a value is either configuration or secret, not both"
     env = {**config, **overlay_config, **{k: v for k, v in secret_keys.items() if k not in EXTERNAL}}
     settings = settings_from_env(env)
-    assert (settings.lexical_backend, settings.vector_backend) == ("elasticsearch", "weaviate")
+    assert (settings.engines.lexical_backend, settings.engines.vector_backend) == (
+        "elasticsearch",
+        "weaviate",
+    )
     assert settings.database_url and settings.database_url.startswith("postgresql+psycopg://")
-    assert settings.redis_url and settings.elasticsearch_url and settings.weaviate_url
-    assert settings.elasticsearch_api_key and settings.weaviate_api_key
+    assert settings.redis_url and settings.engines.elasticsearch_url and settings.engines.weaviate_url
+    assert settings.engines.elasticsearch_api_key and settings.engines.weaviate_api_key
     assert "FLOWER_BASIC_AUTH" in secret_keys and "REDIS_PASSWORD" in secret_keys
 
 

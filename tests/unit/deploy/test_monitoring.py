@@ -33,7 +33,9 @@ def test_prometheus_scrapes_the_api_metrics_endpoint() -> None:
 
 def test_dashboard_queries_only_exported_metrics_through_the_provisioned_source() -> None:
     dashboard = json.loads((DEPLOY / "grafana" / "dashboards" / "sleuth.json").read_text())
-    source = yaml.safe_load((DEPLOY / "grafana" / "provisioning" / "datasources" / "prometheus.yml").read_text())
+    source = yaml.safe_load(
+        (DEPLOY / "grafana" / "provisioning" / "datasources" / "prometheus.yml").read_text()
+    )
     uid = source["datasources"][0]["uid"]
     exported = exported_names()
     used: set[str] = set()
@@ -42,17 +44,29 @@ def test_dashboard_queries_only_exported_metrics_through_the_provisioned_source(
         assert panel["datasource"]["uid"] == uid, panel["title"]
         for target in panel["targets"]:
             for name in re.findall(r"sleuth_[a-z_]+", target["expr"]):
-                base = next((name[: -len(s)] for s in SUFFIXES if name.endswith(s) and name[: -len(s)] in exported),
-                            name)
+                base = next(
+                    (name[: -len(s)] for s in SUFFIXES if name.endswith(s) and name[: -len(s)] in exported),
+                    name,
+                )
                 assert base in exported, f"{panel['title']}: {name} is not exported"
                 used.add(base)
     # Every metric the issue asks for is on the dashboard.
-    for needed in ("sleuth_investigations_total", "sleuth_investigation_duration_seconds",
-                   "sleuth_step_duration_seconds", "sleuth_intake_to_start_seconds", "sleuth_hop_duration_seconds",
-                   "sleuth_retrieval_duration_seconds", "sleuth_investigation_retrieval_calls",
-                   "sleuth_investigation_evidence_tokens", "sleuth_llm_tokens_total", "sleuth_llm_cost_usd_total",
-                   "sleuth_budget_stops_total", "sleuth_delivery_attempts_total", "sleuth_queue_depth",
-                   "sleuth_deliveries_dead"):
+    for needed in (
+        "sleuth_investigations_total",
+        "sleuth_investigation_duration_seconds",
+        "sleuth_step_duration_seconds",
+        "sleuth_intake_to_start_seconds",
+        "sleuth_hop_duration_seconds",
+        "sleuth_retrieval_duration_seconds",
+        "sleuth_investigation_retrieval_calls",
+        "sleuth_investigation_evidence_tokens",
+        "sleuth_llm_tokens_total",
+        "sleuth_llm_cost_usd_total",
+        "sleuth_budget_stops_total",
+        "sleuth_delivery_attempts_total",
+        "sleuth_queue_depth",
+        "sleuth_deliveries_dead",
+    ):
         assert needed in used, needed
 
 

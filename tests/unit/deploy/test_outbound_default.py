@@ -5,13 +5,13 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from config.settings import Settings
+from config.settings import SecuritySettings
 
 ROOT = Path(__file__).resolve().parents[3]
 
 
 def test_private_targets_are_refused_by_default() -> None:
-    assert Settings.model_fields["webhook_allow_private"].default is False
+    assert SecuritySettings.model_fields["webhook_allow_private"].default is False
 
 
 def test_no_deployment_file_enables_private_targets() -> None:

@@ -24,8 +24,10 @@ def _first(text: str) -> str:
 
 
 def test_the_sentence_with_the_asked_value_leads_not_the_askers_own_situation() -> None:
-    question = ("A Business customer had 60 minutes of downtime in EU-1 and pays $700 a month. How much credit "
-                "do they get?")
+    question = (
+        "A Business customer had 60 minutes of downtime in EU-1 and pays $700 a month. How much credit "
+        "do they get?"
+    )
     sla = evidence("sla#3", "Service Level Agreement", (
         "A Business organization paying $700 per month has 60 downtime minutes in EU-1 in a 30-day month. "
         "Uptime is 99.86%, so the credit is 10%, or $70. Credits are applied to the next invoice."))
@@ -92,9 +94,19 @@ def test_plain_support_lookups_stay_lookups(question: str) -> None:
 def test_a_multi_hop_answer_leads_with_the_end_of_the_chain() -> None:
     question = ("Grace Krilanovich's first novel was published by an independent publishing house that was "
                 "founded in 2005, and is based where?")
-    author = evidence("gk#0", "Grace Krilanovich", "Grace Krilanovich is an American author. Her first novel, "
-                      "\"The Orange Eats Creeps\", was published by Two Dollar Radio in 2010.")
-    house = evidence("tdr#0", "Two Dollar Radio", "Two Dollar Radio is an independent publishing house based in "
-                     "Columbus, Ohio. It was founded in 2005.", grade=Grade.AMBIGUOUS, score=0.4)
+    author = evidence(
+        "gk#0",
+        "Grace Krilanovich",
+        "Grace Krilanovich is an American author. Her first novel, "
+        '"The Orange Eats Creeps", was published by Two Dollar Radio in 2010.',
+    )
+    house = evidence(
+        "tdr#0",
+        "Two Dollar Radio",
+        "Two Dollar Radio is an independent publishing house based in "
+        "Columbus, Ohio. It was founded in 2005.",
+        grade=Grade.AMBIGUOUS,
+        score=0.4,
+    )
     answer = synthesize_answer(question, HOP, [author, house])
     assert "Columbus, Ohio" in _first(answer.text)

@@ -25,13 +25,19 @@ def test_focus_names_are_specific_names_not_sentence_openers() -> None:
     assert focus_names("what does ERR_4033 mean") == ["ERR_4033"]
 
 
-@pytest.mark.parametrize(("question", "missing"), [
-    ("Do you provide a Kubernetes operator or Helm chart for running Acme Cloud on-premise?", ["Kubernetes", "Helm"]),
-    ("Can we get notifications in Microsoft Teams instead of Slack?", ["Microsoft Teams", "Slack"]),
-    ("What is the Sev 1 response time?", []),  # "Sev 1" abbreviates "Severity 1"
-    ("Is Frankfurt in the EU-1 region?", []),
-    ("Which region is Franfkurt in?", []),  # a misspelling of a word the evidence has
-])
+@pytest.mark.parametrize(
+    ("question", "missing"),
+    [
+        (
+            "Do you provide a Kubernetes operator or Helm chart for running Acme Cloud on-premise?",
+            ["Kubernetes", "Helm"],
+        ),
+        ("Can we get notifications in Microsoft Teams instead of Slack?", ["Microsoft Teams", "Slack"]),
+        ("What is the Sev 1 response time?", []),  # "Sev 1" abbreviates "Severity 1"
+        ("Is Frankfurt in the EU-1 region?", []),
+        ("Which region is Franfkurt in?", []),  # a misspelling of a word the evidence has
+    ],
+)
 def test_missing_names(question: str, missing: list[str]) -> None:
     assert missing_names(question, KB) == missing
 
@@ -51,8 +57,15 @@ def test_an_unmentioned_name_is_probed_once_then_refused() -> None:
 
 def test_one_odd_name_is_forgiven_when_the_rest_is_found_in_correct_evidence() -> None:
     question = "Did Amy Johnson feature in the Brittishh biopic They Flew Alone?"
-    found = [evidence("a#0", "Amy Johnson", "Amy Johnson was an aviator. They Flew Alone is a film about her.",
-                      score=0.8, hop=2)]
+    found = [
+        evidence(
+            "a#0",
+            "Amy Johnson",
+            "Amy Johnson was an aviator. They Flew Alone is a film about her.",
+            score=0.8,
+            hop=2,
+        )
+    ]
     assert missing_names(question, found) == ["Brittishh"]
     assert has_support(question, found)
 
@@ -61,14 +74,34 @@ def test_one_odd_name_is_forgiven_when_the_rest_is_found_in_correct_evidence() -
 # for a feature no passage mentions.
 
 SHOP = [
-    evidence("apps#0", "Integrations", "Acme Cloud has a Slack app and a Zendesk app for Windows and Mac browsers.",
-             score=0.62, hop=2),
-    evidence("plans#0", "Plans and pricing", "Acme Cloud Team costs $20 per seat; Business costs $45 per seat.",
-             score=0.64, hop=2),
-    evidence("refunds#0", "Refund policy", "Annual plans have a 14-day money-back guarantee on an approved refund.",
-             score=0.6, hop=2),
-    evidence("claims#0", "Filing a claim", "File a claim within 60 days; approved claims are paid in 5 days.",
-             score=0.6, hop=2),
+    evidence(
+        "apps#0",
+        "Integrations",
+        "Acme Cloud has a Slack app and a Zendesk app for Windows and Mac browsers.",
+        score=0.62,
+        hop=2,
+    ),
+    evidence(
+        "plans#0",
+        "Plans and pricing",
+        "Acme Cloud Team costs $20 per seat; Business costs $45 per seat.",
+        score=0.64,
+        hop=2,
+    ),
+    evidence(
+        "refunds#0",
+        "Refund policy",
+        "Annual plans have a 14-day money-back guarantee on an approved refund.",
+        score=0.6,
+        hop=2,
+    ),
+    evidence(
+        "claims#0",
+        "Filing a claim",
+        "File a claim within 60 days; approved claims are paid in 5 days.",
+        score=0.6,
+        hop=2,
+    ),
 ]
 
 
@@ -118,11 +151,31 @@ def _levenshtein(a: str, b: str) -> int:
 
 def test_within_is_the_levenshtein_distance_bound() -> None:
     rng = random.Random(7)
-    words = ["british", "brittish", "gotha", "gothais", "severity", "sev", "abcdef", "abdcef", "kitten", "sitting",
-             "flaw", "lawn", "", "a", "ab", "ba", "aaaa", "aaab"]
+    words = [
+        "british",
+        "brittish",
+        "gotha",
+        "gothais",
+        "severity",
+        "sev",
+        "abcdef",
+        "abdcef",
+        "kitten",
+        "sitting",
+        "flaw",
+        "lawn",
+        "",
+        "a",
+        "ab",
+        "ba",
+        "aaaa",
+        "aaab",
+    ]
     for _ in range(3000):  # short words over a small alphabet: many near misses of every kind
         words.append("".join(rng.choice("abcd") for _ in range(rng.randint(0, 9))))
-    pairs = [(a, b) for a in words[:60] for b in words[:60]] + list(zip(words[::2], words[1::2], strict=False))
+    pairs = [(a, b) for a in words[:60] for b in words[:60]] + list(
+        zip(words[::2], words[1::2], strict=False)
+    )
     for a, b in pairs:
         distance = _levenshtein(a, b)
         for limit in (0, 1, 2, 3):
@@ -155,8 +208,13 @@ def test_ordinary_words_are_not_missing_names_when_a_tool_record_answers() -> No
 
     record = evidence("tool:order_lookup:cd34", "Order BC-1042, fetched 08:00",
                       "Order BC-1042 is shipped; estimated delivery 2026-12-08.")
-    article = evidence("cancel#0", "Cancelling an order", "An order can be cancelled free of charge while it is "
-                       "processing.", grade=Grade.INCORRECT, score=0.39)
+    article = evidence(
+        "cancel#0",
+        "Cancelling an order",
+        "An order can be cancelled free of charge while it is processing.",
+        grade=Grade.INCORRECT,
+        score=0.39,
+    )
     others = [evidence(f"a{i}#0", f"Orders {i}", f"An order {w} in 3-5 business days.", grade=Grade.INCORRECT,
                        score=0.2) for i, w in enumerate(["ships", "arrives", "returns", "moves"])]
     question = "Can I cancel order BC-1042 or is it too late?"

@@ -12,8 +12,12 @@ from investigation.text import query_key
 from tests.unit.investigation.fakes import evidence
 
 QUESTION = "Who was in charge of the country where the composer of Aschenbrodel was a citizen?"
-ANCHOR = evidence("asch#0", "Aschenbrödel", "Aschenbrödel is a ballet composed by Johann Strauss II. It premiered "
-                  "in Berlin in 1901 and was completed by Josef Bayer.")
+ANCHOR = evidence(
+    "asch#0",
+    "Aschenbrödel",
+    "Aschenbrödel is a ballet composed by Johann Strauss II. It premiered "
+    "in Berlin in 1901 and was completed by Josef Bayer.",
+)
 
 
 def test_comparison_plan_keeps_the_original_and_one_subquery_per_entity_with_the_property() -> None:
@@ -49,35 +53,56 @@ def test_bridging_never_repeats_an_asked_query_or_entity() -> None:
 
 
 def test_bridging_follows_a_retrieved_link_instead_of_asking_for_it_again() -> None:
-    strauss = evidence("js#0", "Johann Strauss II", "Johann Strauss II was an Austrian composer, a citizen of "
-                       "the Austrian Empire.", grade=Grade.AMBIGUOUS, hop=2, query="Johann Strauss II citizen")
+    strauss = evidence(
+        "js#0",
+        "Johann Strauss II",
+        "Johann Strauss II was an Austrian composer, a citizen of the Austrian Empire.",
+        grade=Grade.AMBIGUOUS,
+        hop=2,
+        query="Johann Strauss II citizen",
+    )
     queries = bridge_queries(QUESTION, [ANCHOR, strauss], [QUESTION, "Johann Strauss II citizen"])
     assert all("Johann Strauss II" not in q.text for q in queries)
     assert any("Austrian Empire" in q.text for q in queries)
 
 
 def test_dates_and_aliases_of_the_subject_are_not_bridges() -> None:
-    drew = evidence("drew#0", "Drew Fuller", 'Andrew Alan "Drew" Fuller (born May 19, 1980) is an American actor. '
-                    'He is best known for the television series "Charmed".')
+    drew = evidence(
+        "drew#0",
+        "Drew Fuller",
+        'Andrew Alan "Drew" Fuller (born May 19, 1980) is an American actor. '
+        'He is best known for the television series "Charmed".',
+    )
     queries = bridge_queries("Drew Fuller starred in a series that broadcast on what station?", [drew], [])
     assert queries[0].text.startswith("Charmed")
     assert not any(q.text.startswith(("May 19", "Andrew Alan")) for q in queries)
 
 
 def test_part_queries_ask_for_missing_compared_entities_once() -> None:
-    plan = Plan(original="Are A and B both x?", subqueries=(SubQuery(text="Are A and B both x?"),), kind=PlanKind.DECOMPOSED)
+    plan = Plan(
+        original="Are A and B both x?",
+        subqueries=(SubQuery(text="Are A and B both x?"),),
+        kind=PlanKind.DECOMPOSED,
+    )
     assert [q.text for q in part_queries(plan, ["entity: Guitar World"], [])] == ["Guitar World"]
     assert part_queries(plan, ["entity: Guitar World"], ["guitar world"]) == []
 
 
 # -- bridging follows what the evidence introduced, never a bag of the question's own words
 
-TICKET = ("A customer's invoice failed with card_declined three times. What happens to their workspace and how "
-          "fast does it recover after paying?")
-BILLING = evidence("billing#0", "Failed payments", "If a payment fails, Acme Cloud retries it for 14 days. If the "
-                   "invoice is still unpaid after 14 days, the organization is suspended. Go to Settings to pay. "
-                   "Payment fails for several reasons (card declined, 3-D Secure not confirmed).",
-                   grade=Grade.AMBIGUOUS, score=0.5)
+TICKET = (
+    "A customer's invoice failed with card_declined three times. What happens to their workspace and how "
+    "fast does it recover after paying?"
+)
+BILLING = evidence(
+    "billing#0",
+    "Failed payments",
+    "If a payment fails, Acme Cloud retries it for 14 days. If the "
+    "invoice is still unpaid after 14 days, the organization is suspended. Go to Settings to pay. "
+    "Payment fails for several reasons (card declined, 3-D Secure not confirmed).",
+    grade=Grade.AMBIGUOUS,
+    score=0.5,
+)
 
 
 def test_a_ticket_without_names_bridges_through_the_state_its_article_introduces() -> None:
@@ -104,7 +129,9 @@ def test_sentence_openers_are_cut_from_bridge_names(name: str, sentence: str, cl
 
 
 def test_introduced_terms_are_compounds_and_states_the_question_does_not_use() -> None:
-    sentence = "After three failed attempts the workspace becomes read-only and the invoice is marked past-due."
+    sentence = (
+        "After three failed attempts the workspace becomes read-only and the invoice is marked past-due."
+    )
     assert introduced_terms(sentence, "What happens to the workspace?") == ["read-only", "past-due", "marked"]
     assert introduced_terms(sentence, "Why is my workspace read-only?") == ["past-due", "marked"]
 
@@ -123,13 +150,21 @@ def test_an_initial_is_not_a_full_stop() -> None:
         "Harris W. Fawell Congressional Papers"
 
 
-def test_a_ticket_with_a_code_bridges_from_the_passage_explaining_the_code_not_a_title_sharing_an_acronym() -> None:
+def test_a_ticket_code_bridges_from_the_passage_explaining_it_not_a_title_sharing_an_acronym() -> None:
     question = "Our API calls started failing with GW_5030. How long do we have before our files get deleted?"
     keys = evidence("keys#0", "Managing API keys", (
         "API keys authenticate requests. Revoked keys return GW_5011 (Key revoked or expired)."), score=0.6)
-    codes = evidence("codes#0", "Error codes", (
-        "GW_5030 — Account frozen: the account is frozen because an invoice is past due. Members can still sign in "
-        "and export files."), grade=Grade.AMBIGUOUS, score=0.5)
+    codes = evidence(
+        "codes#0",
+        "Error codes",
+        (
+            "GW_5030 — Account frozen: the account is frozen because an invoice is past due. Members can "
+            "still sign in "
+            "and export files."
+        ),
+        grade=Grade.AMBIGUOUS,
+        score=0.5,
+    )
     [first, *_] = bridge_queries(question, [keys, codes], [question])
     assert "frozen" in first.follows.lower() and "revoked" not in first.text.lower(), first
     # The asking sentence says what the next hop must find, even when the first passages use its words.

@@ -20,7 +20,8 @@ def test_denials_of_existence_and_of_a_stated_availability() -> None:
     assumed = "Since Night Shift is available in Nordmark, how do I turn it on?"
     assert denies("Night Shift is not available in Nordmark or Saltmere.", "Night Shift", assumed)
     assert denies("Lanterns are not offered on weekends.", "Lanterns", "Lanterns are offered daily, right?")
-    assert not denies("There is no fee for Pebble customers.", "Pebble", "What does Pebble cost?")  # a fee, not the tier
+    # a fee, not the tier
+    assert not denies("There is no fee for Pebble customers.", "Pebble", "What does Pebble cost?")
     assert not denies("Night Shift is available in Nordmark.", "Night Shift", assumed)
 
 
@@ -62,4 +63,7 @@ def test_a_question_without_a_false_premise_keeps_its_lead() -> None:
         evidence("retention#1", "Draft retention", "Drafts are kept for 45 days on the Cove tier."),
         evidence("tiers#1", "Tiers", "Harbour has two tiers, Cove and Bay. There is no Pebble tier."),
     ]
-    assert _first(synthesize_answer(question, LOOKUP, found).text) == "Drafts are kept for 45 days on the Cove tier"
+    assert (
+        _first(synthesize_answer(question, LOOKUP, found).text)
+        == "Drafts are kept for 45 days on the Cove tier"
+    )

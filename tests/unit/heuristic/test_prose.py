@@ -17,7 +17,10 @@ def texts(text: str, question: str = "") -> list[str]:
 
 def test_a_table_row_becomes_one_sentence_with_its_column_names() -> None:
     out = texts(SLA)
-    assert "Team: Monthly uptime commitment 99.5%; Maximum service credit 10% of the monthly subscription fee." in out
+    assert (
+        "Team: Monthly uptime commitment 99.5%; Maximum service credit 10% of the monthly subscription fee."
+        in out
+    )
     assert not any("|" in t or "#" in t or "---" in t for t in out)
     assert out[-1] == "Roughly, 99.5% allows about 3 hours."
 
@@ -32,14 +35,21 @@ def test_lists_keep_their_lead_in_and_emphasis_and_code_go() -> None:
     text = ("Run history is kept for: - Free: 7 days - **Team**: 30 days\n\n"
             "```\n{\"a\": 1}\n```\n\n**Can I pay by PayPal?** No. We accept `SEPA` and [cards](https://x).")
     out = units(text)
-    assert [u.text for u in out[:2]] == ["Run history is kept for: Free: 7 days.", "Run history is kept for: Team: 30 days."]
+    assert [u.text for u in out[:2]] == [
+        "Run history is kept for: Free: 7 days.",
+        "Run history is kept for: Team: 30 days.",
+    ]
     assert out[2].text == "No. We accept SEPA and cards." and out[2].section == "Can I pay by PayPal?"
     assert not any("{" in u.text for u in out)
 
 
 def test_a_heading_naming_a_code_prefixes_its_sentences() -> None:
-    out = texts("### ERR_4030 — Organization suspended\n\nThe organization is suspended because an invoice is due.")
-    assert out == ["ERR_4030 — Organization suspended: The organization is suspended because an invoice is due."]
+    out = texts(
+        "### ERR_4030 — Organization suspended\n\nThe organization is suspended because an invoice is due."
+    )
+    assert out == [
+        "ERR_4030 — Organization suspended: The organization is suspended because an invoice is due."
+    ]
 
 
 def test_plain_prose_is_its_sentences() -> None:
@@ -48,8 +58,10 @@ def test_plain_prose_is_its_sentences() -> None:
 
 
 def test_a_number_under_a_rate_column_reads_as_a_quantity_with_its_unit() -> None:
-    table = ("| Plan | Requests per minute per workspace | Region | |---|---|---| | Business | 1,200 | EU-1 | "
-             "| Team | 300 (raised from 200) | US-1 |")
+    table = (
+        "| Plan | Requests per minute per workspace | Region | |---|---|---| | Business | 1,200 | EU-1 | "
+        "| Team | 300 (raised from 200) | US-1 |"
+    )
     out = texts(table)
     assert "Business: 1,200 requests per minute per workspace; Region EU-1." in out
     assert "Team: 300 requests per minute per workspace (raised from 200); Region US-1." in out
@@ -60,7 +72,8 @@ def test_a_bare_list_of_names_gets_its_heading_which_says_who_gets_them() -> Non
             "Airtable and Amazon S3.\n\nThe Zendesk integration requires the Pro tier or higher.")
     out = texts(text)
     assert out[0].startswith("Basic integrations (every tier): Webhook call, Matrix")
-    assert out[1] == "The Zendesk integration requires the Pro tier or higher."  # a sentence speaks for itself
+    # a sentence speaks for itself
+    assert out[1] == "The Zendesk integration requires the Pro tier or higher."
 
 
 def test_a_short_cell_of_several_sentences_stays_one_sentence_of_its_row() -> None:
@@ -80,4 +93,6 @@ def test_a_passage_without_a_table_is_parsed_once_for_every_question() -> None:
         assert units(prose, "are logs kept?") == first == _parse_units(prose, "are logs kept?")
         assert memo.stats()["heuristic.prose._units"][1] == 1  # one parse for both questions
     # A table's rows still depend on the question (the columns it names).
-    assert units(LIMITS, "max run duration on Team vs Business?") != units(LIMITS, "what are the plan limits?")
+    assert units(LIMITS, "max run duration on Team vs Business?") != units(
+        LIMITS, "what are the plan limits?"
+    )

@@ -1,4 +1,5 @@
-"""A passage read ahead (`heuristic/reading.py`): the steps then find its readings done, and no answer changes."""
+"""A passage read ahead (`heuristic/reading.py`): the steps then find its readings done, and no answer
+changes."""
 
 from __future__ import annotations
 
@@ -34,10 +35,22 @@ def _vectorise(texts: Sequence[str]) -> np.ndarray:
 
 
 def _passages() -> list[Passage]:
-    lines = (ROOT / "examples" / "bench" / "hotpotqa" / "passages.jsonl").read_text(encoding="utf-8").splitlines()
+    lines = (
+        (ROOT / "examples" / "bench" / "hotpotqa" / "passages.jsonl").read_text(encoding="utf-8").splitlines()
+    )
     docs = [json.loads(line) for line in lines[:12]]
-    return [Passage(chunk_id=d["id"], source_id=d["id"], title=d["title"], text=d["text"], score=1.0 / (i + 1),
-                    engine="bm25", rank=i) for i, d in enumerate(docs)]
+    return [
+        Passage(
+            chunk_id=d["id"],
+            source_id=d["id"],
+            title=d["title"],
+            text=d["text"],
+            score=1.0 / (i + 1),
+            engine="bm25",
+            rank=i,
+        )
+        for i, d in enumerate(docs)
+    ]
 
 
 def _investigate(reasoner: HeuristicReasoner, question: str, passages: list[Passage]) -> tuple[Any, ...]:
@@ -80,7 +93,9 @@ def test_nothing_is_read_ahead_while_caching_is_off_and_a_tables_rows_are_left_t
         read_passage(passage)
         assert all(size == 0 for _hits, _misses, size in memo.stats().values())
     memo.clear()
-    table = passage.model_copy(update={"text": "| Plan | Price |\n|---|---|\n| Team | $10 |\n| Business | $20 |"})
+    table = passage.model_copy(
+        update={"text": "| Plan | Price |\n|---|---|\n| Team | $10 |\n| Business | $20 |"}
+    )
     read_passage(table)
     sizes = {name: size for name, (_hits, _misses, size) in memo.stats().items()}
     assert sizes["heuristic.prose._units"] == 0 and sizes["investigation.text.body_stems"] == 1

@@ -46,7 +46,8 @@ def test_questions_are_routed_by_shape() -> None:
 
 
 def test_real_embeddings_grade_relevant_passages_above_irrelevant_ones() -> None:
-    question = "Which university did the author of Alexander and the Terrible, Horrible, No Good, Very Bad Day attend?"
+    question = ("Which university did the author of Alexander and the Terrible, Horrible, No Good, "
+                "Very Bad Day attend?")
     fused = rrf([RankedList(question, [
         hit("alex#0", "Alexander and the Terrible, Horrible, No Good, Very Bad Day",
             "Alexander and the Terrible, Horrible, No Good, Very Bad Day is a 1972 children's book by Judith "
@@ -75,18 +76,37 @@ def test_out_of_corpus_evidence_is_refused() -> None:
 def test_a_mixed_greeting_and_thanks_is_answered_directly() -> None:
     route = REASONER.route("Hi there, thanks for the help yesterday!")
     assert route.route is Route.DIRECT
-    assert REASONER.synthesize("Hi there, thanks for the help yesterday!", route, []).text.startswith("You're welcome")
+    assert REASONER.synthesize("Hi there, thanks for the help yesterday!", route, []).text.startswith(
+        "You're welcome"
+    )
 
 
 def test_an_on_topic_question_about_something_the_kb_never_mentions_is_refused() -> None:
     """In a one-product knowledge base everything is similar; the absent name decides."""
     question = "Do you provide a Kubernetes operator or Helm chart for running Acme Cloud on-premise?"
-    fused = rrf([RankedList(question, [
-        hit("deploy#0", "Getting started with Acme Cloud", "Acme Cloud runs flows in the cloud regions US-1 and "
-            "EU-1. Operators of a workspace can deploy flows from the dashboard or the REST API.", 1),
-        hit("keys#0", "Managing API keys", "API keys authenticate requests to the Acme Cloud REST API and are "
-            "used by CI pipelines, scripts and third-party tools.", 2),
-    ])])
+    fused = rrf(
+        [
+            RankedList(
+                question,
+                [
+                    hit(
+                        "deploy#0",
+                        "Getting started with Acme Cloud",
+                        "Acme Cloud runs flows in the cloud regions US-1 and "
+                        "EU-1. Operators of a workspace can deploy flows from the dashboard or the REST API.",
+                        1,
+                    ),
+                    hit(
+                        "keys#0",
+                        "Managing API keys",
+                        "API keys authenticate requests to the Acme Cloud REST API and are "
+                        "used by CI pipelines, scripts and third-party tools.",
+                        2,
+                    ),
+                ],
+            )
+        ]
+    )
     graded = REASONER.grade(question, fused.passages, 1, fused.query_of)
     plan = REASONER.plan(question, REASONER.route(question))
     nxt = REASONER.next_queries(question, plan, graded, [question], REASONER.judge(question, plan, graded))

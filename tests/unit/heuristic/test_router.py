@@ -19,8 +19,18 @@ from investigation.state import Route
 from tests.unit.investigation.fakes import BagOfWordsEmbedder
 
 
-@pytest.mark.parametrize("text", ["hi", "Hello there!", "Thanks a lot!", "thank you so much", "good morning team",
-                                  "how are you?", "ok, cool"])
+@pytest.mark.parametrize(
+    "text",
+    [
+        "hi",
+        "Hello there!",
+        "Thanks a lot!",
+        "thank you so much",
+        "good morning team",
+        "how are you?",
+        "ok, cool",
+    ],
+)
 def test_greetings_and_thanks_are_direct(text: str) -> None:
     assert route_question(text, BagOfWordsEmbedder()).route is Route.DIRECT
 
@@ -29,12 +39,18 @@ def test_a_greeting_with_a_question_is_not_direct() -> None:
     assert route_question("Hello, who directed Jaws?").route is not Route.DIRECT
 
 
-@pytest.mark.parametrize(("question", "names"), [
-    ("Are Christopher Nolan and Sathish Kalathil both film directors?", ["Christopher Nolan", "Sathish Kalathil"]),
-    ("Which is older, Guitar World or Science News?", ["Guitar World", "Science News"]),
-    ("Who is the oldest, Sid Haig or Vic Darchinyan?", ["Sid Haig", "Vic Darchinyan"]),
-    ("Are Nantong and Jingdezhen situated in the same province?", ["Nantong", "Jingdezhen"]),
-])
+@pytest.mark.parametrize(
+    ("question", "names"),
+    [
+        (
+            "Are Christopher Nolan and Sathish Kalathil both film directors?",
+            ["Christopher Nolan", "Sathish Kalathil"],
+        ),
+        ("Which is older, Guitar World or Science News?", ["Guitar World", "Science News"]),
+        ("Who is the oldest, Sid Haig or Vic Darchinyan?", ["Sid Haig", "Vic Darchinyan"]),
+        ("Are Nantong and Jingdezhen situated in the same province?", ["Nantong", "Jingdezhen"]),
+    ],
+)
 def test_comparisons_are_multi_part_with_their_entities(question: str, names: list[str]) -> None:
     assert route_question(question).route is Route.MULTI_PART
     assert compared_entities(question) == names
@@ -61,24 +77,35 @@ def test_a_plain_fact_is_a_lookup() -> None:
     assert route_question("When was Ada Lovelace born?").route is Route.LOOKUP
 
 
-@pytest.mark.parametrize(("question", "names"), [
-    ("How do the Team and Business plans compare on uptime SLA and maximum service credit?", ["Team", "Business"]),
-    ("Sev 1 response time on Business vs Enterprise?", ["Business", "Enterprise"]),
-    ("How long are audit logs kept on Business and on Enterprise?", ["Business", "Enterprise"]),
-    ("what does a region migration cost on Business compared to Enterprise", ["Business", "Enterprise"]),
-    ("Whats the difference between EU-1 and UK-1?", ["EU-1", "UK-1"]),
-])
+@pytest.mark.parametrize(
+    ("question", "names"),
+    [
+        (
+            "How do the Team and Business plans compare on uptime SLA and maximum service credit?",
+            ["Team", "Business"],
+        ),
+        ("Sev 1 response time on Business vs Enterprise?", ["Business", "Enterprise"]),
+        ("How long are audit logs kept on Business and on Enterprise?", ["Business", "Enterprise"]),
+        ("what does a region migration cost on Business compared to Enterprise", ["Business", "Enterprise"]),
+        ("Whats the difference between EU-1 and UK-1?", ["EU-1", "UK-1"]),
+    ],
+)
 def test_support_style_comparisons_are_multi_part(question: str, names: list[str]) -> None:
     assert route_question(question).route is Route.MULTI_PART
     assert compared_entities(question) == names
 
 
-@pytest.mark.parametrize("question", [
-    "Our API calls started failing with ERR_4030. How long do we have before our data gets deleted?",
-    "We keep seeing ERR_5031 early Sunday morning Frankfurt time. Does that count as downtime for our SLA?",
-    "We're a clinic and need to store patient data in Montreal. Which plan do we need?",
-    "Our owner is leaving and we want to transfer ownership to our IT lead. What second factor can she set up?",
-])
+@pytest.mark.parametrize(
+    "question",
+    [
+        "Our API calls started failing with ERR_4030. How long do we have before our data gets deleted?",
+        ("We keep seeing ERR_5031 early Sunday morning Frankfurt time. Does that count as downtime for our "
+        "SLA?"),
+        "We're a clinic and need to store patient data in Montreal. Which plan do we need?",
+        ("Our owner is leaving and we want to transfer ownership to our IT lead. What second factor can she "
+        "set up?"),
+    ],
+)
 def test_a_ticket_whose_question_depends_on_its_situation_is_multi_hop(question: str) -> None:
     assert context_reference(question)
     assert route_question(question).route is Route.MULTI_HOP
@@ -111,8 +138,10 @@ def test_bridge_depth_counts_nested_descriptions() -> None:
     "Which animated series created by Matt Groening premiered in 1999?",  # a kind described by a participle
     "What sport did the brother of Serena Williams' first coach play?",  # a kind belonging to a name
     "What Danish company produces the toy featured in a 2014 animated film starring Chris Pratt?",
-    "The Grand Budapest Hotel director's previous film was set on which fictional island?",  # name as description
-    "Who are the candidates for governor in the state the Battle of Mine Creek was fought in?",  # contact clause
+    # name as description
+    "The Grand Budapest Hotel director's previous film was set on which fictional island?",
+    # contact clause
+    "Who are the candidates for governor in the state the Battle of Mine Creek was fought in?",
     "Eric Clapton was a member of which band that also included Ginger Baker?",  # "also" in a relative clause
 ])
 def test_described_things_are_multi_hop(question: str) -> None:

@@ -17,10 +17,45 @@ from pathlib import Path
 from heuristic import focus, prose
 
 ROOT = Path(__file__).resolve().parents[3]
-PIECES = ["<div>", "</div>", "<div hidden>", "<span style='display:none'>", "</span>", "<!--", "-->", "<script>",
-          "</script>", "<system>", "</passage>", "<b>", "<token>", "<br/>", "[link](http://x.io)", "[a]", "(b)",
-          "](", "`code`", "`", "**", "*", "__", "_", "> ", ">", "**>", "*>*", "text", "Word", "more words",
-          "é", "“quoted”", "\n", "  ", "-", "1."]
+PIECES = [
+    "<div>",
+    "</div>",
+    "<div hidden>",
+    "<span style='display:none'>",
+    "</span>",
+    "<!--",
+    "-->",
+    "<script>",
+    "</script>",
+    "<system>",
+    "</passage>",
+    "<b>",
+    "<token>",
+    "<br/>",
+    "[link](http://x.io)",
+    "[a]",
+    "(b)",
+    "](",
+    "`code`",
+    "`",
+    "**",
+    "*",
+    "__",
+    "_",
+    "> ",
+    ">",
+    "**>",
+    "*>*",
+    "text",
+    "Word",
+    "more words",
+    "é",
+    "“quoted”",
+    "\n",
+    "  ",
+    "-",
+    "1.",
+]
 
 
 def _texts(seed: int, count: int) -> list[str]:
@@ -50,7 +85,8 @@ def _inline_unscreened(text: str) -> str:
 
 def test_strip_html_and_inline_agree_with_searching_every_pattern() -> None:
     texts = _corpus() + _texts(5, 20_000)
-    assert sum(1 for t in texts if _inline_unscreened(t) != " ".join(t.split())) > 5_000  # the patterns do act
+    # the patterns do act
+    assert sum(1 for t in texts if _inline_unscreened(t) != " ".join(t.split())) > 5_000
     assert [t for t in texts if prose.strip_html(t) != _strip_html_unscreened(t)] == []
     assert [t for t in texts if prose.inline(t) != _inline_unscreened(t)] == []
 

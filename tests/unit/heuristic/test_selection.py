@@ -46,27 +46,55 @@ def test_a_comparison_answer_cites_evidence_for_each_entity() -> None:
 
 def test_what_a_bridging_query_went_to_find_is_kept_despite_its_grade() -> None:
     question = "What is the name of the waterfall in the country where the Bubye River is found?"
-    river = evidence("bubye#0", "Bubye River", "The Bubye River is a river in Zimbabwe.", score=0.75, query=question)
+    river = evidence(
+        "bubye#0", "Bubye River", "The Bubye River is a river in Zimbabwe.", score=0.75, query=question
+    )
     falls = [evidence(f"f{i}#0", f"Falls {i}", "A waterfall in some country.", grade=Grade.AMBIGUOUS,
                       score=0.5 - i / 100, query=question) for i in range(12)]
-    victoria = evidence("vic#0", "Victoria Falls", "Victoria Falls is a waterfall on the Zambezi in Zimbabwe.",
-                        grade=Grade.INCORRECT, score=0.3, hop=2, query="Zimbabwe waterfall")
+    victoria = evidence(
+        "vic#0",
+        "Victoria Falls",
+        "Victoria Falls is a waterfall on the Zambezi in Zimbabwe.",
+        grade=Grade.INCORRECT,
+        score=0.3,
+        hop=2,
+        query="Zimbabwe waterfall",
+    )
     ranked = [e.chunk_id for e in rank_evidence(question, [river, *falls, victoria], k=10)]
     assert "vic#0" in ranked and ranked[0] == "bubye#0"
 
 
 def test_each_name_of_the_question_keeps_a_passage_that_mentions_it() -> None:
     question = "Our customer data has to stay in Frankfurt. What API rate limit do we get?"
-    limits = [evidence(f"r{i}#0", "API rate limits", f"Rate limit rule {i} per workspace.", score=0.7 - i / 100,
-                       query=question) for i in range(12)]
-    region = evidence("regions#0", "Regions", "EU-1 is hosted in Frankfurt.", grade=Grade.INCORRECT, score=0.2,
-                      query=question)
+    limits = [
+        evidence(
+            f"r{i}#0",
+            "API rate limits",
+            f"Rate limit rule {i} per workspace.",
+            score=0.7 - i / 100,
+            query=question,
+        )
+        for i in range(12)
+    ]
+    region = evidence(
+        "regions#0",
+        "Regions",
+        "EU-1 is hosted in Frankfurt.",
+        grade=Grade.INCORRECT,
+        score=0.2,
+        query=question,
+    )
     assert "regions#0" in [e.chunk_id for e in rank_evidence(question, [*limits, region], k=10)]
 
 
 WORRALL_Q = "The state where Henry Worrall died has how many congressional districts?"
-WORRALL = evidence("hw#0", "Henry Worrall (artist)", "Henry Worrall was an English-born painter. He died in Topeka, "
-                   "Kansas, in 1902.", score=0.65, query=WORRALL_Q)
+WORRALL = evidence(
+    "hw#0",
+    "Henry Worrall (artist)",
+    "Henry Worrall was an English-born painter. He died in Topeka, Kansas, in 1902.",
+    score=0.65,
+    query=WORRALL_Q,
+)
 DISTRICTS = [evidence(f"d{i}#0", f"Congressional district {i}", "Each state has congressional districts.",
                       grade=Grade.AMBIGUOUS, score=0.5 - i / 100, query=WORRALL_Q) for i in range(12)]
 
@@ -81,15 +109,35 @@ def test_a_passage_titled_by_the_bridged_entity_that_says_what_is_left_open_is_r
 
 
 def test_a_chain_partner_named_in_the_title_outranks_one_named_only_in_the_text() -> None:
-    titled = evidence("t#0", "Kansas", "Kansas has 4 congressional districts.", grade=Grade.INCORRECT, score=0.3,
-                      query=WORRALL_Q)
-    mentioned = evidence("m#0", "Plains politics", "Kansas has 4 congressional districts.", grade=Grade.INCORRECT,
-                         score=0.3, query=WORRALL_Q)
+    titled = evidence(
+        "t#0",
+        "Kansas",
+        "Kansas has 4 congressional districts.",
+        grade=Grade.INCORRECT,
+        score=0.3,
+        query=WORRALL_Q,
+    )
+    mentioned = evidence(
+        "m#0",
+        "Plains politics",
+        "Kansas has 4 congressional districts.",
+        grade=Grade.INCORRECT,
+        score=0.3,
+        query=WORRALL_Q,
+    )
     scores = final_scores(WORRALL_Q, [WORRALL, titled, mentioned])
     assert scores["t#0"] > scores["m#0"] > 0.3
 
 
 def test_a_passage_that_names_the_bridged_entity_but_nothing_left_open_gets_no_chain_credit() -> None:
-    idle = evidence("i#0", "Topeka", "Topeka is a city on the Kansas River.", grade=Grade.INCORRECT, score=0.3,
-                    query=WORRALL_Q)
-    assert final_scores(WORRALL_Q, [WORRALL, idle])["i#0"] == pytest.approx(0.3 + SelectionConfig().link_bonus)
+    idle = evidence(
+        "i#0",
+        "Topeka",
+        "Topeka is a city on the Kansas River.",
+        grade=Grade.INCORRECT,
+        score=0.3,
+        query=WORRALL_Q,
+    )
+    assert final_scores(WORRALL_Q, [WORRALL, idle])["i#0"] == pytest.approx(
+        0.3 + SelectionConfig().link_bonus
+    )

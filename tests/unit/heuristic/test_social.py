@@ -9,12 +9,24 @@ from heuristic.social import is_social
 from investigation.state import Route
 
 
-@pytest.mark.parametrize("text", [
-    "Hi there, thanks for the help yesterday!", "Thanks so much, that fixed it!!", "Good morning team :)",
-    "ok great, you can close this ticket", "is this a bot or a real person?", "thx!", "Have a nice weekend guys",
-    "Sorry for the late reply, I was on holiday last week.", "Perfect, appreciate the quick turnaround",
-    "hey, anyone there?", "Cheers, that worked", "Many thanks for the quick fix on ERR_4030 yesterday", ":)",
-])
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Hi there, thanks for the help yesterday!",
+        "Thanks so much, that fixed it!!",
+        "Good morning team :)",
+        "ok great, you can close this ticket",
+        "is this a bot or a real person?",
+        "thx!",
+        "Have a nice weekend guys",
+        "Sorry for the late reply, I was on holiday last week.",
+        "Perfect, appreciate the quick turnaround",
+        "hey, anyone there?",
+        "Cheers, that worked",
+        "Many thanks for the quick fix on ERR_4030 yesterday",
+        ":)",
+    ],
+)
 def test_social_messages_are_direct_without_retrieval(text: str) -> None:
     assert is_social(text)
     assert route_question(text).route is Route.DIRECT

@@ -13,14 +13,23 @@ from investigation.state import Grade, Route, RouteDecision
 from tests.unit.investigation.fakes import evidence
 
 LOOKUP = RouteDecision(route=Route.LOOKUP, reason="t")
-WEBHOOKS = evidence("webhooks#4", "Webhooks", (
-    "## Retries\n\nYour endpoint must return a 2xx status within 10 seconds. Failed deliveries are retried with "
-    "exponential backoff. Since 16 March 2026, each event is attempted up to 12 times in total (previously 8).\n\n"
-    "| Code | Meaning | |---|---| | ERR_4221 | Webhook endpoint disabled |"))
+WEBHOOKS = evidence(
+    "webhooks#4",
+    "Webhooks",
+    (
+        "## Retries\n\nYour endpoint must return a 2xx status within 10 seconds. Failed deliveries are "
+        "retried with "
+        "exponential backoff. Since 16 March 2026, each event is attempted up to 12 times in total "
+        "(previously 8).\n\n"
+        "| Code | Meaning | |---|---| | ERR_4221 | Webhook endpoint disabled |"
+    ),
+)
 
 
 def test_the_answer_is_short_clean_and_every_sentence_is_cited() -> None:
-    answer = synthesize_answer("How many times do you retry a webhook if our endpoint is down?", LOOKUP, [WEBHOOKS])
+    answer = synthesize_answer(
+        "How many times do you retry a webhook if our endpoint is down?", LOOKUP, [WEBHOOKS]
+    )
     sentences = [s for s in re.split(r"(?<=[.!?])\s+", answer.text) if s]
     assert 1 <= len(sentences) <= 4 and all(re.search(r"\[\d\][.!?]$", s) for s in sentences)
     assert "12 times" in sentences[0]
@@ -30,7 +39,9 @@ def test_the_answer_is_short_clean_and_every_sentence_is_cited() -> None:
 
 def test_the_expected_kind_of_answer_is_recognised() -> None:
     kind = answer_kind("How many times do you retry?")
-    assert kind is not None and kind.search("up to 12 times in total") and not kind.search("within 10 seconds")
+    assert (
+        kind is not None and kind.search("up to 12 times in total") and not kind.search("within 10 seconds")
+    )
     long = answer_kind("How long do we have before our data gets deleted?")
     assert long is not None and long.search("for 90 days")
 
@@ -40,19 +51,28 @@ def test_a_comparison_gets_a_sentence_per_entity_both_in_the_first_sentence() ->
                    "| Team | 99.5% | 10% | | Business | 99.9% | 30% |")
     answer = synthesize_answer("How do the Team and Business plans compare on uptime?",
                                RouteDecision(route=Route.MULTI_PART, reason="t"), [sla])
-    assert answer.text.startswith("Team: Uptime 99.5%; Credit 10% [1]; Business: Uptime 99.9%; Credit 30% [1].")
+    assert answer.text.startswith(
+        "Team: Uptime 99.5%; Credit 10% [1]; Business: Uptime 99.9%; Credit 30% [1]."
+    )
 
 
 def test_a_refusal_names_what_the_knowledge_base_does_not_mention() -> None:
-    kb = [evidence("api#0", "API", "The REST API is versioned in the path.", grade=Grade.AMBIGUOUS, score=0.45)]
+    kb = [
+        evidence("api#0", "API", "The REST API is versioned in the path.", grade=Grade.AMBIGUOUS, score=0.45)
+    ]
     answer = synthesize_answer("Does your API support GraphQL queries?", LOOKUP, kb)
     assert answer.refused and answer.caveat == "the knowledge base does not mention GraphQL"
 
 
-@pytest.mark.parametrize(("message", "start"), [
-    ("Hi there, thanks for the help yesterday!", "You're welcome"), ("is this a bot or a real person?", "I'm Sleuth"),
-    ("Sorry for the late reply", "No problem"), ("hello", "Hello!"),
-])
+@pytest.mark.parametrize(
+    ("message", "start"),
+    [
+        ("Hi there, thanks for the help yesterday!", "You're welcome"),
+        ("is this a bot or a real person?", "I'm Sleuth"),
+        ("Sorry for the late reply", "No problem"),
+        ("hello", "Hello!"),
+    ],
+)
 def test_direct_replies_fit_the_message(message: str, start: str) -> None:
     assert direct_answer(message).text.startswith(start)
 
@@ -73,4 +93,7 @@ def test_documentation_placeholders_are_text_not_html() -> None:
 
     assert inline("Send `Authorization: Bearer <token>` to /orgs/<org-id>/keys.") == (
         "Send Authorization: Bearer <token> to /orgs/<org-id>/keys.")
-    assert inline('Plain <b>bold</b> <script>steal()</script><span hidden>secret</span>text') == "Plain bold text"
+    assert (
+        inline("Plain <b>bold</b> <script>steal()</script><span hidden>secret</span>text")
+        == "Plain bold text"
+    )

@@ -1,4 +1,5 @@
-"""Questions that ask for a quantity in some unit ("how much clock skew"), and questions that retell the asker's
+"""Questions that ask for a quantity in some unit ("how much clock skew"), and questions that retell the
+asker's
 own numbers and then ask two things joined by "and" (issue 10): the outcome leads, both asks are answered."""
 
 from __future__ import annotations
@@ -16,11 +17,17 @@ LOOKUP = RouteDecision(route=Route.LOOKUP, reason="t")
 HOP = RouteDecision(route=Route.MULTI_HOP, reason="t")
 
 
-@pytest.mark.parametrize(("question", "sentence"), [
-    ("How much clock drift does the gateway tolerate?", "Token timestamps are checked with a tolerance of 90 seconds."),
-    ("How much notice do you give before an upgrade?", "Upgrades are announced at least 48 hours ahead."),
-    ("How much storage does Basic include?", "Basic includes 5 GB of storage."),
-])
+@pytest.mark.parametrize(
+    ("question", "sentence"),
+    [
+        (
+            "How much clock drift does the gateway tolerate?",
+            "Token timestamps are checked with a tolerance of 90 seconds.",
+        ),
+        ("How much notice do you give before an upgrade?", "Upgrades are announced at least 48 hours ahead."),
+        ("How much storage does Basic include?", "Basic includes 5 GB of storage."),
+    ],
+)
 def test_how_much_of_a_mass_noun_asks_for_a_quantity_in_any_unit(question: str, sentence: str) -> None:
     kind = answer_kind(question)
     assert kind is not None and kind.search(sentence)
@@ -28,9 +35,16 @@ def test_how_much_of_a_mass_noun_asks_for_a_quantity_in_any_unit(question: str, 
 
 def test_a_quantity_question_leads_with_the_quantity_not_the_list_of_causes() -> None:
     question = "Our logins fail with GW_7001 - how much clock drift do you tolerate?"
-    codes = evidence("codes#0", "Error codes", (
-        "GW_7001 — token rejected: typical causes are clock drift beyond the allowed tolerance, a wrong signing key "
-        "or a token that was already used. The tolerances are listed in the gateway guide."), score=0.8)
+    codes = evidence(
+        "codes#0",
+        "Error codes",
+        (
+            "GW_7001 — token rejected: typical causes are clock drift beyond the allowed tolerance, a wrong "
+            "signing key "
+            "or a token that was already used. The tolerances are listed in the gateway guide."
+        ),
+        score=0.8,
+    )
     guide = evidence("guide#0", "Gateway guide", (
         "Clock drift: the token's validity window is checked with a maximum tolerance of 90 seconds. "
         "Wrong signing key: the token was signed with a key other than the configured one."), score=0.75)
@@ -45,13 +59,21 @@ def test_two_joined_questions_are_two_asks() -> None:
 
 
 def test_the_outcome_of_a_retold_situation_leads_and_the_second_ask_is_answered() -> None:
-    question = ("Our site was down for 90 minutes last month and we pay $400 a month. How much credit do we get "
-                "and by when must we claim it?")
-    terms = evidence("terms#0", "Service terms", (
-        "Credits are issued only when you claim them. "
-        "A customer paying $400 per month has 90 downtime minutes in a 30-day month. "
-        "Uptime is 99.79%, so the credit is 10%, or $40. "
-        "A customer paying $1,000 per month with an uptime of 98.5% gets a credit of 25%, or $250."), score=0.8)
+    question = (
+        "Our site was down for 90 minutes last month and we pay $400 a month. How much credit do we get "
+        "and by when must we claim it?"
+    )
+    terms = evidence(
+        "terms#0",
+        "Service terms",
+        (
+            "Credits are issued only when you claim them. "
+            "A customer paying $400 per month has 90 downtime minutes in a 30-day month. "
+            "Uptime is 99.79%, so the credit is 10%, or $40. "
+            "A customer paying $1,000 per month with an uptime of 98.5% gets a credit of 25%, or $250."
+        ),
+        score=0.8,
+    )
     claims = evidence("terms#1", "Service terms", (
         "To claim a credit, open a ticket within 30 days after the end of the month in which the downtime "
         "occurred."), score=0.6)
@@ -63,22 +85,42 @@ def test_the_outcome_of_a_retold_situation_leads_and_the_second_ask_is_answered(
 
 def test_a_price_in_a_named_currency_is_answered_in_that_currency() -> None:
     kind = answer_kind("What does an extra seat cost on Pro in euros?")
-    assert kind is not None and kind.search("Pro: USD $9; EUR €8.50") and not kind.search("Pro costs $9 per seat.")
+    assert (
+        kind is not None
+        and kind.search("Pro: USD $9; EUR €8.50")
+        and not kind.search("Pro costs $9 per seat.")
+    )
     question = "What is the price per extra seat on Basic and on Pro in euros?"
-    rows = evidence("prices#0", "Prices by currency", (
-        "Extra seat: Basic: USD $4.00; EUR €3.80; GBP £3.20. Extra seat: Pro: USD $9.00; EUR €8.50; GBP £7.00."),
-        score=0.6)
-    prose = evidence("seats#0", "Seats", (
-        "Basic and Pro: extra seats are billed at $4.00 per seat on Basic and $9.00 per seat on Pro."), score=0.8)
+    rows = evidence(
+        "prices#0",
+        "Prices by currency",
+        (
+            "Extra seat: Basic: USD $4.00; EUR €3.80; GBP £3.20. Extra seat: Pro: USD $9.00; EUR €8.50; GBP "
+            "£7.00."
+        ),
+        score=0.6,
+    )
+    prose = evidence(
+        "seats#0",
+        "Seats",
+        ("Basic and Pro: extra seats are billed at $4.00 per seat on Basic and $9.00 per seat on Pro."),
+        score=0.8,
+    )
     answer = synthesize_answer(question, RouteDecision(route=Route.MULTI_PART, reason="t"), [prose, rows])
     assert "€3.80" in first_sentence(answer.text), answer.text
 
 
 def test_a_sentence_about_another_code_of_the_same_family_does_not_lead() -> None:
     question = "getting GW_7031 on every call from our build agents, where do we fix this?"
-    codes = evidence("codes#0", "Error codes", (
-        "GW_7221 — Hook disabled: fix the receiver, then re-enable the hook under Settings → Hooks. "
-        "GW_7031 — Address not allowed: calls from an address that is not on the allowlist are rejected."), score=0.8)
+    codes = evidence(
+        "codes#0",
+        "Error codes",
+        (
+            "GW_7221 — Hook disabled: fix the receiver, then re-enable the hook under Settings → Hooks. "
+            "GW_7031 — Address not allowed: calls from an address that is not on the allowlist are rejected."
+        ),
+        score=0.8,
+    )
     allow = evidence("allow#0", "Address allowlist", (
         "Calls from an address that is not on the allowlist are rejected with GW_7031. "
         "Add the addresses of your build agents to the allowlist under Settings → Network."), score=0.7)
@@ -118,8 +160,12 @@ def test_the_only_sentence_naming_the_askers_place_counts_though_its_passage_ran
 def test_after_a_move_from_one_name_to_another_the_answer_is_about_the_new_one() -> None:
     question = ("We moved our project from NA-2 to SA-1 yesterday and now every call returns GW_4033. "
                 "Which URL should we use now?")
-    example = evidence("faq#0", "API questions", (
-        "Use the endpoint of your project's zone, for example https://api.na2.tool.example for NA-2."), score=0.8)
+    example = evidence(
+        "faq#0",
+        "API questions",
+        ("Use the endpoint of your project's zone, for example https://api.na2.tool.example for NA-2."),
+        score=0.8,
+    )
     codes = evidence("codes#0", "Error codes", (
         "GW_4033 — Project is in another zone: the call was sent to another zone's endpoint."), score=0.7)
     zones = evidence("zones#0", "Zones", (

@@ -18,9 +18,16 @@ def _release_notes_and_guide() -> list[Evidence]:
     notes = evidence("notes#3", "Release notes", (
         "Zorbo 3.1 — 2025-04-02: New: payroll export for German companies (Pro plan). "
         "Zorbo 3.1 — 2025-04-02: Changed: the dashboard loads faster."), grade=Grade.AMBIGUOUS, score=0.7)
-    guide = evidence("guide#2", "Guide: filings", (
-        "Tax filings are submitted by Zorbo automatically: in Belgium, the monthly return by the 5th; for Dutch "
-        "companies, the quarterly wage filing by the last day of the month after the quarter."), score=0.6)
+    guide = evidence(
+        "guide#2",
+        "Guide: filings",
+        (
+            "Tax filings are submitted by Zorbo automatically: in Belgium, the monthly return by the 5th; "
+            "for Dutch "
+            "companies, the quarterly wage filing by the last day of the month after the quarter."
+        ),
+        score=0.6,
+    )
     return [notes, guide]
 
 

@@ -11,9 +11,12 @@ ORDER = evidence("tool:order_lookup:ab12", "Order BC-204117, fetched 08:00",
                  "Order BC-204117 is delayed; estimated delivery 2026-12-14. Order BC-204117 ships with DHL, "
                  "tracking number JD0146000. Order BC-204117 holds 1 x Coffee beans. The total of order "
                  "BC-204117 is 35 EUR.")
-REFUNDS = evidence("delays#0", "Delayed orders and refunds",
-                   "When an order is delayed past its estimated delivery date, you can ask for a refund of the "
-                   "shipping cost under Orders, Help with this order.")
+REFUNDS = evidence(
+    "delays#0",
+    "Delayed orders and refunds",
+    "When an order is delayed past its estimated delivery date, you can ask for a refund of the "
+    "shipping cost under Orders, Help with this order.",
+)
 
 
 def test_the_record_and_the_rule_are_both_cited() -> None:
@@ -32,10 +35,14 @@ SHIPPED = evidence("tool:order_lookup:cd34", "Order BC-1042, fetched 08:00",
                    "Order BC-1042 is shipped; estimated delivery 2026-12-08. Order BC-1042 ships with UPS, "
                    "tracking number 1Z999AA10123.")
 # The articles no record is named in grade low against a question naming the asker's order.
-CANCELLING = evidence("cancel#0", "Cancelling an order",
-                      "An order can be cancelled free of charge while it is processing. Once an order has shipped "
-                      "it can no longer be cancelled; return it after delivery instead.", grade=Grade.INCORRECT,
-                      score=0.39)
+CANCELLING = evidence(
+    "cancel#0",
+    "Cancelling an order",
+    "An order can be cancelled free of charge while it is processing. Once an order has shipped "
+    "it can no longer be cancelled; return it after delivery instead.",
+    grade=Grade.INCORRECT,
+    score=0.39,
+)
 
 
 def test_a_rule_the_asker_asks_for_joins_the_record_however_the_article_was_graded() -> None:
@@ -88,18 +95,26 @@ def test_a_question_about_the_record_alone_takes_no_rule_on_its_words() -> None:
 
 MEMBERSHIP = evidence("tool:membership:aa11", "Membership of m-7, fetched 08:00",
                       "The membership is on the Plus plan and is active; it renews on 2027-01-05 at 45 EUR.")
-UPGRADES = evidence("plans#0", "Changing plans",
-                    "Upgrading from Basic to Plus costs 20 EUR more per month, charged from your next payment. "
-                    "The Basic plan costs 25 EUR per month.", grade=Grade.CORRECT, score=0.6)
+UPGRADES = evidence(
+    "plans#0",
+    "Changing plans",
+    "Upgrading from Basic to Plus costs 20 EUR more per month, charged from your next payment. "
+    "The Basic plan costs 25 EUR per month.",
+    grade=Grade.CORRECT,
+    score=0.6,
+)
 
 
 def test_the_askers_own_value_comes_from_their_record_before_an_articles_general_one() -> None:
     for evidence_order in ([MEMBERSHIP, UPGRADES], [UPGRADES, MEMBERSHIP]):
         answer = synthesize_answer("How much will my next renewal cost?", LOOKUP, evidence_order)
-        assert answer.text.startswith("The membership is on the Plus plan and is active; it renews on 2027-01-05 "
-                                      "at 45 EUR")
+        assert answer.text.startswith(
+            "The membership is on the Plus plan and is active; it renews on 2027-01-05 at 45 EUR"
+        )
     # Not the asker's own case: the article's value may lead.
-    answer = synthesize_answer("How much does upgrading from Basic to Plus cost?", LOOKUP, [MEMBERSHIP, UPGRADES])
+    answer = synthesize_answer(
+        "How much does upgrading from Basic to Plus cost?", LOOKUP, [MEMBERSHIP, UPGRADES]
+    )
     assert answer.text.startswith("Upgrading from Basic to Plus costs 20 EUR")
 
 

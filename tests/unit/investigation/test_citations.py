@@ -43,7 +43,9 @@ def test_citations_of_internal_evidence_are_marked_and_a_customer_answer_loses_t
     assert [c.internal for c in for_agent.citations] == [False, True] and "$500" in for_agent.text
     for_customer = validate(answer, [public, runbook], RetrievalScope.of(Audience.CUSTOMER))
     assert for_customer.text == "Claims are due within 30 days [1]."
-    assert [c.source_id for c in for_customer.citations] == ["sla"] and "internal" in (for_customer.caveat or "")
+    assert [c.source_id for c in for_customer.citations] == ["sla"] and "internal" in (
+        for_customer.caveat or ""
+    )
 
 
 def test_a_retrieval_scope_per_audience() -> None:

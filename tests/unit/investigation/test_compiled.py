@@ -23,8 +23,12 @@ def _fake_build(root: Path, *, sources: dict[str, str] | None = None, suffix: st
     build = root / "mypyc"
     build.mkdir()
     ext = compiled.extension_suffix()
-    manifest = {"extension_suffix": suffix or ext, "mypy": "test", "shared": shared,
-                "sources": sources if sources is not None else {m: compiled.digest(m) for m in compiled.MODULES}}
+    manifest = {
+        "extension_suffix": suffix or ext,
+        "mypy": "test",
+        "shared": shared,
+        "sources": sources if sources is not None else {m: compiled.digest(m) for m in compiled.MODULES},
+    }
     (build / compiled.MANIFEST).write_text(json.dumps(manifest), encoding="utf-8")
     if files:
         (build / f"{shared}{ext}").write_bytes(b"")
@@ -89,27 +93,34 @@ def test_a_package_path_is_extended_only_while_the_build_is_in_use(monkeypatch: 
     monkeypatch.setattr(compiled, "_status", compiled.Status(False, "Python source: not built"))
     assert compiled.extend("heuristic", ["/src/heuristic"]) == ["/src/heuristic"]
     monkeypatch.setattr(compiled, "_status", compiled.Status(True, "compiled"))
-    assert compiled.extend("heuristic", ["/src/heuristic"]) == [str(compiled.BUILD / "heuristic"), "/src/heuristic"]
+    assert compiled.extend("heuristic", ["/src/heuristic"]) == [
+        str(compiled.BUILD / "heuristic"),
+        "/src/heuristic",
+    ]
 
 
 def test_every_compiled_module_is_a_python_file_of_the_pure_packages() -> None:
     for module in compiled.MODULES:
         assert module.split(".")[0] in {"investigation", "heuristic"}
         assert compiled.source_path(module).is_file(), module
-    assert "heuristic.vocabulary" not in compiled.MODULES  # a frozenset subclass: mypyc compiles no such class
+    # a frozenset subclass: mypyc compiles no such class
+    assert "heuristic.vocabulary" not in compiled.MODULES
 
 
 def test_a_build_whose_library_does_not_load_runs_the_python_source(tmp_path: Path) -> None:
-    """Files that pass every check but are no extension module (here: empty) make the source run, not a crash."""
+    """Files that pass every check but are no extension module (here: empty) make the source run, not a
+    crash."""
     status = compiled._decide(_fake_build(tmp_path, shared="sleuth_test_broken__mypyc"), "")
     assert not status.active and "cannot load" in status.reason, status
 
 
 # What a fresh interpreter with only `site` on its path runs: the build in use or not, why, where two compiled
 # modules came from, and one heuristic's answer.
-_PROBE = ("import json, investigation.text as t, heuristic.focus as f; from investigation import compiled as c; "
-          "print(json.dumps([c.status().active, c.status().reason, t.__file__, f.__file__, "
-          "t.words('Les Misérables, 1862!')]))")
+_PROBE = (
+    "import json, investigation.text as t, heuristic.focus as f; from investigation import compiled as c; "
+    "print(json.dumps([c.status().active, c.status().reason, t.__file__, f.__file__, "
+    "t.words('Les Misérables, 1862!')]))"
+)
 
 
 def _probe(site: Path, cwd: Path) -> list[Any]:
@@ -135,7 +146,9 @@ def test_an_installed_copy_of_the_packages_uses_the_build_beside_it(tmp_path: Pa
     active, reason, text_file, focus_file, words = _probe(site, tmp_path)
     assert active, reason
     for path in (text_file, focus_file):
-        assert Path(path).is_relative_to(site / "build" / "mypyc") and path.endswith(compiled.extension_suffix())
+        assert Path(path).is_relative_to(site / "build" / "mypyc") and path.endswith(
+            compiled.extension_suffix()
+        )
     from investigation.text import words as source_words
 
     assert words == source_words("Les Misérables, 1862!")

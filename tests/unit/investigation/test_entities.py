@@ -15,7 +15,10 @@ def test_multi_word_names_keep_their_joiners_and_lose_sentence_starters() -> Non
 
 def test_two_names_joined_by_and_are_two_entities() -> None:
     # Comparison questions name both sides: each is its own node.
-    assert entities("Were Orla Quennell and Tamsin Berrow both cartographers?") == ["orla quennell", "tamsin berrow"]
+    assert entities("Were Orla Quennell and Tamsin Berrow both cartographers?") == [
+        "orla quennell",
+        "tamsin berrow",
+    ]
 
 
 def test_titles_quoted_names_and_codes_are_entities() -> None:

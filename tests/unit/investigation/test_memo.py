@@ -29,7 +29,11 @@ def _corpus_texts() -> list[str]:
         if line.strip():
             doc = json.loads(line)
             texts += [doc["title"], doc["text"]]
-    for line in (ROOT / "examples" / "bench" / "hotpotqa" / "passages.jsonl").read_text(encoding="utf-8").splitlines()[:400]:
+    for line in (
+        (ROOT / "examples" / "bench" / "hotpotqa" / "passages.jsonl")
+        .read_text(encoding="utf-8")
+        .splitlines()[:400]
+    ):
         if line.strip():
             doc = json.loads(line)
             texts += [doc["title"], doc["text"]]
@@ -68,11 +72,20 @@ def _reference_stem(word: str) -> str:
 
 
 def test_words_and_stems_give_the_reference_results_on_the_sample_corpora() -> None:
-    texts = _corpus_texts() + ["The Smiths' well-known \"co-op\" -- Jane's 1990s-era X-ray; it's", "a - b", "-"]
+    texts = _corpus_texts() + [
+        "The Smiths' well-known \"co-op\" -- Jane's 1990s-era X-ray; it's",
+        "a - b",
+        "-",
+    ]
     assert any("-" in t for t in texts) and any("'s" in text.fold(t) for t in texts)
     with memo.caching(False):
         assert [text.words(t) for t in texts] == [list(_reference_words(t)) for t in texts]
-    found = {w for t in texts for w in _reference_words(t)} | {"cities", "studied", "nationalization", "ities"}
+    found = {w for t in texts for w in _reference_words(t)} | {
+        "cities",
+        "studied",
+        "nationalization",
+        "ities",
+    }
     assert [text.stem(w) for w in sorted(found)] == [_reference_stem(w) for w in sorted(found)]
 
 
@@ -144,9 +157,13 @@ def test_a_passages_stems_with_its_title_are_its_parts_stems() -> None:
     pairs += [(a, b) for a in edges for b in edges]
     for on in (False, True):
         with memo.caching(on):
-            assert [text.body_stems(a, b) for a, b in pairs] == [text.content_stems(f"{a} {b}") for a, b in pairs]
+            assert [text.body_stems(a, b) for a, b in pairs] == [
+                text.content_stems(f"{a} {b}") for a, b in pairs
+            ]
             # A passage's words headed by its title ("{title}. {text}", focus's vocabularies) likewise.
-            assert [text.passage_words(a, b) for a, b in pairs] == [tuple(text.words(f"{a}. {b}")) for a, b in pairs]
+            assert [text.passage_words(a, b) for a, b in pairs] == [
+                tuple(text.words(f"{a}. {b}")) for a, b in pairs
+            ]
             # Synthesis's stems ("-ion" nouns equated to their verbs) are taken part by part the same way.
             assert [pick_scoring._ion_stems(a) | pick_scoring._ion_stems(b) for a, b in pairs] == [
                 pick_scoring._ion_stems(f"{a} {b}") for a, b in pairs]
@@ -198,7 +215,10 @@ def _reference_capitalised_spans(value: str) -> tuple[str, ...]:
 
 
 def test_capitalised_spans_give_the_reference_result_on_the_sample_corpora() -> None:
-    texts = [*_corpus_texts(), "Who is the Bank of America's CEO? The Woman's Viewpoint. Big Hero 6 and Apollo 11.",
-             "of the Kings: Louis XIV of France, the Sun King; (see Versailles) “Le Roi” ! Who? Is it Dr. Who."]
+    texts = [
+        *_corpus_texts(),
+        "Who is the Bank of America's CEO? The Woman's Viewpoint. Big Hero 6 and Apollo 11.",
+        "of the Kings: Louis XIV of France, the Sun King; (see Versailles) “Le Roi” ! Who? Is it Dr. Who.",
+    ]
     with memo.caching(False):
         assert [text._capitalised_spans(t) for t in texts] == [_reference_capitalised_spans(t) for t in texts]

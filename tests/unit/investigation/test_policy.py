@@ -29,8 +29,15 @@ PROBE = [SubQuery(text="Overdrive", purpose="probe: Overdrive", kind=QueryKind.P
 
 def budget(*, hops_done: int = 1, retrieval_calls: int = 2, llm_tokens: int = 0,
            seconds_left: float = 100.0) -> BudgetSnapshot:
-    return BudgetSnapshot(hops_done=hops_done, max_hops=3, retrieval_calls=retrieval_calls, max_retrieval_calls=24,
-                          llm_tokens=llm_tokens, max_llm_tokens=60_000, seconds_left=seconds_left)
+    return BudgetSnapshot(
+        hops_done=hops_done,
+        max_hops=3,
+        retrieval_calls=retrieval_calls,
+        max_retrieval_calls=24,
+        llm_tokens=llm_tokens,
+        max_llm_tokens=60_000,
+        seconds_left=seconds_left,
+    )
 
 
 def run(*, mode: Mode = Mode.AGENTIC, judgment: Judgment = INSUFFICIENT, b: BudgetSnapshot | None = None,
@@ -66,7 +73,10 @@ def test_no_new_evidence_and_nothing_left_to_ask() -> None:
     stalled = INSUFFICIENT.model_copy(update={"bridge_resolved": False})
     stop = run(judgment=stalled, b=budget(hops_done=2), new=RELEVANT)
     assert stop.reason is StopReason.NO_NEW_EVIDENCE and "stalled" in stop.detail
-    assert run(judgment=stalled, b=budget(hops_done=2), new=RELEVANT, candidates=PROBE).action is LoopAction.CONTINUE
+    assert (
+        run(judgment=stalled, b=budget(hops_done=2), new=RELEVANT, candidates=PROBE).action
+        is LoopAction.CONTINUE
+    )
     assert run(candidates=[]).reason is StopReason.NO_NEW_EVIDENCE
 
 
@@ -84,7 +94,10 @@ def test_the_chain_stops_at_the_hops_the_reasoner_expects_to_pay_off() -> None:
     short = INSUFFICIENT.model_copy(update={"bridge_resolved": True, "max_useful_hops": 2})
     stop = run(judgment=short, b=budget(hops_done=2), new=BRIDGED)
     assert stop.reason is StopReason.NO_NEW_EVIDENCE and "followed to its end" in stop.detail
-    assert run(judgment=short, b=budget(hops_done=2), new=BRIDGED, candidates=PROBE).action is LoopAction.CONTINUE
+    assert (
+        run(judgment=short, b=budget(hops_done=2), new=BRIDGED, candidates=PROBE).action
+        is LoopAction.CONTINUE
+    )
     assert run(judgment=short, b=budget(hops_done=1)).action is LoopAction.CONTINUE
 
 
@@ -113,7 +126,10 @@ def test_a_bridge_that_follows_nothing_the_evidence_found_is_not_run() -> None:
     invented = SubQuery(text="Stephen Kingsley state", kind=QueryKind.BRIDGE, follows="Stephen Kingsley")
     for candidates in ([bag], [echo], [invented]):
         decision = run(candidates=candidates)
-        assert decision.reason is StopReason.NO_NEW_EVIDENCE and "follows what the evidence found" in decision.detail
+        assert (
+            decision.reason is StopReason.NO_NEW_EVIDENCE
+            and "follows what the evidence found" in decision.detail
+        )
     kept = run(candidates=[bag, NEXT[0]])
     assert kept.action is LoopAction.CONTINUE and list(kept.next_queries) == [NEXT[0]]
 

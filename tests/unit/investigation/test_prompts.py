@@ -24,7 +24,10 @@ def test_escape_makes_markup_inert_and_drops_invisible_characters() -> None:
 
 
 def test_a_passage_cannot_close_its_fence_or_forge_another() -> None:
-    items = [prompts.Fenced("P1", 'src"x', 'Title "quoted" <b>', ATTACK), prompts.Fenced("P2", "ok", "Fine", "plain")]
+    items = [
+        prompts.Fenced("P1", 'src"x', 'Title "quoted" <b>', ATTACK),
+        prompts.Fenced("P2", "ok", "Fine", "plain"),
+    ]
     fenced = prompts.fence_passages(items)
     assert fenced.count("<passage ") == 2 and fenced.count("</passage>") == 2
     assert fenced.count("<retrieved_passages") == 1 and fenced.count("</retrieved_passages>") == 1
@@ -67,8 +70,10 @@ def test_tools_only_where_the_job_needs_them() -> None:
 
 
 def test_outputs_are_validated_strictly() -> None:
-    assert prompts.RouteOut.model_validate({"route": "multi_hop", "reason": "chain", "confidence": 0.7}).route \
+    assert (
+        prompts.RouteOut.model_validate({"route": "multi_hop", "reason": "chain", "confidence": 0.7}).route
         is Route.MULTI_HOP
+    )
     for bad in ({"route": "send_email", "reason": "x", "confidence": 0.5},
                 {"route": "lookup", "reason": "x", "confidence": 3},
                 {"route": "lookup", "reason": "x", "confidence": 0.5, "extra": 1}):
@@ -79,8 +84,12 @@ def test_outputs_are_validated_strictly() -> None:
 
 
 def test_judge_and_next_hop_prompts_carry_grades_plan_and_asked() -> None:
-    ev = [evidence("a#0", "Hello Love", "A song by Hank Snow.", grade=Grade.CORRECT, hop=2, query="Hello Love")]
-    plan = Plan(original="q", subqueries=(SubQuery(text="q", purpose="original question"),), kind=PlanKind.AS_IS)
+    ev = [
+        evidence("a#0", "Hello Love", "A song by Hank Snow.", grade=Grade.CORRECT, hop=2, query="Hello Love")
+    ]
+    plan = Plan(
+        original="q", subqueries=(SubQuery(text="q", purpose="original question"),), kind=PlanKind.AS_IS
+    )
     judge = prompts.judge_request("q", plan, prompts.evidence_items(ev, 50))
     assert 'grade="correct"' in judge.user and 'hop="2"' in judge.user and '<plan kind="as_is">' in judge.user
     nxt = prompts.next_queries_request("q", plan, prompts.evidence_items(ev, 50), ["q", "Hello Love"], ["x"])

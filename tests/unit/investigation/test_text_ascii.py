@@ -38,7 +38,8 @@ def test_random_ascii_strings_match_alike() -> None:
 
 
 def test_the_sample_passages_read_the_same_words_and_token_counts() -> None:
-    """Each passage as it is (ASCII: the fast path) and with a Cyrillic word after a space, which keeps the text
+    """Each passage as it is (ASCII: the fast path) and with a Cyrillic word after a space, which keeps the
+    text
     non-ASCII once folded (the Unicode path) and adds exactly that word and token."""
     texts: list[str] = []
     for name in ("hotpotqa", "musique"):

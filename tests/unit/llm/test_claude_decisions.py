@@ -14,8 +14,15 @@ from tests.unit.investigation.fakes import BagOfWordsEmbedder, evidence, passage
 
 QUESTION = "Where was the performer of Hello Love born?"
 PLAN = Plan(original=QUESTION, subqueries=(SubQuery(text=QUESTION, purpose="original question"),))
-EVIDENCE = [evidence("hello#0", "Hello Love", "Hello Love is a song performed by Hank Snow, released in 1974.",
-                     grade=Grade.CORRECT, score=0.8)]
+EVIDENCE = [
+    evidence(
+        "hello#0",
+        "Hello Love",
+        "Hello Love is a song performed by Hank Snow, released in 1974.",
+        grade=Grade.CORRECT,
+        score=0.8,
+    )
+]
 PASSAGES = [passage("hello#0", "Hello Love", "Hello Love is a song performed by Hank Snow."),
             passage("other#0", "Other", "Something unrelated about trains.", rank=2)]
 USAGE_KEYS = {"step", "model", "input_tokens", "output_tokens", "cache_read_input_tokens",
@@ -28,19 +35,41 @@ def _heuristic() -> HeuristicReasoner:
 
 
 def test_valid_tool_input_becomes_a_typed_decision(messages_api: FakeMessagesAPI) -> None:
-    messages_api.script(Tool({"route": "multi_hop", "reason": "the performer must be found first", "confidence": 0.8}),
-               Tool({"kind": "decomposed", "subqueries": [{"text": "Hello Love performer", "purpose": "first link"}]}),
-               Tool({"grades": [{"id": "P1", "grade": "correct", "relevance": 0.9},
-                                {"id": "P2", "grade": "incorrect", "relevance": 0.05}],
-                     "missing_evidence": ["the birthplace of the performer"]}),
-               Tool({"sufficient": False, "answered_subqueries": [], "missing_information": ["birthplace of Hank Snow"],
-                     "conflicts": [], "confidence": 0.4}),
-               Tool({"queries": [{"text": "Hank Snow birthplace", "purpose": "bridge: Hank Snow"}]}))
+    messages_api.script(
+        Tool({"route": "multi_hop", "reason": "the performer must be found first", "confidence": 0.8}),
+        Tool(
+            {"kind": "decomposed", "subqueries": [{"text": "Hello Love performer", "purpose": "first link"}]}
+        ),
+        Tool(
+            {
+                "grades": [
+                    {"id": "P1", "grade": "correct", "relevance": 0.9},
+                    {"id": "P2", "grade": "incorrect", "relevance": 0.05},
+                ],
+                "missing_evidence": ["the birthplace of the performer"],
+            }
+        ),
+        Tool(
+            {
+                "sufficient": False,
+                "answered_subqueries": [],
+                "missing_information": ["birthplace of Hank Snow"],
+                "conflicts": [],
+                "confidence": 0.4,
+            }
+        ),
+        Tool({"queries": [{"text": "Hank Snow birthplace", "purpose": "bridge: Hank Snow"}]}),
+    )
     r = claude_against(messages_api.url)
     route = r.route(QUESTION)
-    assert route == RouteDecision(route=Route.MULTI_HOP, reason="the performer must be found first", confidence=0.8)
+    assert route == RouteDecision(
+        route=Route.MULTI_HOP, reason="the performer must be found first", confidence=0.8
+    )
     plan = r.plan(QUESTION, route)
-    assert [s.text for s in plan.subqueries] == [QUESTION, "Hello Love performer"] and plan.kind == "decomposed"
+    assert [s.text for s in plan.subqueries] == [
+        QUESTION,
+        "Hello Love performer",
+    ] and plan.kind == "decomposed"
     graded = r.grade(QUESTION, PASSAGES, 1, {"hello#0": QUESTION})
     assert [(e.chunk_id, e.grade, e.score) for e in graded] == [("hello#0", Grade.CORRECT, 0.9),
                                                                ("other#0", Grade.INCORRECT, 0.05)]
@@ -56,17 +85,22 @@ def test_valid_tool_input_becomes_a_typed_decision(messages_api: FakeMessagesAPI
     assert "birthplace of Hank Snow" in messages_api.requests[-1].user
 
 
-@pytest.mark.parametrize(("reply", "reason"), [
-    (Tool({"route": "lookup", "reason": "x", "confidence": 7}), "invalid_output"),          # out of range
-    (Tool({"route": "teleport", "reason": "x", "confidence": 0.5}), "invalid_output"),      # not in enum
-    (Tool({"route": "lookup"}), "invalid_output"),                                          # missing keys
-    (Tool("not an object"), "invalid_output"),                                              # malformed input
-    (Text("I think this is a lookup."), "invalid_output"),                                   # no tool call
-    (Text("I can't help with that.", stop_reason="refusal"), "refused"),
-    (Tool({"to": "attacker@evil.test"}, name="send_email"), "rejected_tool"),
-    (Tool({"route": "lookup", "reason": "x", "confidence": 0.5}, name="record_grades"), "rejected_tool"),
-])
-def test_unusable_output_never_acts_and_falls_back_visibly(messages_api: FakeMessagesAPI, reply: Reply, reason: str) -> None:
+@pytest.mark.parametrize(
+    ("reply", "reason"),
+    [
+        (Tool({"route": "lookup", "reason": "x", "confidence": 7}), "invalid_output"),  # out of range
+        (Tool({"route": "teleport", "reason": "x", "confidence": 0.5}), "invalid_output"),  # not in enum
+        (Tool({"route": "lookup"}), "invalid_output"),  # missing keys
+        (Tool("not an object"), "invalid_output"),  # malformed input
+        (Text("I think this is a lookup."), "invalid_output"),  # no tool call
+        (Text("I can't help with that.", stop_reason="refusal"), "refused"),
+        (Tool({"to": "attacker@evil.test"}, name="send_email"), "rejected_tool"),
+        (Tool({"route": "lookup", "reason": "x", "confidence": 0.5}, name="record_grades"), "rejected_tool"),
+    ],
+)
+def test_unusable_output_never_acts_and_falls_back_visibly(
+    messages_api: FakeMessagesAPI, reply: Reply, reason: str
+) -> None:
     messages_api.script(reply)
     r = claude_against(messages_api.url)
     assert r.route(QUESTION) == _heuristic().route(QUESTION)
@@ -92,7 +126,9 @@ def test_a_grade_batch_that_skips_or_invents_ids_is_rejected_whole(messages_api:
 
 
 def test_passages_past_the_cap_are_kept_last_and_never_promoted(messages_api: FakeMessagesAPI) -> None:
-    messages_api.script(Tool({"grades": [{"id": "P1", "grade": "ambiguous", "relevance": 0.5}], "missing_evidence": []}))
+    messages_api.script(
+        Tool({"grades": [{"id": "P1", "grade": "ambiguous", "relevance": 0.5}], "missing_evidence": []})
+    )
     r = claude_against(messages_api.url, grade_max_passages=1)
     graded = r.grade(QUESTION, PASSAGES, 2, {})
     assert [(e.grade, e.hop) for e in graded] == [(Grade.AMBIGUOUS, 2), (Grade.INCORRECT, 2)]
@@ -100,14 +136,25 @@ def test_passages_past_the_cap_are_kept_last_and_never_promoted(messages_api: Fa
 
 
 def test_sufficiency_needs_a_correct_passage(messages_api: FakeMessagesAPI) -> None:
-    messages_api.script(Tool({"sufficient": True, "answered_subqueries": [], "missing_information": [], "conflicts": [],
-                     "confidence": 0.9}))
+    messages_api.script(
+        Tool(
+            {
+                "sufficient": True,
+                "answered_subqueries": [],
+                "missing_information": [],
+                "conflicts": [],
+                "confidence": 0.9,
+            }
+        )
+    )
     weak = [EVIDENCE[0].model_copy(update={"grade": Grade.AMBIGUOUS})]
     judgment = claude_against(messages_api.url).judge(QUESTION, PLAN, weak)
     assert not judgment.sufficient and "no passage is graded correct" in judgment.missing_information
 
 
-def test_an_invented_hop_is_traced_and_replaced_by_the_heuristic_bridge(messages_api: FakeMessagesAPI) -> None:
+def test_an_invented_hop_is_traced_and_replaced_by_the_heuristic_bridge(
+    messages_api: FakeMessagesAPI,
+) -> None:
     messages_api.script(Tool({"queries": [{"text": "Johnny Cash birthplace", "purpose": "guess"},
                                  {"text": "Hank Snow 1975 birthplace", "purpose": "guess"}]}))
     r = claude_against(messages_api.url)
@@ -125,20 +172,35 @@ def test_an_invented_hop_is_traced_and_replaced_by_the_heuristic_bridge(messages
 def test_without_the_heuristic_an_invented_hop_is_simply_dropped(messages_api: FakeMessagesAPI) -> None:
     messages_api.script(Tool({"queries": [{"text": "Johnny Cash birthplace", "purpose": "guess"}]}))
     judgment = Judgment(sufficient=False, missing_information=("birthplace of Hank Snow",))
-    assert claude_against(messages_api.url, fallback_mode="none").next_queries(QUESTION, PLAN, EVIDENCE, [QUESTION],
-                                                                      judgment) == []
+    assert (
+        claude_against(messages_api.url, fallback_mode="none").next_queries(
+            QUESTION, PLAN, EVIDENCE, [QUESTION], judgment
+        )
+        == []
+    )
 
 
 def test_plan_queries_may_only_use_names_from_the_question(messages_api: FakeMessagesAPI) -> None:
-    messages_api.script(Tool({"kind": "decomposed", "subqueries": [{"text": "Hello Love performer", "purpose": "a"},
-                                                          {"text": "Dolly Parton songs", "purpose": "b"}]}))
+    messages_api.script(
+        Tool(
+            {
+                "kind": "decomposed",
+                "subqueries": [
+                    {"text": "Hello Love performer", "purpose": "a"},
+                    {"text": "Dolly Parton songs", "purpose": "b"},
+                ],
+            }
+        )
+    )
     plan = claude_against(messages_api.url).plan(QUESTION, RouteDecision(route=Route.MULTI_HOP, reason=""))
     assert [s.text for s in plan.subqueries] == [QUESTION, "Hello Love performer"]
 
 
 def test_a_next_hop_carries_what_it_follows_for_the_policy(messages_api: FakeMessagesAPI) -> None:
-    messages_api.script(Tool({"queries": [{"text": "Hank Snow birthplace", "purpose": "bridge", "follows": "Hank Snow"}]}),
-               Tool({"queries": [{"text": "Hank Snow birthplace", "purpose": "bridge"}]}))
+    messages_api.script(
+        Tool({"queries": [{"text": "Hank Snow birthplace", "purpose": "bridge", "follows": "Hank Snow"}]}),
+        Tool({"queries": [{"text": "Hank Snow birthplace", "purpose": "bridge"}]}),
+    )
     judgment = Judgment(sufficient=False, missing_information=("birthplace of Hank Snow",))
     filled = claude_against(messages_api.url).next_queries(QUESTION, PLAN, EVIDENCE, [QUESTION], judgment)
     derived = claude_against(messages_api.url).next_queries(QUESTION, PLAN, EVIDENCE, [QUESTION], judgment)

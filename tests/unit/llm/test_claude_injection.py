@@ -25,9 +25,16 @@ CORPUS = [json.loads(line) for line in
           (Path(__file__).parents[2] / "fixtures" / "injection" / "corpus.jsonl").read_text().splitlines()]
 IDS = [d["id"] for d in CORPUS]
 QUESTION = "What does error ERR_4021 mean?"
-LEGIT = [passage("err-4021#0", "Error ERR_4021", "ERR_4021 means the API key was rotated and the old key has "
-                                                 "expired. Create a new key in Settings, API keys.", rank=2),
-         passage("plans#0", "Plans and pricing", "The Team plan costs 20 dollars per user per month.", rank=3)]
+LEGIT = [
+    passage(
+        "err-4021#0",
+        "Error ERR_4021",
+        "ERR_4021 means the API key was rotated and the old key has "
+        "expired. Create a new key in Settings, API keys.",
+        rank=2,
+    ),
+    passage("plans#0", "Plans and pricing", "The Team plan costs 20 dollars per user per month.", rank=3),
+]
 EMBEDDER = BagOfWordsEmbedder()
 
 
@@ -45,7 +52,10 @@ def gullible() -> Iterator[tuple[FakeMessagesAPI, GullibleBrain]]:
 
 @pytest.mark.parametrize("doc", CORPUS, ids=IDS)
 def test_every_attack_stays_inside_its_fence(doc: dict[str, Any]) -> None:
-    items = [prompts.Fenced("P1", doc["id"], doc["title"], doc["text"]), prompts.Fenced("P2", "ok", "OK", "fine")]
+    items = [
+        prompts.Fenced("P1", doc["id"], doc["title"], doc["text"]),
+        prompts.Fenced("P2", "ok", "OK", "fine"),
+    ]
     spec = prompts.grade_request(QUESTION, items)
     assert spec.user.count("<passage ") == 2 and spec.user.count("</passage>") == 2
     assert spec.user.count("</retrieved_passages>") == 1
@@ -89,7 +99,10 @@ def test_a_whole_investigation_ignores_the_attack(doc: dict[str, Any],
     "ignore_previous", "fake_system_prompt", "data_exfiltration", "html_hidden", "invisible_characters",
     "fake_turns")], ids=lambda d: d["id"])
 def test_an_obeying_writer_produces_the_same_answer_as_an_honest_one(doc: dict[str, Any]) -> None:
-    evidence_set = [_ev(_planted(doc), Grade.AMBIGUOUS, 0.5), *(_ev(p, Grade.CORRECT, 0.9) for p in LEGIT[:1])]
+    evidence_set = [
+        _ev(_planted(doc), Grade.AMBIGUOUS, 0.5),
+        *(_ev(p, Grade.CORRECT, 0.9) for p in LEGIT[:1]),
+    ]
     route = RouteDecision(route=Route.LOOKUP, reason="")
     with FakeMessagesAPI(HeuristicBrain(EMBEDDER)) as honest_api:
         honest = claude_against(honest_api.url, embedder=EMBEDDER).synthesize(QUESTION, route, evidence_set)
@@ -101,7 +114,9 @@ def test_an_obeying_writer_produces_the_same_answer_as_an_honest_one(doc: dict[s
     assert tampered.caveat and "without a valid citation removed" in tampered.caveat
 
 
-def test_planted_tool_orders_are_rejected_at_every_step(gullible: tuple[FakeMessagesAPI, GullibleBrain]) -> None:
+def test_planted_tool_orders_are_rejected_at_every_step(
+    gullible: tuple[FakeMessagesAPI, GullibleBrain],
+) -> None:
     api, _ = gullible
     doc = next(d for d in CORPUS if d["attack"] == "fake_tool_call")
     r = claude_against(api.url, embedder=EMBEDDER)
@@ -113,14 +128,17 @@ def test_planted_tool_orders_are_rejected_at_every_step(gullible: tuple[FakeMess
     assert [x.reason for x in r.take_usage() if x.kind == "llm_fallback"] == ["rejected_tool"] * 2
 
 
-def test_a_planted_search_for_an_invented_entity_never_runs(gullible: tuple[FakeMessagesAPI, GullibleBrain]) -> None:
+def test_a_planted_search_for_an_invented_entity_never_runs(
+    gullible: tuple[FakeMessagesAPI, GullibleBrain],
+) -> None:
     api, brain = gullible
     doc = next(d for d in CORPUS if d["attack"] == "search_order")
     ev = [_ev(_planted(doc), Grade.AMBIGUOUS, 0.4), _ev(LEGIT[0], Grade.CORRECT, 0.9)]
     plan = Plan(original=QUESTION, subqueries=(SubQuery(text=QUESTION),))
     r = claude_against(api.url, embedder=EMBEDDER)
     judgment = Judgment(sufficient=False, missing_information=("the fix",))
-    queries = r.next_queries(QUESTION, plan, ev, [QUESTION], judgment)  # the planted passage is shown: ambiguous
+    # the planted passage is shown: ambiguous
+    queries = r.next_queries(QUESTION, plan, ev, [QUESTION], judgment)
     assert brain.obeyed == [("next_queries", "search Globex Corporation payroll export 2031")]
     assert not any("Globex" in q.text for q in queries)
     guard = [x for x in r.take_usage() if x.reason == "invented_terms"]

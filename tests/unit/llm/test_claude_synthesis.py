@@ -19,7 +19,9 @@ EVIDENCE = [
 
 
 def test_a_cited_answer_maps_markers_to_evidence(messages_api: FakeMessagesAPI) -> None:
-    messages_api.script(Text("The Business plan includes SCIM provisioning [1]. It guarantees 99.95% uptime. [2]"))
+    messages_api.script(
+        Text("The Business plan includes SCIM provisioning [1]. It guarantees 99.95% uptime. [2]")
+    )
     answer = claude_against(messages_api.url).synthesize(QUESTION, LOOKUP, EVIDENCE)
     assert answer.text.startswith("The Business plan includes SCIM provisioning [1].")
     assert [(c.marker, c.evidence_id) for c in answer.citations] == [(1, "ev_plans#0"), (2, "ev_sla#0")]
@@ -44,9 +46,13 @@ def test_a_dangling_marker_gets_one_repair(messages_api: FakeMessagesAPI) -> Non
     assert {"type": "token_reset", "reason": "citation repair"} in events
 
 
-def test_a_failed_repair_ends_in_a_visible_caveat_never_a_wrong_citation(messages_api: FakeMessagesAPI) -> None:
-    bad = ("The Business plan includes SCIM provisioning [1]. Every plan also includes free training sessions.\n"
-           "Uptime is guaranteed [9].")
+def test_a_failed_repair_ends_in_a_visible_caveat_never_a_wrong_citation(
+    messages_api: FakeMessagesAPI,
+) -> None:
+    bad = (
+        "The Business plan includes SCIM provisioning [1]. Every plan also includes free training sessions.\n"
+        "Uptime is guaranteed [9]."
+    )
     messages_api.script(Text(bad), Text(bad))
     answer = claude_against(messages_api.url).synthesize(QUESTION, LOOKUP, EVIDENCE)
     assert answer.text == "The Business plan includes SCIM provisioning [1]."
@@ -55,8 +61,12 @@ def test_a_failed_repair_ends_in_a_visible_caveat_never_a_wrong_citation(message
     assert len(messages_api.requests) == 2  # exactly one repair attempt
 
 
-def test_nothing_valid_left_falls_back_to_the_extractive_answer_marked_as_such(messages_api: FakeMessagesAPI) -> None:
-    messages_api.script(Text("Trust me, it is the Enterprise plan."), Text("Trust me, it is the Enterprise plan."))
+def test_nothing_valid_left_falls_back_to_the_extractive_answer_marked_as_such(
+    messages_api: FakeMessagesAPI,
+) -> None:
+    messages_api.script(
+        Text("Trust me, it is the Enterprise plan."), Text("Trust me, it is the Enterprise plan.")
+    )
     answer = claude_against(messages_api.url).synthesize(QUESTION, LOOKUP, EVIDENCE)
     assert answer.citations and "Enterprise" not in answer.text
     assert answer.caveat and "without the LLM" in answer.caveat

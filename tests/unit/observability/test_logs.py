@@ -50,7 +50,12 @@ def test_auto_format_is_text_on_a_terminal_and_json_otherwise() -> None:
     logs.bind(investigation_id="0123456789abcdef", hop=1)
     logging.getLogger("sleuth.tasks").info("retrieve success")
     text = tty.getvalue()
-    assert not text.startswith("{") and "retrieve success" in text and "inv=01234567…" in text and "hop=1" in text
+    assert (
+        not text.startswith("{")
+        and "retrieve success" in text
+        and "inv=01234567…" in text
+        and "hop=1" in text
+    )
 
 
 def test_library_noise_is_held_at_warning_and_access_log_kept() -> None:

@@ -12,10 +12,14 @@ from investigation.sources.schedule import is_due, parse_duration, parse_every
 
 
 def test_similar_questions_group_and_singletons_do_not() -> None:
-    tickets = [Resolved("1", "How do I reset my password?", "Use the reset link on the login page."),
-               Resolved("2", "Reset password not working", "Clear cookies, then use the reset link on the login page."),
-               Resolved("3", "password reset how", "The reset link."),
-               Resolved("4", "Invoice shows wrong VAT number", "Edit the VAT number under Billing.")]
+    tickets = [
+        Resolved("1", "How do I reset my password?", "Use the reset link on the login page."),
+        Resolved(
+            "2", "Reset password not working", "Clear cookies, then use the reset link on the login page."
+        ),
+        Resolved("3", "password reset how", "The reset link."),
+        Resolved("4", "Invoice shows wrong VAT number", "Edit the VAT number under Billing."),
+    ]
     candidates = group(tickets, threshold=0.3)
     assert len(candidates) == 1
     faq = candidates[0]

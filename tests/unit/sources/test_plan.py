@@ -1,4 +1,5 @@
-"""What a batch writes and removes: versions, content hashes, gone items, skipped malformed ones, reconcile."""
+"""What a batch writes and removes: versions, content hashes, gone items, skipped malformed ones,
+reconcile."""
 
 from __future__ import annotations
 
@@ -11,8 +12,17 @@ from investigation.state import Visibility
 def test_new_changed_unchanged_and_gone_items() -> None:
     same = Item("2", title="Same", text="unchanged body")
     known = {"2": Known(3, content_hash(same)), "3": Known(1, "old"), "4": Known(2, "x")}
-    plan = plan_batch("src", [Item("1", title="New", text="fresh"), same, Item("3", title="Changed", text="new body"),
-                              Item("4", live=False), Item("5", live=False)], known)
+    plan = plan_batch(
+        "src",
+        [
+            Item("1", title="New", text="fresh"),
+            same,
+            Item("3", title="Changed", text="new body"),
+            Item("4", live=False),
+            Item("5", live=False),
+        ],
+        known,
+    )
     assert [(w.item.external_id, w.version) for w in plan.writes] == [("1", 1), ("3", 2)]
     assert plan.retire == ["src:3@v1", "src:4@v2"]  # the old version of 3 (after 3@v2 is in), and gone 4
     assert plan.forget == ["4"]

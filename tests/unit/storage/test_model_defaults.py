@@ -14,8 +14,11 @@ from storage.models import Hop, Investigation, empty_list
 
 
 def _table_models() -> list[type[SQLModel]]:
-    return [obj for obj in vars(models).values()
-            if isinstance(obj, type) and issubclass(obj, SQLModel) and getattr(obj, "__table__", None) is not None]
+    return [
+        obj
+        for obj in vars(models).values()
+        if isinstance(obj, type) and issubclass(obj, SQLModel) and getattr(obj, "__table__", None) is not None
+    ]
 
 
 def test_no_table_model_defaults_a_column_with_the_builtin_list() -> None:

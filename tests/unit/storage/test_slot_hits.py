@@ -17,15 +17,25 @@ def _passage(chunk_id: str, *, text: str = "text", title: str = "T", score: floa
                    engine="bm25", rank=1)
 
 
-@pytest.mark.parametrize("hits", [
-    SlotHits(query="q", engine="bm25"),
-    SlotHits(query="q", engine="bm25", passages=(_passage("a#0"),), error=None, cached=True, ms=2.0),
-    SlotHits(query="Zürich “quoted” 東京", engine="vector",
-             passages=(_passage("a#0", text="naïve café — ∑ 🙂", title="Ünïcode"), _passage("b#1", score=1e-17))),
-    SlotHits(query="q", engine="bm25", passages=(_passage("a#0", score=float("nan")),)),
-    SlotHits(query="q", engine="bm25", passages=(_passage("a#0", score=float("inf")),), ms=float("-inf")),
-    SlotHits(query="finding", engine="tool:billing", error="TransientError: down", passages=()),
-], ids=["empty", "plain", "non-ascii", "nan", "infinity", "tool"])
+@pytest.mark.parametrize(
+    "hits",
+    [
+        SlotHits(query="q", engine="bm25"),
+        SlotHits(query="q", engine="bm25", passages=(_passage("a#0"),), error=None, cached=True, ms=2.0),
+        SlotHits(
+            query="Zürich “quoted” 東京",
+            engine="vector",
+            passages=(
+                _passage("a#0", text="naïve café — ∑ 🙂", title="Ünïcode"),
+                _passage("b#1", score=1e-17),
+            ),
+        ),
+        SlotHits(query="q", engine="bm25", passages=(_passage("a#0", score=float("nan")),)),
+        SlotHits(query="q", engine="bm25", passages=(_passage("a#0", score=float("inf")),), ms=float("-inf")),
+        SlotHits(query="finding", engine="tool:billing", error="TransientError: down", passages=()),
+    ],
+    ids=["empty", "plain", "non-ascii", "nan", "infinity", "tool"],
+)
 def test_the_stored_form_reads_back_as_the_same_object(hits: SlotHits) -> None:
     raw, exact = hits.stored_form()
     assert exact and raw == hits.to_json()
@@ -54,8 +64,9 @@ def test_a_lone_surrogate_is_stored_escaped_and_read_as_unreadable_as_it_always_
 def test_the_stored_form_is_the_json_the_previous_release_wrote() -> None:
     """A reducer of the previous release (json.dumps of the dumped dict) reads the same values."""
     hits = SlotHits(query="Zürich", engine="bm25", passages=(_passage("a#0", text="naïve"),), ms=1.25)
-    assert json.loads(hits.to_json()) == json.loads(json.dumps(hits.model_dump(mode="json",
-                                                                                include=set(hits.model_fields_set))))
+    assert json.loads(hits.to_json()) == json.loads(
+        json.dumps(hits.model_dump(mode="json", include=set(hits.model_fields_set)))
+    )
 
 
 def test_what_a_process_parked_is_recalled_once_only_for_the_same_bytes_and_is_bounded() -> None:

@@ -110,10 +110,16 @@ def test_the_view_is_json_with_utc_times() -> None:
         created_at=datetime(2025, 1, 1),
         finished_at=datetime(2025, 1, 1, 0, 1),
     )
-    deliveries = [Delivery(id="msg_1", investigation_id="i", tenant_id="t", channel="webhook", slot="webhook", attempts=2)]
+    deliveries = [
+        Delivery(
+            id="msg_1", investigation_id="i", tenant_id="t", channel="webhook", slot="webhook", attempts=2
+        )
+    ]
     view = build_investigation_view(inv, [_record("a", 1, 0.9)], deliveries).model_dump(mode="json")
     assert json.loads(json.dumps(view)) == view
-    assert view["citations"] == [{"marker": 1, "evidence_id": "a", "source_id": "s-a", "title": "t", "internal": True}]
+    assert view["citations"] == [
+        {"marker": 1, "evidence_id": "a", "source_id": "s-a", "title": "t", "internal": True}
+    ]
     assert view["created_at"] == "2025-01-01T00:00:00+00:00"
     assert view["deliveries"] == [{"id": "msg_1", "channel": "webhook", "status": "pending", "attempts": 2}]
     event = TraceEvent(

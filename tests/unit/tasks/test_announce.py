@@ -1,4 +1,5 @@
-"""A worker's announcement that an investigation finished (`tasks.celery_tasks._announce_finished`) is a hint for
+"""A worker's announcement that an investigation finished (`tasks.celery_tasks._announce_finished`) is a hint
+for
 the API's long polls: Redis refusing it, or answering with an error, never fails the step that finished."""
 
 from __future__ import annotations
@@ -13,7 +14,8 @@ from storage.redis_state import RedisState, client_from_url
 
 
 class _Refusing(redis.Redis):
-    """A real client whose PUBLISH the server answers with an error (as a read-only replica or an ACL would)."""
+    """A real client whose PUBLISH the server answers with an error (as a read-only replica or an ACL
+    would)."""
 
     def publish(self, channel: object, message: object, **kwargs: object) -> int:
         raise redis.ResponseError("READONLY You can't write against a read only replica.")

@@ -25,7 +25,9 @@ def _settings(tmp_path: Path, **extra: Any) -> Settings:
 
 def test_the_broker_is_the_redis_url_unless_one_is_set(tmp_path: Path) -> None:
     assert broker_url(_settings(tmp_path)) == REDIS and not is_amqp(_settings(tmp_path))
-    assert broker_url(_settings(tmp_path, broker_url=AMQP)) == AMQP and is_amqp(_settings(tmp_path, broker_url=AMQP))
+    assert broker_url(_settings(tmp_path, broker_url=AMQP)) == AMQP and is_amqp(
+        _settings(tmp_path, broker_url=AMQP)
+    )
     # A Redis broker apart from the state Redis is still the Redis transport.
     assert not is_amqp(_settings(tmp_path, broker_url="redis://other:6379/0"))
 
@@ -56,7 +58,9 @@ def test_rabbitmq_broker_has_quorum_queues_confirms_and_redis_results(tmp_path: 
     assert conf["task_acks_late"] is True and conf["task_reject_on_worker_lost"] is True
 
 
-@pytest.mark.parametrize("url", ["kafka://broker.example:9092", "http://rabbit.example:15672/", "rabit://h:1/"])
+@pytest.mark.parametrize(
+    "url", ["kafka://broker.example:9092", "http://rabbit.example:15672/", "rabit://h:1/"]
+)
 def test_an_unknown_scheme_is_refused_naming_the_variable_and_host(tmp_path: Path, url: str) -> None:
     with pytest.raises(ValidationFailed) as raised:
         check_broker(_settings(tmp_path, broker_url=url))
@@ -87,10 +91,15 @@ def test_a_workers_sends_wait_out_a_broker_restart_of_half_a_minute() -> None:
 
     from workers.publishing import PUBLISH_RETRIES, WORKER_PUBLISH_POLICY, WORKER_PUBLISH_RETRIES, _wait
 
-    start, step = float(WORKER_PUBLISH_POLICY["interval_start"]), float(WORKER_PUBLISH_POLICY["interval_step"])
+    start, step = (
+        float(WORKER_PUBLISH_POLICY["interval_start"]),
+        float(WORKER_PUBLISH_POLICY["interval_step"]),
+    )
     top = float(WORKER_PUBLISH_POLICY["interval_max"])
     # kombu's `retry_over_time` waits these between a send's attempts (Celery's publish)
-    celery = list(islice(fxrange(start, top + start, step, repeatlast=True), int(WORKER_PUBLISH_POLICY["max_retries"])))
+    celery = list(
+        islice(fxrange(start, top + start, step, repeatlast=True), int(WORKER_PUBLISH_POLICY["max_retries"]))
+    )
     batch = [_wait(attempt) for attempt in range(WORKER_PUBLISH_RETRIES)]  # a `published_together` block's
     assert 25 <= sum(celery) <= 40 and 25 <= sum(batch) <= 40 and max(celery + batch) <= 1.2
     assert sum(_wait(attempt) for attempt in range(PUBLISH_RETRIES)) < 1.5  # elsewhere (intake): a blip only

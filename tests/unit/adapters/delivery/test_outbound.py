@@ -31,7 +31,9 @@ def test_every_spelling_of_a_forbidden_address_is_refused(host: str) -> None:
     address = parse_ip(host)
     assert address is not None and why_forbidden(address) is not None
     with pytest.raises(OutboundRefused, match="allow-host"):
-        OutboundGuard().check_url(f"http://{host if ':' not in host or host.startswith('[') else f'[{host}]'}/x")
+        OutboundGuard().check_url(
+            f"http://{host if ':' not in host or host.startswith('[') else f'[{host}]'}/x"
+        )
 
 
 @pytest.mark.parametrize("host", PUBLIC)
@@ -61,8 +63,15 @@ def fake_dns(table: dict[str, list[str]]) -> Callable[[str, int], list[str]]:
 
 
 def test_names_resolving_to_forbidden_addresses_are_refused_at_intake_and_send_time() -> None:
-    guard = OutboundGuard(resolver=fake_dns({"evil.example": ["127.0.0.1"], "mixed.example": ["8.8.8.8", "10.1.2.3"],
-                                             "ok.example": ["93.184.216.34"]}))
+    guard = OutboundGuard(
+        resolver=fake_dns(
+            {
+                "evil.example": ["127.0.0.1"],
+                "mixed.example": ["8.8.8.8", "10.1.2.3"],
+                "ok.example": ["93.184.216.34"],
+            }
+        )
+    )
     for name in ("evil.example", "mixed.example"):  # one private answer taints the name (rebinding lists)
         with pytest.raises(OutboundRefused):
             guard.check_url(f"https://{name}/hook")
@@ -92,7 +101,9 @@ def test_operator_override_allows_everything() -> None:
     OutboundGuard(allow_private=True).check_url("http://169.254.169.254/latest/meta-data")
 
 
-@pytest.mark.parametrize("url", ["ftp://8.8.8.8/x", "file:///etc/passwd", "http:///nohost", "http://8.8.8.8:99999/"])
+@pytest.mark.parametrize(
+    "url", ["ftp://8.8.8.8/x", "file:///etc/passwd", "http:///nohost", "http://8.8.8.8:99999/"]
+)
 def test_unusable_urls_are_refused(url: str) -> None:
     with pytest.raises(OutboundRefused):
         OutboundGuard().check_url(url)

@@ -10,14 +10,30 @@ from adapters.delivery.render import linkable, render
 
 
 def _payload(*urls: str | None) -> dict[str, Any]:
-    return {"status": "answered", "answer": "Refunds take five days [1].", "question": "How long do refunds take?",
-            "citations": [{"marker": i + 1, "title": f"Doc {i + 1}", "source_id": f"d{i + 1}", "url": url}
-                          for i, url in enumerate(urls)]}
+    return {
+        "status": "answered",
+        "answer": "Refunds take five days [1].",
+        "question": "How long do refunds take?",
+        "citations": [
+            {"marker": i + 1, "title": f"Doc {i + 1}", "source_id": f"d{i + 1}", "url": url}
+            for i, url in enumerate(urls)
+        ],
+    }
 
 
-@pytest.mark.parametrize("url", ["javascript:alert(document.cookie)", " JavaScript:alert(1)", "jAvAsCrIpT:x",
-                                 "data:text/html,<script>alert(1)</script>", "vbscript:msgbox", "file:///etc/passwd",
-                                 "//evil.example/x", "help/refunds"])
+@pytest.mark.parametrize(
+    "url",
+    [
+        "javascript:alert(document.cookie)",
+        " JavaScript:alert(1)",
+        "jAvAsCrIpT:x",
+        "data:text/html,<script>alert(1)</script>",
+        "vbscript:msgbox",
+        "file:///etc/passwd",
+        "//evil.example/x",
+        "help/refunds",
+    ],
+)
 def test_a_url_that_is_not_http_is_shown_as_text_never_as_a_link(url: str) -> None:
     rendered = render(_payload(url), delivery_id="msg_1", trace_url=url)
     assert "href" not in rendered.html, rendered.html
@@ -42,8 +58,10 @@ def test_linkable() -> None:
 
 def test_the_three_rating_links_are_in_the_text_and_the_html() -> None:
     links = {r: f"https://sleuth.example.com/r/tok?rating={r}" for r in ("helpful", "partly", "wrong")}
-    rendered = render({**_payload(), "feedback_url": "https://sleuth.example.com/r/tok", "feedback_links": links},
-                      delivery_id="msg_1")
+    rendered = render(
+        {**_payload(), "feedback_url": "https://sleuth.example.com/r/tok", "feedback_links": links},
+        delivery_id="msg_1",
+    )
     for rating, label in (("helpful", "Helpful"), ("partly", "Partly"), ("wrong", "Wrong")):
         assert f"{label}: https://sleuth.example.com/r/tok?rating={rating}" in rendered.text
         assert f'<a href="https://sleuth.example.com/r/tok?rating={rating}">{label}</a>' in rendered.html

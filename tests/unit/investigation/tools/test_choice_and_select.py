@@ -53,10 +53,12 @@ def test_select_picks_the_named_item_and_says_when_it_is_not_the_requesters() ->
 
 
 def test_select_and_examples_are_validated_naming_the_field() -> None:
-    for bad, field in ((orders(select={"field": "orders.id", "from_question": "x"}), "select.field"),
-                       (orders(select={"field": "orders[].number", "from_question": "x"}), "select.field"),
-                       (orders(select={"field": "orders[].id", "from_question": "("}), "select.from_question"),
-                       (orders(examples=["ok"]), "examples[0]")):
+    for bad, field in (
+        (orders(select={"field": "orders.id", "from_question": "x"}), "select.field"),
+        (orders(select={"field": "orders[].number", "from_question": "x"}), "select.field"),
+        (orders(select={"field": "orders[].id", "from_question": "("}), "select.from_question"),
+        (orders(examples=["ok"]), "examples[0]"),
+    ):
         with pytest.raises(ValidationFailed) as caught:
             parse_declaration(bad)
         assert caught.value.field == field
@@ -90,7 +92,9 @@ def test_the_tool_whose_record_sentences_read_closest_leads_only_when_clearly_ah
 def test_a_question_about_the_askers_past_dealings_chooses_the_tool_that_keeps_them() -> None:
     from investigation.tools.selection import asks_history
 
-    history = _gym("visits", "The member's previous visits and the coach's earlier notes.", ["Visit {visits.value}."])
+    history = _gym(
+        "visits", "The member's previous visits and the coach's earlier notes.", ["Visit {visits.value}."]
+    )
     plan = _gym("plan", "The member's plan and price.", ["Plan {plan.value}."])
     for question in ("Have I asked a coach about knee pain before?", "What did the coach tell me last time?",
                      "Did you already reply to me about the locker?"):

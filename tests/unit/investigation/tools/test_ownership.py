@@ -21,9 +21,12 @@ CLEO = {"requester": {"email": "cleo@example.org"}, "account_id": "cust-c"}
 
 def order(**overrides: Any) -> dict[str, Any]:
     decl: dict[str, Any] = {
-        "name": "order_lookup", "description": "One order by its number: status, carrier, ETA and total.",
+        "name": "order_lookup",
+        "description": "One order by its number: status, carrier, ETA and total.",
         "url": BASE + "/v2/orders/{order_id}",
-        "params": {"order_id": {"schema": {"type": "string", "pattern": "^BC-[0-9]{4,6}$"}, "source": "question"}},
+        "params": {
+            "order_id": {"schema": {"type": "string", "pattern": "^BC-[0-9]{4,6}$"}, "source": "question"}
+        },
         "projection": ["order.id", "order.status"],
         "owner": {"field": "order.customer_id", "equals": "context.account_id"},
         "policy": {"audiences": ["agent", "customer"]},
@@ -33,9 +36,13 @@ def order(**overrides: Any) -> dict[str, Any]:
 
 
 def orders() -> dict[str, Any]:
-    return order(name="customer_orders", url=BASE + "/v2/customers/{account_id}/orders",
-                 params={"account_id": {"schema": {"type": "string"}, "source": "context.account_id"}},
-                 projection=["orders[].id"], owner={"field": "orders[].customer_id", "equals": "context.account_id"})
+    return order(
+        name="customer_orders",
+        url=BASE + "/v2/customers/{account_id}/orders",
+        params={"account_id": {"schema": {"type": "string"}, "source": "context.account_id"}},
+        projection=["orders[].id"],
+        owner={"field": "orders[].customer_id", "equals": "context.account_id"},
+    )
 
 
 def _fails(raw: dict[str, Any]) -> ValidationFailed:
@@ -66,8 +73,11 @@ def test_a_record_of_another_customer_is_dropped_for_customers_and_marked_for_ag
     assert marked.document == document and marked.kept_marked
     mine = {"order": {"id": "BC-1042", "status": "shipped", "customer_id": "CUST-A"}}
     assert check_owner(decl, mine, ANA, "customer").document == mine
-    assert check_owner(decl, mine, {"requester": {"email": "x@y.io"}}, "customer").document is None  # no account
-    assert not_yours_sentence(decl, {"order_id": "BC-9001"}) == "I can't look up order BC-9001 for your account."
+    # no account
+    assert check_owner(decl, mine, {"requester": {"email": "x@y.io"}}, "customer").document is None
+    assert (
+        not_yours_sentence(decl, {"order_id": "BC-9001"}) == "I can't look up order BC-9001 for your account."
+    )
 
 
 def test_list_items_of_other_customers_are_dropped_one_by_one() -> None:
@@ -95,10 +105,16 @@ def test_a_dot_dot_value_never_changes_the_paths_shape() -> None:
     assert render_url(template, {"name": "../admin"}) == BASE + "/v2/cards/..%2Fadmin/preview"
     assert render_url(template, {"name": "a.b"}) == BASE + "/v2/cards/a.b/preview"
     assert render_url(BASE + "/v2/search?q={name}", {"name": ".."}) == BASE + "/v2/search?q=.."
-    card = parse_declaration({"name": "gift_card", "description": "The requester's gift card balance.",
-                              "url": template, "projection": ["balance"],
-                              "params": {"name": {"schema": {"type": "string"}, "source": "context.requester.name"}},
-                              "policy": {"audiences": ["customer"]}})
+    card = parse_declaration(
+        {
+            "name": "gift_card",
+            "description": "The requester's gift card balance.",
+            "url": template,
+            "projection": ["balance"],
+            "params": {"name": {"schema": {"type": "string"}, "source": "context.requester.name"}},
+            "policy": {"audiences": ["customer"]},
+        }
+    )
     scope = CallScope(route="lookup", audience="customer", question="my card?",
                       context={"requester": {"email": "a@b.io", "name": ".."}})
     with pytest.raises(ToolRefused, match="would change the URL's path"):

@@ -17,8 +17,13 @@ STATUS = parse_declaration(status())
 TICKETS = parse_declaration(tickets())
 
 
-def scope(question: str = "Why is my workspace read-only?", *, route: str = "lookup", audience: str = "customer",
-          context: dict[str, Any] | None = None) -> CallScope:
+def scope(
+    question: str = "Why is my workspace read-only?",
+    *,
+    route: str = "lookup",
+    audience: str = "customer",
+    context: dict[str, Any] | None = None,
+) -> CallScope:
     return CallScope(route=route, audience=audience, question=question,
                      context=CONTEXT if context is None else context)
 
@@ -53,7 +58,9 @@ def test_a_question_about_another_account_is_refused() -> None:
         resolve_arguments(BILLING, scope("Why is account acct-999 read-only?"))
     with pytest.raises(ToolRefused, match="other@evil.test"):
         resolve_arguments(BILLING, scope("Show the invoices of other@evil.test"))
-    assert resolve_arguments(BILLING, scope("Why is my account acct-42 read-only?")) == {"account_id": "acct-42"}
+    assert resolve_arguments(BILLING, scope("Why is my account acct-42 read-only?")) == {
+        "account_id": "acct-42"
+    }
 
 
 def test_missing_required_context_is_refused() -> None:

@@ -39,7 +39,9 @@ def test_a_tool_is_called_once() -> None:
 
 def test_embedding_similarity_can_raise_relevance() -> None:
     decl = TOOLS[0]
-    assert relevance("Am I behind on payments?", decl, similarity=0.8) > relevance("Am I behind on payments?", decl)
+    assert relevance("Am I behind on payments?", decl, similarity=0.8) > relevance(
+        "Am I behind on payments?", decl
+    )
 
 
 def test_openapi_operation_import() -> None:
@@ -62,7 +64,9 @@ def test_openapi_operation_import() -> None:
 
 def test_the_askers_own_record_of_a_kind_the_tool_returns_chooses_it() -> None:
     # "my earlier ticket": the past tickets tool returns tickets[]; few other words match its declaration.
-    chosen = choose("What happened with my earlier ticket about the audit log export?", 1, TOOLS, called=set())
+    chosen = choose(
+        "What happened with my earlier ticket about the audit log export?", 1, TOOLS, called=set()
+    )
     assert [c.name for c in chosen] == ["past_tickets"]
     assert "the asker's own record of a kind the tool returns (my earlier ticket" in chosen[0].reason
     # Another person's ticket, or no possessive: no floor.
