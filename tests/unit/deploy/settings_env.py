@@ -1,7 +1,7 @@
 """The environment variables `Settings` reads (`config.settings.settings_fields`: field names, env prefix,
 validation aliases), and the documentation table generated from the field descriptions, one per group.
 
-    .venv/bin/python -m tests.unit.deploy.settings_env   # prints the table of docs/production.md
+    .venv/bin/python -m tests.unit.deploy.settings_env   # prints the table of docs/settings.md
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ from pydantic.fields import FieldInfo
 from config.settings import Settings, settings_fields
 
 ROOT = Path(__file__).resolve().parents[3]
-DOC = ROOT / "docs" / "production.md"
+DOC = ROOT / "docs" / "settings.md"
 TABLE_START = "<!-- settings-table:start -->"
 TABLE_END = "<!-- settings-table:end -->"
 # Read by programs other than Sleuth in the same containers: Flower reads its own FLOWER_* options, and
