@@ -22,7 +22,7 @@ $(STAMP): pyproject.toml $(BIN)/python
 # The heuristics compiled with mypyc (investigation/compiled.py, scripts/compile.py): built at install and again
 # whenever their source changes (1-2 min). Without a C compiler the Python source runs: same results, slower.
 COMPILED := build/.mypyc-attempted
-$(COMPILED): $(STAMP) investigation/text.py investigation/compiled.py $(wildcard heuristic/*.py) scripts/compile.py
+$(COMPILED): $(STAMP) investigation/text.py investigation/tokens.py investigation/wordlists.py investigation/compiled.py $(wildcard heuristic/*.py) scripts/compile.py
 	$(BIN)/python scripts/compile.py --optional
 	@mkdir -p build && touch $@
 

@@ -487,9 +487,11 @@ def demo() -> None:
 
 
 def main() -> None:
+    from bootstrap.heuristics import choose_heuristics_build
     from cli.processes import make_files_private
 
     try:
+        choose_heuristics_build(_settings())  # before any command imports the heuristics
         make_files_private(_settings())
         app()
     except SleuthError as exc:

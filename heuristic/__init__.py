@@ -5,5 +5,5 @@ Pure (numpy only, no framework or SDK); it sits behind `investigation.ports.Reas
 
 from investigation import compiled as _compiled
 
-# compiled modules first when built (investigation/compiled.py)
-__path__ = _compiled.extend(__name__, __path__)
+# the compiled modules in place of their source when the build is in use (investigation/compiled.py)
+_compiled.install()

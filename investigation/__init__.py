@@ -3,5 +3,5 @@ I/O."""
 
 from investigation import compiled as _compiled
 
-# compiled modules first when built (investigation/compiled.py)
-__path__ = _compiled.extend(__name__, __path__)
+# the compiled modules in place of their source when the build is in use (investigation/compiled.py)
+_compiled.install()

@@ -4,15 +4,16 @@ is there.
 The loop's time is mostly Python holding the GIL, much of it the heuristic reasoner's per-question text
 work. `MODULES` are compiled to C extension modules by mypyc
 (`make install` does it, `make compile` again; scripts/compile.py) into build/mypyc/ beside the packages,
-with a manifest of the source they were built from. At import, `investigation/__init__.py` and
-`heuristic/__init__.py` put their build directory first on their `__path__` (`extend`) only when every
-compiled module's source is byte for byte the one in the manifest and the build is for this interpreter:
-an edited source runs as Python until the next build, never as a stale extension. The same code either way,
-so the same results (the bench equality test compares the two); what changes is only how fast it runs, and
-that a profiler sees no Python frames inside a compiled function.
+with a manifest of the source they were built from. `investigation/__init__.py` and `heuristic/__init__.py`
+install a finder (`install`) that, at the first import of one of `MODULES`, decides once for the process:
+the build is used only when every compiled module's source is byte for byte the one in the manifest and the
+build is for this interpreter: an edited source runs as Python until the next build, never as a stale
+extension. The same code either way, so the same results (the bench equality test compares the two); what
+changes is only how fast it runs, and that a profiler sees no Python frames inside a compiled function.
 
-`SLEUTH_COMPILED=false` runs the Python source (read here, at import: before settings exist); `status()`
-says which is in use and why (`sleuth bench` prints it).
+The process's entry point says whether the build may be used (`use`, from the `compiled` setting,
+`SLEUTH_COMPILED`; `bootstrap.heuristics`) before it imports the heuristics; without a word, the build is
+used when it can be. `status()` says which is in use and why (`sleuth bench` prints it).
 """
 
 from __future__ import annotations
@@ -21,16 +22,20 @@ import hashlib
 import importlib.machinery
 import importlib.util
 import json
-import os
 import sys
+from collections.abc import Sequence
 from dataclasses import dataclass
+from importlib.machinery import ModuleSpec
 from pathlib import Path
+from types import ModuleType
 from typing import Any
 
 # What is compiled: pure functions of text and evidence, no I/O. `heuristic.vocabulary` stays Python (a
 # frozenset subclass, which mypyc does not compile); so do this module and the packages' `__init__`.
 MODULES = (
     "investigation.text",
+    "investigation.tokens",
+    "investigation.wordlists",
     "heuristic.chains",
     "heuristic.compression",
     "heuristic.focus",
@@ -38,6 +43,7 @@ MODULES = (
     "heuristic.kinds",
     "heuristic.lead",
     "heuristic.mentions",
+    "heuristic.names",
     "heuristic.pick_scoring",
     "heuristic.planner",
     "heuristic.premises",
@@ -52,7 +58,6 @@ MODULES = (
 SOURCE_ROOT = Path(__file__).resolve().parents[1]
 BUILD = SOURCE_ROOT / "build" / "mypyc"
 MANIFEST = "manifest.json"
-OFF_VALUES = frozenset({"0", "false", "no", "off"})
 
 
 @dataclass(frozen=True, slots=True)
@@ -62,6 +67,7 @@ class Status:
 
 
 _status: Status | None = None
+_allowed = True  # the entry point's word (`use`), read when the first compiled module is imported
 
 
 def source_path(module: str) -> Path:
@@ -76,19 +82,41 @@ def extension_suffix() -> str:
     return importlib.machinery.EXTENSION_SUFFIXES[0]
 
 
+def use(allowed: bool) -> None:
+    """Whether this process may run the compiled build: said by the entry point before it imports any of
+    `MODULES` (the decision is taken once, at the first such import). Forbidden once the build is loaded, it
+    raises: modules already imported cannot be swapped for their source."""
+    global _allowed
+    if _status is not None and _status.active and not allowed:
+        raise RuntimeError(f"the heuristics were imported before the build was chosen ({_status.reason})")
+    _allowed = allowed
+
+
 def status() -> Status:
-    """Whether the compiled modules are in use in this process (decided once, at the first import)."""
+    """Whether the compiled modules are in use in this process (decided once, at the first import of one of
+    them, or here)."""
     global _status
     if _status is None:
-        _status = _decide(BUILD, os.environ.get("SLEUTH_COMPILED", ""))
+        _status = _decide(BUILD, _allowed)
     return _status
 
 
-def extend(package: str, path: list[str]) -> list[str]:
-    """`package`'s `__path__`, with its compiled modules' directory first when the build is in use."""
-    if not status().active:
-        return path
-    return [str(BUILD / package), *path]
+class _Finder:
+    """Finds each of `MODULES` in the build while the build is in use; the path finders find the rest."""
+
+    @classmethod
+    def find_spec(
+        cls, fullname: str, path: Sequence[str] | None = None, target: ModuleType | None = None
+    ) -> ModuleSpec | None:
+        if fullname not in MODULES or not status().active:
+            return None
+        return importlib.util.spec_from_file_location(fullname, _extension(BUILD, fullname))
+
+
+def install() -> None:
+    """Put the finder first on `sys.meta_path` (once per process): nothing is decided until it is asked."""
+    if _Finder not in sys.meta_path:
+        sys.meta_path.insert(0, _Finder)
 
 
 def check(build: Path) -> str | None:
@@ -136,9 +164,9 @@ def _extension(build: Path, module: str) -> Path:
     return build.joinpath(*package, f"{name}{extension_suffix()}")
 
 
-def _decide(build: Path, switch: str) -> Status:
-    if switch.strip().lower() in OFF_VALUES:
-        return Status(False, f"Python source (SLEUTH_COMPILED={switch})")
+def _decide(build: Path, allowed: bool) -> Status:
+    if not allowed:
+        return Status(False, "Python source (SLEUTH_COMPILED=false)")
     manifest, problem = _read(build)
     if problem is not None:
         return Status(False, f"Python source: {problem}")

@@ -45,7 +45,7 @@ def test_a_build_of_the_current_sources_for_this_interpreter_is_usable(tmp_path:
 
 def test_no_build_runs_the_python_source(tmp_path: Path) -> None:
     assert compiled.check(tmp_path / "absent") == "not built (make compile)"
-    status = compiled._decide(tmp_path / "absent", "")
+    status = compiled._decide(tmp_path / "absent", True)
     assert not status.active and "not built" in status.reason
 
 
@@ -54,7 +54,7 @@ def test_an_edited_source_is_named_and_its_stale_build_not_used(tmp_path: Path) 
     sources["heuristic.synthesis"] = "0" * 64  # built from another version of the file
     problem = compiled.check(_fake_build(tmp_path, sources=sources))
     assert problem == "heuristic/synthesis.py changed since the build (make compile)"
-    assert not compiled._decide(tmp_path / "mypyc", "").active
+    assert not compiled._decide(tmp_path / "mypyc", True).active
 
 
 @pytest.mark.parametrize("kind", ["suffix", "modules", "files", "garbage"])
@@ -83,20 +83,31 @@ def test_one_missing_module_file_makes_the_build_unusable(tmp_path: Path) -> Non
     assert compiled.check(build) == "the build lacks heuristic.focus (make compile)"
 
 
-@pytest.mark.parametrize("switch", ["false", "0", "off", "No"])
-def test_the_switch_runs_the_python_source_even_with_a_usable_build(tmp_path: Path, switch: str) -> None:
-    status = compiled._decide(_fake_build(tmp_path), switch)
-    assert not status.active and status.reason == f"Python source (SLEUTH_COMPILED={switch})"
+def test_a_process_not_allowed_the_build_runs_the_source_even_with_a_usable_build(tmp_path: Path) -> None:
+    status = compiled._decide(_fake_build(tmp_path), False)
+    assert not status.active and status.reason == "Python source (SLEUTH_COMPILED=false)"
 
 
-def test_a_package_path_is_extended_only_while_the_build_is_in_use(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_the_finder_finds_only_the_compiled_modules_and_only_while_the_build_is_in_use(
+        monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(compiled, "_status", compiled.Status(False, "Python source: not built"))
-    assert compiled.extend("heuristic", ["/src/heuristic"]) == ["/src/heuristic"]
+    assert compiled._Finder.find_spec("heuristic.focus") is None
     monkeypatch.setattr(compiled, "_status", compiled.Status(True, "compiled"))
-    assert compiled.extend("heuristic", ["/src/heuristic"]) == [
-        str(compiled.BUILD / "heuristic"),
-        "/src/heuristic",
-    ]
+    spec = compiled._Finder.find_spec("heuristic.focus")
+    assert spec is not None and spec.origin == str(
+        compiled.BUILD / "heuristic" / f"focus{compiled.extension_suffix()}"
+    )
+    assert compiled._Finder.find_spec("heuristic.vocabulary") is None
+
+
+def test_forbidding_the_build_once_it_is_loaded_fails_loudly(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(compiled, "_status", compiled.Status(True, "compiled"))
+    with pytest.raises(RuntimeError, match="imported before the build was chosen"):
+        compiled.use(False)
+    monkeypatch.setattr(compiled, "_status", compiled.Status(False, "Python source: not built"))
+    monkeypatch.setattr(compiled, "_allowed", True)
+    compiled.use(False)  # the source runs already: nothing to swap
+    assert compiled._allowed is False
 
 
 def test_every_compiled_module_is_a_python_file_of_the_pure_packages() -> None:
@@ -110,7 +121,7 @@ def test_every_compiled_module_is_a_python_file_of_the_pure_packages() -> None:
 def test_a_build_whose_library_does_not_load_runs_the_python_source(tmp_path: Path) -> None:
     """Files that pass every check but are no extension module (here: empty) make the source run, not a
     crash."""
-    status = compiled._decide(_fake_build(tmp_path, shared="sleuth_test_broken__mypyc"), "")
+    status = compiled._decide(_fake_build(tmp_path, shared="sleuth_test_broken__mypyc"), True)
     assert not status.active and "cannot load" in status.reason, status
 
 
