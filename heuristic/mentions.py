@@ -8,12 +8,10 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from heuristic.names import base_title, clean_name, is_name_like, specificity
 from investigation.memo import memoised
 from investigation.state import Evidence, Grade
 from investigation.text import (
-    NAME_CONNECTORS,
-    QUESTION_WORDS,
-    STOPWORDS,
     TEXT_CACHE_SIZE,
     content_stems,
     entities,
@@ -25,97 +23,17 @@ from investigation.text import (
     words,
 )
 
-# Capitalised words that are rarely what a question hinges on.
-_GENERIC_NAMES: frozenset[str] = frozenset(
-    [
-        "american",
-        "british",
-        "english",
-        "french",
-        "german",
-        "italian",
-        "spanish",
-        "russian",
-        "chinese",
-        "japanese",
-        "korean",
-        "indian",
-        "canadian",
-        "australian",
-        "irish",
-        "scottish",
-        "welsh",
-        "dutch",
-        "swedish",
-        "norwegian",
-        "danish",
-        "finnish",
-        "polish",
-        "greek",
-        "turkish",
-        "mexican",
-        "brazilian",
-        "european",
-        "african",
-        "asian",
-        "latin",
-        "christian",
-        "catholic",
-        "jewish",
-        "muslim",
-        "western",
-        "eastern",
-        "northern",
-        "southern",
-        "january",
-        "february",
-        "march",
-        "april",
-        "may",
-        "june",
-        "july",
-        "august",
-        "september",
-        "october",
-        "november",
-        "december",
-        "monday",
-        "tuesday",
-        "wednesday",
-        "thursday",
-        "friday",
-        "saturday",
-        "sunday",
-        "he",
-        "she",
-        "it",
-        "they",
-        "his",
-        "her",
-        "its",
-        "their",
-        "this",
-        "that",
-        "these",
-        "those",
-        "there",
-        "i",
-        "we",
-        "you",
-        "according",
-        "however",
-        "although",
-        "also",
-        "after",
-        "before",
-        "during",
-        "while",
-        "since",
-        "when",
-        "then",
-        "later",
-    ]
-)
+__all__ = [
+    "PlannerConfig",
+    "base_title",
+    "clean_name",
+    "find_anchors",
+    "introduced_terms",
+    "is_name_like",
+    "linked_titles",
+    "linked_titles_to",
+    "mentions",
+]
 
 
 @dataclass(frozen=True)
@@ -127,24 +45,6 @@ class PlannerConfig:
     max_sources: int = 4
     max_sentences: int = 6
     max_unresolved_words: int = 6
-
-
-def _specificity(name: str) -> float:
-    tokens = words(name)
-    if not tokens:
-        return 0.0
-    if len(tokens) == 1:
-        token = tokens[0]
-        if token in _GENERIC_NAMES or token in STOPWORDS or token in QUESTION_WORDS:
-            return 0.0
-        return 0.7 if not token.isdigit() else 0.3
-    return 1.0
-
-
-@memoised(TEXT_CACHE_SIZE)  # asked of every passage title in every hop
-def base_title(title: str) -> str:
-    """A title without its disambiguation: "Brand (play)" → "brand"."""
-    return fold(re.sub(r"\s*\([^)]*\)\s*$", "", title)).strip()
 
 
 def _proximity(sentence_words: Sequence[str], name: str, asked: Sequence[tuple[int, str]]) -> float:
@@ -162,53 +62,8 @@ def _proximity(sentence_words: Sequence[str], name: str, asked: Sequence[tuple[i
     return 1.0 / (1.0 + distance / 3.0)
 
 
-_MONTH_OR_NUMBER = re.compile(
-    r"^(?:\d[\d,.]*|(?:jan|feb|mar|apr|may|jun|jul|aug|sep|sept|oct|nov|dec)[a-z]*\.?)$")
 _ALIAS_END = re.compile(r"\b(is|was|are|were|has|had)\b|\(")
-
-
-def is_name_like(name: str) -> bool:
-    """False for dates, numbers and generic words that the capitalisation heuristic lets through."""
-    tokens = words(name)
-    meaningful = [t for t in tokens if not _MONTH_OR_NUMBER.match(t) and t not in _GENERIC_NAMES
-                  and t not in STOPWORDS and len(t) > 1]
-    return bool(meaningful) and any(c.isalpha() for c in name) and len(name) >= 3
-
-
 _TERM = re.compile(r"(?<![\w-])[a-z][a-z0-9]*(?:[-_][a-z0-9]+)+(?![\w-])")
-
-
-@memoised(TEXT_CACHE_SIZE // 4)
-def _lower_case_words(passage: str) -> frozenset[str]:
-    """The words a passage writes in lower case (a property of the passage alone: read once)."""
-    return frozenset(re.findall(r"(?<![\w-])[a-z][a-z'-]*", passage))
-
-
-def clean_name(name: str, sentence: str, passage: str) -> str:
-    """A capitalised span without the sentence-opening words the capitalisation let in ("Go to Settings" →
-    "Settings", "No. The Free" → "Free"): a leading word is dropped when the span opens the sentence and
-    the passage also writes that word in lower case, or it is a stopword."""
-    opens = sentence.lstrip(" #*-\"“").startswith(name.split()[0]) if name.split() else False
-    lower = _lower_case_words(passage)
-    head, dot, rest = name.partition(". ")
-    if (
-        dot
-        and len(head.split()) == 1
-        and (fold(head) in STOPWORDS or fold(head) in lower or fold(head) == "yes")
-    ):
-        # "No. The Free": what follows the full stop opens a sentence ("W. Fawell" stays)
-        name, opens = rest, True
-    tokens = name.split()
-    if len(tokens) < 2 or not opens:
-        return name
-    while len(tokens) > 1 and (fold(tokens[0]) in STOPWORDS or fold(tokens[0]) in lower
-                               or fold(tokens[0]) in NAME_CONNECTORS):
-        tokens = tokens[1:]
-    while len(tokens) > 1 and fold(tokens[0]) in NAME_CONNECTORS:
-        tokens = tokens[1:]
-    return " ".join(tokens)
-
-
 _STATE = re.compile(
     r"\b(?:is|are|was|were|becomes?|became|gets?|got|stays?|remains?|turns?|goes|went)\s+"
     r"(?:now\s+|then\s+|automatically\s+|immediately\s+)?(?!not\b)([a-z]+(?:ed|en)|[a-z]+-[a-z]+)\b"
@@ -295,7 +150,7 @@ def _mentions(text: str, question: str, config: PlannerConfig) -> tuple[tuple[st
             if key in question_folded or not is_name_like(name) or content_stems(name) <= question_stems:
                 continue
             weight = (0.3 + relevance + 0.6 * _proximity(sentence_words, name, asked))
-            weight *= position_weight * _specificity(name) * (1.25 if key in titles else 1.0)
+            weight *= position_weight * specificity(name) * (1.25 if key in titles else 1.0)
             if sentence.startswith(name) and len(words(name)) == 1:
                 weight *= 0.6  # a capitalised sentence opener is often just a word
             if name in terms:

@@ -44,6 +44,7 @@ MODULES = (
     "heuristic.lead",
     "heuristic.mentions",
     "heuristic.names",
+    "heuristic.names",
     "heuristic.pick_scoring",
     "heuristic.planner",
     "heuristic.premises",
