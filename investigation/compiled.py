@@ -44,7 +44,6 @@ MODULES = (
     "heuristic.lead",
     "heuristic.mentions",
     "heuristic.names",
-    "heuristic.names",
     "heuristic.pick_scoring",
     "heuristic.planner",
     "heuristic.premises",
