@@ -3,7 +3,7 @@
 A fast model routes, plans, grades a hop's passages in one call, judges sufficiency and writes next-hop
 queries (typed tool calls, validated); a stronger model writes the cited answer, streamed. Invalid output
 falls back safely, model-written queries pass the no-invented-hop guard, citations are checked with one
-repair attempt, and every call's usage is logged for `take_usage`.
+repair attempt (`adapters.llm.claude_synthesis`), and every call's usage is logged for `take_usage`.
 """
 
 from __future__ import annotations
@@ -12,7 +12,8 @@ from collections.abc import Sequence
 from typing import Any
 
 from adapters.llm.claude_budget import TokenBudget
-from adapters.llm.claude_calls import ClaudeCalls, Events, Invalid, LLMOut
+from adapters.llm.claude_calls import Events, Invalid, LLMOut
+from adapters.llm.claude_synthesis import ClaudeSynthesis
 from adapters.llm.claude_transport import (
     Limiter,
     MessagesTransport,
@@ -22,17 +23,12 @@ from adapters.llm.claude_transport import (
 )
 from config.settings import Settings
 from heuristic.selection import select_evidence
-from heuristic.sufficiency import has_support
-from heuristic.synthesis import direct_answer
 from investigation import prompts
-from investigation.answers import refusal
-from investigation.citations import evidence_id, markers_in, validate
+from investigation.citations import evidence_id
 from investigation.errors import PermanentError
-from investigation.guards import check_query, citation_problems, strip_uncited
+from investigation.guards import check_query
 from investigation.ports import Reasoner
 from investigation.state import (
-    Answer,
-    Citation,
     Evidence,
     Grade,
     Judgment,
@@ -47,11 +43,10 @@ from investigation.state import (
 from investigation.text import fold, query_key, words
 from storage.rate_limit import key_id
 
-_FALLBACK_NOTE = "written without the LLM (extractive fallback)"
 _GRADE_ORDER = {Grade.CORRECT: 0, Grade.AMBIGUOUS: 1, Grade.INCORRECT: 2}
 
 
-class ClaudeReasoner(ClaudeCalls):
+class ClaudeReasoner(ClaudeSynthesis):
     """Implements `investigation.ports.Reasoner` with Claude; `bind` gives a per-investigation copy."""
 
     def __init__(
@@ -251,99 +246,6 @@ class ClaudeReasoner(ClaudeCalls):
         self, question: str, evidence: Sequence[Evidence], k: int, token_budget: int
     ) -> list[Evidence]:
         return select_evidence(question, evidence, k, token_budget)  # pure ranking + compression, no call
-
-    # -- synthesis ---------------------------------------------------------------------------------
-
-    def synthesize(self, question: str, route: RouteDecision, evidence: Sequence[Evidence]) -> Answer:
-        if route.route is Route.DIRECT:
-            return self._direct(question, route, evidence)
-        if route.route is Route.OUT_OF_CORPUS:
-            return refusal(route.reason)
-        if not has_support(question, evidence):
-            return refusal("no evidence in the knowledge base agrees with the question")
-        items = prompts.synthesis_items(evidence)
-        try:
-            reply = self.call(prompts.synthesis_request(question, items), stream=True)
-        except LLMOut as stop:
-            return self.finish(stop, "synthesize", lambda: self._extractive(question, route, evidence))
-        text = reply.text.strip()
-        if reply.stop_reason == "refusal" or not text:
-            bad = Invalid("refused" if reply.stop_reason == "refusal" else "invalid_output", "no answer text")
-            return self.safe("synthesize", bad, lambda: self._extractive(question, route, evidence),
-                             lambda: refusal("the model gave no usable answer"))
-        if text.startswith(prompts.REFUSAL_SENTINEL):
-            return refusal(text[len(prompts.REFUSAL_SENTINEL):].strip() or "the passages do not answer it")
-        caveats = ["the answer was cut short"] if reply.stop_reason == "max_tokens" else []
-        problems = citation_problems(text, len(items))
-        if problems:
-            text, problems = self._repair(question, items, text, problems)
-            if text.startswith(prompts.REFUSAL_SENTINEL):
-                return refusal(
-                    text[len(prompts.REFUSAL_SENTINEL) :].strip() or "the passages do not answer it"
-                )
-        if problems:
-            text, removed = strip_uncited(text, len(items))
-            if removed:
-                caveats.append(
-                    f"{removed} sentence(s) without a valid citation removed after one repair attempt"
-                )
-        if not any(1 <= m <= len(items) for m in markers_in(text)):
-            bad = Invalid("invalid_output", "no cited claim left after the citation check")
-            return self.safe("synthesize", bad, lambda: self._extractive(question, route, evidence),
-                             lambda: refusal("no answer with valid citations could be written"))
-        cited = [evidence[m - 1] for m in markers_in(text) if 1 <= m <= len(items)]
-        if not any(e.grade is Grade.CORRECT for e in cited):
-            caveats.append("the supporting evidence is weak; verify before relying on it")
-        citations = tuple(
-            Citation(
-                marker=m,
-                evidence_id=evidence[m - 1].id,
-                source_id=evidence[m - 1].source_id,
-                title=evidence[m - 1].title,
-            )
-            for m in markers_in(text)
-            if 1 <= m <= len(items)
-        )
-        answer = Answer(text=text, citations=citations, caveat="; ".join(caveats) or None)
-        return validate(answer, evidence)
-
-    def _repair(self, question: str, items: Sequence[prompts.Fenced], draft: str,
-                problems: list[str]) -> tuple[str, list[str]]:
-        """One repair attempt; returns the text to keep and the problems it still has."""
-        self.emit({"type": "token_reset", "reason": "citation repair"})
-        try:
-            reply = self.call(prompts.repair_request(question, items, draft, problems), stream=True)
-        except LLMOut as stop:
-            self.budget.stop(stop.reason, stop.detail)
-            self.note("synthesize", kind="llm_fallback", reason=stop.reason, detail=stop.detail)
-            return draft, problems
-        self.amend_last(repair=True)
-        text = reply.text.strip()
-        if not text or reply.stop_reason == "refusal":
-            return draft, problems
-        if text.startswith(prompts.REFUSAL_SENTINEL):
-            return text, []
-        return text, citation_problems(text, len(items))
-
-    def _direct(self, question: str, route: RouteDecision, evidence: Sequence[Evidence]) -> Answer:
-        try:
-            reply = self.call(prompts.direct_request(question), stream=True)
-        except LLMOut as stop:
-            return self.finish(
-                stop, "synthesize", lambda: self.fallback.synthesize(question, route, evidence)
-            )
-        text = reply.text.strip()
-        if not text or reply.stop_reason == "refusal" or markers_in(text):
-            return self.safe("synthesize", Invalid("invalid_output", "no usable small-talk reply"),
-                             lambda: direct_answer(question), lambda: direct_answer(question))
-        return Answer(text=text)
-
-    def _extractive(self, question: str, route: RouteDecision, evidence: Sequence[Evidence]) -> Answer:
-        answer = self.fallback.synthesize(question, route, evidence)
-        if answer.refused:
-            return answer
-        caveat = f"{answer.caveat}; {_FALLBACK_NOTE}" if answer.caveat else _FALLBACK_NOTE
-        return answer.model_copy(update={"caveat": caveat})
 
 
 def followed_span(text: str, question: str, evidence: Sequence[Evidence]) -> str:
