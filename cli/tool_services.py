@@ -5,14 +5,15 @@ internal notes, tokens), and switchable failure modes (slow, 5xx, 401, malformed
 
 from __future__ import annotations
 
-import json
 import threading
 import time
 from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
+
+from cli.tool_server import LocalServer, example_declarations, send, send_json
 
 BILLING_TOKEN = "tok-billing-3f9a"
 TICKETS_TOKEN = "tok-tickets-77c1"
@@ -112,7 +113,7 @@ def billing_document(account_id: str) -> dict[str, Any] | None:
 
 
 @dataclass
-class ToolServices:
+class ToolServices(LocalServer):
     """The three APIs on one local port; `fail(prefix, mode)` switches a failure mode on for a path."""
 
     slow_seconds: float = 3.0
@@ -121,26 +122,7 @@ class ToolServices:
     _lock: threading.Lock = field(default_factory=threading.Lock)
 
     def __post_init__(self) -> None:
-        services = self
-
-        class Handler(BaseHTTPRequestHandler):
-            protocol_version = "HTTP/1.1"
-
-            def do_GET(self) -> None:
-                services._handle(self)
-
-            def log_message(self, *_: object) -> None:
-                return
-
-        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.server.daemon_threads = True
-        self.base = f"http://127.0.0.1:{self.server.server_port}"
-        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
-        self.thread.start()
-
-    def close(self) -> None:
-        self.server.shutdown()
-        self.server.server_close()
+        self.start()
 
     def fail(self, prefix: str, mode: str, times: int | None = None) -> None:
         """mode: slow | 500 | 503 | 401 | malformed | huge; `times` failures, then normal (None: always)."""
@@ -177,15 +159,15 @@ class ToolServices:
         if mode == "slow":
             time.sleep(self.slow_seconds)
         elif mode in ("500", "502", "503"):
-            return _send(handler, int(mode), b'{"error": "upstream unavailable"}')
+            return send(handler, int(mode), b'{"error": "upstream unavailable"}')
         elif mode == "401":
-            return _send(handler, 401, b'{"error": "unauthorized"}')
+            return send(handler, 401, b'{"error": "unauthorized"}')
         elif mode == "malformed":
-            return _send(handler, 200, b'{"account": {"id": "acct-42", "plan": ')
+            return send(handler, 200, b'{"account": {"id": "acct-42", "plan": ')
         elif mode == "huge":
-            return _send(handler, 200, b'{"pad": "' + b"x" * 3_000_000 + b'"}')
+            return send(handler, 200, b'{"pad": "' + b"x" * 3_000_000 + b'"}')
         status, body = self._route(parts.path, query, headers)
-        _send(handler, status, json.dumps(body).encode())
+        send_json(handler, status, body)
 
     def _route(self, path: str, query: dict[str, str], headers: dict[str, str]) -> tuple[int, Any]:
         pieces = [p for p in path.split("/") if p]
@@ -211,31 +193,16 @@ class ToolServices:
         return 404, {"error": "not found"}
 
 
-def _send(handler: BaseHTTPRequestHandler, status: int, body: bytes) -> None:
-    handler.send_response(status)
-    handler.send_header("content-type", "application/json")
-    handler.send_header("content-length", str(len(body)))
-    handler.end_headers()
-    try:
-        handler.wfile.write(body)
-    except (BrokenPipeError, ConnectionResetError):
-        pass
-
 
 EXAMPLE_BASE = "https://api.example.com"
 EXAMPLE_TOOLS = Path(__file__).resolve().parents[1] / "examples" / "tools"
+TOOL_NAMES = ("billing_account", "service_status", "past_tickets")
 
 
 def declarations(base: str) -> list[dict[str, Any]]:
     """The sample tools of these services (examples/tools/*.yaml) pointed at `base`."""
-    import yaml
+    return example_declarations(EXAMPLE_TOOLS, TOOL_NAMES, EXAMPLE_BASE, base)
 
-    found = []
-    for name in ("billing_account", "service_status", "past_tickets"):
-        raw = yaml.safe_load((EXAMPLE_TOOLS / f"{name}.yaml").read_text(encoding="utf-8"))
-        raw["url"] = str(raw["url"]).replace(EXAMPLE_BASE, base)
-        found.append(raw)
-    return found
 
 SECRETS = {"billing_account": BILLING_TOKEN, "past_tickets": TICKETS_TOKEN}
 

@@ -8,14 +8,15 @@ Two accounts always fail: cust-d's endpoints answer 500, cust-e's answer after `
 
 from __future__ import annotations
 
-import json
 import threading
 import time
 from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
+
+from cli.tool_server import LocalServer, example_declarations, send_json
 
 SHOP_TOKEN = "tok-shop-5d21"
 
@@ -117,7 +118,7 @@ def order_document(order_id: str) -> dict[str, Any] | None:
 
 
 @dataclass
-class ShopServices:
+class ShopServices(LocalServer):
     """The shop API on one local port; `requests` records every call (path and authorization)."""
 
     slow_seconds: float = 3.0
@@ -126,26 +127,7 @@ class ShopServices:
     _lock: threading.Lock = field(default_factory=threading.Lock)
 
     def __post_init__(self) -> None:
-        shop = self
-
-        class Handler(BaseHTTPRequestHandler):
-            protocol_version = "HTTP/1.1"
-
-            def do_GET(self) -> None:
-                shop._handle(self)
-
-            def log_message(self, *_: object) -> None:
-                return
-
-        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.server.daemon_threads = True
-        self.base = f"http://127.0.0.1:{self.server.server_port}"
-        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
-        self.thread.start()
-
-    def close(self) -> None:
-        self.server.shutdown()
-        self.server.server_close()
+        self.start()
 
     def reset(self) -> None:
         with self._lock:
@@ -165,9 +147,9 @@ class ShopServices:
         with self._lock:
             self.requests.append({"path": path, "authorization": handler.headers.get("authorization")})
         if handler.headers.get("authorization") != f"Bearer {SHOP_TOKEN}":
-            return _send(handler, 401, {"error": "unauthorized"})
+            return send_json(handler, 401, {"error": "unauthorized"})
         status, body = self._route([p for p in path.split("/") if p])
-        _send(handler, status, body)
+        send_json(handler, status, body)
 
     def _route(self, pieces: list[str]) -> tuple[int, Any]:
         failing = FAILING.get(pieces[2]) if len(pieces) > 2 and pieces[:2] == ["v2", "customers"] else None
@@ -192,17 +174,6 @@ class ShopServices:
         return 404, {"error": "not found"}
 
 
-def _send(handler: BaseHTTPRequestHandler, status: int, body: Any) -> None:
-    raw = json.dumps(body).encode()
-    handler.send_response(status)
-    handler.send_header("content-type", "application/json")
-    handler.send_header("content-length", str(len(raw)))
-    handler.end_headers()
-    try:
-        handler.wfile.write(raw)
-    except (BrokenPipeError, ConnectionResetError):
-        pass
-
 
 SHOP_EXAMPLE_BASE = "https://shop.example.com"
 SHOP_TOOLS = Path(__file__).resolve().parents[1] / "examples" / "tools" / "shop"
@@ -211,11 +182,4 @@ SHOP_TOOL_NAMES = ("order_lookup", "customer_orders", "customer_subscription")
 
 def shop_declarations(base: str) -> list[dict[str, Any]]:
     """The shop's tools (examples/tools/shop/*.yaml) pointed at `base`."""
-    import yaml
-
-    found = []
-    for name in SHOP_TOOL_NAMES:
-        raw = yaml.safe_load((SHOP_TOOLS / f"{name}.yaml").read_text(encoding="utf-8"))
-        raw["url"] = str(raw["url"]).replace(SHOP_EXAMPLE_BASE, base)
-        found.append(raw)
-    return found
+    return example_declarations(SHOP_TOOLS, SHOP_TOOL_NAMES, SHOP_EXAMPLE_BASE, base)

@@ -6,14 +6,15 @@ and one whose endpoints time out.
 
 from __future__ import annotations
 
-import json
 import threading
 import time
 from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
+
+from cli.tool_server import LocalServer, example_declarations, send_json
 
 TRAVEL_KEY = "key-travel-77c1"
 
@@ -134,7 +135,7 @@ def booking_document(reference: str) -> dict[str, Any] | None:
 
 
 @dataclass
-class TravelServices:
+class TravelServices(LocalServer):
     """The travel API on one local port; `requests` records every call (path and key)."""
 
     slow_seconds: float = 3.0
@@ -142,26 +143,7 @@ class TravelServices:
     _lock: threading.Lock = field(default_factory=threading.Lock)
 
     def __post_init__(self) -> None:
-        travel = self
-
-        class Handler(BaseHTTPRequestHandler):
-            protocol_version = "HTTP/1.1"
-
-            def do_GET(self) -> None:
-                travel._handle(self)
-
-            def log_message(self, *_: object) -> None:
-                return
-
-        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.server.daemon_threads = True
-        self.base = f"http://127.0.0.1:{self.server.server_port}"
-        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
-        self.thread.start()
-
-    def close(self) -> None:
-        self.server.shutdown()
-        self.server.server_close()
+        self.start()
 
     def reset(self) -> None:
         with self._lock:
@@ -172,9 +154,9 @@ class TravelServices:
         with self._lock:
             self.requests.append({"path": path, "query": {}, "key": handler.headers.get("x-api-key")})
         if handler.headers.get("x-api-key") != TRAVEL_KEY:
-            return _send(handler, 401, {"error": "unauthorized"})
+            return send_json(handler, 401, {"error": "unauthorized"})
         status, body = self._route([p for p in path.split("/") if p])
-        _send(handler, status, body)
+        send_json(handler, status, body)
 
     def _route(self, pieces: list[str]) -> tuple[int, Any]:
         failing = FAILING.get(pieces[2]) if len(pieces) > 2 and pieces[:2] == ["v3", "travellers"] else None
@@ -215,17 +197,6 @@ class TravelServices:
         return 404, {"error": "not found"}
 
 
-def _send(handler: BaseHTTPRequestHandler, status: int, body: Any) -> None:
-    raw = json.dumps(body).encode()
-    handler.send_response(status)
-    handler.send_header("content-type", "application/json")
-    handler.send_header("content-length", str(len(raw)))
-    handler.end_headers()
-    try:
-        handler.wfile.write(raw)
-    except (BrokenPipeError, ConnectionResetError):
-        pass
-
 
 TRAVEL_EXAMPLE_BASE = "https://travel.example.com"
 TRAVEL_TOOLS = Path(__file__).resolve().parents[1] / "examples" / "tools" / "travel"
@@ -234,14 +205,7 @@ TRAVEL_TOOL_NAMES = ("booking_lookup", "traveller_trips", "loyalty_account", "fl
 
 def travel_declarations(base: str) -> list[dict[str, Any]]:
     """The travel tools (examples/tools/travel/*.yaml) pointed at `base`."""
-    import yaml
-
-    found = []
-    for name in TRAVEL_TOOL_NAMES:
-        raw = yaml.safe_load((TRAVEL_TOOLS / f"{name}.yaml").read_text(encoding="utf-8"))
-        raw["url"] = str(raw["url"]).replace(TRAVEL_EXAMPLE_BASE, base)
-        found.append(raw)
-    return found
+    return example_declarations(TRAVEL_TOOLS, TRAVEL_TOOL_NAMES, TRAVEL_EXAMPLE_BASE, base)
 
 
 def outside_travel_policy(request: dict[str, Any], context: dict[str, Any] | None, question: str) -> bool:
