@@ -15,21 +15,15 @@ from investigation.errors import NotFound, ValidationFailed
 from storage import repositories as repo
 from storage.models import Investigation, Tenant
 from tests.integration.storage.conftest import new_investigation
+from tests.integration.storage.rows import outcome, rate
 
 
 def test_the_last_rating_of_a_rater_counts_and_the_history_stays(session: Session, tenant: Tenant,
                                                                   investigation: Investigation) -> None:
     t0 = datetime(2026, 12, 1, 9, 0)
     for i, rating in enumerate(("wrong", "partly", "helpful")):
-        repo.record_feedback(
-            session,
-            tenant_id=tenant.id,
-            investigation_id=investigation.id,
-            rater="ann@acme.test",
-            rating=rating,
-            source="link",
-            now=t0 + timedelta(minutes=i),
-        )
+        rate(session, tenant.id, investigation.id, rating, rater="ann@acme.test",
+             now=t0 + timedelta(minutes=i))
     repo.record_feedback(session, tenant_id=tenant.id, investigation_id=investigation.id, rater="bob",
                          rating="wrong", source="api", comment="  Plan <b>Pro</b> has SSO\x00 ",
                          correct_answer="Pro and Enterprise", now=t0 + timedelta(minutes=5))
@@ -73,17 +67,9 @@ def test_a_comment_of_exactly_the_cap_is_kept(
 def test_another_tenants_investigation_is_not_found(session: Session, tenant: Tenant, other_tenant: Tenant,
                                                     investigation: Investigation) -> None:
     with pytest.raises(NotFound):
-        repo.record_feedback(
-            session,
-            tenant_id=other_tenant.id,
-            investigation_id=investigation.id,
-            rater="eve",
-            rating="wrong",
-            source="api",
-        )
+        rate(session, other_tenant.id, investigation.id, "wrong", rater="eve", source="api")
     with pytest.raises(NotFound):
-        repo.record_feedback(session, tenant_id=tenant.id, investigation_id="0" * 32, rater="eve",
-                             rating="wrong", source="api")
+        rate(session, tenant.id, "0" * 32, "wrong", rater="eve", source="api")
     assert repo.list_feedback(session, investigation_id=investigation.id, current_only=False) == []
 
 
@@ -118,24 +104,14 @@ def test_outcomes_are_upserted_and_found_by_ticket(session: Session, tenant: Ten
     found = repo.ticket_investigation(session, tenant_id=tenant.id, key_prefix="zendesk:ch_1:42:")
     assert found is not None and found.id == inv.id
     assert repo.ticket_investigation(session, tenant_id=tenant.id, key_prefix="zendesk:ch_1:4%") is None
-    repo.record_outcome(
-        session,
-        tenant_id=tenant.id,
-        investigation_id=inv.id,
-        helpdesk="zendesk",
-        ticket_id="42",
-        draft="edited",
-        edit_ratio=0.25,
-        replied_at=datetime(2026, 12, 1),
-    )
-    row = repo.record_outcome(session, tenant_id=tenant.id, investigation_id=inv.id, helpdesk="zendesk",
-                              ticket_id="42", reopened=True, reopened_at=datetime(2026, 12, 3))
+    outcome(session, tenant.id, inv.id, "42", draft="edited", edit_ratio=0.25,
+            replied_at=datetime(2026, 12, 1))
+    row = outcome(session, tenant.id, inv.id, "42", reopened=True, reopened_at=datetime(2026, 12, 3))
     assert (row.draft, row.edit_ratio, row.reopened) == ("edited", 0.25, True)
-    outcome = repo.get_outcome(session, investigation_id=inv.id)
-    assert outcome is not None and outcome.reopened_at == datetime(2026, 12, 3)
+    stored = repo.get_outcome(session, investigation_id=inv.id)
+    assert stored is not None and stored.reopened_at == datetime(2026, 12, 3)
     with pytest.raises(ValidationFailed) as caught:
-        repo.record_outcome(session, tenant_id=tenant.id, investigation_id=inv.id, helpdesk="zendesk",
-                            ticket_id="42", draft="ignored")
+        outcome(session, tenant.id, inv.id, "42", draft="ignored")
     assert caught.value.field == "draft"
 
 
@@ -143,12 +119,9 @@ def test_retention_removes_a_tenants_old_feedback_only(session: Session, tenant:
                                                        investigation: Investigation) -> None:
     theirs = new_investigation(session, other_tenant)
     old, new = datetime(2026, 1, 1), datetime(2026, 12, 1)
-    repo.record_feedback(session, tenant_id=tenant.id, investigation_id=investigation.id, rater="a",
-                         rating="wrong", source="link", comment="personal", now=old)
-    repo.record_feedback(session, tenant_id=tenant.id, investigation_id=investigation.id, rater="b",
-                         rating="helpful", source="link", now=new)
-    repo.record_feedback(session, tenant_id=other_tenant.id, investigation_id=theirs.id, rater="a",
-                         rating="wrong", source="link", now=old)
+    rate(session, tenant.id, investigation.id, "wrong", rater="a", comment="personal", now=old)
+    rate(session, tenant.id, investigation.id, "helpful", rater="b", now=new)
+    rate(session, other_tenant.id, theirs.id, "wrong", rater="a", now=old)
     assert repo.delete_feedback_before(session, tenant_id=tenant.id, before=datetime(2026, 6, 1)) == 1
     assert [
         f.rater for f in repo.list_feedback(session, investigation_id=investigation.id, current_only=False)

@@ -12,6 +12,7 @@ from sqlmodel import Session, col, update
 from storage import repositories as repo
 from storage.models import Investigation, Tenant
 from tests.integration.storage.conftest import new_investigation
+from tests.integration.storage.rows import outcome, rate
 
 MONDAY = datetime(2026, 11, 23, 10, 0)
 
@@ -40,37 +41,11 @@ def test_the_report_counts_what_it_should(session: Session, tenant: Tenant, othe
     _finished(session, tenant, status="answered", route="lookup", at=MONDAY - timedelta(days=60), seconds=9)
     theirs = _finished(session, other_tenant, status="answered", route="lookup", at=MONDAY, seconds=1)
     for inv, rating in ((a, "helpful"), (b, "wrong"), (c, "partly")):
-        repo.record_feedback(session, tenant_id=tenant.id, investigation_id=inv.id, rater="r", rating=rating,
-                             source="link")
-    repo.record_feedback(session, tenant_id=tenant.id, investigation_id=b.id, rater="r", rating="helpful",
-                         source="link")  # b's current rating is now helpful
-    repo.record_feedback(
-        session,
-        tenant_id=other_tenant.id,
-        investigation_id=theirs.id,
-        rater="r",
-        rating="wrong",
-        source="link",
-    )
-    repo.record_outcome(
-        session,
-        tenant_id=tenant.id,
-        investigation_id=a.id,
-        helpdesk="zendesk",
-        ticket_id="1",
-        draft="edited",
-        edit_ratio=0.2,
-        reopened=True,
-    )
-    repo.record_outcome(
-        session,
-        tenant_id=tenant.id,
-        investigation_id=b.id,
-        helpdesk="zendesk",
-        ticket_id="2",
-        draft="unchanged",
-        edit_ratio=0.0,
-    )
+        rate(session, tenant.id, inv.id, rating)
+    rate(session, tenant.id, b.id, "helpful")  # b's current rating is now helpful
+    rate(session, other_tenant.id, theirs.id, "wrong")
+    outcome(session, tenant.id, a.id, "1", draft="edited", edit_ratio=0.2, reopened=True)
+    outcome(session, tenant.id, b.id, "2", draft="unchanged", edit_ratio=0.0)
     repo.add_events(session, [
         repo.new_event(investigation_id=a.id, step_key="t1", kind="tool_call", data={"error": None}),
         repo.new_event(investigation_id=a.id, step_key="t2", kind="tool_call", data={"error": "HTTP 500"}),
