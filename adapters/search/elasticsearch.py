@@ -169,7 +169,15 @@ class ElasticsearchLexical:
         check_query(query)
         if k <= 0:
             return []
-        body = es_schema.search_body(tenant, query, k, acl=acl, visibility=visibility)
+        return self._hits(self._body(tenant, query, k, acl=acl, visibility=visibility))
+
+    def _body(self, tenant: str, query: str, k: int, *, acl: Sequence[str] | None,
+              visibility: Sequence[Visibility] | None) -> dict[str, Any] | None:
+        return es_schema.search_body(tenant, query, k, acl=acl, visibility=visibility)
+
+    def _hits(self, body: dict[str, Any] | None) -> list[Passage]:
+        if body is None:
+            return []
         with self._errors("search"):
             response = self._ready_client().search(index=self.alias, **body)
         passages = []
@@ -198,12 +206,20 @@ class ElasticsearchLexical:
     # -- index management -------------------------------------------------------------------------------
 
     def ensure_index(self) -> str:
-        """Create `<alias>-v<N>` with its mappings and the alias when no alias exists; returns the alias."""
+        """Create `<alias>-v<N>` with its mappings and the alias when no alias exists, or add the fields of
+        later schema versions to the indices behind an existing alias; returns the alias."""
         from elasticsearch import BadRequestError
 
         client = self._get_client()
         with self._errors("create index"):
-            if not client.indices.exists_alias(name=self.alias):
+            if client.indices.exists_alias(name=self.alias):
+                for index, mapping in sorted(client.indices.get_mapping(index=self.alias).body.items()):
+                    upgrade = es_schema.mapping_upgrade(es_schema.mapping_version(mapping))
+                    if upgrade is not None:
+                        log.info("elasticsearch index %s: adding the fields of schema v%d", index,
+                                 es_schema.SCHEMA_VERSION)
+                        client.indices.put_mapping(index=index, **upgrade)
+            else:
                 body = es_schema.index_body(shards=self.config.shards, replicas=self.config.replicas)
                 try:
                     client.indices.create(index=es_schema.physical_index(self.alias), **body,
@@ -291,3 +307,18 @@ class ElasticsearchLexical:
             raise
         except Exception as exc:
             raise translate_elasticsearch(exc, action) from exc
+
+
+class ElasticsearchEntities(ElasticsearchLexical):
+    """The `entities` engine on the same index: chunks naming an entity the query names (the chunk–entity
+    graph's one step, a `terms` query on the keyword field), ranked by BM25 of the query."""
+
+    name = "entities"
+
+    @classmethod
+    def from_settings(cls, settings: Settings) -> ElasticsearchEntities:
+        return cls(ElasticsearchConfig.from_settings(settings))
+
+    def _body(self, tenant: str, query: str, k: int, *, acl: Sequence[str] | None,
+              visibility: Sequence[Visibility] | None) -> dict[str, Any] | None:
+        return es_schema.entity_search_body(tenant, query, k, acl=acl, visibility=visibility)

@@ -12,12 +12,20 @@ from collections.abc import Sequence
 from typing import Any
 
 from adapters.search._common import PUBLIC, timestamp, visible_to
+from investigation.entities import entities
 from investigation.state import Chunk, Visibility
 
-# v2: `visibility`; bump when the mapping changes; `ElasticsearchLexical.reindex` moves the alias
-SCHEMA_VERSION = 2
+# v2: `visibility`; v3: `entities`. Bump when the mapping changes: a field added to the mapping is added to
+# an older index in place (`mapping_upgrade`); any other change needs `ElasticsearchLexical.reindex`.
+SCHEMA_VERSION = 3
 TITLE_BOOST = 2  # the issue's "title^2"; the embedded engine tunes its own (see embedded_lexical)
 IDENTIFIER_BOOST = 3.0
+# The chunk's entity keys (`investigation.entities`), untokenised: the chunk–entity graph the `entities`
+# engine expands over. An entity term outweighs a query word, as in the embedded entity index.
+ENTITY_FIELD = "entities"
+ENTITY_BOOST = 2.0
+# Fields each version added, so an index of an older version can be brought up to date in place.
+ADDED_FIELDS: dict[int, dict[str, dict[str, Any]]] = {3: {ENTITY_FIELD: {"type": "keyword"}}}
 SOURCE_FIELDS = ["chunk_id", "source_id", "title", "text", "url", "visibility"]
 _SEP = "\x1f"
 # A query word that looks like an identifier: error codes (ERR_4021), invoice numbers (INV-2024-001),
@@ -86,9 +94,27 @@ def index_body(*, shards: int, replicas: int) -> dict[str, Any]:
                 "visibility": {"type": "keyword"},
                 "updated_at": {"type": "date", "ignore_malformed": True},
                 "position": {"type": "integer"},
+                ENTITY_FIELD: ADDED_FIELDS[3][ENTITY_FIELD],
             },
         },
     }
+
+
+def mapping_version(mapping: dict[str, Any]) -> int:
+    """The schema version an index's mapping (one entry of `GET /<alias>/_mapping`) was built with."""
+    mappings = mapping.get("mappings") or {}
+    return int((mappings.get("_meta") or {}).get("schema_version") or 1)
+
+
+def mapping_upgrade(version: int) -> dict[str, Any] | None:
+    """`PUT /<index>/_mapping` body adding the fields of every version after `version` (a new field is the
+    one mapping change Elasticsearch applies to an existing index), or None when it is current. Chunks
+    indexed before the upgrade have no entities until they are ingested again."""
+    added = {name: field for v, fields in sorted(ADDED_FIELDS.items()) if v > version
+             for name, field in fields.items()}
+    if not added:
+        return None
+    return {"properties": added, "meta": {"schema_version": SCHEMA_VERSION, "owner": "sleuth"}}
 
 
 def doc_id(tenant: str, chunk_id: str) -> str:
@@ -102,6 +128,7 @@ def document(tenant: str, chunk: Chunk) -> dict[str, Any]:
         "tenant_id": tenant, "chunk_id": chunk.chunk_id, "source_id": chunk.source_id,
         "title": chunk.title, "text": chunk.text, "acl": list(chunk.acl) or [PUBLIC],
         "position": chunk.position, "visibility": chunk.visibility.value,
+        ENTITY_FIELD: entities(chunk.text, chunk.title),
     }
     if chunk.url:
         body["url"] = chunk.url
@@ -170,6 +197,29 @@ def search_body(tenant: str, query: str, k: int, *, acl: Sequence[str] | None = 
                 "filter": tenant_filter(tenant, acl, visibility),
                 "should": should,
                 "minimum_should_match": 1,
+            }
+        },
+        "size": k,
+        "_source": SOURCE_FIELDS,
+        "track_total_hits": False,
+    }
+
+
+def entity_search_body(tenant: str, query: str, k: int, *, acl: Sequence[str] | None = None,
+                       visibility: Sequence[Visibility] | None = None) -> dict[str, Any] | None:
+    """`POST /<alias>/_search` of the `entities` engine: chunks naming one of the entities the query names
+    (a `terms` query on the keyword field: one step over the chunk–entity graph), ranked by that match plus
+    BM25 of the query over title^2 and text. None when the query names no entity."""
+    keys = entities(query)
+    if not keys:
+        return None
+    return {
+        "query": {
+            "bool": {
+                "filter": tenant_filter(tenant, acl, visibility),
+                "must": [{"terms": {ENTITY_FIELD: keys, "boost": ENTITY_BOOST}}],
+                "should": [{"multi_match": {"query": query, "fields": [f"title^{TITLE_BOOST}", "text"],
+                                            "type": "best_fields", "tie_breaker": 0.3}}],
             }
         },
         "size": k,

@@ -15,7 +15,7 @@ import pytest
 
 from adapters.search import es_schema
 from adapters.search._common import PUBLIC
-from adapters.search.elasticsearch import ElasticsearchConfig, ElasticsearchLexical
+from adapters.search.elasticsearch import ElasticsearchConfig, ElasticsearchEntities, ElasticsearchLexical
 from investigation.errors import PermanentError, TransientError, ValidationFailed
 from investigation.state import Chunk, Visibility
 from tests.unit.adapters.fixtures.http_fake import Exchange, FakeServer, Reply, load, serve
@@ -61,8 +61,9 @@ def es() -> Iterator[FakeServer]:
 
 @pytest.fixture()
 def ready(es: FakeServer) -> FakeServer:
-    """A cluster on which the alias already exists."""
+    """A cluster on which the alias already exists, on an index of the current mapping."""
     es.route("HEAD", f"/_alias/{ALIAS}", Reply(200))
+    es.route("GET", f"/{ALIAS}/_mapping", Reply(200, load("elasticsearch/get_mapping.json")))
     return es
 
 
@@ -98,6 +99,7 @@ def test_first_use_creates_the_versioned_index_with_its_mappings_behind_the_alia
         "visibility": "keyword",
         "updated_at": "date",
         "position": "integer",
+        "entities": "keyword",
     }
     assert props["text"]["analyzer"] == props["title"]["analyzer"] == "english"
     assert props["title"]["fields"]["keyword"]["type"] == "keyword"
@@ -107,6 +109,28 @@ def test_first_use_creates_the_versioned_index_with_its_mappings_behind_the_alia
     assert create.headers["content-type"] == f"application/vnd.elasticsearch+json; compatible-with={MAJOR}"
     assert create.headers["authorization"].startswith("ApiKey ")
     assert [e.method for e in es.exchanges] == ["HEAD", "PUT", "POST", "POST"]
+
+
+def test_an_index_of_an_older_schema_gets_the_entity_field_added_in_place(es: FakeServer) -> None:
+    es.route("HEAD", f"/_alias/{ALIAS}", Reply(200))
+    es.route("GET", f"/{ALIAS}/_mapping", Reply(200, load("elasticsearch/get_mapping_v2.json")))
+    es.route("PUT", "/sleuth-chunks-v2/_mapping", Reply(200, load("elasticsearch/acknowledged.json")))
+    es.route("POST", f"/{ALIAS}/_count", Reply(200, load("elasticsearch/count.json")))
+
+    assert backend(es).count("acme") == 9
+
+    put = es.requests("PUT")
+    assert len(put) == 1 and put[0].path == "/sleuth-chunks-v2/_mapping"  # the index, not the alias
+    assert put[0].json() == {"properties": {"entities": {"type": "keyword"}},
+                             "_meta": {"schema_version": es_schema.SCHEMA_VERSION, "owner": "sleuth"}}
+    assert es.unrouted == []
+
+
+def test_an_index_of_the_current_schema_is_left_as_it_is(ready: FakeServer) -> None:
+    ready.route("POST", f"/{ALIAS}/_count", Reply(200, load("elasticsearch/count.json")))
+    assert backend(ready).count("acme") == 9
+    assert [(e.method, e.path) for e in ready.exchanges] == [
+        ("HEAD", f"/_alias/{ALIAS}"), ("GET", f"/{ALIAS}/_mapping"), ("POST", f"/{ALIAS}/_count")]
 
 
 def test_a_concurrent_creator_winning_the_race_is_not_an_error(es: FakeServer) -> None:
@@ -135,7 +159,8 @@ def test_bulk_ingest_sends_ndjson_index_actions_in_chunks(ready: FakeServer) -> 
     assert action == {"index": {"_index": ALIAS, "_id": es_schema.doc_id("acme", "a#0")}}
     assert source == {"tenant_id": "acme", "chunk_id": "a#0", "source_id": "a", "title": "Title of a",
                       "text": "Text of a part 0", "acl": ["group:l2"], "position": 0, "url": "https://kb/a",
-                      "updated_at": "2024-05-01T00:00:00Z", "visibility": "public"}
+                      "updated_at": "2024-05-01T00:00:00Z", "visibility": "public",
+                      "entities": ["title of a", "text"]}
     public = first.ndjson()[3]
     assert public["acl"] == [PUBLIC] and "url" not in public and "updated_at" not in public
 
@@ -320,7 +345,7 @@ def test_ping_is_a_head_request_on_the_root(es: FakeServer) -> None:
 
 
 def test_a_server_that_is_not_elasticsearch_is_refused(es: FakeServer) -> None:
-    es.default_headers.clear()  # no X-Elastic-Product: the client's product check must refuse it
+    es.default_headers = {}  # no X-Elastic-Product: the client's product check must refuse it
     es.route("POST", f"/{ALIAS}/_count", Reply(200, load("elasticsearch/count.json")))
     es.route("HEAD", f"/_alias/{ALIAS}", Reply(200))
     with pytest.raises(PermanentError):
@@ -347,3 +372,34 @@ def test_config_from_settings_reads_the_documented_variables(monkeypatch: pytest
     assert (config.url, config.api_key, config.index, str(config.ca_certs)) == (
         "https://es.internal:9200", "a2V5", "kb-chunks", "/etc/ssl/es-ca.pem")
     assert json.dumps(config.__dict__, default=str)  # plain values only: safe to hand to a child process
+
+
+def test_ingested_chunks_carry_their_entity_keys(ready: FakeServer) -> None:
+    ready.route(BULK, "/_bulk", bulk_reply())
+    text = 'The album "Abbey Road" was recorded by The Beatles in London; error WG-1001 aside.'
+    backend(ready).upsert("acme", [Chunk(chunk_id="c#0", source_id="c", title="Abbey Road", text=text)])
+    source = ready.requests(BULK, "/_bulk")[0].ndjson()[1]
+    assert source["entities"] == ["abbey road", "beatles in london", "wg 1001"]  # the title first
+
+
+def test_the_entity_engine_sends_a_terms_query_on_the_entity_field_with_bm25_of_the_query(
+    ready: FakeServer,
+) -> None:
+    ready.route("POST", f"/{ALIAS}/_search", Reply(200, load("elasticsearch/search.json")))
+    engine = ElasticsearchEntities(ElasticsearchConfig(url=ready.url, max_retries=0))
+    passages = engine.search("acme", "Which label released the album by Mailbox Sync?", 4, acl=["user:ann"])
+
+    body = ready.requests("POST", f"/{ALIAS}/_search")[0].json()
+    query = body["query"]["bool"]
+    assert query["filter"] == [{"term": {"tenant_id": "acme"}}, {"terms": {"acl": [PUBLIC, "user:ann"]}}]
+    assert query["must"] == [{"terms": {"entities": ["mailbox sync"], "boost": es_schema.ENTITY_BOOST}}]
+    assert query["should"][0]["multi_match"]["query"] == "Which label released the album by Mailbox Sync?"
+    assert body["size"] == 4 and body["_source"] == es_schema.SOURCE_FIELDS
+    assert [p.chunk_id for p in passages] == ["err-4021#0", "reset-password#0"]
+    assert {p.engine for p in passages} == {"entities"}
+
+
+def test_the_entity_engine_asks_nothing_of_a_query_that_names_no_entity(ready: FakeServer) -> None:
+    engine = ElasticsearchEntities(ElasticsearchConfig(url=ready.url, max_retries=0))
+    assert engine.search("acme", "how do i reset my password", 4) == []
+    assert ready.requests("POST") == []
