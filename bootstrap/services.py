@@ -162,6 +162,10 @@ class Services:
             from adapters.search.embedded_entities import EmbeddedEntityIndex
 
             found[FOLLOW_UP_ENGINE] = EmbeddedEntityIndex(self.settings.index_dir)
+        elif self.settings.engines.entity_engine and self.settings.engines.lexical_backend == "elasticsearch":
+            from adapters.search.elasticsearch import ElasticsearchEntities
+
+            found[FOLLOW_UP_ENGINE] = ElasticsearchEntities.from_settings(self.settings)
         return found
 
     @cached_property
