@@ -248,6 +248,7 @@ __all__ = [
     "SlotBegin",
     "SlotEnd",
     "SlotOutcome",
+    "_translated",  # from storage.budget_state, for the other Redis stores (storage.tool_state)
     "cache_digest",
     "client_from_url",
     "kombu_url",
