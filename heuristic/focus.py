@@ -15,6 +15,7 @@ from collections.abc import Set as AbstractSet
 from functools import lru_cache
 from itertools import pairwise
 
+from heuristic.asked import ASKED_ABILITY, asked_terms
 from heuristic.vocabulary import Vocabulary
 from investigation import memo
 from investigation.memo import memoised
@@ -25,7 +26,6 @@ from investigation.text import (
     STOPWORDS,
     TEXT_CACHE_SIZE,
     capitalised_spans,
-    content_words,
     fold,
     passage_words,
     quoted_titles,
@@ -33,6 +33,16 @@ from investigation.text import (
     words,
 )
 
+# `asked_terms` lives in `heuristic.asked`; importable from here too.
+__all__ = [
+    "asked_terms",
+    "focus_names",
+    "mentioned",
+    "mentioning",
+    "missing_names",
+    "missing_terms",
+    "text_vocabulary",
+]
 # Capitalised words that say nothing specific (nationalities, weekdays, pronouns, generic product words).
 _GENERIC = frozenset(
     [
@@ -291,84 +301,10 @@ def _text_mentions(name: str, title: str, text: str) -> bool:
     return mentioned(name, vocab, sequence)
 
 
-# What an existence, offer or price question asks about, in its own (often lowercase) words: "Is there a
-# desktop app for Windows?", "Do you offer freight quotes?", "the price of the thermal label printer". A
-# feature the knowledge base never mentions is not answered from the passages next to it.
-_ASKED_THING = (
-    re.compile(r"\b(?:is|are)\s+there\s+(?:an?|any|some)?\s*(?P<np>[^?.;]+)", re.IGNORECASE),
-    # "Do you offer …", "Does Parcelo have …" — the provider is asked; "how long do we have" is not an offer.
-    re.compile(r"\b(?:do|does)\s+(?:you|your\s+\w+|(?-i:[A-Z][\w-]*(?:\s+[A-Z][\w-]*)?))\s+"
-               r"(?:offer|provide|have|sell|support|make|include)\s+"
-               r"(?!to\b)(?:an?|any|some)?\s*(?P<np>[^?.;]+)", re.IGNORECASE),
-    re.compile(r"\b(?:price|cost)\s+of\s+(?:the|an?)?\s*(?P<np>[^?.;]+)", re.IGNORECASE),
-)
-# "Can Parcelo print packing slips with our logo?", "Can I ship live animals?", "can I dispute it?": what the
-# asker wants to do (with something). Its object is often the knowledge base's everyday vocabulary ("Can we
-# pay EUR invoices by SEPA?"), so it is only unsupported when most of its words are missing.
-_ASKED_ABILITY = re.compile(
-    r"(?:^|[.,;!?]\s*)(?:can|could)\s+(?:i|we|you|they|customers?|(?-i:[A-Z][\w-]*(?:\s+[A-Z][\w-]*)*))\s+"
-    r"(?!(?:get|use|have|be|compare|tell|explain|help|see|find|do)\b)(?P<verb>[a-z]+)\s+"
-    r"(?P<np>[^?.;]+)",
-    re.IGNORECASE,
-)
-# Where the asked-about thing ends: a purpose or condition clause, or the asker's own situation.
-_ASKED_END = re.compile(r"\s+(?:so|that|which|because|when|if|instead|since|while|to|as|where|we|i|you|they|"
-                        r"on\s+(?:our|their|my))\b.*$", re.IGNORECASE)
-# Words that qualify any feature and so say nothing about whether the knowledge base has it.
-_VAGUE = frozenset(
-    [
-        "official",
-        "native",
-        "new",
-        "current",
-        "own",
-        "real",
-        "proper",
-        "good",
-        "simple",
-        "easy",
-        "possible",
-        "available",
-        "way",
-        "option",
-        "options",
-        "app",
-        "apps",
-        "thing",
-        "things",
-        "kind",
-        "type",
-        "support",
-        "vs",
-        "versus",
-        "any",
-        "also",
-        "still",
-    ]
-)
-
-
-def asked_terms(question: str, patterns: Sequence[re.Pattern[str]] = _ASKED_THING) -> list[str]:
-    """The content words naming what an existence, offer or price question asks about (`_ASKED_THING`),
-    or with `patterns=(_ASKED_ABILITY,)` what a "can I …" question wants to act on."""
-    out: list[str] = []
-    for pattern in patterns:
-        for match in pattern.finditer(question):
-            phrase = _ASKED_END.sub("", match.group("np"))
-            if "verb" in pattern.groupindex and not content_words(phrase):
-                phrase = match.group("verb")  # "can I dispute it?": the action is what is asked about
-            for word in content_words(phrase):
-                if any(word != other and word in other.split("-") for other in out):
-                    continue  # a part of a hyphenated word already taken ("premise" of "on-premise")
-                if word not in _VAGUE and word not in out and not word[:1].isdigit() and len(word) > 2:
-                    out.append(word)
-    return out
-
-
 def missing_terms(question: str, evidence: Sequence[Evidence]) -> list[str]:
     """The asked-about words (`asked_terms`) that no evidence passage mentions, in the question's order; for a
     "can I …" question, its object's words when most of them are missing."""
-    terms, ability = asked_terms(question), asked_terms(question, (_ASKED_ABILITY,))
+    terms, ability = asked_terms(question), asked_terms(question, (ASKED_ABILITY,))
     if not (terms or ability) or not evidence:
         return []
     texts = [f"{e.title}. {e.text}" for e in evidence]

@@ -9,9 +9,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from heuristic.bridges import bridge_depth, has_bridge_cue
 from heuristic.focus import focus_names, missing_names, missing_terms
 from heuristic.grader import resolves_bridge
-from heuristic.router import bridge_depth, has_bridge_cue
 from investigation.state import Evidence, Grade, Judgment, Plan, PlanKind
 from investigation.text import (
     body_stems,

@@ -1,0 +1,86 @@
+"""What an existence, offer, price or "can I …" question asks about, in the question's own words.
+
+`heuristic.focus.missing_terms` asks whether the evidence mentions these words at all; a feature the
+knowledge base never mentions is not answered from the passages next to it.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+
+from investigation.text import content_words
+
+# What an existence, offer or price question asks about, in its own (often lowercase) words: "Is there a
+# desktop app for Windows?", "Do you offer freight quotes?", "the price of the thermal label printer". A
+# feature the knowledge base never mentions is not answered from the passages next to it.
+ASKED_THING = (
+    re.compile(r"\b(?:is|are)\s+there\s+(?:an?|any|some)?\s*(?P<np>[^?.;]+)", re.IGNORECASE),
+    # "Do you offer …", "Does Parcelo have …" — the provider is asked; "how long do we have" is not an offer.
+    re.compile(r"\b(?:do|does)\s+(?:you|your\s+\w+|(?-i:[A-Z][\w-]*(?:\s+[A-Z][\w-]*)?))\s+"
+               r"(?:offer|provide|have|sell|support|make|include)\s+"
+               r"(?!to\b)(?:an?|any|some)?\s*(?P<np>[^?.;]+)", re.IGNORECASE),
+    re.compile(r"\b(?:price|cost)\s+of\s+(?:the|an?)?\s*(?P<np>[^?.;]+)", re.IGNORECASE),
+)
+# "Can Parcelo print packing slips with our logo?", "Can I ship live animals?", "can I dispute it?": what the
+# asker wants to do (with something). Its object is often the knowledge base's everyday vocabulary ("Can we
+# pay EUR invoices by SEPA?"), so it is only unsupported when most of its words are missing.
+ASKED_ABILITY = re.compile(
+    r"(?:^|[.,;!?]\s*)(?:can|could)\s+(?:i|we|you|they|customers?|(?-i:[A-Z][\w-]*(?:\s+[A-Z][\w-]*)*))\s+"
+    r"(?!(?:get|use|have|be|compare|tell|explain|help|see|find|do)\b)(?P<verb>[a-z]+)\s+"
+    r"(?P<np>[^?.;]+)",
+    re.IGNORECASE,
+)
+# Where the asked-about thing ends: a purpose or condition clause, or the asker's own situation.
+_ASKED_END = re.compile(r"\s+(?:so|that|which|because|when|if|instead|since|while|to|as|where|we|i|you|they|"
+                        r"on\s+(?:our|their|my))\b.*$", re.IGNORECASE)
+# Words that qualify any feature and so say nothing about whether the knowledge base has it.
+_VAGUE = frozenset(
+    [
+        "official",
+        "native",
+        "new",
+        "current",
+        "own",
+        "real",
+        "proper",
+        "good",
+        "simple",
+        "easy",
+        "possible",
+        "available",
+        "way",
+        "option",
+        "options",
+        "app",
+        "apps",
+        "thing",
+        "things",
+        "kind",
+        "type",
+        "support",
+        "vs",
+        "versus",
+        "any",
+        "also",
+        "still",
+    ]
+)
+
+
+def asked_terms(question: str, patterns: Sequence[re.Pattern[str]] = ASKED_THING) -> list[str]:
+    """The content words naming what an existence, offer or price question asks about (`ASKED_THING`),
+    or with `patterns=(ASKED_ABILITY,)` what a "can I …" question wants to act on."""
+    out: list[str] = []
+    for pattern in patterns:
+        for match in pattern.finditer(question):
+            phrase = _ASKED_END.sub("", match.group("np"))
+            if "verb" in pattern.groupindex and not content_words(phrase):
+                phrase = match.group("verb")  # "can I dispute it?": the action is what is asked about
+            for word in content_words(phrase):
+                if any(word != other and word in other.split("-") for other in out):
+                    continue  # a part of a hyphenated word already taken ("premise" of "on-premise")
+                if word not in _VAGUE and word not in out and not word[:1].isdigit() and len(word) > 2:
+                    out.append(word)
+    return out
+
