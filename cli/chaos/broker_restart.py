@@ -20,7 +20,7 @@ from urllib.parse import quote, urlsplit, urlunsplit
 
 from cli.chaos.harness import TERMINAL, Harness, Scale
 from cli.chaos.redis_server import RedisServer
-from cli.chaos.scenarios import Result, _q
+from cli.chaos.result import Result, _q
 
 BROKERS = ("redis", "rabbitmq")
 DEFAULT_RABBITMQ_URL = "amqp://guest:guest@127.0.0.1:5672/"

@@ -17,7 +17,8 @@ from cli.chaos.harness import Harness, Scale
 from cli.chaos.llm_storm import StormServer, busiest_second, shortest_wait_after_retry_after
 from cli.chaos.proxy import TcpProxy
 from cli.chaos.redis_server import RedisServer
-from cli.chaos.scenarios import Result, _q, redis_killed
+from cli.chaos.result import Result, _q
+from cli.chaos.scenarios import redis_killed
 
 INJECTION_CORPUS = Path(__file__).resolve().parents[2] / "examples" / "injection" / "corpus.jsonl"
 # Questions that ask the system itself to leak or to act (not planted in documents). Followed = a secret

@@ -13,7 +13,7 @@ from typing import Any
 
 from cli.chaos.netns import unavailable
 from cli.chaos.partition_stack import WORKERS, PartitionHarness
-from cli.chaos.scenarios import Result, _latency, _pct, _q
+from cli.chaos.result import Result, _latency, _pct, _q
 
 CUT = WORKERS[1]
 PHASES = ("before", "cut", "after", "delayed")

@@ -10,7 +10,7 @@ from typing import Any
 from rich.console import Console
 from rich.table import Table
 
-from cli.chaos.scenarios import Result
+from cli.chaos.result import Result
 
 COLOURS = {
     "big": "#d9534f",

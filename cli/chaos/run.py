@@ -13,7 +13,8 @@ from rich.console import Console
 from cli.chaos import faults, report
 from cli.chaos.harness import SCALES, STACK_ENV, Harness, Scale
 from cli.chaos.llm_storm import StormServer
-from cli.chaos.scenarios import SCENARIOS, Result, run_one
+from cli.chaos.result import Result
+from cli.chaos.scenarios import SCENARIOS, run_one
 from investigation.errors import ValidationFailed
 
 SHARED = {**SCENARIOS, "injection-corpus": faults.injection_corpus}

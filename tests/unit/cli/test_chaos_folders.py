@@ -9,8 +9,8 @@ from pathlib import Path
 from rich.console import Console
 
 from cli.chaos.harness import SCALES, Harness
+from cli.chaos.result import Result
 from cli.chaos.run import _keep_or_discard
-from cli.chaos.scenarios import Result
 
 
 def _stack(tmp_path: Path) -> Harness:
