@@ -39,6 +39,7 @@ def _run(code: str, tmp_path: Path, **env: str) -> list[object]:
 
 
 def test_the_setting_reads_sleuth_compiled(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("SLEUTH_COMPILED", raising=False)
     assert Settings().engines.compiled is True
     monkeypatch.setenv("SLEUTH_COMPILED", "false")
     assert Settings().engines.compiled is False

@@ -21,7 +21,7 @@ from investigation.state import Passage, Route, RouteDecision
 ROOT = Path(__file__).resolve().parents[3]
 # What the steps read of a passage alone, and read ahead covers (the rest depends on the question or on the
 # evidence as a whole).
-PER_PASSAGE = ("investigation.text.body_stems", "heuristic.focus.text_vocabulary", "heuristic.prose._units",
+PER_PASSAGE = ("investigation.tokens.body_stems", "heuristic.focus.text_vocabulary", "heuristic.prose._units",
                "heuristic.prose._with_context", "investigation.guards.untrusted")
 
 
@@ -98,4 +98,4 @@ def test_nothing_is_read_ahead_while_caching_is_off_and_a_tables_rows_are_left_t
     )
     read_passage(table)
     sizes = {name: size for name, (_hits, _misses, size) in memo.stats().items()}
-    assert sizes["heuristic.prose._units"] == 0 and sizes["investigation.text.body_stems"] == 1
+    assert sizes["heuristic.prose._units"] == 0 and sizes["investigation.tokens.body_stems"] == 1
