@@ -7,7 +7,6 @@ a sign-in link that opens its trace once, with sign-out ending the session."""
 from __future__ import annotations
 
 import shutil
-import socket
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -17,11 +16,11 @@ from typing import Any
 
 import pytest
 
-from tests.conftest import require_or_skip
 from tests.integration.api.conftest import Recorder
+from tests.support.browser import headless_chromium
+from tests.support.http import free_port
 from tests.support.stack import Stack, build_stack
 
-CHROMIUM, CHROMEDRIVER = "/usr/bin/chromium", "/usr/bin/chromedriver"
 DESKTOP, PHONE = (1280, 900), (390, 844)
 
 
@@ -44,31 +43,10 @@ class Console:
         )
 
 
-def _port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
 @pytest.fixture(scope="module")
 def browser() -> Iterator[Any]:
-    if not (Path(CHROMIUM).exists() and Path(CHROMEDRIVER).exists()):
-        require_or_skip("Debian's chromium and chromium-driver are not installed (apt-get install -y "
-                        "chromium chromium-driver; .ci/run does it)")
-    from selenium import webdriver
-    from selenium.webdriver.chrome.service import Service
-
-    options = webdriver.ChromeOptions()
-    options.binary_location = CHROMIUM
-    for arg in ("--headless=new", "--no-sandbox", "--disable-dev-shm-usage", "--disable-gpu",
-                "--hide-scrollbars", f"--window-size={DESKTOP[0]},{DESKTOP[1]}"):
-        options.add_argument(arg)
-    driver = webdriver.Chrome(service=Service(CHROMEDRIVER), options=options)
-    driver.implicitly_wait(0)
-    try:
+    with headless_chromium(*DESKTOP) as driver:
         yield driver
-    finally:
-        driver.quit()
 
 
 @pytest.fixture()
@@ -81,7 +59,7 @@ def console(tmp_path: Path, redis_url: str, redis_prefix: str, browser: Any) -> 
     redeliverer = Recorder()
     launched: list[str] = []
     app = create_app(services=stack.services, launcher=launched.append, redeliverer=redeliverer)
-    port = _port()
+    port = free_port()
     server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning"))
     thread = threading.Thread(target=server.run, daemon=True)
     thread.start()

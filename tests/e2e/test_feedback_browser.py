@@ -27,14 +27,13 @@ from sqlmodel import col
 from storage import repositories as repo
 from storage.models import Investigation, Tenant, utcnow
 from tasks.delivery_step import attempt_delivery
-from tests.conftest import require_or_skip
 from tests.integration.delivery.helpers import add_channel, finished
+from tests.support.browser import headless_chromium
 from tests.support.helpdesks import ZendeskFake
 from tests.support.http import free_port
 from tests.support.smtp import SmtpServer
 from tests.support.stack import Stack, build_stack
 
-CHROMIUM, CHROMEDRIVER = "/usr/bin/chromium", "/usr/bin/chromedriver"
 DOCS = Path(__file__).resolve().parents[2] / "docs"
 TOKEN = "zd-token-123"
 
@@ -48,23 +47,8 @@ class Site:
 
 @pytest.fixture(scope="module")
 def browser() -> Iterator[Any]:
-    if not (Path(CHROMIUM).exists() and Path(CHROMEDRIVER).exists()):
-        require_or_skip("Debian's chromium and chromium-driver are not installed (apt-get install -y "
-                        "chromium chromium-driver; .ci/run does it)")
-    from selenium import webdriver
-    from selenium.webdriver.chrome.service import Service
-
-    options = webdriver.ChromeOptions()
-    options.binary_location = CHROMIUM
-    for arg in ("--headless=new", "--no-sandbox", "--disable-dev-shm-usage", "--disable-gpu",
-                "--hide-scrollbars", "--window-size=1280,900"):
-        options.add_argument(arg)
-    driver = webdriver.Chrome(service=Service(CHROMEDRIVER), options=options)
-    driver.implicitly_wait(0)
-    try:
+    with headless_chromium() as driver:
         yield driver
-    finally:
-        driver.quit()
 
 
 @pytest.fixture()
