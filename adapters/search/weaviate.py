@@ -22,6 +22,8 @@ from adapters.search._common import ItemFailure, check_query, check_tenant, rais
 from adapters.search._translate import retryable_message, translate_weaviate
 from adapters.search.embedded_vector import chunk_embedding_text
 from adapters.search.embedder import embed_matrix
+from investigation.entities import ENGINE as ENTITY_ENGINE
+from investigation.entities import entities
 from investigation.errors import PermanentError, SleuthError, TransientError
 from investigation.ports import Embedder
 from investigation.state import Chunk, Passage, Visibility
@@ -34,6 +36,7 @@ if TYPE_CHECKING:
 
 log = logging.getLogger("sleuth.search.weaviate")
 DELETE_TERMS = 1000  # source ids per delete_many filter
+TITLE_BOOST = 2  # the entities engine's BM25 over title^2 and text, as Elasticsearch's
 QUERY_MAXIMUM_RESULTS = 10_000  # Weaviate's default cap on objects one delete_many removes
 
 
@@ -263,8 +266,24 @@ class WeaviateVector:
                 except UnexpectedStatusCodeError as exc:  # another process created it first
                     if exc.status_code != 422 or not client.collections.exists(name):
                         raise
+            else:
+                self._add_missing_properties(client.collections.get(name))
             self._collection_ready = True
         return client.collections.get(self.config.collection)
+
+    @staticmethod
+    def _add_missing_properties(collection: Collection[Any, Any]) -> None:
+        """A collection created before the `entities` property gets it (adding a property is the schema
+        change Weaviate applies in place); its objects have entities once ingested again."""
+        from weaviate.exceptions import UnexpectedStatusCodeError, WeaviateInvalidInputError
+
+        try:
+            collection.config.add_property(schema.entity_property())
+        except WeaviateInvalidInputError:  # the client read the schema: the property is there
+            pass
+        except UnexpectedStatusCodeError as exc:  # added meanwhile by another process
+            if exc.status_code != 422:
+                raise
 
     def _tenant_exists(self, name: str) -> bool:
         if name in self._tenants:
@@ -296,3 +315,37 @@ class WeaviateVector:
             raise
         except Exception as exc:
             raise translate_weaviate(exc, action) from exc
+
+
+class WeaviateEntities(WeaviateVector):
+    """The `entities` engine on the same collection: BM25 of the query over title^2 and text among the
+    objects whose `entities` contain one the query names (one step over the chunk–entity graph)."""
+
+    name = ENTITY_ENGINE
+
+    @classmethod
+    def from_settings(cls, settings: Settings, embedder: Embedder) -> WeaviateEntities:
+        return cls(WeaviateConfig.from_settings(settings), embedder)
+
+    def search(self, tenant: str, query: str, k: int, *, acl: Sequence[str] | None = None,
+               visibility: Sequence[Visibility] | None = None) -> list[Passage]:
+        check_tenant(tenant)
+        check_query(query)
+        if k <= 0:
+            return []
+        from weaviate.classes.query import MetadataQuery
+
+        keys = entities(query)
+        if not keys:
+            return []
+        with self._errors("search"):
+            name = schema.tenant_name(tenant)
+            if not self._tenant_exists(name):
+                return []
+            response = self._collection().with_tenant(name).query.bm25(
+                query=query, query_properties=[f"title^{TITLE_BOOST}", "text"], limit=k,
+                filters=schema.entity_filter(keys, acl, visibility),
+                return_metadata=MetadataQuery(score=True), return_properties=schema.RETURNED,
+            )
+        return [schema.passage(o, engine=ENTITY_ENGINE, rank=rank, score=float(o.metadata.score or 0.0))
+                for rank, o in enumerate(response.objects, start=1)]

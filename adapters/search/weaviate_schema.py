@@ -11,10 +11,15 @@ from datetime import datetime
 from typing import Any
 
 from adapters.search._common import PUBLIC, timestamp, visible_to
+from investigation.entities import entities
 from investigation.state import Chunk, Passage, Visibility
 
 VECTOR = "default"  # the one named vector: bring-your-own MiniLM vectors, cosine distance
-PROPERTIES = ["chunk_id", "source_id", "title", "text", "acl", "visibility", "updated_at", "url", "position"]
+PROPERTIES = ["chunk_id", "source_id", "title", "text", "acl", "visibility", "updated_at", "url", "position",
+              "entities"]
+# The chunk's entity keys (`investigation.entities`), a text[] of whole values: the chunk–entity graph the
+# `entities` engine filters on. Added to a collection created before it on first use (`entity_property`).
+ENTITY_PROPERTY = "entities"
 RETURNED = ["chunk_id", "source_id", "title", "text", "url", "visibility"]
 # Namespace of object ids: uuid5(namespace, tenant + US + chunk_id) is stable across processes and runs.
 NAMESPACE = uuid.UUID("5f1e7c2a-3b4d-5e6f-8a9b-0c1d2e3f4a5b")
@@ -51,6 +56,7 @@ def properties(chunk: Chunk) -> dict[str, Any]:
     props: dict[str, Any] = {
         "chunk_id": chunk.chunk_id, "source_id": chunk.source_id, "title": chunk.title, "text": chunk.text,
         "acl": list(chunk.acl) or [PUBLIC], "position": chunk.position, "visibility": chunk.visibility.value,
+        ENTITY_PROPERTY: entities(chunk.text, chunk.title),
     }
     if chunk.url:
         props["url"] = chunk.url
@@ -59,14 +65,23 @@ def properties(chunk: Chunk) -> dict[str, Any]:
     return props
 
 
+def _keyword(prop: str, array: bool = False) -> Any:
+    """An exact-match property (`field` tokenization): filterable, never part of BM25."""
+    from weaviate.classes.config import DataType, Property, Tokenization
+
+    return Property(name=prop, data_type=DataType.TEXT_ARRAY if array else DataType.TEXT,
+                    tokenization=Tokenization.FIELD, index_filterable=True, index_searchable=False,
+                    skip_vectorization=True)
+
+
+def entity_property() -> Any:
+    """The `entities` property (`collection.config.add_property` takes it for an older collection)."""
+    return _keyword(ENTITY_PROPERTY, array=True)
+
+
 def collection_spec(name: str) -> dict[str, Any]:
     """Keyword arguments of `client.collections.create` (built lazily: the client is imported on use)."""
     from weaviate.classes.config import Configure, DataType, Property, Tokenization, VectorDistances
-
-    def keyword(prop: str, data_type: DataType = DataType.TEXT) -> Property:
-        # Exact-match fields: filterable, never part of BM25.
-        return Property(name=prop, data_type=data_type, tokenization=Tokenization.FIELD,
-                        index_filterable=True, index_searchable=False, skip_vectorization=True)
 
     return {
         "name": check_collection_name(name),
@@ -79,12 +94,12 @@ def collection_spec(name: str) -> dict[str, Any]:
             vector_index_config=Configure.VectorIndex.hnsw(distance_metric=VectorDistances.COSINE),
         ),
         "properties": [
-            keyword("chunk_id"),
-            keyword("source_id"),
+            _keyword("chunk_id"),
+            _keyword("source_id"),
             Property(name="title", data_type=DataType.TEXT, tokenization=Tokenization.WORD),
             Property(name="text", data_type=DataType.TEXT, tokenization=Tokenization.WORD),
-            keyword("acl", DataType.TEXT_ARRAY),
-            keyword("visibility"),
+            _keyword("acl", array=True),
+            _keyword("visibility"),
             Property(name="updated_at", data_type=DataType.DATE),
             Property(
                 name="url",
@@ -94,6 +109,7 @@ def collection_spec(name: str) -> dict[str, Any]:
                 skip_vectorization=True,
             ),
             Property(name="position", data_type=DataType.INT, index_filterable=False),
+            entity_property(),
         ],
     }
 
@@ -113,6 +129,17 @@ def acl_filter(acl: Sequence[str] | None, visibility: Sequence[Visibility] | Non
     if not filters:
         return None
     return filters[0] if len(filters) == 1 else Filter.all_of(filters)
+
+
+def entity_filter(keys: Sequence[str], acl: Sequence[str] | None,
+                  visibility: Sequence[Visibility] | None = None) -> Any:
+    """The `entities` engine's filter: the chunk names one of `keys` (`ContainsAny` on the text[] property),
+    within what the caller may see."""
+    from weaviate.classes.query import Filter
+
+    named = Filter.by_property(ENTITY_PROPERTY).contains_any(list(keys))
+    allowed = acl_filter(acl, visibility)
+    return named if allowed is None else Filter.all_of([named, allowed])
 
 
 def source_filter(source_ids: Sequence[str]) -> Any:

@@ -1,5 +1,6 @@
 """The `entities` engine's promises on every backend that has one: the embedded entity index always, and
-Elasticsearch's entity field when ELASTICSEARCH_URL is set (the same corpus, the same assertions).
+Elasticsearch's entity field when ELASTICSEARCH_URL is set, Weaviate's entity property when WEAVIATE_URL is
+set (the same corpus, the same assertions).
 
 A follow-up hop's query names the bridge entity; the engine returns the chunks that name it — one step over
 the chunk–entity graph — ranked for the query's words, within the tenant and what the caller may see.
@@ -18,7 +19,9 @@ from adapters.search.ingest import SourceDocument, ingest
 from investigation.ports import SearchBackend
 from tests.conformance.conftest import (
     ES_INDEX,
+    WEAVIATE_COLLECTION,
     BackendSpec,
+    _embedder,
     _env_settings,
     _external_names,
     _require_reachable,
@@ -50,17 +53,26 @@ def make_elasticsearch_entities(index: str) -> SearchBackend:
     return ElasticsearchEntities.from_settings(settings)
 
 
+def make_weaviate_entities(collection: str, cache_dir: Path) -> SearchBackend:
+    from adapters.search.weaviate import WeaviateEntities
+
+    return WeaviateEntities.from_settings(_env_settings(weaviate_collection=collection), _embedder(cache_dir))
+
+
 def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
     if "entity_spec" in metafunc.fixturenames:
-        names = ["embedded", *(n for n in _external_names() if n == "elasticsearch")]
-        metafunc.parametrize("entity_spec", names, indirect=True)
+        metafunc.parametrize("entity_spec", ["embedded", *_external_names()], indirect=True)
 
 
 @pytest.fixture()
-def entity_spec(request: pytest.FixtureRequest, tmp_path: Path) -> BackendSpec:
+def entity_spec(request: pytest.FixtureRequest, tmp_path: Path, embedding_cache: Path) -> BackendSpec:
+    """The entity engine of one backend; a server's is on the suite's index/collection (dropped at the end
+    of the session by conftest), reached as the backend of the same name."""
     if request.param == "embedded":
         return BackendSpec("embedded", partial(make_embedded, tmp_path / "index"))
-    spec = BackendSpec("elasticsearch", partial(make_elasticsearch_entities, ES_INDEX))
+    makers = {"elasticsearch": partial(make_elasticsearch_entities, ES_INDEX),
+              "weaviate": partial(make_weaviate_entities, WEAVIATE_COLLECTION, embedding_cache)}
+    spec = BackendSpec(request.param, makers[request.param])
     _require_reachable(spec)
     return spec
 

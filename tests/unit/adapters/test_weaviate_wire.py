@@ -17,7 +17,7 @@ import pytest
 from adapters.search import weaviate_schema as schema
 from adapters.search._common import PUBLIC
 from adapters.search.embedded_vector import chunk_embedding_text
-from adapters.search.weaviate import WeaviateConfig, WeaviateVector
+from adapters.search.weaviate import WeaviateConfig, WeaviateEntities, WeaviateVector
 from investigation.errors import PermanentError, TransientError, ValidationFailed
 from investigation.state import Chunk, Visibility
 from tests.unit.adapters.fixtures import weaviate_fake as wf
@@ -82,10 +82,16 @@ def vec(fake: wf.WeaviateFake, recorder: RecordingEmbedder) -> Iterator[Weaviate
 
 @pytest.fixture()
 def known(fake: wf.WeaviateFake) -> wf.WeaviateFake:
-    """The collection and tenant "acme" already exist."""
+    """The collection, of the current schema, and tenant "acme" already exist."""
     fake.collection_exists = True
+    fake.properties = current_properties()
     fake.tenants.add("acme")
     return fake
+
+
+def current_properties() -> list[dict[str, Any]]:
+    """The properties as Weaviate reports them for a collection created from the current spec."""
+    return [p._to_dict() for p in schema.collection_spec("SleuthChunk")["properties"]]
 
 
 def test_first_write_creates_the_multi_tenant_collection_and_the_tenant(
@@ -109,6 +115,8 @@ def test_first_write_creates_the_multi_tenant_collection_and_the_tenant(
     assert props["acl"]["dataType"] == ["text[]"] and props["acl"]["tokenization"] == "field"
     assert props["source_id"]["indexSearchable"] is False and props["source_id"]["tokenization"] == "field"
     assert props["updated_at"]["dataType"] == ["date"] and props["text"]["tokenization"] == "word"
+    assert props["entities"]["dataType"] == ["text[]"] and props["entities"]["tokenization"] == "field"
+    assert props["entities"]["indexFilterable"] is True and props["entities"]["indexSearchable"] is False
     assert create.headers["authorization"] == "Bearer wv-key"
     (tenants,) = fake.rest.requests("POST", "/v1/schema/SleuthChunk/tenants")
     assert [t["name"] for t in tenants.json()] == ["acme"]
@@ -144,9 +152,10 @@ def test_batch_import_sends_our_vectors_deterministic_ids_and_properties(
     assert (props["title"], props["text"], props["position"]) == ("Title of a", "Text of a part 0", 0)
     assert props["updated_at"].startswith("2024-05-01T08:00:00")  # normalised to UTC
     assert [(a.prop_name, list(a.values)) for a in first.properties.text_array_properties] == [
-        ("acl", ["group:l2"])]
+        ("acl", ["group:l2"]), ("entities", ["title of a", "text"])]
     public = calls[0].request.objects[1]
-    assert [list(a.values) for a in public.properties.text_array_properties] == [[PUBLIC]]
+    arrays = {a.prop_name: list(a.values) for a in public.properties.text_array_properties}
+    assert arrays["acl"] == [PUBLIC]
     assert "url" not in public.properties.non_ref_properties
 
 
@@ -361,3 +370,64 @@ def test_config_from_settings_reads_the_documented_variables(monkeypatch: pytest
     config = WeaviateConfig.from_settings(Settings())
     assert (config.url, config.api_key, config.grpc_port, config.grpc_host) == (
         "https://weaviate.internal", "wv-secret", 443, "grpc.weaviate.internal")
+
+
+def test_a_collection_created_before_the_entity_property_gets_it_added(
+    fake: wf.WeaviateFake, vec: WeaviateVector
+) -> None:
+    fake.collection_exists = True
+    fake.properties = [p for p in current_properties() if p["name"] != schema.ENTITY_PROPERTY]
+    fake.tenants.add("acme")
+    fake.reply("BatchObjects", wf.batch_reply())
+    vec.upsert("acme", [chunk("a")])
+    vec.upsert("acme", [chunk("b")])
+
+    (added,) = fake.rest.requests("POST", "/v1/schema/SleuthChunk/properties")
+    assert added.json()["name"] == "entities" and added.json()["dataType"] == ["text[]"]
+    assert added.json()["tokenization"] == "field" and added.json()["indexFilterable"] is True
+    assert fake.rest.requests("POST", "/v1/schema") == []  # the collection is not re-created
+
+
+def test_a_collection_of_the_current_schema_is_left_as_it_is(
+    known: wf.WeaviateFake, vec: WeaviateVector
+) -> None:
+    known.reply("BatchObjects", wf.batch_reply())
+    vec.upsert("acme", [chunk("a")])
+    assert known.rest.requests("POST") == []
+
+
+def test_the_entity_engine_is_bm25_among_the_objects_naming_an_entity_of_the_query(
+    known: wf.WeaviateFake, recorder: RecordingEmbedder
+) -> None:
+    known.reply("Search", wf.search_reply([{**HITS[0], "_score": 2.5}, {**HITS[1], "_score": 1.25}]))
+    engine = WeaviateEntities(WeaviateConfig(url=known.url, grpc_port=known.grpc_port, grpc_host="127.0.0.1",
+                                             timeout=5), recorder)
+    passages = engine.search("acme", "Which label released the album by Mailbox Sync?", 4, acl=["user:ann"])
+    engine.close()
+
+    (call,) = known.grpc_calls("Search")
+    request = call.request
+    assert (request.collection, request.tenant, request.limit) == ("SleuthChunk", "acme", 4)
+    assert request.bm25_search.query == "Which label released the album by Mailbox Sync?"
+    assert list(request.bm25_search.properties) == ["title^2", "text"]
+    assert request.filters.operator == request.filters.OPERATOR_AND
+    named, acl = request.filters.filters
+    assert named.operator == named.OPERATOR_CONTAINS_ANY and named.target.property == "entities"
+    assert list(named.value_text_array.values) == ["mailbox sync"]
+    assert acl.target.property == "acl" and list(acl.value_text_array.values) == [PUBLIC, "user:ann"]
+    assert request.metadata.score is True
+    assert recorder.texts == []  # BM25: nothing is embedded
+
+    assert [p.chunk_id for p in passages] == ["err-4021#0", "reset-password#0"]
+    assert [p.score for p in passages] == pytest.approx([2.5, 1.25])
+    assert {p.engine for p in passages} == {"entities"}
+
+
+def test_the_entity_engine_asks_nothing_of_a_query_that_names_no_entity(
+    known: wf.WeaviateFake, recorder: RecordingEmbedder
+) -> None:
+    engine = WeaviateEntities(WeaviateConfig(url=known.url, grpc_port=known.grpc_port, grpc_host="127.0.0.1",
+                                             timeout=5), recorder)
+    assert engine.search("acme", "how do i reset my password", 4) == []
+    engine.close()
+    assert known.calls == []
