@@ -157,8 +157,11 @@ def per_task(records: list[dict[str, Any]]) -> dict[str, dict[str, float]]:
     return {k: dict(v) for k, v in out.items()}
 
 
-def measure(h: MeasuredStack, *, n: int, warm: int = 2, timeout: float = 900) -> dict[str, Any]:
-    """Run `warm` investigations (models load: not counted), then `n` between two snapshots."""
+def measure(
+    h: MeasuredStack, *, n: int, warm: int = 2, timeout: float = 900, earlier: int = 0
+) -> dict[str, Any]:
+    """Run `warm` investigations (models load: not counted), then `n` between two snapshots. `earlier`:
+    investigations the stack's API took before this call (its statement counts cover its whole life)."""
     run_batch(h, warm, 10_000, timeout)
     seen = len(probe.read(h.probe_dir))
     redis_before, pg_before, cpu_before = redis_snapshot(h), pg_snapshot(h), h.cpu_seconds()
@@ -193,6 +196,7 @@ def measure(h: MeasuredStack, *, n: int, warm: int = 2, timeout: float = 900) ->
         "redis_cpu_s": round(redis_after["cpu"] - redis_before["cpu"], 3), "pg_cpu_s": round(pg_cpu, 3),
         "redis_keys": redis_after["keys"] - redis_before["keys"], "redis_lifetimes": lifetimes,
         "tables": {t: v for t, v in tables.items() if any(v.values())},
-        "api_statements": api_exit[-1]["statements"] if api_exit else {}, "api_submissions": n + warm,
+        "api_statements": api_exit[-1]["statements"] if api_exit else {},
+        "api_submissions": n + warm + earlier,
         "stored": evidence_bytes(h, ids), "ids": ids,
     }

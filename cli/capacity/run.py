@@ -15,6 +15,9 @@ from rich.console import Console
 from cli.capacity import measure, model, saturate
 from cli.capacity.stack import MeasuredStack, measured_stack
 
+WARM = 2  # investigations run first on the measured stack, to load the models in its processes
+RECORDED = 3  # investigations whose Redis commands the saturation run replays
+
 
 def _uptime() -> str:
     with open("/proc/loadavg") as f:
@@ -64,15 +67,14 @@ def run_capacity(
         console.print(f"capacity: preparing a stack in {h.work} …")
         h.prepare()
         h.start()
+        measure.run_batch(h, WARM, 10_000, timeout=900)  # models load: neither recorded nor counted
+        commands, ids = _record(h, RECORDED)  # before the snapshots: MONITOR's traffic is not measured
         console.print(f"measuring {n} investigations (load {_uptime()}) …")
-        measured = measure.measure(h, n=n)  # stops the stack when done
+        measured = measure.measure(h, n=n, warm=0, earlier=WARM + RECORDED)  # stops the stack when done
         out["load after measuring"] = _uptime()
         out["measured"] = {k: v for k, v in measured.items() if k != "ids"}
         per = model.per_investigation(measured)
         out["per investigation"] = per
-        h.start()
-        commands, ids = _record(h, 3)
-        h.stop()
         console.print(f"Redis saturation: {len(commands)} recorded commands replayed (load {_uptime()}) …")
         out["redis saturation"] = saturate.saturate_redis(h.redis_server.port, commands, ids, seconds=seconds)
         console.print(f"PostgreSQL saturation (load {_uptime()}) …")
