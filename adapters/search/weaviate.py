@@ -273,8 +273,7 @@ class WeaviateVector:
 
     @staticmethod
     def _add_missing_properties(collection: Collection[Any, Any]) -> None:
-        """A collection created before the `entities` property gets it (adding a property is the schema
-        change Weaviate applies in place); its objects have entities once ingested again."""
+        """A collection created before `entities` gets it, in place (its objects: once ingested again)."""
         from weaviate.exceptions import UnexpectedStatusCodeError, WeaviateInvalidInputError
 
         try:
