@@ -281,13 +281,30 @@ def missing_names(question: str, evidence: Sequence[Evidence]) -> list[str]:
     if not names:
         return []
     vocab, sequence = _vocabulary((e.title, e.text) for e in evidence)
-    return [
-        n
-        for n in names
-        if not all(
-            mentioned(p, vocab, sequence) for p in _parts(n) if _specific(p, question) or len(_parts(n)) == 1
-        )
-    ]
+    texts: list[str] = []
+
+    def found(part: str) -> bool:
+        if not mentioned(part, vocab, sequence):
+            return False
+        if not _derived(part):
+            return True
+        if not texts:
+            texts.extend(fold(f"{e.title}. {e.text}") for e in evidence)
+        return any(re.search(rf"\b{re.escape(fold(part))}", text) for text in texts)
+
+    return [n for n in names
+            if not all(found(p) for p in _parts(n) if _specific(p, question) or len(_parts(n)) == 1)]
+
+
+# Names asked about by plan, product or tier ("the Starter plan", "a Runner license"): a single word the
+# stemmer cuts by more than a plural ("starter" → "start") is mentioned only by its own word ("starter",
+# "starters"), not by another word of that stem ("the failover starts").
+def _derived(name: str) -> bool:
+    """A single alphabetic word whose stem drops a suffix other than a plural's ("Starter", "Planner")."""
+    word = fold(name).strip()
+    if not word.isalpha() or word.endswith("s"):
+        return False
+    return len(word) - len(stem(word)) >= 2
 
 
 def mentioning(name: str, evidence: Sequence[Evidence]) -> list[Evidence]:

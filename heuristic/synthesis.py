@@ -20,6 +20,7 @@ from heuristic.focus import focus_names
 from heuristic.kinds import answer_kind, answer_kinds, focus_terms, measure_of
 from heuristic.lead import answers, lead_of
 from heuristic.mentions import base_title
+from heuristic.partial import partial_question
 from heuristic.pick_scoring import (
     BOTH,
     CODE_ID,
@@ -44,6 +45,7 @@ from heuristic.pick_scoring import (
 from heuristic.premises import correction
 from heuristic.records import document_rule, own_value
 from heuristic.router import compared_entities
+from heuristic.sequence import next_in_sequence
 from heuristic.sufficiency import has_support, unsupported_names
 from heuristic.verdicts import about as verdict_about
 from heuristic.verdicts import both_verdict, broad_names, is_yes_no, temporal_winner, yes_no_prefix
@@ -234,6 +236,14 @@ def _pick(
         )
         if own is not None and end is None:
             lead = own  # the asker's own value, from their record, before any article's general one
+        step = next_in_sequence(question, candidates) if end is None else None
+        if step is not None:  # "… failed twice. What happens next?": what follows the told situation leads
+            if step in picked:
+                picked.remove(step)
+            elif len(picked) >= max_sentences:
+                picked.pop()
+            picked.insert(0, step)
+            lead = step
         picked.remove(lead)
         picked.insert(0, lead)
         corrected = correction(question, candidates)
@@ -315,6 +325,14 @@ def synthesize_answer(question: str, route: RouteDecision, evidence: Sequence[Ev
         return direct_answer(question)
     if route.route is Route.OUT_OF_CORPUS or not has_support(question, evidence):
         absent = unsupported_names(question, evidence)
+        # A value asked of a member the knowledge base does not know ("… on the Starter plan?"): the value
+        # for the question without it, then what is missing (`heuristic.partial`).
+        partial = None if route.route is Route.OUT_OF_CORPUS else partial_question(question, absent, evidence)
+        if partial is not None and has_support(partial.question, evidence):
+            known = synthesize_answer(partial.question, route, evidence, max_sentences - 1)
+            if not known.refused:
+                return Answer(text=f"{known.text} {partial.missing}", citations=known.citations,
+                              caveat=known.caveat)
         return refusal(f"the knowledge base does not mention {', '.join(absent)}" if absent and evidence
                        else "no evidence in the knowledge base agrees with the question")
     composition = _pick(question, route, evidence, max_sentences)

@@ -1,0 +1,53 @@
+"""Partial answers: what the knowledge base says, then what it does not.
+
+For a question asking a value ("how long …", "how much …", "when …") whose only unknown is a qualifier
+naming one member of a kind the knowledge base knows ("… kept on the Starter plan?" where the plans are Free,
+Team and Business): the value the evidence states for the question without that qualifier is the answer,
+followed by a sentence saying the knowledge base does not mention the qualifier. A question whose subject is
+the unknown name ("What does the Starter plan cost?") is not partial: nothing else is asked.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from heuristic.kinds import answer_kind
+from investigation.state import Evidence, Grade
+from investigation.text import fold, words
+
+# A qualifier: a preposition, an optional determiner, the unknown name and the noun of its kind, ending the
+# question ("on the Starter plan?", "for a Gold account?", "in the Nordmark region?").
+_QUALIFIER = (r"\s+(?:on|for|in|with|under|at)\s+(?:(?:the|a|an|our|my|your)\s+)?{name}\s+"
+              r"(?P<kind>[a-z][\w-]*)\s*[?.!]*\s*$")
+
+
+@dataclass(frozen=True)
+class Partial:
+    """The question without its unknown qualifier, and the sentence that says what is missing."""
+
+    question: str
+    missing: str
+
+
+def partial_question(question: str, absent: Sequence[str], evidence: Sequence[Evidence]) -> Partial | None:
+    """The value question without its one unknown qualifier (`_QUALIFIER`), when the evidence names the
+    qualifier's kind ("plan") and some evidence is graded correct; None otherwise."""
+    if len(absent) != 1 or answer_kind(question) is None:
+        return None
+    if not any(e.grade is Grade.CORRECT for e in evidence):
+        return None
+    name = absent[0]
+    match = re.search(_QUALIFIER.format(name=re.escape(name)), question, re.IGNORECASE)
+    if match is None:
+        return None
+    kind = fold(match.group("kind"))
+    known = {w for e in evidence for w in words(f"{e.title} {e.text}")}
+    if kind not in known and kind.rstrip("s") not in known and f"{kind}s" not in known:
+        return None
+    rest = question[: match.start()].rstrip(" ,") + "?"
+    if len(words(rest)) < 3:
+        return None
+    missing = f"The knowledge base does not mention a {name} {match.group('kind')}."
+    return Partial(question=rest, missing=missing)
