@@ -15,6 +15,7 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from heuristic.acronyms import spelled_out
 from heuristic.chains import Sentence, chain_end, is_name, named_in
 from heuristic.focus import focus_names
 from heuristic.kinds import answer_kind, answer_kinds, focus_terms, measure_of
@@ -79,15 +80,15 @@ def direct_answer(question: str) -> Answer:
     return Answer(text=DIRECT_REPLY)
 
 
-
 def _pick(
     question: str, route: RouteDecision, evidence: Sequence[Evidence], max_sentences: int
 ) -> _Composition:
     candidates = candidate_sentences(question, evidence)
     terms = question_terms(question)
     if route.route is not Route.MULTI_HOP:
-        # Not along a chain: there the question's rare words name its far end, and weighting them pulls the
-        # answer off the chain's last link (it lowered MuSiQue's answers).
+        # Not along a chain: there the question's rare words name its far end, and weighting them (or reading
+        # "US" as "United States") pulls the answer off the chain's last link (it lowered MuSiQue's answers).
+        candidates = spelled_out(question, candidates)
         terms = rarity(terms, candidates)
     kind = answer_kind(question)
     question_stems = set(terms)
@@ -231,9 +232,8 @@ def _pick(
             if namer is not None:
                 picked.remove(namer)
                 picked.insert(0, namer)
-        lead = lead_of(
-            pool, kind, state, terms, one_sentence=ask_sentence(question).strip() == question.strip()
-        )
+        lead = lead_of(pool, kind, state, terms,
+                       one_sentence=ask_sentence(question).strip() == question.strip())
         if own is not None and end is None:
             lead = own  # the asker's own value, from their record, before any article's general one
         step = next_in_sequence(question, candidates) if end is None else None

@@ -36,6 +36,7 @@ MODULES = (
     "investigation.text",
     "investigation.tokens",
     "investigation.wordlists",
+    "heuristic.acronyms",
     "heuristic.asked",
     "heuristic.bridges",
     "heuristic.chains",
