@@ -9,6 +9,7 @@ from collections.abc import Sequence
 from heuristic.chains import Sentence
 from heuristic.kinds import URL
 from heuristic.pick_scoring import PickState, content_stems, contrasts, is_sibling, restates
+from heuristic.verdicts import answers_no
 
 
 def answers(c: Sentence, kind: re.Pattern[str] | None, state: PickState,
@@ -19,10 +20,14 @@ def answers(c: Sentence, kind: re.Pattern[str] | None, state: PickState,
     asked = c.stems & state.asked
     typed = (kind is not None and (bool(asked) or kind is URL) and state.measure <= c.stems
              and bool(kind.search(c.text)) and not is_sibling(c, state))
-    clean = (not restates(c.text, state.question) and not contrasts(c) and not is_sibling(c, state)
+    # A yes/no question answered No by its own words negated ("… is not available on X") is not restated,
+    # and the negation is what it adds.
+    no = answers_no(c.text, state.question_text)
+    restated = restates(c.text, state.question) and not no
+    clean = (not restated and not contrasts(c) and not is_sibling(c, state)
              and (c.index, c.position) not in state.situation)
     concludes = (c.index, c.position) in state.concluding and kind is not None and bool(kind.search(c.text))
-    novel = bool(content_stems(c.text) - state.question)
+    novel = no or bool(content_stems(c.text) - state.question)
     total = sum(terms.values()) or 1.0
     cover = (
         sum(terms.get(t, 0.0) for t in asked) / total + 0.5 * sum(terms.get(t, 0.0) for t in c.stems) / total

@@ -15,6 +15,7 @@ from heuristic.focus import focus_names
 from heuristic.grader import weighted_terms
 from heuristic.kinds import URL
 from heuristic.prose import units, with_context
+from heuristic.verdicts import answers_no
 from investigation.guards import carries_instructions
 from investigation.memo import memoised
 from investigation.state import Evidence, Grade
@@ -179,7 +180,7 @@ def fixed_gain(c: Sentence, terms: dict[str, float], total: float, state: PickSt
         length=len(c.text.split()),
         lead_in=c.text.rstrip(" .").endswith(":"),
         off=contrasts(c) or is_sibling(c, state),
-        restated=restates(c.text, state.question),
+        restated=restates(c.text, state.question) and not answers_no(c.text, state.question_text),
     )
 
 

@@ -165,3 +165,10 @@ def yes_no_prefix(question: str, lead: str) -> str:
     if names and all(n in fold(lead) for n in names) and len(asked & said) >= 0.6 * len(asked):
         return "Yes: "
     return ""
+
+
+def answers_no(sentence: str, question: str) -> bool:
+    """A yes/no question's words said back with a negation the question lacks ("Is phone support included on
+    Basic?" → "Phone support is not included on Basic"): not a restatement but the answer, No."""
+    ask = re.split(r"(?<=[.!?])\s+", question.strip())[-1]
+    return is_yes_no(ask) and bool(_NEGATION.search(sentence)) and not _NEGATION.search(ask)
