@@ -5,7 +5,6 @@ number of investigations a day."""
 from __future__ import annotations
 
 import json
-import os
 from pathlib import Path
 from typing import Any
 
@@ -14,6 +13,7 @@ from rich.console import Console
 
 from cli.capacity import measure, model, saturate
 from cli.capacity.stack import MeasuredStack, measured_stack
+from config.settings import get_settings
 
 WARM = 2  # investigations run first on the measured stack, to load the models in its processes
 RECORDED = 3  # investigations whose Redis commands the saturation run replays
@@ -62,7 +62,8 @@ def run_capacity(
     json_path: Path | None = None,
 ) -> dict[str, Any]:
     out: dict[str, Any] = {"load at start": _uptime()}
-    embeddings = {k: v for k, v in os.environ.items() if k == "SLEUTH_EMBEDDINGS_DIR"}
+    chosen = get_settings().engines.embeddings_dir  # the models' folder, when the operator names one
+    embeddings = {"SLEUTH_EMBEDDINGS_DIR": str(chosen)} if chosen else {}
     with measured_stack(postgres_url, embeddings) as h:
         console.print(f"capacity: preparing a stack in {h.work} …")
         h.prepare()
