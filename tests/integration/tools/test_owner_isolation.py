@@ -5,6 +5,7 @@ asks, a cited fetch time is the time of the call, and no URL value can change th
 from __future__ import annotations
 
 import json
+import re
 from datetime import UTC, datetime
 from typing import Any
 
@@ -167,7 +168,11 @@ def test_select_picks_the_named_order_of_the_requesters_list(tmp_path: Any, redi
             call["not_yours"] == "I can't look up order BC-307755 for your account." and "payload" not in call
         )
         assert "I can't look up order BC-307755 for your account." in str(view["answer"])
-        assert "Paper filters" not in everything(view) and "19.9" not in everything(view)
+        # The other customer's item and total, the total as a number of its own; the trace's timings
+        # ("ms": 19.92) are left out, since any number may turn up there.
+        seen = re.sub(r'"ms": [0-9.]+', "", everything(view))
+        assert "Paper filters" not in seen
+        assert re.search(r"(?<![\d.])19\.90?(?!\d)", seen) is None
     finally:
         built.stack.services.engine.dispose()
 
