@@ -32,6 +32,7 @@ from investigation.text import (
     stem,
     words,
 )
+from investigation.wordlists import WEEKDAYS
 
 # `asked_terms` lives in `heuristic.asked`; importable from here too.
 __all__ = [
@@ -59,13 +60,7 @@ _GENERIC = frozenset(
         "i",
         "we",
         "you",
-        "monday",
-        "tuesday",
-        "wednesday",
-        "thursday",
-        "friday",
-        "saturday",
-        "sunday",
+        *WEEKDAYS,
         "ok",
         "okay",
         "please",

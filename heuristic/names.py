@@ -7,6 +7,7 @@ import re
 
 from investigation.memo import memoised
 from investigation.text import NAME_CONNECTORS, QUESTION_WORDS, STOPWORDS, TEXT_CACHE_SIZE, fold, words
+from investigation.wordlists import MONTHS, WEEKDAYS
 
 # Capitalised words that are rarely what a question hinges on.
 _GENERIC_NAMES: frozenset[str] = frozenset(
@@ -50,25 +51,8 @@ _GENERIC_NAMES: frozenset[str] = frozenset(
         "eastern",
         "northern",
         "southern",
-        "january",
-        "february",
-        "march",
-        "april",
-        "may",
-        "june",
-        "july",
-        "august",
-        "september",
-        "october",
-        "november",
-        "december",
-        "monday",
-        "tuesday",
-        "wednesday",
-        "thursday",
-        "friday",
-        "saturday",
-        "sunday",
+        *MONTHS[:12],
+        *WEEKDAYS,
         "he",
         "she",
         "it",

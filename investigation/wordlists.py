@@ -47,6 +47,8 @@ MONTHS = [
     "dec",
 ]
 
+WEEKDAYS = ["monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday"]
+
 # Words after which a full stop does not end a sentence ("Dr. Smith", "U.S. Army").
 ABBREVIATIONS: frozenset[str] = frozenset(
     [
