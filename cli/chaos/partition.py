@@ -125,9 +125,7 @@ def partition(h: PartitionHarness) -> Result:
     ids = [i for i, _ in submitted]
     done = h.wait_all("big", ids, timeout=plan.deadline_s + 120)
     h.worker_redis.delay_ms = None
-    # The cut worker's connections resume at TCP's next retransmission, whose backoff may have grown to
-    # about a minute by the restore: the rejoin is awaited that long (it returns as soon as it answers).
-    watcher.join(120)
+    watcher.join(5)
     time.sleep(5)  # a late second attempt of a delivery would land now
     deliveries = {d["id"] for v in done.values() for d in v.get("deliveries", [])}
     h.wait_deliveries(deliveries, timeout=120)
