@@ -19,7 +19,7 @@ from heuristic.asked import ASKED_ABILITY, asked_terms
 from heuristic.vocabulary import Vocabulary
 from investigation import memo
 from investigation.memo import memoised
-from investigation.state import Evidence
+from investigation.state import Evidence, Passage
 from investigation.text import (
     MONTHS,
     QUESTION_WORDS,
@@ -270,7 +270,7 @@ def _abbreviates(short: str, vocab: AbstractSet[str]) -> bool:
     return 3 <= len(short) <= 4 and any(v.startswith(short) and v.isalpha() for v in vocab)
 
 
-def missing_names(question: str, evidence: Sequence[Evidence]) -> list[str]:
+def missing_names(question: str, evidence: Sequence[Evidence | Passage]) -> list[str]:
     """Focus names of the question that no evidence passage (title or text, any grade) mentions."""
     names = focus_names(question)
     if not names:

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from heuristic.partial import known_question
 from investigation.citations import evidence_id
 from investigation.state import Evidence, Grade, Passage
 from investigation.text import ask_sentence, body_stems, content_stems, entities, fold, stem, words
@@ -83,16 +84,18 @@ def score_passages(question: str, passages: Sequence[Passage], query_of: dict[st
     if not passages:
         return []
     terms = weighted_terms(question)
-    # A ticket that describes a situation and then asks is also graded against its question sentence alone.
+    # A ticket that describes a situation and then asks is also graded against its question sentence alone;
+    # a value asked "on the Starter plan" that no passage knows, against the question without it.
     ask = ask_sentence(question)
-    asks = [ask] if ask != question else []
+    known = known_question(ask, passages)
+    asks = list(dict.fromkeys(a for a in (ask, known) if a is not None and a != question))
     subqueries = sorted({query_of.get(p.chunk_id, question) for p in passages})
     vectors = vectorise([question, *asks, *subqueries, *(f"{p.title}. {p.text}" for p in passages)])
     q_vec = vectors[0]
     offset = 1 + len(asks)
     sub_vec = {q: vectors[offset + i] for i, q in enumerate(subqueries)}
     p_vecs = vectors[offset + len(subqueries):]
-    ask_terms = weighted_terms(ask) if asks else {}
+    ask_terms = [(weighted_terms(a), vectors[1 + i]) for i, a in enumerate(asks)]
     scores: list[float] = []
     for passage, p_vec in zip(passages, p_vecs, strict=True):
         cosine = float(np.dot(q_vec, p_vec))
@@ -102,9 +105,9 @@ def score_passages(question: str, passages: Sequence[Passage], query_of: dict[st
         )
         if title_mentioned(passage.title, question):
             score += config.title_bonus
-        if asks:
-            score = max(score, config.lexical_weight * body_agreement(ask_terms, passage.title, passage.text)
-                        + config.embedding_weight * float(np.dot(vectors[1], p_vec)))
+        for a_terms, a_vec in ask_terms:
+            score = max(score, config.lexical_weight * body_agreement(a_terms, passage.title, passage.text)
+                        + config.embedding_weight * float(np.dot(a_vec, p_vec)))
         subquery = query_of.get(passage.chunk_id, question)
         bridge = bridge_terms(question, subquery)
         if bridge:

@@ -5,6 +5,9 @@ naming one member of a kind the knowledge base knows ("… kept on the Starter p
 Team and Business): the value the evidence states for the question without that qualifier is the answer,
 followed by a sentence saying the knowledge base does not mention the qualifier. A question whose subject is
 the unknown name ("What does the Starter plan cost?") is not partial: nothing else is asked.
+
+The grader scores passages against the question without such a qualifier too (`known_question`): the
+passage stating the value for every plan is what answers, although it never names the unknown member.
 """
 
 from __future__ import annotations
@@ -13,8 +16,9 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from heuristic.focus import missing_names
 from heuristic.kinds import answer_kind
-from investigation.state import Evidence, Grade
+from investigation.state import Evidence, Grade, Passage
 from investigation.text import fold, words
 
 # A qualifier: a preposition, an optional determiner, the unknown name and the noun of its kind, ending the
@@ -34,16 +38,31 @@ class Partial:
 def partial_question(question: str, absent: Sequence[str], evidence: Sequence[Evidence]) -> Partial | None:
     """The value question without its one unknown qualifier (`_QUALIFIER`), when the evidence names the
     qualifier's kind ("plan") and some evidence is graded correct; None otherwise."""
-    if len(absent) != 1 or answer_kind(question) is None:
-        return None
     if not any(e.grade is Grade.CORRECT for e in evidence):
+        return None
+    return _without_qualifier(question, absent, evidence)
+
+
+def known_question(question: str, passages: Sequence[Evidence | Passage]) -> str | None:
+    """The value question without a qualifier naming a member no passage mentions ("How long are backups
+    kept?" for "… kept on the Starter plan?" when the passages name plans but no Starter plan); None when
+    the question has no such qualifier."""
+    if answer_kind(question) is None:
+        return None
+    partial = _without_qualifier(question, missing_names(question, passages), passages)
+    return None if partial is None else partial.question
+
+
+def _without_qualifier(question: str, absent: Sequence[str],
+                       passages: Sequence[Evidence | Passage]) -> Partial | None:
+    if len(absent) != 1 or answer_kind(question) is None:
         return None
     name = absent[0]
     match = re.search(_QUALIFIER.format(name=re.escape(name)), question, re.IGNORECASE)
     if match is None:
         return None
     kind = fold(match.group("kind"))
-    known = {w for e in evidence for w in words(f"{e.title} {e.text}")}
+    known = {w for e in passages for w in words(f"{e.title} {e.text}")}
     if kind not in known and kind.rstrip("s") not in known and f"{kind}s" not in known:
         return None
     rest = question[: match.start()].rstrip(" ,") + "?"

@@ -52,3 +52,18 @@ def test_a_bridged_passage_counts_its_resolved_entity_as_part_of_the_question() 
     assert bridged.score > plain.score
     assert resolves_bridge(question, evidence("sk#0", "Stephen King", "…", query=sub))
     assert not resolves_bridge(question, evidence("x#0", "Bangor", "…", query=sub))
+
+
+def test_a_value_asked_of_an_unknown_member_is_graded_against_the_question_without_it() -> None:
+    # Value questions qualified by a member no passage knows ("… on the Drifter tier?" where the tiers are
+    # Cove and Bay): the passage stating the value for every tier answers, so it is graded without it.
+    question = "How long are drafts kept on the Drifter tier?"
+    drafts = passage("drafts#1", "Drafts", "Drafts are kept for 45 days, then purged.")
+    tiers = passage("tiers#1", "Tiers", "Harbour has two tiers, Cove and Bay.")
+    graded = grade_passages(question, [drafts, tiers], 1, {}, vectorise)
+    assert graded[0].grade is Grade.CORRECT
+    assert graded[1].grade is Grade.INCORRECT
+    # A known member keeps the whole question: nothing is dropped.
+    known = passage("cove#1", "Cove", "The Cove tier keeps drafts for 60 days.")
+    plain = grade_passages("How long are drafts kept on the Cove tier?", [drafts, known], 1, {}, vectorise)
+    assert plain[0].score < graded[0].score
