@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import socket
 from typing import Any
 
 from celery import Celery
@@ -35,7 +36,22 @@ def _redis_transport(settings: Settings) -> dict[str, object]:
             "unacked_restore_throttle": 1,
             # Per-tenant fairness at the queues: steps carry a priority (`app.admission.priority`);
             # a worker takes the lowest number first, across every queue it reads.
-            "priority_steps": list(names.PRIORITY_STEPS)}
+            "priority_steps": list(names.PRIORITY_STEPS),
+            # A connection a network cut left half-open (nothing reset, packets dropped) is noticed and made
+            # again: kombu checks its long-lived connections every `broker_health_check` seconds, and the
+            # kernel gives up on data unacknowledged for a minute instead of retrying for a quarter of an hour.
+            "health_check_interval": settings.workers.broker_health_check,
+            "socket_timeout": 60,
+            "socket_connect_timeout": 10,
+            "socket_keepalive": True,
+            "socket_keepalive_options": _keepalive(settings.workers.broker_health_check)}
+
+
+def _keepalive(every: int) -> dict[int, int]:
+    """TCP keepalive probes after `every` seconds of silence (3 unanswered: dead), and TCP_USER_TIMEOUT:
+    the options this platform's socket module has (Linux has all four)."""
+    wanted = {"TCP_KEEPIDLE": every, "TCP_KEEPINTVL": every, "TCP_KEEPCNT": 3, "TCP_USER_TIMEOUT": 60_000}
+    return {getattr(socket, name): value for name, value in wanted.items() if hasattr(socket, name)}
 
 
 def _broker_config(settings: Settings) -> dict[str, object]:

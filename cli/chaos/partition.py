@@ -125,7 +125,7 @@ def partition(h: PartitionHarness) -> Result:
     ids = [i for i, _ in submitted]
     done = h.wait_all("big", ids, timeout=plan.deadline_s + 120)
     h.worker_redis.delay_ms = None
-    watcher.join(5)
+    watcher.join(60)  # returns as soon as the cut worker answers (within ~2 health checks of the restore)
     time.sleep(5)  # a late second attempt of a delivery would land now
     deliveries = {d["id"] for v in done.values() for d in v.get("deliveries", [])}
     h.wait_deliveries(deliveries, timeout=120)

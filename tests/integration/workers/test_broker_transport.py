@@ -5,6 +5,7 @@ the messages are the ones kombu's own transport sends and receives."""
 
 from __future__ import annotations
 
+import socket
 from pathlib import Path
 from typing import Any
 
@@ -284,3 +285,27 @@ def test_a_broker_that_stays_away_fails_the_send_and_queues_nothing(
     assert len(pauses) == PUBLISH_RETRIES  # tried 1 + PUBLISH_RETRIES times, then the step sees the error
     proxy.up()
     assert _queued(redis_client, redis_prefix, names.Q_RETRIEVE) == 0
+
+
+def test_broker_sockets_notice_a_silent_network(app: Celery) -> None:
+    """A network cut drops packets and resets nothing: the broker's TCP connections carry keepalive probes
+    and a user timeout, and kombu checks its long-lived connections every `broker_health_check` seconds, so
+    a worker rejoins soon after the network returns instead of after TCP's retransmission backoff."""
+    every = Settings().workers.broker_health_check
+    transport: Any = app.conf.broker_transport_options
+    assert transport["health_check_interval"] == every
+    with app.connection_for_write() as conn:
+        client = conn.default_channel.client
+        client.ping()
+        connection = client.connection_pool.get_connection()
+        try:
+            sock = connection._sock
+            if sock.family == socket.AF_UNIX:
+                pytest.skip("the test Redis is a unix socket here: no TCP options to look at")
+            assert sock.getsockopt(socket.SOL_SOCKET, socket.SO_KEEPALIVE) == 1
+            assert sock.getsockopt(socket.IPPROTO_TCP, socket.TCP_KEEPIDLE) == every
+            assert sock.getsockopt(socket.IPPROTO_TCP, socket.TCP_KEEPCNT) == 3
+            assert sock.getsockopt(socket.IPPROTO_TCP, socket.TCP_USER_TIMEOUT) == 60_000
+            assert sock.gettimeout() == 60
+        finally:
+            client.connection_pool.release(connection)
