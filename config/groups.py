@@ -131,8 +131,8 @@ class WorkerSettings(BaseModel):
     )
     task_time_limit: int = Field(default=120, ge=1, description="Hard Celery time limit per task, seconds.")
     broker_health_check: int = Field(default=5, ge=1, le=300, description=(
-        "Seconds between checks of a worker's long-lived Redis connections: one left half-open by a network cut "
-        "is dropped and made again within about twice this after the network returns."))
+        "Seconds between checks of a worker's long-lived Redis connections: one left half-open by a network "
+        "cut is dropped and made again within about twice this after the network returns."))
     worker_concurrency: int = Field(
         default=2, ge=1, description="Default worker processes (`sleuth worker`/`up` take --concurrency)."
     )

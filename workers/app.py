@@ -39,7 +39,7 @@ def _redis_transport(settings: Settings) -> dict[str, object]:
             "priority_steps": list(names.PRIORITY_STEPS),
             # A connection a network cut left half-open (nothing reset, packets dropped) is noticed and made
             # again: kombu checks its long-lived connections every `broker_health_check` seconds, and the
-            # kernel gives up on data unacknowledged for a minute instead of retrying for a quarter of an hour.
+            # kernel gives up on data unacknowledged for a minute instead of retrying for 15 minutes.
             "health_check_interval": settings.workers.broker_health_check,
             "socket_timeout": 60,
             "socket_connect_timeout": 10,
