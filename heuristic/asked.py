@@ -31,6 +31,14 @@ ASKED_ABILITY = re.compile(
     r"(?P<np>[^?.;]+)",
     re.IGNORECASE,
 )
+# "What is Wagely's stock ticker?", "What's Acme's tax number?": an attribute asked of a named entity. Like an
+# ability's object, it is only unsupported when most of its words are missing (the attribute ends at the first
+# preposition: "… per draw", "… for Germany").
+ASKED_ATTRIBUTE = re.compile(
+    r"(?:^|[.,;!?]\s*)what(?:'s|\s+is|\s+are|\s+was)\s+(?-i:[A-Z][\w-]*)(?:'s|\u2019s)\s+"
+    r"(?P<np>[^?.;]+?)(?=\s+(?:of|for|in|on|at|per|with|after|before|from)\b|[?.;]|$)",
+    re.IGNORECASE,
+)
 # Where the asked-about thing ends: a purpose or condition clause, or the asker's own situation.
 _ASKED_END = re.compile(r"\s+(?:so|that|which|because|when|if|instead|since|while|to|as|where|we|i|you|they|"
                         r"on\s+(?:our|their|my))\b.*$", re.IGNORECASE)

@@ -15,7 +15,7 @@ from collections.abc import Set as AbstractSet
 from functools import lru_cache
 from itertools import pairwise
 
-from heuristic.asked import ASKED_ABILITY, asked_terms
+from heuristic.asked import ASKED_ABILITY, ASKED_ATTRIBUTE, asked_terms
 from heuristic.vocabulary import Vocabulary
 from investigation import memo
 from investigation.memo import memoised
@@ -315,8 +315,8 @@ def _text_mentions(name: str, title: str, text: str) -> bool:
 
 def missing_terms(question: str, evidence: Sequence[Evidence]) -> list[str]:
     """The asked-about words (`asked_terms`) that no evidence passage mentions, in the question's order; for a
-    "can I …" question, its object's words when most of them are missing."""
-    terms, ability = asked_terms(question), asked_terms(question, (ASKED_ABILITY,))
+    "can I …" question (or "what is Acme's …"), its object's words when most of them are missing."""
+    terms, ability = asked_terms(question), asked_terms(question, (ASKED_ABILITY, ASKED_ATTRIBUTE))
     if not (terms or ability) or not evidence:
         return []
     texts = [f"{e.title}. {e.text}" for e in evidence]

@@ -111,6 +111,7 @@ SHOP = [
     ("Do you offer freight shipping quotes?", ["freight", "shipping", "quotes"]),
     ("My claim was rejected, can I dispute it?", ["dispute"]),  # the action is what is asked about
     ("Can Acme Cloud print packing slips with our logo?", ["packing", "slips", "logo"]),
+    ("What is Acme's stock ticker?", ["stock", "ticker"]),  # an attribute asked of a name
 ])
 def test_an_unmentioned_asked_thing_is_refused_with_its_words(question: str, terms: list[str]) -> None:
     assert missing_terms(question, SHOP) == terms
@@ -125,6 +126,7 @@ def test_an_unmentioned_asked_thing_is_refused_with_its_words(question: str, ter
     "Our claim failed. How long do we have before our data gets deleted?",  # the asker's own time, no offer
     "What is the price of the Business plan?",
     "Can we file a claim for an approved refund?",  # the object's words are there
+    "What's Acme's refund guarantee for annual plans?",  # the attribute ends at its preposition
 ])
 def test_a_mentioned_asked_thing_is_answered(question: str) -> None:
     assert missing_terms(question, SHOP) == []
