@@ -10,6 +10,9 @@ shell asks the application for tenant fairness through a port (`tasks.fairness`)
 from __future__ import annotations
 
 import ast
+import functools
+from collections.abc import Iterator
+from dataclasses import dataclass
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -95,9 +98,12 @@ LAZY: dict[tuple[str, str], str] = {
 }
 
 
-def _modules() -> list[tuple[str, ast.Module]]:
-    files = sorted(p for package in PACKAGES for p in (ROOT / package).rglob("*.py"))
-    return [(str(p.relative_to(ROOT)), ast.parse(p.read_text(encoding="utf-8"))) for p in files]
+@dataclass(frozen=True)
+class Import:
+    path: str  # the importing file, relative to the repository
+    line: int
+    module: str
+    local: bool  # inside a function
 
 
 def _imported(node: ast.AST) -> list[str]:
@@ -108,42 +114,49 @@ def _imported(node: ast.AST) -> list[str]:
     return []
 
 
+def _walk(path: str, node: ast.AST, local: bool) -> Iterator[Import]:
+    for child in ast.iter_child_nodes(node):
+        for module in _imported(child):
+            yield Import(path, getattr(child, "lineno", 0), module, local)
+        yield from _walk(path, child, local or isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef)))
+
+
+@functools.cache
+def _imports() -> tuple[Import, ...]:
+    """Every import statement of the product's packages (each file parsed once for the three tests)."""
+    files = sorted(p for package in PACKAGES for p in (ROOT / package).rglob("*.py"))
+    return tuple(
+        found
+        for p in files
+        for found in _walk(str(p.relative_to(ROOT)), ast.parse(p.read_text(encoding="utf-8")), False)
+    )
+
+
 def _own(module: str) -> bool:
     return module.split(".")[0] in PACKAGES
 
 
 def test_each_package_imports_only_the_rings_it_may() -> None:
     wrong = []
-    for path, tree in _modules():
-        package = path.split("/")[0]
-        for node in ast.walk(tree):
-            for module in filter(_own, _imported(node)):
-                top = module.split(".")[0]
-                if top != package and top not in ALLOWED[package] | CROSSING.get(path, set()):
-                    wrong.append(f"{path}:{getattr(node, 'lineno', 0)} imports {module}")
+    for imp in filter(lambda i: _own(i.module), _imports()):
+        package, top = imp.path.split("/")[0], imp.module.split(".")[0]
+        if top != package and top not in ALLOWED[package] | CROSSING.get(imp.path, set()):
+            wrong.append(f"{imp.path}:{imp.line} imports {imp.module}")
     assert wrong == []
 
 
 def test_the_task_shell_never_imports_the_application_ring() -> None:
     """The shell asks for tenant fairness through its port (`tasks.fairness`): the application installs it."""
     reached = [
-        f"{path}:{getattr(node, 'lineno', 0)}"
-        for path, tree in _modules()
-        if path.startswith("tasks/") and path not in CROSSING
-        for node in ast.walk(tree)
-        for m in _imported(node)
-        if m.split(".")[0] in ("app", "api", "cli")
+        f"{imp.path}:{imp.line}"
+        for imp in _imports()
+        if imp.path.startswith("tasks/") and imp.path not in CROSSING
+        and imp.module.split(".")[0] in ("app", "api", "cli")
     ]
     assert reached == []
 
 
 def test_no_function_local_import_of_the_products_modules_outside_the_cli() -> None:
-    found: set[tuple[str, str]] = set()
-    for path, tree in _modules():
-        if path.startswith("cli/"):
-            continue
-        for fn in ast.walk(tree):
-            if isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)):
-                for node in ast.walk(fn):
-                    found.update((path, m) for m in _imported(node) if _own(m))
+    found = {(imp.path, imp.module) for imp in _imports()
+             if imp.local and _own(imp.module) and not imp.path.startswith("cli/")}
     assert sorted(found - LAZY.keys()) == []
