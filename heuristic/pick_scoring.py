@@ -15,6 +15,7 @@ from heuristic.focus import focus_names
 from heuristic.grader import weighted_terms
 from heuristic.kinds import URL
 from heuristic.prose import units, with_context
+from heuristic.referents import leading_name, resolve_pronoun
 from heuristic.verdicts import answers_no
 from investigation.guards import carries_instructions
 from investigation.memo import memoised
@@ -72,8 +73,10 @@ def candidate_sentences(question: str, evidence: Sequence[Evidence]) -> list[Sen
                      1.0 if index < 3 else 0.75 if index < 6 else 0.0)
         subject = re.sub(r"\s*\([^)]*\)\s*$", "", e.title).strip() if is_name(e.title) else ""
         work = bool(_WORK.search(e.text[:400]))
+        carried = ""  # in a topic's passage, the name the sentence before opened with (`heuristic.referents`)
         for position, unit in enumerate(units(e.text, question)):
-            text = resolve_pronoun(with_context(unit), subject, work=work)
+            text = resolve_pronoun(with_context(unit), subject or carried, work=work or not subject)
+            carried = leading_name(text)
             # A bare "Yes."/"No." answers some other question (an FAQ's, the previous item's): never ours.
             text = re.sub(r"^(yes|no)[.,!]\s+(?=\w)", "", text, flags=re.IGNORECASE)
             if len(words(text)) < 3 or carries_instructions(text):  # orders to an AI are never quoted
@@ -91,9 +94,6 @@ def candidate_sentences(question: str, evidence: Sequence[Evidence]) -> list[Sen
     return out
 
 
-_PRONOUN = re.compile(r"^(?:(He|She|They|It)|(His|Her|Their|Its))\s+(?=[a-z0-9])")
-
-
 # A passage about a work, place or organisation: its "He"/"She" is somebody else (the author, a founder).
 _WORK = re.compile(
     r"\b(?:is|was|are|were)\s+(?:a|an|the)\s+(?:[\w-]+\s+){0,5}(?:film|movie|album|song|single|ballet|"
@@ -102,20 +102,6 @@ _WORK = re.compile(
     r"building|church|museum|park|festival|award|brand|network|channel|label|party)s?\b",
     re.IGNORECASE,
 )
-
-
-def resolve_pronoun(sentence: str, subject: str, *, work: bool = False) -> str:
-    """A sentence quoted out of its passage says whom it is about: in a passage named after a person or a
-    thing, a leading "He"/"She"/"It"/"They" becomes the name ("He was a Formula One driver" → "Eddie Irvine
-    was a Formula One driver"), "His"/"Her"/"Its"/"Their" the name's possessive; in a passage about a `work`
-    (a film, a song, a company) only "It"/"Its" is the work; "He", "She", "They" are people and stay."""
-    found = _PRONOUN.match(sentence)
-    if not subject or not found or fold(subject) in fold(sentence):
-        return sentence
-    if work and (found.group(1) or found.group(2)) not in ("It", "Its"):
-        return sentence  # a work's "He" is its author, its "They" its performers
-    name = subject if found.group(1) else f"{subject}'s"
-    return f"{name} {sentence[found.end():]}"
 
 
 def question_terms(question: str) -> dict[str, float]:

@@ -7,7 +7,7 @@ import pytest
 
 from cli.bench_metrics import first_sentence
 from heuristic.kinds import answer_kind, focus_terms
-from heuristic.pick_scoring import resolve_pronoun
+from heuristic.referents import resolve_pronoun
 from heuristic.synthesis import synthesize_answer
 from heuristic.verdicts import both_verdict, is_yes_no, temporal_winner, yes_no_prefix
 from investigation.state import Grade, Route, RouteDecision
