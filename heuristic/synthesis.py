@@ -48,8 +48,9 @@ from heuristic.records import document_rule, own_value
 from heuristic.router import compared_entities
 from heuristic.sequence import next_in_sequence
 from heuristic.sufficiency import has_support, unsupported_names
+from heuristic.thresholds import deciding_limit, verdict_prefix
 from heuristic.verdicts import about as verdict_about
-from heuristic.verdicts import both_verdict, broad_names, is_yes_no, temporal_winner, yes_no_prefix
+from heuristic.verdicts import both_verdict, broad_names, is_yes_no, temporal_winner
 from investigation.answers import refusal
 from investigation.citations import cite
 from investigation.state import Answer, Evidence, Grade, Route, RouteDecision
@@ -70,10 +71,7 @@ def direct_answer(question: str) -> Answer:
     if re.search(r"\b(sorry|apolog)", lowered):
         return Answer(text=_SORRY_REPLY)
     if re.search(r"\b(close|bye|goodbye|weekend|have a)\b", lowered) and re.search(
-        r"\b(thank|thx|cheers|close|bye|"
-        r"great|perfect)",
-        lowered,
-    ):
+            r"\b(thank|thx|cheers|close|bye|great|perfect)", lowered):
         return Answer(text=_BYE_REPLY)
     if re.search(r"\b(thank|thx|ty|cheers|appreciat|fixed|solved|worked)", lowered):
         return Answer(text=_THANKS_REPLY)
@@ -236,8 +234,10 @@ def _pick(
                        one_sentence=ask_sentence(question).strip() == question.strip())
         if own is not None and end is None:
             lead = own  # the asker's own value, from their record, before any article's general one
-        step = next_in_sequence(question, candidates) if end is None else None
-        if step is not None:  # "… failed twice. What happens next?": what follows the told situation leads
+        # "… failed twice. What happens next?": what follows the told situation leads; "A debit of $30,000
+        # failed. Can …?": the limit that decides it does.
+        step = None if end else next_in_sequence(question, candidates) or deciding_limit(question, candidates)
+        if step is not None:
             if step in picked:
                 picked.remove(step)
             elif len(picked) >= max_sentences:
@@ -254,7 +254,7 @@ def _pick(
                 picked.pop()
             picked.insert(0, corrected)
             lead = corrected
-        return _Composition(picked, prefix=yes_no_prefix(question, lead.text))
+        return _Composition(picked, prefix=verdict_prefix(question, lead.text))
     return _Composition(picked)
 
 
