@@ -17,7 +17,7 @@ HARBOUR = [
     evidence("refunds#0", "Refunds",
              "Mooring passes can be cancelled at any time and the current week is kept. "
              "Season passes are not refunded after the first 20 days. "
-             "A skipper who sells the boat may get a refund of a season pass at any time, with proof of sale."),
+             "A skipper who sells the boat may get a refund of a season pass at any time, with proof."),
 ]
 
 
