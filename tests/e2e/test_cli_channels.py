@@ -8,22 +8,15 @@ import json
 import os
 import sqlite3
 import subprocess
-import sys
 from pathlib import Path
+
+from tests.support.cli import run_sleuth
 
 
 def sleuth(home: Path, *args: str, stdin: str | None = None, **env: str) -> subprocess.CompletedProcess[str]:
     full_env = {k: v for k, v in os.environ.items() if not k.startswith("SLEUTH_")}
     full_env.update({"SLEUTH_HOME": str(home), **env})
-    return subprocess.run(
-        [sys.executable, "-m", "cli.main", *args],
-        env=full_env,
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=False,
-        input=stdin,
-    )
+    return run_sleuth(args, full_env, input=stdin, timeout=120)
 
 
 def test_channels_add_list_remove_and_allowlist(tmp_path: Path) -> None:

@@ -6,18 +6,17 @@ from __future__ import annotations
 
 import json
 import subprocess
-import sys
 from pathlib import Path
 
 from cli.bench import load_set
 from storage import repositories as repo
 from tasks import inline
+from tests.support.cli import run_sleuth
 from tests.support.stack import CORPUS, Stack, build_stack
 
 
 def _sleuth(stack: Stack, *args: str, timeout: int = 180) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "cli.main", *args], env=stack.env(), capture_output=True,
-                          text=True, timeout=timeout, check=False)
+    return run_sleuth(args, stack.env(), timeout=timeout)
 
 
 def _rated(stack: Stack, question: str, rating: str, correction: str | None = None) -> str:

@@ -1,20 +1,19 @@
-"""`sleuth gaps`: real CLI processes over a seeded tenant; text and --json output, and bad input (a malformed
+"""`sleuth gaps`: CLI processes over a seeded tenant; text and --json output, and bad input (a malformed
 --since, an unknown --tenant) refused naming the option with a non-zero exit code."""
 
 from __future__ import annotations
 
 import json
 import subprocess
-import sys
 from pathlib import Path
 
 from tests.integration.app.test_gaps import CSV, MOBILE, seed_gaps
+from tests.support.cli import run_sleuth
 from tests.support.stack import Stack, build_stack
 
 
 def _sleuth(stack: Stack, *args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "cli.main", *args], env=stack.env(), capture_output=True,
-                          text=True, timeout=180, check=False)
+    return run_sleuth(args, stack.env(), timeout=180)
 
 
 def test_gaps_as_text_and_json(tmp_path: Path, redis_url: str, redis_prefix: str) -> None:

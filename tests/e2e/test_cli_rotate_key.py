@@ -1,11 +1,9 @@
-"""`sleuth tenants rotate-key`: a real CLI process gives the tenant a new key; the old key is refused and
+"""`sleuth tenants rotate-key`: a CLI process gives the tenant a new key; the old key is refused and
 the tenant's console sessions are deleted from Redis."""
 
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -13,6 +11,7 @@ import pytest
 from investigation.errors import Forbidden
 from storage import repositories as repo
 from storage.console_sessions import ConsoleSessions
+from tests.support.cli import run_sleuth
 from tests.support.stack import build_stack
 
 
@@ -24,14 +23,7 @@ def test_rotate_key_replaces_the_key_and_ends_the_sessions(
     with stack.services.session() as db:
         tenant = repo.get_tenant_by_name(db, name=stack.tenant_name)
     live, _ = sessions.create(tenant_id=tenant.id, key_tag="old", scope="console", ttl_seconds=600)
-    run = subprocess.run(
-        [sys.executable, "-m", "cli.main", "tenants", "rotate-key", stack.tenant_name, "--json"],
-        env=stack.env(),
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=False,
-    )
+    run = run_sleuth(["tenants", "rotate-key", stack.tenant_name, "--json"], stack.env(), timeout=120)
     assert run.returncode == 0, run.stderr
     out = json.loads(run.stdout)
     assert out["api_key"].startswith("sk_") and out["api_key"] != stack.api_key and out["sessions_ended"] == 1

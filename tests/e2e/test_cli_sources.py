@@ -6,15 +6,15 @@ from __future__ import annotations
 import json
 import os
 import subprocess
-import sys
 from pathlib import Path
+
+from tests.support.cli import run_sleuth
 
 
 def sleuth(home: Path, *args: str) -> subprocess.CompletedProcess[str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith("SLEUTH_")}
     env["SLEUTH_HOME"] = str(home)
-    return subprocess.run([sys.executable, "-m", "cli.main", *args], env=env, capture_output=True, text=True,
-                          timeout=300, check=False)
+    return run_sleuth(args, env, timeout=300)
 
 
 def test_sources_add_sync_list_remove(tmp_path: Path) -> None:

@@ -1,23 +1,22 @@
-"""`sleuth tenants update --retention-days` and `sleuth tenants remove`: real CLI processes; bad input names
+"""`sleuth tenants update --retention-days` and `sleuth tenants remove`: CLI processes; bad input names
 the field, removal needs --confirm and then leaves nothing of the tenant."""
 
 from __future__ import annotations
 
 import json
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
 from investigation.errors import NotFound
 from storage import repositories as repo
+from tests.support.cli import run_sleuth
 from tests.support.stack import Stack, build_stack
 
 
 def _sleuth(stack: Stack, *args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "cli.main", "tenants", *args], env=stack.env(),
-                          capture_output=True, text=True, timeout=120, check=False)
+    return run_sleuth(["tenants", *args], stack.env(), timeout=120)
 
 
 def test_retention_days_are_set_and_checked(tmp_path: Path, redis_url: str, redis_prefix: str) -> None:

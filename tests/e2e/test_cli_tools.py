@@ -7,11 +7,12 @@ from __future__ import annotations
 import json
 import os
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 import yaml
+
+from tests.support.cli import run_sleuth
 
 TOOLS = Path(__file__).resolve().parents[2] / "examples" / "tools"
 
@@ -19,8 +20,7 @@ TOOLS = Path(__file__).resolve().parents[2] / "examples" / "tools"
 def sleuth(home: Path, *args: str, stdin: str | None = None) -> subprocess.CompletedProcess[str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith("SLEUTH_")}
     env["SLEUTH_HOME"] = str(home)
-    return subprocess.run([sys.executable, "-m", "cli.main", *args], env=env, capture_output=True, text=True,
-                          timeout=120, check=False, input=stdin)
+    return run_sleuth(args, env, input=stdin, timeout=120)
 
 
 @pytest.fixture(scope="module")
