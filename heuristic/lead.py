@@ -10,6 +10,7 @@ from heuristic.chains import Sentence
 from heuristic.kinds import URL
 from heuristic.pick_scoring import PickState, content_stems, contrasts, is_sibling, restates
 from heuristic.verdicts import answers_no
+from investigation.text import fold
 
 
 def answers(c: Sentence, kind: re.Pattern[str] | None, state: PickState,
@@ -52,4 +53,12 @@ def lead_of(pool: Sequence[Sentence], kind: re.Pattern[str] | None, state: PickS
     # retelling it: there the asked kind alone says which sentence answers.
     ticket = not one_sentence or bool(state.codes) or bool(state.situation)
     bar = 0.0 if ticket else LEAD_TYPED_COVER * max(a[4] for _c, a in scored)
-    return max(scored, key=lambda ca: (ca[1][0] and ca[1][4] >= bar, *ca[1][1:]))[0]
+    # Between sentences that answer equally well, a row or item labelled by a name the question says
+    # ("California: 1.5× over 8 hours …" for "How is overtime calculated in California?") leads.
+    return max(scored, key=lambda ca: (ca[1][0] and ca[1][4] >= bar, *ca[1][1:], _labelled(ca[0], state)))[0]
+
+
+def _labelled(c: Sentence, state: PickState) -> bool:
+    """The sentence opens with a label ("California: …") that the question names."""
+    label = fold(c.text[: c.text.find(":")]).strip() if 0 < c.text.find(":") <= 40 else ""
+    return len(label) >= 3 and re.search(rf"\b{re.escape(label)}\b", state.question_text) is not None

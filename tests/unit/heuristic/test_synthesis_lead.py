@@ -7,8 +7,11 @@ import pytest
 
 from cli.bench_metrics import first_sentence
 from heuristic import lead
+from heuristic.chains import Sentence
+from heuristic.pick_scoring import PickState
 from heuristic.synthesis import synthesize_answer
 from investigation.state import Evidence, Grade, Route, RouteDecision
+from investigation.text import fold
 from tests.unit.investigation.fakes import evidence
 
 LOOKUP = RouteDecision(route=Route.LOOKUP, reason="t")
@@ -53,3 +56,16 @@ def test_a_yes_no_question_about_a_fee_is_led_by_the_rule_not_a_price_row() -> N
         "Every plan charges a fee per active seat in the month; contractors count as seats."), score=0.8)
     answer = synthesize_answer("Do contractors count toward the per-seat fee?", LOOKUP, [pricing])
     assert "contractors count as seats" in first_sentence(answer.text), answer.text
+
+
+def test_a_row_labelled_by_the_asked_name_leads_a_sentence_mentioning_it_in_passing() -> None:
+    # "How is X done in <name>?" where a table row keyed by the name answers as well as a sentence that
+    # mentions the name in passing: the row leads.
+    question = "How is the lock toll charged in Maribor?"
+    stems = frozenset({"lock", "toll", "maribor"})
+    passing = Sentence(0, 0, "Lock tolls are waived on Sundays, but not in Maribor.", stems, 1.0, 0.0)
+    row = Sentence(1, 0, "Maribor: toll 2 crowns per boat, 3 crowns after dusk.", stems, 1.0, 0.0)
+    state = PickState(covered=set(), linked=set(), places=set(), asked={"lock", "toll", "charg", "maribor"},
+                      question=frozenset({"lock", "toll", "charg", "maribor"}), question_text=fold(question))
+    terms = {"lock": 1.0, "toll": 1.0, "charg": 1.0, "maribor": 2.0}
+    assert lead.lead_of([passing, row], None, state, terms, one_sentence=True) is row
