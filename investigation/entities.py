@@ -7,6 +7,11 @@ from __future__ import annotations
 
 import re
 import unicodedata
+from collections.abc import Sequence
+
+from investigation.state import Evidence, Grade, QueryKind, SubQuery
+from investigation.tokens import content_words
+from investigation.wordlists import MONTHS, WEEKDAYS
 
 # A capitalised word (letters, digits, apostrophes, hyphens, inner dots: "O'Neil", "Jean-Luc", "U.S").
 _CAP = r"[A-Z\u00C0-\u00DE](?:[\w'’\-]|\.(?=\w))*"
@@ -27,9 +32,14 @@ q a note step see use what who when where which how does do did can could should
 """
 _COMMON = frozenset(_COMMON_WORDS.split())
 _MAX_WORDS = 8
+# A month or a weekday is capitalised but names no passage to follow.
+_DATES = frozenset([*MONTHS, *WEEKDAYS])
 # The engine that searches the entity index. The first hop has no graded evidence to bridge from, so only
-# follow-up hops (whose queries name the entities the evidence led to) add it to their chord.
+# follow-up hops (one slot, seeded by the entities the graded evidence names) add it to their chord.
 ENGINE = "entities"
+# How many names of the graded evidence seed a follow-up hop's entity search, and from how many passages.
+MAX_SEEDS = 8
+MAX_SEED_PASSAGES = 4
 
 
 def hop_engines(engines: list[str], hop: int) -> list[str]:
@@ -61,6 +71,50 @@ def _spans(text: str) -> list[str]:
             continue  # "Yes", "Add", "Use": short sentence starters are too often plain words
         out.append(" ".join(words))
     return out
+
+
+def _names(text: str) -> list[str]:
+    """The names of a text as written (quoted names, capitalised spans, codes), in order of appearance."""
+    found = [(m.start(), m.group(1)) for m in _QUOTED.finditer(text)]
+    found.extend((m.start(), m.group(0)) for m in _CODE.finditer(text))
+    at = 0
+    for span in _spans(text):
+        at = max(0, text.find(span, at))
+        found.append((at, span))
+    return [name for _, name in sorted(found, key=lambda item: item[0])]
+
+
+def _base(title: str) -> str:
+    """A title without its trailing parenthesis: "Always (2011 film)" → "Always"."""
+    return re.sub(r"\s*\([^)]*\)\s*$", "", title).strip()
+
+
+def seed_query(question: str, evidence: Sequence[Evidence]) -> SubQuery | None:
+    """A follow-up hop's entity search, seeded by the graded evidence: the names the passages graded
+    relevant so far mention that neither the question nor any retrieved passage's title names (the bridge
+    entities whose own passages are still missing), best passages first, with the question's words to rank
+    the chunks that name them. None when the evidence names nothing new.
+
+    Serves multi-hop questions whose second passage is about an entity the first one names ("… located in
+    Iowa" → the passage about Iowa), however the planner phrased its bridging query.
+    """
+    asked = f" {normalise(question)} "
+    titles = {normalise(e.title) for e in evidence} | {normalise(_base(e.title)) for e in evidence}
+    relevant = sorted((e for e in evidence if e.grade is not Grade.INCORRECT and not e.flagged),
+                      key=lambda e: (e.grade is not Grade.CORRECT, -e.score, e.chunk_id))
+    seeds: list[str] = []
+    for passage in relevant[:MAX_SEED_PASSAGES]:
+        for name in _names(passage.text):
+            key = normalise(name)
+            if (key and not key.isdigit() and key not in _COMMON and key not in _DATES and key not in titles
+                    and f" {key} " not in asked and key not in map(normalise, seeds)):
+                seeds.append(name)
+    seeds = seeds[:MAX_SEEDS]
+    if not seeds:
+        return None
+    words = list(dict.fromkeys(content_words(question)))
+    return SubQuery(text=" ".join([*words, ", ".join(seeds)]), purpose="entities: " + ", ".join(seeds),
+                    kind=QueryKind.ENTITIES)
 
 
 def entities(text: str, title: str = "") -> list[str]:

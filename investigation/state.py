@@ -74,6 +74,7 @@ class QueryKind(StrEnum):
     PART = "part"  # one independent part or compared entity of a decomposed question
     BRIDGE = "bridge"  # follows an entity/term a previous hop found
     PROBE = "probe"  # looks once more for names of the question no evidence mentions yet
+    ENTITIES = "entities"  # names the graded evidence mentions, searched by the `entities` engine only
     OTHER = "other"  # anything else a reasoner proposes
 
 

@@ -6,6 +6,8 @@ from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any
 
+from investigation.entities import ENGINE as ENTITY_ENGINE
+from investigation.state import QueryKind
 from investigation.tools.evidence import tool_engine
 
 
@@ -35,8 +37,14 @@ class Next:
 
 def hop_slots(queries: list[dict[str, Any]], engines: list[str],
               tools: list[dict[str, Any]] | None = None) -> tuple[tuple[int, str], ...]:
-    """The hop's chord slots: every sub-query × engine, then one slot per planned tool call."""
-    searches = tuple((i, e) for i in range(len(queries)) for e in engines)
+    """The hop's chord slots: every sub-query × engine, then one slot per planned tool call. The `entities`
+    engine searches only the hop's entity sub-query (seeded by the graded evidence), and that sub-query
+    only it: one slot, not one per sub-query. That slot takes the place of the other engines for the hop's
+    later sub-queries, which then search the first (lexical) engine only: the hop costs no more calls."""
+    seeded = any(q.get("kind") == QueryKind.ENTITIES for q in queries)
+    searches = tuple((i, e) for i, q in enumerate(queries) for j, e in enumerate(engines)
+                     if (q.get("kind") == QueryKind.ENTITIES) == (e == ENTITY_ENGINE)
+                     and (not seeded or i == 0 or j == 0 or e == ENTITY_ENGINE))
     return searches + tuple((0, tool_engine(str(t["name"]))) for t in tools or [])
 
 

@@ -8,8 +8,9 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from bootstrap import Services
-from investigation.entities import hop_engines
-from investigation.state import Plan, RouteDecision, SubQuery
+from investigation.entities import ENGINE as ENTITY_ENGINE
+from investigation.entities import hop_engines, seed_query
+from investigation.state import Evidence, Plan, RouteDecision, SubQuery
 from storage import repositories as repo
 from tasks import tool_step
 from tasks.facts import Facts, HopFacts
@@ -45,7 +46,8 @@ def record_hop_queries(
 
 def plan_hop(services: Services, inv: Facts, number: int, queries: list[SubQuery], *,
              first: Callable[[Any], object] | None = None, then: Callable[[Any], object] | None = None,
-             trace: StepTrace | None = None, charge_later: bool = False, relay: Relay | None = None) -> Next:
+             trace: StepTrace | None = None, charge_later: bool = False, relay: Relay | None = None,
+             evidence: Sequence[Evidence] = ()) -> Next:
     """Charge the hop (once; with `charge_later`, its searches do: `hop_marker`), plan its tools, then save
     it and its trace event in one transaction with `first(session)` (the step's own writes, before the
     tools are read: tool policy reads the route) and `then(session)` (the previous hop's decision, when a
@@ -57,9 +59,14 @@ def plan_hop(services: Services, inv: Facts, number: int, queries: list[SubQuery
     The step's trace events (`trace`) are written with `first`'s writes, in one INSERT with the hop's own
     event when both go in one transaction.
     `inv` is what the caller knows of the investigation once `first` has run (its tenant, audience and
-    principals never change). Given a `relay`, it is handed `inv` and the hop as saved (`Relay.planned`)."""
+    principals never change). Given a `relay`, it is handed `inv` and the hop as saved (`Relay.planned`).
+    With the `entities` engine, a follow-up hop also searches the entities its graded `evidence` names
+    (`investigation.entities.seed_query`): one slot, on that engine only (`tasks.next.hop_slots`)."""
     inv_id = inv.id
     engines = hop_engines(list(services.backends), number)
+    seeded = seed_query(inv.question, evidence) if ENTITY_ENGINE in engines and evidence else None
+    if seeded is not None:
+        queries = [*queries, seeded]
     qdicts = [q.model_dump() for q in queries]
     if not charge_later:
         # a redelivered step: never twice

@@ -159,7 +159,7 @@ def _reduce(
     # searches run in this process when there is a relay, and charge it then.
     nxt = plan_hop(services, after, hop + 1, list(chosen.next_queries), first=write_hop_and_next,
                    then=mark_reduced, trace=trace, charge_later=relay is not None,
-                   relay=relay if carry else None)
+                   relay=relay if carry else None, evidence=[*evidence, *out.new_evidence])
     if relay is not None and relay.known is not None:
         relay.known = known_after(after, relay.known.hops)
     return nxt

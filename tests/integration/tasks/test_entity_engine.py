@@ -1,6 +1,7 @@
 """The `entities` engine in the loop: with SLEUTH_ENTITY_ENGINE on, ingest fills the entity index beside the
-lexical one, the first hop's chord has no `entities` slot, a follow-up hop's has, and its searches are
-traced like every engine's (made-up two-document chain)."""
+lexical one, the first hop's chord has no `entities` slot, a follow-up hop's has one — its own query, seeded
+by the names the graded evidence holds, searched by no other engine — and its searches are traced like
+every engine's (made-up two-document chain)."""
 
 from __future__ import annotations
 
@@ -58,3 +59,8 @@ def test_follow_up_hops_add_the_entities_engine_and_trace_it(
     assert searched and all(
         e.hop > 1 for e in events if e.kind == "retrieval" and e.data.get("engine") == "entities"
     )
+    # One slot per follow-up hop: the entity query, which no other engine searches.
+    retrievals = [e for e in events if e.kind == "retrieval" and e.hop > 1]
+    seeded = {e.data["query"] for e in retrievals if e.data.get("engine") == "entities"}
+    assert len(searched) == len({e.hop for e in retrievals})
+    assert not any(e.data["query"] in seeded for e in retrievals if e.data.get("engine") != "entities")

@@ -3,7 +3,14 @@ text; and which engines a hop's chord holds."""
 
 from __future__ import annotations
 
-from investigation.entities import ENGINE, entities, hop_engines, normalise
+from investigation.entities import ENGINE, entities, hop_engines, normalise, seed_query
+from investigation.state import Evidence, Grade, QueryKind
+from tasks.next import hop_slots
+
+
+def _evidence(title: str, text: str, grade: Grade = Grade.CORRECT, score: float = 0.5) -> Evidence:
+    return Evidence(id=title, chunk_id=title, source_id=title, title=title, text=text, score=score,
+                    grade=grade, hop=1, query="q")
 
 
 def test_multi_word_names_keep_their_joiners_and_lose_sentence_starters() -> None:
@@ -49,3 +56,48 @@ def test_only_follow_up_hops_add_the_entities_engine() -> None:
     assert hop_engines(engines, 1) == ["bm25", "vector"]
     assert hop_engines(engines, 2) == engines
     assert hop_engines(["bm25", "vector"], 3) == ["bm25", "vector"]
+
+
+def test_a_follow_up_hop_seeds_its_entity_search_with_the_names_the_relevant_evidence_introduces() -> None:
+    # Multi-hop bridge: the first passage names the place whose own passage answers the question.
+    question = "Who governed the region where the Quillon Dam stands when it joined the union?"
+    evidence = [
+        _evidence("Quillon Dam", "The Quillon Dam is a dam in Marrow County, Estravia, run by Halden Power."),
+        _evidence("Halden Power", "Halden Power is a utility in Varnholt.", grade=Grade.AMBIGUOUS),
+        _evidence("Otter Creek", "Otter Creek flows through Pellmoor.", grade=Grade.INCORRECT, score=0.9),
+    ]
+    query = seed_query(question, evidence)
+    assert query is not None and query.kind is QueryKind.ENTITIES
+    # The best passage's names first (not the question's own, not a retrieved passage's title), then the
+    # next relevant passage's; nothing of a passage graded incorrect.
+    assert entities(query.text) == ["marrow county", "estravia", "varnholt"]
+    assert "governed" in query.text and "union" in query.text  # the question's words rank what it finds
+
+
+def test_names_the_question_holds_inside_a_longer_name_and_dates_are_no_seeds() -> None:
+    # "Inspector Vane in Grey Harbour" is one span of the question: "Grey Harbour" is still the question's.
+    question = "Who did the actor who played Inspector Vane in Grey Harbour marry?"
+    evidence = [_evidence("Tobias Wren", "Grey Harbour starred Tobias Wren from March. He married Ida Moss.")]
+    query = seed_query(question, evidence)
+    assert query is not None and entities(query.text) == ["ida moss"]
+
+
+def test_no_entity_search_when_the_evidence_names_nothing_new() -> None:
+    question = "When was the Quillon Dam built?"
+    assert seed_query(question, [_evidence("Quillon Dam", "The Quillon Dam was built in 1931.")]) is None
+    assert seed_query(question, [_evidence("Dam records", "Quillon Dam: built in 1931.")]) is None
+    assert seed_query(question, []) is None
+
+
+def test_only_the_entity_query_searches_the_entities_engine_and_only_it() -> None:
+    queries = [{"text": "Halden Power union", "kind": "bridge"},
+               {"text": "governed Marrow County", "kind": QueryKind.ENTITIES.value}]
+    assert hop_slots(queries, ["bm25", "vector", ENGINE]) == ((0, "bm25"), (0, "vector"), (1, ENGINE))
+    # The entity slot takes the place of the other engines for a later sub-query: the hop costs no more.
+    two = [queries[0], {"text": "Estravia union", "kind": "bridge"}, queries[1]]
+    assert hop_slots(two, ["bm25", "vector", ENGINE]) == (
+        (0, "bm25"), (0, "vector"), (1, "bm25"), (2, ENGINE))
+    assert len(hop_slots(two, ["bm25", "vector", ENGINE])) == len(hop_slots(two[:2], ["bm25", "vector"]))
+    # Without the engine, the entity query has no slot; without an entity query, the engine has none.
+    assert hop_slots(queries, ["bm25", "vector"]) == ((0, "bm25"), (0, "vector"))
+    assert hop_slots(queries[:1], ["bm25", ENGINE]) == ((0, "bm25"),)
