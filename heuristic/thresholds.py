@@ -50,6 +50,10 @@ def _limits(text: str) -> list[tuple[bool, float, bool]]:
     return out
 
 
+# How long ago the asker's own event was, said relatively ("signed up last month"): one of that unit.
+_LAST = re.compile(r"\blast\s+(?P<unit>week|month|year)\b|\b(?P<day>yesterday)\b", re.IGNORECASE)
+
+
 def _asked_values(question: str) -> dict[bool, float]:
     """The question's first amount of money (False) and first length of time (True)."""
     found: dict[bool, float] = {}
@@ -57,6 +61,9 @@ def _asked_values(question: str) -> dict[bool, float]:
         match = pattern.search(question)
         if match is not None:
             found[days] = _value(match, days)
+    last = _LAST.search(question)
+    if True not in found and last is not None:
+        found[True] = 1.0 if last.group("day") else float(_DAYS[last.group("unit").lower()])
     return found
 
 

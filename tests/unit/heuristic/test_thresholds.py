@@ -3,8 +3,9 @@ the answer and leads; its yes/no verdict only when the asker's value is inside t
 
 from __future__ import annotations
 
+from heuristic.pick_scoring import candidate_sentences
 from heuristic.synthesis import synthesize_answer
-from heuristic.thresholds import verdict_prefix
+from heuristic.thresholds import deciding_limit, verdict_prefix
 from investigation.state import Route, RouteDecision
 from tests.unit.investigation.fakes import evidence
 
@@ -13,7 +14,7 @@ HARBOUR = [
     evidence("swap#0", "Berth swaps",
              "A harbour master may grant a skipper a berth swap alone, once per season, when fees are due. "
              "A swap is limited to $800 of fees per berth; anything larger needs the board's approval. "
-             "Skippers who joined fewer than 10 days ago pay a deposit."),
+             "Skippers who joined less than 10 days ago are never granted a swap."),
     evidence("refunds#0", "Refunds",
              "Mooring passes can be cancelled at any time and the current week is kept. "
              "Season passes are not refunded after the first 20 days. "
@@ -36,3 +37,12 @@ def test_no_verdict_from_a_limit_the_asked_value_is_outside_of() -> None:
     lead = "Season passes are not refunded after the first 20 days."
     assert verdict_prefix("Can I get a refund on my season pass after 5 days?", lead) == ""
     assert verdict_prefix("Can I get a refund on my season pass after 5 weeks?", lead) == "No: "
+
+
+def test_a_time_said_relatively_is_the_askers_value() -> None:
+    # "joined last week" is an age of one week: the limit on ages decides.
+    question = "A skipper joined last week. Can she get a berth swap?"
+    deciding = deciding_limit(question, candidate_sentences(question, HARBOUR))
+    assert deciding is not None
+    assert deciding.text.startswith("Skippers who joined less than 10 days ago are never granted a swap")
+    assert deciding_limit("Can she get a berth swap?", candidate_sentences(question, HARBOUR)) is None
