@@ -13,14 +13,15 @@ from pathlib import Path
 import pytest
 from cryptography.fernet import Fernet
 
+from tests.support.cli import run_sleuth
+
 COMMANDS = [["api"], ["worker", "-Q", "plan"], ["up"]]
 
 
 def sleuth(home: Path, *args: str, **env: str) -> subprocess.CompletedProcess[str]:
     full = {k: v for k, v in os.environ.items() if not k.startswith("SLEUTH_")}
     full.update(SLEUTH_HOME=str(home), **env)
-    return subprocess.run([sys.executable, "-m", "cli.main", *args], env=full, capture_output=True, text=True,
-                          timeout=120, check=False)
+    return run_sleuth(args, full, timeout=120)
 
 
 def mode(path: Path) -> int:

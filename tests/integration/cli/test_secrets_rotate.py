@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import os
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -17,13 +16,13 @@ from bootstrap import Services
 from config.settings import Settings
 from storage import repositories as repo
 from storage.secrets import KEY_FILE, NEXT_KEY_FILE, SecretBox, SecretKeyError, rotate_stored_secrets
+from tests.support.cli import run_sleuth
 
 
 def sleuth(home: Path, *args: str, **env: str) -> subprocess.CompletedProcess[str]:
     full = {k: v for k, v in os.environ.items() if not k.startswith("SLEUTH_")}
     full.update(SLEUTH_HOME=str(home), **env)
-    return subprocess.run([sys.executable, "-m", "cli.main", *args], env=full, capture_output=True, text=True,
-                          timeout=120, check=False)
+    return run_sleuth(args, full, timeout=120)
 
 
 def store_secrets(settings: Settings) -> tuple[str, str, str]:
