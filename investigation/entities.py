@@ -92,8 +92,9 @@ def _base(title: str) -> str:
 def seed_query(question: str, evidence: Sequence[Evidence]) -> SubQuery | None:
     """A follow-up hop's entity search, seeded by the graded evidence: the names the passages graded
     relevant so far mention that neither the question nor any retrieved passage's title names (the bridge
-    entities whose own passages are still missing), best passages first, with the question's words to rank
-    the chunks that name them. None when the evidence names nothing new.
+    entities whose own passages are still missing), best passages first, with the question's words that
+    those passages' titles do not hold, to rank the chunks that name them. None when the evidence names
+    nothing new.
 
     Serves multi-hop questions whose second passage is about an entity the first one names ("… located in
     Iowa" → the passage about Iowa), however the planner phrased its bridging query.
@@ -112,7 +113,10 @@ def seed_query(question: str, evidence: Sequence[Evidence]) -> SubQuery | None:
     seeds = seeds[:MAX_SEEDS]
     if not seeds:
         return None
-    words = list(dict.fromkeys(content_words(question)))
+    # What the question still asks of the bridge passage: its words but those of the seed passages' titles
+    # (already found), which would rank their look-alikes first.
+    found = set(content_words(" ".join(e.title for e in relevant[:MAX_SEED_PASSAGES])))
+    words = [w for w in dict.fromkeys(content_words(question)) if w not in found]
     return SubQuery(text=" ".join([*words, ", ".join(seeds)]), purpose="entities: " + ", ".join(seeds),
                     kind=QueryKind.ENTITIES)
 
