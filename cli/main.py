@@ -227,11 +227,13 @@ def demo() -> None:
 
 
 def main() -> None:
-    from bootstrap.heuristics import choose_heuristics_build
     from cli.processes import make_files_private
+    from investigation import compiled
 
     try:
-        choose_heuristics_build(_settings())  # before any command imports the heuristics
+        # The build of the heuristics (compiled, or the Python source with SLEUTH_COMPILED=false) is chosen
+        # before anything imports them: `bootstrap` itself does, so it is not asked.
+        compiled.use(_settings().engines.compiled)
         make_files_private(_settings())
         app()
     except SleuthError as exc:

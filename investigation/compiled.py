@@ -12,7 +12,7 @@ extension. The same code either way, so the same results (the bench equality tes
 changes is only how fast it runs, and that a profiler sees no Python frames inside a compiled function.
 
 The process's entry point says whether the build may be used (`use`, from the `compiled` setting,
-`SLEUTH_COMPILED`; `bootstrap.heuristics`) before it imports the heuristics; without a word, the build is
+`SLEUTH_COMPILED`; `cli.main.main`) before it imports the heuristics; without a word, the build is
 used when it can be. `status()` says which is in use and why (`sleuth bench` prints it).
 """
 
@@ -31,7 +31,9 @@ from types import ModuleType
 from typing import Any
 
 # What is compiled: pure functions of text and evidence, no I/O. `heuristic.vocabulary` stays Python (a
-# frozenset subclass, which mypyc does not compile); so do this module and the packages' `__init__`.
+# frozenset subclass, which mypyc does not compile); so do this module, the packages' `__init__`, the
+# reasoner's glue (`heuristic.reasoner`: numpy and the embedder) and `heuristic.reading`, which only calls
+# compiled functions ahead of time.
 MODULES = (
     "investigation.text",
     "investigation.tokens",
@@ -53,12 +55,14 @@ MODULES = (
     "heuristic.premises",
     "heuristic.prose",
     "heuristic.records",
+    "heuristic.referents",
     "heuristic.router",
     "heuristic.selection",
     "heuristic.sequence",
     "heuristic.social",
     "heuristic.sufficiency",
     "heuristic.synthesis",
+    "heuristic.thresholds",
     "heuristic.verdicts",
 )
 SOURCE_ROOT = Path(__file__).resolve().parents[1]
