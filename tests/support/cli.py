@@ -4,7 +4,8 @@ then costs its own work, not a fresh interpreter's imports. The command gets the
 stdin, stdout and stderr, and its exit code is the process's, as with `python -m cli.main`.
 
 The start-up of a real `python -m cli.main` stays covered by tests/e2e/test_cli.py (tenants, ingest, ask,
-up), which runs the command line as a newcomer does."""
+up), which runs the command line as a newcomer does; `TESTS_CLI=fresh` runs every command of these tests
+in a new interpreter instead."""
 
 from __future__ import annotations
 
@@ -63,6 +64,9 @@ def run_sleuth(args: Sequence[str], env: Mapping[str, str], *, input: str | None
     """`sleuth *args` with `env` (the whole environment) and `input` on stdin: its exit code, stdout and
     stderr, as `subprocess.run([python, "-m", "cli.main", *args], capture_output=True, text=True)` gives."""
     argv = list(args)
+    if os.environ.get("TESTS_CLI") == "fresh":  # each command in a new interpreter, to compare the two
+        return subprocess.run([sys.executable, "-m", "cli.main", *argv], env=dict(env), input=input,
+                              capture_output=True, text=True, timeout=timeout, check=False)
     with tempfile.TemporaryDirectory(prefix="sleuth-cli-") as scratch:
         stdin, stdout, stderr = (Path(scratch) / name for name in ("stdin", "stdout", "stderr"))
         stdin.write_text(input or "", encoding="utf-8")
