@@ -38,9 +38,11 @@ demo: $(STAMP) $(COMPILED)
 
 # The whole suite on 6 pytest-xdist workers (tests sharing a module's worker stay together), one progress
 # line per finished test file, the 15 slowest tests at the end. TEST_WORKERS=0 runs it in one process.
+# Bytecode is cached even where the environment says not to (PYTHONDONTWRITEBYTECODE): every xdist worker
+# and every process a test starts would compile the same modules and rewrite the same assertions again.
 TEST_WORKERS ?= 6
 test: $(STAMP) $(COMPILED)
-	$(BIN)/python -m pytest -p no:cacheprovider -p tests.support.progress -n $(TEST_WORKERS) --dist loadgroup \
+	env -u PYTHONDONTWRITEBYTECODE $(BIN)/python -m pytest -p no:cacheprovider -p tests.support.progress -n $(TEST_WORKERS) --dist loadgroup \
 		--durations=15
 
 # The edit-test loop: tests/unit and the conformance suite on the embedded engines (the external engines'
