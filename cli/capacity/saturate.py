@@ -43,14 +43,38 @@ SKIP = {
 }
 
 
-def parse_monitor_line(line: bytes) -> list[bytes] | None:
-    """The arguments of one MONITOR line (`+<time> [<db> <client>] "CMD" "arg" …`), None for a command a
-    Lua script ran or one that is not load (SKIP)."""
+def parse_monitor_line(line: bytes) -> tuple[bytes, list[bytes]] | None:
+    """The client and the arguments of one MONITOR line (`+<time> [<db> <client>] "CMD" "arg" …`), None
+    for a command a Lua script ran or one that is not load (SKIP)."""
     head, _, rest = line.partition(b"] ")
     if not rest or b" lua" in head:
         return None
     args = [codecs.escape_decode(a)[0] for a in ARG.findall(rest)]
-    return args if args and args[0].upper() not in SKIP else None
+    client = head.rpartition(b" ")[2]
+    return (client, args) if args and args[0].upper() not in SKIP else None
+
+
+def whole_transactions(logged: list[tuple[bytes, list[bytes]]]) -> list[list[bytes]]:
+    """The commands in the order Redis ran them, each transaction in one piece. MONITOR prints a client's
+    MULTI when it arrives but the queued commands just before its EXEC, so other clients' commands fall in
+    between; replayed on one connection those would run inside the wrong transaction (and a second MULTI
+    fails). A transaction the recording cut (its MULTI before the start, or its EXEC after the end) is
+    replayed as plain commands, or left out when none of them ran yet."""
+    open_at: dict[bytes, list[list[bytes]]] = {}
+    out: list[list[bytes]] = []
+    for client, args in logged:
+        name = args[0].upper()
+        if name == b"MULTI":
+            open_at[client] = []
+        elif name in (b"EXEC", b"DISCARD"):
+            body = open_at.pop(client, None)
+            if body is not None and name == b"EXEC":
+                out.extend([[b"MULTI"], *body, args])
+        elif client in open_at:
+            open_at[client].append(args)
+        else:
+            out.append(args)
+    return out
 
 
 class Recorder:
@@ -58,7 +82,7 @@ class Recorder:
     commands Lua scripts ran inside EVAL/EVALSHA are left out: the EVAL line stands for them)."""
 
     def __init__(self, port: int) -> None:
-        self.commands: list[list[bytes]] = []
+        self.logged: list[tuple[bytes, list[bytes]]] = []
         self._sock = socket.create_connection(("127.0.0.1", port), timeout=5)
         self._sock.sendall(b"MONITOR\r\n")
         self._stop = threading.Event()
@@ -80,15 +104,15 @@ class Recorder:
             buffer += chunk
             *lines, buffer = buffer.split(b"\r\n")
             for line in lines:
-                args = parse_monitor_line(line)
-                if args:
-                    self.commands.append(args)
+                entry = parse_monitor_line(line)
+                if entry:
+                    self.logged.append(entry)
 
     def stop(self) -> list[list[bytes]]:
         self._stop.set()
         self._thread.join(5)
         self._sock.close()
-        return self.commands
+        return whole_transactions(self.logged)
 
 
 def _fresh(commands: list[list[bytes]], ids: list[bytes]) -> list[list[bytes]]:
@@ -127,15 +151,26 @@ def _replay(port: int, commands: list[list[bytes]], ids: list[bytes], seconds: f
 
     client = redis.Redis(port=port, socket_timeout=10)
     done = errors = 0
+    kinds: dict[str, int] = {}
     began = time.monotonic()
     while time.monotonic() - began < seconds:
         for args in _fresh(commands, ids):
             try:
                 client.execute_command(*args)
-            except redis.RedisError:
+            except redis.RedisError as e:
                 errors += 1
+                kind = f"{args[0].decode(errors='replace').upper()}: {str(e)[:80]}"
+                kinds[kind] = kinds.get(kind, 0) + 1
             done += 1
-    out.put((done, errors, time.monotonic() - began))
+    out.put((done, errors, time.monotonic() - began, kinds))
+
+
+def _merged(counts: list[dict[str, int]]) -> dict[str, int]:
+    total: dict[str, int] = {}
+    for c in counts:
+        for kind, n in c.items():
+            total[kind] = total.get(kind, 0) + n
+    return total
 
 
 def _redis_cpu(port: int) -> float:
@@ -173,6 +208,7 @@ def saturate_redis(
                 "processes": procs,
                 "ops/s": round(sum(r[0] / r[2] for r in results)),
                 "errors": sum(r[1] for r in results),
+                "error kinds": _merged([r[3] for r in results]),
                 "redis CPU share": round(cpu / wall, 2),
                 "ops per Redis CPU-second": round(ops / max(cpu, 1e-6)),
                 "load": _load(),

@@ -80,7 +80,8 @@ def test_capacity_prints_per_investigation_costs_saturation_and_the_model(tmp_pa
     assert per["sql statements"]["INSERT"] > 0 and per["rows written"]["trace_event"] > 0
     assert per["queue cpu ms"]["retrieve"] > 0 and per["stored"]["evidence text bytes"] > 0
     assert [r["processes"] for r in figures["redis saturation"]] == [1, 2, 4, 8]
-    assert all(r["ops/s"] > 0 and r["errors"] == 0 for r in figures["redis saturation"])
+    redis_rows = figures["redis saturation"]
+    assert all(r["ops/s"] > 0 and r["errors"] == 0 for r in redis_rows), redis_rows
     assert all(r["investigations/s"] > 0 for r in figures["postgres saturation"])
     assert llm_requests > 0 and figures["llm"]["by route"]["all"]["calls"] > 0
     model = figures["model"]

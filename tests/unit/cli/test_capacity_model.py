@@ -7,7 +7,7 @@ from typing import Any
 import pytest
 
 from cli.capacity.model import llm_usage, per_investigation, scale
-from cli.capacity.saturate import parse_monitor_line
+from cli.capacity.saturate import parse_monitor_line, whole_transactions
 
 
 def _measured() -> dict[str, Any]:
@@ -82,8 +82,30 @@ def test_llm_usage_averages_tokens_and_cost_per_route() -> None:
 
 
 def test_monitor_lines_are_parsed_and_script_internals_and_blocking_reads_left_out() -> None:
-    assert parse_monitor_line(b'+1.2 [0 127.0.0.1:5] "SET" "sleuth:k" "a \\"b\\"\\x00"') == [
-        b"SET", b"sleuth:k", b'a "b"\x00']
+    assert parse_monitor_line(b'+1.2 [0 127.0.0.1:5] "SET" "sleuth:k" "a \\"b\\"\\x00"') == (
+        b"127.0.0.1:5", [b"SET", b"sleuth:k", b'a "b"\x00'])
     assert parse_monitor_line(b'+1.2 [0 lua] "INCR" "x"') is None
     assert parse_monitor_line(b'+1.2 [0 127.0.0.1:5] "BRPOP" "q" "1"') is None
     assert parse_monitor_line(b"OK") is None
+
+
+def test_transactions_are_replayed_whole_though_monitor_interleaves_them() -> None:
+    a, b = b"127.0.0.1:1", b"127.0.0.1:2"
+    logged = [
+        (a, [b"EXEC"]),  # the tail of a transaction begun before the recording
+        (a, [b"MULTI"]),
+        (b, [b"MULTI"]),  # another client's transaction runs while a's is queued
+        (b, [b"INCR", b"n"]),
+        (b, [b"EXEC"]),
+        (b, [b"GET", b"n"]),
+        (a, [b"SET", b"k", b"1"]),  # a's queued commands are printed when its EXEC runs
+        (a, [b"EXEC"]),
+        (b, [b"MULTI"]),
+        (b, [b"DISCARD"]),
+        (a, [b"MULTI"]),  # cut by the end of the recording
+    ]
+    assert whole_transactions(logged) == [
+        [b"MULTI"], [b"INCR", b"n"], [b"EXEC"],
+        [b"GET", b"n"],
+        [b"MULTI"], [b"SET", b"k", b"1"], [b"EXEC"],
+    ]
