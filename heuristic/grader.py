@@ -47,6 +47,25 @@ def weighted_terms(text: str) -> dict[str, float]:
     return weights
 
 
+# "How quickly / long / often …?" asks for a value: the passage that gives it says "within 10 business days",
+# not the measure word; a lower-case "us" is the asker, not the United States. Neither is graded against.
+_ASKING_WORDS = re.compile(r"\bhow\s+(quickly|fast|soon|long|often|early|late)\b|(?-i:\b(us)\b)",
+                           re.IGNORECASE)
+
+
+def asking_stems(question: str) -> set[str]:
+    """The stems of the words that only say how a question asks (`_ASKING_WORDS`)."""
+    return {stem(m.group(1) or m.group(2)) for m in _ASKING_WORDS.finditer(question)}
+
+
+def graded_terms(question: str) -> dict[str, float]:
+    """`weighted_terms` of a question without the words that only say how it asks (`asking_stems`)."""
+    terms = weighted_terms(question)
+    asking = asking_stems(question)
+    kept = {t: w for t, w in terms.items() if t not in asking}
+    return kept or terms
+
+
 def lexical_agreement(terms: dict[str, float], text: str) -> float:
     """Weighted share of `terms` that occur in `text`."""
     return _agreement(terms, content_stems(text))
@@ -83,7 +102,7 @@ def score_passages(question: str, passages: Sequence[Passage], query_of: dict[st
     """Agreement score in [0, ~1.1] of each passage with the question (and its resolved bridge terms)."""
     if not passages:
         return []
-    terms = weighted_terms(question)
+    terms = graded_terms(question)
     # A ticket that describes a situation and then asks is also graded against its question sentence alone;
     # a value asked "on the Starter plan" that no passage knows, against the question without it.
     ask = ask_sentence(question)
@@ -95,7 +114,7 @@ def score_passages(question: str, passages: Sequence[Passage], query_of: dict[st
     offset = 1 + len(asks)
     sub_vec = {q: vectors[offset + i] for i, q in enumerate(subqueries)}
     p_vecs = vectors[offset + len(subqueries):]
-    ask_terms = [(weighted_terms(a), vectors[1 + i]) for i, a in enumerate(asks)]
+    ask_terms = [(graded_terms(a), vectors[1 + i]) for i, a in enumerate(asks)]
     scores: list[float] = []
     for passage, p_vec in zip(passages, p_vecs, strict=True):
         cosine = float(np.dot(q_vec, p_vec))

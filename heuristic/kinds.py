@@ -44,7 +44,7 @@ _ANSWER_KINDS: tuple[tuple[re.Pattern[str], re.Pattern[str]], ...] = (
     ),
     (
         re.compile(
-            r"\bhow\s+(long|soon|many\s+(days|hours|minutes|weeks|months|years))\b|\buntil\s+when\b|"
+            r"\bhow\s+(long|soon|quickly|many\s+(days|hours|minutes|weeks|months|years))\b|\buntil\s+when\b|"
             r"\bwhat(?:'s|\s+is|\s+are)\s+the\s+(?:[\w-]+\s+){0,3}(?:timeout|retention(?:\s+period)?|lifetime|"
             r"duration|grace\s+period|trial(?:\s+period)?)\b",
             re.IGNORECASE,

@@ -12,10 +12,11 @@ from dataclasses import dataclass
 
 from heuristic.chains import ChainContext, Sentence, is_name
 from heuristic.focus import focus_names
-from heuristic.grader import weighted_terms
+from heuristic.grader import asking_stems, weighted_terms
 from heuristic.kinds import URL
 from heuristic.prose import units, with_context
 from heuristic.referents import leading_name, resolve_pronoun
+from heuristic.subjects import opens_with, question_subject
 from heuristic.verdicts import answers_no
 from investigation.guards import carries_instructions
 from investigation.memo import memoised
@@ -55,11 +56,13 @@ def terms_of(text: str) -> dict[str, float]:
 
 TOOL_RECORD_PRIOR = 0.25
 _NAMED_WEIGHT = 0.75  # the grade weight of an ambiguous passage
+_SAID_ITSELF = 0.03  # the prior of a sentence whose own words hold all the question's terms
 
 
 def candidate_sentences(question: str, evidence: Sequence[Evidence]) -> list[Sentence]:
     out: list[Sentence] = []
     asked = content_stems(question)
+    asked_about = question_subject(question)
     names = [fold(n) for n in focus_names(question)]
     rare = [
         n
@@ -89,8 +92,14 @@ def candidate_sentences(question: str, evidence: Sequence[Evidence]) -> list[Sen
             sentence_weight = max(weight, _NAMED_WEIGHT) if any(n in fold(text) for n in rare) else weight
             # A tool's record of the requester's own account says what no general article can.
             own = TOOL_RECORD_PRIOR if e.source_id.startswith("tool:") and stems & asked else 0.0
+            # A question in the words of a passage's title ("What are support hours?" in "Support hours
+            # and contact"): every sentence holds them through the title; one saying them itself is about
+            # them.
+            said = _SAID_ITSELF * len(_ion_stems(text) & asked) / len(asked) if asked else 0.0
+            # "How quickly do refunds reach us?": a fact about refunds opens with them ("Refunds go back …").
+            said += _SAID_ITSELF if asked_about and opens_with(text, asked_about) else 0.0
             out.append(Sentence(index, position, text, stems, sentence_weight,
-                                0.05 * e.score - 0.005 * index - 0.003 * position + own))
+                                0.05 * e.score - 0.005 * index - 0.003 * position + own + said))
     return out
 
 
@@ -107,6 +116,8 @@ _WORK = re.compile(
 def question_terms(question: str) -> dict[str, float]:
     """Question terms to cover; in a ticket, the asking sentence's terms count more than the situation's."""
     terms = terms_of(question)
+    asking = asking_stems(question)  # "how quickly", a lower-case "us": no sentence holds what they ask
+    terms = {t: w for t, w in terms.items() if t not in asking} or terms
     ask = ask_sentence(question)
     if ask != question:
         for t in terms_of(ask):

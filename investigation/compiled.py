@@ -60,6 +60,7 @@ MODULES = (
     "heuristic.selection",
     "heuristic.sequence",
     "heuristic.social",
+    "heuristic.subjects",
     "heuristic.sufficiency",
     "heuristic.synthesis",
     "heuristic.thresholds",
