@@ -12,9 +12,16 @@ from dataclasses import dataclass
 from heuristic.compression import compress
 from heuristic.focus import focus_names, mentioning
 from heuristic.grader import body_agreement, bridge_terms, lexical_agreement, weighted_terms
-from heuristic.mentions import base_title, find_anchors, linked_titles, linked_titles_to, mentions
+from heuristic.mentions import (
+    base_title,
+    find_anchors,
+    is_name_like,
+    linked_titles,
+    linked_titles_to,
+    mentions,
+)
 from investigation.state import Evidence, Grade
-from investigation.text import body_stems, padded_words
+from investigation.text import body_stems, fold, padded_words
 
 
 @dataclass(frozen=True)
@@ -25,6 +32,7 @@ class SelectionConfig:
     backlink_bonus: float = 0.1  # text mentions an anchor passage's title (the anchor links back)
     bridge_bonus: float = 0.1  # title is an entity a bridging query asked for
     chain_bonus: float = 0.3  # continues the chain: names what an anchor mentions, says what it leaves open
+    named_bonus: float = 0.2  # the question names the title: where a chain starts, or a thing it compares
     chain_text_reach: float = 0.5  # the name only in the text (not the title) counts this much
     chain_mentions: int = 6  # an anchor's most salient names that count as bridged entities
     strong_sources: int = 3
@@ -38,22 +46,28 @@ def _key(e: Evidence) -> tuple[float, int, str]:
     return (-e.score, e.hop, e.chunk_id)
 
 
-def final_scores(question: str, evidence: Sequence[Evidence], config: SelectionConfig = SelectionConfig()
-                 ) -> dict[str, float]:
+def final_scores(
+    question: str, evidence: Sequence[Evidence], config: SelectionConfig = SelectionConfig()
+) -> dict[str, float]:
     """chunk_id → agreement score plus link and bridge bonuses (the chain the walk found)."""
     pool = sorted({e.chunk_id: e for e in sorted(evidence, key=_key, reverse=True)}.values(), key=_key)
     strong = [e for e in pool if e.grade is Grade.CORRECT][: config.strong_sources]
     anchors = [a for a, _w in find_anchors(question, pool)[: config.strong_sources]]
     linked: set[str] = set()
     for source in {e.chunk_id: e for e in [*strong, *anchors]}.values():
-        linked |= {e.chunk_id for e in linked_titles(source, pool)}
+        # Chain questions: a title inside a longer name is no link ("Paris" in "the Paris Exhibition").
+        named = linked_titles(source, pool)
+        linked |= {e.chunk_id for e in named if names_alone(base_title(e.title), source.text)}
     backlinked: set[str] = set()
     for anchor in anchors:
         for e in linked_titles_to(anchor, pool):
             backlinked.add(e.chunk_id)
     bridges = [b for b in (bridge_terms(question, q) for q in sorted({e.query for e in pool})) if b]
+    # A chain of three passages ("the city where the performers of Brother were formed"): the passage an
+    # anchor links to (the band) names the next link (the city), so it is a source of chain partners too.
+    reached = [e for anchor in anchors for e in linked_titles(anchor, pool)]
     chain = _chain_partners(
-        question, pool, list({e.chunk_id: e for e in [*anchors, *strong]}.values()), config
+        question, pool, list({e.chunk_id: e for e in [*anchors, *strong, *reached]}.values()), config
     )
     scores: dict[str, float] = {}
     seen_sources: dict[str, int] = {}
@@ -67,14 +81,44 @@ def final_scores(question: str, evidence: Sequence[Evidence], config: SelectionC
         if any(lexical_agreement(b, e.title) >= 0.5 for b in bridges):
             bonus += config.bridge_bonus
         bonus += config.chain_bonus * chain.get(e.chunk_id, 0.0)
+        if _named_by(question, e):
+            bonus += config.named_bonus
         nth = seen_sources.get(e.source_id, 0)
         seen_sources[e.source_id] = nth + 1
-        scores[e.chunk_id] = e.score + bonus * config.repeat_bonus_share ** nth
+        scores[e.chunk_id] = e.score + bonus * config.repeat_bonus_share**nth
     return scores
 
 
-def _chain_partners(question: str, pool: Sequence[Evidence], sources: Sequence[Evidence],
-                    config: SelectionConfig) -> dict[str, float]:
+def names_alone(name: str, text: str, *, capitalised: bool = False) -> bool:
+    """The folded `name` occurs in `text` as a whole name, not as part of a longer one: no letter or digit
+    either side, no hyphenated word before it ("West Africa" in "South-West Africa"), no capitalised word
+    right after it ("Paris" in "Paris Exhibition"). With `capitalised`, the occurrence is written with a
+    capital (a name as the text writes it, not a common word that happens to be a title)."""
+    body = fold(text)
+    cased = len(body) == len(text)  # positions in `body` are positions in `text` (no accent was folded)
+    at = body.find(name) if len(name) >= 3 else -1
+    while at >= 0:
+        end = at + len(name)
+        alone = not (at > 0 and body[at - 1].isalnum()) and not (end < len(body) and body[end].isalnum())
+        hyphenated = at > 1 and body[at - 1] == "-" and body[at - 2].isalpha()
+        continued = cased and text[end : end + 1] == " " and text[end + 1 : end + 2].isupper()
+        written = not capitalised or not cased or text[at].isupper()
+        if alone and written and not hyphenated and not continued:
+            return True
+        at = body.find(name, at + 1)
+    return False
+
+
+def _named_by(question: str, e: Evidence) -> bool:
+    """The question names the passage's title ("Brother (Pearl Jam song)" for "the performers of Brother"):
+    the passage is about a thing the question is about, whether the chain starts there or a comparison
+    compares it."""
+    return is_name_like(e.title) and names_alone(base_title(e.title), question, capitalised=True)
+
+
+def _chain_partners(
+    question: str, pool: Sequence[Evidence], sources: Sequence[Evidence], config: SelectionConfig
+) -> dict[str, float]:
     """chunk_id → [0, 1]: how well a passage continues a chain from a source passage (an anchor or one of
     the strongest): it names an entity the source mentions and the question does not (the bridged
     entity: in its title fully, in its text partly), times its share of the question terms the source
@@ -118,8 +162,9 @@ def _worth_reserving(question: str, e: Evidence) -> bool:
     return bool(bridge) and body_agreement(bridge, e.title, e.text) >= 0.5
 
 
-def rank_evidence(question: str, evidence: Sequence[Evidence], k: int,
-                  config: SelectionConfig = SelectionConfig()) -> list[Evidence]:
+def rank_evidence(
+    question: str, evidence: Sequence[Evidence], k: int, config: SelectionConfig = SelectionConfig()
+) -> list[Evidence]:
     """At most `k` evidence, best first by final score; each sub-query's best passage is reserved."""
     scores = final_scores(question, evidence, config)
     by_chunk = {e.chunk_id: e for e in evidence}
@@ -132,8 +177,12 @@ def rank_evidence(question: str, evidence: Sequence[Evidence], k: int,
     for depth in range(max(config.reserve_per_query, config.reserve_per_bridge)):
         for (hop, _query), members in sorted(groups.items(), key=lambda kv: (-scores[kv[1][0]], kv[1][0])):
             limit = config.reserve_per_bridge if hop > 1 else config.reserve_per_query
-            if depth < min(limit, len(members)) and _worth_reserving(question, by_chunk[members[depth]]) \
-                    and members[depth] not in chosen and len(chosen) < k:
+            if (
+                depth < min(limit, len(members))
+                and _worth_reserving(question, by_chunk[members[depth]])
+                and members[depth] not in chosen
+                and len(chosen) < k
+            ):
                 chosen.append(members[depth])
     # The passages that agree best with the original question are always handed on, whatever the links say.
     for e in sorted((e for e in evidence if e.grade is Grade.CORRECT), key=_key)[: config.reserve_correct]:
@@ -154,7 +203,12 @@ def rank_evidence(question: str, evidence: Sequence[Evidence], k: int,
     return [by_chunk[cid] for cid in chosen]
 
 
-def select_evidence(question: str, evidence: Sequence[Evidence], k: int, token_budget: int,
-                    config: SelectionConfig = SelectionConfig()) -> list[Evidence]:
+def select_evidence(
+    question: str,
+    evidence: Sequence[Evidence],
+    k: int,
+    token_budget: int,
+    config: SelectionConfig = SelectionConfig(),
+) -> list[Evidence]:
     """The ranked evidence, compressed to `token_budget` tokens for synthesis."""
     return compress(question, rank_evidence(question, evidence, k, config), token_budget)
