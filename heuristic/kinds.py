@@ -44,7 +44,7 @@ _ANSWER_KINDS: tuple[tuple[re.Pattern[str], re.Pattern[str]], ...] = (
     ),
     (
         re.compile(
-            r"\bhow\s+(long|soon|quickly|many\s+(days|hours|minutes|weeks|months|years))\b|\buntil\s+when\b|"
+            r"\bhow\s+(long|soon|quickly|fast|many\s+(days|hours|minutes|weeks|months|years))\b|\buntil\s+when\b|"
             r"\bwhat(?:'s|\s+is|\s+are)\s+the\s+(?:[\w-]+\s+){0,3}(?:timeout|retention(?:\s+period)?|lifetime|"
             r"duration|grace\s+period|trial(?:\s+period)?)\b",
             re.IGNORECASE,
@@ -65,11 +65,13 @@ _ANSWER_KINDS: tuple[tuple[re.Pattern[str], re.Pattern[str]], ...] = (
     ),
     (_PLACE_ASKED, _PLACE),
     (
-        re.compile(r"\bwhen\b|\b(?:what|which)\s+(date|year|day|time|decade|century)\b", re.IGNORECASE),
+        # "What are the support hours?" asks for times of day too ("from 8 a.m. to 8 p.m.", "9:00 to 17:00").
+        re.compile(r"\bwhen\b|\b(?:what|which)\s+(date|year|day|time|decade|century)\b|"
+                   r"\b(?:support|opening|office|business|working)\s+hours\?", re.IGNORECASE),
         re.compile(
             r"\b(1[0-9]{3}|20[0-9]{2})s?\b|"
             + _MONTH
-            + r"|\b\d{1,2}:\d{2}\b|\b\d{1,2}(?:st|nd|rd|th)\s+century\b",
+            + r"|\b\d{1,2}:\d{2}\b|\b\d{1,2}\s*[ap]\.?m\b|\b\d{1,2}(?:st|nd|rd|th)\s+century\b",
             re.IGNORECASE,
         ),
     ),

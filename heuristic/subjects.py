@@ -12,35 +12,41 @@ import re
 
 from investigation.text import STOPWORDS, stem, words
 
-# "How quickly do refunds …", "What are support hours?", "When does API v1 stop …", "How long are backups …":
-# the noun phrase right after the question word (and its measure word) and the auxiliary.
+# "How quickly do refunds …", "What are support hours?", "When does API v1 stop …", "How much does an extra
+# label cost …": the noun phrase right after the question word (and its measure word) and the auxiliary.
 _WH_SUBJECT = re.compile(
     r"^\s*(?:how\s+(?:long|quickly|soon|often|fast|much|many)|what|when|where|why|which)\s+"
-    r"(?:do|does|did|is|are|was|were|will|can|should)\s+(?:the|a|an|my|our|your|their|its)?\s*"
-    r"(?P<subject>[^\s?.,;]+)",
+    r"(?:do|does|did|is|are|was|were|will|can|should)\s+(?P<subject>[^?.,;]+)",
     re.IGNORECASE,
 )
 # A row's or an item's label before the fact ("Changed: …", "Wagely 5.3 — 2026-02-25: New: …").
 _LABEL = re.compile(r"^(?:[^:]{1,60}:\s+)+")
+_SUBJECT_WORDS = 2  # "extra label", "support hours": a head noun is among the first two words
 
 
-def question_subject(question: str) -> str | None:
-    """The stem of the first word of a wh-question's subject, or None when it has none we can tell
-    ("How quickly do refunds reach us?" → "refund"; "What is the fee?" → "fee")."""
+def question_subject(question: str) -> frozenset[str]:
+    """The stems of the first words of a wh-question's subject, up to its first stopword, or none when it
+    has none we can tell ("How quickly do refunds reach us?" → refund, reach; "What is the fee?" → fee)."""
     match = _WH_SUBJECT.match(question)
     if match is None:
-        return None
-    word = words(match.group("subject"))
-    if not word or word[0] in STOPWORDS:
-        return None
-    return stem(word[0])
+        return frozenset()
+    found: list[str] = []
+    for word in words(match.group("subject")):
+        if word in STOPWORDS:
+            if found:
+                break
+            continue  # "the", "an", "my" before the noun
+        found.append(stem(word))
+        if len(found) == _SUBJECT_WORDS:
+            break
+    return frozenset(found)
 
 
-def opens_with(sentence: str, subject: str) -> bool:
-    """The sentence's first word, or the first word after its labels, is the subject (its stem)."""
-    starts = [sentence, _LABEL.sub("", sentence)]
-    for text in starts:
-        first = words(text[:80])
-        if first and stem(first[0]) == subject:
+def opens_with(sentence: str, subject: frozenset[str]) -> bool:
+    """The sentence's first word (after "a", "the" …), or the first word after its labels, is one of the
+    subject's (stems)."""
+    for text in (sentence, _LABEL.sub("", sentence)):
+        first = [w for w in words(text[:80]) if w not in STOPWORDS][:1]
+        if first and stem(first[0]) in subject:
             return True
     return False

@@ -64,11 +64,25 @@ def _sentences(text: str) -> tuple[str, ...]:
             continue
         if sentences:
             last_word = sentences[-1].rstrip(".!?").rsplit(" ", 1)[-1]
-            if fold(last_word) in _ABBREV or (len(last_word) == 1 and last_word.isupper()):
+            if (fold(last_word) in _ABBREV or (len(last_word) == 1 and last_word.isupper())
+                    or _clock_zone(last_word, piece)):
                 sentences[-1] = f"{sentences[-1]} {piece}"
                 continue
         sentences.append(piece.strip())
     return tuple(sentences)
+
+
+# "from 8 a.m. to 8 p.m. Eastern Time, Monday to Friday": a time of day goes on with its time zone.
+_TIME_ZONES = frozenset(["eastern", "pacific", "central", "mountain", "et", "pt", "ct", "mt", "est", "pst",
+                         "utc", "gmt", "cet", "cest", "bst", "aest", "local"])
+
+
+def _clock_zone(last_word: str, piece: str) -> bool:
+    """The sentence so far ends with "a.m."/"p.m." and the next piece starts with a time zone."""
+    if fold(last_word).rstrip(".") not in ("a.m", "p.m"):
+        return False
+    first = piece.split(" ", 1)[0].strip(",;:")
+    return fold(first) in _TIME_ZONES
 
 
 def quoted_titles(text: str) -> list[str]:

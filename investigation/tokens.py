@@ -99,8 +99,9 @@ _SUFFIXES = tuple((suffix, len(suffix), suffix in ("ies", "ied", "ities")) for s
 def stem(word: str) -> str:
     """A light suffix stripper: enough to equate "directed"/"director"/"directors", "films"/"film"."""
     room = len(word) - 4  # a stem keeps at least 4 characters
+    # A final "ss" is no plural ("process", "access", "address"): they stem like "processed", "accesses".
     for suffix, size, to_y in _SUFFIXES:
-        if size <= room and word.endswith(suffix):
+        if size <= room and word.endswith(suffix) and not (size == 1 and word.endswith("ss")):
             return word[:-size] + "y" if to_y else word[:-size]
     return word
 

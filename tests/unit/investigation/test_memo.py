@@ -59,11 +59,11 @@ def _reference_words(value: str) -> tuple[str, ...]:
 
 
 def _reference_stem(word: str) -> str:
-    """`text.stem` as it was written first."""
+    """`text.stem` as it was written first (and a final "ss" kept: "process", "access")."""
     w = word
     for suffix in ("ization", "ational", "ations", "ation", "ings", "ing", "ness", "ments", "ment",
                    "ities", "ity", "ers", "ors", "er", "or", "ies", "ied", "es", "ed", "ly", "s"):
-        if len(w) - len(suffix) >= 4 and w.endswith(suffix):
+        if len(w) - len(suffix) >= 4 and w.endswith(suffix) and not (suffix == "s" and w.endswith("ss")):
             w = w[: -len(suffix)]
             if suffix in ("ies", "ied", "ities"):
                 w += "y"
