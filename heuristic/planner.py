@@ -6,9 +6,11 @@ the question is combined with the part of the question that evidence left unreso
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from heuristic.chains import is_name
 from heuristic.mentions import PlannerConfig, base_title, find_anchors, linked_titles, mentions
 from heuristic.router import compared_entities, split_independent
 from investigation.state import Evidence, Plan, PlanKind, QueryKind, Route, RouteDecision, SubQuery
@@ -19,6 +21,7 @@ from investigation.text import (
     content_words,
     fold,
     query_key,
+    split_sentences,
     stem,
     words,
 )
@@ -91,6 +94,9 @@ _ASKING_WORDS = frozenset(
 )
 # The planner's limits when none are given.
 _DEFAULTS = PlannerConfig()
+# A reached passage's mention whose sentence says none of what the question still asks weighs this much: it is
+# what the reached entity relates to, not what the question asks of it.
+_OFF_RELATION = 0.5
 
 
 def property_words(question: str, names: Sequence[str]) -> list[str]:
@@ -150,6 +156,13 @@ def bridge_candidates(question: str, evidence: Sequence[Evidence],
         visited.add(node.evidence.chunk_id)
         node_mentions = mentions(node.evidence, question, config)
         linked = {base_title(e.title): e for e in linked_titles(node.evidence, evidence)}
+        # A passage about a named thing reached by a link is what a description of the question resolved
+        # to ("the actor who starred as Benton Fraser" → Paul Gross); what the question still asks is asked
+        # of it. A support article reached by a link is a topic, not a thing the question describes.
+        open_stems = question_stems - node.covered if node.depth and is_name(node.evidence.title) else set()
+        sentences = [(fold(s), content_stems(s)) for s in split_sentences(node.evidence.text)] if open_stems \
+            else []
+        relation_named = False
         for rank, (name, salience) in enumerate(node_mentions[:8]):
             key = fold(name)
             if key == base_title(node.evidence.title):
@@ -161,10 +174,27 @@ def bridge_candidates(question: str, evidence: Sequence[Evidence],
                     queue.append(_Node(target, node.weight * 0.9, node.depth + 1, covered))
                 continue
             score = node.weight * salience * (1.0 + 0.25 * node.depth)
+            if open_stems:
+                if any(key in folded and stems & open_stems for folded, stems in sentences):
+                    relation_named = True
+                else:
+                    score *= _OFF_RELATION
             previous = scored.get(key)
             if previous is None or previous[1] < score:
                 scored[key] = (name, score + (previous[1] * 0.3 if previous else 0.0), node.covered)
+        if open_stems and not relation_named:
+            # No sentence of it names something in the asked relation ("have a child with"): the passage that
+            # answers is one that names the reached entity itself (its child's, its team's), so bridge to it.
+            name = _display_title(node.evidence.title)
+            key = fold(name)
+            if key and key not in scored:
+                scored[key] = (name, node.weight, node.covered)
     return sorted(scored.values(), key=lambda item: (-item[1], fold(item[0])))
+
+
+def _display_title(title: str) -> str:
+    """A title as a name: without its disambiguation ("Always (2011 film)" → "Always")."""
+    return re.sub(r"\s*\([^)]*\)\s*$", "", title).strip() or title
 
 
 def unresolved_words(question: str, covered: set[str], config: PlannerConfig = _DEFAULTS) -> list[str]:

@@ -169,3 +169,30 @@ def test_a_ticket_code_bridges_from_the_passage_explaining_it_not_a_title_sharin
     assert "frozen" in first.follows.lower() and "revoked" not in first.text.lower(), first
     # The asking sentence says what the next hop must find, even when the first passages use its words.
     assert "files" in first.text.split() and "deleted" in first.text.split()
+
+
+def test_a_reached_entity_whose_passage_says_nothing_of_the_asked_relation_is_bridged_to_itself() -> None:
+    # "Who did the singer who voiced X have a child with?": the anchor names the singer, the singer's passage
+    # (retrieved) names only works; the child's passage names the singer, so the next hop asks for the singer.
+    question = 'Who did the singer who voiced Captain Marlo Venn in "Star Harbour" have a child with?'
+    reached = evidence("dorne#0", "Ilka Dorne",
+                       'Ilka Dorne is a singer who voiced Captain Marlo Venn in "Star Harbour". She also '
+                       'recorded the album "Blue Quay" and toured with the Orvell Quartet.', score=0.6)
+    queries = bridge_queries(question, [_VENN, reached], [question])
+    assert queries[0].text == "Ilka Dorne child" and queries[0].follows == "Ilka Dorne"
+
+
+def test_a_reached_entity_that_names_the_asked_relation_is_followed_through_that_name() -> None:
+    question = 'Where was the singer who voiced Captain Marlo Venn in "Star Harbour" married?'
+    reached = evidence("dorne#0", "Ilka Dorne",
+                       'Ilka Dorne is a singer who voiced Captain Marlo Venn in "Star Harbour". She married '
+                       "Tavo Renning in Port Salla Cathedral.", score=0.6)
+    queries = bridge_queries(question, [_VENN, reached], [question])
+    assert queries and all(q.follows != "Ilka Dorne" for q in queries)
+
+
+_VENN = evidence("venn#0", "Marlo Venn",
+                 'Marlo Venn is a character in the cartoon "Star Harbour". He is voiced by singer '
+                 "Ilka Dorne.")
+
+
