@@ -166,7 +166,7 @@ def bench(
     ] = None,
     split: Annotated[
         str | None,
-        typer.Option(help="dev | test: one frozen half of the questions (docs/evaluation.md, 'Splits')"),
+        typer.Option(help="dev | test: one frozen half of the questions (docs/evaluation.md: the protocol)"),
     ] = None,
 ) -> None:
     """Run a benchmark folder (passages.jsonl + questions.jsonl) or a decision set; print recall, cost,

@@ -19,7 +19,7 @@ class EngineSettings(BaseModel):
     vector_backend: str = Field(default="embedded", description="embedded | weaviate")
     entity_engine: bool = Field(
         default=False, description="Keep an entity index beside the embedded lexical one and add its "
-        "`entities` engine to follow-up hops (docs/evaluation.md, 'Entity engine').")
+        "`entities` engine to follow-up hops (docs/evaluation.md).")
     chunk_tokens: int = Field(default=200, ge=32, le=2000, description="Words per chunk at ingest.")
     embed_max_tokens: int = Field(default=128, ge=16, le=512,
                                   description="Tokens the embedder reads per text.")
