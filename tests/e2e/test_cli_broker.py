@@ -6,17 +6,17 @@ from __future__ import annotations
 import os
 import socket
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
+
+from tests.support.cli import run_sleuth
 
 
 def sleuth(home: Path, *args: str, **env: str) -> subprocess.CompletedProcess[str]:
     full_env = {k: v for k, v in os.environ.items() if not k.startswith("SLEUTH_")}
     full_env.update({"SLEUTH_HOME": str(home), **env})
-    return subprocess.run([sys.executable, "-m", "cli.main", *args], env=full_env, capture_output=True,
-                          text=True, timeout=60, check=False)
+    return run_sleuth(args, full_env, timeout=60)
 
 
 def _closed_port() -> int:

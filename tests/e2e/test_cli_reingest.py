@@ -7,8 +7,9 @@ from __future__ import annotations
 import json
 import os
 import subprocess
-import sys
 from pathlib import Path
+
+from tests.support.cli import run_sleuth
 
 DOC = {
     "id": "refund-window",
@@ -23,8 +24,7 @@ QUESTION = "How long is the Zephyrium refund window?"
 def sleuth(home: Path, *args: str, **env: str) -> subprocess.CompletedProcess[str]:
     full_env = {k: v for k, v in os.environ.items() if not k.startswith("SLEUTH_")}
     full_env.update({"SLEUTH_HOME": str(home), "SLEUTH_SUBQUERY_CACHE_TTL": "3600", **env})
-    return subprocess.run([sys.executable, "-m", "cli.main", *args], env=full_env, capture_output=True,
-                          text=True, timeout=180, check=False)
+    return run_sleuth(args, full_env)
 
 
 def _ingest(home: Path, tmp_path: Path, visibility: str) -> None:

@@ -3,8 +3,6 @@ link printed by a real `sleuth trace` and opened (twice), rating-style token pat
 
 from __future__ import annotations
 
-import subprocess
-import sys
 from pathlib import Path
 
 import httpx
@@ -12,6 +10,7 @@ import pytest
 
 from api.log_redaction import redact
 from tests.support.api_process import api_process
+from tests.support.cli import run_sleuth
 from tests.support.stack import build_stack
 
 
@@ -34,8 +33,8 @@ def test_a_sign_in_link_never_reaches_the_access_log(
     inv_id = stack.asked("Which plan includes SCIM provisioning?")
     log_path = tmp_path / "api.log"
     with api_process(stack.env(), log_path) as base:
-        printed = subprocess.run([sys.executable, "-m", "cli.main", "trace", inv_id, "--base-url", base],
-                                 env=stack.env(), capture_output=True, text=True, timeout=120, check=True)
+        printed = run_sleuth(["trace", inv_id, "--base-url", base], stack.env(), timeout=120)
+        assert printed.returncode == 0, printed.stderr
         link = printed.stdout.strip()
         assert link.startswith(f"{base}/link/"), printed.stdout + printed.stderr
         first = httpx.get(link, follow_redirects=False, timeout=10)

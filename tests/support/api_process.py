@@ -1,10 +1,8 @@
-"""A real `sleuth api` process for end-to-end tests: started on a free port, ready once /healthz answers,
-terminated (with its process group) on exit."""
+"""A real `sleuth api` process for end-to-end tests (forked from the zygote of `tests/support/zygote.py`):
+started on a free port, ready once /healthz answers, terminated (with its process group) on exit."""
 
 from __future__ import annotations
 
-import subprocess
-import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -13,6 +11,7 @@ import httpx
 
 from tests.support.http import free_port
 from tests.support.wait import wait_until
+from tests.support.zygote import spawn_sleuth
 
 
 def _healthy(base: str) -> bool:
@@ -28,13 +27,7 @@ def api_process(env: dict[str, str], log_path: Path | None = None, timeout: floa
     from cli.supervisor import stop_group
 
     port = free_port()
-    log = open(log_path, "wb") if log_path is not None else subprocess.DEVNULL  # noqa: SIM115
-    try:
-        proc = subprocess.Popen([sys.executable, "-m", "cli.main", "api", "--port", str(port)], env=env,
-                                stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
-    finally:
-        if not isinstance(log, int):
-            log.close()  # the child holds its own copy of the descriptor
+    proc = spawn_sleuth(["api", "--port", str(port)], env, log_path)
     base = f"http://127.0.0.1:{port}"
     try:
         started = wait_until(lambda: _healthy(base) or proc.poll() is not None, timeout=timeout, interval=0.2)

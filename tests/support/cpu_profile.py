@@ -1,8 +1,8 @@
 """Where the suite's CPU goes, per test file: user + system seconds of this process and of the children it
-has reaped (worker subprocesses, `sleuth up` stacks, servers), from the file's first test to its last
-teardown, and a table sorted by CPU at the end. Opt in with `-p tests.support.cpu_profile`; run with
-`-n 0` so that one process sees every file. A child killed and never waited for, or one that daemonises,
-is not counted."""
+has reaped (worker subprocesses, `sleuth up` stacks, servers; those its zygote forked and reaped included),
+from the file's first test to its last teardown, and a table sorted by CPU at the end. Opt in with
+`-p tests.support.cpu_profile`; run with `-n 0` so that one process sees every file. A child killed and
+never waited for, or one that daemonises, is not counted."""
 
 from __future__ import annotations
 
@@ -12,9 +12,11 @@ from collections.abc import Generator
 
 import pytest
 
+from tests.support.zygote import reaped_cpu
+
 
 def _cpu() -> float:
-    total = 0.0
+    total = reaped_cpu()  # workers and servers forked by the zygote: its children, not this process's
     for who in (resource.RUSAGE_SELF, resource.RUSAGE_CHILDREN):
         usage = resource.getrusage(who)
         total += usage.ru_utime + usage.ru_stime

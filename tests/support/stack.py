@@ -1,11 +1,11 @@
 """A real queue for tests: settings on one Redis prefix, a database, the embedded search engines with a small
-ingested corpus, a tenant, and Celery worker subprocesses started on demand."""
+ingested corpus, a tenant, and Celery worker processes started on demand (forked from the zygote of
+`tests/support/zygote.py`)."""
 
 from __future__ import annotations
 
 import os
 import subprocess
-import sys
 import uuid
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -14,6 +14,7 @@ from typing import Any, TypeVar
 
 from bootstrap import Services
 from config.settings import Settings
+from tests.support.zygote import spawn_sleuth
 
 T = TypeVar("T")
 
@@ -54,15 +55,14 @@ class Stack:
 
     def start_worker(self, *, concurrency: int = 2, beat: bool = False, name: str | None = None,
                      queues: str | None = None, **extra_env: str) -> subprocess.Popen[bytes]:
-        args = [sys.executable, "-m", "cli.main", "worker", "--concurrency", str(concurrency),
+        args = ["worker", "--concurrency", str(concurrency),
                 "--name", name or f"w{uuid.uuid4().hex[:6]}", "--loglevel", "WARNING"]
         if queues:
             args += ["-Q", queues]
         if beat:
             args.append("--beat")
-        log = open(self.settings.home / f"worker-{len(self.workers)}.log", "wb")  # noqa: SIM115
-        proc = subprocess.Popen(args, env=self.env(**extra_env), stdout=log, stderr=subprocess.STDOUT,
-                                start_new_session=True)
+        log = self.settings.home / f"worker-{len(self.workers)}.log"
+        proc = spawn_sleuth(args, self.env(**extra_env), log)
         self.workers.append(proc)
         return proc
 

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import json
 import subprocess
-import sys
 import time
 from pathlib import Path
 
@@ -13,6 +12,7 @@ from fastapi.testclient import TestClient
 from prometheus_client.parser import text_string_to_metric_families
 
 from tests.integration.tasks.conftest import Stack
+from tests.support.zygote import spawn_sleuth
 from workers.names import ALL_QUEUES
 
 
@@ -26,11 +26,8 @@ def _value(samples: list[tuple[str, dict[str, str], float]], name: str, **labels
 
 
 def _start_worker(stack: Stack, log_path: Path) -> subprocess.Popen[bytes]:
-    args = [sys.executable, "-m", "cli.main", "worker", "--concurrency", "2", "--name", "obs",
-            "--loglevel", "INFO"]
-    log = open(log_path, "wb")  # noqa: SIM115
-    proc = subprocess.Popen(args, env=stack.env(SLEUTH_LOG_FORMAT="json"), stdout=log,
-                            stderr=subprocess.STDOUT, start_new_session=True)
+    args = ["worker", "--concurrency", "2", "--name", "obs", "--loglevel", "INFO"]
+    proc = spawn_sleuth(args, stack.env(SLEUTH_LOG_FORMAT="json"), log_path)
     stack.workers.append(proc)
     return proc
 

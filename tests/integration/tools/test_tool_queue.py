@@ -5,18 +5,16 @@ from __future__ import annotations
 
 import os
 import subprocess
-import sys
 from pathlib import Path
 
 from cli.tool_services import ToolServices
 from tests.integration.tools.conftest import DANA, build, tool_events
+from tests.support.zygote import spawn_sleuth
 
 
 def worker(home: Path, env: dict[str, str], queues: str, name: str) -> subprocess.Popen[bytes]:
-    log = open(home / f"worker-{name}.log", "wb")  # noqa: SIM115
-    return subprocess.Popen([sys.executable, "-m", "cli.main", "worker", "-Q", queues, "--concurrency", "1",
-                             "--name", name, "--loglevel", "WARNING"], env=env, stdout=log,
-                            stderr=subprocess.STDOUT, start_new_session=True)
+    args = ["worker", "-Q", queues, "--concurrency", "1", "--name", name, "--loglevel", "WARNING"]
+    return spawn_sleuth(args, env, home / f"worker-{name}.log")
 
 
 def test_tool_calls_run_on_their_own_queue(tmp_path: Path, redis_url: str, redis_prefix: str,
