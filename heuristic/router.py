@@ -253,7 +253,7 @@ def _cosine_max(
 
 def compared_entities(question: str) -> list[str]:
     """The entities a comparison question compares ("Are X and Y both…" → [X, Y]), in order."""
-    spans = [*quoted_titles(question), *capitalised_spans(question)]
+    spans = [*quoted_titles(question), *capitalised_spans(question), *_symbol_names(question)]
     folded_q = fold(question)
     positioned: list[tuple[int, str]] = []
     taken: list[tuple[int, int]] = []
@@ -274,6 +274,16 @@ def compared_entities(question: str) -> list[str]:
     # "X has an OBE. Does Y also have one?": the multi-word names, when there are exactly two or three.
     names = [span for _, span in positioned if len(span.split()) >= 2]
     return names if 2 <= len(names) <= 3 else []
+
+
+# Comparison and intersection questions: a name written in lower case with a symbol in it, right after the
+# kind of thing it is ("the band f(x)", "the rapper will.i.am"), is a name like a capitalised one.
+_SYMBOL_NAME = re.compile(r"\b" + _KINDS + r"\s+((?=[a-z0-9][^\s,;?]*[().&!+$])[a-z0-9][^\s,;?]*[^\s,;?.!])")
+
+
+def _symbol_names(question: str) -> list[str]:
+    """Names written in lower case with a symbol, after the kind of thing they name ("the band f(x)")."""
+    return [m.group(m.lastindex or 0) for m in _SYMBOL_NAME.finditer(question)]
 
 
 def _joined(between: str) -> bool:

@@ -9,6 +9,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from heuristic.chains import is_name, named_in
 from heuristic.compression import compress
 from heuristic.focus import focus_names, mentioning
 from heuristic.grader import body_agreement, bridge_terms, lexical_agreement, weighted_terms
@@ -20,8 +21,9 @@ from heuristic.mentions import (
     linked_titles_to,
     mentions,
 )
+from heuristic.router import compared_entities
 from investigation.state import Evidence, Grade
-from investigation.text import body_stems, fold, padded_words
+from investigation.text import body_stems, content_stems, fold, padded_words
 
 
 @dataclass(frozen=True)
@@ -69,6 +71,7 @@ def final_scores(
     chain = _chain_partners(
         question, pool, list({e.chunk_id: e for e in [*anchors, *strong, *reached]}.values()), config
     )
+    linked |= _shared_members(question, pool)
     scores: dict[str, float] = {}
     seen_sources: dict[str, int] = {}
     # best first: a document's first chunk takes the full bonuses, each further one half as much
@@ -152,6 +155,44 @@ def _chain_partners(
     return out
 
 
+def _shared_members(question: str, pool: Sequence[Evidence]) -> set[str]:
+    """Intersection questions ("Who performed in both Welcome to the Show and the band f(x)?"): the passages
+    that name one of the compared entities in their text and whose own name the passage about another one
+    lists ("Sulli … a member of f(x)" and "It starred … Sulli Choi, …") — what both sides share."""
+    names = [fold(n) for n in compared_entities(question)]
+    if len(names) < 2:
+        return set()
+    about = {n: [fold(e.text) for e in pool if base_title(e.title) == n] for n in names}
+    out: set[str] = set()
+    for e in pool:
+        title = base_title(e.title)
+        if title in names or not is_name_like(e.title):
+            continue
+        for name in names:
+            if names_alone(name, e.text) and any(
+                named_in(text, title) for other in names if other != name for text in about[other]
+            ):
+                out.add(e.chunk_id)
+    return out
+
+
+def bridge_name(question: str, query: str) -> str:
+    """Chains: the entity a bridging query went to find, as padded words — the words it opens with that the
+    question does not say ("South-West Africa" of "South-West Africa popular hotel city birth"); "" when
+    that is a single word (a word alone is no name to look for) or no proper name ("Billing guide": support
+    articles have topic titles, not names)."""
+    asked = content_stems(question)
+    lead: list[str] = []
+    for word in query.split():
+        if asked & set(content_stems(word)):
+            break
+        lead.append(word)
+    while lead and fold(lead[0]) in ("the", "a", "an"):
+        lead.pop(0)
+    name = " ".join(lead)
+    return padded_words(name.replace("-", " ")) if len(lead) >= 2 and is_name(name) else ""
+
+
 def _worth_reserving(question: str, e: Evidence) -> bool:
     """A sub-query's best passage is kept when it agrees with the question, or when it is what a bridging
     query went to find (it names the bridge entity) — graded against the original question, the second
@@ -159,6 +200,9 @@ def _worth_reserving(question: str, e: Evidence) -> bool:
     if e.grade is not Grade.INCORRECT:
         return True
     bridge = bridge_terms(question, e.query) if e.hop > 1 else {}
+    name = bridge_name(question, e.query) if bridge else ""
+    if name and name in padded_words(f"{e.title} {e.text}"):
+        return True
     return bool(bridge) and body_agreement(bridge, e.title, e.text) >= 0.5
 
 
@@ -174,6 +218,11 @@ def rank_evidence(
     for cid in order:
         e = by_chunk[cid]
         groups.setdefault((e.hop, e.query), []).append(cid)
+    for (hop, query), members in groups.items():
+        name = bridge_name(question, query) if hop > 1 else ""
+        if name:  # a bridging query's passages that name its entity whole go first ("South West Africa")
+            naming = [c for c in members if name in padded_words(f"{by_chunk[c].title} {by_chunk[c].text}")]
+            members[:] = [*naming, *(c for c in members if c not in naming)]
     for depth in range(max(config.reserve_per_query, config.reserve_per_bridge)):
         for (hop, _query), members in sorted(groups.items(), key=lambda kv: (-scores[kv[1][0]], kv[1][0])):
             limit = config.reserve_per_bridge if hop > 1 else config.reserve_per_query

@@ -195,3 +195,21 @@ def test_a_short_question_is_embedded_by_vectorise_and_the_prototypes_one_text_a
     assert question not in {text for call in embedder.calls for text in call}
     assert len(embedder.calls) == len(chitchat_prototypes(BagOfWordsEmbedder()))
     assert routed == route_question(question, BagOfWordsEmbedder())  # the same decision either way
+
+
+@pytest.mark.parametrize(
+    ("question", "names"),
+    [
+        ("Who sang in both Harbour Lights and the band q(t)?", ["Harbour Lights", "q(t)"]),
+        ("Did the rapper zig.zag.one and Mona Vale both tour Europe?", ["zig.zag.one", "Mona Vale"]),
+    ],
+)
+def test_a_name_written_in_lower_case_with_a_symbol_after_its_kind_is_compared(
+    question: str, names: list[str]
+) -> None:
+    assert route_question(question).route is Route.MULTI_PART
+    assert compared_entities(question) == names
+
+
+def test_a_lower_case_word_after_a_kind_is_no_name() -> None:
+    assert compared_entities("Did the band record both Harbour Lights and the album version?") == []

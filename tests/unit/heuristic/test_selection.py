@@ -141,3 +141,47 @@ def test_a_passage_that_names_the_bridged_entity_but_nothing_left_open_gets_no_c
     assert final_scores(WORRALL_Q, [WORRALL, idle])["i#0"] == pytest.approx(
         0.3 + SelectionConfig().link_bonus
     )
+
+
+def test_a_passage_naming_one_side_that_the_other_side_lists_ranks_in_for_an_intersection() -> None:
+    question = "Who sang in both Harbour Lights and the band q(t)?"
+    show = evidence("hl#0", "Harbour Lights (TV series)", "Harbour Lights was a sitcom. It starred Ana Roe, "
+                    "Mira Dune Park and Tom Bell.", score=0.7, query=question)
+    noise = [evidence(f"n{i}#0", f"Harbour Song {i}", "A band sang in a harbour.", grade=Grade.AMBIGUOUS,
+                      score=0.5 - i / 100, query=question) for i in range(12)]
+    member = evidence("mira#0", "Mira Dune", "Mira Dune is an actress, a former member of the band q(t).",
+                      grade=Grade.INCORRECT, score=0.1, query="q(t) sang band")
+    stranger = evidence("zed#0", "Zed Holm", "Zed Holm is a former member of the band q(t).",
+                        grade=Grade.INCORRECT, score=0.1, query="q(t) sang band")
+    ranked = [e.chunk_id for e in rank_evidence(question, [show, *noise, member, stranger], k=10)]
+    assert "mira#0" in ranked and "zed#0" not in ranked
+
+
+def test_a_bridging_querys_passage_naming_its_whole_entity_is_kept_before_look_alikes() -> None:
+    question = "What is the most famous hotel in Zorvi's city of birth?"
+    zorvi = evidence("zorvi#0", "Zorvi", "Zorvi is a singer born in North-East Valoria.", query=question)
+    hotels = [
+        evidence(f"h{i}#0", f"Hotel {i}", "A famous hotel in a city.", grade=Grade.AMBIGUOUS,
+                 score=0.5 - i / 100, query=question)
+        for i in range(12)
+    ]
+    query = "North-East Valoria famous hotel city birth"
+    look_alikes = [
+        evidence(f"v{i}#0", f"East Valoria {i}", "East Valoria is a region; the north has hills.",
+                 grade=Grade.INCORRECT, score=0.3, hop=2, query=query)
+        for i in range(3)
+    ]
+    nadiria = evidence("nadiria#0", "Nadiria", "Nadiria, formerly North East Valoria, is a country.",
+                       grade=Grade.INCORRECT, score=0.2, hop=2, query=query)
+    ranked = [e.chunk_id for e in rank_evidence(question, [zorvi, *hotels, *look_alikes, nadiria], k=10)]
+    assert "nadiria#0" in ranked
+
+
+def test_the_entity_a_bridging_query_went_to_find_is_its_leading_words_the_question_does_not_say() -> None:
+    from heuristic.selection import bridge_name
+
+    question = "What is the most famous hotel in Zorvi's city of birth?"
+    assert bridge_name(question, "North-East Valoria famous hotel city birth") == " north east valoria "
+    assert bridge_name(question, "The Grand Lark famous hotel") == " grand lark "
+    assert bridge_name(question, "Valoria famous hotel city birth") == ""  # a word alone is no name
+    assert bridge_name(question, "Booking guide famous hotel") == ""  # a topic, not a proper name
