@@ -34,8 +34,8 @@ def _heading(unit: Unit, text: str) -> str:
     """The markdown heading line that gives `unit` its section back after compression ("" when the text
     already
     carries its section, or the unit has none)."""
-    if not unit.section or text.startswith(f"{unit.section}:"):
-        return ""
+    if not unit.section or text.startswith(f"{unit.section}:") or text != unit.text:
+        return ""  # no section, or the text already carries it (`with_context` prefixed what it names)
     return f"## {unit.section}"
 
 

@@ -1,16 +1,20 @@
 """Which picked sentence leads an answer: the one that answers the asking sentence (`answers`), so that the
-first sentence holds the value, the yes/no or the step that was asked for."""
+first sentence holds the value, the yes/no or the step that was asked for; for a comparison, both sides in
+one first sentence (`comparison`)."""
 
 from __future__ import annotations
 
 import re
 from collections.abc import Sequence
+from dataclasses import dataclass
 
 from heuristic.chains import Sentence
 from heuristic.kinds import URL
-from heuristic.pick_scoring import PickState, content_stems, contrasts, is_sibling, restates
-from heuristic.verdicts import answers_no
-from investigation.text import fold
+from heuristic.pick_scoring import BOTH, PickState, content_stems, contrasts, is_sibling, restates
+from heuristic.verdicts import about as verdict_about
+from heuristic.verdicts import answers_no, both_verdict, broad_names, is_yes_no, temporal_winner
+from investigation.state import Evidence
+from investigation.text import ask_sentence, fold
 
 
 def answers(c: Sentence, kind: re.Pattern[str] | None, state: PickState,
@@ -62,3 +66,62 @@ def _labelled(c: Sentence, state: PickState) -> bool:
     """The sentence opens with a label ("California: …") that the question names."""
     label = fold(c.text[: c.text.find(":")]).strip() if 0 < c.text.find(":") <= 40 else ""
     return len(label) >= 3 and re.search(rf"\b{re.escape(label)}\b", state.question_text) is not None
+
+
+@dataclass(frozen=True)
+class Composition:
+    """The sentences of the answer in order; the first `joined` of them form its first sentence (both sides
+    of a comparison), after `prefix` ("Yes: ", "No: ")."""
+
+    sentences: list[Sentence]
+    joined: int = 1
+    prefix: str = ""
+
+
+def comparison(question: str, entities: Sequence[str], sides: list[Sentence], picked: list[Sentence],
+                candidates: Sequence[Sentence], evidence: Sequence[Evidence]) -> Composition:
+    """Both sides in the first sentence: "Yes: …; …" when both entities have what a yes/no question asks,
+    "No: …; …" when one lacks it; for "which came first" the earlier entity's sentence leads."""
+    sentences = [(c.text, evidence[c.index].title) for c in candidates]
+    about = [verdict_about(name, sentences) for name in entities]
+    prefix = ""
+    order = list(sides)
+    if is_yes_no(question) and BOTH.search(ask_sentence(question)):
+        verdict = both_verdict(question, entities, about, broad_names([e.text for e in evidence]))
+        prefix = "" if verdict is None else ("Yes: " if verdict else "No: ")
+    else:
+        winner = temporal_winner(question, about)
+        if winner is not None:
+            order.insert(0, order.pop(winner))
+    rest = [c for c in picked if c not in order]
+    return Composition(order + rest, joined=len(order), prefix=prefix)
+
+
+def join_first(sentences: Sequence[str]) -> str:
+    """Cited sentences as one: "A [1]; B [2]." (both sides of a comparison in the first sentence)."""
+    if len(sentences) <= 1:
+        return "".join(sentences)
+    parts = [s.rstrip()[:-1] if s.rstrip()[-1:] in ".!?" else s.rstrip() for s in sentences]
+    return "; ".join(parts) + "."
+
+
+# A description inside the asking sentence: "the plan that includes SSO", "the region where …".
+_DESCRIPTION = re.compile(r"\b(?:that|which|who|whose|where)\b[^,;?]*", re.IGNORECASE)
+_CAPITALISED = re.compile(r"\b[A-Z][\w-]+")
+
+
+def past_bridge(end: Sentence, picked: Sequence[Sentence], question: str) -> Sentence:
+    """The end of a support chain, one step past the sentence that resolves the question's description.
+
+    Serves a question that describes a thing and asks a value of it ("What's the support response target
+    for the plan that includes SSO?"): the chain's end found may be the sentence resolving the description
+    ("SSO is available on the Scale plan"); a picked sentence naming what it introduces ("Scale: … first
+    response target 1 business hour") that says more of the asked relation (the asking sentence without
+    its descriptions) is the answer. `end` itself otherwise."""
+    relation = content_stems(_DESCRIPTION.sub(" ", ask_sentence(question)))
+    asked = fold(question)
+    introduced = {w for w in _CAPITALISED.findall(end.text) if fold(w) not in asked}
+    said = len(end.stems & relation)
+    further = [c for c in picked if c.index != end.index and len(c.stems & relation) > said
+               and any(re.search(rf"\b{re.escape(w)}\b", c.text) for w in introduced)]
+    return max(further, key=lambda c: len(c.stems & relation), default=end)

@@ -29,10 +29,26 @@ _QUALIFIER = (r"\s+(?:on|for|in|with|under|at)\s+(?:(?:the|a|an|our|my|your)\s+)
 
 @dataclass(frozen=True)
 class Partial:
-    """The question without its unknown qualifier, and the sentence that says what is missing."""
+    """The question without its unknown qualifier, the sentence that says what is missing, and the same as a
+    clause for the answer's first sentence."""
 
     question: str
     missing: str
+    clause: str = ""
+
+
+_FIRST_END = re.compile(r"\[\d+\](?=[.!?](?:\s|$))")
+
+
+def with_missing(answer: str, partial: Partial) -> str:
+    """The answer with what is missing said in its first sentence ("Drafts are kept for 45 days [1]; no
+    Drifter tier is mentioned in the knowledge base."), so that a reader of the first sentence alone gets
+    both the value and the correction; at the end when the first sentence has no citation to follow.
+    Serves a value asked of a member the knowledge base does not know ("… on the Drifter tier?")."""
+    end = _FIRST_END.search(answer)
+    if end is None or not partial.clause:
+        return f"{answer} {partial.missing}"
+    return f"{answer[: end.end()]}; {partial.clause}{answer[end.end():]}"
 
 
 def partial_question(question: str, absent: Sequence[str], evidence: Sequence[Evidence]) -> Partial | None:
@@ -69,4 +85,5 @@ def _without_qualifier(question: str, absent: Sequence[str],
     if len(words(rest)) < 3:
         return None
     missing = f"The knowledge base does not mention a {name} {match.group('kind')}."
-    return Partial(question=rest, missing=missing)
+    clause = f"no {name} {match.group('kind')} is mentioned in the knowledge base"
+    return Partial(question=rest, missing=missing, clause=clause)

@@ -295,15 +295,20 @@ def _with_context(text: str, section: str, kind: str) -> str:
     if kind == "item":
         return text
     text_stems = content_stems(text)
-    tokens = re.findall(r"[\w-]+", section)
-    named = [
-        w
-        for i, w in enumerate(tokens)
-        if (
-            (i > 0 and w[:1].isupper())
-            or any(c.isdigit() or c == "_" for c in w)
-            or (len(w) > 1 and w.isupper())
-        )
-        and content_stems(w) - text_stems
-    ]
-    return f"{section}: {text}" if named else text
+    named = [w for w in _naming(section) if content_stems(w) - text_stems]
+    if not named:
+        return text
+    # A section joins a heading and a label ("How data is backed up. Retention"): only the parts that name
+    # something prefix the text, and never as a sentence of their own. Serves every question answered from
+    # a labelled item, whose first sentence must hold the value, not the heading ("How data is backed up.").
+    parts = [p for p in section.split(". ") if any(w in re.findall(r"[\w-]+", p) for w in named)]
+    return f"{' — '.join(parts or [section])}: {text}"
+
+
+def _naming(label: str) -> list[str]:
+    """The words of a label or section that name something: a capitalised word after the first, a word with
+    a digit or an underscore, an acronym ("Organization", "ERR_4030", "UK-1", "MFA")."""
+    tokens = re.findall(r"[\w-]+", label)
+    return [w for i, w in enumerate(tokens)
+            if (i > 0 and w[:1].isupper()) or any(c.isdigit() or c == "_" for c in w)
+            or (len(w) > 1 and w.isupper())]

@@ -13,17 +13,15 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass
 
 from heuristic.acronyms import spelled_out
 from heuristic.chains import Sentence, chain_end, is_name, named_in
 from heuristic.focus import focus_names
 from heuristic.kinds import answer_kind, answer_kinds, focus_terms, measure_of
-from heuristic.lead import answers, lead_of
+from heuristic.lead import Composition, answers, comparison, join_first, lead_of, past_bridge
 from heuristic.mentions import base_title
-from heuristic.partial import partial_question
+from heuristic.partial import partial_question, with_missing
 from heuristic.pick_scoring import (
-    BOTH,
     CODE_ID,
     FOLLOW,
     MOVE,
@@ -46,11 +44,9 @@ from heuristic.pick_scoring import (
 from heuristic.premises import correction
 from heuristic.records import document_rule, own_value
 from heuristic.router import compared_entities
-from heuristic.sequence import next_in_sequence
+from heuristic.sequence import next_steps
 from heuristic.sufficiency import has_support, unsupported_names
 from heuristic.thresholds import deciding_limit, verdict_prefix
-from heuristic.verdicts import about as verdict_about
-from heuristic.verdicts import both_verdict, broad_names, is_yes_no, temporal_winner
 from investigation.answers import refusal
 from investigation.citations import cite
 from investigation.state import Answer, Evidence, Grade, Route, RouteDecision
@@ -80,7 +76,7 @@ def direct_answer(question: str) -> Answer:
 
 def _pick(
     question: str, route: RouteDecision, evidence: Sequence[Evidence], max_sentences: int
-) -> _Composition:
+) -> Composition:
     candidates = candidate_sentences(question, evidence)
     terms = question_terms(question)
     if route.route is not Route.MULTI_HOP:
@@ -187,11 +183,13 @@ def _pick(
                 picked.pop()
             take(max(extra, key=lambda c: (gain(c), -c.index, -c.position)))
     if len(sides) >= 2 and len(sides) == len(entities):
-        return _comparison(question, entities, sides, picked, candidates, evidence)
+        return comparison(question, entities, sides, picked, candidates, evidence)
     end = chain_end(picked, candidates, state.chain, kind, terms) if route.route is Route.MULTI_HOP else None
     if end is not None and kind is not None and not kind.search(end.text) and any(
             answers(c, kind, state, terms)[0] for c in picked):
         end = None  # a picked sentence already holds the asked kind of value; this link adds nothing
+    if end is not None and not state.named[end.index]:
+        end = past_bridge(end, picked, question)
     if end is not None and end not in picked:
         if len(picked) >= max_sentences:
             picked.pop()
@@ -236,8 +234,14 @@ def _pick(
             lead = own  # the asker's own value, from their record, before any article's general one
         # "… failed twice. What happens next?": what follows the told situation leads; "A debit of $30,000
         # failed. Can …?": the limit that decides it does.
-        step = None if end else next_in_sequence(question, candidates) or deciding_limit(question, candidates)
-        if step is not None:
+        steps = [] if end else next_steps(question, candidates)
+        step = steps[0] if steps else None if end else deciding_limit(question, candidates)
+        if len(steps) > 1:
+            # Along a numbered sequence the step and the items after it are the whole answer: the retelling
+            # and sentences on other topics say nothing about what happens next.
+            picked[:] = steps[:max_sentences]
+            lead = steps[0]
+        elif step is not None:
             if step in picked:
                 picked.remove(step)
             elif len(picked) >= max_sentences:
@@ -254,8 +258,8 @@ def _pick(
                 picked.pop()
             picked.insert(0, corrected)
             lead = corrected
-        return _Composition(picked, prefix=verdict_prefix(question, lead.text))
-    return _Composition(picked)
+        return Composition(picked, prefix=verdict_prefix(question, lead.text))
+    return Composition(picked)
 
 
 def _about_bonus(c: Sentence, key: str, stems: set[str], title: str) -> float:
@@ -269,46 +273,9 @@ def _about_bonus(c: Sentence, key: str, stems: set[str], title: str) -> float:
     return 0.15 if key not in text and stems <= c.stems else 0.0
 
 
-@dataclass(frozen=True)
-class _Composition:
-    """The sentences of the answer in order; the first `joined` of them form its first sentence (both sides
-    of a comparison), after `prefix` ("Yes: ", "No: ")."""
-
-    sentences: list[Sentence]
-    joined: int = 1
-    prefix: str = ""
-
-
-def _comparison(question: str, entities: Sequence[str], sides: list[Sentence], picked: list[Sentence],
-                candidates: Sequence[Sentence], evidence: Sequence[Evidence]) -> _Composition:
-    """Both sides in the first sentence: "Yes: …; …" when both entities have what a yes/no question asks,
-    "No: …; …" when one lacks it; for "which came first" the earlier entity's sentence leads."""
-    sentences = [(c.text, evidence[c.index].title) for c in candidates]
-    about = [verdict_about(name, sentences) for name in entities]
-    prefix = ""
-    order = list(sides)
-    if is_yes_no(question) and BOTH.search(ask_sentence(question)):
-        verdict = both_verdict(question, entities, about, broad_names([e.text for e in evidence]))
-        prefix = "" if verdict is None else ("Yes: " if verdict else "No: ")
-    else:
-        winner = temporal_winner(question, about)
-        if winner is not None:
-            order.insert(0, order.pop(winner))
-    rest = [c for c in picked if c not in order]
-    return _Composition(order + rest, joined=len(order), prefix=prefix)
-
-
 def _repeats(c: Sentence, picked: Sequence[Sentence]) -> bool:
     """A sentence that says (nearly) what a picked one says."""
     return any(len(c.stems & p.stems) >= 0.8 * max(1, min(len(c.stems), len(p.stems))) for p in picked)
-
-
-def _join(sentences: Sequence[str]) -> str:
-    """Cited sentences as one: "A [1]; B [2]." (both sides of a comparison in the first sentence)."""
-    if len(sentences) <= 1:
-        return "".join(sentences)
-    parts = [s.rstrip()[:-1] if s.rstrip()[-1:] in ".!?" else s.rstrip() for s in sentences]
-    return "; ".join(parts) + "."
 
 
 def _cited(sentence: str, marker: int) -> str:
@@ -331,7 +298,7 @@ def synthesize_answer(question: str, route: RouteDecision, evidence: Sequence[Ev
         if partial is not None and has_support(partial.question, evidence):
             known = synthesize_answer(partial.question, route, evidence, max_sentences - 1)
             if not known.refused:
-                return Answer(text=f"{known.text} {partial.missing}", citations=known.citations,
+                return Answer(text=with_missing(known.text, partial), citations=known.citations,
                               caveat=known.caveat)
         return refusal(f"the knowledge base does not mention {', '.join(absent)}" if absent and evidence
                        else "no evidence in the knowledge base agrees with the question")
@@ -343,7 +310,7 @@ def synthesize_answer(question: str, route: RouteDecision, evidence: Sequence[Ev
     citations = cite([evidence[i] for i in used])
     marker_of = {i: c.marker for i, c in zip(used, citations, strict=True)}
     cited = [_cited(c.text, marker_of[c.index]) for c in picked]
-    head = _join(cited[: composition.joined])
+    head = join_first(cited[: composition.joined])
     text = " ".join([composition.prefix + head if composition.prefix else head, *cited[composition.joined:]])
     weak = not any(evidence[i].grade is Grade.CORRECT for i in used)
     return Answer(text=text, citations=citations,

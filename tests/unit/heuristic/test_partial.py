@@ -4,7 +4,7 @@ know ("… on the Pebble tier?") is answered without it, then what is missing is
 from __future__ import annotations
 
 from heuristic.focus import missing_names
-from heuristic.partial import partial_question
+from heuristic.partial import partial_question, with_missing
 from heuristic.synthesis import synthesize_answer
 from investigation.state import Grade, Route, RouteDecision
 from tests.unit.investigation.fakes import evidence
@@ -29,7 +29,9 @@ def test_a_value_asked_of_an_unknown_member_is_answered_then_the_member_named_mi
     answer = synthesize_answer("How long are drafts kept on the Drifter tier?", LOOKUP, TIERS)
     assert not answer.refused
     assert answer.text.startswith("Drafts are kept for 45 days")
-    assert answer.text.endswith("The knowledge base does not mention a Drifter tier.")
+    # The first sentence holds both the value and the correction.
+    first = answer.text.split(". ", 1)[0].rstrip(".")
+    assert "45 days" in first and first.endswith("; no Drifter tier is mentioned in the knowledge base")
 
 
 def test_no_partial_answer_when_the_unknown_name_is_the_subject_or_no_value_is_asked() -> None:
@@ -47,3 +49,7 @@ def test_the_partial_question_drops_the_qualifier() -> None:
     assert partial is not None
     assert partial.question == "How long are drafts kept?"
     assert partial.missing == "The knowledge base does not mention a Drifter tier."
+    assert with_missing("Kept 45 days [1]. More [2].", partial) == (
+        "Kept 45 days [1]; no Drifter tier is mentioned in the knowledge base. More [2].")
+    assert with_missing("Kept 45 days.", partial) == (
+        "Kept 45 days. The knowledge base does not mention a Drifter tier.")

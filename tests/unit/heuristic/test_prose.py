@@ -96,3 +96,15 @@ def test_a_passage_without_a_table_is_parsed_once_for_every_question() -> None:
     assert units(LIMITS, "max run duration on Team vs Business?") != units(
         LIMITS, "what are the plan limits?"
     )
+
+
+def test_a_heading_joined_to_a_label_never_prefixes_a_sentence_of_its_own() -> None:
+    # Serves any question answered from a labelled item: the heading ("How pots are stored.") must not
+    # become the answer's first sentence; the label that names something stays.
+    # (Compression writes a kept item back under its heading and label joined: "## How pots are stored.
+    # Shelving".)
+    text = "## How pots are stored. Shelving\n\nPots are kept for 12 weeks, then recycled."
+    assert texts(text) == ["Shelving: Pots are kept for 12 weeks, then recycled."]
+    assert texts("## Kiln rules for Studio B\n\n**Glazes.** Firing is capped at 1,200 degrees.") == [
+        "Kiln rules for Studio B — Glazes: Firing is capped at 1,200 degrees."]
+

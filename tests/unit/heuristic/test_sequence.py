@@ -5,7 +5,7 @@ Made-up text."""
 from __future__ import annotations
 
 from heuristic.pick_scoring import candidate_sentences
-from heuristic.sequence import next_in_sequence
+from heuristic.sequence import next_in_sequence, next_steps
 from heuristic.synthesis import synthesize_answer
 from investigation.state import Route, RouteDecision
 from tests.unit.investigation.fakes import evidence
@@ -52,3 +52,30 @@ def test_in_a_numbered_sequence_the_next_item_leads_not_the_rows_own_next_senten
     question = "My glaze runs on the pot twice. What happens next?"
     step = next_in_sequence(question, candidate_sentences(question, found))
     assert step is not None and step.text.startswith("Day 2 and 4")
+
+
+RETRIES = [
+    evidence("kiln#2", "Kiln firing", "When a firing succeeds, a certificate is posted to the potter."),
+    evidence("firing#1", "Failed firings",
+             "Day 0: The firing fails and the potter is told. "
+             "Day 2, 5 and 9: The kiln retries the firing; each failed retry is logged. "
+             "Day 12: A last notice is sent. Day 15: The pot is scrapped."),
+]
+
+
+def test_a_counted_situation_is_followed_along_the_numbered_occurrences() -> None:
+    # Serves "what happens next?" after an event told with a count: each number in a label is one
+    # occurrence while the items keep telling the event ("failed"), so after two failures the item holding
+    # the third occurrence is next, and after four the item that follows the event's run.
+    def steps(question: str) -> list[str]:
+        return [c.text.split(":", 1)[0] for c in next_steps(question, candidate_sentences(question, RETRIES))]
+
+    assert steps("My firing failed twice. What happens next?") == ["Day 2, 5 and 9", "Day 12", "Day 15"]
+    assert steps("My firing failed four times. What happens next?") == ["Day 12", "Day 15"]
+    assert steps("My firing failed. What happens next?") == ["Day 2, 5 and 9", "Day 12", "Day 15"]
+
+
+def test_along_a_numbered_sequence_the_answer_is_the_step_and_what_follows_it() -> None:
+    answer = synthesize_answer("My firing failed four times. What happens next?", LOOKUP, RETRIES).text
+    assert answer.startswith("Day 12: A last notice is sent [")
+    assert "Day 15" in answer and "Day 0" not in answer and "certificate" not in answer

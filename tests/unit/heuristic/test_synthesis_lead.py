@@ -69,3 +69,25 @@ def test_a_row_labelled_by_the_asked_name_leads_a_sentence_mentioning_it_in_pass
                       question=frozenset({"lock", "toll", "charg", "maribor"}), question_text=fold(question))
     terms = {"lock": 1.0, "toll": 1.0, "charg": 1.0, "maribor": 2.0}
     assert lead.lead_of([passing, row], None, state, terms, one_sentence=True) is row
+
+
+def test_a_value_asked_of_a_described_thing_leads_past_the_sentence_resolving_the_description() -> None:
+    # Serves "the <value> for the <thing> that <description>": the sentence resolving the description
+    # ("Kiln booking is available on the Gold tier") is the bridge; the Gold tier's own sentence holding the
+    # asked relation (a repair response target) is the answer.
+    found = [
+        evidence("tiers#1", "Studio tiers and features",
+                 "Kiln booking is available on the Gold tier; members book up to 3 firings a week."),
+        evidence("repairs#1", "Repairs and contact",
+                 "Silver: repair response target 2 days. Gold: repair response target 4 hours."),
+    ]
+    hop = RouteDecision(route=Route.MULTI_HOP, reason="t")
+    question = "What's the repair response target for the tier that includes kiln booking?"
+    picked = [Sentence(0, 0, found[0].text, frozenset({"kiln", "book", "includ", "tier", "gold", "studio"}),
+                       1.0, 0.0),
+              Sentence(1, 1, "Gold: repair response target 4 hours.",
+                       frozenset({"gold", "repair", "respons", "response", "target", "contact"}), 1.0, 0.0)]
+    assert lead.past_bridge(picked[0], picked, question) is picked[1]
+    # Nothing past the bridge says more of the relation: the end stays.
+    assert lead.past_bridge(picked[0], picked[:1], question) is picked[0]
+    assert "4 hours" in first_sentence(synthesize_answer(question, hop, found).text)
