@@ -75,7 +75,7 @@ _COMPARISON = re.compile(
     r"\b(older|younger|earlier|later|larger|smaller|bigger|longer|shorter|taller|higher|lower|more|less|fewer|"
     r"newer|wider|deeper|heavier)\s+(\w+\s+)?than\b|"
     r"^\s*(did|was|is|were|are|does|do|has|had)\b[^?]*\bor\b[^?]*\b(first|earlier|later|older|younger|"
-    r"longer|more|most|less|larger|smaller|bigger)\b|"
+    r"longer|more|most|less|larger|smaller|bigger|further|farther|higher|lower|taller|shorter|closer|newer)\b|"
     # "Were the Rolling Stones formed before the Kinks?": which came first, asked as yes or no.
     r"^\s*(did|was|is|were|are|does|do|has|had)\b[^?]*\s(before|after)\s+(the\s+)?[A-Z\"“])",
     re.IGNORECASE,

@@ -213,3 +213,11 @@ def test_a_name_written_in_lower_case_with_a_symbol_after_its_kind_is_compared(
 
 def test_a_lower_case_word_after_a_kind_is_no_name() -> None:
     assert compared_entities("Did the band record both Harbour Lights and the album version?") == []
+
+
+@pytest.mark.parametrize(
+    "question",
+    ["Is Tarn Quell or Hollow Ridge located further north?", "Is the Kelm Tower or the Brann Spire taller?"],
+)
+def test_a_yes_no_comparison_with_its_comparative_after_the_names_is_multi_part(question: str) -> None:
+    assert route_question(question).route is Route.MULTI_PART
