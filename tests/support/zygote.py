@@ -27,10 +27,14 @@ from typing import IO, cast
 
 ROOT = Path(__file__).resolve().parents[2]
 
-# What a worker and an API process import before their first task or request.
+# What a worker and an API process import by their first task or request (`python -X importtime` of one),
+# pool processes' imports included: they inherit what their worker has imported.
 PRELOAD = ["cli.main", "cli.process_commands", "workers.app", "workers.runtime", "tasks.celery_tasks",
-           "api.app", "uvicorn", "celery.apps.worker", "celery.worker.consumer", "celery.concurrency.prefork",
-           "kombu.transport.redis", "observability.metrics"]
+           "tasks.steps", "tasks.delivery_step", "app.source_sync", "app.sources", "storage.retention",
+           "api.app", "uvicorn", "observability.metrics", "celery.bin.celery", "celery.apps.worker",
+           "celery.worker.consumer", "celery.concurrency.prefork", "billiard.pool", "billiard.sharedctypes",
+           "billiard.synchronize", "billiard.popen_fork", "kombu.transport.redis", "kombu.matcher",
+           "kombu.pidbox", "threadpoolctl", "cffi.cparser"]
 
 
 def _compiled(env: Mapping[str, str]) -> bool:
