@@ -4,8 +4,6 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
-import sys
 import time
 from pathlib import Path
 
@@ -14,7 +12,9 @@ from pydantic import SecretStr
 
 from cli.flower import flower_argv, is_loopback, loopback_host
 from config.settings import Settings
+from tests.support.cli import run_sleuth
 from tests.support.http import free_port
+from tests.support.zygote import spawn_sleuth
 
 
 def _get(url: str, timeout: float = 60) -> httpx.Response:
@@ -50,22 +50,21 @@ def test_flower_finds_a_running_stack_of_the_same_home(tmp_path: Path, redis_url
     env = {k: v for k, v in os.environ.items() if not k.startswith("SLEUTH_")}
     env.update(SLEUTH_HOME=str(home), SLEUTH_REDIS_PREFIX=redis_prefix)
     port = free_port()
-    proc = subprocess.Popen([sys.executable, "-m", "cli.main", "flower", "--port", str(port)], env=env,
-                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, start_new_session=True)
+    log = tmp_path / "flower.log"
+    proc = spawn_sleuth(["flower", "--port", str(port)], env, log)
     try:
         page = _get(f"http://127.0.0.1:{port}/")
         assert page.status_code == 200 and "Flower" in page.text
     finally:
         proc.terminate()
-        out = proc.communicate(timeout=20)[0].decode()
-    assert "create_celery needs" not in out
+        proc.wait(timeout=20)
+    assert "create_celery needs" not in log.read_text()
 
 
 def test_flower_without_any_broker_says_what_to_do(tmp_path: Path) -> None:
     env = {k: v for k, v in os.environ.items() if not k.startswith("SLEUTH_")}
     env["SLEUTH_HOME"] = str(tmp_path / "nothing")
-    done = subprocess.run([sys.executable, "-m", "cli.main", "flower"], env=env, capture_output=True,
-                          text=True, timeout=60, check=False)
+    done = run_sleuth(["flower"], env, timeout=60)
     assert done.returncode != 0 and "sleuth up" in done.stderr and "Traceback" not in done.stderr
 
 
@@ -96,8 +95,7 @@ def test_flower_on_loopback_refuses_a_foreign_host_header(tmp_path: Path, redis_
         SLEUTH_HOME=str(tmp_path / "home"), SLEUTH_REDIS_URL=redis_url, SLEUTH_REDIS_PREFIX=redis_prefix
     )
     port = free_port()
-    proc = subprocess.Popen([sys.executable, "-m", "cli.main", "flower", "--port", str(port)], env=env,
-                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
+    proc = spawn_sleuth(["flower", "--port", str(port)], env)
     base = f"http://127.0.0.1:{port}"
     try:
         assert _get(f"{base}/").status_code == 200  # Host: 127.0.0.1:PORT
