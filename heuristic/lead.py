@@ -108,6 +108,8 @@ def join_first(sentences: Sequence[str]) -> str:
 # A description inside the asking sentence: "the plan that includes SSO", "the region where …".
 _DESCRIPTION = re.compile(r"\b(?:that|which|who|whose|where)\b[^,;?]*", re.IGNORECASE)
 _CAPITALISED = re.compile(r"\b[A-Z][\w-]+")
+_NEGATED = re.compile(
+    r"\b(?:not|never|cannot|can't|isn't|aren't|doesn't|don't|won't)\s+((?:[\w-]+\s+)?[\w-]+)", re.IGNORECASE)
 
 
 def past_bridge(end: Sentence, picked: Sequence[Sentence], question: str) -> Sentence:
@@ -125,3 +127,23 @@ def past_bridge(end: Sentence, picked: Sequence[Sentence], question: str) -> Sen
     further = [c for c in picked if c.index != end.index and len(c.stems & relation) > said
                and any(re.search(rf"\b{re.escape(w)}\b", c.text) for w in introduced)]
     return max(further, key=lambda c: len(c.stems & relation), default=end)
+
+
+def negated_answer(question: str, picked: Sequence[Sentence],
+                   candidates: Sequence[Sentence]) -> Sentence | None:
+    """A sentence saying all of a yes/no question's words with a negation ("Scheduled maintenance … does not
+    count as downtime for the SLA" for "Does that count as downtime for our SLA?"), when no picked sentence
+    does: it is the answer, No, in the question's own terms. Serves yes/no questions about one thing
+    (never "X or Y?"), whose picks may hold only the rule's other side ("… beyond 4 hours counts as …")."""
+    ask = ask_sentence(question)
+    asked = content_stems(ask)
+    if not is_yes_no(ask) or " or " in fold(ask) or len(asked) < 2:
+        return None
+
+    def says(c: Sentence) -> bool:  # the negation right before an asked word ("does not count as …")
+        return asked <= content_stems(c.text) and answers_no(c.text, question) and any(
+            content_stems(m.group(1)) & asked for m in _NEGATED.finditer(c.text))
+
+    if any(says(c) for c in picked):
+        return None
+    return max((c for c in candidates if says(c)), key=lambda c: (c.weight, c.prior), default=None)

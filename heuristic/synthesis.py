@@ -18,7 +18,15 @@ from heuristic.acronyms import spelled_out
 from heuristic.chains import Sentence, chain_end, is_name, named_in
 from heuristic.focus import focus_names
 from heuristic.kinds import answer_kind, answer_kinds, focus_terms, measure_of
-from heuristic.lead import Composition, answers, comparison, join_first, lead_of, past_bridge
+from heuristic.lead import (
+    Composition,
+    answers,
+    comparison,
+    join_first,
+    lead_of,
+    negated_answer,
+    past_bridge,
+)
 from heuristic.mentions import base_title
 from heuristic.partial import partial_question, with_missing
 from heuristic.pick_scoring import (
@@ -182,6 +190,11 @@ def _pick(
             if len(picked) >= max_sentences:
                 picked.pop()
             take(max(extra, key=lambda c: (gain(c), -c.index, -c.position)))
+    negated = negated_answer(question, picked, candidates) if picked and not entities else None
+    if negated is not None:
+        if len(picked) >= max_sentences:
+            picked.pop()
+        take(negated)
     if len(sides) >= 2 and len(sides) == len(entities):
         return comparison(question, entities, sides, picked, candidates, evidence)
     end = chain_end(picked, candidates, state.chain, kind, terms) if route.route is Route.MULTI_HOP else None

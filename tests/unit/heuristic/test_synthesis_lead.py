@@ -91,3 +91,23 @@ def test_a_value_asked_of_a_described_thing_leads_past_the_sentence_resolving_th
     # Nothing past the bridge says more of the relation: the end stays.
     assert lead.past_bridge(picked[0], picked[:1], question) is picked[0]
     assert "4 hours" in first_sentence(synthesize_answer(question, hop, found).text)
+
+
+def test_a_yes_no_question_said_back_negated_leads_though_the_picks_hold_the_other_side() -> None:
+    # Serves "Does X count as Y?" where the knowledge base states the rule both ways: the sentence saying
+    # the question's own words negated ("does not count as a late return") is the answer.
+    found = [
+        evidence("loans#1", "Kiln loans",
+                 "Loans beyond 3 days in a month count as a late return. "
+                 "Kiln loans booked a week ahead do not count as a late return, up to 3 days a month. "
+                 "Late returns are billed at $20 a day."),
+    ]
+    question = "We kept the kiln over the weekend. Does that count as a late return?"
+    answer = synthesize_answer(question, LOOKUP, found).text
+    assert "booked a week ahead" in first_sentence(answer), answer
+    candidates = [Sentence(0, 0, "Loans beyond 3 days count as a late return.",
+                           frozenset({"loan", "count", "late", "return"}), 1.0, 0.0),
+                  Sentence(0, 1, "Loans are not free; fees are billed.", frozenset({"loan", "free"}), 1.0,
+                           0.0)]
+    # A negation that is not of the asked words answers nothing.
+    assert lead.negated_answer(question, candidates[:1], candidates) is None
