@@ -9,8 +9,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from heuristic.absent import asked_missing
 from heuristic.bridges import bridge_depth, has_bridge_cue
-from heuristic.focus import focus_names, missing_names, missing_terms
+from heuristic.focus import focus_names, missing_names
 from heuristic.grader import resolves_bridge
 from investigation.state import Evidence, Grade, Judgment, Plan, PlanKind
 from investigation.text import (
@@ -165,9 +166,8 @@ def absent_names(question: str, evidence: Sequence[Evidence]) -> list[str]:
     if not evidence:
         return []
     if all(e.hop <= 1 for e in evidence):
-        return missing_names(question, evidence) or _unless_recorded(
-            missing_terms(question, evidence), evidence
-        )
+        names = missing_names(question, evidence)
+        return names or _unless_recorded(asked_missing(question, evidence), evidence)
     return unsupported_names(question, evidence)
 
 
@@ -193,7 +193,7 @@ def unsupported_names(question: str, evidence: Sequence[Evidence]) -> list[str]:
     it."""
     missing = missing_names(question, evidence)
     if not missing:
-        return _unless_recorded(missing_terms(question, evidence), evidence)
+        return _unless_recorded(asked_missing(question, evidence), evidence)
     # A name most passages mention (the product, the company: "Acme Cloud") tells nothing about whether the
     # knowledge base covers what is asked; only a found name that is specific to some passages vouches.
     found = [n for n in focus_names(question) if fold(n) not in {fold(m) for m in missing}]

@@ -163,7 +163,11 @@ def yes_no_prefix(question: str, lead: str) -> str:
     names = [fold(n) for n in capitalised_spans(ask)] + [fold(q) for q in re.findall(r"\b[A-Z]{2,}\b", ask)]
     said = content_stems(lead)
     if names and all(n in fold(lead) for n in names) and len(asked & said) >= 0.6 * len(asked):
-        return "Yes: "
+        # What is asked of the names must be said too: a sentence listing a fact per country ("in the US …;
+        # in Germany …") names them all without saying "pay staff … from one company".
+        predicate = asked - content_stems(" ".join(names))
+        if len(predicate & said) >= 0.6 * len(predicate):
+            return "Yes: "
     return ""
 
 

@@ -38,6 +38,7 @@ MODULES = (
     "investigation.text",
     "investigation.tokens",
     "investigation.wordlists",
+    "heuristic.absent",
     "heuristic.acronyms",
     "heuristic.asked",
     "heuristic.bridges",

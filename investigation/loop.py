@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from investigation.answers import evidence_tokens, refusal
+from investigation.answers import evidence_tokens, refusal, with_searched
 from investigation.citations import validate
 from investigation.fusion import RankedList, rrf
 from investigation.guards import untrusted
@@ -87,7 +87,7 @@ def start(reasoner: Reasoner, *, question: str, mode: Mode) -> StartOutcome:
         answer = reasoner.synthesize(question, route, [])
         return StartOutcome(route=route, plan=None, answer=answer, stop_reason=StopReason.DIRECT)
     if route.route is Route.OUT_OF_CORPUS:
-        return StartOutcome(route=route, plan=None, answer=refusal(route.reason),
+        return StartOutcome(route=route, plan=None, answer=with_searched(refusal(route.reason), (), ()),
                             stop_reason=StopReason.UNANSWERABLE)
     original = SubQuery(text=question, purpose="original question", kind=QueryKind.ORIGINAL)
     if mode is Mode.SINGLE_SHOT:
@@ -162,16 +162,19 @@ def _inert(evidence: Evidence) -> Evidence:
 
 
 def finish(reasoner: Reasoner, *, question: str, route: RouteDecision, evidence: Sequence[Evidence], k: int,
-           token_budget: int, scope: RetrievalScope | None = None) -> FinalOutcome:
+           token_budget: int, scope: RetrievalScope | None = None,
+           searched: Sequence[str] = ()) -> FinalOutcome:
     """Rank and compress the evidence, synthesize a cited answer (or refuse), validate its citations.
 
     With a `scope`, evidence it does not admit never reaches the reasoner, and a sentence citing such
-    evidence is removed (an answer left with nothing is a refusal)."""
+    evidence is removed (an answer left with nothing is a refusal). A refusal names the `searched` sub-queries
+    and the nearest topics among the evidence the scope admits."""
     evidence = [e for e in evidence if not e.flagged and (scope is None or scope.admits(e.visibility))]
     selected = reasoner.select(question, evidence, k, token_budget)
     answer = validate(reasoner.synthesize(question, route, selected), selected, scope)
     if not answer.refused and not answer.text.strip():
         answer = refusal("no document this audience may read answers the question")
+    answer = with_searched(answer, searched, evidence)
     status = Status.REFUSED if answer.refused else Status.ANSWERED
     return FinalOutcome(
         selected=selected, answer=answer, evidence_tokens=evidence_tokens(selected), status=status

@@ -50,7 +50,8 @@ def synthesize(services: Services, inv_id: str, *, relay: Relay | None = None) -
     s = services.settings
     try:
         final = loop.finish(reasoner, question=question, route=route, evidence=evidence,
-                            k=s.limits.final_k, token_budget=s.limits.evidence_token_budget, scope=scope)
+                            k=s.limits.final_k, token_budget=s.limits.evidence_token_budget, scope=scope,
+                            searched=facts.subqueries)
     except LLM_OUT as exc:
         reason = record_llm(services, inv_id, reasoner, "synthesize") or llm_stop_reason(exc)
         return fail(services, inv_id, reason=reason, error=f"synthesis: {exc}"[:500])

@@ -1,0 +1,58 @@
+"""What a question asks that no passage mentions, beyond its names (`focus.missing_names`): the asked-about
+words (`focus.missing_terms`) and the action a "can … do …" question asks.
+
+In a knowledge base about one product every passage is on topic; a question whose asked thing no passage
+names is answered, if at all, with a sentence about something next to it.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+
+from heuristic.focus import mentioning, missing_terms
+from investigation.state import Evidence
+from investigation.text import fold
+
+# What a "can <someone> <do> <something>" question asks is the action: "Can support reverse my pay run?",
+# "Could an admin undo the import?", "Can employees tip each other?". An action no passage names is not
+# answered by the passages about what it would be done to ("To change a locked pay run, contact support").
+_ASKED_ACTION = re.compile(
+    r"(?:^|[.,;!?]\s*)(?:can|could)\s+(?:(?:the|an?|my|our|your)\s+)?(?:[\w-]+\s+){1,2}?"
+    r"(?:(?:still|also|ever|just|even|now)\s+)?(?P<verb>(?-i:[a-z]{3,}))\s+"
+    r"(?:my|our|their|your|his|her|the|an?|this|that|these|those|it|them|all|every|each|one\s+another)\b",
+    re.IGNORECASE,
+)
+# Actions that say how something is asked, not what is done: "Can I get a refund?", "Can you compare …".
+_LIGHT_VERBS = frozenset(["get", "use", "have", "make", "find", "help", "tell", "give", "take", "keep",
+                          "know", "show", "send", "need", "want", "like", "please", "explain", "check",
+                          "confirm", "also", "see", "ask", "pay", "let", "put", "set", "add", "run",
+                          "compare", "list", "describe", "summarise", "summarize", "recommend", "suggest"])
+# People in general: a knowledge base names them in its own word ("employees" for "staff"), so such a word
+# missing from every passage says nothing about whether what is asked of them is covered.
+_PEOPLE = frozenset(["staff", "people", "employees", "workers", "team", "teams", "users", "members",
+                     "colleagues", "personnel", "folks", "everyone", "anyone", "somebody", "someone"])
+# Words that only say which kind of value is asked ("the trial period": a duration of the trial).
+_VALUE_WORDS = frozenset(["period", "duration", "length", "amount", "number", "time", "times", "date",
+                          "dates", "day", "days", "value", "figure", "total"])
+
+
+def asked_missing(question: str, evidence: Sequence[Evidence]) -> list[str]:
+    """The asked-about words no passage mentions (`focus.missing_terms`) but words for people in general
+    ("Can we pay staff in Germany …?" over passages about employees) and for the kind of value asked ("Is
+    there a trial period?"), else the asked action (`missing_action`)."""
+    terms = [t for t in missing_terms(question, evidence) if t not in _PEOPLE and t not in _VALUE_WORDS]
+    return terms or missing_action(question, evidence)
+
+
+def missing_action(question: str, evidence: Sequence[Evidence]) -> list[str]:
+    """The action a "can <someone> <do> <something>" question asks (`_ASKED_ACTION`: "reverse" in "Can
+    support reverse my pay run?") when no evidence passage mentions it; [] otherwise."""
+    match = _ASKED_ACTION.search(question) if evidence else None
+    if match is None:
+        return []
+    verb = fold(match.group("verb"))
+    if verb in _LIGHT_VERBS or verb in _PEOPLE or mentioning(verb, evidence):
+        return []
+    return [verb]
+

@@ -1,0 +1,74 @@
+"""Refusal rules on made-up text: the asked action no passage names, words for people or for the kind
+of value, a "Yes:" that says what is asked."""
+
+from __future__ import annotations
+
+import pytest
+
+from heuristic.absent import missing_action
+from heuristic.sufficiency import absent_names, has_support, unsupported_names
+from heuristic.verdicts import yes_no_prefix
+from investigation.state import Grade
+from tests.unit.investigation.fakes import evidence
+
+LOCKED = evidence("orders#0", "Zorblet orders", "Once paid, an order is locked: it can no longer be edited. "
+                  "To change a locked order, contact the help desk before it ships.", score=0.6)
+FEES = evidence("fees#0", "Zorblet fees", "Zorblet charges a 2% fee on every order sent abroad.", score=0.5)
+
+
+@pytest.mark.parametrize(
+    ("question", "action"),
+    [
+        ("Can the help desk rewind my locked order, and what does it cost?", ["rewind"]),
+        ("Could an admin rewind the order?", ["rewind"]),
+        ("Can I still change my locked order?", []),  # the passages name the action
+        ("Can I get a refund for my order?", []),  # "get" says how it is asked, not what is done
+        ("Can you compare the fees of two orders?", []),  # nor does "compare"
+        ("How do I change a locked order?", []),  # not a "can … do …" question
+    ],
+)
+def test_the_asked_action_is_missing_when_no_passage_names_it(question: str, action: list[str]) -> None:
+    assert missing_action(question, [LOCKED, FEES]) == action
+
+
+def test_an_action_no_passage_names_makes_the_question_unsupported() -> None:
+    question = "Can the help desk rewind my locked order, and what does it cost?"
+    assert absent_names(question, [LOCKED, FEES]) == ["rewind"]
+    assert unsupported_names(question, [LOCKED, FEES]) == ["rewind"]
+    assert not has_support(question, [LOCKED, FEES])
+    assert has_support("Can the help desk change my locked order?", [LOCKED, FEES])
+
+
+def test_a_word_for_people_in_general_is_not_what_the_knowledge_base_lacks() -> None:
+    countries = evidence("faq#0", "Zorblet FAQ", "Q: Do you support several countries? A: A store sells in "
+                         "the country it is registered in. Selling in Norway needs a second store.")
+    others = [evidence(f"o{i}#0", f"Zorblet guide {i}", f"Zorblet store setup step {i}.",
+                       grade=Grade.AMBIGUOUS) for i in range(4)]
+    question = "Can we pay staff in Norway and Chile from one Zorblet store?"
+    assert "staff" not in absent_names(question, [countries, *others])
+    # a thing the knowledge base does not have stays missing
+    assert absent_names("Can I ship live animals with Zorblet?", [countries, *others]) == ["live", "animals"]
+
+
+@pytest.mark.parametrize(
+    ("question", "lead", "prefix"),
+    [
+        (  # every name, but not what is asked of them: no verdict
+            "Can we ship gifts to Norway and Chile from one Zorblet store?",
+            "Zorblet files customs forms for every store: in Norway, the EORI form; in Chile, the DIN form.",
+            "",
+        ),
+        (
+            "Can a Zorblet store ship gifts to Norway?",
+            "Every Zorblet store can ship gifts to Norway.",
+            "Yes: ",
+        ),
+    ],
+)
+def test_yes_needs_what_is_asked_of_the_names(question: str, lead: str, prefix: str) -> None:
+    assert yes_no_prefix(question, lead) == prefix
+
+
+def test_a_word_for_the_kind_of_value_is_not_missing() -> None:
+    trial = evidence("faq#1", "Zorblet FAQ", "Q: Is there a free trial? A: Yes, 30 days on every plan.")
+    assert absent_names("Is there a trial period?", [trial, LOCKED]) == []
