@@ -28,10 +28,11 @@ _LIGHT_VERBS = frozenset(["get", "use", "have", "make", "find", "help", "tell", 
                           "know", "show", "send", "need", "want", "like", "please", "explain", "check",
                           "confirm", "also", "see", "ask", "pay", "let", "put", "set", "add", "run",
                           "compare", "list", "describe", "summarise", "summarize", "recommend", "suggest"])
-# People in general: a knowledge base names them in its own word ("employees" for "staff"), so such a word
-# missing from every passage says nothing about whether what is asked of them is covered.
+# People and things in general: a knowledge base names them in its own word ("employees" for "staff", "a
+# return" for "items"), so such a word missing from every passage says nothing about what is covered.
 _PEOPLE = frozenset(["staff", "people", "employees", "workers", "team", "teams", "users", "members",
-                     "colleagues", "personnel", "folks", "everyone", "anyone", "somebody", "someone"])
+                     "colleagues", "personnel", "folks", "everyone", "anyone", "somebody", "someone",
+                     "items", "things", "stuff"])
 # Words that only say which kind of value is asked ("the trial period": a duration of the trial).
 _VALUE_WORDS = frozenset(["period", "duration", "length", "amount", "number", "time", "times", "date",
                           "dates", "day", "days", "value", "figure", "total"])

@@ -51,6 +51,9 @@ def weighted_terms(text: str) -> dict[str, float]:
 # not the measure word; a lower-case "us" is the asker, not the United States. Neither is graded against.
 _ASKING_WORDS = re.compile(r"\bhow\s+(quickly|fast|soon|long|often|early|late)\b|(?-i:\b(us)\b)",
                            re.IGNORECASE)
+# The asker's people in general ("Can our team use …?", "Can people return …?"): the passage that answers
+# names them in its own words ("every user", "your customers") or not at all. Lower case ("Team" is a plan).
+_PEOPLE_WORDS = re.compile(r"(?-i:\b(team|people|staff|folks|colleagues|personnel|everyone|anyone)\b)")
 
 
 def asking_stems(question: str) -> set[str]:
@@ -59,9 +62,10 @@ def asking_stems(question: str) -> set[str]:
 
 
 def graded_terms(question: str) -> dict[str, float]:
-    """`weighted_terms` of a question without the words that only say how it asks (`asking_stems`)."""
+    """`weighted_terms` of a question without the words that only say how it asks (`asking_stems`) or whom
+    it is about in general (`_PEOPLE_WORDS`)."""
     terms = weighted_terms(question)
-    asking = asking_stems(question)
+    asking = asking_stems(question) | {stem(m.group(1)) for m in _PEOPLE_WORDS.finditer(question)}
     kept = {t: w for t, w in terms.items() if t not in asking}
     return kept or terms
 

@@ -1,15 +1,26 @@
 """Refusal rules on made-up text: the asked action no passage names, words for people or for the kind
-of value, a "Yes:" that says what is asked."""
+of value, a "Yes:" that says what is asked, the asker's people not graded against."""
 
 from __future__ import annotations
 
+import re
+from collections.abc import Sequence
+
+import numpy as np
 import pytest
 
+from heuristic import grader
 from heuristic.absent import missing_action
+from heuristic.grader import graded_terms, score_passages
 from heuristic.sufficiency import absent_names, has_support, unsupported_names
 from heuristic.verdicts import yes_no_prefix
 from investigation.state import Grade
-from tests.unit.investigation.fakes import evidence
+from tests.unit.investigation.fakes import BagOfWordsEmbedder, evidence, passage
+
+
+def vectorise(texts: Sequence[str]) -> np.ndarray:
+    return np.asarray(BagOfWordsEmbedder().embed(texts), dtype=np.float32)
+
 
 LOCKED = evidence("orders#0", "Zorblet orders", "Once paid, an order is locked: it can no longer be edited. "
                   "To change a locked order, contact the help desk before it ships.", score=0.6)
@@ -72,3 +83,14 @@ def test_yes_needs_what_is_asked_of_the_names(question: str, lead: str, prefix: 
 def test_a_word_for_the_kind_of_value_is_not_missing() -> None:
     trial = evidence("faq#1", "Zorblet FAQ", "Q: Is there a free trial? A: Yes, 30 days on every plan.")
     assert absent_names("Is there a trial period?", [trial, LOCKED]) == []
+
+
+def test_the_askers_people_in_general_are_not_graded_against(monkeypatch: pytest.MonkeyPatch) -> None:
+    assert set(graded_terms("Can our team use hardware keys?")) == {"use", "hardware", "keys"}
+    assert "team" in graded_terms("What does the Team plan cost?")  # a name stays
+    keys = passage("2fa#0", "Two-step sign-in", "Owners can require hardware keys for every user.")
+    with_rule = score_passages("Can our team use hardware keys?", [keys], {}, vectorise)[0]
+    monkeypatch.setattr(grader, "_PEOPLE_WORDS", re.compile(r"(?!x)x(?P<a>)?"))
+    assert with_rule > score_passages("Can our team use hardware keys?", [keys], {}, vectorise)[0]
+    assert absent_names("Can people return items themselves?", [
+        evidence("ret#0", "Returns", "The portal lets your customers start a return themselves.")]) == []
