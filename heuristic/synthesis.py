@@ -270,7 +270,10 @@ def _pick(
             elif len(picked) >= max_sentences:
                 picked.pop()
             picked.insert(0, corrected)
-            lead = corrected
+            # The correction and the answer in one first sentence ("There is no Pebble tier [1]; drafts are
+            # kept for 45 days [2]."): a reader of the first sentence alone gets both.
+            joined = 2 if len(picked) > 1 and picked[1] is lead else 1
+            return Composition(picked, joined=joined, prefix=verdict_prefix(question, corrected.text))
         return Composition(picked, prefix=verdict_prefix(question, lead.text))
     return Composition(picked)
 
