@@ -81,8 +81,10 @@ def candidate_sentences(question: str, evidence: Sequence[Evidence]) -> list[Sen
             text = resolve_pronoun(with_context(unit), subject or carried, work=work or not subject)
             carried = leading_name(text)
             # A bare "Yes."/"No." answers some other question (an FAQ's, the previous item's): never ours.
-            text = re.sub(r"^(yes|no)[.,!]\s+(?=\w)", "", text, flags=re.IGNORECASE)
-            if len(words(text)) < 3 or carries_instructions(text):  # orders to an AI are never quoted
+            # In a Q/A FAQ "A:" only marks an answer; a "Q: …?" line is the question it answers, never an
+            # answer. Orders to an AI are never quoted.
+            text = re.sub(r"^(yes|no)[.,!]\s+(?=\w)", "", re.sub(r"^A:\s+", "", text), flags=re.IGNORECASE)
+            if len(words(text)) < 3 or carries_instructions(text) or re.match(r"Q:\s.*\?$", text):
                 continue
             # The stems of f"{text} {unit.section}" and of the title, from each part's (the sentence's are
             # read anyway, and sections and titles repeat): no word spans the space between two parts.

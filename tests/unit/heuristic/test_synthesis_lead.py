@@ -111,3 +111,14 @@ def test_a_yes_no_question_said_back_negated_leads_though_the_picks_hold_the_oth
                            0.0)]
     # A negation that is not of the asked words answers nothing.
     assert lead.negated_answer(question, candidates[:1], candidates) is None
+
+
+def test_a_q_and_a_faq_is_quoted_without_its_markers_and_never_by_its_questions() -> None:
+    # Serves any question answered from an FAQ written as "Q: …?" / "A: …" pairs: the first sentence is the
+    # answer, not the FAQ's own question or its "A:" marker.
+    faq = evidence("faq#1", "Studio FAQ", (
+        "Q: Can I fire glazes at home?\n\nA: Only in kilns rated for 1,200 degrees, with a vent hood.\n\n"
+        "Q: Is there a free trial?\n\nA: Yes, 14 days on the Bay tier."))
+    answer = synthesize_answer("Can I fire glazes at home in my own kiln?", LOOKUP, [faq]).text
+    assert first_sentence(answer).startswith("Only in kilns rated for 1,200 degrees"), answer
+    assert "Q:" not in answer and "A:" not in answer
