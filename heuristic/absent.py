@@ -23,6 +23,10 @@ _ASKED_ACTION = re.compile(
     r"(?:my|our|their|your|his|her|the|an?|this|that|these|those|it|them|all|every|each|one\s+another)\b",
     re.IGNORECASE,
 )
+# The asker's people as the subject ("Can people sign in with …?", "Could our team export …?"): what they
+# would do is asked as the asker would ask it ("Can we sign in with …?"), for `focus.missing_terms`.
+_PEOPLE_SUBJECT = re.compile(r"\b(can|could)\s+(?:(?:our|my|your|the)\s+)?(?:team|people|staff|employees|"
+                             r"users|members|admins|colleagues|workers)\b", re.IGNORECASE)
 # Actions that say how something is asked, not what is done: "Can I get a refund?", "Can you compare …".
 _LIGHT_VERBS = frozenset(["get", "use", "have", "make", "find", "help", "tell", "give", "take", "keep",
                           "know", "show", "send", "need", "want", "like", "please", "explain", "check",
@@ -41,8 +45,10 @@ _VALUE_WORDS = frozenset(["period", "duration", "length", "amount", "number", "t
 def asked_missing(question: str, evidence: Sequence[Evidence]) -> list[str]:
     """The asked-about words no passage mentions (`focus.missing_terms`) but words for people in general
     ("Can we pay staff in Germany …?" over passages about employees) and for the kind of value asked ("Is
-    there a trial period?"), else the asked action (`missing_action`)."""
-    terms = [t for t in missing_terms(question, evidence) if t not in _PEOPLE and t not in _VALUE_WORDS]
+    there a trial period?"), else the asked action (`missing_action`). The asker's people as the subject
+    ask as the asker would (`_PEOPLE_SUBJECT`: "Can people sign in with a fingerprint?")."""
+    asked = _PEOPLE_SUBJECT.sub(lambda m: f"{m.group(1)} we", question)
+    terms = [t for t in missing_terms(asked, evidence) if t not in _PEOPLE and t not in _VALUE_WORDS]
     return terms or missing_action(question, evidence)
 
 

@@ -94,3 +94,11 @@ def test_the_askers_people_in_general_are_not_graded_against(monkeypatch: pytest
     assert with_rule > score_passages("Can our team use hardware keys?", [keys], {}, vectorise)[0]
     assert absent_names("Can people return items themselves?", [
         evidence("ret#0", "Returns", "The portal lets your customers start a return themselves.")]) == []
+
+
+def test_the_askers_people_as_subject_ask_as_the_asker_would() -> None:
+    sign_in = evidence("mfa#0", "Two-step sign-in", "Members sign in with a password and an authenticator.")
+    others = [evidence(f"o{i}#0", f"Zorblet guide {i}", f"Zorblet setup step {i}.", grade=Grade.AMBIGUOUS)
+              for i in range(3)]
+    assert absent_names("Can people sign in with a fingerprint?", [sign_in, *others]) == ["fingerprint"]
+    assert absent_names("Can our team sign in with an authenticator?", [sign_in, *others]) == []
