@@ -31,11 +31,10 @@ def _truncate(sentence: str, budget: int) -> str:
 
 
 def _heading(unit: Unit, text: str) -> str:
-    """The markdown heading line that gives `unit` its section back after compression ("" when the text
-    already
-    carries its section, or the unit has none)."""
-    if not unit.section or text.startswith(f"{unit.section}:") or text != unit.text:
-        return ""  # no section, or the text already carries it (`with_context` prefixed what it names)
+    """The markdown heading line that gives `unit` its section back after compression ("" when the unit has
+    none, or its text already carries it: `with_context` prefixed what it names, or it opens with it)."""
+    if not unit.section or text != unit.text or text.startswith(f"{unit.section}:"):
+        return ""
     return f"## {unit.section}"
 
 

@@ -193,17 +193,15 @@ def bridge_name(question: str, query: str) -> str:
     return padded_words(name.replace("-", " ")) if len(lead) >= 2 and is_name(name) else ""
 
 
-def _worth_reserving(question: str, e: Evidence) -> bool:
+def _worth_reserving(question: str, e: Evidence, names_bridge: bool) -> bool:
     """A sub-query's best passage is kept when it agrees with the question, or when it is what a bridging
-    query went to find (it names the bridge entity) — graded against the original question, the second
-    hop of a chain often looks off-topic ("Victoria Falls" for "the country where the Bubye River is")."""
+    query went to find (`names_bridge`: it names the query's whole entity; or it says the bridge terms) —
+    graded against the original question, the second hop of a chain often looks off-topic ("Victoria
+    Falls" for "the country where the Bubye River is")."""
     if e.grade is not Grade.INCORRECT:
         return True
     bridge = bridge_terms(question, e.query) if e.hop > 1 else {}
-    name = bridge_name(question, e.query) if bridge else ""
-    if name and name in padded_words(f"{e.title} {e.text}"):
-        return True
-    return bool(bridge) and body_agreement(bridge, e.title, e.text) >= 0.5
+    return bool(bridge) and (names_bridge or body_agreement(bridge, e.title, e.text) >= 0.5)
 
 
 def rank_evidence(
@@ -218,17 +216,19 @@ def rank_evidence(
     for cid in order:
         e = by_chunk[cid]
         groups.setdefault((e.hop, e.query), []).append(cid)
+    naming_bridge: set[str] = set()
     for (hop, query), members in groups.items():
         name = bridge_name(question, query) if hop > 1 else ""
         if name:  # a bridging query's passages that name its entity whole go first ("South West Africa")
             naming = [c for c in members if name in padded_words(f"{by_chunk[c].title} {by_chunk[c].text}")]
+            naming_bridge.update(naming)
             members[:] = [*naming, *(c for c in members if c not in naming)]
     for depth in range(max(config.reserve_per_query, config.reserve_per_bridge)):
         for (hop, _query), members in sorted(groups.items(), key=lambda kv: (-scores[kv[1][0]], kv[1][0])):
             limit = config.reserve_per_bridge if hop > 1 else config.reserve_per_query
             if (
                 depth < min(limit, len(members))
-                and _worth_reserving(question, by_chunk[members[depth]])
+                and _worth_reserving(question, by_chunk[members[depth]], members[depth] in naming_bridge)
                 and members[depth] not in chosen
                 and len(chosen) < k
             ):

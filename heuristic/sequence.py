@@ -43,7 +43,6 @@ def next_steps(question: str, candidates: Sequence[Sentence]) -> list[Sentence]:
     told = content_stems(question[:cut]) if cut > 0 else set()
     if len(told) < _TOLD_SHARED:
         return []
-    # The retelling says the situation in its own words, not only through its passage's title.
     # The retelling says the situation in its own words, not only through its passage's title; between
     # equals, an item of a numbered sequence (what "next" is read along).
     retold = max(candidates, default=None, key=lambda c: (

@@ -248,7 +248,7 @@ def _pick(
         # "… failed twice. What happens next?": what follows the told situation leads; "A debit of $30,000
         # failed. Can …?": the limit that decides it does.
         steps = [] if end else next_steps(question, candidates)
-        step = steps[0] if steps else None if end else deciding_limit(question, candidates)
+        step = steps[0] if steps else (None if end else deciding_limit(question, candidates))
         if len(steps) > 1:
             # Along a numbered sequence the step and the items after it are the whole answer: the retelling
             # and sentences on other topics say nothing about what happens next.

@@ -26,8 +26,8 @@ def searched_note(searched: Sequence[str], evidence: Sequence[Evidence]) -> str:
     (the caller passes only what the reader may see), best first; "Nothing was searched." without searches."""
     first: dict[str, str] = {}
     for q in searched:
-        if query_key(q):
-            first.setdefault(query_key(q), " ".join(q.split()))
+        if key := query_key(q):
+            first.setdefault(key, " ".join(q.split()))
     queries = list(first.values())
     if not queries:
         return "Nothing was searched."
