@@ -4,7 +4,8 @@ refusal, loop-health and answer figures (one JSON line per question in `--out`, 
 Three kinds of runs, one code path:
 - a benchmark folder (`passages.jsonl` + `questions.jsonl`, gold passage ids, answers);
 - `--decisions`: a labelled decision set (`decisions.jsonl`: route, gold source ids, answer) over the
-  folder's `kb/` — the bundled support knowledge base when the folder is `examples/`;
+  folder's `kb/` — the bundled support knowledge base when the folder is `examples/`; `--kb-dir` names
+  another folder's `kb/` (the paraphrase probe, `examples/paraphrase/`, asks the original sets' KBs);
 - `--corpus-dir OTHER`: the questions against another dataset's passages, where their gold is absent, so
   the right outcome of every such question is a refusal (`out_of_corpus`).
 """
@@ -167,6 +168,7 @@ def run_bench(
     baseline: Path | None = None,
     profile: Path | None = None,
     split: str | None = None,
+    kb_dir: Path | None = None,
 ) -> dict[str, Any]:
     from cli.bench_profile import profiling
     from cli.commands import create_and_launch
@@ -178,7 +180,8 @@ def run_bench(
         raise ValidationFailed("executor", "must be queue or inline")
     # Everything is queued at once, so a question may wait long before it runs: deadlines are generous.
     settings = settings.model_copy(update={"final_k": k, "deadline_seconds": 3600})
-    bench = load_set(dataset_dir, decisions=decisions, corpus_dir=corpus_dir, limit=limit, split=split)
+    bench = load_set(dataset_dir, decisions=decisions, corpus_dir=corpus_dir, limit=limit, split=split,
+                     kb_dir=kb_dir)
     questions = bench.questions
     tenant_id = _bench_tenant(Services(settings), bench, console)
     with Services(settings).session() as session:

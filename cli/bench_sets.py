@@ -48,9 +48,10 @@ def _corpus_paths(folder: Path) -> tuple[Path, ...]:
 
 
 def load_set(dataset_dir: Path, *, decisions: bool, corpus_dir: Path | None, limit: int | None,
-             split: str | None = None) -> BenchSet:
+             split: str | None = None, kb_dir: Path | None = None) -> BenchSet:
     """Questions normalised to {id, question, gold, answers, type, expected_route, in_corpus}; with `split`,
-    only that frozen half (cli/splits.py), taken before `limit`."""
+    only that frozen half (cli/splits.py), taken before `limit`. `kb_dir` is the decision set's own corpus
+    when it does not sit next to decisions.jsonl (a paraphrase probe asks another set's KB)."""
     rows: list[dict[str, Any]] = []
     if decisions:
         file = dataset_dir if dataset_dir.suffix == ".jsonl" else dataset_dir / "decisions.jsonl"
@@ -65,7 +66,7 @@ def load_set(dataset_dir: Path, *, decisions: bool, corpus_dir: Path | None, lim
                          "gold": list(raw.get("gold_source_ids") or []),
                          "answers": [*answers, *(raw.get("answer_aliases") or [])], "type": raw["route"],
                          "route": raw["route"], "audience": raw.get("audience", "agent")})
-        home = file.parent
+        home = kb_dir or file.parent
     else:
         file = dataset_dir / "questions.jsonl"
         for n, raw in _read_jsonl(file):

@@ -168,6 +168,10 @@ def bench(
         str | None,
         typer.Option(help="dev | test: one frozen half of the questions (docs/evaluation.md: the protocol)"),
     ] = None,
+    kb_dir: Annotated[
+        Path | None,
+        typer.Option(help="With --decisions: the folder holding the set's kb/ when it is not DATASET_DIR"),
+    ] = None,
 ) -> None:
     """Run a benchmark folder (passages.jsonl + questions.jsonl) or a decision set; print recall, cost,
     decision, refusal, loop-health and answer figures."""
@@ -175,7 +179,8 @@ def bench(
 
     run_bench(_settings(), dataset_dir, mode=mode, k=k, out=out, executor=executor, limit=limit,
               workers=workers, concurrency=concurrency, console=console, decisions=decisions,
-              corpus_dir=corpus_dir, report=report, baseline=baseline, profile=profile, split=split)
+              corpus_dir=corpus_dir, report=report, baseline=baseline, profile=profile, split=split,
+              kb_dir=kb_dir)
 
 
 @app.command()

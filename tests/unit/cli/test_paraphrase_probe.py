@@ -1,0 +1,47 @@
+"""The paraphrase probe (examples/paraphrase/): dev-half questions only, reworded, labels kept, and a bench
+option that runs a decision set against another folder's kb/."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from cli.bench import load_set
+from cli.splits import select
+
+EXAMPLES = Path(__file__).resolve().parents[3] / "examples"
+SOURCES = {"acme": EXAMPLES / "decisions.jsonl", "parcelo": EXAMPLES / "parcelo" / "decisions.jsonl",
+           "wagely": EXAMPLES / "wagely" / "decisions.jsonl"}
+
+
+def _rows(path: Path) -> list[dict[str, Any]]:
+    return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
+
+
+def test_every_paraphrase_rewords_one_dev_question_and_keeps_its_labels() -> None:
+    for name, source in SOURCES.items():
+        dev = {r["id"]: r for r in select(_rows(source), "dev")}
+        probe = _rows(EXAMPLES / "paraphrase" / name / "decisions.jsonl")
+        assert sorted(r["id"] for r in probe) == sorted(f"{i}-p" for i in dev)
+        for row in probe:
+            original = dev[row["id"].removesuffix("-p")]
+            assert row["question"] != original["question"]
+            assert {k: v for k, v in row.items() if k not in ("id", "question")} == {
+                k: v for k, v in original.items() if k not in ("id", "question")}
+
+
+def test_kb_dir_asks_another_folders_kb_with_the_labels_as_written(tmp_path: Path) -> None:
+    kb = tmp_path / "plans" / "kb"
+    kb.mkdir(parents=True)
+    (kb / "plans.md").write_text("# Plans\n\nTeam costs $15 per seat.\n")
+    probe = tmp_path / "probe"
+    probe.mkdir()
+    rows = [{"id": "a-p", "question": "Team price per seat?", "route": "lookup", "gold_source_ids": ["plans"],
+             "answer": "$15"},
+            {"id": "b-p", "question": "Got a fax number?", "route": "out_of_corpus", "gold_source_ids": []}]
+    (probe / "decisions.jsonl").write_text("\n".join(json.dumps(r) for r in rows))
+    bench = load_set(probe, decisions=True, corpus_dir=None, limit=None, kb_dir=tmp_path / "plans")
+    assert bench.corpus == (kb,) and bench.corpus_name == "plans"
+    assert [(q["in_corpus"], q["expected_route"]) for q in bench.questions] == [
+        (True, "lookup"), (True, "out_of_corpus")]
