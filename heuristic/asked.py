@@ -21,6 +21,13 @@ ASKED_THING = (
                r"(?:offer|provide|have|sell|support|make|include)\s+"
                r"(?!to\b)(?:an?|any|some)?\s*(?P<np>[^?.;]+)", re.IGNORECASE),
     re.compile(r"\b(?:price|cost)\s+of\s+(?:the|an?)?\s*(?P<np>[^?.;]+)", re.IGNORECASE),
+    # The same price asked in its other shapes: "How much is the thermal printer?", "How much does the
+    # on-premise appliance cost?", "How much does Parcelo charge for its fulfillment service?". A determiner
+    # marks the priced thing, so "how much is each label over …" or "how much does it cost to …" stay out.
+    re.compile(r"\bhow\s+much\s+(?:is|are)\s+(?:the|an?)\s+(?P<np>[^?.;]+)", re.IGNORECASE),
+    re.compile(r"\bhow\s+much\s+(?:does|do)\s+(?:the|an?)\s+(?P<np>[^?.;]+?)\s+cost\b", re.IGNORECASE),
+    re.compile(r"\bhow\s+much\s+(?:does|do)\s+(?:you|(?-i:[A-Z][\w-]*))\s+(?:charge|ask)\s+for\s+"
+               r"(?:the|an?|its|your)?\s*(?P<np>[^?.;]+)", re.IGNORECASE),
 )
 # "Can Parcelo print packing slips with our logo?", "Can I ship live animals?", "can I dispute it?": what the
 # asker wants to do (with something). Its object is often the knowledge base's everyday vocabulary ("Can we
@@ -30,6 +37,14 @@ ASKED_ABILITY = re.compile(
     r"(?!(?:get|use|have|be|compare|tell|explain|help|see|find|do)\b)(?P<verb>[a-z]+)\s+"
     r"(?P<np>[^?.;]+)",
     re.IGNORECASE,
+)
+# The ability asked in other shapes, with the acted-on thing first: "Is shipping live animals allowed?" (the
+# -ing verb and its object), "Can our logo be printed on packing slips?" (the passive's subject and the rest).
+ASKED_ABILITY_TURNED = (
+    re.compile(r"(?:^|[.,;!?]\s*)(?:is|are)\s+(?P<verb>[a-z]+ing)\s+(?P<np>[^?.;]+?)\s+(?:allowed|possible|"
+               r"permitted|supported)\b", re.IGNORECASE),
+    re.compile(r"(?:^|[.,;!?]\s*)(?:can|could)\s+(?:(?:the|an?|my|our|your|their)\s+)?(?P<np>[^?.;]+?)\s+be\s+"
+               r"(?P<verb>[a-z]+(?:ed|en))\b(?P<rest>[^?.;]*)", re.IGNORECASE),
 )
 # "What is Wagely's stock ticker?", "What's Acme's tax number?": an attribute asked of a named entity. Like an
 # ability's object, it is only unsupported when most of its words are missing (the attribute ends at the first
@@ -42,6 +57,9 @@ ASKED_ATTRIBUTE = re.compile(
 # Where the asked-about thing ends: a purpose or condition clause, or the asker's own situation.
 _ASKED_END = re.compile(r"\s+(?:so|that|which|because|when|if|instead|since|while|to|as|where|we|i|you|they|"
                         r"on\s+(?:our|their|my))\b.*$", re.IGNORECASE)
+# How many of a thing is asked ("lots of labels", "several invoices"): a quantity, not what the thing is.
+_QUANTIFIER = re.compile(r"\b(?:(?:a\s+)?(?:lots?|loads?|plenty|bunch|couple|number)\s+of|many|several|"
+                         r"multiple|various|numerous|few)\b", re.IGNORECASE)
 # Words that qualify any feature and so say nothing about whether the knowledge base has it.
 _VAGUE = frozenset(
     [
@@ -82,7 +100,8 @@ def asked_terms(question: str, patterns: Sequence[re.Pattern[str]] = ASKED_THING
     out: list[str] = []
     for pattern in patterns:
         for match in pattern.finditer(question):
-            phrase = _ASKED_END.sub("", match.group("np"))
+            rest = match.group("rest") if "rest" in pattern.groupindex else ""
+            phrase = _QUANTIFIER.sub(" ", _ASKED_END.sub("", f"{match.group('np')}{rest}"))
             if "verb" in pattern.groupindex and not content_words(phrase):
                 phrase = match.group("verb")  # "can I dispute it?": the action is what is asked about
             for word in content_words(phrase):

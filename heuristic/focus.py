@@ -15,7 +15,7 @@ from collections.abc import Set as AbstractSet
 from functools import lru_cache
 from itertools import pairwise
 
-from heuristic.asked import ASKED_ABILITY, ASKED_ATTRIBUTE, asked_terms
+from heuristic.asked import ASKED_ABILITY, ASKED_ABILITY_TURNED, ASKED_ATTRIBUTE, asked_terms
 from heuristic.vocabulary import Vocabulary
 from investigation import memo
 from investigation.memo import memoised
@@ -105,13 +105,18 @@ def _specific(span: str, question: str) -> bool:
     return not starts_sentence and fold(token) not in QUESTION_WORDS and len(token) > 2
 
 
+# A contracted question word opening a capitalised span ("What's the Sev 1 …" read as "What's Sev 1"): it
+# asks, it names nothing ("What Women Want", uncontracted, may be a title).
+_ASKING_OPENER = re.compile(r"^(?:what|who|where|when|which|how|why)(?:'s|\u2019s)\s+(?=\S)", re.IGNORECASE)
+
+
 def focus_names(question: str) -> list[str]:
     """The specific names of a question: quoted titles, multi-word names, codes and mid-sentence names."""
     out: list[str] = []
     seen: set[str] = set()
     candidates = [*quoted_titles(question), *capitalised_spans(question), *_CODE.findall(question)]
     for span in candidates:
-        span = span.strip(" .,'\"")
+        span = _ASKING_OPENER.sub("", span.strip(" .,'\"")).strip(" .,'\"")
         key = fold(span)
         if key and key not in seen and _specific(span, question):
             seen.add(key)
@@ -316,7 +321,8 @@ def _text_mentions(name: str, title: str, text: str) -> bool:
 def missing_terms(question: str, evidence: Sequence[Evidence]) -> list[str]:
     """The asked-about words (`asked_terms`) that no evidence passage mentions, in the question's order; for a
     "can I …" question (or "what is Acme's …"), its object's words when most of them are missing."""
-    terms, ability = asked_terms(question), asked_terms(question, (ASKED_ABILITY, ASKED_ATTRIBUTE))
+    terms = asked_terms(question)
+    ability = asked_terms(question, (ASKED_ABILITY, *ASKED_ABILITY_TURNED, ASKED_ATTRIBUTE))
     if not (terms or ability) or not evidence:
         return []
     texts = [f"{e.title}. {e.text}" for e in evidence]

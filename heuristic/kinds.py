@@ -35,6 +35,9 @@ URL = re.compile(
     r"https?://[\w.-]+|\b[a-z][\w-]*(?:\.[\w-]+)+\.(?:com|example|io|net|org|dev|app)\b", re.IGNORECASE
 )
 _ANSWER_KINDS: tuple[tuple[re.Pattern[str], re.Pattern[str]], ...] = (
+    # "Up to what declared value …?" asks the bound the answer states the same way: "up to $5,000".
+    (re.compile(r"\bup\s+to\s+(?:what|which)\b", re.IGNORECASE),
+     re.compile(r"\bup\s+to\s+(?:[$€£]\s?)?\d", re.IGNORECASE)),
     (
         re.compile(
             r"\b(?:which|what)\s+(?:[\w-]+\s+)?(?:url|endpoint|base\s+url|address|domain|host(?:name)?)\b",
@@ -61,12 +64,16 @@ _ANSWER_KINDS: tuple[tuple[re.Pattern[str], re.Pattern[str]], ...] = (
             r"\bhow\s+much\b.*\b(cost|price|charge|pay|fee)|\b(cost|price|fee|charge)s?\b.*\?|\bhow\s+much\s+is\b",
             re.IGNORECASE,
         ),
-        re.compile(r"[$€£]\s?\d|\b\d[\d,.]*\s*(usd|eur|gbp|dollars?|euros?)\b|\bfree\b", re.IGNORECASE),
+        # A price may be a share of something ("costs 1% of the declared value").
+        re.compile(r"[$€£]\s?\d|\b\d[\d,.]*\s*(usd|eur|gbp|dollars?|euros?)\b|\bfree\b|\b\d[\d.]*\s*%\s+of\b",
+                   re.IGNORECASE),
     ),
     (_PLACE_ASKED, _PLACE),
     (
         # "What are the support hours?" asks for times of day too ("from 8 a.m. to 8 p.m.", "9:00 to 17:00").
+        # "What was the release date of …?" asks a date as "when" does, the date named after its qualifier.
         re.compile(r"\bwhen\b|\b(?:what|which)\s+(date|year|day|time|decade|century)\b|"
+                   r"\bwhat(?:'s|\s+is|\s+was|\s+were)\s+the\s+(?:[\w-]+\s+){0,2}?(?:date|year|day)\b|"
                    r"\b(?:support|opening|office|business|working)\s+hours\?", re.IGNORECASE),
         re.compile(
             r"\b(1[0-9]{3}|20[0-9]{2})s?\b|"
@@ -133,9 +140,12 @@ _CURRENCIES = (
 )
 
 
+_PRICE_ASKED = _ANSWER_KINDS[4][0]
+
+
 def _kind_of(question: str) -> re.Pattern[str] | None:
     for names, amounts in _CURRENCIES:
-        if names.search(question) and _ANSWER_KINDS[3][0].search(question):  # a price question
+        if names.search(question) and _PRICE_ASKED.search(question):  # a price question
             return re.compile(amounts, re.IGNORECASE)
     counted = re.search(r"\bhow\s+(many|much)\s+([a-z]{3,})", question, re.IGNORECASE)
     if counted and counted.group(2).lower() not in (
