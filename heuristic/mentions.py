@@ -9,6 +9,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from heuristic.names import base_title, clean_name, is_name_like, specificity
+from heuristic.places import asked_place, in_asked_role, promote_places
 from investigation.memo import memoised
 from investigation.state import Evidence, Grade
 from investigation.text import (
@@ -132,7 +133,9 @@ def _mentions(text: str, question: str, config: PlannerConfig) -> tuple[tuple[st
     question_folded = fold(question)
     named = any(is_name_like(n) for n in entities(question))
     titles = {fold(t) for t in quoted_titles(text)}
+    place = asked_place(question) if named else ""
     found: dict[str, tuple[str, float]] = {}
+    in_role: set[str] = set()
     for index, sentence in enumerate(split_sentences(text)[: config.max_sentences]):
         searchable = sentence
         if index == 0:
@@ -159,10 +162,13 @@ def _mentions(text: str, question: str, config: PlannerConfig) -> tuple[tuple[st
                 weight *= 0.5 if named else 2.0
             elif not named:
                 weight *= 0.6  # capitalised words in a support article are mostly headings and UI labels
+            if place and in_asked_role(name, sentence, place):
+                in_role.add(key)  # "the state where X is": the region X's passage writes after X's town
             if not named and _listed_beside_the_question(name, sentence, question_stems):
                 weight *= 0.3  # "(card declined, 3-D Secure not confirmed)": an alternative to what is asked
             if weight > 0 and (key not in found or found[key][1] < weight):
                 found[key] = (name, weight)
+    found = promote_places(found, in_role)
     return tuple(sorted(found.values(), key=lambda item: (-item[1], fold(item[0]))))
 
 

@@ -52,6 +52,7 @@ MODULES = (
     "heuristic.names",
     "heuristic.partial",
     "heuristic.pick_scoring",
+    "heuristic.places",
     "heuristic.planner",
     "heuristic.premises",
     "heuristic.prose",
