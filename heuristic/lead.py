@@ -53,13 +53,25 @@ def lead_of(pool: Sequence[Sentence], kind: re.Pattern[str] | None, state: PickS
     typed
     one only when its cover is at least `LEAD_TYPED_COVER` of the best cover in `pool`."""
     scored = [(c, answers(c, kind, state, terms)) for c in pool]
+    denied = {id(c) for c in pool if denies(c, state.question_text)}
     # In a ticket ("… returns ERR_4013 - how much …?") the situation's words fill the cover of every sentence
     # retelling it: there the asked kind alone says which sentence answers.
     ticket = not one_sentence or bool(state.codes) or bool(state.situation)
     bar = 0.0 if ticket else LEAD_TYPED_COVER * max(a[4] for _c, a in scored)
     # Between sentences that answer equally well, a row or item labelled by a name the question says
     # ("California: 1.5× over 8 hours …" for "How is overtime calculated in California?") leads.
-    return max(scored, key=lambda ca: (ca[1][0] and ca[1][4] >= bar, *ca[1][1:], _labelled(ca[0], state)))[0]
+    # A yes/no question's asked word negated ("… are never eligible" for "Is it eligible …?") is its answer,
+    # No, however many of the question's other words a sentence next to it holds.
+    return max(scored, key=lambda ca: (ca[1][0] and ca[1][4] >= bar, *ca[1][1:3], id(ca[0]) in denied,
+                                       *ca[1][3:], _labelled(ca[0], state)))[0]
+
+
+def denies(c: Sentence, question: str) -> bool:
+    """The sentence answers a yes/no question No (`answers_no`) with the negation right before one of the
+    asking sentence's words ("never eligible", "not refundable"), not somewhere else in it."""
+    asked = content_stems(ask_sentence(question))
+    return answers_no(c.text, question) and any(
+        content_stems(m.group(1)) & asked for m in _NEGATED.finditer(c.text))
 
 
 def _labelled(c: Sentence, state: PickState) -> bool:
