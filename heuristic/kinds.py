@@ -21,8 +21,9 @@ _MONTH = (r"\b(?:january|february|march|april|june|july|august|september|october
 _MEASURE = re.compile(
     r"\b(?:population|attendance|capacity|enrollment|elevation|height|area)\b", re.IGNORECASE
 )
+# "where" opening a clause asks a place, after a dash too ("we need X on invoices - where do we enter it?").
 _PLACE_ASKED = re.compile(
-    r"(?:^|[.?!;,]\s*|\band\s+)where\b|\b(?:what|which)\s+(?:[a-z]+\s+)?(?:city|town|state|country|county|province|"
+    r"(?:^|[.?!;,]\s*|\s[-\u2013\u2014]\s*|\band\s+)where\b|\b(?:what|which)\s+(?:[a-z]+\s+)?(?:city|town|state|country|county|province|"
     r"region|island|village|nation|continent|borough|district|location)\b",
     re.IGNORECASE,
 )

@@ -74,3 +74,11 @@ def test_a_bound_asked_with_up_to_is_the_value_said_with_up_to() -> None:
 def test_a_price_may_be_a_share_of_something() -> None:
     kind = answer_kind("What's the price of ParcelGuard insurance?")
     assert kind is not None and kind.search("ParcelGuard costs 2% of the declared value")
+
+
+def test_where_after_a_dash_asks_a_place_and_a_relative_where_does_not() -> None:
+    place = answer_kind("Where do we enter our tax ID?")
+    assert place is not None
+    assert answer_kind("we need our tax ID on invoices - where do we enter it?") is place
+    assert answer_kind("What is the region where data is kept?") is not place
+
