@@ -218,10 +218,10 @@ class _FlatEnvironment(PydanticBaseSettingsSource):
     def __call__(self) -> dict[str, Any]:
         environ = {key.upper(): value for key, value in os.environ.items()}
         values: dict[str, Any] = {}
-        for names, group, name, _ in settings_fields():
+        for names, group, name, field in settings_fields():
             found = next((environ[variable] for variable in names if variable in environ), None)
-            if found is None:
-                continue
+            if found is None or (found.strip() == "" and field.default is None):
+                continue  # `VAR=` on a setting that is off by default leaves it off (never Path("") = here)
             if group is None:
                 values[name] = found
             else:
