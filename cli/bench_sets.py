@@ -52,6 +52,10 @@ def load_set(dataset_dir: Path, *, decisions: bool, corpus_dir: Path | None, lim
     """Questions normalised to {id, question, gold, answers, type, expected_route, in_corpus}; with `split`,
     only that frozen half (cli/splits.py), taken before `limit`. `kb_dir` is the decision set's own corpus
     when it does not sit next to decisions.jsonl (a paraphrase probe asks another set's KB)."""
+    if kb_dir is not None and not decisions:
+        raise ValidationFailed("kb_dir", "names a decision set's knowledge base: use it with --decisions")
+    if kb_dir is not None and not kb_dir.is_dir():
+        raise ValidationFailed("kb_dir", f"no such folder: {kb_dir}")
     rows: list[dict[str, Any]] = []
     if decisions:
         file = dataset_dir if dataset_dir.suffix == ".jsonl" else dataset_dir / "decisions.jsonl"

@@ -7,8 +7,11 @@ import json
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from cli.bench import load_set
 from cli.splits import select
+from investigation.errors import ValidationFailed
 
 EXAMPLES = Path(__file__).resolve().parents[3] / "examples"
 SOURCES = {"acme": EXAMPLES / "decisions.jsonl", "parcelo": EXAMPLES / "parcelo" / "decisions.jsonl",
@@ -45,3 +48,15 @@ def test_kb_dir_asks_another_folders_kb_with_the_labels_as_written(tmp_path: Pat
     assert bench.corpus == (kb,) and bench.corpus_name == "plans"
     assert [(q["in_corpus"], q["expected_route"]) for q in bench.questions] == [
         (True, "lookup"), (True, "out_of_corpus")]
+
+
+def test_a_bad_kb_dir_is_refused_naming_the_option(tmp_path: Path) -> None:
+    probe = tmp_path / "probe"
+    probe.mkdir()
+    (probe / "decisions.jsonl").write_text(json.dumps({"id": "a", "question": "Price?", "route": "lookup"}))
+    with pytest.raises(ValidationFailed) as missing:
+        load_set(probe, decisions=True, corpus_dir=None, limit=None, kb_dir=tmp_path / "nowhere")
+    assert missing.value.field == "kb_dir" and "nowhere" in str(missing.value)
+    with pytest.raises(ValidationFailed) as alone:
+        load_set(probe, decisions=False, corpus_dir=None, limit=None, kb_dir=probe)
+    assert alone.value.field == "kb_dir" and "--decisions" in str(alone.value)
