@@ -35,6 +35,7 @@ class SelectionConfig:
     bridge_bonus: float = 0.1  # title is an entity a bridging query asked for
     chain_bonus: float = 0.3  # continues the chain: names what an anchor mentions, says what it leaves open
     named_bonus: float = 0.2  # the question names the title: where a chain starts, or a thing it compares
+    described_bonus: float = 0.35  # names the bridge entity and says what its passage leaves open
     chain_text_reach: float = 0.5  # the name only in the text (not the title) counts this much
     chain_mentions: int = 6  # an anchor's most salient names that count as bridged entities
     strong_sources: int = 3
@@ -72,6 +73,11 @@ def final_scores(
         question, pool, list({e.chunk_id: e for e in [*anchors, *strong, *reached]}.values()), config
     )
     linked |= _shared_members(question, pool)
+    # The bridge entities a later hop went to find, among the passages an anchor links to: the passage that
+    # names one and says what the question describes it by is the first link of the chain.
+    sought = {bridge_name(question, e.query) for e in pool if e.hop > 1} - {""}
+    targets = [e for e in pool if e.chunk_id in linked and padded_words(base_title(e.title)) in sought]
+    described = _describing(question, pool, targets)
     scores: dict[str, float] = {}
     seen_sources: dict[str, int] = {}
     # best first: a document's first chunk takes the full bonuses, each further one half as much
@@ -83,7 +89,10 @@ def final_scores(
             bonus += config.backlink_bonus
         if any(lexical_agreement(b, e.title) >= 0.5 for b in bridges):
             bonus += config.bridge_bonus
-        bonus += config.chain_bonus * chain.get(e.chunk_id, 0.0)
+        bonus += max(
+            config.chain_bonus * chain.get(e.chunk_id, 0.0),
+            config.described_bonus * described.get(e.chunk_id, 0.0),
+        )
         if _named_by(question, e):
             bonus += config.named_bonus
         nth = seen_sources.get(e.source_id, 0)
@@ -152,6 +161,36 @@ def _chain_partners(
                 continue
             value = reach * body_agreement(open_terms, e.title, e.text)
             out[e.chunk_id] = max(out.get(e.chunk_id, 0.0), value)
+    return out
+
+
+def _describing(question: str, pool: Sequence[Evidence], targets: Sequence[Evidence]) -> dict[str, float]:
+    """chunk_id → [0, 1]: bridge questions that describe the bridge entity instead of naming it ("the
+    drummer whose bandmates planned to dismiss him after a tour"): a passage naming a link target's title
+    (the bridge entity), times its share of the question terms that target's own passage leaves open —
+    the passage the description points to, which no link reaches."""
+    question_terms = weighted_terms(question)
+    out: dict[str, float] = {}
+    for target in targets:
+        title = base_title(target.title)
+        # A target the question names is where the chain starts, not the entity the description stands for.
+        if not is_name_like(target.title) or len(title) < 3 or names_alone(title, question):
+            continue
+        covered = body_stems(target.title, target.text)
+        open_terms = {t: w for t, w in question_terms.items() if t not in covered}
+        if not open_terms:
+            continue
+        values = {
+            e.chunk_id: body_agreement(open_terms, e.title, e.text)
+            for e in pool
+            if base_title(e.title) != title and names_alone(title, e.text)
+        }
+        # Only the passage that says most of what is left open is the one the description points to; the
+        # others naming the target (lists, hubs) already have their own bonuses.
+        best = max(values.values(), default=0.0)
+        for cid, value in values.items():
+            if value == best:  # saying half of what is left open is as good as a link
+                out[cid] = max(out.get(cid, 0.0), min(1.0, 2 * value))
     return out
 
 

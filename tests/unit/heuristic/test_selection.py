@@ -185,3 +185,42 @@ def test_the_entity_a_bridging_query_went_to_find_is_its_leading_words_the_quest
     assert bridge_name(question, "The Grand Lark famous hotel") == " grand lark "
     assert bridge_name(question, "Valoria famous hotel city birth") == ""  # a word alone is no name
     assert bridge_name(question, "Booking guide famous hotel") == ""  # a topic, not a proper name
+
+
+def test_the_passage_a_description_points_to_outranks_hubs_that_name_the_bridge_entity() -> None:
+    # Bridge questions that describe the bridge entity instead of naming it: the passage saying what the
+    # description says (and naming the entity a later hop went to find) is the chain's first link.
+    question = "What language does the sculptor speak whose studio burned down after the spring fair?"
+    guild = evidence("guild#0", "Velish Art Guild", "The Velish Art Guild lists Oren Vale among sculptors.",
+                     grade=Grade.AMBIGUOUS, score=0.44, query=question)
+    vale = evidence("vale#0", "Oren Vale", "Oren Vale is a sculptor. He speaks Velish.",
+                    grade=Grade.INCORRECT, score=0.28, query=question)
+    fire = evidence("fire#0", "Harbour Fire", "After the spring fair, the studio of Oren Vale burned down.",
+                    grade=Grade.INCORRECT, score=0.40, query=question)
+    roster = evidence("roster#0", "Guild roster", "Sculptors of the guild: Oren Vale, Ada Lune, Piet Morr.",
+                      grade=Grade.INCORRECT, score=0.55, query=question)
+    query = "Oren Vale language sculptor studio burned"
+    later = evidence("lune#0", "Ada Lune", "Ada Lune is a sculptor.", grade=Grade.INCORRECT, score=0.2,
+                     hop=2, query=query)
+    pool = [guild, vale, fire, roster, later]
+    scores = final_scores(question, pool)
+    assert scores["fire#0"] > scores["roster#0"]
+    off = final_scores(question, pool, SelectionConfig(described_bonus=0.0))
+    assert off["fire#0"] < off["roster#0"] == pytest.approx(scores["roster#0"])
+
+
+def test_a_passage_naming_an_entity_the_question_names_gets_no_description_credit() -> None:
+    # The entity the question names is where the chain starts; passages naming it describe nothing.
+    question = "What language does Oren Vale speak, the sculptor whose studio burned down after the fair?"
+    guild = evidence("guild#0", "Velish Art Guild", "The Velish Art Guild lists Oren Vale among sculptors.",
+                     grade=Grade.AMBIGUOUS, score=0.44, query=question)
+    vale = evidence("vale#0", "Oren Vale", "Oren Vale is a sculptor. He speaks Velish.",
+                    grade=Grade.INCORRECT, score=0.28, query=question)
+    fire = evidence("fire#0", "Harbour Fire", "After the fair, the studio of Oren Vale burned down.",
+                    grade=Grade.INCORRECT, score=0.40, query=question)
+    later = evidence("lune#0", "Ada Lune", "Ada Lune is a sculptor.", grade=Grade.INCORRECT, score=0.2,
+                     hop=2, query="Oren Vale language sculptor studio burned")
+    pool = [guild, vale, fire, later]
+    assert final_scores(question, pool)["fire#0"] == pytest.approx(
+        final_scores(question, pool, SelectionConfig(described_bonus=0.0))["fire#0"]
+    )
