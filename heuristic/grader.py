@@ -56,6 +56,62 @@ _ASKING_WORDS = re.compile(r"\bhow\s+(quickly|fast|soon|long|often|early|late)\b
 _PEOPLE_WORDS = re.compile(r"(?-i:\b(team|people|staff|folks|colleagues|personnel|everyone|anyone)\b)")
 
 
+# How often something happens ("fails every time", "each time I try") says nothing about what it is about:
+# the passage that explains the failure does not say how often the asker met it.
+_FREQUENCY = re.compile(
+    r"\b(?:every|each|all\s+the)\s+times?\b|\b(?:again\s+and\s+again|over\s+and\s+over)\b", re.IGNORECASE
+)
+# Generic support vocabulary a reworded question and its passage name in different words (where data is
+# "stored" / "hosted", the "smallest" / "minimum" amount, one's "money back" / a "refund", told "in advance" /
+# given "notice"). Not any knowledge base's own terms: a word of one group agrees with a passage that writes
+# another of its group.
+_SAME_WORDS = (
+    ("store", "stored", "stores", "host", "hosted", "hosts", "reside", "resides"),
+    ("smallest", "lowest", "minimum", "min"),
+    ("largest", "biggest", "highest", "maximum", "max"),
+    ("refund", "refunds", "refunded", "reimburse", "reimbursed", "reimbursement"),
+    ("planned", "scheduled"),
+)
+_SAME: dict[str, frozenset[str]] = {stem(w): frozenset(stem(o) for o in group)
+                                    for group in _SAME_WORDS for w in group}
+# Phrases of the same vocabulary that a single word of a group stands for.
+_SAME_PHRASES = ((re.compile(r"\bmoney\s+back\b", re.IGNORECASE), "refund"),
+                 (re.compile(r"\bin\s+advance\b", re.IGNORECASE), "notice"))
+
+
+def _graded_agreement(terms: dict[str, float], title: str, text: str) -> float:
+    """`body_agreement`, a question's word also found by a word of its group (`_SAME`) or by its negation
+    with "un-" ("pay items without a mapping" for "unmapped items")."""
+    present = body_stems(title, text)
+    total = sum(terms.values())
+    if total == 0:
+        return 0.0
+    found = [w for t, w in terms.items()
+             if t in present or f"un{t}" in present or not _SAME.get(t, frozenset()).isdisjoint(present)]
+    return sum(found) / total
+
+
+def standing_for(question: str, asked: AbstractSet[str], present: AbstractSet[str]) -> set[str]:
+    """The asked stems that a present stem of their generic-vocabulary group stands for (`_SAME`): "minimum"
+    in a sentence says the "smallest" a question asks, "refund" its "money back" (`_SAME_PHRASES`), and
+    "unmapped" the "mapping" of "items without a mapping"."""
+    out = {t for t in asked if t not in present and (
+        f"un{t}" in present or not _SAME.get(t, frozenset()).isdisjoint(present))}
+    for pattern, word in _SAME_PHRASES:
+        if stem(word) in present or not _SAME.get(stem(word), frozenset()).isdisjoint(present):
+            out.update(t for m in pattern.finditer(question) for t in content_stems(m.group(0)))
+    return out
+
+
+def _graded_question(question: str) -> str:
+    """The question as graded: how often something happens dropped (`_FREQUENCY`), a phrase of the generic
+    support vocabulary as its group's word (`_SAME_PHRASES`)."""
+    text = _FREQUENCY.sub(" ", question)
+    for pattern, word in _SAME_PHRASES:
+        text = pattern.sub(word, text)
+    return text
+
+
 def asking_stems(question: str) -> set[str]:
     """The stems of the words that only say how a question asks (`_ASKING_WORDS`)."""
     return {stem(m.group(1) or m.group(2)) for m in _ASKING_WORDS.finditer(question)}
@@ -106,7 +162,7 @@ def score_passages(question: str, passages: Sequence[Passage], query_of: dict[st
     """Agreement score in [0, ~1.1] of each passage with the question (and its resolved bridge terms)."""
     if not passages:
         return []
-    terms = graded_terms(question)
+    terms = graded_terms(_graded_question(question))
     # A ticket that describes a situation and then asks is also graded against its question sentence alone;
     # a value asked "on the Starter plan" that no passage knows, against the question without it.
     ask = ask_sentence(question)
@@ -118,18 +174,18 @@ def score_passages(question: str, passages: Sequence[Passage], query_of: dict[st
     offset = 1 + len(asks)
     sub_vec = {q: vectors[offset + i] for i, q in enumerate(subqueries)}
     p_vecs = vectors[offset + len(subqueries):]
-    ask_terms = [(graded_terms(a), vectors[1 + i]) for i, a in enumerate(asks)]
+    ask_terms = [(graded_terms(_graded_question(a)), vectors[1 + i]) for i, a in enumerate(asks)]
     scores: list[float] = []
     for passage, p_vec in zip(passages, p_vecs, strict=True):
         cosine = float(np.dot(q_vec, p_vec))
         score = (
-            config.lexical_weight * body_agreement(terms, passage.title, passage.text)
+            config.lexical_weight * _graded_agreement(terms, passage.title, passage.text)
             + config.embedding_weight * cosine
         )
         if title_mentioned(passage.title, question):
             score += config.title_bonus
         for a_terms, a_vec in ask_terms:
-            score = max(score, config.lexical_weight * body_agreement(a_terms, passage.title, passage.text)
+            score = max(score, config.lexical_weight * _graded_agreement(a_terms, passage.title, passage.text)
                         + config.embedding_weight * float(np.dot(a_vec, p_vec)))
         subquery = query_of.get(passage.chunk_id, question)
         bridge = bridge_terms(question, subquery)

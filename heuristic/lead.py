@@ -4,6 +4,7 @@ one first sentence (`comparison`)."""
 
 from __future__ import annotations
 
+import math
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -62,7 +63,14 @@ def lead_of(pool: Sequence[Sentence], kind: re.Pattern[str] | None, state: PickS
     # ("California: 1.5× over 8 hours …" for "How is overtime calculated in California?") leads.
     # A yes/no question's asked word negated ("… are never eligible" for "Is it eligible …?") is its answer,
     # No, however many of the question's other words a sentence next to it holds.
+    # A row labelled by the question's name ("Australia: bank rail …" for "In Australia, which bank rail …?")
+    # is that name's own answer: it leads a sentence that only shares more of the question's other words
+    # ("… payment … employees … A$750 in Australia"), when about the question nearly as much. Not for a
+    # yes/no question, answered by the sentence saying whether, not by the name's row of values.
+    row_bar = math.inf if is_yes_no(ask_sentence(state.question_text)) else LEAD_TYPED_COVER * max(
+        a[4] for _c, a in scored)
     return max(scored, key=lambda ca: (ca[1][0] and ca[1][4] >= bar, *ca[1][1:3], id(ca[0]) in denied,
+                                       _labelled(ca[0], state) and ca[1][4] >= row_bar,
                                        *ca[1][3:], _labelled(ca[0], state)))[0]
 
 

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 
 from heuristic.chains import ChainContext, Sentence, is_name
 from heuristic.focus import focus_names
-from heuristic.grader import asking_stems, weighted_terms
+from heuristic.grader import asking_stems, standing_for, weighted_terms
 from heuristic.kinds import URL
 from heuristic.prose import units, with_context
 from heuristic.referents import leading_name, resolve_pronoun
@@ -89,6 +89,8 @@ def candidate_sentences(question: str, evidence: Sequence[Evidence]) -> list[Sen
             # The stems of f"{text} {unit.section}" and of the title, from each part's (the sentence's are
             # read anyway, and sections and titles repeat): no word spans the space between two parts.
             stems = _ion_stems(text) | _ion_stems(unit.section) | _ion_stems(e.title)
+            # A reworded question's generic word ("the smallest top-up") is said by its group's other word.
+            stems |= standing_for(question, asked, stems)
             # The only sentences naming the question's own specific place, code or product ("Sydney") are
             # about the asker's case however the passage as a whole was graded.
             sentence_weight = max(weight, _NAMED_WEIGHT) if any(n in fold(text) for n in rare) else weight

@@ -158,12 +158,16 @@ _ROUTE_CUES = (
     DESCRIPTION_CUES[0],
     # "the X of the Y", unless X is a quantity or setting of Y ("the price of the Pro plan"): one lookup.
     re.compile(
+        # Nor a verb after the noun ("what limit does the API have on the Growth plan?"): its own clause.
         r"\b(the|a|an|its|his|her|their)\s+(?!(?:\w+\s+){0,2}?" + _ATTRIBUTES + r"\s+(?:of|for|on|in)\b)"
+        r"(?!(?:\w+\s+){0,1}(?:have|has|had|do|does|did|get|gets|offer|offers)\s)"
         r"(\w+\s+){0,2}(of|for|by|from|in|at|on|with)\s+(the|a|an|its|his|her|their)\s+\w+",
         re.IGNORECASE,
     ),
     *DESCRIPTION_CUES[2:],
-    re.compile(r"\bthe\s+([a-z]+\s+){0,3}(of|containing|for|by|with)\s+[A-Z\"“]"),
+    # (A quantity or setting of a named thing is looked up as one fact: "the price of Zorbo Shield".)
+    re.compile(r"\bthe\s+(?!" + _ATTRIBUTES + r"\s+(?:of|for)\b)([a-z]+\s+){0,3}(of|containing|for|by|with)"
+               r"\s+[A-Z\"“]"),
     # A noun described by a participle phrase: "the book named after the artist", "the country premiering X".
     re.compile(
         r"\bthe\s+[a-z]+\s+([a-z]{3,}ed|[a-z]{3,}ing)\s+((after|as|by|in|for|during|on|from)\s+(the|a|an)\b|"

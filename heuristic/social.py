@@ -42,6 +42,12 @@ _PHRASES = [
         r"(bye|goodbye|see\s+you(\s+(later|soon))?|talk\s+soon|take\s+care|speak\s+soon|best\s+regards|regards|"
         r"have\s+a\s+(nice|good|great|lovely)\s+(day|one|weekend|evening|week))"
     ),
+    # a sign-off wishing the reader a time of rest, however worded ("enjoy your weekend", "enjoy the rest
+    # of the day")
+    (
+        r"(have|enjoy)\s+(a|an|your|the)\s+((rest\s+of\s+(your|the)|nice|good|great|lovely|relaxing|restful)\s+)?"
+        r"(day|weekend|evening|week|holidays?|vacation|break|time\s+off)"
+    ),
     (
         r"((you|u)\s+(can|may)\s+|please\s+|feel\s+free\s+to\s+|go\s+ahead\s+and\s+)?(close|resolve)\s+(this|the|my|our)\s+"
         r"(ticket|case|issue|request|conversation)(\s+now)?"
@@ -49,8 +55,10 @@ _PHRASES = [
     r"(that('s|\s+is)\s+all|nothing\s+else|no\s+more\s+questions)(\s+for\s+now)?",
     # about the assistant itself
     (
-        r"(is\s+this|are\s+you|am\s+i\s+(talking|chatting|speaking)\s+(to|with))\s+(a\s+|an\s+)?(bot|robot|human|real\s+person|"
-        r"person|ai|machine)(\s+or\s+(a\s+|an\s+)?(bot|robot|human|real\s+person|person|ai|machine))?"
+        # an adjective may qualify either side ("a real human or an automated bot?")
+        r"(is\s+this|are\s+you|am\s+i\s+(talking|chatting|speaking)\s+(to|with))\s+(a\s+|an\s+)?((real|actual|live|automated)\s+)?"
+        r"(bot|robot|human|person|ai|machine)(\s+or\s+(a\s+|an\s+)?((real|actual|live|automated)\s+)?"
+        r"(bot|robot|human|person|ai|machine))?"
     ),
     r"(is\s+)?(any(one|body)|someone|somebody)\s+(there|here|around|available|home)",
     (

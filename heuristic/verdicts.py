@@ -147,6 +147,17 @@ _NEGATION = re.compile(
 _ALTERNATIVE = re.compile(r"\bor\b", re.IGNORECASE)
 
 
+# Inflections the index stemmer keeps apart ("invoices" → "invoic", "invoice"; "paying", "pay"): a yes/no
+# question reworded with another inflection ("… for paying invoices?") still says what the lead says. Only
+# this answer-side comparison folds them; the stems the indexes use are unchanged.
+_INFLECTION = re.compile(r"(?:ing|ed|es|e|s)$")
+
+
+def _forms(stems: set[str]) -> set[str]:
+    """The stems without an inflection's ending (`_INFLECTION`), when three letters or more are left."""
+    return {b if len(b := _INFLECTION.sub("", s)) >= 3 else s for s in stems}
+
+
 def yes_no_prefix(question: str, lead: str) -> str:
     """"Yes: " / "No: " before the lead sentence of a yes/no question ("Can we pay EUR invoices by SEPA direct
     debit?"): No when the lead negates right next to what is asked ("… already scanned cannot be voided"),
@@ -161,11 +172,11 @@ def yes_no_prefix(question: str, lead: str) -> str:
         if _NEGATION.fullmatch(token) and content_stems(" ".join(tokens[max(0, i - 4): i + 5])) & asked:
             return "No: "
     names = [fold(n) for n in capitalised_spans(ask)] + [fold(q) for q in re.findall(r"\b[A-Z]{2,}\b", ask)]
-    said = content_stems(lead)
+    asked, said = _forms(asked), _forms(content_stems(lead))
     if names and all(n in fold(lead) for n in names) and len(asked & said) >= 0.6 * len(asked):
         # What is asked of the names must be said too: a sentence listing a fact per country ("in the US …;
         # in Germany …") names them all without saying "pay staff … from one company".
-        predicate = asked - content_stems(" ".join(names))
+        predicate = asked - _forms(content_stems(" ".join(names)))
         if len(predicate & said) >= 0.6 * len(predicate):
             return "Yes: "
     return ""

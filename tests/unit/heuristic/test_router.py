@@ -154,6 +154,9 @@ def test_described_things_are_multi_hop(question: str) -> None:
     "Which plan includes audit logs?",  # a bare wh-noun
     "How long are backups kept for Team customers?",
     "Which regions does the Enterprise plan support?",
+    # reworded: the attribute of a named thing, and the question's own verb after its noun
+    "What's the price of Zorbo Shield insurance?",
+    "What quota does the API have on the Silver plan?",
 ])
 def test_attributes_and_bare_kinds_stay_lookups(question: str) -> None:
     assert route_question(question).route is Route.LOOKUP
