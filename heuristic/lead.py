@@ -58,7 +58,11 @@ def lead_of(pool: Sequence[Sentence], kind: re.Pattern[str] | None, state: PickS
     # In a ticket ("… returns ERR_4013 - how much …?") the situation's words fill the cover of every sentence
     # retelling it: there the asked kind alone says which sentence answers.
     ticket = not one_sentence or bool(state.codes) or bool(state.situation)
-    bar = 0.0 if ticket else LEAD_TYPED_COVER * max(a[4] for _c, a in scored)
+    best = max(a[4] for _c, a in scored)
+    yes_no = is_yes_no(ask_sentence(state.question_text))
+    # A yes/no question asks whether, not the value its noun guesses ("Are contractors included in the fee?"
+    # is no price): a sentence holding that kind leads it only when no other is more about the question.
+    bar = 0.0 if ticket else best if yes_no else LEAD_TYPED_COVER * best
     # Between sentences that answer equally well, a row or item labelled by a name the question says
     # ("California: 1.5× over 8 hours …" for "How is overtime calculated in California?") leads.
     # A yes/no question's asked word negated ("… are never eligible" for "Is it eligible …?") is its answer,
@@ -67,8 +71,7 @@ def lead_of(pool: Sequence[Sentence], kind: re.Pattern[str] | None, state: PickS
     # is that name's own answer: it leads a sentence that only shares more of the question's other words
     # ("… payment … employees … A$750 in Australia"), when about the question nearly as much. Not for a
     # yes/no question, answered by the sentence saying whether, not by the name's row of values.
-    row_bar = math.inf if is_yes_no(ask_sentence(state.question_text)) else LEAD_TYPED_COVER * max(
-        a[4] for _c, a in scored)
+    row_bar = math.inf if yes_no else LEAD_TYPED_COVER * best
     return max(scored, key=lambda ca: (ca[1][0] and ca[1][4] >= bar, *ca[1][1:3], id(ca[0]) in denied,
                                        _labelled(ca[0], state) and ca[1][4] >= row_bar,
                                        *ca[1][3:], _labelled(ca[0], state)))[0]

@@ -10,6 +10,7 @@ import numpy as np
 from heuristic import lead
 from heuristic.chains import Sentence
 from heuristic.grader import grade_passages, standing_for
+from heuristic.kinds import answer_kind
 from heuristic.pick_scoring import PickState
 from heuristic.verdicts import yes_no_prefix
 from investigation.text import content_stems, fold
@@ -100,3 +101,20 @@ def test_a_yes_no_question_is_not_led_by_the_name_s_row() -> None:
     terms = {"bronze": 4.0, "customer": 1.0, "phone": 1.0, "support": 1.0}
     assert lead.lead_of([row, says], None, state, terms, one_sentence=True) is says
 
+
+
+def test_a_yes_no_question_is_led_by_the_sentence_saying_whether_not_the_value_its_noun_guesses() -> None:
+    # "Are contractors included in the per-seat fee?": "fee" guesses a price, but a price row about the
+    # question nearly as much as the rule does not answer whether; the sentence most about it leads.
+    question = "Are contractors included in the per-seat fee?"
+    row = Sentence(1, 0, "Basic: base fee $20; per seat $4.", frozenset({"fee", "per", "seat", "basic"}),
+                   1.0, 0.0)
+    rule = Sentence(0, 0, "Every plan charges a fee per active seat; contractors count as seats.",
+                    frozenset({"fee", "per", "seat", "contractor", "plan"}), 1.0, 0.0)
+    asked = {"contractor", "includ", "per", "seat", "fee"}
+    state = PickState(covered=set(), linked=set(), places=set(), asked=asked, question=frozenset(asked),
+                      question_text=fold(question), measure=frozenset())
+    terms = {t: 1.0 for t in asked}
+    kind = answer_kind(question)
+    assert kind is not None and kind.search(row.text)
+    assert lead.lead_of([row, rule], kind, state, terms, one_sentence=True) is rule
