@@ -1,5 +1,6 @@
-"""The paraphrase probe (examples/paraphrase/): dev-half questions only, reworded, labels kept, and a bench
-option that runs a decision set against another folder's kb/."""
+"""The paraphrase probe (examples/paraphrase/): dev-half questions only, reworded, labels kept (the support
+sets' decisions and the multi-hop sets' questions), and a bench option that runs a decision set against
+another folder's kb/."""
 
 from __future__ import annotations
 
@@ -33,6 +34,17 @@ def test_every_paraphrase_rewords_one_dev_question_and_keeps_its_labels() -> Non
             assert {k: v for k, v in row.items() if k not in ("id", "question")} == {
                 k: v for k, v in original.items() if k not in ("id", "question")}
 
+
+def test_every_multi_hop_paraphrase_rewords_one_dev_question_and_keeps_its_labels() -> None:
+    for name in ("hotpotqa", "musique"):
+        dev = {r["id"]: r for r in select(_rows(EXAMPLES / "bench" / name / "questions.jsonl"), "dev")}
+        probe = _rows(EXAMPLES / "paraphrase" / name / "questions.jsonl")
+        assert sorted(r["id"] for r in probe) == sorted(f"{i}-p" for i in dev)
+        for row in probe:
+            original = dev[row["id"].removesuffix("-p")]
+            assert row["question"] != original["question"]
+            assert {k: v for k, v in row.items() if k not in ("id", "question")} == {
+                k: v for k, v in original.items() if k not in ("id", "question")}
 
 def test_kb_dir_asks_another_folders_kb_with_the_labels_as_written(tmp_path: Path) -> None:
     kb = tmp_path / "plans" / "kb"
