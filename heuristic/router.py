@@ -20,16 +20,8 @@ from investigation.state import Route, RouteDecision
 from investigation.text import STOPWORDS, capitalised_spans, content_words, fold, quoted_titles, words
 
 # `bridge_depth`, `context_reference`, `has_bridge_cue`: in `heuristic.bridges`, importable from here too.
-__all__ = [
-    "RouterConfig",
-    "bridge_depth",
-    "chitchat_prototypes",
-    "compared_entities",
-    "context_reference",
-    "has_bridge_cue",
-    "route_question",
-    "split_independent",
-]
+__all__ = ["RouterConfig", "bridge_depth", "chitchat_prototypes", "compared_entities", "context_reference",
+           "has_bridge_cue", "route_question", "split_independent"]
 
 _GREETING = re.compile(
     r"^\s*(hi+|hello+|hey+|hiya|howdy|yo|greetings|good\s+(morning|afternoon|evening|day)|"
@@ -149,8 +141,10 @@ _KIND_CUES = (
 
 _ATTRIBUTES = (
     r"(?:price|prices|cost|costs|fee|fees|limit|limits|cap|quota|size|length|duration|amount|number|rate|"
-    r"timeout|window|allowance|version|url|address|status|balance|discount|charge|deadline)"
+    r"timeout|window|allowance|version|url|address|status|balance|discount|charge|deadline|date)"
 )
+# "What's the deadline for …" is "what is", not a possessive naming a role ("…'s performer").
+_CONTRACTED = re.compile(r"\b(what|who|where|when|how|why|which|that|there|it|here)['’]s\b", re.IGNORECASE)
 
 # Routing reads more kinds of description than the loop's depth estimate does: the stop rules were
 # measured with the cues above, and a third hop only pays off for what those find.
@@ -166,8 +160,8 @@ _ROUTE_CUES = (
     ),
     *DESCRIPTION_CUES[2:],
     # (A quantity or setting of a named thing is looked up as one fact: "the price of Zorbo Shield".)
-    re.compile(r"\bthe\s+(?!" + _ATTRIBUTES + r"\s+(?:of|for)\b)([a-z]+\s+){0,3}(of|containing|for|by|with)"
-               r"\s+[A-Z\"“]"),
+    re.compile(r"\bthe\s+(?!(?:[a-z]+\s+)?" + _ATTRIBUTES + r"\s+(?:of|for)\b)([a-z]+\s+){0,3}"
+               r"(of|containing|for|by|with)\s+[A-Z\"“]"),
     # A noun described by a participle phrase: "the book named after the artist", "the country premiering X".
     re.compile(
         r"\bthe\s+[a-z]+\s+([a-z]{3,}ed|[a-z]{3,}ing)\s+((after|as|by|in|for|during|on|from)\s+(the|a|an)\b|"
@@ -331,7 +325,7 @@ def route_question(question: str, embedder: Embedder | None = None,
     if len(split_independent(text)) >= 2:
         return RouteDecision(route=Route.MULTI_PART, reason="conjunction of independent questions",
                              confidence=0.7)
-    cues = sum(1 for cue in _ROUTE_CUES if cue.search(text))
+    cues = sum(1 for cue in _ROUTE_CUES if cue.search(_CONTRACTED.sub(r"\1 is", text)))
     context = context_reference(text)
     if context and not cues:
         return RouteDecision(route=Route.MULTI_HOP, reason=f"the question depends on its context ({context})",
