@@ -69,7 +69,9 @@ _COMPARISON = re.compile(
     r"^\s*(did|was|is|were|are|does|do|has|had)\b[^?]*\bor\b[^?]*\b(first|earlier|later|older|younger|"
     r"longer|more|most|less|larger|smaller|bigger|further|farther|higher|lower|taller|shorter|closer|newer)\b|"
     # "Were the Rolling Stones formed before the Kinks?": which came first, asked as yes or no.
-    r"^\s*(did|was|is|were|are|does|do|has|had)\b[^?]*\s(before|after)\s+(the\s+)?[A-Z\"“])",
+    r"^\s*(did|was|is|were|are|does|do|has|had)\b[^?]*\s(before|after)\s+(the\s+)?[A-Z\"“]|"
+    # "What … do Team and Business each get?": the same thing asked of each name.
+    r"\band\s+(the\s+)?[\w-]+(\s+[\w-]+)?\s+each\b)",
     re.IGNORECASE,
 )
 _CONJUNCTION = frozenset(["and", "or", "&", "vs", "vs.", "versus", "compared", "than", "nor"])

@@ -88,6 +88,8 @@ def test_a_plain_fact_is_a_lookup() -> None:
         ("How long are audit logs kept on Business and on Enterprise?", ["Business", "Enterprise"]),
         ("what does a region migration cost on Business compared to Enterprise", ["Business", "Enterprise"]),
         ("Whats the difference between EU-1 and UK-1?", ["EU-1", "UK-1"]),
+        # the same thing asked of each name, without a comparison word
+        ("How many seats do Gold and Silver each include?", ["Gold", "Silver"]),
     ],
 )
 def test_support_style_comparisons_are_multi_part(question: str, names: list[str]) -> None:
