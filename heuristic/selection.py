@@ -76,7 +76,11 @@ def final_scores(
     # The bridge entities a later hop went to find, among the passages an anchor links to: the passage that
     # names one and says what the question describes it by is the first link of the chain.
     sought = {bridge_name(question, e.query) for e in pool if e.hop > 1} - {""}
-    targets = [e for e in pool if e.chunk_id in linked and padded_words(base_title(e.title)) in sought]
+    # Only when the question names no passage: a named one is where the chain starts, the description there.
+    unnamed = not any(_named_by(question, e) for e in pool)
+    targets = [
+        e for e in pool if unnamed and e.chunk_id in linked and padded_words(base_title(e.title)) in sought
+    ]
     described = _describing(question, pool, targets)
     scores: dict[str, float] = {}
     seen_sources: dict[str, int] = {}

@@ -209,8 +209,8 @@ def test_the_passage_a_description_points_to_outranks_hubs_that_name_the_bridge_
     assert off["fire#0"] < off["roster#0"] == pytest.approx(scores["roster#0"])
 
 
-def test_a_passage_naming_an_entity_the_question_names_gets_no_description_credit() -> None:
-    # The entity the question names is where the chain starts; passages naming it describe nothing.
+def test_no_description_credit_when_the_question_names_a_passage() -> None:
+    # A passage the question names is where the chain starts; the description is resolved there.
     question = "What language does Oren Vale speak, the sculptor whose studio burned down after the fair?"
     guild = evidence("guild#0", "Velish Art Guild", "The Velish Art Guild lists Oren Vale among sculptors.",
                      grade=Grade.AMBIGUOUS, score=0.44, query=question)
