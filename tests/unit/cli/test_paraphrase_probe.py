@@ -23,28 +23,25 @@ def _rows(path: Path) -> list[dict[str, Any]]:
     return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
 
 
-def test_every_paraphrase_rewords_one_dev_question_and_keeps_its_labels() -> None:
-    for name, source in SOURCES.items():
-        dev = {r["id"]: r for r in select(_rows(source), "dev")}
-        probe = _rows(EXAMPLES / "paraphrase" / name / "decisions.jsonl")
-        assert sorted(r["id"] for r in probe) == sorted(f"{i}-p" for i in dev)
-        for row in probe:
-            original = dev[row["id"].removesuffix("-p")]
-            assert row["question"] != original["question"]
-            assert {k: v for k, v in row.items() if k not in ("id", "question")} == {
-                k: v for k, v in original.items() if k not in ("id", "question")}
+# Each probe file and the labelled set whose dev half it rewords.
+PARAPHRASES = EXAMPLES / "paraphrase"
+PROBES = [*((PARAPHRASES / name / "decisions.jsonl", source) for name, source in SOURCES.items()),
+          *((PARAPHRASES / name / "questions.jsonl", EXAMPLES / "bench" / name / "questions.jsonl")
+            for name in ("hotpotqa", "musique"))]
 
 
-def test_every_multi_hop_paraphrase_rewords_one_dev_question_and_keeps_its_labels() -> None:
-    for name in ("hotpotqa", "musique"):
-        dev = {r["id"]: r for r in select(_rows(EXAMPLES / "bench" / name / "questions.jsonl"), "dev")}
-        probe = _rows(EXAMPLES / "paraphrase" / name / "questions.jsonl")
-        assert sorted(r["id"] for r in probe) == sorted(f"{i}-p" for i in dev)
-        for row in probe:
-            original = dev[row["id"].removesuffix("-p")]
-            assert row["question"] != original["question"]
-            assert {k: v for k, v in row.items() if k not in ("id", "question")} == {
-                k: v for k, v in original.items() if k not in ("id", "question")}
+@pytest.mark.parametrize(("probe_file", "source"), PROBES, ids=lambda p: p.parent.name)
+def test_every_paraphrase_rewords_one_dev_question_and_keeps_its_labels(probe_file: Path,
+                                                                        source: Path) -> None:
+    dev = {r["id"]: r for r in select(_rows(source), "dev")}
+    probe = _rows(probe_file)
+    assert sorted(r["id"] for r in probe) == sorted(f"{i}-p" for i in dev)
+    for row in probe:
+        original = dev[row["id"].removesuffix("-p")]
+        assert row["question"] != original["question"]
+        assert {k: v for k, v in row.items() if k not in ("id", "question")} == {
+            k: v for k, v in original.items() if k not in ("id", "question")}
+
 
 def test_kb_dir_asks_another_folders_kb_with_the_labels_as_written(tmp_path: Path) -> None:
     kb = tmp_path / "plans" / "kb"
