@@ -79,24 +79,23 @@ _SAME_PHRASES = ((re.compile(r"\bmoney\s+back\b", re.IGNORECASE), "refund"),
                  (re.compile(r"\bin\s+advance\b", re.IGNORECASE), "notice"))
 
 
+def _said_otherwise(term: str, present: AbstractSet[str]) -> bool:
+    """Is `term` said by a word of its group (`_SAME`) or by its negation with "un-" ("pay items without a
+    mapping" for "unmapped items")?"""
+    return f"un{term}" in present or not _SAME.get(term, frozenset()).isdisjoint(present)
+
+
 def _graded_agreement(terms: dict[str, float], title: str, text: str) -> float:
-    """`body_agreement`, a question's word also found by a word of its group (`_SAME`) or by its negation
-    with "un-" ("pay items without a mapping" for "unmapped items")."""
+    """`body_agreement`, a question's word also found when said otherwise (`_said_otherwise`)."""
     present = body_stems(title, text)
-    total = sum(terms.values())
-    if total == 0:
-        return 0.0
-    found = [w for t, w in terms.items()
-             if t in present or f"un{t}" in present or not _SAME.get(t, frozenset()).isdisjoint(present)]
-    return sum(found) / total
+    return _agreement(terms, {t for t in terms if t in present or _said_otherwise(t, present)})
 
 
 def standing_for(question: str, asked: AbstractSet[str], present: AbstractSet[str]) -> set[str]:
     """The asked stems that a present stem of their generic-vocabulary group stands for (`_SAME`): "minimum"
     in a sentence says the "smallest" a question asks, "refund" its "money back" (`_SAME_PHRASES`), and
     "unmapped" the "mapping" of "items without a mapping"."""
-    out = {t for t in asked if t not in present and (
-        f"un{t}" in present or not _SAME.get(t, frozenset()).isdisjoint(present))}
+    out = {t for t in asked if t not in present and _said_otherwise(t, present)}
     for pattern, word in _SAME_PHRASES:
         if stem(word) in present or not _SAME.get(stem(word), frozenset()).isdisjoint(present):
             out.update(t for m in pattern.finditer(question) for t in content_stems(m.group(0)))
