@@ -6,7 +6,6 @@ from __future__ import annotations
 import json
 import os
 import subprocess
-import sys
 import time
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
@@ -15,6 +14,7 @@ from pathlib import Path
 from amqp.exceptions import AMQPError
 from kombu.exceptions import OperationalError
 
+from cli import forking
 from cli.supervisor import stop_group
 from config.settings import Settings
 from investigation.errors import PermanentError, ValidationFailed
@@ -93,24 +93,19 @@ def child_env(settings: Settings, redis_url: str, **extra: str) -> dict[str, str
 
 def spawn_worker(env: dict[str, str], *, queues: Sequence[str] = ALL_QUEUES, concurrency: int = 2,
                  beat: bool = False, name: str = "sleuth", quiet: bool = True) -> subprocess.Popen[bytes]:
-    args = [sys.executable, "-m", "cli.main", "worker", "-Q", ",".join(queues), "--concurrency",
-            str(concurrency), "--name", name]
+    args = ["worker", "-Q", ",".join(queues), "--concurrency", str(concurrency), "--name", name]
     if beat:
         args.append("--beat")
-    out = subprocess.DEVNULL if quiet else None
-    return subprocess.Popen(args, env=env, stdout=out, stderr=out, start_new_session=True)
+    return forking.spawn(args, env, quiet=quiet)
 
 
 def spawn_beat(env: dict[str, str], *, quiet: bool = True) -> subprocess.Popen[bytes]:
     """The one beat of a stack (the watchdog schedule), in its own process group."""
-    out = subprocess.DEVNULL if quiet else None
-    return subprocess.Popen([sys.executable, "-m", "cli.main", "beat", "--loglevel", "WARNING"], env=env,
-                            stdout=out, stderr=out, start_new_session=True)
+    return forking.spawn(["beat", "--loglevel", "WARNING"], env, quiet=quiet)
 
 
 def spawn_api(env: dict[str, str], *, host: str, port: int) -> subprocess.Popen[bytes]:
-    args = [sys.executable, "-m", "cli.main", "api", "--host", host, "--port", str(port)]
-    return subprocess.Popen(args, env=env, start_new_session=True)
+    return forking.spawn(["api", "--host", host, "--port", str(port)], env, quiet=False)
 
 
 def wait_for_workers(settings: Settings, redis_url: str, *, count: int = 1, timeout: float = 60.0) -> None:

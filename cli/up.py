@@ -18,7 +18,7 @@ from pathlib import Path
 from kombu.utils.url import maybe_sanitize_url
 from rich.console import Console
 
-from cli import processes
+from cli import forking, processes
 from cli.supervisor import Child, RestartPolicy, Supervisor
 from config.settings import Settings
 from investigation.errors import ValidationFailed
@@ -69,6 +69,7 @@ def _write_run_file(path: Path, info: dict[str, object], supervisor: Supervisor)
 def run_up(settings: Settings, *, host: str, port: int, workers: int, concurrency: int,
            console: Console, policy: RestartPolicy | None = None) -> None:
     processes.refuse_unsafe_production(settings)
+    forking.preload()  # before any connection: the children are forked from here (cli/forking.py)
     check_broker(settings)
     if processes.running_stack(settings):
         raise ValidationFailed("SLEUTH_HOME", "a `sleuth up` already runs for this home")

@@ -73,7 +73,8 @@ def _beat_processes(h: Harness) -> int:
             cmd = " ".join(proc.cmdline())
         except psutil.Error:
             continue
-        if "cli.main beat" in cmd or " -B" in cmd or "celery beat" in cmd:
+        # A fresh interpreter's argv, a forked child's title (cli/forking.py), or Celery's own title.
+        if any(mark in cmd for mark in ("cli.main beat", "sleuth beat", " -B", "celery beat")):
             count += 1
     return count
 

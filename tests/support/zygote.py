@@ -3,6 +3,9 @@ import (the Celery app and its tasks, the API app, uvicorn): a worker or server 
 a fresh interpreter's imports. Each is still a real process of its own — its own session and process group,
 its environment, argv and log — which a test can kill, and its pool children are its own.
 
+The product's `sleuth up` forks its children the same way (`cli.forking`, whose preload list and child's
+start this module uses); the zygote does it for the processes a test starts itself.
+
 The zygote (`python -m tests.support.zygote`, one per test process, started on first use) only imports: no
 connection, thread or model is made before a fork. It runs one child per request line on its stdin
 (argv, environment, working folder, log file), answers with the child's pid, and reports each child's exit
@@ -20,22 +23,11 @@ import signal
 import subprocess
 import sys
 import threading
-import traceback
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import IO, cast
 
 ROOT = Path(__file__).resolve().parents[2]
-
-# What a worker and an API process import by their first task or request (`python -X importtime` of one),
-# pool processes' imports included: they inherit what their worker has imported.
-PRELOAD = ["cli.main", "cli.process_commands", "workers.app", "workers.runtime", "tasks.celery_tasks",
-           "tasks.steps", "tasks.delivery_step", "app.source_sync", "app.sources", "storage.retention",
-           "api.app", "uvicorn", "observability.metrics", "celery.bin.celery", "celery.apps.worker",
-           "celery.worker.consumer", "celery.concurrency.prefork", "billiard.pool", "billiard.sharedctypes",
-           "billiard.synchronize", "billiard.popen_fork", "kombu.transport.redis", "kombu.matcher",
-           "kombu.pidbox", "threadpoolctl", "cffi.cparser"]
-
 
 def _compiled(env: Mapping[str, str]) -> bool:
     """Whether a process with `env` runs the compiled heuristics build (the `compiled` setting)."""
@@ -52,8 +44,6 @@ def _child(args: list[str], env: dict[str, str], cwd: str, log: str) -> None:
     """The forked child: a session of its own, the request's environment and streams, then `sleuth`."""
     os.setsid()
     os.chdir(cwd)
-    os.environ.clear()
-    os.environ.update(env)
     null = os.open(os.devnull, os.O_RDONLY)
     out = os.open(log, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
     for source, fd in ((null, 0), (out, 1), (out, 2)):
@@ -63,24 +53,9 @@ def _child(args: list[str], env: dict[str, str], cwd: str, log: str) -> None:
     sys.stdin = open(0, encoding="utf-8", closefd=False)  # noqa: SIM115 - the process's own streams
     sys.stdout = open(1, "w", encoding="utf-8", closefd=False, buffering=1)  # noqa: SIM115
     sys.stderr = open(2, "w", encoding="utf-8", closefd=False, buffering=1)  # noqa: SIM115
-    sys.argv = [str(ROOT / "cli" / "main.py"), *args]
-    code = 0
-    try:
-        from cli.main import main
+    from cli import forking  # imported by `serve` after the build was chosen
 
-        main()
-    except SystemExit as exc:
-        code = exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 1)
-    except BaseException:  # noqa: BLE001 - reported like an uncaught exception, exit status 1
-        traceback.print_exc()
-        code = 1
-    finally:
-        for stream in (sys.stdout, sys.stderr):
-            try:
-                stream.flush()
-            except (OSError, ValueError):
-                pass
-    os._exit(code)
+    forking.run_sleuth(args, env)
 
 
 def serve() -> None:
@@ -90,7 +65,9 @@ def serve() -> None:
     compiled.use(_compiled(os.environ))
     import importlib
 
-    for name in PRELOAD:
+    from cli import forking
+
+    for name in forking.PRELOAD:
         importlib.import_module(name)
     assert threading.active_count() == 1, f"the zygote must not fork with threads: {threading.enumerate()}"
     wake_r, wake_w = os.pipe()
