@@ -8,7 +8,7 @@ Rule for missing services (`require_or_skip`): skip locally, fail when ``CI=true
     module_redis_prefix  module  the same for every test of a module (a worker shared by the module)
     redis_client     function redis-py client (decode_responses=True)
     redis_state      function `RedisState(redis_client, redis_prefix)`
-    db_url           function a fresh, migrated database; parametrized over sqlite and postgresql
+    db_url           function a fresh, migrated database, PostgreSQL or both (`databases_for`)
     module_db_url    module   the same, one per module (and database) for a worker shared by the module
     empty_db_url     function the same, but empty (not migrated)
     db_engine        function `make_engine(db_url)`
@@ -319,19 +319,49 @@ def _migrated_database(request: pytest.FixtureRequest, kind: str, directory: Pat
         postgres.give_back(name, url)
 
 
-@pytest.fixture(params=["sqlite", "postgresql"])
+# Which databases a test runs on. Storage itself, and what depends on how each database locks, counts or
+# re-reads (tests/integration/storage/, modules marked `both_databases`), runs on SQLite and PostgreSQL;
+# the rest runs once, on PostgreSQL (production's database: stricter about types than SQLite), and the
+# end-to-end stacks of tests/e2e run on SQLite (the embedded default). SLEUTH_TEST_DATABASES=both runs
+# every database test on both (before a release, or after a change to queries).
+DATABASES = ("sqlite", "postgresql")
+DB_FIXTURES = {"db_url": "function", "module_db_url": "module", "empty_db_url": "function"}
+BOTH_DATABASES_UNDER = Path(__file__).parent / "integration" / "storage"
+
+
+def databases_for(path: Path, marked: bool) -> tuple[str, ...]:
+    """The databases a test at `path` runs on (`marked`: its module says `both_databases`)."""
+    if marked or path.is_relative_to(BOTH_DATABASES_UNDER) \
+            or os.environ.get("SLEUTH_TEST_DATABASES", "").strip().lower() == "both":
+        return DATABASES
+    return ("postgresql",)
+
+
+def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
+    """Parametrize the database fixtures a test uses over `databases_for` it (unless the test names its
+    database itself with `@pytest.mark.parametrize(..., indirect=True)`)."""
+    named = {name.strip() for mark in metafunc.definition.iter_markers("parametrize")
+             for name in (mark.args[0].split(",") if isinstance(mark.args[0], str) else mark.args[0])}
+    kinds = databases_for(metafunc.definition.path,
+                          metafunc.definition.get_closest_marker("both_databases") is not None)
+    for name, scope in DB_FIXTURES.items():
+        if name in metafunc.fixturenames and name not in named:
+            metafunc.parametrize(name, kinds, indirect=True, scope=scope)  # type: ignore[arg-type]
+
+
+@pytest.fixture
 def db_url(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[str]:
     with _migrated_database(request, request.param, tmp_path) as url:
         yield url
 
 
-@pytest.fixture(scope="module", params=["sqlite", "postgresql"])
+@pytest.fixture(scope="module")
 def module_db_url(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     with _migrated_database(request, request.param, tmp_path_factory.mktemp("db")) as url:
         yield url
 
 
-@pytest.fixture(params=["sqlite", "postgresql"])
+@pytest.fixture
 def empty_db_url(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[str]:
     if request.param == "sqlite":
         yield f"sqlite:///{tmp_path / 'empty.db'}"

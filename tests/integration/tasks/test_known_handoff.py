@@ -23,6 +23,9 @@ from tasks.facts import Facts, HopFacts, evidence_of
 from tasks.relay import Known, Relay, evidence_after
 from tests.support.stack import Stack
 
+# What a step hands the next must equal what each database's reads give.
+pytestmark = pytest.mark.both_databases
+
 TWO_HOPS = "Which plan includes SCIM provisioning, and what uptime does it guarantee?"
 ONE_HOP = "What does error ERR_4021 mean?"
 

@@ -21,6 +21,9 @@ from tests.integration.tasks.conftest import Stack, build_stack, wait_until
 from tests.support.helpdesks import FreshdeskFake, ZendeskFake
 from workers import names
 
+# Exactly one note whichever database holds the attempt's record.
+pytestmark = pytest.mark.both_databases
+
 
 def _active_pid(stack: Stack, task: str) -> int | None:
     active = celery_for(stack.settings).control.inspect(timeout=1.0).active() or {}

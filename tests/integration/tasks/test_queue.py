@@ -16,6 +16,9 @@ from storage import repositories as repo
 from tests.integration.tasks.conftest import Stack
 from workers import names
 
+# The whole queue path on each database (SQLite: the embedded default with several pool processes).
+pytestmark = pytest.mark.both_databases
+
 
 def _kinds(stack: Stack, inv_id: str) -> list[str]:
     with stack.services.session() as session:

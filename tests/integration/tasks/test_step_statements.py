@@ -18,6 +18,9 @@ from storage import repositories as repo
 from tasks import steps
 from tests.support.stack import Stack
 
+# Each database counts its own statements.
+pytestmark = pytest.mark.both_databases
+
 ERR = "What does error ERR_4021 mean?"
 
 
