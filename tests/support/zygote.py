@@ -27,6 +27,8 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import IO, cast
 
+from cli.forking import Forked
+
 ROOT = Path(__file__).resolve().parents[2]
 
 def _compiled(env: Mapping[str, str]) -> bool:
@@ -172,34 +174,24 @@ class Zygote:
             self._proc.wait()
 
 
-class ForkedProcess:
-    """What the tests use of `subprocess.Popen` for a process the zygote forked: pid, poll, wait, signals."""
+class ForkedProcess(Forked):
+    """A process the zygote forked: its exit status comes from the zygote, which reaps it."""
 
     def __init__(self, zygote: Zygote, pid: int, args: list[str]) -> None:
+        super().__init__(pid, args)
         self._zygote = zygote
-        self.pid = pid
-        self.args = args
-        self.returncode: int | None = None
 
     def poll(self) -> int | None:
-        return self.wait(0) if self.returncode is None else self.returncode
-
-    def wait(self, timeout: float | None = None) -> int | None:
         if self.returncode is None:
-            self.returncode = self._zygote.wait(self.pid, timeout)
-            if self.returncode is None and timeout != 0:
-                raise subprocess.TimeoutExpired(self.args, timeout or 0)
+            self.returncode = self._zygote.wait(self.pid, 0)
         return self.returncode
 
-    def send_signal(self, sig: int) -> None:
-        if self.poll() is None:
-            os.kill(self.pid, sig)
-
-    def terminate(self) -> None:
-        self.send_signal(signal.SIGTERM)
-
-    def kill(self) -> None:
-        self.send_signal(signal.SIGKILL)
+    def wait(self, timeout: float | None = None) -> int:
+        if self.returncode is None:
+            self.returncode = self._zygote.wait(self.pid, timeout)
+            if self.returncode is None:
+                raise subprocess.TimeoutExpired(self.args, timeout or 0)
+        return self.returncode
 
 
 _zygote: Zygote | None = None
