@@ -142,12 +142,19 @@ _CURRENCIES = (
 
 
 _PRICE_ASKED = _ANSWER_KINDS[4][0]
+# Repetitions counted under any of their names ("how many retry attempts", "how many tries") are answered as
+# a number of times or of attempts ("attempted up to 12 times", "3 retries").
+_REPEATS_ASKED = re.compile(r"\bhow\s+many\s+(?:[a-z-]+\s+)?(?:attempts?|retries|tries|times)\b",
+                            re.IGNORECASE)
+_REPEATS = re.compile(r"\b\d+\s*(?:times|attempts?|retries|tries)\b", re.IGNORECASE)
 
 
 def _kind_of(question: str) -> re.Pattern[str] | None:
     for names, amounts in _CURRENCIES:
         if names.search(question) and _PRICE_ASKED.search(question):  # a price question
             return re.compile(amounts, re.IGNORECASE)
+    if _REPEATS_ASKED.search(question):
+        return _REPEATS
     counted = re.search(r"\bhow\s+(many|much)\s+([a-z]{3,})", question, re.IGNORECASE)
     if counted and counted.group(2).lower() not in (
         "time",

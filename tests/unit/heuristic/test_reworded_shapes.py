@@ -82,3 +82,16 @@ def test_where_after_a_dash_asks_a_place_and_a_relative_where_does_not() -> None
     assert answer_kind("we need our tax ID on invoices - where do we enter it?") is place
     assert answer_kind("What is the region where data is kept?") is not place
 
+
+
+@pytest.mark.parametrize("question", [
+    "If the courier misses us, how many pickup attempts will they make?",
+    "How many times does the courier try to pick up?",
+    "How many retries does the label printer get?",
+])
+def test_repetitions_counted_under_any_name_are_a_number_of_times_or_attempts(question: str) -> None:
+    kind = answer_kind(question)
+    assert kind is not None
+    assert kind.search("The courier comes back and tries up to 3 times in total.")
+    assert kind.search("Pickups are made in 2 attempts.")
+    assert not kind.search("A missed pickup counts as a failed attempt.")  # no number of them
