@@ -65,9 +65,10 @@ _ANSWER_KINDS: tuple[tuple[re.Pattern[str], re.Pattern[str]], ...] = (
             r"\bhow\s+much\b.*\b(cost|price|charge|pay|fee)|\b(cost|price|fee|charge)s?\b.*\?|\bhow\s+much\s+is\b",
             re.IGNORECASE,
         ),
-        # A price may be a share of something ("costs 1% of the declared value").
-        re.compile(r"[$€£]\s?\d|\b\d[\d,.]*\s*(usd|eur|gbp|dollars?|euros?)\b|\bfree\b|\b\d[\d.]*\s*%\s+of\b",
-                   re.IGNORECASE),
+        # A price may be a share of something ("costs 1% of the declared value"); an amount after "up to" is a
+        # bound ("insures a parcel up to $5,000"), not what something costs ("up to what" asks a bound).
+        re.compile(r"(?<!up to )(?:[$€£]\s?\d|\b\d[\d,.]*\s*(usd|eur|gbp|dollars?|euros?)\b)|\bfree\b|"
+                   r"\b\d[\d.]*\s*%\s+of\b", re.IGNORECASE),
     ),
     (_PLACE_ASKED, _PLACE),
     (

@@ -95,3 +95,11 @@ def test_repetitions_counted_under_any_name_are_a_number_of_times_or_attempts(qu
     assert kind.search("The courier comes back and tries up to 3 times in total.")
     assert kind.search("Pickups are made in 2 attempts.")
     assert not kind.search("A missed pickup counts as a failed attempt.")  # no number of them
+
+
+def test_an_amount_after_up_to_is_a_bound_not_a_price() -> None:
+    kind = answer_kind("What's the price of ParcelGuard insurance?")
+    assert kind is not None
+    assert not kind.search("ParcelGuard insures a parcel for its declared value up to $2,000")
+    assert kind.search("ParcelGuard costs $3 per parcel")
+    assert kind.search("ParcelGuard costs 2% of the declared value")
