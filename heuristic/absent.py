@@ -49,7 +49,31 @@ def asked_missing(question: str, evidence: Sequence[Evidence]) -> list[str]:
     ask as the asker would (`_PEOPLE_SUBJECT`: "Can people sign in with a fingerprint?")."""
     asked = _PEOPLE_SUBJECT.sub(lambda m: f"{m.group(1)} we", question)
     terms = [t for t in missing_terms(asked, evidence) if t not in _PEOPLE and t not in _VALUE_WORDS]
-    return terms or missing_action(question, evidence)
+    return terms or missing_action(question, evidence) or missing_role(question, evidence)
+
+
+# "Who is the CEO of Parcelo?", "Who founded Wagely?": a person of the company the knowledge base is about,
+# asked by their role or by what they did. Every passage names the company; the role or the deed is what a
+# passage answering must name too.
+_ASKED_ROLE = re.compile(
+    r"\bwho\s+(?:is|was)\s+(?:the\s+)?(?P<np>[a-z][\w-]*(?:\s+[a-z][\w-]*)?)\s+(?:of|at)\s+"
+    r"(?P<name>(?-i:[A-Z][\w-]*))\s*\?|\bwho\s+(?P<deed>founded|created|started|owns|built)\s+"
+    r"(?P<owner>(?-i:[A-Z][\w-]*))\s*\?",
+    re.IGNORECASE,
+)
+
+
+def missing_role(question: str, evidence: Sequence[Evidence]) -> list[str]:
+    """The role or deed a "who is the <role> of <Company>?" / "who founded <Company>?" question asks (about
+    the company most passages name, `_ASKED_ROLE`) when no passage mentions it; [] otherwise."""
+    match = _ASKED_ROLE.search(question) if evidence else None
+    if match is None:
+        return []
+    asked = fold(match.group("np") or match.group("deed"))
+    name = match.group("name") or match.group("owner")
+    if 2 * len(mentioning(name, evidence)) < len(evidence):
+        return []  # not the knowledge base's own company: a world question, answered under other words
+    return [] if any(mentioning(word, evidence) for word in asked.split()) else asked.split()
 
 
 def missing_action(question: str, evidence: Sequence[Evidence]) -> list[str]:

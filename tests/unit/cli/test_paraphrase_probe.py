@@ -69,3 +69,15 @@ def test_a_bad_kb_dir_is_refused_naming_the_option(tmp_path: Path) -> None:
     with pytest.raises(ValidationFailed) as alone:
         load_set(probe, decisions=False, corpus_dir=None, limit=None, kb_dir=probe)
     assert alone.value.field == "kb_dir" and "--decisions" in str(alone.value)
+
+
+@pytest.mark.parametrize("name", ["parcelo", "wagely"])
+def test_the_out_of_corpus_probe_is_new_questions_each_labelled_out_of_corpus(name: str) -> None:
+    probe = EXAMPLES / "probe_ooc" / name
+    rows = _rows(probe / "decisions.jsonl")
+    asked = {r["question"] for r in _rows(SOURCES[name])}
+    assert len({r["id"] for r in rows}) == len(rows) >= 10
+    assert all(r["route"] == "out_of_corpus" and r["gold_source_ids"] == [] for r in rows)
+    assert not asked & {r["question"] for r in rows}  # none copied from the labelled set
+    bench = load_set(probe, decisions=True, corpus_dir=None, limit=None, kb_dir=EXAMPLES / name)
+    assert len(bench.questions) == len(rows)

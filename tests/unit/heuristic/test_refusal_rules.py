@@ -10,11 +10,11 @@ import numpy as np
 import pytest
 
 from heuristic import grader
-from heuristic.absent import missing_action
+from heuristic.absent import missing_action, missing_role
 from heuristic.grader import graded_terms, score_passages
 from heuristic.sufficiency import absent_names, has_support, unsupported_names
 from heuristic.verdicts import yes_no_prefix
-from investigation.state import Grade
+from investigation.state import Evidence, Grade
 from tests.unit.investigation.fakes import BagOfWordsEmbedder, evidence, passage
 
 
@@ -102,3 +102,28 @@ def test_the_askers_people_as_subject_ask_as_the_asker_would() -> None:
               for i in range(3)]
     assert absent_names("Can people sign in with a fingerprint?", [sign_in, *others]) == ["fingerprint"]
     assert absent_names("Can our team sign in with an authenticator?", [sign_in, *others]) == []
+
+
+FOUNDER = evidence("story#0", "About Zorblet",
+                   "Zorblet was founded in 2019 by Ada Brix, its chief executive.", score=0.6)
+
+
+@pytest.mark.parametrize(
+    ("question", "passages", "missing"),
+    [
+        ("Who is the CEO of Zorblet?", [LOCKED, FEES], ["ceo"]),
+        ("Who founded Zorblet?", [LOCKED, FEES], ["founded"]),
+        ("Who founded Zorblet?", [LOCKED, FEES, FOUNDER], []),  # a passage names the deed
+        ("Who is the chief executive of Zorblet?", [LOCKED, FOUNDER], []),
+        # a name most passages do not mention is not the knowledge base's company: a world question, whose
+        # passages may say it in other words ("married" for "spouse")
+        ("Who is the spouse of Brix?", [LOCKED, FEES, FOUNDER], []),
+    ],
+)
+def test_a_role_or_deed_of_the_kbs_company_no_passage_names_is_missing(
+        question: str, passages: list[Evidence], missing: list[str]) -> None:
+    assert missing_role(question, passages) == missing
+
+
+def test_a_missing_role_makes_the_question_unsupported() -> None:
+    assert not has_support("Who is the CEO of Zorblet?", [LOCKED, FEES])
