@@ -28,6 +28,10 @@ ASKED_THING = (
     re.compile(r"\bhow\s+much\s+(?:does|do)\s+(?:the|an?)\s+(?P<np>[^?.;]+?)\s+cost\b", re.IGNORECASE),
     re.compile(r"\bhow\s+much\s+(?:does|do)\s+(?:you|(?-i:[A-Z][\w-]*))\s+(?:charge|ask)\s+for\s+"
                r"(?:the|an?|its|your)?\s*(?P<np>[^?.;]+)", re.IGNORECASE),
+    # A count asked of a named thing ("How many vacation days does Wagely give its staff?", "How many
+    # workspaces does Team include?"): the counted thing is what a passage must name.
+    re.compile(r"\bhow\s+many\s+(?P<np>[a-z][\w-]*(?:\s+[a-z][\w-]*)?)\s+(?:does|do|did|can|will)\s+"
+               r"(?:you\b|(?-i:[A-Z][\w-]*))", re.IGNORECASE),
 )
 # "Can Parcelo print packing slips with our logo?", "Can I ship live animals?", "can I dispute it?": what the
 # asker wants to do (with something). Its object is often the knowledge base's everyday vocabulary ("Can we

@@ -127,3 +127,8 @@ def test_a_role_or_deed_of_the_kbs_company_no_passage_names_is_missing(
 
 def test_a_missing_role_makes_the_question_unsupported() -> None:
     assert not has_support("Who is the CEO of Zorblet?", [LOCKED, FEES])
+
+
+def test_a_counted_thing_no_passage_names_makes_a_count_question_unsupported() -> None:
+    assert not has_support("How many vacation days does Zorblet give its staff?", [LOCKED, FEES, FOUNDER])
+    assert has_support("How many orders does Zorblet lock once paid?", [LOCKED, FEES, FOUNDER])
