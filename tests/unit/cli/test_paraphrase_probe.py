@@ -81,3 +81,15 @@ def test_the_out_of_corpus_probe_is_new_questions_each_labelled_out_of_corpus(na
     assert not asked & {r["question"] for r in rows}  # none copied from the labelled set
     bench = load_set(probe, decisions=True, corpus_dir=None, limit=None, kb_dir=EXAMPLES / name)
     assert len(bench.questions) == len(rows)
+
+
+def test_the_in_corpus_probe_is_new_answerable_questions_with_their_answers() -> None:
+    probe = EXAMPLES / "probe_incorpus" / "wagely"
+    rows = _rows(probe / "decisions.jsonl")
+    faq = (EXAMPLES / "wagely" / "kb" / "faq.md").read_text(encoding="utf-8")
+    asked = {r["question"] for r in _rows(SOURCES["wagely"])}
+    assert len({r["id"] for r in rows}) == len(rows) >= 10
+    assert all(r["gold_source_ids"] == ["faq"] and r["answer"] in faq for r in rows)
+    assert not asked & {r["question"] for r in rows}
+    assert len(load_set(probe, decisions=True, corpus_dir=None, limit=None,
+                        kb_dir=EXAMPLES / "wagely").questions) == len(rows)
