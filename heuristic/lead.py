@@ -72,7 +72,9 @@ def lead_of(pool: Sequence[Sentence], kind: re.Pattern[str] | None, state: PickS
     # ("… payment … employees … A$750 in Australia"), when about the question nearly as much. Not for a
     # yes/no question, answered by the sentence saying whether, not by the name's row of values.
     row_bar = math.inf if yes_no else LEAD_TYPED_COVER * best
-    return max(scored, key=lambda ca: (ca[1][0] and ca[1][4] >= bar, *ca[1][1:3], id(ca[0]) in denied,
+    return max(scored, key=lambda ca: (ca[1][0] and ca[1][4] >= bar,
+                                       not (yes_no and _labelled_elsewhere(ca[0], state)),
+                                       *ca[1][1:3], id(ca[0]) in denied,
                                        _labelled(ca[0], state) and ca[1][4] >= row_bar,
                                        *ca[1][3:], _labelled(ca[0], state)))[0]
 
@@ -89,6 +91,21 @@ def _labelled(c: Sentence, state: PickState) -> bool:
     """The sentence opens with a label ("California: …") that the question names."""
     label = fold(c.text[: c.text.find(":")]).strip() if 0 < c.text.find(":") <= 40 else ""
     return len(label) >= 3 and re.search(rf"\b{re.escape(label)}\b", state.question_text) is not None
+
+
+# Labels that head a note or an item, not a thing of the knowledge base's own ("Note: …", "Step 2: …").
+_GENERIC_LABELS = frozenset(["note", "notes", "tip", "example", "examples", "warning", "important", "q", "a",
+                             "step", "why", "how", "what", "see", "also", "related", "fix", "cause"])
+
+
+def _labelled_elsewhere(c: Sentence, state: PickState) -> bool:
+    """The sentence opens with a name the question does not say ("Scale: everything in Growth, plus …" for
+    "Is the Growth trial limited …?"): a row about another plan, region or country."""
+    head = c.text[: c.text.find(":")] if 0 < c.text.find(":") <= 40 else ""
+    names = head.split()
+    if not names or len(names) > 3 or not head[0].isupper() or fold(names[0]) in _GENERIC_LABELS:
+        return False
+    return re.search(rf"\b{re.escape(fold(head).strip())}\b", state.question_text) is None
 
 
 @dataclass(frozen=True)

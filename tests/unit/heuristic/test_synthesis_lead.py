@@ -122,3 +122,20 @@ def test_a_q_and_a_faq_is_quoted_without_its_markers_and_never_by_its_questions(
     answer = synthesize_answer("Can I fire glazes at home in my own kiln?", LOOKUP, [faq]).text
     assert first_sentence(answer).startswith("Only in kilns rated for 1,200 degrees"), answer
     assert "Q:" not in answer and "A:" not in answer
+
+
+def test_a_yes_no_question_is_not_led_by_a_row_about_another_name() -> None:
+    # "Is the Pebble trial limited …?": a row keyed by another plan ("Boulder: everything in Pebble …") shares
+    # the question's words but is about Boulder; the sentence about the trial answers.
+    question = "Is the Pebble trial limited to a number of seats?"
+    stems = frozenset({"pebbl", "trial", "limit", "seat"})
+    other = Sentence(0, 0, "Boulder: everything in Pebble, plus a trial of exports and unlimited seats.",
+                     stems, 1.0, 0.0)
+    trial = Sentence(1, 0, "The trial runs 30 days on the Pebble plan with up to 5 seats.", stems, 1.0, 0.0)
+    state = PickState(covered=set(), linked=set(), places=set(), asked={"pebbl", "trial", "limit", "seat"},
+                      question=frozenset({"pebbl", "trial", "limit", "seat"}), question_text=fold(question))
+    terms = {"pebbl": 2.0, "trial": 1.0, "limit": 1.0, "seat": 1.0}
+    assert lead.lead_of([other, trial], None, state, terms, one_sentence=True) is trial
+    # a row keyed by a generic label ("Note: …") is no other name's
+    note = Sentence(0, 0, "Note: the Pebble trial has a limit of 5 seats.", stems, 1.0, 0.0)
+    assert not lead._labelled_elsewhere(note, state) and lead._labelled_elsewhere(other, state)
