@@ -62,7 +62,10 @@ def preload() -> None:
     connection a child must not share: what is open now is what every child keeps."""
     global _kept_fds
     for name in PRELOAD:
-        importlib.import_module(name)
+        try:
+            importlib.import_module(name)
+        except ImportError:  # a child that needs it imports it, and reports its absence, itself
+            continue
     _kept_fds = _open_fds() if Path("/proc/self/fd").is_dir() else None
 
 
