@@ -87,9 +87,15 @@ def denies(c: Sentence, question: str) -> bool:
         content_stems(m.group(1)) & asked for m in _NEGATED.finditer(c.text))
 
 
+def _label_of(c: Sentence) -> str:
+    """What the sentence opens with before a colon ("California" of "California: 1.5× over …"), or ""."""
+    colon = c.text.find(":")
+    return c.text[:colon] if 0 < colon <= 40 else ""
+
+
 def _labelled(c: Sentence, state: PickState) -> bool:
     """The sentence opens with a label ("California: …") that the question names."""
-    label = fold(c.text[: c.text.find(":")]).strip() if 0 < c.text.find(":") <= 40 else ""
+    label = fold(_label_of(c)).strip()
     return len(label) >= 3 and re.search(rf"\b{re.escape(label)}\b", state.question_text) is not None
 
 
@@ -101,7 +107,7 @@ _GENERIC_LABELS = frozenset(["note", "notes", "tip", "example", "examples", "war
 def _labelled_elsewhere(c: Sentence, state: PickState) -> bool:
     """The sentence opens with a name the question does not say ("Scale: everything in Growth, plus …" for
     "Is the Growth trial limited …?"): a row about another plan, region or country."""
-    head = c.text[: c.text.find(":")] if 0 < c.text.find(":") <= 40 else ""
+    head = _label_of(c)
     names = head.split()
     if not names or len(names) > 3 or not head[0].isupper() or fold(names[0]) in _GENERIC_LABELS:
         return False

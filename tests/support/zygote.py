@@ -27,7 +27,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import IO, cast
 
-from cli.forking import Forked
+from cli import forking
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -55,8 +55,6 @@ def _child(args: list[str], env: dict[str, str], cwd: str, log: str) -> None:
     sys.stdin = open(0, encoding="utf-8", closefd=False)  # noqa: SIM115 - the process's own streams
     sys.stdout = open(1, "w", encoding="utf-8", closefd=False, buffering=1)  # noqa: SIM115
     sys.stderr = open(2, "w", encoding="utf-8", closefd=False, buffering=1)  # noqa: SIM115
-    from cli import forking  # imported by `serve` after the build was chosen
-
     forking.run_sleuth(args, env)
 
 
@@ -65,12 +63,7 @@ def serve() -> None:
     from investigation import compiled
 
     compiled.use(_compiled(os.environ))
-    import importlib
-
-    from cli import forking
-
-    for name in forking.PRELOAD:
-        importlib.import_module(name)
+    forking.preload()  # what the product's `sleuth up` imports before it forks its children
     assert threading.active_count() == 1, f"the zygote must not fork with threads: {threading.enumerate()}"
     wake_r, wake_w = os.pipe()
     os.set_blocking(wake_w, False)
@@ -174,7 +167,7 @@ class Zygote:
             self._proc.wait()
 
 
-class ForkedProcess(Forked):
+class ForkedProcess(forking.Forked):
     """A process the zygote forked: its exit status comes from the zygote, which reaps it."""
 
     def __init__(self, zygote: Zygote, pid: int, args: list[str]) -> None:
