@@ -97,6 +97,20 @@ def chaos(
                                json_path=as_json, postgres_url=postgres, brokers=broker))
 
 
+def _levels(text: str | None) -> tuple[int, ...] | None:
+    """`--levels 1,2,4`: positive process counts, rising."""
+    if text is None:
+        return None
+    try:
+        counts = tuple(int(part) for part in text.split(","))
+    except ValueError:
+        raise typer.BadParameter(f"{text!r} is not a comma-separated list of process counts",
+                                 param_hint="--levels") from None
+    if not counts or min(counts) < 1 or list(counts) != sorted(set(counts)):
+        raise typer.BadParameter(f"{text!r}: counts must be ≥ 1 and rising", param_hint="--levels")
+    return counts
+
+
 @app.command()
 def capacity(
     postgres: Annotated[
@@ -111,6 +125,11 @@ def capacity(
     per_day: Annotated[int, typer.Option(help="Investigations a day to size for")] = 1_000_000,
     peak: Annotated[float, typer.Option(help="Peak rate ÷ average rate")] = 3.0,
     seconds: Annotated[float, typer.Option(help="Seconds per saturation level")] = 8.0,
+    levels: Annotated[
+        str | None,
+        typer.Option(help="Processes per saturation level, e.g. 1,2,4 "
+                          "(default: Redis 1,2,4,8; PostgreSQL 1,2,4,8,16)"),
+    ] = None,
     as_json: Annotated[Path | None, typer.Option("--json", help="Write the figures as JSON here")] = None,
 ) -> None:
     """Measure one investigation's CPU, broker, Redis, SQL, storage and LLM costs on a stack of its own, drive
@@ -125,6 +144,7 @@ def capacity(
         per_day=per_day,
         peak=peak,
         seconds=seconds,
+        levels=_levels(levels),
         console=console,
         json_path=as_json,
     )

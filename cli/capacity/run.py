@@ -59,6 +59,7 @@ def run_capacity(
     peak: float,
     seconds: float,
     console: Console,
+    levels: tuple[int, ...] | None = None,
     json_path: Path | None = None,
 ) -> dict[str, Any]:
     out: dict[str, Any] = {"load at start": _uptime()}
@@ -77,10 +78,12 @@ def run_capacity(
         per = model.per_investigation(measured)
         out["per investigation"] = per
         console.print(f"Redis saturation: {len(commands)} recorded commands replayed (load {_uptime()}) …")
-        out["redis saturation"] = saturate.saturate_redis(h.redis_server.port, commands, ids, seconds=seconds)
+        out["redis saturation"] = saturate.saturate_redis(h.redis_server.port, commands, ids, seconds=seconds,
+                                                          **({"levels": levels} if levels else {}))
         console.print(f"PostgreSQL saturation (load {_uptime()}) …")
         out["postgres saturation"] = saturate.saturate_postgres(
-            str(h.database_url), h.tenants["big"].id, measured["ids"][0], seconds=seconds)
+            str(h.database_url), h.tenants["big"].id, measured["ids"][0], seconds=seconds,
+            **({"levels": levels} if levels else {}))
         llm = None
         if anthropic_base_url:
             h.llm_env = {"SLEUTH_LLM": "anthropic", "SLEUTH_ANTHROPIC_BASE_URL": anthropic_base_url}
