@@ -91,11 +91,28 @@ def _graded_agreement(terms: dict[str, float], title: str, text: str) -> float:
     return _agreement(terms, {t for t in terms if t in present or _said_otherwise(t, present)})
 
 
-def standing_for(question: str, asked: AbstractSet[str], present: AbstractSet[str]) -> set[str]:
+# A verb and its particle, written apart in one text and closed up in another ("log in" / "login", "sign up" /
+# "signup", "set up" / "setup", "check out" / "checkout").
+_PHRASAL = re.compile(r"\b([a-z]{2,})[\s-]+(in|up|out|on|off|back|over|down)\b", re.IGNORECASE)
+
+
+def phrasal_compounds(text: str) -> dict[str, str]:
+    """The closed-up stem of each verb-and-particle pair of `text`, mapped to the verb's stem:
+    {"login": "log"} for "… log in …"."""
+    return {stem(m.group(1) + m.group(2)): stem(m.group(1)) for m in _PHRASAL.finditer(text)}
+
+
+def standing_for(question: str, asked: AbstractSet[str], present: AbstractSet[str],
+                 text: str = "") -> set[str]:
     """The asked stems that a present stem of their generic-vocabulary group stands for (`_SAME`): "minimum"
     in a sentence says the "smallest" a question asks, "refund" its "money back" (`_SAME_PHRASES`), and
-    "unmapped" the "mapping" of "items without a mapping"."""
+    "unmapped" the "mapping" of "items without a mapping". Serves reworded questions; also a phrasal verb
+    said closed up ("login" in a sentence for a question's "log in", and "log in" in `text`, the sentence,
+    for a question's "login")."""
     out = {t for t in asked if t not in present and _said_otherwise(t, present)}
+    out.update(verb for joined, verb in phrasal_compounds(question).items()
+               if joined in present and verb in asked)
+    out.update(joined for joined in phrasal_compounds(text) if joined in asked)
     for pattern, word in _SAME_PHRASES:
         if stem(word) in present or not _SAME.get(stem(word), frozenset()).isdisjoint(present):
             out.update(t for m in pattern.finditer(question) for t in content_stems(m.group(0)))

@@ -90,7 +90,7 @@ def candidate_sentences(question: str, evidence: Sequence[Evidence]) -> list[Sen
             # read anyway, and sections and titles repeat): no word spans the space between two parts.
             stems = _ion_stems(text) | _ion_stems(unit.section) | _ion_stems(e.title)
             # A reworded question's generic word ("the smallest top-up") is said by its group's other word.
-            stems |= standing_for(question, asked, stems)
+            stems |= standing_for(question, asked, stems, text)
             # The only sentences naming the question's own specific place, code or product ("Sydney") are
             # about the asker's case however the passage as a whole was graded.
             sentence_weight = max(weight, _NAMED_WEIGHT) if any(n in fold(text) for n in rare) else weight

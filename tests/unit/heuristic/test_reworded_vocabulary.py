@@ -63,6 +63,22 @@ def test_a_minimum_says_the_smallest_a_question_asks() -> None:
     assert standing_for(items, content_stems(items), unmapped) == content_stems("mapping")
 
 
+def test_a_phrasal_verb_is_said_closed_up_and_apart() -> None:
+    # "For how long can they still log in?": a sentence about the "login" says what is asked, and "… sign
+    # up …" in a sentence says a question's "signup"; a verb without its particle says neither.
+    question = "Our interns want their badges. For how long can they still log in?"
+    asked = content_stems(question)
+    login = "A former intern's badge login ends 3 weeks after their last day."
+    assert standing_for(question, asked, content_stems(login), login) == content_stems("log")
+    logbook = "The badge logbook is kept for 3 weeks."
+    assert standing_for(question, asked, content_stems(logbook), logbook) == set()
+    closed = "When does the signup close?"
+    apart = "Interns sign up through the portal until March."
+    assert standing_for(closed, content_stems(closed), content_stems(apart), apart) == {"signup"}
+    assert standing_for(closed, content_stems(closed), content_stems("Interns sign the form."),
+                        "Interns sign the form.") == set()
+
+
 def test_yes_when_the_lead_says_the_asked_words_in_another_inflection() -> None:
     # "Is X an option for paying invoices in EUR?" over "… collected after the invoice date": the Yes does
     # not depend on the question's inflections matching the lead's.
