@@ -17,6 +17,8 @@ from investigation.text import TEXT_CACHE_SIZE, content_stems, fold, split_sente
 _HEADING = re.compile(r"^#{1,6}\s+(.+?)\s*#*\s*$")
 _NUMBERING = re.compile(r"^(\d+(\.\d+)*\.?|[A-Z]\.)\s+")
 _BOLD_ONLY = re.compile(r"^\*\*([^*]{1,60})\*\*:?$")
+# A Q/A pair of an FAQ in one block: "Q: … ?" then "A: …".
+_FAQ_PAIR = re.compile(r"^(Q:\s[^?]{1,300}\?)\s+(?=A:\s)")
 _BOLD_LEAD = re.compile(r"^\*\*([^*]{1,160}?)[.:]?\*\*[.:]?\s+(?=\S)")
 _LINK = re.compile(r"\[([^\]]+)\]\([^)]*\)")
 _EMPHASIS = re.compile(r"(\*\*|__)(.+?)\1|(?<![\w*])\*(?!\s)([^*\n]+?)(?<!\s)\*(?![\w*])")
@@ -224,6 +226,14 @@ def _parse_units(text: str, question: str) -> list[Unit]:
                     for p in parts[1:]
                 )
             continue
+        asked = _FAQ_PAIR.match(block)
+        # An FAQ's answer is about its question, which becomes its sentences' context (their stems in the
+        # pick, never a prefix): serves a question asked in other words than the FAQ's ("How long is the free
+        # trial?" answered under "Q: Is there a free trial?" by "A: Yes, 30 days …").
+        if asked:
+            out.append(Unit(_end(inline(asked.group(1))), context))
+            context = f"{context}. {asked.group(1)}" if context else asked.group(1)
+            block = block[asked.end():]
         lead_label = _BOLD_LEAD.match(block)
         if lead_label:
             context = f"{context}. {inline(lead_label.group(1))}" if context else inline(lead_label.group(1))

@@ -108,3 +108,21 @@ def test_a_heading_joined_to_a_label_never_prefixes_a_sentence_of_its_own() -> N
     assert texts("## Kiln rules for Studio B\n\n**Glazes.** Firing is capped at 1,200 degrees.") == [
         "Kiln rules for Studio B — Glazes: Firing is capped at 1,200 degrees."]
 
+
+
+def test_an_faq_answer_has_its_question_as_context() -> None:
+    # A Q/A FAQ ("How long is the free trial?" answered under "Q: Is there a free trial?"): the answer's
+    # sentences are about the question they answer, which is their context but never prefixes them.
+    faq = ("# Questions\n\nQ: Is there a free trial?\nA: Yes, 14 days on the Pro plan. No card is needed.\n\n"
+           "Q: Can I pause?\nA: Only yearly plans pause.")
+    got = [(u.text, u.section) for u in units(faq)]
+    assert got == [
+        ("Q: Is there a free trial?", "Questions"),
+        ("A: Yes, 14 days on the Pro plan.", "Questions. Q: Is there a free trial?"),
+        ("No card is needed.", "Questions. Q: Is there a free trial?"),
+        ("Q: Can I pause?", "Questions"),
+        ("A: Only yearly plans pause.", "Questions. Q: Can I pause?"),
+    ]
+    assert [with_context(u) for u in units(faq)][1] == "A: Yes, 14 days on the Pro plan."
+    # A question in running prose, not a Q/A pair, is a sentence like any other.
+    assert [u.section for u in units("# Help\n\nWhy pause? Yearly plans pause.")] == ["Help", "Help"]
