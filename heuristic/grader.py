@@ -15,8 +15,18 @@ import numpy as np
 
 from heuristic.partial import known_question
 from investigation.citations import evidence_id
+from investigation.memo import memoised
 from investigation.state import Evidence, Grade, Passage
-from investigation.text import ask_sentence, body_stems, content_stems, entities, fold, stem, words
+from investigation.text import (
+    TEXT_CACHE_SIZE,
+    ask_sentence,
+    body_stems,
+    content_stems,
+    entities,
+    fold,
+    stem,
+    words,
+)
 
 Vectoriser = Callable[[Sequence[str]], np.ndarray]
 
@@ -96,10 +106,11 @@ def _graded_agreement(terms: dict[str, float], title: str, text: str) -> float:
 _PHRASAL = re.compile(r"\b([a-z]{2,})[\s-]+(in|up|out|on|off|back|over|down)\b", re.IGNORECASE)
 
 
-def phrasal_compounds(text: str) -> dict[str, str]:
-    """The closed-up stem of each verb-and-particle pair of `text`, mapped to the verb's stem:
-    {"login": "log"} for "… log in …"."""
-    return {stem(m.group(1) + m.group(2)): stem(m.group(1)) for m in _PHRASAL.finditer(text)}
+@memoised(TEXT_CACHE_SIZE)  # the question and every candidate sentence, in every synthesis
+def phrasal_compounds(text: str) -> tuple[tuple[str, str], ...]:
+    """The closed-up stem of each verb-and-particle pair of `text`, with the verb's stem:
+    (("login", "log"),) for "… log in …"."""
+    return tuple((stem(m.group(1) + m.group(2)), stem(m.group(1))) for m in _PHRASAL.finditer(text))
 
 
 def standing_for(question: str, asked: AbstractSet[str], present: AbstractSet[str],
@@ -110,9 +121,8 @@ def standing_for(question: str, asked: AbstractSet[str], present: AbstractSet[st
     said closed up ("login" in a sentence for a question's "log in", and "log in" in `text`, the sentence,
     for a question's "login")."""
     out = {t for t in asked if t not in present and _said_otherwise(t, present)}
-    out.update(verb for joined, verb in phrasal_compounds(question).items()
-               if joined in present and verb in asked)
-    out.update(joined for joined in phrasal_compounds(text) if joined in asked)
+    out.update(verb for joined, verb in phrasal_compounds(question) if joined in present and verb in asked)
+    out.update(joined for joined, _verb in phrasal_compounds(text) if joined in asked)
     for pattern, word in _SAME_PHRASES:
         if stem(word) in present or not _SAME.get(stem(word), frozenset()).isdisjoint(present):
             out.update(t for m in pattern.finditer(question) for t in content_stems(m.group(0)))

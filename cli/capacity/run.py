@@ -79,11 +79,11 @@ def run_capacity(
         out["per investigation"] = per
         console.print(f"Redis saturation: {len(commands)} recorded commands replayed (load {_uptime()}) …")
         out["redis saturation"] = saturate.saturate_redis(h.redis_server.port, commands, ids, seconds=seconds,
-                                                          **({"levels": levels} if levels else {}))
+                                                          levels=levels or saturate.REDIS_LEVELS)
         console.print(f"PostgreSQL saturation (load {_uptime()}) …")
         out["postgres saturation"] = saturate.saturate_postgres(
             str(h.database_url), h.tenants["big"].id, measured["ids"][0], seconds=seconds,
-            **({"levels": levels} if levels else {}))
+            levels=levels or saturate.POSTGRES_LEVELS)
         llm = None
         if anthropic_base_url:
             h.llm_env = {"SLEUTH_LLM": "anthropic", "SLEUTH_ANTHROPIC_BASE_URL": anthropic_base_url}

@@ -180,12 +180,17 @@ def _redis_cpu(port: int) -> float:
     return float(info["used_cpu_sys"]) + float(info["used_cpu_user"])
 
 
+# Processes per saturation level, until throughput flattens on this kind of host (`--levels` chooses others).
+REDIS_LEVELS = (1, 2, 4, 8)
+POSTGRES_LEVELS = (1, 2, 4, 8, 16)
+
+
 def saturate_redis(
     port: int,
     commands: list[list[bytes]],
     ids: list[bytes],
     *,
-    levels: tuple[int, ...] = (1, 2, 4, 8),
+    levels: tuple[int, ...] = REDIS_LEVELS,
     seconds: float = 8.0,
 ) -> list[dict[str, Any]]:
     ctx = _context()
@@ -287,7 +292,7 @@ def _pg_worker(url: str, tenant_id: str, sample: str, seconds: float, out: Any) 
     out.put((units, rows, time.monotonic() - began))
 
 
-def saturate_postgres(url: str, tenant_id: str, sample: str, *, levels: tuple[int, ...] = (1, 2, 4, 8, 16),
+def saturate_postgres(url: str, tenant_id: str, sample: str, *, levels: tuple[int, ...] = POSTGRES_LEVELS,
                       seconds: float = 8.0) -> list[dict[str, Any]]:
     ctx = _context()
     rows = []
