@@ -83,13 +83,25 @@ def test_the_out_of_corpus_probe_is_new_questions_each_labelled_out_of_corpus(na
     assert len(bench.questions) == len(rows)
 
 
-def test_the_in_corpus_probe_is_new_answerable_questions_with_their_answers() -> None:
-    probe = EXAMPLES / "probe_incorpus" / "wagely"
+def _kb_texts(kb: Path) -> dict[str, str]:
+    """A knowledge base's documents by id: each Markdown file by its stem, each articles.jsonl row by its id,
+    lower-cased with its whitespace collapsed."""
+    texts = {path.stem: path.read_text(encoding="utf-8") for path in kb.glob("*.md")}
+    texts |= {row["id"]: f"{row['title']} {row['text']}" for row in _rows(kb / "articles.jsonl")}
+    return {doc_id: " ".join(text.lower().split()) for doc_id, text in texts.items()}
+
+
+@pytest.mark.parametrize("name", ["wagely", "parcelo"])
+def test_the_in_corpus_probe_is_new_answerable_questions_with_their_answers(name: str) -> None:
+    probe = EXAMPLES / "probe_incorpus" / name
     rows = _rows(probe / "decisions.jsonl")
-    faq = (EXAMPLES / "wagely" / "kb" / "faq.md").read_text(encoding="utf-8")
-    asked = {r["question"] for r in _rows(SOURCES["wagely"])}
+    docs = _kb_texts(EXAMPLES / name / "kb")
+    asked = {r["question"] for r in _rows(SOURCES[name])}
     assert len({r["id"] for r in rows}) == len(rows) >= 10
-    assert all(r["gold_source_ids"] == ["faq"] and r["answer"] in faq for r in rows)
+    for row in rows:  # every gold source is a document of the KB, and the answer is one's own words
+        assert row["gold_source_ids"] and set(row["gold_source_ids"]) <= set(docs), row["id"]
+        answer = " ".join(row["answer"].lower().split())
+        assert any(answer in docs[doc_id] for doc_id in row["gold_source_ids"]), row["id"]
     assert not asked & {r["question"] for r in rows}
     assert len(load_set(probe, decisions=True, corpus_dir=None, limit=None,
-                        kb_dir=EXAMPLES / "wagely").questions) == len(rows)
+                        kb_dir=EXAMPLES / name).questions) == len(rows)
