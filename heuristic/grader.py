@@ -64,6 +64,14 @@ _ASKING_WORDS = re.compile(r"\bhow\s+(quickly|fast|soon|long|often|early|late)\b
 # The asker's people in general ("Can our team use …?", "Can people return …?"): the passage that answers
 # names them in its own words ("every user", "your customers") or not at all. Lower case ("Team" is a plan).
 _PEOPLE_WORDS = re.compile(r"(?-i:\b(team|people|staff|folks|colleagues|personnel|everyone|anyone)\b)")
+# How a ticket tells its story ("I need to …", "she says it stopped working", "a while ago", "can I still …"):
+# words of conversation, not of the matter asked about; the passage that answers seldom has them. Lower case
+# ("Need" may be a plan's name).
+_TELLING_WORDS = re.compile(
+    r"(?-i:\b(need|needs|needed|want|wants|wanted|happen|happens|happened|still|ago|got|gotten|says|said|"
+    r"tells|told|come|comes|came|really|actually|please|wonder|wondering|anymore|already|"
+    r"lately|recently|someone|somebody)\b)"
+)
 
 
 # How often something happens ("fails every time", "each time I try") says nothing about what it is about:
@@ -95,10 +103,20 @@ def _said_otherwise(term: str, present: AbstractSet[str]) -> bool:
     return f"un{term}" in present or not _SAME.get(term, frozenset()).isdisjoint(present)
 
 
-def _graded_agreement(terms: dict[str, float], title: str, text: str) -> float:
-    """`body_agreement`, a question's word also found when said otherwise (`_said_otherwise`)."""
+def telling_stems(question: str) -> frozenset[str]:
+    """The stems of the words a ticket tells its story with (`_TELLING_WORDS`)."""
+    return frozenset(stem(m.group(1)) for m in _TELLING_WORDS.finditer(question))
+
+
+def _graded_agreement(terms: dict[str, float], title: str, text: str,
+                      told: AbstractSet[str] = frozenset()) -> float:
+    """`body_agreement`, a question's word also found when said otherwise (`_said_otherwise`). A word the
+    ticket tells its story with (`told`) counts where the passage has it and is not missed where it lacks it:
+    "Which plan do I need …?" agrees with "… needs the Scale plan", and "I still need to reprint a label"
+    is not held against the passage on reprinting labels."""
     present = body_stems(title, text)
-    return _agreement(terms, {t for t in terms if t in present or _said_otherwise(t, present)})
+    found = {t for t in terms if t in present or _said_otherwise(t, present)}
+    return _agreement({t: w for t, w in terms.items() if t not in told or t in found}, found)
 
 
 # A verb and its particle, written apart in one text and closed up in another ("log in" / "login", "sign up" /
@@ -189,6 +207,7 @@ def score_passages(question: str, passages: Sequence[Passage], query_of: dict[st
     if not passages:
         return []
     terms = graded_terms(_graded_question(question))
+    told = telling_stems(question)
     # A ticket that describes a situation and then asks is also graded against its question sentence alone;
     # a value asked "on the Starter plan" that no passage knows, against the question without it.
     ask = ask_sentence(question)
@@ -205,14 +224,15 @@ def score_passages(question: str, passages: Sequence[Passage], query_of: dict[st
     for passage, p_vec in zip(passages, p_vecs, strict=True):
         cosine = float(np.dot(q_vec, p_vec))
         score = (
-            config.lexical_weight * _graded_agreement(terms, passage.title, passage.text)
+            config.lexical_weight * _graded_agreement(terms, passage.title, passage.text, told)
             + config.embedding_weight * cosine
         )
         if title_mentioned(passage.title, question):
             score += config.title_bonus
         for a_terms, a_vec in ask_terms:
-            score = max(score, config.lexical_weight * _graded_agreement(a_terms, passage.title, passage.text)
-                        + config.embedding_weight * float(np.dot(a_vec, p_vec)))
+            lexical = _graded_agreement(a_terms, passage.title, passage.text, told)
+            cosine_ask = float(np.dot(a_vec, p_vec))
+            score = max(score, config.lexical_weight * lexical + config.embedding_weight * cosine_ask)
         subquery = query_of.get(passage.chunk_id, question)
         bridge = bridge_terms(question, subquery)
         if bridge:

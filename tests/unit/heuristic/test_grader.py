@@ -67,3 +67,30 @@ def test_a_value_asked_of_an_unknown_member_is_graded_against_the_question_witho
     known = passage("cove#1", "Cove", "The Cove tier keeps drafts for 60 days.")
     plain = grade_passages("How long are drafts kept on the Cove tier?", [drafts, known], 1, {}, vectorise)
     assert plain[0].score < graded[0].score
+
+
+def test_the_words_a_ticket_tells_its_story_with_count_only_where_a_passage_has_them() -> None:
+    # A ticket that tells what happened ("she says it came back a while ago, I still need …") is graded on
+    # the matter it asks about: the passage that answers says none of the telling words, and is not marked
+    # down for it; a passage that does say one ("needs") still gets it counted.
+    from heuristic.grader import _graded_agreement, graded_terms, telling_stems
+    from investigation.text import stem
+
+    told = "A courier says the voucher I got a while ago came back. I still need to redeem it: is it valid?"
+    assert {stem(w) for w in ("says", "got", "ago", "came", "still", "need")} == telling_stems(told)
+    assert not telling_stems("Is Still included in the Need plan?")  # capitalised: names, kept
+    answer = passage("vouchers#0", "Vouchers", "A voucher can be redeemed for 30 days; a courier returns "
+                     "expired ones.")
+    other = passage("fees#0", "Fees", "Courier fees are charged per parcel.")
+    terms = graded_terms(told)
+    plain = {t: w for t, w in terms.items() if t not in telling_stems(told)}
+    lenient = _graded_agreement(terms, answer.title, answer.text, telling_stems(told))
+    assert lenient == _graded_agreement(plain, answer.title, answer.text)
+    assert lenient > _graded_agreement(terms, answer.title, answer.text)
+    graded = grade_passages(told, [answer, other], 1, {}, vectorise)
+    assert [e.grade for e in graded] == [Grade.CORRECT, Grade.INCORRECT]
+    needs = passage("plans#0", "Plans", "Redeeming a voucher needs the Pro plan.")
+    with_need = grade_passages("Which plan do I need to redeem a voucher?", [needs], 1, {}, vectorise)[0]
+    without = passage("plans#1", "Plans", "Redeeming a voucher is on the Pro plan.")
+    assert with_need.score > grade_passages("Which plan do I need to redeem a voucher?", [without], 1, {},
+                                            vectorise)[0].score
