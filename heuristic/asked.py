@@ -58,6 +58,17 @@ ASKED_ATTRIBUTE = re.compile(
     r"(?P<np>[^?.;]+?)(?=\s+(?:of|for|in|on|at|per|with|after|before|from)\b|[?.;]|$)",
     re.IGNORECASE,
 )
+# An attribute asked of the provider in other shapes: "What uptime percentage does Wagely commit to …?",
+# "Which export formats do you support?", "How long does Parcelo keep the request logs of …?". Like an
+# attribute, it is only unsupported when most of its words are missing; it ends at the first preposition.
+ASKED_HELD = (
+    re.compile(r"(?:^|[.,;!?]\s*)(?:what|which)\s+(?P<np>[a-z][\w-]*(?:\s+[a-z][\w-]*){0,2}?)\s+"
+               r"(?:does|do|did|will|would|can)\s+(?:you\b|(?-i:(?!I\b)[A-Z][\w-]*))", re.IGNORECASE),
+    re.compile(r"\bhow\s+long\s+(?:does|do|will|would)\s+(?:you|(?-i:(?!I\b)[A-Z][\w-]*))\s+"
+               r"(?:keep|store|retain|hold(?:\s+on\s+to)?|save|archive)\s+(?:the|an?|our|my|your|its)?\s*"
+               r"(?P<np>[^?.;]+?)(?=\s+(?:of|for|in|on|at|per|with|after|before|from)\b|[?.;]|$)",
+               re.IGNORECASE),
+)
 # Where the asked-about thing ends: a purpose or condition clause, or the asker's own situation.
 _ASKED_END = re.compile(r"\s+(?:so|that|which|because|when|if|instead|since|while|to|as|where|we|i|you|they|"
                         r"on\s+(?:our|their|my))\b.*$", re.IGNORECASE)

@@ -15,7 +15,7 @@ from collections.abc import Set as AbstractSet
 from functools import lru_cache
 from itertools import pairwise
 
-from heuristic.asked import ASKED_ABILITY, ASKED_ABILITY_TURNED, ASKED_ATTRIBUTE, asked_terms
+from heuristic.asked import ASKED_ABILITY, ASKED_ABILITY_TURNED, ASKED_ATTRIBUTE, ASKED_HELD, asked_terms
 from heuristic.vocabulary import Vocabulary
 from investigation import memo
 from investigation.memo import memoised
@@ -322,7 +322,7 @@ def missing_terms(question: str, evidence: Sequence[Evidence]) -> list[str]:
     """The asked-about words (`asked_terms`) that no evidence passage mentions, in the question's order; for a
     "can I …" question (or "what is Acme's …"), its object's words when most of them are missing."""
     terms = asked_terms(question)
-    ability = asked_terms(question, (ASKED_ABILITY, *ASKED_ABILITY_TURNED, ASKED_ATTRIBUTE))
+    ability = asked_terms(question, (ASKED_ABILITY, *ASKED_ABILITY_TURNED, ASKED_ATTRIBUTE, *ASKED_HELD))
     if not (terms or ability) or not evidence:
         return []
     texts = [f"{e.title}. {e.text}" for e in evidence]

@@ -132,3 +132,20 @@ def test_a_missing_role_makes_the_question_unsupported() -> None:
 def test_a_counted_thing_no_passage_names_makes_a_count_question_unsupported() -> None:
     assert not has_support("How many vacation days does Zorblet give its staff?", [LOCKED, FEES, FOUNDER])
     assert has_support("How many orders does Zorblet lock once paid?", [LOCKED, FEES, FOUNDER])
+
+
+@pytest.mark.parametrize(
+    ("question", "supported"),
+    [
+        # What is asked of the provider ("what <thing> does Zorblet …", "how long does Zorblet keep <thing>")
+        # must be named by some passage: a thing next to it does not answer.
+        ("What uptime percentage does Zorblet commit to for orders?", False),
+        ("For an audit, how long does Zorblet keep the login histories of our staff?", False),
+        ("Which fee does Zorblet charge on orders sent abroad?", True),
+        ("How long does Zorblet keep a locked order?", True),
+        ("What time do I need to pay the order by?", True),  # the asker, not the provider: not this shape
+    ],
+)
+def test_an_attribute_asked_of_the_provider_no_passage_names_makes_the_question_unsupported(
+        question: str, supported: bool) -> None:
+    assert has_support(question, [LOCKED, FEES, FOUNDER]) is supported
