@@ -43,8 +43,12 @@ ASKED_ABILITY = re.compile(
     re.IGNORECASE,
 )
 # The ability asked in other shapes, with the acted-on thing first: "Is shipping live animals allowed?" (the
-# -ing verb and its object), "Can our logo be printed on packing slips?" (the passive's subject and the rest).
+# -ing verb and its object), "Can our logo be printed on packing slips?" (the passive's subject and the rest);
+# or granted by a feature: "Does the Returns portal let my customers choose an exchange?" (what is acted on).
 ASKED_ABILITY_TURNED = (
+    re.compile(r"(?:^|[.,;!?]\s*)(?:does|do|can|will|would)\s+[^?.;]{1,40}?\s+(?:let|allow|enable)s?\s+"
+               r"(?:me|us|them|(?:my|our|your|their|the)\s+[\w-]+)\s+(?:to\s+)?"
+               r"(?!(?:get|use|have|be|see|do)\b)(?P<verb>[a-z]+)\s+(?P<np>[^?.;]+)", re.IGNORECASE),
     re.compile(r"(?:^|[.,;!?]\s*)(?:is|are)\s+(?P<verb>[a-z]+ing)\s+(?P<np>[^?.;]+?)\s+(?:allowed|possible|"
                r"permitted|supported)\b", re.IGNORECASE),
     re.compile(r"(?:^|[.,;!?]\s*)(?:can|could)\s+(?:(?:the|an?|my|our|your|their)\s+)?(?P<np>[^?.;]+?)\s+be\s+"

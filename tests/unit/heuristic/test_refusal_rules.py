@@ -149,3 +149,17 @@ def test_a_counted_thing_no_passage_names_makes_a_count_question_unsupported() -
 def test_an_attribute_asked_of_the_provider_no_passage_names_makes_the_question_unsupported(
         question: str, supported: bool) -> None:
     assert has_support(question, [LOCKED, FEES, FOUNDER]) is supported
+
+
+@pytest.mark.parametrize(
+    ("question", "supported"),
+    [
+        # An ability granted by a feature ("does X let my customers <do> <thing>?"): the thing acted on must be
+        # named by some passage.
+        ("Does the Zorblet portal let my customers trade in a voucher instead of a refund?", False),
+        ("Will Zorblet allow us to change a locked order?", True),
+    ],
+)
+def test_an_ability_a_feature_would_grant_is_unsupported_when_no_passage_names_its_object(
+        question: str, supported: bool) -> None:
+    assert has_support(question, [LOCKED, FEES, FOUNDER]) is supported
