@@ -76,14 +76,21 @@ def missing_role(question: str, evidence: Sequence[Evidence]) -> list[str]:
     return [] if any(mentioning(word, evidence) for word in asked.split()) else asked.split()
 
 
+# Verbs of changing what was recorded, which a ticket and a knowledge base say in each other's words ("Can he
+# fix the end time?" over "correct the end time"): one of them named by a passage names the action.
+_CHANGING = frozenset(["fix", "correct", "edit", "change", "amend", "update", "modify", "adjust", "alter"])
+
+
 def missing_action(question: str, evidence: Sequence[Evidence]) -> list[str]:
     """The action a "can <someone> <do> <something>" question asks (`_ASKED_ACTION`: "reverse" in "Can
-    support reverse my pay run?") when no evidence passage mentions it; [] otherwise."""
+    support reverse my pay run?") when no evidence passage mentions it (nor, for a verb of changing, another
+    of `_CHANGING`); [] otherwise."""
     match = _ASKED_ACTION.search(question) if evidence else None
     if match is None:
         return []
     verb = fold(match.group("verb"))
-    if verb in _LIGHT_VERBS or verb in _PEOPLE or mentioning(verb, evidence):
+    said = _CHANGING if verb in _CHANGING else (verb,)
+    if verb in _LIGHT_VERBS or verb in _PEOPLE or any(mentioning(v, evidence) for v in said):
         return []
     return [verb]
 

@@ -33,6 +33,9 @@ FEES = evidence("fees#0", "Zorblet fees", "Zorblet charges a 2% fee on every ord
         ("Can the help desk rewind my locked order, and what does it cost?", ["rewind"]),
         ("Could an admin rewind the order?", ["rewind"]),
         ("Can I still change my locked order?", []),  # the passages name the action
+        ("Can he fix my locked order himself?", []),  # a verb of changing: "change" names it too
+        ("Could an admin fix the fee?", []),
+        ("Can he refold my locked order himself?", ["refold"]),
         ("Can I get a refund for my order?", []),  # "get" says how it is asked, not what is done
         ("Can you compare the fees of two orders?", []),  # nor does "compare"
         ("How do I change a locked order?", []),  # not a "can … do …" question
