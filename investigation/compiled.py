@@ -32,8 +32,8 @@ from typing import Any
 
 # What is compiled: pure functions of text and evidence, no I/O. `heuristic.vocabulary` stays Python (a
 # frozenset subclass, which mypyc does not compile); so do this module, the packages' `__init__`, the
-# reasoner's glue (`heuristic.reasoner`: numpy and the embedder) and `heuristic.reading`, which only calls
-# compiled functions ahead of time.
+# reasoner's glue (`heuristic.reasoner`: numpy and the embedder), `heuristic.reading`, which only calls
+# compiled functions ahead of time, and `heuristic.regions`, which reads GeoNames' data once.
 MODULES = (
     "investigation.text",
     "investigation.tokens",

@@ -157,8 +157,8 @@ def test_an_attribute_asked_of_the_provider_no_passage_names_makes_the_question_
 @pytest.mark.parametrize(
     ("question", "supported"),
     [
-        # An ability granted by a feature ("does X let my customers <do> <thing>?"): the thing acted on must be
-        # named by some passage.
+        # An ability granted by a feature ("does X let my customers <do> <thing>?"): the thing acted on
+        # must be named by some passage.
         ("Does the Zorblet portal let my customers trade in a voucher instead of a refund?", False),
         ("Will Zorblet allow us to change a locked order?", True),
     ],

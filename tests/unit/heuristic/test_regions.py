@@ -9,9 +9,9 @@ from heuristic.regions import containers, within_mentioned, written
 from heuristic.sufficiency import has_support
 from tests.unit.investigation.fakes import evidence
 
-RULES = evidence("rules#0", "Regional rules", "Unused leave is paid out at the end of employment in California. "
-                 "Consumers in the EU may withdraw within 14 days. In Australia the pay date moves to the "
-                 "previous business day.", score=0.6)
+RULES = evidence("rules#0", "Regional rules", "Unused leave is paid out at the end of employment in "
+                 "California. Consumers in the EU may withdraw within 14 days. In Australia the pay date "
+                 "moves to the previous business day.", score=0.6)
 
 
 @pytest.mark.parametrize(
