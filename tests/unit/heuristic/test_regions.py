@@ -24,7 +24,7 @@ def test_a_place_is_contained_by_its_state_country_and_union(place: str, region:
 
 
 def test_words_that_are_no_place_have_no_container() -> None:
-    assert containers("GmbH") == containers("Zorblet") == ()
+    assert containers("Zorblet") == containers("Brix") == ()
 
 
 def test_short_codes_count_only_in_capitals() -> None:
@@ -50,3 +50,11 @@ def test_a_place_whose_region_a_passage_mentions_is_not_missing(question: str, m
 
 def test_a_question_about_a_place_whose_region_has_no_rule_stays_unsupported() -> None:
     assert not has_support("Do you run payroll for our Toronto office?", [RULES])
+
+
+def test_a_company_legal_form_is_found_through_its_country() -> None:
+    assert "Germany" in containers("GmbH") and "Australia" in containers("Pty Ltd")
+    table = evidence("records#0", "Records", "| country | years |\n| Germany | 10 years |", score=0.6)
+    assert missing_names("We're a GmbH. How long are our records kept?", [table]) == []
+    other = evidence("records#1", "Records", "| country | years |\n| Canada | 6 years |", score=0.6)
+    assert missing_names("We're a GmbH. How long are our records kept?", [other]) == ["GmbH"]
