@@ -44,8 +44,11 @@ ASKED_ABILITY = re.compile(
 )
 # The ability asked in other shapes, with the acted-on thing first: "Is shipping live animals allowed?" (the
 # -ing verb and its object), "Can our logo be printed on packing slips?" (the passive's subject and the rest);
-# or granted by a feature: "Does the Returns portal let my customers choose an exchange?" (what is acted on).
+# or granted by a feature: "Does the Returns portal let my customers choose an exchange?" (what is acted on);
+# or priced: "How much does it cost to add extra users?" (what the priced action acts on).
 ASKED_ABILITY_TURNED = (
+    re.compile(r"\b(?:how\s+much|what)\s+(?:does|do|will|would)\s+it\s+cost\s+(?:(?:me|us|them)\s+)?to\s+"
+               r"(?!(?:get|use|have|be|see|do)\b)(?P<verb>[a-z]+)\s+(?P<np>[^?.;]+)", re.IGNORECASE),
     re.compile(r"(?:^|[.,;!?]\s*)(?:does|do|can|will|would)\s+[^?.;]{1,40}?\s+(?:let|allow|enable)s?\s+"
                r"(?:me|us|them|(?:my|our|your|their|the)\s+[\w-]+)\s+(?:to\s+)?"
                r"(?!(?:get|use|have|be|see|do)\b)(?P<verb>[a-z]+)\s+(?P<np>[^?.;]+)", re.IGNORECASE),

@@ -166,3 +166,9 @@ def test_an_attribute_asked_of_the_provider_no_passage_names_makes_the_question_
 def test_an_ability_a_feature_would_grant_is_unsupported_when_no_passage_names_its_object(
         question: str, supported: bool) -> None:
     assert has_support(question, [LOCKED, FEES, FOUNDER]) is supported
+
+
+def test_a_priced_action_is_unsupported_when_no_passage_names_what_it_acts_on() -> None:
+    # "How much does it cost to <do> <thing>?": the thing must be named by some passage.
+    assert not has_support("How much does it cost to add gift wrapping to an order?", [LOCKED, FEES, FOUNDER])
+    assert has_support("How much does it cost to send an order abroad?", [LOCKED, FEES, FOUNDER])
