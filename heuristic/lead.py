@@ -15,7 +15,7 @@ from heuristic.pick_scoring import BOTH, PickState, content_stems, contrasts, is
 from heuristic.verdicts import about as verdict_about
 from heuristic.verdicts import answers_no, both_verdict, broad_names, is_yes_no, temporal_winner
 from investigation.state import Evidence
-from investigation.text import ask_sentence, fold
+from investigation.text import ask_sentence, fold, stem, words
 
 
 def answers(c: Sentence, kind: re.Pattern[str] | None, state: PickState,
@@ -97,6 +97,13 @@ def _labelled(c: Sentence, state: PickState) -> bool:
     """The sentence opens with a label ("California: …") that the question names."""
     label = fold(_label_of(c)).strip()
     return len(label) >= 3 and re.search(rf"\b{re.escape(label)}\b", state.question_text) is not None
+
+
+def labelled_as_asked(c: Sentence, state: PickState) -> bool:
+    """The sentence opens with a one-word label that is a word the asking sentence asks about ("Workaround:
+    regenerate …" for "Is there a workaround I can give them?")."""
+    label = words(_label_of(c))
+    return len(label) == 1 and len(label[0]) > 3 and stem(label[0]) in state.asked
 
 
 # Labels that head a note or an item, not a thing of the knowledge base's own ("Note: …", "Step 2: …").

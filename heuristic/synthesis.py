@@ -23,6 +23,7 @@ from heuristic.lead import (
     answers,
     comparison,
     join_first,
+    labelled_as_asked,
     lead_of,
     negated_answer,
     past_bridge,
@@ -190,11 +191,15 @@ def _pick(
             if len(picked) >= max_sentences:
                 picked.pop()
             take(max(extra, key=lambda c: (gain(c), -c.index, -c.position)))
-    negated = negated_answer(question, picked, candidates) if picked and not entities else None
-    if negated is not None:
+    # A yes/no question's asked word negated, else what the asking sentence asks for given under its own label
+    # ("Workaround: …" for "Is there a workaround?"), is part of the answer however few other words it shares.
+    added = negated_answer(question, picked, candidates) if picked and not entities else None
+    if added is None and picked and not entities:
+        added = next((c for c in candidates if c not in picked and labelled_as_asked(c, state)), None)
+    if added is not None:
         if len(picked) >= max_sentences:
             picked.pop()
-        take(negated)
+        take(added)
     if len(sides) >= 2 and len(sides) == len(entities):
         return comparison(question, entities, sides, picked, candidates, evidence)
     end = chain_end(picked, candidates, state.chain, kind, terms) if route.route is Route.MULTI_HOP else None

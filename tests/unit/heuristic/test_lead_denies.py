@@ -27,3 +27,15 @@ def test_a_yes_no_question_is_led_by_its_asked_word_negated() -> None:
 
 def denies_text(text: str, question: str) -> bool:
     return denies(Sentence(0, 0, text, frozenset(content_stems(text)), 1.0, 0.0), question)
+
+
+def test_what_the_asking_sentence_asks_for_under_its_own_label_is_in_the_answer() -> None:
+    # "Is there a workaround?": the known-issue note's "Workaround: …" line answers it, though it shares no
+    # other word with the ticket than its label.
+    notes = evidence("issues#0", "Known issues", (
+        "KI-9: the widget export of two-sheet books drops the second sheet and shows a wrong total in the "
+        "export summary. Workaround: split the book and run it twice. Fix planned for release 2.1."),
+        grade=Grade.CORRECT, score=0.8)
+    question = "Exporting a two-sheet book drops the second sheet and the total is wrong. Is there a workaround?"
+    answer = synthesize_answer(question, RouteDecision(route=Route.LOOKUP, reason="t"), [notes])
+    assert "split the book" in answer.text
