@@ -36,6 +36,7 @@ def test_what_the_asking_sentence_asks_for_under_its_own_label_is_in_the_answer(
         "KI-9: the widget export of two-sheet books drops the second sheet and shows a wrong total in the "
         "export summary. Workaround: split the book and run it twice. Fix planned for release 2.1."),
         grade=Grade.CORRECT, score=0.8)
-    question = "Exporting a two-sheet book drops the second sheet and the total is wrong. Is there a workaround?"
+    question = ("Exporting a two-sheet book drops the second sheet and the total is wrong. "
+                "Is there a workaround?")
     answer = synthesize_answer(question, RouteDecision(route=Route.LOOKUP, reason="t"), [notes])
     assert "split the book" in answer.text
