@@ -60,9 +60,11 @@ ASKED_ABILITY_TURNED = (
 # "What is Wagely's stock ticker?", "What's Acme's tax number?": an attribute asked of a named entity. Like an
 # ability's object, it is only unsupported when most of its words are missing (the attribute ends at the first
 # preposition: "… per draw", "… for Germany").
+# Where an asked attribute ends: at the first preposition or the question's end.
+_ATTRIBUTE_END = r"(?=\s+(?:of|for|in|on|at|per|with|after|before|from)\b|[?.;]|$)"
 ASKED_ATTRIBUTE = re.compile(
     r"(?:^|[.,;!?]\s*)what(?:'s|\s+is|\s+are|\s+was)\s+(?-i:[A-Z][\w-]*)(?:'s|\u2019s)\s+"
-    r"(?P<np>[^?.;]+?)(?=\s+(?:of|for|in|on|at|per|with|after|before|from)\b|[?.;]|$)",
+    r"(?P<np>[^?.;]+?)" + _ATTRIBUTE_END,
     re.IGNORECASE,
 )
 # An attribute asked of the provider in other shapes: "What uptime percentage does Wagely commit to …?",
@@ -73,7 +75,7 @@ ASKED_HELD = (
                r"(?:does|do|did|will|would|can)\s+(?:you\b|(?-i:(?!I\b)[A-Z][\w-]*))", re.IGNORECASE),
     re.compile(r"\bhow\s+long\s+(?:does|do|will|would)\s+(?:you|(?-i:(?!I\b)[A-Z][\w-]*))\s+"
                r"(?:keep|store|retain|hold(?:\s+on\s+to)?|save|archive)\s+(?:the|an?|our|my|your|its)?\s*"
-               r"(?P<np>[^?.;]+?)(?=\s+(?:of|for|in|on|at|per|with|after|before|from)\b|[?.;]|$)",
+               r"(?P<np>[^?.;]+?)" + _ATTRIBUTE_END,
                re.IGNORECASE),
 )
 # Where the asked-about thing ends: a purpose or condition clause, or the asker's own situation.

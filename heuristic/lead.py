@@ -11,11 +11,11 @@ from dataclasses import dataclass
 
 from heuristic.chains import Sentence
 from heuristic.kinds import URL
-from heuristic.pick_scoring import BOTH, PickState, content_stems, contrasts, is_sibling, restates
+from heuristic.pick_scoring import BOTH, PickState, content_stems, contrasts, is_sibling, restates, terms_of
 from heuristic.verdicts import about as verdict_about
 from heuristic.verdicts import answers_no, both_verdict, broad_names, is_yes_no, temporal_winner
 from investigation.state import Evidence
-from investigation.text import ask_sentence, fold, stem, words
+from investigation.text import ask_sentence, fold, words
 
 
 def answers(c: Sentence, kind: re.Pattern[str] | None, state: PickState,
@@ -103,7 +103,10 @@ def labelled_as_asked(c: Sentence, state: PickState) -> bool:
     """The sentence opens with a one-word label that is a word the asking sentence asks about ("Workaround:
     regenerate …" for "Is there a workaround I can give them?")."""
     label = words(_label_of(c))
-    return len(label) == 1 and len(label[0]) > 3 and stem(label[0]) in state.asked
+    if len(label) != 1 or len(label[0]) <= 3:
+        return False
+    asked = terms_of(label[0])  # in the asked terms' own form ("-ion" nouns as their verbs)
+    return bool(asked) and asked.keys() <= state.asked
 
 
 # Labels that head a note or an item, not a thing of the knowledge base's own ("Note: …", "Step 2: …").

@@ -10,6 +10,7 @@ from typing import Any
 
 import pytest
 
+from adapters.search.ingest import load_documents
 from cli.bench import load_set
 from cli.splits import select
 from investigation.errors import ValidationFailed
@@ -84,11 +85,9 @@ def test_the_out_of_corpus_probe_is_new_questions_each_labelled_out_of_corpus(na
 
 
 def _kb_texts(kb: Path) -> dict[str, str]:
-    """A knowledge base's documents by id: each Markdown file by its stem, each articles.jsonl row by its id,
-    lower-cased with its whitespace collapsed."""
-    texts = {path.stem: path.read_text(encoding="utf-8") for path in kb.glob("*.md")}
-    texts |= {row["id"]: f"{row['title']} {row['text']}" for row in _rows(kb / "articles.jsonl")}
-    return {doc_id: " ".join(text.lower().split()) for doc_id, text in texts.items()}
+    """A knowledge base's documents by id as `sleuth ingest` loads them, title and text lower-cased with their
+    whitespace collapsed."""
+    return {doc.id: " ".join(f"{doc.title} {doc.text}".lower().split()) for doc in load_documents([kb])}
 
 
 @pytest.mark.parametrize("name", ["wagely", "parcelo"])
