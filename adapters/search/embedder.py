@@ -25,6 +25,8 @@ from adapters.search.embedding_store import (
     RedisVectors,
     default_model_path,
     default_tokenizer_path,
+    load_session,
+    load_tokenizer,
 )
 from investigation.errors import PermanentError
 from investigation.ports import Embedder
@@ -258,31 +260,9 @@ class MiniLMEmbedder:
     def _load(self, threads: int) -> tuple[Any, Any]:
         self._ensure_process()
         if self._tokenizer is None:
-            from tokenizers import Tokenizer
-
-            try:
-                tokenizer = Tokenizer.from_file(str(self._tokenizer_path))
-            except Exception as exc:  # a corrupt file is a configuration problem, not a transient one
-                raise PermanentError(f"cannot load the embedding tokenizer: {exc}") from exc
-            tokenizer.no_padding()
-            tokenizer.enable_truncation(max_length=self.max_tokens)
-            self._tokenizer = tokenizer
+            self._tokenizer = load_tokenizer(self._tokenizer_path, self.max_tokens)
         if threads not in self._sessions:
-            import onnxruntime as ort
-
-            try:
-                opts = ort.SessionOptions()
-                opts.intra_op_num_threads = threads
-                opts.inter_op_num_threads = 1
-                # Pool threads keep onnxruntime's default (spinning after a run). Turning spinning off
-                # saved CPU but hung a forked child's first embedding whenever the
-                # parent had used its session (tests/conformance/test_search_concurrency.py): a Celery
-                # main process that embeds before forking its pool must not deadlock its children.
-                self._sessions[threads] = ort.InferenceSession(
-                    str(self._model_path), sess_options=opts, providers=["CPUExecutionProvider"]
-                )
-            except Exception as exc:  # a corrupt file is a configuration problem, not a transient one
-                raise PermanentError(f"cannot load the embedding model: {exc}") from exc
+            self._sessions[threads] = load_session(self._model_path, threads)
         return self._sessions[threads], self._tokenizer
 
     def _infer(self, model: tuple[Any, Any], texts: list[str]) -> list[FloatArray]:

@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+import os
+import select
+import signal
+import time
 from pathlib import Path
 
 import numpy as np
@@ -204,3 +208,35 @@ def test_routing_a_short_question_loads_no_batch_session_and_keeps_the_question_
     assert {embedder._key(text) for text in _CHITCHAT_PROTOTYPES} <= stored  # the fixed prototypes do
     # One text at a time gives the vectors one padded batch of all 14 gave (two-thread session), bit for bit.
     assert np.array_equal(chitchat_prototypes(embedder), batch[1:])
+
+
+def test_one_process_shares_the_model_and_a_forked_child_loads_its_own(tmp_path: Path) -> None:
+    first, second = MiniLMEmbedder(cache_dir=tmp_path / "a"), MiniLMEmbedder(cache_dir=tmp_path / "b")
+    first.embed(["How do I reset my password?"])
+    second.embed(["Where are my invoices?"])
+    assert second._sessions[1] is first._sessions[1] and second._tokenizer is first._tokenizer
+    # A batch runs on the two-thread session, whose pool threads the child will not have.
+    first.embed([f"Case {i}: the export stopped at row {i}" for i in range(SMALL_BATCH + 4)])
+    assert first._sessions[2] is not None
+    parent_session = first._sessions[1]
+    time.sleep(0.5)  # the pool threads go from spinning to waiting on their condition, as an idle parent's do
+    read, write = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # the child: the parent's session is not used (its thread pool stayed in the parent)
+        message = b"?"
+        try:
+            vector = second.embed_array(["A text the parent never embedded"], persist=False)[0]
+            fresh = second._sessions[1] is not parent_session
+            message = b"1" if fresh and abs(float(vector @ vector) - 1) < 1e-4 else b"0"
+        except BaseException as exc:  # noqa: BLE001 - reported to the parent
+            message = repr(exc).encode()
+        finally:
+            os.write(write, message)
+            os._exit(0)
+    os.close(write)
+    readable, _, _ = select.select([read], [], [], 120)  # a child stuck on its parent's models never answers
+    answer = os.read(read, 4096) if readable else b"no answer: the child hangs"
+    if not readable:
+        os.kill(pid, signal.SIGKILL)
+    os.waitpid(pid, 0)
+    assert answer == b"1"
