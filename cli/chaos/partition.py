@@ -68,27 +68,36 @@ def _completed(h: PartitionHarness, cut: float, restored: float) -> dict[str, li
     return runs
 
 
-def _cut_when_busy(h: PartitionHarness, start: int, submitted: list[tuple[str, str]]) -> list[str]:
+def _cut_when_busy(h: PartitionHarness, start: int, submitted: list[tuple[str, str]], most: int) -> list[str]:
     """Submit a handful at once with the receiver slow to answer, and cut the link while the worker to be cut
     is delivering one of them: its answer is lost with the link, so the worker holds that task unacknowledged
-    (with whatever else it holds) and only the visibility timeout can give it to the other worker."""
+    (with whatever else it holds) and only the visibility timeout can give it to the other worker. While the
+    other worker took every delivery so far, a few more are submitted (at most `most` in all)."""
     from workers.app import create_celery
 
     node = f"sleuth{WORKERS.index(CUT)}@"
     h.receiver.hold_s = 3.0
-    for i in range(6):
+    batch = min(6, most)
+    for i in range(batch):
         submitted.append((h.submit("big", _q(start + i), callback=True), "cut"))
+    sent = batch
     app = create_celery(h.settings(redis_url=h.redis_direct))
     held: list[str] = []
     try:
-        deadline = time.monotonic() + 60
-        while time.monotonic() < deadline:
-            inspect = app.control.inspect(timeout=0.5)
+        began = time.monotonic()
+        more_at = began + 15
+        while time.monotonic() < began + 90:
+            inspect = app.control.inspect(timeout=1.0)
             active, reserved = inspect.active() or {}, inspect.reserved() or {}
             mine = [t for k, v in [*active.items(), *reserved.items()] if k.startswith(node) for t in v]
             held = [t["id"] for t in mine]
             if any(t.get("name") == "sleuth.deliver" for t in mine):
                 break
+            if time.monotonic() >= more_at and sent < most:
+                for i in range(min(3, most - sent)):
+                    submitted.append((h.submit("big", _q(start + sent + i), callback=True), "cut"))
+                sent = min(most, sent + 3)
+                more_at = time.monotonic() + 15
     finally:
         app.close()
     h.topo.cut(CUT)
@@ -111,9 +120,10 @@ def partition(h: PartitionHarness) -> Result:
     submitted: list[tuple[str, str]] = []
     rejoin: dict[str, float] = {}
     _submit_paced(h, counts[0], plan.before_s, "before", submitted, 0)
-    held = _cut_when_busy(h, len(submitted), submitted)
+    held = _cut_when_busy(h, len(submitted), submitted, most=counts[1])
     cut_wall = time.time()
-    _submit_paced(h, max(0, counts[1] - 6), plan.cut_s, "cut", submitted, len(submitted))
+    at_cut = sum(1 for _, phase in submitted if phase == "cut")
+    _submit_paced(h, max(0, counts[1] - at_cut), plan.cut_s, "cut", submitted, len(submitted))
     h.topo.restore(CUT)
     restored, restored_wall = time.monotonic(), time.time()
     watcher = threading.Thread(target=_watch_rejoin, args=(h, restored, rejoin), daemon=True)
