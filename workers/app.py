@@ -25,6 +25,10 @@ TASK_MODULES = ("tasks.celery_tasks", "tasks.source_tasks", "tasks.retention_tas
 SOURCES_DUE_SECONDS = 30.0  # how often beat looks for due sources: the lag past a source's interval
 
 
+# How long a worker's sweep of the unacked messages may hold kombu's lock (see `_redis_transport`).
+UNACKED_LOCK_SECONDS = 10
+
+
 def _redis_transport(settings: Settings) -> dict[str, object]:
     """kombu's Redis transport options (the broker's on a Redis broker; the result backend's always)."""
     # Every broker/backend key carries the prefix, so several deployments (or test runs) share a Redis.
@@ -34,6 +38,9 @@ def _redis_transport(settings: Settings) -> dict[str, object]:
             "global_keyprefix": f"{settings.redis_prefix}:celery:",
             "unacked_restore_interval": min(10, max(1, settings.workers.visibility_timeout // 4)),
             "unacked_restore_throttle": 1,
+            # A sweep holds a lock in Redis for the milliseconds it takes; a worker cut off mid-sweep
+            # cannot release it, and every other worker's sweep waits for it to expire (kombu: 5 minutes).
+            "unacked_mutex_expire": UNACKED_LOCK_SECONDS,
             # Per-tenant fairness at the queues: steps carry a priority (`app.admission.priority`);
             # a worker takes the lowest number first, across every queue it reads.
             "priority_steps": list(names.PRIORITY_STEPS),

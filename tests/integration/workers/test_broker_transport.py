@@ -309,3 +309,26 @@ def test_broker_sockets_notice_a_silent_network(app: Celery) -> None:
             assert sock.gettimeout() == 60
         finally:
             client.connection_pool.release(connection)
+
+
+def test_a_sweep_lock_left_by_a_cut_off_worker_expires_within_seconds(
+        app: Celery, redis_client: redis.Redis) -> None:
+    # A worker cut off from Redis while it swept the unacked messages back to their queues never releases
+    # kombu's lock; the other workers' sweeps (the visibility timeout's only way back) wait for it to expire.
+    from kombu.transport.redis import Mutex, MutexHeld
+
+    from workers.app import UNACKED_LOCK_SECONDS
+
+    with app.connection_for_write() as conn:
+        channel: Any = conn.default_channel
+        client = channel.client  # prefixes the lock's key with the app's prefix
+        assert channel.unacked_mutex_expire == UNACKED_LOCK_SECONDS <= 10  # kombu's default: 300
+        key = channel.unacked_mutex_key
+        lock = client.lock(key, timeout=channel.unacked_mutex_expire)
+        assert lock.acquire(blocking=False)  # the cut-off worker's sweep: acquired, never released
+        try:
+            assert 0 < redis_client.ttl(channel.global_keyprefix + key) <= UNACKED_LOCK_SECONDS
+            with pytest.raises(MutexHeld), Mutex(client, key, channel.unacked_mutex_expire):
+                pass  # another worker's sweep is held off only until the key expires
+        finally:
+            redis_client.delete(channel.global_keyprefix + key)
