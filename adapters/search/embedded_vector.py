@@ -40,6 +40,9 @@ def chunk_embedding_text(chunk: Chunk) -> str:
     return f"{chunk.title}. {chunk.text}" if chunk.title else chunk.text
 
 
+_READING = threading.Lock()  # reads of a store file (see `EmbeddedVectorIndex._load`)
+
+
 @dataclass
 class _Store:
     """One tenant's vectors and metadata, as loaded from disk (immutable once loaded)."""
@@ -181,7 +184,9 @@ class EmbeddedVectorIndex:
             if cached is not None and cached.version == version:
                 return cached
         try:
-            with np.load(folder / "store.npz", allow_pickle=False) as data:
+            # One thread at a time: numpy parses each array's header with `ast`, which Python 3.11 cannot
+            # run in two threads at once (SystemError "AST constructor recursion depth mismatch").
+            with _READING, np.load(folder / "store.npz", allow_pickle=False) as data:
                 vectors = np.asarray(data["vectors"], dtype=np.float32)
                 meta = json.loads(bytes(data["meta"]).decode())
         except FileNotFoundError:
@@ -241,6 +246,8 @@ _LIVE: weakref.WeakSet[EmbeddedVectorIndex] = weakref.WeakSet()
 
 def _after_fork_in_child() -> None:
     # A lock held by another thread at fork time would stay held forever in the child (Celery prefork).
+    global _READING
+    _READING = threading.Lock()
     for index in list(_LIVE):
         index._lock = threading.Lock()
 
