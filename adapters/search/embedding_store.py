@@ -6,6 +6,7 @@ from __future__ import annotations
 import importlib.util
 import os
 import threading
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -86,7 +87,7 @@ def load_session(path: Path, threads: int) -> Any:
     return _loaded(("session", str(path), threads), open_session)
 
 
-def _loaded(key: tuple[str, str, int], load: Any) -> Any:
+def _loaded(key: tuple[str, str, int], load: Callable[[], Any]) -> Any:
     with _LOADED_LOCK:
         if key not in _LOADED:
             _LOADED[key] = load()

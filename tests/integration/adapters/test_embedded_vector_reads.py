@@ -14,6 +14,7 @@ import pytest
 from adapters.search.embedded_vector import EmbeddedVectorIndex
 from adapters.search.embedder import MiniLMEmbedder
 from adapters.search.ingest import SourceDocument, ingest
+from tests.conformance.test_search_concurrency import _run_together
 
 DOCS = [SourceDocument(id="reset", title="Password reset", text="Reset links expire after 30 minutes."),
         SourceDocument(id="invoices", title="Invoices", text="Invoices are PDFs under Billing.")]
@@ -38,16 +39,10 @@ def test_first_searches_from_many_threads_read_the_store_one_at_a_time(
     monkeypatch.setattr(np, "load", watched)  # the module numpy the index reads with
     fresh = EmbeddedVectorIndex(tmp_path / "index", embedder)  # nothing loaded yet: every thread reads
     results: list[Any] = []
-    start = threading.Barrier(3)
 
     def search() -> None:
-        start.wait()
         results.append(fresh.search("acme", "how long does a reset link last", 2))
 
-    threads = [threading.Thread(target=search) for _ in range(3)]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join()
-    assert overlapped == []
+    errors = _run_together([search] * 3)
+    assert errors == [] and overlapped == []
     assert len(results) == 3 and all(hits and hits[0].source_id == "reset" for hits in results)
