@@ -43,8 +43,14 @@ class GraderConfig:
     ambiguous: float = 0.42
 
 
+# A technical identifier written in lower case with dots ("payrun.paid"): an event or a field name, as
+# telling as a capitalised name. A web domain ("shop.io", "example.com") ends in a short top-level part.
+_IDENTIFIER = re.compile(r"^[a-z][a-z0-9_]*(?:\.[a-z0-9_]+)*\.[a-z]{4,}$")
+
+
 def weighted_terms(text: str) -> dict[str, float]:
-    """Content stems of `text`, names and numbers weighted twice as much as other words."""
+    """Content stems of `text`, names, numbers and identifiers (`_IDENTIFIER`) weighted twice as much as
+    other words."""
     weights = {s: 1.0 for s in content_stems(text)}
     for name in entities(text):
         for word in words(name):
@@ -52,15 +58,23 @@ def weighted_terms(text: str) -> dict[str, float]:
             if key in weights:
                 weights[key] = 2.0
     for key in list(weights):
-        if key.isdigit():
+        if key.isdigit() or _IDENTIFIER.match(key):
             weights[key] = 2.0
     return weights
 
 
 # "How quickly / long / often …?" asks for a value: the passage that gives it says "within 10 business days",
 # not the measure word; a lower-case "us" is the asker, not the United States. Neither is graded against.
-_ASKING_WORDS = re.compile(r"\bhow\s+(quickly|fast|soon|long|often|early|late)\b|(?-i:\b(us)\b)",
+# "On what date / which day …?" asks for a date, which release notes and policies write without the word.
+_ASKING_WORDS = re.compile(r"\bhow\s+(quickly|fast|soon|long|often|early|late)\b|(?-i:\b(us)\b)"
+                           r"|\b(?:what|which)\s+(?:(?:exact|calendar)\s+)?(date|day|month)\b",
                            re.IGNORECASE)
+# "How long do <things> stay / remain <state>?", "How long does <it> last?": the state only says that a
+# lifetime is asked ("stay usable", "remain active"); the passage that answers gives the thing's duration in
+# its own words ("valid for 7 days", "expires after 30 minutes").
+_LIFETIME = re.compile(r"\bhow\s+long\s+(?:do|does|will|would|can|could|is|are)\s+(?:[\w'-]+\s+){1,4}?"
+                       r"(?P<state>(?:stay|stays|remain|remains|last|lasts)(?:\s+[\w-]+)?)\s*\?",
+                       re.IGNORECASE)
 # The asker's people in general ("Can our team use …?", "Can people return …?"): the passage that answers
 # names them in its own words ("every user", "your customers") or not at all. Lower case ("Team" is a plan).
 _PEOPLE_WORDS = re.compile(r"(?-i:\b(team|people|staff|folks|colleagues|personnel|everyone|anyone)\b)")
@@ -147,18 +161,31 @@ def standing_for(question: str, asked: AbstractSet[str], present: AbstractSet[st
     return out
 
 
+# A version said in words ("version 2 of the API", "version 5.4") as release notes and error tables write it:
+# "v2", "5.4".
+_VERSION_WORDS = re.compile(r"\b(?:version|v\.)\s*(\d+(?:\.\d+)*)\b", re.IGNORECASE)
+
+
+def _version(match: re.Match[str]) -> str:
+    number = match.group(1)
+    return number if "." in number else f"v{number}"
+
+
 def _graded_question(question: str) -> str:
     """The question as graded: how often something happens dropped (`_FREQUENCY`), a phrase of the generic
-    support vocabulary as its group's word (`_SAME_PHRASES`)."""
-    text = _FREQUENCY.sub(" ", question)
+    support vocabulary as its group's word (`_SAME_PHRASES`), a version as release notes write it
+    (`_VERSION_WORDS`)."""
+    text = _VERSION_WORDS.sub(_version, _FREQUENCY.sub(" ", question))
     for pattern, word in _SAME_PHRASES:
         text = pattern.sub(word, text)
     return text
 
 
 def asking_stems(question: str) -> set[str]:
-    """The stems of the words that only say how a question asks (`_ASKING_WORDS`)."""
-    return {stem(m.group(1) or m.group(2)) for m in _ASKING_WORDS.finditer(question)}
+    """The stems of the words that only say how a question asks (`_ASKING_WORDS`, `_LIFETIME`'s state)."""
+    asking = {stem(next(g for g in m.groups() if g)) for m in _ASKING_WORDS.finditer(question)}
+    asking.update(stem(w) for m in _LIFETIME.finditer(question) for w in words(m.group("state")))
+    return asking
 
 
 def graded_terms(question: str) -> dict[str, float]:

@@ -94,3 +94,54 @@ def test_the_words_a_ticket_tells_its_story_with_count_only_where_a_passage_has_
     without = passage("plans#1", "Plans", "Redeeming a voucher is on the Pro plan.")
     assert with_need.score > grade_passages("Which plan do I need to redeem a voucher?", [without], 1, {},
                                             vectorise)[0].score
+
+
+def test_a_date_asked_is_not_looked_for_as_the_word_date() -> None:
+    # Release notes and policies give a date without saying "date": "On what date …?", "which day …?" ask
+    # for one. "At what time …?" keeps "time" (a time of day is written "… local time"), and "what year"
+    # keeps "year" (an article's "in the year of …" may be what tells its date from the others).
+    from heuristic.grader import asking_stems
+
+    assert asking_stems("On what date did the Harbour 3 release come out?") == {"date"}
+    assert asking_stems("On which day of the month are drafts purged?") == {"day"}
+    assert asking_stems("At what time are drafts purged?") == set()
+    assert asking_stems("In which year was the Cove tier added?") == set()
+    asked = "On what date did the release that added offline drafts come out?"
+    notes = passage("notes#0", "Harbour release notes", "Harbour 3 — 2025-02-11: New: offline drafts.")
+    assert grade_passages(asked, [notes], 1, {}, vectorise)[0].grade is not Grade.INCORRECT
+
+
+def test_a_version_said_in_words_is_graded_as_release_notes_write_it() -> None:
+    from heuristic.grader import _graded_question, graded_terms
+
+    assert "v1" in graded_terms(_graded_question("When was version 1 of the API retired?"))
+    assert "5.4" in graded_terms(_graded_question("What did version 5.4 change?"))
+    in_words = "When does version 1 of the API stop answering?"
+    as_written = "When does v1 of the API stop answering?"
+    assert graded_terms(_graded_question(in_words)) == graded_terms(_graded_question(as_written))
+
+
+def test_a_lower_case_identifier_weighs_like_a_name() -> None:
+    # An event or field name written with dots ("payrun.paid", "invoice.failed") tells what is asked as much
+    # as a name; a hyphenated word does not.
+    from heuristic.grader import weighted_terms
+
+    terms = weighted_terms("Was the payrun.paid event sent? Check the invoice.failed one and the e-mail.")
+    assert terms["payrun.paid"] == 2.0 and terms["invoice.fail"] == 2.0
+    assert terms["e-mail"] == 1.0 and terms["event"] == 1.0
+    assert weighted_terms("Show the invoices of ana@shop.io")["shop.io"] == 1.0  # a domain
+
+
+def test_a_lifetime_asked_by_its_state_is_graded_on_the_thing_alone() -> None:
+    # "How long do vouchers stay usable?": the passage gives the voucher's duration in its own words.
+    from heuristic.grader import asking_stems
+
+    assert asking_stems("How long do those vouchers stay usable?") == {"long", "stay", "usable"}
+    assert asking_stems("How long does the trial last?") == {"long", "last"}
+    # A state with more after it is what is asked about, not how: kept.
+    assert asking_stems("How long do invoices remain unpaid before suspension?") == {"long"}
+    assert asking_stems("For how long do you keep backups?") == {"long"}  # what is kept is asked
+    voucher = passage("vouchers#0", "Vouchers", "A voucher is valid for 30 days after it is sent.")
+    fees = passage("fees#0", "Fees", "Courier fees are charged per parcel.")
+    graded = grade_passages("How long do those vouchers stay usable?", [voucher, fees], 1, {}, vectorise)
+    assert [e.grade for e in graded] == [Grade.CORRECT, Grade.INCORRECT]
