@@ -72,11 +72,19 @@ def lead_of(pool: Sequence[Sentence], kind: re.Pattern[str] | None, state: PickS
     # ("… payment … employees … A$750 in Australia"), when about the question nearly as much. Not for a
     # yes/no question, answered by the sentence saying whether, not by the name's row of values.
     row_bar = math.inf if yes_no else LEAD_TYPED_COVER * best
+    # "Is there a workaround …?" asks for the thing itself: the sentence under that label ("Workaround: …")
+    # says there is one and what it is, however few of the ticket's other words it shares.
+    exists = _ASKS_EXISTENCE.search(ask_sentence(state.question_text)) is not None
     return max(scored, key=lambda ca: (ca[1][0] and ca[1][4] >= bar,
                                        not (yes_no and _labelled_elsewhere(ca[0], state)),
                                        *ca[1][1:3], id(ca[0]) in denied,
-                                       _labelled(ca[0], state) and ca[1][4] >= row_bar,
+                                       _labelled(ca[0], state) and (
+                                           ca[1][4] >= row_bar or exists and labelled_as_asked(ca[0], state)),
                                        *ca[1][3:], _labelled(ca[0], state)))[0]
+
+
+# "Is there a / an / any X …?", "Are there any X …?": whether X exists, answered by X.
+_ASKS_EXISTENCE = re.compile(r"^\s*(?:is|are)\s+there\s+(?:a|an|any)\b", re.IGNORECASE)
 
 
 def denies(c: Sentence, question: str) -> bool:
