@@ -46,9 +46,10 @@ def test_is_there_a_thing_is_led_by_the_sentence_under_that_label() -> None:
     # "Is there a workaround I can give them?" after a ticket's story: the release note and the known issue
     # retell the story's words, but the "Workaround: …" line is the thing asked for, so it leads.
     notes = evidence("notes#0", "Release notes", (
-        "Widgetly 2.0 — 2026-03-01: New: book export PDF v2, with month-to-date totals per sheet and a summary "
-        "page. KI-9: book export PDF v2 shows a wrong month-to-date total for books reopened in the same month. "
-        "Workaround: export with the legacy layout (Books → Export → Legacy)."), grade=Grade.CORRECT, score=0.8)
+        "Widgetly 2.0 — 2026-03-01: New: book export PDF v2, with month-to-date totals per sheet and a "
+        "summary page. KI-9: book export PDF v2 shows a wrong month-to-date total for books reopened in the "
+        "same month. Workaround: export with the legacy layout (Books → Export → Legacy)."),
+        grade=Grade.CORRECT, score=0.8)
     question = ("Customer reopened a book in the same month and the month-to-date total on the new export PDF "
                 "is wrong. Is there a workaround I can give them?")
     answer = synthesize_answer(question, RouteDecision(route=Route.LOOKUP, reason="t"), [notes])
