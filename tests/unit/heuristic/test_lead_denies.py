@@ -50,11 +50,11 @@ def test_is_there_a_thing_is_led_by_the_sentence_under_that_label() -> None:
         "summary page. KI-9: book export PDF v2 shows a wrong month-to-date total for books reopened in the "
         "same month. Workaround: export with the legacy layout (Books → Export → Legacy)."),
         grade=Grade.CORRECT, score=0.8)
-    question = ("Customer reopened a book in the same month and the month-to-date total on the new export PDF "
-                "is wrong. Is there a workaround I can give them?")
+    question = ("Customer reopened a book in the same month and the month-to-date total on the new export "
+                "PDF is wrong. Is there a workaround I can give them?")
     answer = synthesize_answer(question, RouteDecision(route=Route.LOOKUP, reason="t"), [notes])
     assert first_sentence(answer.text).startswith("Workaround: export with the legacy layout")
     # Not any yes/no question: "Can it …?" is still answered by what is said about it.
-    plain = synthesize_answer("Customer reopened a book. Can the export PDF show month-to-date totals per sheet?",
-                              RouteDecision(route=Route.LOOKUP, reason="t"), [notes])
+    asked = "Customer reopened a book. Can the export PDF show month-to-date totals per sheet?"
+    plain = synthesize_answer(asked, RouteDecision(route=Route.LOOKUP, reason="t"), [notes])
     assert not first_sentence(plain.text).startswith("Workaround")
