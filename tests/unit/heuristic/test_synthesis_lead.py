@@ -139,3 +139,21 @@ def test_a_yes_no_question_is_not_led_by_a_row_about_another_name() -> None:
     # a row keyed by a generic label ("Note: …") is no other name's
     note = Sentence(0, 0, "Note: the Pebble trial has a limit of 5 seats.", stems, 1.0, 0.0)
     assert not lead._labelled_elsewhere(note, state) and lead._labelled_elsewhere(other, state)
+
+
+def test_can_i_still_do_something_is_led_by_the_sentence_saying_the_action() -> None:
+    # "Can I still download the receipt?" asks whether the action can be done: the sentence saying it
+    # ("Receipts can be downloaded for 120 days …") answers, not one that only names the receipt, however many
+    # of the ticket's other words that one shares.
+    notes = evidence("receipts#0", "Receipts", (
+        "Reissued receipts for old orders are combined into one PDF receipt book per month. "
+        "Receipts can be downloaded for 120 days after the order; after that only the order record remains."),
+        grade=Grade.CORRECT, score=0.8)
+    question = ("I need to reissue a receipt for an order from five months ago. "
+                "Can I still download the receipt?")
+    answer = synthesize_answer(question, LOOKUP, [notes]).text
+    assert "Receipts can be downloaded for 120 days" in first_sentence(answer), answer
+    # A verb that only says how something is asked ("get", "use") says no action.
+    assert lead._asked_action("Can I still download the receipt?") == "download"
+    assert lead._asked_action("Can I get the receipt book?") is None
+    assert lead._asked_action("How long are receipts kept?") is None
