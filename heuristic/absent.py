@@ -12,12 +12,12 @@ from collections.abc import Sequence
 
 from heuristic.focus import mentioning, missing_terms
 from investigation.state import Evidence
-from investigation.text import fold
+from investigation.text import ask_sentence, fold, stem
 
 # What a "can <someone> <do> <something>" question asks is the action: "Can support reverse my pay run?",
 # "Could an admin undo the import?", "Can employees tip each other?". An action no passage names is not
 # answered by the passages about what it would be done to ("To change a locked pay run, contact support").
-ASKED_ACTION = re.compile(
+_ASKED_ACTION = re.compile(
     r"(?:^|[.,;!?]\s*)(?:can|could)\s+(?:(?:the|an?|my|our|your)\s+)?(?:[\w-]+\s+){1,2}?"
     r"(?:(?:still|also|ever|just|even|now)\s+)?(?P<verb>(?-i:[a-z]{3,}))\s+"
     r"(?:my|our|their|your|his|her|the|an?|this|that|these|those|it|them|all|every|each|one\s+another)\b",
@@ -28,7 +28,7 @@ ASKED_ACTION = re.compile(
 _PEOPLE_SUBJECT = re.compile(r"\b(can|could)\s+(?:(?:our|my|your|the)\s+)?(?:team|people|staff|employees|"
                              r"users|members|admins|colleagues|workers)\b", re.IGNORECASE)
 # Actions that say how something is asked, not what is done: "Can I get a refund?", "Can you compare …".
-LIGHT_VERBS = frozenset(["get", "use", "have", "make", "find", "help", "tell", "give", "take", "keep",
+_LIGHT_VERBS = frozenset(["get", "use", "have", "make", "find", "help", "tell", "give", "take", "keep",
                           "know", "show", "send", "need", "want", "like", "please", "explain", "check",
                           "confirm", "also", "see", "ask", "pay", "let", "put", "set", "add", "run",
                           "compare", "list", "describe", "summarise", "summarize", "recommend", "suggest"])
@@ -82,15 +82,22 @@ _CHANGING = frozenset(["fix", "correct", "edit", "change", "amend", "update", "m
 
 
 def missing_action(question: str, evidence: Sequence[Evidence]) -> list[str]:
-    """The action a "can <someone> <do> <something>" question asks (`ASKED_ACTION`: "reverse" in "Can
+    """The action a "can <someone> <do> <something>" question asks (`_ASKED_ACTION`: "reverse" in "Can
     support reverse my pay run?") when no evidence passage mentions it (nor, for a verb of changing, another
     of `_CHANGING`); [] otherwise."""
-    match = ASKED_ACTION.search(question) if evidence else None
+    match = _ASKED_ACTION.search(question) if evidence else None
     if match is None:
         return []
     verb = fold(match.group("verb"))
     said = _CHANGING if verb in _CHANGING else (verb,)
-    if verb in LIGHT_VERBS or verb in _PEOPLE or any(mentioning(v, evidence) for v in said):
+    if verb in _LIGHT_VERBS or verb in _PEOPLE or any(mentioning(v, evidence) for v in said):
         return []
     return [verb]
 
+
+def asked_action(question: str) -> str | None:
+    """The stem of the action a "can <someone> <do> <something>" asking sentence asks about ("download" in
+    "Can I still download the PDF?"), but a verb that only says how it is asked ("get", "use"); else None."""
+    match = _ASKED_ACTION.search(ask_sentence(question))
+    verb = fold(match.group("verb")) if match else ""
+    return stem(verb) if verb and verb not in _LIGHT_VERBS else None

@@ -9,14 +9,14 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from heuristic.absent import ASKED_ACTION, LIGHT_VERBS
+from heuristic.absent import asked_action
 from heuristic.chains import Sentence
 from heuristic.kinds import URL
 from heuristic.pick_scoring import BOTH, PickState, content_stems, contrasts, is_sibling, restates, terms_of
 from heuristic.verdicts import about as verdict_about
 from heuristic.verdicts import answers_no, both_verdict, broad_names, is_yes_no, temporal_winner
 from investigation.state import Evidence
-from investigation.text import ask_sentence, fold, stem, words
+from investigation.text import ask_sentence, fold, words
 
 
 def answers(c: Sentence, kind: re.Pattern[str] | None, state: PickState,
@@ -78,7 +78,7 @@ def lead_of(pool: Sequence[Sentence], kind: re.Pattern[str] | None, state: PickS
     exists = _ASKS_EXISTENCE.search(ask_sentence(state.question_text)) is not None
     # "Can I still download the PDF?" asks whether the action can be done: a sentence saying the action
     # ("PDFs can be downloaded for 90 days") is about it; one sharing only its object ("… one PDF …") is not.
-    acted = _asked_action(state.question_text)
+    acted = asked_action(state.question_text)
     return max(scored, key=lambda ca: (ca[1][0] and ca[1][4] >= bar,
                                        not (yes_no and _labelled_elsewhere(ca[0], state)),
                                        *ca[1][1:3], id(ca[0]) in denied,
@@ -86,14 +86,6 @@ def lead_of(pool: Sequence[Sentence], kind: re.Pattern[str] | None, state: PickS
                                        _labelled(ca[0], state) and (
                                            ca[1][4] >= row_bar or exists and labelled_as_asked(ca[0], state)),
                                        *ca[1][3:], _labelled(ca[0], state)))[0]
-
-
-def _asked_action(question: str) -> str | None:
-    """The stem of the action a "can <someone> <do> <something>" asking sentence asks about ("download" in
-    "Can I still download the PDF?"), but a verb that only says how it is asked ("get", "use"); else None."""
-    match = ASKED_ACTION.search(ask_sentence(question))
-    verb = fold(match.group("verb")) if match else ""
-    return stem(verb) if verb and verb not in LIGHT_VERBS else None
 
 
 # "Is there a / an / any X …?", "Are there any X …?": whether X exists, answered by X.

@@ -13,6 +13,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
+from heuristic.absent import asked_action
 from heuristic.chains import Sentence
 from heuristic.pick_scoring import content_stems
 from heuristic.verdicts import is_yes_no, yes_no_prefix
@@ -29,6 +30,9 @@ _TIME = re.compile(_AMOUNT + r"\s+(?:business\s+|calendar\s+)?(?P<unit>hour|day|
 # first 30 days": inside when beyond it), in the few words before the value.
 _UPPER = re.compile(r"\b(?:limited\s+to|up\s+to|at\s+most|within|less\s+than|under|below|younger\s+than|"
                     r"before|maximum(?:\s+of)?|no\s+more\s+than)\s+(?:the\s+)?(?:first\s+)?$", re.IGNORECASE)
+# How long the asked action can be done ("PDFs can be downloaded for 90 days" for "Can I still download the
+# PDF?") bounds it too, in a sentence saying that action (`absent.asked_action`).
+_LASTING = re.compile(r"\bfor\s+(?:the\s+)?(?:first\s+)?$", re.IGNORECASE)
 _LOWER = re.compile(r"\b(?:after|more\s+than|over|above|older\s+than|at\s+least|beyond|minimum(?:\s+of)?|"
                     r"larger\s+than|exceeding)\s+(?:the\s+)?(?:first\s+)?$", re.IGNORECASE)
 
@@ -39,14 +43,18 @@ def _value(match: re.Match[str], days: bool) -> float:
     return number * _DAYS[match.group("unit").lower()] if days else number
 
 
-def _limits(text: str) -> list[tuple[bool, float, bool]]:
-    """(is a length of time, value, upper bound) of each bounded value in `text`."""
+def _limits(text: str, action: str | None = None) -> list[tuple[bool, float, bool]]:
+    """(is a length of time, value, upper bound) of each bounded value in `text`; how long `action` lasts
+    ("for 90 days") when `text` says that action."""
+    lasting = action is not None and action in content_stems(text)
     out = []
     for pattern, days in ((_MONEY, False), (_TIME, True)):
         for match in pattern.finditer(text):
             before = text[max(0, match.start() - 30): match.start()]
-            if _UPPER.search(before) or _LOWER.search(before):
-                out.append((days, _value(match, days), bool(_UPPER.search(before))))
+            lasts = days and lasting and _LASTING.search(before) is not None
+            upper = _UPPER.search(before) is not None or lasts
+            if upper or _LOWER.search(before):
+                out.append((days, _value(match, days), upper))
     return out
 
 
@@ -71,7 +79,8 @@ def _inside(question: str, sentence: str) -> bool | None:
     """Whether the question's value falls inside a limit of the sentence (None: the sentence sets none)."""
     asked = _asked_values(question)
     verdicts = [value <= bound if upper else value > bound
-                for days, bound, upper in _limits(sentence) for kind, value in asked.items() if kind == days]
+                for days, bound, upper in _limits(sentence, asked_action(question))
+                for kind, value in asked.items() if kind == days]
     return None if not verdicts else any(verdicts)
 
 

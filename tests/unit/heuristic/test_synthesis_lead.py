@@ -7,6 +7,7 @@ import pytest
 
 from cli.bench_metrics import first_sentence
 from heuristic import lead
+from heuristic.absent import asked_action
 from heuristic.chains import Sentence
 from heuristic.pick_scoring import PickState
 from heuristic.synthesis import synthesize_answer
@@ -154,6 +155,6 @@ def test_can_i_still_do_something_is_led_by_the_sentence_saying_the_action() -> 
     answer = synthesize_answer(question, LOOKUP, [notes]).text
     assert "Receipts can be downloaded for 120 days" in first_sentence(answer), answer
     # A verb that only says how something is asked ("get", "use") says no action.
-    assert lead._asked_action("Can I still download the receipt?") == "download"
-    assert lead._asked_action("Can I get the receipt book?") is None
-    assert lead._asked_action("How long are receipts kept?") is None
+    assert asked_action("Can I still download the receipt?") == "download"
+    assert asked_action("Can I get the receipt book?") is None
+    assert asked_action("How long are receipts kept?") is None

@@ -46,3 +46,18 @@ def test_a_time_said_relatively_is_the_askers_value() -> None:
     assert deciding is not None
     assert deciding.text.startswith("Skippers who joined less than 10 days ago are never granted a swap")
     assert deciding_limit("Can she get a berth swap?", candidate_sentences(question, HARBOUR)) is None
+
+
+def test_how_long_something_lasts_is_a_limit_on_it() -> None:
+    # "Tide tables can be downloaded for 60 days after purchase": asked after four months, no "Yes" (the
+    # limit speaks); after a fortnight, "Yes".
+    tables = [evidence("tides#0", "Tide tables",
+                       "Tide tables for every berth are combined into one PDF per month. "
+                       "Tide tables can be downloaded for 60 days after purchase; then only the receipt "
+                       "remains.")]
+    late = synthesize_answer("I bought a tide table four months ago. Can I still download the tide table?",
+                             LOOKUP, tables)
+    assert late.text.startswith("Tide tables can be downloaded for 60 days"), late.text
+    early = synthesize_answer("I bought a tide table two weeks ago. Can I still download the tide table?",
+                              LOOKUP, tables)
+    assert early.text.startswith("Yes: Tide tables can be downloaded for 60 days"), early.text
