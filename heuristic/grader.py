@@ -45,7 +45,7 @@ class GraderConfig:
 
 # A technical identifier written in lower case with dots ("payrun.paid"): an event or a field name, as
 # telling as a capitalised name. A web domain ("shop.io", "example.com") ends in a short top-level part.
-_IDENTIFIER = re.compile(r"^[a-z][a-z0-9_]*(?:\.[a-z0-9_]+)*\.[a-z]{4,}$")
+_IDENTIFIER = re.compile(r"^[a-z][a-z0-9]*(?:\.[a-z0-9]+)*\.[a-z]{4,}$")
 
 
 def weighted_terms(text: str) -> dict[str, float]:

@@ -77,9 +77,13 @@ def _asked_values(question: str) -> dict[bool, float]:
 
 def _inside(question: str, sentence: str) -> bool | None:
     """Whether the question's value falls inside a limit of the sentence (None: the sentence sets none)."""
-    asked = _asked_values(question)
+    return _inside_of(_asked_values(question), asked_action(question), sentence)
+
+
+def _inside_of(asked: dict[bool, float], action: str | None, sentence: str) -> bool | None:
+    """`_inside` with the question's values (`_asked_values`) and asked action (`asked_action`) given."""
     verdicts = [value <= bound if upper else value > bound
-                for days, bound, upper in _limits(sentence, asked_action(question))
+                for days, bound, upper in _limits(sentence, action)
                 for kind, value in asked.items() if kind == days]
     return None if not verdicts else any(verdicts)
 
@@ -87,10 +91,12 @@ def _inside(question: str, sentence: str) -> bool | None:
 def deciding_limit(question: str, candidates: Sequence[Sentence]) -> Sentence | None:
     """The sentence whose limit decides a yes/no question stating an amount or a time, sharing a word with
     the asking sentence (the limit the asker's value falls inside of first, then the most shared words)."""
-    if not is_yes_no(question) or not _asked_values(question):
+    values = _asked_values(question)
+    if not is_yes_no(question) or not values:
         return None
     asked = content_stems(ask_sentence(question))
-    scored = [(c, _inside(question, c.text)) for c in candidates if c.stems & asked]
+    action = asked_action(question)
+    scored = [(c, _inside_of(values, action, c.text)) for c in candidates if c.stems & asked]
     deciding = [(c, inside) for c, inside in scored if inside is not None]
     if not deciding:
         return None

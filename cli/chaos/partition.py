@@ -94,9 +94,10 @@ def _cut_when_busy(h: PartitionHarness, start: int, submitted: list[tuple[str, s
             if any(t.get("name") == "sleuth.deliver" for t in mine):
                 break
             if time.monotonic() >= more_at and sent < most:
-                for i in range(min(3, most - sent)):
+                extra = min(3, most - sent)
+                for i in range(extra):
                     submitted.append((h.submit("big", _q(start + sent + i), callback=True), "cut"))
-                sent = min(most, sent + 3)
+                sent += extra
                 more_at = time.monotonic() + 15
     finally:
         app.close()
