@@ -44,8 +44,12 @@ while True:
 report["own_session"] = os.getsid(api.pid) == api.pid and os.getpgid(api.pid) == api.pid
 report["title"] = open(f"/proc/{api.pid}/cmdline").read().replace("\0", " ").strip()
 leaked = f"socket:[{os.fstat(leak.fileno()).st_ino}]"
-report["holds_leak"] = any(os.readlink(f"/proc/{api.pid}/fd/{fd}") == leaked
-                           for fd in os.listdir(f"/proc/{api.pid}/fd"))
+def target(fd):  # the child opens and closes descriptors as it serves: one listed may be gone when read
+    try:
+        return os.readlink(f"/proc/{api.pid}/fd/{fd}")
+    except FileNotFoundError:
+        return None
+report["holds_leak"] = any(target(fd) == leaked for fd in os.listdir(f"/proc/{api.pid}/fd"))
 try:
     api.wait(timeout=0.2)
     report["wait_timeout"] = False
