@@ -87,10 +87,12 @@ _ANSWER_KINDS: tuple[tuple[re.Pattern[str], re.Pattern[str]], ...] = (
     (
         re.compile(
             r"\bhow\s+(many|much|often|far|big|large|fast|tall|high|old)\b|\bwhat\s+(number|percentage|share)\b|"
-            r"\b(limit|maximum|minimum|max|min)\b|" + _MEASURE.pattern,
+            r"\b(limit|maximum|minimum|max|min|smallest|lowest|least|fewest|largest|biggest|highest)\b|"
+            + _MEASURE.pattern,
             re.IGNORECASE,
         ),
-        re.compile(r"\b\d[\d,.]*\b"),
+        # Not the digits of a code ("PCL-3002", "ERR_4021", "v2"): a code names the situation, not a value.
+        re.compile(r"(?<![\w-])\d[\d,.]*\b"),
     ),
 )
 

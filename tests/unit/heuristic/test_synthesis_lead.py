@@ -158,3 +158,17 @@ def test_can_i_still_do_something_is_led_by_the_sentence_saying_the_action() -> 
     assert asked_action("Can I still download the receipt?") == "download"
     assert asked_action("Can I get the receipt book?") is None
     assert asked_action("How long are receipts kept?") is None
+
+
+def test_the_smallest_amount_asked_in_a_ticket_is_led_by_the_value_not_the_codes_sentence() -> None:
+    # "What is the smallest amount …?" asks a number as "minimum" does; the digits of the ticket's code
+    # ("ZX-4410") are no value, however many of the ticket's words that code's sentence retells.
+    refills = evidence("credits#0", "Credits", (
+        "ZX-4410 means the credit balance is too low to send the fax; add credits or turn on automatic "
+        "refills. If a credit refill fails, sending is paused until the credit balance is positive again. "
+        "An automatic refill adds a chosen amount (at least $40) whenever the balance drops below a limit."),
+        grade=Grade.CORRECT, score=0.8)
+    question = ("Faxes fail with ZX-4410. If I turn on automatic refills, what is the smallest amount each "
+                "refill can add?")
+    answer = synthesize_answer(question, LOOKUP, [refills]).text
+    assert "at least $40" in first_sentence(answer), answer
