@@ -23,6 +23,13 @@ _ASKED_ACTION = re.compile(
     r"(?:my|our|their|your|his|her|the|an?|this|that|these|those|it|them|all|every|each|one\s+another)\b",
     re.IGNORECASE,
 )
+# "How do we <do> <something>?" asks how the action is done ("How do we hand the Owner role over …?"): a
+# passage telling how names the action too.
+_HOW_ACTION = re.compile(
+    r"\bhow\s+(?:do|can|could|should|would)\s+(?:i|we|you|they|one)\s+(?P<verb>(?-i:[a-z]{3,}))\s+"
+    r"(?:my|our|their|your|the|an?|this|that|these|those|it|them)\b",
+    re.IGNORECASE,
+)
 # The asker's people as the subject ("Can people sign in with …?", "Could our team export …?"): what they
 # would do is asked as the asker would ask it ("Can we sign in with …?"), for `focus.missing_terms`.
 _PEOPLE_SUBJECT = re.compile(r"\b(can|could)\s+(?:(?:our|my|your|the)\s+)?(?:team|people|staff|employees|"
@@ -82,10 +89,11 @@ _CHANGING = frozenset(["fix", "correct", "edit", "change", "amend", "update", "m
 
 
 def missing_action(question: str, evidence: Sequence[Evidence]) -> list[str]:
-    """The action a "can <someone> <do> <something>" question asks (`_ASKED_ACTION`: "reverse" in "Can
-    support reverse my pay run?") when no evidence passage mentions it (nor, for a verb of changing, another
+    """The action a "can <someone> <do> <something>" or "how do we <do> <something>" question asks
+    (`_ASKED_ACTION`: "reverse" in "Can support reverse my pay run?", `_HOW_ACTION`: "hand" in "How do we
+    hand the Owner role over?") when no evidence passage mentions it (nor, for a verb of changing, another
     of `_CHANGING`); [] otherwise."""
-    match = _ASKED_ACTION.search(question) if evidence else None
+    match = (_ASKED_ACTION.search(question) or _HOW_ACTION.search(question)) if evidence else None
     if match is None:
         return []
     verb = fold(match.group("verb"))

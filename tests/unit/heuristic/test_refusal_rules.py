@@ -38,7 +38,10 @@ FEES = evidence("fees#0", "Zorblet fees", "Zorblet charges a 2% fee on every ord
         ("Can he refold my locked order himself?", ["refold"]),
         ("Can I get a refund for my order?", []),  # "get" says how it is asked, not what is done
         ("Can you compare the fees of two orders?", []),  # nor does "compare"
-        ("How do I change a locked order?", []),  # not a "can … do …" question
+        ("How do I change a locked order?", []),  # the passages name the action
+        ("How do we hand the locked order over to the help desk?", ["hand"]),  # how to do what none names
+        ("How do I get a refund for my order?", []),  # "get" says how it is asked
+        ("How long do you keep my order?", []),  # asks a duration, not how an action is done
     ],
 )
 def test_the_asked_action_is_missing_when_no_passage_names_it(question: str, action: list[str]) -> None:
