@@ -88,19 +88,14 @@ _CODE = re.compile(
 )
 
 
-# A number and its unit written as one word ("5-minute rounding", "a 14-day trial"): a measure, which a
-# passage writes "5 minutes", "14 days"; not a name.
+# A number and its unit as one word ("5-minute rounding"): a measure a passage writes "5 minutes", no name.
 _MEASURE_WORD = re.compile(r"\d+(?:[.,]\d+)?-[a-z]+(?:-[a-z]+)*")
 
 
 def _specific(span: str, question: str) -> bool:
     tokens = [w for w in words(span) if w not in STOPWORDS and "'" not in w]
-    if (
-        not tokens
-        or _MEASURE_WORD.fullmatch(span.strip())
-        or all(t in _GENERIC or t[:1].isdigit() for t in tokens)
-        or sum(c.isalpha() for c in span) < 3
-    ):
+    if not tokens or _MEASURE_WORD.fullmatch(span.strip()) or sum(c.isalpha() for c in span) < 3 or all(
+            t in _GENERIC or t[:1].isdigit() for t in tokens):
         return False
     if len(tokens) >= 2:
         return True

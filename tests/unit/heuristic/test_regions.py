@@ -2,8 +2,12 @@
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
+
 import pytest
 
+from heuristic import regions
 from heuristic.focus import missing_names
 from heuristic.regions import as_written, containers, searched_as, within_mentioned, written
 from heuristic.sufficiency import has_support
@@ -83,3 +87,29 @@ def test_a_state_or_country_a_mentioned_place_or_no_place_stays_as_asked() -> No
 def test_a_probe_for_a_place_also_searches_its_nearest_region() -> None:
     assert searched_as("San Diego") == "San Diego California"
     assert searched_as("Zorblet") == "Zorblet"
+
+
+def test_the_places_are_read_from_a_table_built_once_from_geonames(tmp_path: Path,
+                                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+    table = tmp_path / "build" / "places.json"
+    monkeypatch.setattr(regions, "_TABLE", table)
+    regions._table.cache_clear()
+    try:
+        places, states_and_countries = regions._table()
+        assert places["san diego"][0] == "California" and "texas" in states_and_countries
+        saved = json.loads(table.read_text(encoding="utf-8"))
+        assert saved["places"]["san diego"] == list(places["san diego"])
+        # read back as saved; a table from another GeoNames release or threshold is built again
+        saved["places"]["san diego"] = ["Somewhere"]
+        table.write_text(json.dumps(saved), encoding="utf-8")
+        regions._table.cache_clear()
+        assert regions.containers("San Diego") == ("Somewhere",)
+        table.write_text(json.dumps({**saved, "key": "another release"}), encoding="utf-8")
+        regions._table.cache_clear()
+        assert regions.containers("San Diego")[0] == "California"
+        table.write_text("{half a tab", encoding="utf-8")  # unreadable: built again too
+        regions._table.cache_clear()
+        assert regions.containers("San Diego")[0] == "California"
+        assert json.loads(table.read_text(encoding="utf-8"))["key"] != "another release"
+    finally:
+        regions._table.cache_clear()
