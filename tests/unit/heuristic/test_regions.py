@@ -113,3 +113,10 @@ def test_the_places_are_read_from_a_table_built_once_from_geonames(tmp_path: Pat
         assert json.loads(table.read_text(encoding="utf-8"))["key"] != "another release"
     finally:
         regions._table.cache_clear()
+
+
+def test_a_big_town_is_also_known_by_its_initials_in_capitals() -> None:
+    assert containers("LA")[0] == containers("L.A.")[0] == "California" and containers("NYC")[0] == "New York"
+    assert containers("LAX") == containers("la") == containers("Qa") == ()  # an airport code, lower case
+    asked = as_written("I switched rounding off in Texas; can I do the same for the LA people?", [RULES.text])
+    assert asked == "I switched rounding off in Texas; can I do the same for the California people?"
