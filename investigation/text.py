@@ -190,7 +190,9 @@ def _entities(text: str) -> tuple[str, ...]:
 
 _ASKING = re.compile(
     r"\?\s*$|^\s*(what|how|when|where|why|which|who|whom|whose|can|could|do|does|did|is|are|was|were|"
-    r"will|would|should|shall|may)\b",
+    r"will|would|should|shall|may)\b"
+    # a question asked inside a statement: "Our advisor wants to know how long …", "Please tell us whether …"
+    r"|\b(?:know|wondering|tell\s+(?:me|us)|find\s+out)\s+(?:how|what|when|where|why|which|who|whether|if)\b",
     re.IGNORECASE,
 )
 

@@ -12,7 +12,7 @@ from heuristic.chains import Sentence
 from heuristic.pick_scoring import PickState
 from heuristic.synthesis import synthesize_answer
 from investigation.state import Evidence, Grade, Route, RouteDecision
-from investigation.text import fold
+from investigation.text import ask_sentence, fold
 from tests.unit.investigation.fakes import evidence
 
 LOOKUP = RouteDecision(route=Route.LOOKUP, reason="t")
@@ -172,3 +172,18 @@ def test_the_smallest_amount_asked_in_a_ticket_is_led_by_the_value_not_the_codes
                 "refill can add?")
     answer = synthesize_answer(question, LOOKUP, [refills]).text
     assert "at least $40" in first_sentence(answer), answer
+
+
+def test_a_question_asked_inside_a_statement_is_the_asking_sentence() -> None:
+    # "Our accountant wants to know how long …" asks, though no sentence ends in "?": the row for the asker's
+    # country, holding the duration, leads the general rule that retells more of the ticket's words.
+    records = evidence("records#0", "Records retention", (
+        "Zorbo keeps payroll records (pay runs, payslips, tax filings) for as long as the law of the "
+        "company's country requires, counted from the end of the tax year.\n\n| country | payroll records |"
+        "\n|---|---|\n| Germany | 10 years |\n| Ireland | 6 years |"), grade=Grade.CORRECT, score=0.8)
+    question = ("We're based in Germany. Our accountant wants to know how long Zorbo holds on to our payroll "
+                "history (pay runs, payslips, filings).")
+    answer = synthesize_answer(question, LOOKUP, [records]).text
+    assert "10 years" in first_sentence(answer), answer
+    assert ask_sentence(question).startswith("Our accountant wants to know")
+    assert ask_sentence("We moved to AP-1. Please tell us whether the URL changes.").startswith("Please tell")
