@@ -55,7 +55,9 @@ def lead_of(pool: Sequence[Sentence], kind: re.Pattern[str] | None, state: PickS
     typed
     one only when its cover is at least `LEAD_TYPED_COVER` of the best cover in `pool`."""
     scored = [(c, answers(c, kind, state, terms)) for c in pool]
-    denied = {id(c) for c in pool if denies(c, state.question_text)}
+    # "Do you verify X, or only Y?" asks which of two, not whether: a denial is no answer to it by itself.
+    alternative = _ALTERNATIVE.search(ask_sentence(state.question_text)) is not None
+    denied = set() if alternative else {id(c) for c in pool if denies(c, state.question_text)}
     # In a ticket ("… returns ERR_4013 - how much …?") the situation's words fill the cover of every sentence
     # retelling it: there the asked kind alone says which sentence answers.
     ticket = not one_sentence or bool(state.codes) or bool(state.situation)
@@ -88,6 +90,9 @@ def lead_of(pool: Sequence[Sentence], kind: re.Pattern[str] | None, state: PickS
                                        *ca[1][3:], _labelled(ca[0], state)))[0]
 
 
+# The second of two alternatives asked as a clause of its own: "…, or only the format?", "… or is it …?".
+_ALTERNATIVE = re.compile(r",\s*or\b|\bor\s+(?:only|just|rather|instead|is|are|do|does|did|will|would|can|"
+                          r"could|should)\b", re.IGNORECASE)
 # "Is there a / an / any X …?", "Are there any X …?": whether X exists, answered by X.
 _ASKS_EXISTENCE = re.compile(r"^\s*(?:is|are)\s+there\s+(?:a|an|any)\b", re.IGNORECASE)
 

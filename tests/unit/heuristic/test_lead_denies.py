@@ -58,3 +58,19 @@ def test_is_there_a_thing_is_led_by_the_sentence_under_that_label() -> None:
     asked = "Customer reopened a book. Can the export PDF show month-to-date totals per sheet?"
     plain = synthesize_answer(asked, RouteDecision(route=Route.LOOKUP, reason="t"), [notes])
     assert not first_sentence(plain.text).startswith("Workaround")
+
+
+def test_a_question_between_two_alternatives_is_led_by_the_one_that_holds_not_by_a_denial() -> None:
+    # "Do you check X, or only Y?" asks which of the two: the sentence saying "only the format" for the
+    # asker's case answers; one saying what happens when a check fails ("cannot be checked") does not.
+    checks = evidence("checks#0", "Street checks", (
+        "A street that cannot be checked returns error ZX-2201 and the label is not bought. "
+        "Street checks are available for Spain, Italy and Portugal; other countries are checked for format "
+        "only."), grade=Grade.CORRECT, score=0.7)
+    france = evidence("vat#0", "VAT", "VAT in France is 20 percent.", score=0.5)
+    question = "Do you check street names for parcels going to France, or only the format?"
+    answer = synthesize_answer(question, RouteDecision(route=Route.LOOKUP, reason="t"), [checks, france])
+    assert "checked for format only" in first_sentence(answer.text), answer.text
+    yes_no = "Is the street checked for parcels going to France?"  # no alternative: the denial may lead
+    assert "cannot be checked" in first_sentence(
+        synthesize_answer(yes_no, RouteDecision(route=Route.LOOKUP, reason="t"), [checks, france]).text)
