@@ -105,18 +105,20 @@ def _initials(name: str, others: Sequence[str]) -> list[str]:
     """The other names of a town that are its initials ("LA" of Los Angeles, "NYC" of New York City): kept
     in capitals, apart from the folded names. An airport code ("LAX") is no initials."""
     parts = [w for w in name.split() if w[:1].isalpha()]
+    if len(parts) < 2:
+        return []
     initials = {"".join(w[0] for w in parts).upper(), "".join(w[0] for w in parts if w != "City").upper()}
-    return [short for other in others if len(parts) >= 2
-            and (short := other.replace(".", "")) in initials and len(short) >= 2]
+    return [short for other in others if (short := other.replace(".", "")) in initials and len(short) >= 2]
 
 
 def containers(name: str) -> tuple[str, ...]:
     """The names of what contains the place `name` (its US state, its country and the country's other names,
     the European Union), nearest first, or of the countries a legal form ("GmbH") is used in; () when `name`
     is neither. A town's initials count in capitals only ("LA", "NYC")."""
-    short = name.replace(".", "")
-    key = short if short.isupper() and short.isalpha() and len(short) <= 4 else fold(name)
-    return _table()[0].get(key, ())
+    table, short = _table()[0], name.replace(".", "")
+    if short.isupper() and short in table:
+        return table[short]
+    return table.get(fold(name), ())
 
 
 def written(region: str, text: str) -> bool:

@@ -58,6 +58,7 @@ def test_a_question_about_a_place_whose_region_has_no_rule_stays_unsupported() -
 
 def test_a_company_legal_form_is_found_through_its_country() -> None:
     assert "Germany" in containers("GmbH") and "Australia" in containers("Pty Ltd")
+    assert "United States" in containers("LLC") and "United Kingdom" in containers("PLC")  # in capitals too
     table = evidence("records#0", "Records", "| country | years |\n| Germany | 10 years |", score=0.6)
     assert missing_names("We're a GmbH. How long are our records kept?", [table]) == []
     other = evidence("records#1", "Records", "| country | years |\n| Canada | 6 years |", score=0.6)
