@@ -153,8 +153,11 @@ def as_written(question: str, texts: Sequence[str]) -> str:
             continue
         if key in _table()[1] or not containers(span):
             continue
-        region = next((r for r in containers(span) if any(written(r, t) for t in texts)), None)
-        if region is not None:
+        found = [r for r in containers(span) if any(written(r, t) for t in texts)]
+        if found:
+            # a member state's town is under the Union's rules too ("Dublin" → "Ireland (EU)")
+            union = next((r for r in found[1:] if r in _ALSO_WRITTEN["EU"]), None)
+            region = f"{found[0]} ({union})" if union and found[0] not in _ALSO_WRITTEN["EU"] else found[0]
             out = re.sub(rf"(?<!\w){re.escape(span)}(?!\w)", region, out)
     return out
 

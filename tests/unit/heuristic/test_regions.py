@@ -69,9 +69,16 @@ def test_a_town_or_legal_form_no_passage_mentions_is_asked_as_the_region_one_doe
     texts = [RULES.text, "| country | years |\n| Germany | 10 years |"]
     asked = as_written("An employee at our San Diego store leaves with 6 unused days. Paid out?", texts)
     assert asked == "An employee at our California store leaves with 6 unused days. Paid out?"
-    assert as_written("We're a GmbH. How long are records kept?", texts) == ("We're a Germany. How long are "
+    table = ["| country | years |\n| Germany | 10 years |"]
+    assert as_written("We're a GmbH. How long are records kept?", table) == ("We're a Germany. How long are "
                                                                              "records kept?")
     assert as_written("Our Melbourne payday is a holiday.", texts) == "Our Australia payday is a holiday."
+    # a member state's town is under the Union's rules too, when a passage writes them
+    irish = [*texts, "Ireland: PPS number."]
+    assert as_written("A business in Dublin or a GmbH: can we withdraw?", irish) == (
+        "A business in Ireland (EU) or a Germany (EU): can we withdraw?")
+    assert as_written("A business in Dublin: can we withdraw?", [RULES.text]) == (
+        "A business in EU: can we withdraw?")
 
 
 def test_a_state_or_country_a_mentioned_place_or_no_place_stays_as_asked() -> None:
