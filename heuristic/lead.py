@@ -55,14 +55,15 @@ def lead_of(pool: Sequence[Sentence], kind: re.Pattern[str] | None, state: PickS
     typed
     one only when its cover is at least `LEAD_TYPED_COVER` of the best cover in `pool`."""
     scored = [(c, answers(c, kind, state, terms)) for c in pool]
+    ask = ask_sentence(state.question_text)
     # "Do you verify X, or only Y?" asks which of two, not whether: a denial is no answer to it by itself.
-    alternative = _ALTERNATIVE.search(ask_sentence(state.question_text)) is not None
+    alternative = _ALTERNATIVE.search(ask) is not None
     denied = set() if alternative else {id(c) for c in pool if denies(c, state.question_text)}
     # In a ticket ("… returns ERR_4013 - how much …?") the situation's words fill the cover of every sentence
     # retelling it: there the asked kind alone says which sentence answers.
     ticket = not one_sentence or bool(state.codes) or bool(state.situation)
     best = max(a[4] for _c, a in scored)
-    yes_no = is_yes_no(ask_sentence(state.question_text))
+    yes_no = is_yes_no(ask)
     # A yes/no question asks whether, not the value its noun guesses ("Are contractors included in the fee?"
     # is no price): a sentence holding that kind leads it only when no other is more about the question.
     bar = 0.0 if ticket else best if yes_no else LEAD_TYPED_COVER * best
@@ -77,7 +78,7 @@ def lead_of(pool: Sequence[Sentence], kind: re.Pattern[str] | None, state: PickS
     row_bar = math.inf if yes_no else LEAD_TYPED_COVER * best
     # "Is there a workaround …?" asks for the thing itself: the sentence under that label ("Workaround: …")
     # says there is one and what it is, however few of the ticket's other words it shares.
-    exists = _ASKS_EXISTENCE.search(ask_sentence(state.question_text)) is not None
+    exists = _ASKS_EXISTENCE.search(ask) is not None
     # "Can I still download the PDF?" asks whether the action can be done: a sentence saying the action
     # ("PDFs can be downloaded for 90 days") is about it; one sharing only its object ("… one PDF …") is not.
     acted = asked_action(state.question_text)

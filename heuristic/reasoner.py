@@ -77,8 +77,8 @@ class HeuristicReasoner:
 
     def grade(self, question: str, passages: Sequence[Passage], hop: int,
               query_of: dict[str, str]) -> list[Evidence]:
-        asked = as_written(question, [f"{p.title}. {p.text}" for p in passages])
-        return grade_passages(asked, passages, hop, query_of, self.vectorise, self.grader_config)
+        return grade_passages(_as_written(question, passages), passages, hop, query_of, self.vectorise,
+                              self.grader_config)
 
     def judge(self, question: str, plan: Plan, evidence: Sequence[Evidence]) -> Judgment:
         return judge_evidence(question, plan, evidence, self.sufficiency_config)
@@ -111,6 +111,6 @@ class HeuristicReasoner:
         return []  # no provider calls, nothing to charge
 
 
-def _as_written(question: str, evidence: Sequence[Evidence]) -> str:
-    """The question with each place no evidence mentions said as its region that one does (`as_written`)."""
-    return as_written(question, [f"{e.title}. {e.text}" for e in evidence])
+def _as_written(question: str, passages: Sequence[Passage] | Sequence[Evidence]) -> str:
+    """The question with each place no passage mentions said as its region that one does (`as_written`)."""
+    return as_written(question, [f"{p.title}. {p.text}" for p in passages])

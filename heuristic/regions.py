@@ -151,7 +151,7 @@ def as_written(question: str, texts: Sequence[str]) -> str:
         key = fold(span)
         if any(re.search(rf"\b{re.escape(key)}\b", t) for t in folded):
             continue
-        if key in _table()[1] or not containers(span):
+        if key in _table()[1]:
             continue
         found = [r for r in containers(span) if any(written(r, t) for t in texts)]
         if found:
