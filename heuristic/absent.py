@@ -11,6 +11,7 @@ import re
 from collections.abc import Sequence
 
 from heuristic.focus import mentioning, missing_terms
+from heuristic.siblings import value_only_for_peers
 from investigation.state import Evidence
 from investigation.text import ask_sentence, fold, stem
 
@@ -53,10 +54,12 @@ def asked_missing(question: str, evidence: Sequence[Evidence]) -> list[str]:
     """The asked-about words no passage mentions (`focus.missing_terms`) but words for people in general
     ("Can we pay staff in Germany …?" over passages about employees) and for the kind of value asked ("Is
     there a trial period?"), else the asked action (`missing_action`). The asker's people as the subject
-    ask as the asker would (`_PEOPLE_SUBJECT`: "Can people sign in with a fingerprint?")."""
+    ask as the asker would (`_PEOPLE_SUBJECT`: "Can people sign in with a fingerprint?"). Last, a name whose
+    asked value the passages give only for its peers (`siblings.value_only_for_peers`)."""
     asked = _PEOPLE_SUBJECT.sub(lambda m: f"{m.group(1)} we", question)
     terms = [t for t in missing_terms(asked, evidence) if t not in _PEOPLE and t not in _VALUE_WORDS]
-    return terms or missing_action(question, evidence) or missing_role(question, evidence)
+    return (terms or missing_action(question, evidence) or missing_role(question, evidence)
+            or value_only_for_peers(question, evidence))
 
 
 # "Who is the CEO of Parcelo?", "Who founded Wagely?": a person of the company the knowledge base is about,

@@ -13,6 +13,7 @@ import numpy as np
 
 from heuristic.grader import GraderConfig, grade_passages
 from heuristic.planner import PlannerConfig, bridge_queries, part_queries, plan_question, probe_queries
+from heuristic.plans import as_named
 from heuristic.reading import read_passage
 from heuristic.regions import as_written, searched_as
 from heuristic.router import RouterConfig, chitchat_prototypes, route_question
@@ -112,5 +113,7 @@ class HeuristicReasoner:
 
 
 def _as_written(question: str, passages: Sequence[Passage] | Sequence[Evidence]) -> str:
-    """The question with each place no passage mentions said as its region that one does (`as_written`)."""
-    return as_written(question, [f"{p.title}. {p.text}" for p in passages])
+    """The question with each place no passage mentions said as its region that one does (`as_written`), and
+    a plan named by its price said by its name (`as_named`)."""
+    texts = [f"{p.title}. {p.text}" for p in passages]
+    return as_named(as_written(question, texts), texts)
