@@ -8,16 +8,23 @@ sub-query. Kept sentences are separated by blank lines, so synthesis reads them 
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 
+from heuristic.asked import ASKED_ABILITY
 from heuristic.focus import focus_names
 from heuristic.prose import Unit, units, with_context
 from investigation.answers import evidence_tokens
 from investigation.state import Evidence
-from investigation.text import content_stems, count_tokens, fold
+from investigation.text import ask_sentence, content_stems, count_tokens, fold
 
 UNIT_SEPARATOR = "\n\n"
-
+# Who or what may have what "Can I give them X?" asks for ("Companies younger than 90 days are never
+# eligible"): the condition that decides the answer, often in no word of the question. It is kept as a
+# sentence naming one of the question's names is.
+_ELIGIBILITY = re.compile(r"\b(?:eligible|ineligible|eligibility|qualif(?:y|ies|ied)|not\s+allowed)\b",
+                          re.IGNORECASE)
+_ELIGIBILITY_WEIGHT = 1.0
 
 
 def _truncate(sentence: str, budget: int) -> str:
@@ -95,14 +102,16 @@ def compress(question: str, evidence: Sequence[Evidence], token_budget: int) -> 
             remaining -= costs[i][0]
     # Then the sentences that agree most with the question or the sub-query that found them.
     # (A sentence naming one of the question's specific names comes first: it is what shows that the
-    # knowledge base talks about it at all.)
+    # knowledge base talks about it at all; so does one saying who is eligible, for a "can I …" question.)
     names = [fold(n) for n in focus_names(question)]
+    permission = ASKED_ABILITY.search(ask_sentence(question)) is not None
     ranked: list[tuple[float, int, int]] = []
     for i, (e, us) in enumerate(zip(items, parsed, strict=True)):
         focus = question_stems | content_stems(e.query)
         for j, unit in enumerate(us):
             if j not in chosen[i]:
                 named = 1.0 if any(n in fold(texts[i][j]) for n in names) else 0.0
+                named += _ELIGIBILITY_WEIGHT if permission and _ELIGIBILITY.search(unit.text) else 0.0
                 ranked.append((-(agreement(unit, focus) + named - 0.01 * i - 0.005 * j), i, j))
     for _neg, i, j in sorted(ranked):
         if costs[i][j] <= remaining:

@@ -43,3 +43,20 @@ def test_a_kept_sentence_keeps_the_heading_it_sits_under() -> None:
     out = compress("By when must a customer claim an SLA credit?", [faq], 60)
     assert evidence_tokens(out) <= 60
     assert "## By when must I claim a credit?\n\n30 days after the end" in out[0].text
+
+
+def test_a_permission_question_keeps_who_is_eligible() -> None:
+    """"Can I give them X?": the sentence saying who may have X decides, though it shares no word with the
+    question; a question that asks no permission does not keep it for that."""
+    runbook = evidence("runbook#0", "Runbook: late crates", " ".join(
+        ["Agents may grant one crate-delay waiver per customer per year."]
+        + [f"Filler sentence number {j} says nothing at all about waivers or crates." for j in range(10)]
+        + ["Shops younger than 60 days are never eligible."]))
+    others = [evidence(f"o{i}#0", f"Other {i}", " ".join(
+        f"Other sentence {j} about a crate-delay waiver and the customer." for j in range(10)))
+        for i in range(3)]
+    asked = "A customer's crate was late; they opened their shop last month. Can I give them the waiver?"
+    kept = compress(asked, [runbook, *others], 120)[0].text
+    assert "never eligible" in kept
+    told = compress("How often can a customer get the crate-delay waiver?", [runbook, *others], 120)[0].text
+    assert "never eligible" not in told
