@@ -16,6 +16,7 @@ from collections.abc import Sequence
 
 from heuristic.acronyms import spelled_out
 from heuristic.chains import Sentence, chain_end, is_name, named_in
+from heuristic.exclusions import excluded_case
 from heuristic.focus import focus_names
 from heuristic.kinds import answer_kind, answer_kinds, focus_terms, measure_of
 from heuristic.lead import (
@@ -251,9 +252,11 @@ def _pick(
         if own is not None and end is None:
             lead = own  # the asker's own value, from their record, before any article's general one
         # "… failed twice. What happens next?": what follows the told situation leads; "A debit of $30,000
-        # failed. Can …?": the limit that decides it does.
+        # failed. Can …?": the limit that decides it does; "… ordered gift cards … Will the claim be paid?":
+        # the rule leaving them out does.
         steps = [] if end else next_steps(question, candidates)
-        step = steps[0] if steps else (None if end else deciding_limit(question, candidates))
+        step = steps[0] if steps else (
+            None if end else deciding_limit(question, candidates) or excluded_case(question, candidates))
         if len(steps) > 1:
             # Along a numbered sequence the step and the items after it are the whole answer: the retelling
             # and sentences on other topics say nothing about what happens next.

@@ -44,6 +44,7 @@ MODULES = (
     "heuristic.bridges",
     "heuristic.chains",
     "heuristic.compression",
+    "heuristic.exclusions",
     "heuristic.focus",
     "heuristic.grader",
     "heuristic.kinds",

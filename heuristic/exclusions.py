@@ -1,0 +1,50 @@
+"""A yes/no question about a case the knowledge base excludes by what it involves: "One of our customers
+ordered gift cards, we shipped them with Parcelo Protect and the parcel never arrived. Will the claim be
+paid?" is decided by "Cash, gift cards and perishable goods are never covered", though that sentence shares
+no word with the asking sentence. Serves coverage, eligibility and acceptance questions whose ticket names
+the thing a rule leaves out.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+
+from heuristic.chains import Sentence
+from heuristic.verdicts import is_yes_no
+from investigation.text import STOPWORDS, fold
+
+# What a rule leaves out, after the things it names: "… are never covered", "… is not eligible", "… are
+# excluded", "… cannot be shipped".
+_EXCLUDED = re.compile(
+    r"\b(?:is|are)\s+(?:never|not)\s+(?:covered|eligible|accepted|allowed|insured|refundable|refunded|"
+    r"supported|permitted|shippable)\b|\b(?:is|are)\s+excluded\b|\bcannot\s+be\s+(?:shipped|insured|"
+    r"covered|returned|refunded|sent)\b",
+    re.IGNORECASE,
+)
+
+
+def excluded_case(question: str, candidates: Sequence[Sentence]) -> Sentence | None:
+    """The sentence whose rule leaves out something the question names in two words or more ("gift cards"
+    before "are never covered"), for a yes/no question; else None."""
+    if not is_yes_no(question) or not candidates:
+        return None
+    phrases = _phrases(question)
+    for c in candidates:
+        match = _EXCLUDED.search(c.text)
+        if match and any(re.search(rf"(?<!\w){re.escape(p)}(?!\w)", fold(c.text[: match.start()]))
+                         for p in phrases):
+            return c
+    return None
+
+
+def _phrases(question: str) -> list[str]:
+    """Every two or more consecutive words of the question that are no stopwords, folded ("customers
+    ordered", "gift cards", "ordered gift cards", …)."""
+    runs: list[list[str]] = [[]]
+    for word in re.findall(r"[\w'-]+", fold(question)):
+        if word in STOPWORDS:
+            runs.append([])
+        else:
+            runs[-1].append(word)
+    return [" ".join(r[i:j]) for r in runs for i in range(len(r)) for j in range(i + 2, len(r) + 1)]
