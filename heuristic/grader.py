@@ -106,9 +106,16 @@ _SAME_WORDS = (
 )
 _SAME: dict[str, frozenset[str]] = {stem(w): frozenset(stem(o) for o in group)
                                     for group in _SAME_WORDS for w in group}
-# Phrases of the same vocabulary that a single word of a group stands for.
+# Phrases of the same vocabulary that a single word of a group stands for. Switching or turning something
+# (back) on or off, with its object between, is enabling or disabling it ("switch the webhook back on" for
+# "re-enable a disabled endpoint"): the verb and "back" stand for the word, the object stays.
 _SAME_PHRASES = ((re.compile(r"\bmoney\s+back\b", re.IGNORECASE), "refund"),
-                 (re.compile(r"\bin\s+advance\b", re.IGNORECASE), "notice"))
+                 (re.compile(r"\bin\s+advance\b", re.IGNORECASE), "notice"),
+                 (re.compile(r"\b(?:switch|turn)(?:s|ed|ing)?\b(?=(?:\s+[\w'-]+){0,3}?\s+(?:back\s+)?on\b)",
+                             re.IGNORECASE), "enable"),
+                 (re.compile(r"\bback(?=\s+on\b)", re.IGNORECASE), "enable"),
+                 (re.compile(r"\b(?:switch|turn)(?:s|ed|ing)?\b(?=(?:\s+[\w'-]+){0,3}?\s+off\b)",
+                             re.IGNORECASE), "disable"))
 
 
 def _said_otherwise(term: str, present: AbstractSet[str]) -> bool:

@@ -63,6 +63,19 @@ def test_a_minimum_says_the_smallest_a_question_asks() -> None:
     assert standing_for(items, content_stems(items), unmapped) == content_stems("mapping")
 
 
+def test_switching_something_back_on_or_off_is_enabling_or_disabling_it() -> None:
+    # "Where do we switch the hook back on?" over "re-enable a disabled hook": the verb and "back" are said,
+    # the object ("hook") is still graded as asked.
+    back_on = "Where do we switch the hook back on?"
+    text = "You can re-enable a disabled hook from Settings."
+    assert standing_for(back_on, content_stems(back_on), content_stems(text)) == content_stems("switch back")
+    assert _lexical(back_on, text) > _lexical("Where do we paint the hook back?", text)
+    assert _lexical(back_on, "Hooks are signed with a secret.") < _lexical(back_on, text)
+    turn_off = "How do I turn the badge sounds off?"
+    said = standing_for(turn_off, content_stems(turn_off), content_stems("Disable badge sounds in Settings."))
+    assert said == content_stems("turn")
+
+
 def test_a_phrasal_verb_is_said_closed_up_and_apart() -> None:
     # "For how long can they still log in?": a sentence about the "login" says what is asked, and "… sign
     # up …" in a sentence says a question's "signup"; a verb without its particle says neither.
