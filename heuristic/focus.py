@@ -15,6 +15,7 @@ from collections.abc import Set as AbstractSet
 from functools import lru_cache
 from itertools import pairwise
 
+from heuristic.acronyms import EVERYDAY
 from heuristic.asked import ASKED_ABILITY, ASKED_ABILITY_TURNED, ASKED_ATTRIBUTE, ASKED_HELD, asked_terms
 from heuristic.regions import within_mentioned
 from heuristic.vocabulary import Vocabulary
@@ -46,43 +47,11 @@ __all__ = [
     "text_vocabulary",
 ]
 # Capitalised words that say nothing specific (nationalities, weekdays, pronouns, generic product words).
-_GENERIC = frozenset(
-    [
-        "american",
-        "british",
-        "english",
-        "french",
-        "german",
-        "european",
-        "us",
-        "usa",
-        "uk",
-        "eu",
-        "i",
-        "we",
-        "you",
-        *WEEKDAYS,
-        "ok",
-        "okay",
-        "please",
-        "thanks",
-        "hi",
-        "hello",
-        "hey",
-        "api",
-        "faq",
-        "id",
-        "ids",
-        "url",
-        "urls",
-        "ceo",
-        "it",
-        "hr",
-        "pm",
-        "am",
-        *MONTHS,
-    ]
-)
+_GENERIC = frozenset([
+    "american", "british", "english", "french", "german", "european", "us", "usa", "uk", "eu", "i", "we",
+    "you", *WEEKDAYS, "ok", "okay", "please", "thanks", "hi", "hello", "hey", "api", "faq", "id", "ids",
+    "url", "urls", "ceo", "it", "hr", "pm", "am", *MONTHS
+])
 _CODE = re.compile(
     r"\b[A-Za-z]+[_-]?\d+[A-Za-z0-9_-]*\b|\b[a-z]+[A-Z][A-Za-z]*\b|\b[A-Z][a-z]+[A-Z][A-Za-z]*\b"
 )
@@ -184,12 +153,13 @@ def text_vocabulary(title: str, text: str) -> tuple[Vocabulary, str]:
 
 def mentioned(name: str, vocab: AbstractSet[str], sequence: str) -> bool:
     """True when `name` occurs in the texts: as a phrase (stemmed words in a row), as one joined token
-    ("Sev1" ~ "sev 1"), or as an abbreviation of a word ("Sev 1" ~ "Severity 1")."""
+    ("Sev1" ~ "sev 1"), as an abbreviation of a word ("Sev 1" ~ "Severity 1"), or as the everyday words for a
+    technical acronym the texts use ("text message" ~ "SMS", `EVERYDAY`)."""
     ws = _plain_words(name)
     joined = "".join(ws)
     if not ws:
         return True
-    if joined in vocab:
+    if joined in vocab or _norm(EVERYDAY.get(" ".join(ws), "-")) in vocab:
         return True
     if len(ws) == 1:
         w = ws[0]
@@ -338,6 +308,9 @@ def missing_terms(question: str, evidence: Sequence[Evidence]) -> list[str]:
     # The parts of hyphenated words count too ("money-back" mentions "money").
     vocab.update(_norm(p) for e in evidence for w in passage_words(e.title, e.text) if "-" in w
                  for p in w.split("-") if p)
+    folded = fold(question)
+    vocab.update(w for phrase, acronym in EVERYDAY.items() if _norm(acronym) in vocab and phrase in folded
+                 for w in phrase.split())
     missing = [t for t in terms if not mentioned(t, vocab, sequence)]
     if missing:
         return missing
