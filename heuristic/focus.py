@@ -159,7 +159,8 @@ def mentioned(name: str, vocab: AbstractSet[str], sequence: str) -> bool:
     joined = "".join(ws)
     if not ws:
         return True
-    if joined in vocab or _norm(EVERYDAY.get(" ".join(ws), "-")) in vocab:
+    acronym = EVERYDAY.get(" ".join(ws))
+    if joined in vocab or (acronym is not None and _norm(acronym) in vocab):
         return True
     if len(ws) == 1:
         w = ws[0]
