@@ -81,7 +81,8 @@ def console(tmp_path: Path, redis_url: str, redis_prefix: str, browser: Any) -> 
                 shutil.copy(png, keep / png.name)
 
 
-def _wait(predicate: Callable[[], Any], timeout: float = 20.0) -> Any:
+def _wait(predicate: Callable[[], Any], timeout: float = 45.0) -> Any:
+    """`predicate()` once it is true; on a loaded host a page may take many seconds, so the bound is wide."""
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         value = predicate()
@@ -97,8 +98,11 @@ def _sign_in(driver: Any, console: Console, path: str) -> None:
 
     driver.get(console.base + path)
     _wait(lambda: "/login" in driver.current_url)
-    field = driver.switch_to.active_element  # autofocus: the key field, no mouse needed
-    assert field.get_attribute("id") == "key"
+    def focused_key() -> Any:  # autofocus: the key field, no mouse needed (once the page has loaded)
+        active = driver.switch_to.active_element
+        return active if active.get_attribute("id") == "key" else None
+
+    field = _wait(focused_key)
     field.send_keys(console.stack.api_key + Keys.ENTER)
     _wait(lambda: driver.current_url.endswith(path))
     assert console.stack.api_key not in driver.current_url

@@ -77,14 +77,30 @@ def site(tmp_path: Path, redis_url: str, redis_prefix: str, browser: Any) -> Ite
         thread.join(timeout=10)
 
 
-def _wait(predicate: Callable[[], Any], timeout: float = 20.0) -> Any:
+def _wait(predicate: Callable[[], Any], timeout: float = 45.0, browser: Any = None) -> Any:
+    """`predicate()` once it is true; on a loaded host a page may take many seconds, so the bound is wide and
+    a miss says where the browser was."""
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         value = predicate()
         if value:
             return value
         time.sleep(0.1)
-    raise AssertionError("condition not met in time")
+    where = f" (at {browser.current_url}: {browser.page_source[:300]!r})" if browser is not None else ""
+    raise AssertionError(f"condition not met in time{where}")
+
+
+def _sign_in(browser: Any, site: Site, path: str) -> None:
+    """Open `path`, sign in on the login page it leads to (typing into the key field itself, not whatever has
+    the focus), and wait until `path` is back."""
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.common.keys import Keys
+
+    browser.get(site.base + path)
+    field = _wait(lambda: "/login" in browser.current_url and browser.find_elements(By.ID, "key"),
+                  browser=browser)[0]
+    field.send_keys(site.stack.api_key + Keys.ENTER)
+    _wait(lambda: "/login" not in browser.current_url, browser=browser)
 
 
 def _ratings(site: Site, inv_id: str) -> list[tuple[str, str, str | None]]:
@@ -227,16 +243,14 @@ def _seed_quality(site: Site, count: int = 160, seed: int = 11) -> None:
 
 def test_the_quality_page_with_data(browser: Any, site: Site, tmp_path: Path) -> None:
     from selenium.webdriver.common.by import By
-    from selenium.webdriver.common.keys import Keys
 
     _seed_quality(site)
     with site.stack.services.session() as session:  # a readable name in the picture
         session.execute(update(Tenant).where(col(Tenant.id) == site.tenant.id).values(name="Acme support"))
         session.commit()
-    browser.get(site.base + "/quality?days=90")
-    _wait(lambda: "/login" in browser.current_url)
-    browser.switch_to.active_element.send_keys(site.stack.api_key + Keys.ENTER)
-    _wait(lambda: "/quality" in browser.current_url and browser.find_elements(By.TAG_NAME, "svg"))
+    _sign_in(browser, site, "/quality?days=90")
+    _wait(lambda: "/quality" in browser.current_url and browser.find_elements(By.TAG_NAME, "svg"),
+          browser=browser)
     assert "160" in browser.find_element(By.TAG_NAME, "main").text
     bars = browser.find_elements(By.CSS_SELECTOR, "svg rect")
     assert len(bars) >= 8 * 3  # eight or nine weeks, three statuses each
@@ -255,15 +269,12 @@ def test_the_gaps_page_in_the_browser(browser: Any, site: Site) -> None:
     """Signed in, the biggest topic first; its investigations unfold without script and lead to their
     trace."""
     from selenium.webdriver.common.by import By
-    from selenium.webdriver.common.keys import Keys
 
     from tests.integration.app.test_gaps import CSV, seed_gaps
 
     ids = seed_gaps(site.stack)
-    browser.get(site.base + "/gaps?days=30")
-    _wait(lambda: "/login" in browser.current_url)
-    browser.switch_to.active_element.send_keys(site.stack.api_key + Keys.ENTER)
-    _wait(lambda: browser.find_elements(By.CSS_SELECTOR, "section.gap"))
+    _sign_in(browser, site, "/gaps?days=30")
+    _wait(lambda: browser.find_elements(By.CSS_SELECTOR, "section.gap"), browser=browser)
     first = browser.find_elements(By.CSS_SELECTOR, "section.gap")[0]
     assert first.find_element(By.TAG_NAME, "h2").text in CSV
     assert "4 questions" in first.text and "up from 1 in the 30 days before" in first.text
