@@ -48,7 +48,7 @@ _ANSWER_KINDS: tuple[tuple[re.Pattern[str], re.Pattern[str]], ...] = (
     ),
     (
         re.compile(
-            r"\bhow\s+(long|soon|quickly|fast|many\s+(days|hours|minutes|weeks|months|years))\b|\buntil\s+when\b|"
+            r"\bhow\s+(long|soon|quickly|fast|many\s+(days|hours|minutes|weeks|months|years))\b|"
             r"\bwhat(?:'s|\s+is|\s+are)\s+the\s+(?:[\w-]+\s+){0,3}(?:timeout|retention(?:\s+period)?|lifetime|"
             r"duration|grace\s+period|trial(?:\s+period)?)\b",
             re.IGNORECASE,
@@ -57,8 +57,9 @@ _ANSWER_KINDS: tuple[tuple[re.Pattern[str], re.Pattern[str]], ...] = (
     ),
     # "By when must …": a deadline is a date or a time from an event ("within 30 days after …").
     (
-        re.compile(r"\bby\s+when\b|\bdeadline\b|\bhow\s+late\b", re.IGNORECASE),
-        re.compile(_DURATION.pattern + r"|\b(1[0-9]{3}|20[0-9]{2})\b|" + _MONTH, re.IGNORECASE),
+        re.compile(r"\b(?:by|until|till)\s+when\b|\bdeadline\b|\bhow\s+late\b", re.IGNORECASE),
+        re.compile(_DURATION.pattern + r"|\b(1[0-9]{3}|20[0-9]{2})\b|" + _MONTH
+                   + r"|\b\d{1,2}:\d{2}\b|\b\d{1,2}\s*[ap]\.?m\b", re.IGNORECASE),
     ),
     (
         re.compile(

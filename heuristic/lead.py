@@ -24,7 +24,8 @@ def answers(c: Sentence, kind: re.Pattern[str] | None, state: PickState,
     """How well a picked sentence answers the asking sentence: it holds the expected kind of value next to
     the asked terms, it neither restates the question nor sets a name against another, and it covers the
     asked terms (weighted) with something the question did not already say."""
-    asked = c.stems & state.asked
+    # A silent final "e" the stemmer keeps on one form and drops on another ("reverse" / "reversed").
+    asked = c.stems & state.asked or {t for t in state.asked if t.endswith("e") and t[:-1] in c.stems}
     typed = (kind is not None and (bool(asked) or kind is URL) and state.measure <= c.stems
              and bool(kind.search(c.text)) and not is_sibling(c, state))
     # A yes/no question answered No by its own words negated ("… is not available on X") is not restated,

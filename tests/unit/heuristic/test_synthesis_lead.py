@@ -187,3 +187,19 @@ def test_a_question_asked_inside_a_statement_is_the_asking_sentence() -> None:
     assert "10 years" in first_sentence(answer), answer
     assert ask_sentence(question).startswith("Our accountant wants to know")
     assert ask_sentence("We moved to AP-1. Please tell us whether the URL changes.").startswith("Please tell")
+
+
+def test_until_when_is_answered_by_the_deadline_not_the_error_row() -> None:
+    # "Until when can we still reverse it?" asks a point in time, which a passage may give as a time of day
+    # ("up to 5:00 pm … the day after approval"), said with the asked verb in another form ("reversed").
+    question = ("A US customer approved their crate order yesterday, now gets ZB-301 when trying to change "
+                "it, and wants it undone. Until when can we still reverse it?")
+    found = [
+        evidence("errors#0", "Error codes", "ZB-301: The crate order is locked because it was approved; a "
+                 "locked crate order cannot be edited; contact support before it ships."),
+        evidence("orders#0", "Crate orders", "Once approved, a crate order is locked: it can no longer be "
+                 "edited (error ZB-301 if you try). A locked crate order can be reversed only before it "
+                 "ships: in the US up to 5:00 pm on the day after approval."),
+    ]
+    answer = synthesize_answer(question, LOOKUP, found)
+    assert "reversed only before it ships" in first_sentence(answer.text)
