@@ -29,11 +29,13 @@ def excluded_case(question: str, candidates: Sequence[Sentence]) -> Sentence | N
     before "are never covered"), for a yes/no question; else None."""
     if not is_yes_no(question) or not candidates:
         return None
-    phrases = _phrases(question)
+    phrases = [re.compile(rf"(?<!\w){re.escape(p)}(?!\w)") for p in _phrases(question)]
     for c in candidates:
         match = _EXCLUDED.search(c.text)
-        if match and any(re.search(rf"(?<!\w){re.escape(p)}(?!\w)", fold(c.text[: match.start()]))
-                         for p in phrases):
+        if match is None:
+            continue
+        named = fold(c.text[: match.start()])  # what the rule names, before "are never covered"
+        if any(p.search(named) for p in phrases):
             return c
     return None
 

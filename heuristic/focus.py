@@ -153,14 +153,12 @@ def text_vocabulary(title: str, text: str) -> tuple[Vocabulary, str]:
 
 def mentioned(name: str, vocab: AbstractSet[str], sequence: str) -> bool:
     """True when `name` occurs in the texts: as a phrase (stemmed words in a row), as one joined token
-    ("Sev1" ~ "sev 1"), as an abbreviation of a word ("Sev 1" ~ "Severity 1"), or as the everyday words for a
-    technical acronym the texts use ("text message" ~ "SMS", `EVERYDAY`)."""
+    ("Sev1" ~ "sev 1"), or as an abbreviation of a word ("Sev 1" ~ "Severity 1")."""
     ws = _plain_words(name)
     joined = "".join(ws)
     if not ws:
         return True
-    acronym = EVERYDAY.get(" ".join(ws))
-    if joined in vocab or (acronym is not None and _norm(acronym) in vocab):
+    if joined in vocab:
         return True
     if len(ws) == 1:
         w = ws[0]
@@ -309,6 +307,7 @@ def missing_terms(question: str, evidence: Sequence[Evidence]) -> list[str]:
     # The parts of hyphenated words count too ("money-back" mentions "money").
     vocab.update(_norm(p) for e in evidence for w in passage_words(e.title, e.text) if "-" in w
                  for p in w.split("-") if p)
+    # The everyday words of a technical acronym a passage uses ("text message" for "SMS", `EVERYDAY`).
     folded = fold(question)
     vocab.update(w for phrase, acronym in EVERYDAY.items() if _norm(acronym) in vocab and phrase in folded
                  for w in phrase.split())
