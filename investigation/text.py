@@ -197,12 +197,23 @@ _ASKING = re.compile(
 )
 
 
+# A one-sentence ticket that tells its situation in a leading clause and asks after the comma ("Since we
+# started getting ERR_4030, how long until our data is deleted?"): the asking clause.
+_TOLD_THEN_ASKED = re.compile(
+    r"^\s*(?:since|after|because|as|now\s+that|once|given\s+that)\b[^,?]{6,},\s*"
+    r"(?P<ask>(?:what|how|when|where|why|which|who|whom|whose|can|could|do|does|did|is|are|was|were|will|"
+    r"would|should|shall|may)\b[^,]*\?)\s*$",
+    re.IGNORECASE,
+)
+
+
 @memoised(TEXT_CACHE_SIZE)
 def ask_sentence(question: str) -> str:
     """The sentence of a multi-sentence ticket that asks ("We moved to AP-1 … . Which URL should we use?" →
     "Which URL should we use?"), or the whole question when it is one sentence or asks nowhere clearly."""
     sentences = [s.strip() for s in re.split(r"(?<=[.!?])\s+", question.strip()) if s.strip()]
     if len(sentences) < 2:
-        return question
+        told = _TOLD_THEN_ASKED.match(question)
+        return told.group("ask") if told and len(_content_words(told.group("ask"))) >= 2 else question
     asks = [s for s in sentences if _ASKING.search(s) and len(_content_words(s)) >= 2]
     return asks[0] if len(asks) == 1 else question

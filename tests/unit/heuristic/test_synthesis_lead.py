@@ -203,3 +203,22 @@ def test_until_when_is_answered_by_the_deadline_not_the_error_row() -> None:
     ]
     answer = synthesize_answer(question, LOOKUP, found)
     assert "reversed only before it ships" in first_sentence(answer.text)
+
+
+def test_a_told_leading_clause_is_not_what_one_sentence_asks() -> None:
+    # "Since <what happened>, how long until …?" asks in the clause after the comma: the sentence giving the
+    # asked length of time leads, not the row of the error code the told clause names.
+    question = "Since we started getting ZB-402 on our crate orders, how long until our recipes are deleted?"
+    assert ask_sentence(question) == "how long until our recipes are deleted?"
+    assert ask_sentence("As a Pro customer, can I export recipes?") == "can I export recipes?"
+    assert ask_sentence("Since when is ZB-402 shown?") == "Since when is ZB-402 shown?"
+    assert ask_sentence("After the move, why?") == "After the move, why?"  # too little asked after the comma
+    found = [
+        evidence("errors#0", "Error codes", "ZB-402 — Account paused for non-payment: an Owner must pay the "
+                 "open invoices; crate orders resume within 15 minutes of payment."),
+        evidence("paused#0", "Paused accounts", "Account paused for non-payment: all recipes are kept, "
+                 "read-only, for 90 days from the pause date, then deleted. Crate orders are rejected with "
+                 "ZB-402 while the account is paused."),
+    ]
+    answer = synthesize_answer(question, LOOKUP, found)
+    assert "90 days" in first_sentence(answer.text), answer.text
