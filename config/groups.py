@@ -159,8 +159,8 @@ class WorkerSettings(BaseModel):
         "(see docs/reliability.md).",
     )
     redrive_inspect_timeout: float = Field(default=2.0, gt=0, description=(
-        "Seconds the watchdog waits for the workers to say what they hold before it re-drives (each of three "
-        "questions, asked twice; a worker on a loaded host can take over a second to reply)."))
+        "Seconds the watchdog waits for the workers to say what they hold before it re-drives (asked twice; "
+        "a worker on a loaded host can take over a second to reply)."))
     worker_warm_up: bool = Field(default=True, description=(
         "Each worker pool process builds its database engine, clients, search backends, reasoner and query "
         "embedding session as it starts, so its first investigation does not wait for them."))

@@ -209,8 +209,9 @@ def watchdog(self: Task) -> dict[str, Any]:
     interval = services.settings.workers.watchdog_interval
     if not services.state.once(f"watchdog:{int(time.time() // interval)}", ttl=max(2, int(interval * 2))):
         return {"skipped": "another watchdog run owns this interval"}
-    # A run takes ~13 s when it looks for lost work (two rounds of worker inspection); the lock outlives
-    # that, but not much more: a run killed with its worker must not silence the watchdog for long.
+    # A run takes two inspect timeouts and a little more when it looks for lost work (two rounds of worker
+    # inspection); the lock outlives that, but not much more: a run killed with its worker must not silence
+    # the watchdog for long.
     running = services.redis.lock(f"{services.settings.redis_prefix}:watchdog:running",
                                   timeout=max(WATCHDOG_LOCK_SECONDS, 3 * interval), blocking=False)
     if not running.acquire(blocking=False):

@@ -35,7 +35,7 @@ def _redis_transport(settings: Settings) -> dict[str, object]:
     # Unacked messages of a vanished worker are swept back to their queue every few seconds (kombu's
     # default sweep is ~100 s), once their visibility timeout has passed.
     return {"visibility_timeout": settings.workers.visibility_timeout,
-            "global_keyprefix": f"{settings.redis_prefix}:celery:",
+            "global_keyprefix": names.broker_key_prefix(settings.redis_prefix),
             "unacked_restore_interval": min(10, max(1, settings.workers.visibility_timeout // 4)),
             "unacked_restore_throttle": 1,
             # A sweep holds a lock in Redis for the milliseconds it takes; a worker cut off mid-sweep

@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
+import redis
 from amqp.exceptions import AMQPError
 from celery import Celery
 from kombu.exceptions import OperationalError
@@ -37,9 +38,14 @@ def held_by_workers(app: Celery, timeout: float) -> list[str]:
 
 
 def _held_by_workers(app: Celery, timeout: float) -> list[str]:
-    inspect = app.control.inspect(timeout=timeout)
+    """A broadcast collects replies for its whole timeout unless told how many to expect: the workers that
+    answer the first question are expected for the next two, which then end as soon as they have answered
+    (a watchdog run asks twice: two timeouts instead of six, within the soft limit a short task limit
+    leaves)."""
+    active = app.control.inspect(timeout=timeout).active() or {}
+    rest = app.control.inspect(timeout=timeout, limit=len(active) or None)
     texts: list[str] = []
-    for reply in (inspect.active(), inspect.reserved(), inspect.scheduled()):
+    for reply in (active, rest.reserved(), rest.scheduled()):
         for tasks in (reply or {}).values():
             texts.extend(_task_args(t) for t in tasks)
     return texts
@@ -49,12 +55,15 @@ def queued(app: Celery, settings: Settings) -> list[str]:
     """Argument texts (`argsrepr`) of the messages waiting in Sleuth's queues."""
     if broker.is_amqp(settings):
         return [_header_args(headers) for _body, headers in broker.queued_amqp(settings)]
-    texts: list[str] = []  # kombu's client adds the `<prefix>:celery:` key prefix itself (global_keyprefix)
+    texts: list[str] = []
+    prefix = names.broker_key_prefix(settings.redis_prefix)
     with app.connection_for_read() as conn:
-        client = conn.default_channel.client  # the transport's redis-py client (prefix added by kombu)
+        # A plain client on the transport's connection pool, keys written whole: kombu's own client adds its
+        # key prefix to some commands only, and LRANGE is not one of them.
+        client = redis.Redis(connection_pool=conn.default_channel.client.connection_pool)
         for queue in names.ALL_QUEUES:
             for key in names.queue_keys(queue):
-                for raw in client.lrange(key, 0, -1):
+                for raw in client.lrange(prefix + key, 0, -1):
                     texts.append(_argsrepr(raw))
     return texts
 

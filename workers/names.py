@@ -15,6 +15,11 @@ PRIORITY_STEPS = tuple(range(10))
 PRIORITY_SEP = "\x06\x16"  # kombu's Redis transport: `<queue>\x06\x16<priority>` holds priority > 0
 
 
+def broker_key_prefix(redis_prefix: str) -> str:
+    """What kombu puts before every broker and result-backend key of a deployment (`global_keyprefix`)."""
+    return f"{redis_prefix}:celery:"
+
+
 def queue_keys(queue: str) -> list[str]:
     """The Redis lists (without the key prefix) holding `queue`'s messages, highest priority first."""
     return [queue if p == 0 else f"{queue}{PRIORITY_SEP}{p}" for p in PRIORITY_STEPS]

@@ -14,6 +14,8 @@ from storage import repositories as repo
 from tasks import steps
 from tests.integration.tasks.conftest import Stack, build_stack, wait_until
 from tests.support.http import Receiver
+from workers.app import create_celery
+from workers.inflight import queued
 
 # The worker-driven scenarios run on SQLite only (the scans' SQL runs on both databases in
 # tests/integration/storage/test_storage_recovery.py).
@@ -25,7 +27,7 @@ def stack(
     tmp_path: Path, redis_url: str, redis_prefix: str, db_url: str, broker_url: str | None
 ) -> Iterator[Stack]:
     # Visibility timeout left at its default (300 s): nothing here may wait for it. The watchdog asks the
-    # workers what they hold for 1 s a question instead of 2 s (six questions per run that finds idle work).
+    # workers what they hold for 1 s instead of 2 s (twice per run that finds idle work).
     built = build_stack(tmp_path / "home", redis_url, redis_prefix, database_url=db_url,
                         redrive_idle_seconds=2.0, redrive_inspect_timeout=1.0, broker_url=broker_url)
     try:
@@ -93,5 +95,8 @@ def test_work_still_queued_is_not_redriven(stack: Stack) -> None:
     stack.wait_ready()
     inv_id = create_and_launch(stack.services, stack.tenant_name, "Which plan includes SCIM?", "agentic")
     assert wait_until(lambda: bool(_events(stack, inv_id, "hop")), timeout=30)
+    # What the watchdog reads back: the retrievals waiting in their queue name the investigation.
+    assert wait_until(lambda: inv_id in "\n".join(queued(create_celery(stack.settings), stack.settings)),
+                      timeout=10)
     time.sleep(5)  # several watchdog runs with the investigation idle for longer than redrive_idle_seconds
     assert _events(stack, inv_id, "redrive") == []
