@@ -12,15 +12,19 @@ from collections.abc import Sequence
 from investigation.text import content_words
 
 # What an existence, offer or price question asks about, in its own (often lowercase) words: "Is there a
-# desktop app for Windows?", "Do you offer freight quotes?", "the price of the thermal label printer". A
+# desktop app for Windows?", "Do you offer freight quotes?", "Do you give nonprofits a discount?", "the price
+# of the thermal label printer". A
 # feature the knowledge base never mentions is not answered from the passages next to it.
 ASKED_THING = (
     re.compile(r"\b(?:is|are)\s+there\s+(?:an?|any|some)?\s*(?P<np>[^?.;]+)", re.IGNORECASE),
     # "Do you offer …", "Does Parcelo have …" — the provider is asked; "how long do we have" is not an offer.
     re.compile(r"\b(?:do|does)\s+(?:you|your\s+\w+|(?-i:[A-Z][\w-]*(?:\s+[A-Z][\w-]*)?))\s+"
-               r"(?:offer|provide|have|sell|support|make|include)\s+"
+               r"(?:offer|provide|have|sell|support|make|include|give)\s+"
                r"(?!to\b)(?:an?|any|some)?\s*(?P<np>[^?.;]+)", re.IGNORECASE),
     re.compile(r"\b(?:price|cost)\s+of\s+(?:the|an?)?\s*(?P<np>[^?.;]+)", re.IGNORECASE),
+    # What one asks to become ("How does a consultancy become an authorized reseller?"): a role or status the
+    # provider grants, which a passage must name.
+    re.compile(r"\bbecome\s+(?:an?|the)\s+(?P<np>[^?.;]+)", re.IGNORECASE),
     # The same price asked in its other shapes: "How much is the thermal printer?", "How much does the
     # on-premise appliance cost?", "How much does Parcelo charge for its fulfillment service?". A determiner
     # marks the priced thing, so "how much is each label over …" or "how much does it cost to …" stay out.

@@ -115,7 +115,7 @@ def _plain_words(text: str) -> list[str]:
     return [w for w in words(text) if "-" not in w]
 
 
-def _vocabulary(passages: Iterable[tuple[str, str]]) -> tuple[AbstractSet[str], str]:
+def _vocabulary(passages: Iterable[tuple[str, str]]) -> tuple[Vocabulary, str]:
     """Stems and joined word pairs ("sev 1" → "sev1") of the passages (title, text), and their folded word
     sequence. Shared and read-only (cached): a caller that adds to it takes a copy."""
     passages = tuple(passages)
@@ -146,9 +146,10 @@ def text_vocabulary(title: str, text: str) -> tuple[Vocabulary, str]:
     ws = [w for w in every if "-" not in w]  # hyphenated words as their parts only (see `_plain_words`)
     normed = list(map(_norm, ws))  # once per word: the set and the sequence both want them
     vocab = set(normed)
+    joined = {w.replace("-", "") for w in every if "-" in w}
+    words = vocab | joined
     vocab.update(sys.intern(a + b) for a, b in pairwise(ws))  # pairs repeat across passages: one object
-    vocab.update(w.replace("-", "") for w in every if "-" in w)
-    return Vocabulary(vocab), " ".join(normed)
+    return Vocabulary(vocab | joined, words=words), " ".join(normed)
 
 
 def mentioned(name: str, vocab: AbstractSet[str], sequence: str) -> bool:
@@ -198,7 +199,7 @@ def _near(word: str, vocab: AbstractSet[str]) -> bool:
     if len(word) < 5 or not word.isalpha():
         return False
     if not (isinstance(vocab, Vocabulary) and memo.enabled()):
-        return _near_in(word, vocab)
+        return _near_in(word, vocab.words if isinstance(vocab, Vocabulary) else vocab)
     found = vocab.near.get(word)
     if found is None:
         # Near a word of the union iff near a word of one of its parts (`_near_in` asks whether one word
@@ -303,14 +304,15 @@ def missing_terms(question: str, evidence: Sequence[Evidence]) -> list[str]:
         return []
     texts = [f"{e.title}. {e.text}" for e in evidence]
     shared, sequence = _vocabulary((e.title, e.text) for e in evidence)
-    vocab = set(shared)
     # The parts of hyphenated words count too ("money-back" mentions "money").
-    vocab.update(_norm(p) for e in evidence for w in passage_words(e.title, e.text) if "-" in w
-                 for p in w.split("-") if p)
+    extra = {_norm(p) for e in evidence for w in passage_words(e.title, e.text) if "-" in w
+             for p in w.split("-") if p}
     # The everyday words of a technical acronym a passage uses ("text message" for "SMS", `EVERYDAY`).
     folded = fold(question)
-    vocab.update(w for phrase, acronym in EVERYDAY.items() if _norm(acronym) in vocab and phrase in folded
+    present = shared | extra
+    extra.update(w for phrase, acronym in EVERYDAY.items() if _norm(acronym) in present and phrase in folded
                  for w in phrase.split())
+    vocab = Vocabulary(shared | extra, words=shared.words | extra)
     missing = [t for t in terms if not mentioned(t, vocab, sequence)]
     if missing:
         return missing

@@ -19,24 +19,32 @@ class Vocabulary(frozenset[str]):
     by first letter: the only ones `_near_in` can match, so a search reads one letter's words, not all of
     them. The vocabulary of several passages is the union of theirs (`parts`): `_near` asks each passage's
     own,
-    whose answers outlive one question's evidence list (the same passages come back for other questions)."""
+    whose answers outlive one question's evidence list (the same passages come back for other questions).
+    `words` are its words as written, without the joined word pairs ("andold" for "and old"): a misspelling
+    is of a word, never of two ("Android" is not "and old")."""
 
-    __slots__ = ("_by_initial", "near", "parts")
+    __slots__ = ("_by_initial", "near", "parts", "words")
     near: dict[str, bool]
     _by_initial: dict[str, list[str]] | None
     parts: tuple[Vocabulary, ...]
+    words: frozenset[str]
 
-    def __new__(cls, items: Iterable[str], parts: tuple[Vocabulary, ...] = ()) -> Self:
+    def __new__(cls, items: Iterable[str], parts: tuple[Vocabulary, ...] = (),
+                words: Iterable[str] | None = None) -> Self:
         self = super().__new__(cls, items)
         self.near = {}
         self._by_initial = None
         self.parts = parts
+        if words is not None:
+            self.words = frozenset(words)
+        else:
+            self.words = frozenset().union(*(p.words for p in parts)) if parts else frozenset(self)
         return self
 
     def by_initial(self, initial: str) -> list[str]:
         if self._by_initial is None:
             index: dict[str, list[str]] = {}
-            for other in self:  # iteration order kept within a letter (only a yes/no is asked of them)
+            for other in self.words:  # iteration order kept within a letter (only a yes/no is asked of them)
                 if other.isalpha():
                     index.setdefault(other[0], []).append(other)
             self._by_initial = index

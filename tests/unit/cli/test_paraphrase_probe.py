@@ -72,7 +72,7 @@ def test_a_bad_kb_dir_is_refused_naming_the_option(tmp_path: Path) -> None:
     assert alone.value.field == "kb_dir" and "--decisions" in str(alone.value)
 
 
-@pytest.mark.parametrize("name", ["parcelo", "wagely"])
+@pytest.mark.parametrize("name", ["acme", "parcelo", "wagely"])
 def test_the_out_of_corpus_probe_is_new_questions_each_labelled_out_of_corpus(name: str) -> None:
     probe = EXAMPLES / "probe_ooc" / name
     rows = _rows(probe / "decisions.jsonl")
@@ -80,7 +80,8 @@ def test_the_out_of_corpus_probe_is_new_questions_each_labelled_out_of_corpus(na
     assert len({r["id"] for r in rows}) == len(rows) >= 10
     assert all(r["route"] == "out_of_corpus" and r["gold_source_ids"] == [] for r in rows)
     assert not asked & {r["question"] for r in rows}  # none copied from the labelled set
-    bench = load_set(probe, decisions=True, corpus_dir=None, limit=None, kb_dir=EXAMPLES / name)
+    kb_dir = EXAMPLES if name == "acme" else EXAMPLES / name  # the demo KB is examples/kb/
+    bench = load_set(probe, decisions=True, corpus_dir=None, limit=None, kb_dir=kb_dir)
     assert len(bench.questions) == len(rows)
 
 

@@ -54,13 +54,13 @@ def test_the_next_questions_expect_the_workers_that_answered_the_first() -> None
         "reserved": {"w0@a": [_task("inv-2")], "w1@b": []},
         "scheduled": {"w1@b": [{"request": _task("inv-3")}]},
     })
-    held = held_by_workers(_App(control), 2.0)  # type: ignore[arg-type]
+    held = held_by_workers(_App(control), 2.0)
     assert control.asked == [("active", 2.0, None), ("reserved", 2.0, 2), ("scheduled", 2.0, 2)]
     assert [h.split()[0] for h in held] == ["['inv-1']", "['inv-2']", "['inv-3']"]
 
 
 def test_when_no_worker_answers_the_next_questions_wait_out_the_timeout() -> None:
     control = _Control({"active": None, "reserved": {"w0@a": [_task("inv-9")]}, "scheduled": None})
-    held = held_by_workers(_App(control), 1.5)  # type: ignore[arg-type]
+    held = held_by_workers(_App(control), 1.5)
     assert control.asked == [("active", 1.5, None), ("reserved", 1.5, None), ("scheduled", 1.5, None)]
     assert held == ["['inv-9'] {'hop': 1}"]
