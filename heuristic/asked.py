@@ -25,6 +25,12 @@ ASKED_THING = (
     # What one asks to become ("How does a consultancy become an authorized reseller?"): a role or status the
     # provider grants, which a passage must name.
     re.compile(r"\bbecome\s+(?:an?|the)\s+(?P<np>[^?.;]+)", re.IGNORECASE),
+    # "Is Saturday delivery available …?": the thing whose availability is asked. "Where can I download the
+    # mobile app?": the thing to be had.
+    re.compile(r"(?:^|[.,;!?]\s*)(?:is|are)\s+(?!(?:it|there|this|that|they|we|you|i)\b)(?P<np>[^?.;]{3,40}?)\s+"
+               r"available\b", re.IGNORECASE),
+    re.compile(r"\bwhere\s+(?:can|could|do|should)\s+(?:i|we)\s+(?:download|install|buy|order)\s+"
+               r"(?:the|an?|your)?\s*(?P<np>[^?.;]+)", re.IGNORECASE),
     # The same price asked in its other shapes: "How much is the thermal printer?", "How much does the
     # on-premise appliance cost?", "How much does Parcelo charge for its fulfillment service?". A determiner
     # marks the priced thing, so "how much is each label over …" or "how much does it cost to …" stay out.
@@ -60,6 +66,22 @@ ASKED_ABILITY_TURNED = (
                r"permitted|supported)\b", re.IGNORECASE),
     re.compile(r"(?:^|[.,;!?]\s*)(?:can|could)\s+(?:(?:the|an?|my|our|your|their)\s+)?(?P<np>[^?.;]+?)\s+be\s+"
                r"(?P<verb>[a-z]+(?:ed|en))\b(?P<rest>[^?.;]*)", re.IGNORECASE),
+    # "Is it allowed to ship lithium batteries?"; "Can new hires e-sign their offer letters?" (the asker's
+    # people as the subject, said by a plural noun).
+    re.compile(r"(?:^|[.,;!?]\s*)(?:is|are)\s+it\s+(?:allowed|possible|permitted|ok|okay)\s+to\s+"
+               r"(?!(?:get|use|have|be|see|do)\b)(?P<verb>[a-z][\w-]*)\s+(?P<np>[^?.;]+)", re.IGNORECASE),
+    re.compile(r"(?:^|[.,;!?]\s*)(?:can|could)\s+(?:(?:new|our|my|your|their|the|all)\s+)?[a-z]{3,}s\s+"
+               r"(?!(?:get|use|have|be|see|do)\b)(?P<verb>[a-z][\w-]*)\s+(?P<np>[^?.;]+)", re.IGNORECASE),
+)
+# The provider asked to do something ("Does Wagely run background checks …?", "Do you verify street addresses
+# …?") but with the offering verbs `ASKED_THING` reads: what it is asked to act on, often said partly in the
+# knowledge base's words, so unsupported only when more than half of them are missing.
+ASKED_PROVIDER_DOES = re.compile(
+    r"(?:^|[.,;!?]\s*)(?:does|do|will|would)\s+(?:you|(?-i:[A-Z][\w-]*(?:\s+[A-Z][\w-]*)*))\s+"
+    r"(?!(?:offer|provide|have|sell|support|make|include|give|get|use|be|see|do|need|want|know|let|allow|"
+    r"enable|keep|store|retain|hold|charge|ask|cost|take|require)\b)(?P<verb>(?-i:[a-z][\w-]*))\s+"
+    r"(?P<np>[^?.;]+)",
+    re.IGNORECASE,
 )
 # "What is Wagely's stock ticker?", "What's Acme's tax number?": an attribute asked of a named entity. Like an
 # ability's object, it is only unsupported when most of its words are missing (the attribute ends at the first

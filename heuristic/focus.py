@@ -16,7 +16,14 @@ from functools import lru_cache
 from itertools import pairwise
 
 from heuristic.acronyms import EVERYDAY
-from heuristic.asked import ASKED_ABILITY, ASKED_ABILITY_TURNED, ASKED_ATTRIBUTE, ASKED_HELD, asked_terms
+from heuristic.asked import (
+    ASKED_ABILITY,
+    ASKED_ABILITY_TURNED,
+    ASKED_ATTRIBUTE,
+    ASKED_HELD,
+    ASKED_PROVIDER_DOES,
+    asked_terms,
+)
 from heuristic.regions import within_mentioned
 from heuristic.vocabulary import Vocabulary
 from investigation import memo
@@ -297,10 +304,12 @@ def _text_mentions(name: str, title: str, text: str) -> bool:
 
 def missing_terms(question: str, evidence: Sequence[Evidence]) -> list[str]:
     """The asked-about words (`asked_terms`) that no evidence passage mentions, in the question's order; for a
-    "can I …" question (or "what is Acme's …"), its object's words when most of them are missing."""
+    "can I …" question (or "what is Acme's …"), its object's words when most of them are missing; for "does
+    Wagely <do> …", when more than half are."""
     terms = asked_terms(question)
     ability = asked_terms(question, (ASKED_ABILITY, *ASKED_ABILITY_TURNED, ASKED_ATTRIBUTE, *ASKED_HELD))
-    if not (terms or ability) or not evidence:
+    acted = asked_terms(question, (ASKED_PROVIDER_DOES,))
+    if not (terms or ability or acted) or not evidence:
         return []
     texts = [f"{e.title}. {e.text}" for e in evidence]
     shared, sequence = _vocabulary((e.title, e.text) for e in evidence)
@@ -317,8 +326,13 @@ def missing_terms(question: str, evidence: Sequence[Evidence]) -> list[str]:
     if missing:
         return missing
     # The product or company most passages name says nothing about what is asked of it.
-    ability = [
-        t for t in ability if len(texts) < 4 or 2 * sum(t in fold(text) for text in texts) <= len(texts)
-    ]
+    def common(term: str) -> bool:
+        return len(texts) >= 4 and 2 * sum(term in fold(text) for text in texts) > len(texts)
+
+    ability = [t for t in ability if not common(t)]
     unable = [t for t in ability if not mentioned(t, vocab, sequence)]
-    return unable if unable and 2 * len(unable) >= len(ability) else []
+    if unable and 2 * len(unable) >= len(ability):
+        return unable
+    acted = [t for t in acted if not common(t)]
+    unable = [t for t in acted if not mentioned(t, vocab, sequence)]
+    return unable if 2 * len(unable) > len(acted) else []

@@ -122,6 +122,11 @@ SHOP = [
     ("What is Acme's stock ticker?", ["stock", "ticker"]),  # an attribute asked of a name
     ("Do you give nonprofit organizations a discount?", ["nonprofit", "organizations", "discount"]),
     ("How does an agency become an authorized Acme reseller?", ["authorized", "reseller"]),  # a status
+    ("Is Saturday delivery available on Team?", ["saturday", "delivery"]),  # whose availability is asked
+    ("Where can I download the Acme Cloud mobile app?", ["mobile"]),  # the thing to be had
+    ("Is it allowed to file claims for lithium batteries?", ["lithium", "batteries"]),  # an ability
+    ("Can new hires e-sign their offer letters?", ["offer", "letters"]),  # the asker's people act
+    ("Does Acme Cloud run background checks on new seats?", ["background", "checks"]),  # the provider acts
 ])
 def test_an_unmentioned_asked_thing_is_refused_with_its_words(question: str, terms: list[str]) -> None:
     assert missing_terms(question, SHOP) == terms
@@ -138,6 +143,9 @@ def test_an_unmentioned_asked_thing_is_refused_with_its_words(question: str, ter
     "Can we file a claim for an approved refund?",  # the object's words are there
     "What's Acme's refund guarantee for annual plans?",  # the attribute ends at its preposition
     "Do you give a refund on annual plans?",
+    "Is the Slack app available for Mac?",
+    "Does Acme Cloud approve claims within 60 days?",  # the provider acts on what the passages name
+    "Do you refund approved claims for annual plans, or only the seats?",  # more than half named
 ])
 def test_a_mentioned_asked_thing_is_answered(question: str) -> None:
     assert missing_terms(question, SHOP) == []
