@@ -95,14 +95,15 @@ _FREQUENCY = re.compile(
 )
 # Generic support vocabulary a reworded question and its passage name in different words (where data is
 # "stored" / "hosted", the "smallest" / "minimum" amount, one's "money back" / a "refund", told "in advance" /
-# given "notice"). Not any knowledge base's own terms: a word of one group agrees with a passage that writes
-# another of its group.
+# given "notice", events "lost" / "dropped", "look at" / "view" a page). Not any knowledge base's own terms: a
+# word of one group agrees with a passage that writes another of its group.
 _SAME_WORDS = (
     ("store", "stored", "stores", "host", "hosted", "hosts", "reside", "resides"),
     ("smallest", "lowest", "minimum", "min"),
     ("largest", "biggest", "highest", "maximum", "max"),
     ("refund", "refunds", "refunded", "reimburse", "reimbursed", "reimbursement"),
     ("planned", "scheduled"),
+    ("lose", "lost", "gone", "drop", "dropped", "discard", "discarded"),
 )
 _SAME: dict[str, frozenset[str]] = {stem(w): frozenset(stem(o) for o in group)
                                     for group in _SAME_WORDS for w in group}
@@ -110,6 +111,7 @@ _SAME: dict[str, frozenset[str]] = {stem(w): frozenset(stem(o) for o in group)
 # (back) on or off, with its object between, is enabling or disabling it ("switch the webhook back on" for
 # "re-enable a disabled endpoint"): the verb and "back" stand for the word, the object stays.
 _SAME_PHRASES = ((re.compile(r"\bmoney\s+back\b", re.IGNORECASE), "refund"),
+                 (re.compile(r"\blook(?:s|ed|ing)?\s+at\b", re.IGNORECASE), "view"),
                  (re.compile(r"\bin\s+advance\b", re.IGNORECASE), "notice"),
                  (re.compile(r"\b(?:switch|turn)(?:s|ed|ing)?\b(?=(?:\s+[\w'-]+){0,3}?\s+(?:back\s+)?on\b)",
                              re.IGNORECASE), "enable"),

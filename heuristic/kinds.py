@@ -7,8 +7,10 @@ import re
 
 from investigation.text import STOPWORDS, ask_sentence, content_stems, fold, stem
 
-_DURATION = re.compile(r"\b\d[\d,.]*\s*(-|to\s+\d+\s*)?(business\s+|calendar\s+|working\s+)?"
-                       r"(seconds?|minutes?|hours?|days?|weeks?|months?|years?)\b", re.IGNORECASE)
+# A length of time in digits ("30 days", "2-3 business days") or in words ("several hours", "a few minutes").
+_DURATION = re.compile(r"\b(?:\d[\d,.]*\s*(-|to\s+\d+\s*)?|(?:one|two|three|four|five|six|seven|eight|nine|"
+                       r"ten|eleven|twelve|a\s+few|few|several|a\s+couple\s+of)\s+)(business\s+|calendar\s+|"
+                       r"working\s+)?(seconds?|minutes?|hours?|days?|weeks?|months?|years?)\b", re.IGNORECASE)
 # A number with its unit: a duration, a share, an amount of money or of data.
 _QUANTITY = re.compile(
     r"[$€£]\s?\d|\b\d[\d,.]*\s*(?:%|percent\b|(?:k|m|g|t)b\b|(?:seconds?|minutes?|hours?|days?|"

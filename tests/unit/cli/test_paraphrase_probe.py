@@ -91,11 +91,12 @@ def _kb_texts(kb: Path) -> dict[str, str]:
     return {doc.id: " ".join(f"{doc.title} {doc.text}".lower().split()) for doc in load_documents([kb])}
 
 
-@pytest.mark.parametrize("name", ["wagely", "parcelo"])
+@pytest.mark.parametrize("name", ["acme", "wagely", "parcelo"])
 def test_the_in_corpus_probe_is_new_answerable_questions_with_their_answers(name: str) -> None:
     probe = EXAMPLES / "probe_incorpus" / name
     rows = _rows(probe / "decisions.jsonl")
-    docs = _kb_texts(EXAMPLES / name / "kb")
+    kb_dir = EXAMPLES if name == "acme" else EXAMPLES / name  # the demo KB is examples/kb/
+    docs = _kb_texts(kb_dir / "kb")
     asked = {r["question"] for r in _rows(SOURCES[name])}
     assert len({r["id"] for r in rows}) == len(rows) >= 10
     for row in rows:  # every gold source is a document of the KB, and the answer is one's own words
@@ -104,4 +105,4 @@ def test_the_in_corpus_probe_is_new_answerable_questions_with_their_answers(name
         assert any(answer in docs[doc_id] for doc_id in row["gold_source_ids"]), row["id"]
     assert not asked & {r["question"] for r in rows}
     assert len(load_set(probe, decisions=True, corpus_dir=None, limit=None,
-                        kb_dir=EXAMPLES / name).questions) == len(rows)
+                        kb_dir=kb_dir).questions) == len(rows)

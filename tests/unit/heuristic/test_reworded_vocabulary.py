@@ -76,6 +76,19 @@ def test_switching_something_back_on_or_off_is_enabling_or_disabling_it() -> Non
     assert said == content_stems("turn")
 
 
+def test_events_gone_or_lost_agree_with_a_passage_saying_they_are_dropped_and_look_at_with_view() -> None:
+    # "Are the streamed events gone?" over "buffered events are dropped after 72 hours"; "Who can look at the
+    # ledger?" over "Only Owners can view it".
+    dropped = "After 72 hours, buffered events are dropped from the stream."
+    assert _lexical("Our collector was down. Are the streamed events gone?", dropped) > (
+        _lexical("Our collector was down. Are the streamed events blue?", dropped))
+    assert _lexical("Were the streamed events lost?", dropped) > _lexical("Were the streamed events red?", dropped)
+    view = "Only Owners and Admins can view the ledger."
+    asked = "Who in our team can look at the ledger?"
+    assert standing_for(asked, content_stems(asked), content_stems(view)) == content_stems("look")
+    assert _lexical(asked, view) > _lexical("Who in our team can paint at the ledger?", view)
+
+
 def test_a_phrasal_verb_is_said_closed_up_and_apart() -> None:
     # "For how long can they still log in?": a sentence about the "login" says what is asked, and "… sign
     # up …" in a sentence says a question's "signup"; a verb without its particle says neither.

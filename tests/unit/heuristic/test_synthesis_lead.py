@@ -222,3 +222,16 @@ def test_a_told_leading_clause_is_not_what_one_sentence_asks() -> None:
     ]
     answer = synthesize_answer(question, LOOKUP, found)
     assert "90 days" in first_sentence(answer.text), answer.text
+
+
+
+def test_a_length_of_time_in_words_answers_how_long() -> None:
+    # "How long does X take?": "from a few minutes to several hours" is a duration as "15 minutes" is.
+    from heuristic.kinds import answer_kind
+
+    kind = answer_kind("Once we turn on our own vault key, how long does re-sealing the recipes take?")
+    assert kind is not None
+    for said in ("this takes from a few minutes to several hours", "within two weeks", "a couple of days",
+                 "15 minutes"):
+        assert kind.search(said), said
+    assert not kind.search("a day pass") and not kind.search("the hours of support")
