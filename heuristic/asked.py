@@ -56,12 +56,14 @@ ASKED_ABILITY = re.compile(
 # -ing verb and its object), "Can our logo be printed on packing slips?" (the passive's subject and the rest);
 # or granted by a feature: "Does the Returns portal let my customers choose an exchange?" (what is acted on);
 # or priced: "How much does it cost to add extra users?" (what the priced action acts on).
+# The verb of an asked action, but one that only says how it is asked ("get", "use", "see" …).
+_ACTING = r"(?!(?:get|use|have|be|see|do)\b)"
 ASKED_ABILITY_TURNED = (
     re.compile(r"\b(?:how\s+much|what)\s+(?:does|do|will|would)\s+it\s+cost\s+(?:(?:me|us|them)\s+)?to\s+"
-               r"(?!(?:get|use|have|be|see|do)\b)(?P<verb>[a-z]+)\s+(?P<np>[^?.;]+)", re.IGNORECASE),
+               + _ACTING + r"(?P<verb>[a-z]+)\s+(?P<np>[^?.;]+)", re.IGNORECASE),
     re.compile(r"(?:^|[.,;!?]\s*)(?:does|do|can|will|would)\s+[^?.;]{1,40}?\s+(?:let|allow|enable)s?\s+"
                r"(?:me|us|them|(?:my|our|your|their|the)\s+[\w-]+)\s+(?:to\s+)?"
-               r"(?!(?:get|use|have|be|see|do)\b)(?P<verb>[a-z]+)\s+(?P<np>[^?.;]+)", re.IGNORECASE),
+               + _ACTING + r"(?P<verb>[a-z]+)\s+(?P<np>[^?.;]+)", re.IGNORECASE),
     re.compile(r"(?:^|[.,;!?]\s*)(?:is|are)\s+(?P<verb>[a-z]+ing)\s+(?P<np>[^?.;]+?)\s+(?:allowed|possible|"
                r"permitted|supported)\b", re.IGNORECASE),
     re.compile(r"(?:^|[.,;!?]\s*)(?:can|could)\s+(?:(?:the|an?|my|our|your|their)\s+)?(?P<np>[^?.;]+?)\s+be\s+"
@@ -69,19 +71,9 @@ ASKED_ABILITY_TURNED = (
     # "Is it allowed to ship lithium batteries?"; "Can new hires e-sign their offer letters?" (the asker's
     # people as the subject, said by a plural noun).
     re.compile(r"(?:^|[.,;!?]\s*)(?:is|are)\s+it\s+(?:allowed|possible|permitted|ok|okay)\s+to\s+"
-               r"(?!(?:get|use|have|be|see|do)\b)(?P<verb>[a-z][\w-]*)\s+(?P<np>[^?.;]+)", re.IGNORECASE),
+               + _ACTING + r"(?P<verb>[a-z][\w-]*)\s+(?P<np>[^?.;]+)", re.IGNORECASE),
     re.compile(r"(?:^|[.,;!?]\s*)(?:can|could)\s+(?:(?:new|our|my|your|their|the|all)\s+)?[a-z]{3,}s\s+"
-               r"(?!(?:get|use|have|be|see|do)\b)(?P<verb>[a-z][\w-]*)\s+(?P<np>[^?.;]+)", re.IGNORECASE),
-)
-# The provider asked to do something ("Does Wagely run background checks …?", "Do you verify street addresses
-# …?") but with the offering verbs `ASKED_THING` reads: what it is asked to act on, often said partly in the
-# knowledge base's words, so unsupported only when more than half of them are missing.
-ASKED_PROVIDER_DOES = re.compile(
-    r"(?:^|[.,;!?]\s*)(?:does|do|will|would)\s+(?:you|(?-i:[A-Z][\w-]*(?:\s+[A-Z][\w-]*)*))\s+"
-    r"(?!(?:offer|provide|have|sell|support|make|include|give|get|use|be|see|do|need|want|know|let|allow|"
-    r"enable|keep|store|retain|hold|charge|ask|cost|take|require)\b)(?P<verb>(?-i:[a-z][\w-]*))\s+"
-    r"(?P<np>[^?.;]+)",
-    re.IGNORECASE,
+               + _ACTING + r"(?P<verb>[a-z][\w-]*)\s+(?P<np>[^?.;]+)", re.IGNORECASE),
 )
 # "What is Wagely's stock ticker?", "What's Acme's tax number?": an attribute asked of a named entity. Like an
 # ability's object, it is only unsupported when most of its words are missing (the attribute ends at the first
@@ -90,6 +82,17 @@ ASKED_PROVIDER_DOES = re.compile(
 _ATTRIBUTE_END = r"(?=\s+(?:of|for|in|on|at|per|with|after|before|from)\b|[?.;]|$)"
 ASKED_ATTRIBUTE = re.compile(
     r"(?:^|[.,;!?]\s*)what(?:'s|\s+is|\s+are|\s+was)\s+(?-i:[A-Z][\w-]*)(?:'s|\u2019s)\s+"
+    r"(?P<np>[^?.;]+?)" + _ATTRIBUTE_END,
+    re.IGNORECASE,
+)
+# The provider asked to do something ("Does Wagely run background checks …?", "Do you verify street addresses
+# …?") but with the offering verbs `ASKED_THING` reads: what it is asked to act on, often said partly in the
+# knowledge base's words, so unsupported only when more than half of them are missing. It ends at the first
+# preposition, as an attribute does ("street names for parcels going to France").
+ASKED_PROVIDER_DOES = re.compile(
+    r"(?:^|[.,;!?]\s*)(?:does|do|will|would)\s+(?:you|(?-i:[A-Z][\w-]*(?:\s+[A-Z][\w-]*)*))\s+"
+    r"(?!(?:offer|provide|have|sell|support|make|include|give|get|use|be|see|do|need|want|know|let|allow|"
+    r"enable|keep|store|retain|hold|charge|ask|cost|take|require)\b)(?P<verb>(?-i:[a-z][\w-]*))\s+"
     r"(?P<np>[^?.;]+?)" + _ATTRIBUTE_END,
     re.IGNORECASE,
 )

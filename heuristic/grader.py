@@ -104,6 +104,7 @@ _SAME_WORDS = (
     ("refund", "refunds", "refunded", "reimburse", "reimbursed", "reimbursement"),
     ("planned", "scheduled"),
     ("lose", "lost", "gone", "drop", "dropped", "discard", "discarded"),
+    ("apply", "applies", "applied", "effect", "effective"),
 )
 _SAME: dict[str, frozenset[str]] = {stem(w): frozenset(stem(o) for o in group)
                                     for group in _SAME_WORDS for w in group}

@@ -82,11 +82,20 @@ def test_events_gone_or_lost_agree_with_a_passage_saying_they_are_dropped_and_lo
     dropped = "After 72 hours, buffered events are dropped from the stream."
     assert _lexical("Our collector was down. Are the streamed events gone?", dropped) > (
         _lexical("Our collector was down. Are the streamed events blue?", dropped))
-    assert _lexical("Were the streamed events lost?", dropped) > _lexical("Were the streamed events red?", dropped)
+    lost = _lexical("Were the streamed events lost?", dropped)
+    assert lost > _lexical("Were the streamed events red?", dropped)
     view = "Only Owners and Admins can view the ledger."
     asked = "Who in our team can look at the ledger?"
     assert standing_for(asked, content_stems(asked), content_stems(view)) == content_stems("look")
     assert _lexical(asked, view) > _lexical("Who in our team can paint at the ledger?", view)
+
+
+def test_a_change_that_applies_agrees_with_one_that_takes_effect() -> None:
+    # "How long until it applies in every region?" over "Changes take effect within 2 minutes in all regions".
+    text = "Changes take effect within 2 minutes in all regions."
+    asked = "After we save a change to the badge list, how long until it applies everywhere?"
+    assert standing_for(asked, content_stems(asked), content_stems(text)) == content_stems("applies")
+    assert _lexical(asked, text) > _lexical(asked.replace("applies", "sparkles"), text)
 
 
 def test_a_phrasal_verb_is_said_closed_up_and_apart() -> None:
