@@ -13,8 +13,8 @@ from investigation.text import content_words
 
 # What an existence, offer or price question asks about, in its own (often lowercase) words: "Is there a
 # desktop app for Windows?", "Do you offer freight quotes?", "Do you give nonprofits a discount?", "the price
-# of the thermal label printer". A
-# feature the knowledge base never mentions is not answered from the passages next to it.
+# of the thermal label printer". A feature the knowledge base never mentions is not answered from the passages
+# next to it.
 ASKED_THING = (
     re.compile(r"\b(?:is|are)\s+there\s+(?:an?|any|some)?\s*(?P<np>[^?.;]+)", re.IGNORECASE),
     # "Do you offer …", "Does Parcelo have …" — the provider is asked; "how long do we have" is not an offer.

@@ -18,8 +18,7 @@ class Vocabulary(frozenset[str]):
     vocabulary does. `by_initial` (built on the first `_near` that has to search) holds its alphabetic words
     by first letter: the only ones `_near_in` can match, so a search reads one letter's words, not all of
     them. The vocabulary of several passages is the union of theirs (`parts`): `_near` asks each passage's
-    own,
-    whose answers outlive one question's evidence list (the same passages come back for other questions).
+    own, whose answers outlive one question's evidence list (the same passages come back for other questions).
     `words` are its words as written, without the joined word pairs ("andold" for "and old"): a misspelling
     is of a word, never of two ("Android" is not "and old")."""
 
