@@ -24,12 +24,18 @@ def everything(view: dict[str, Any]) -> str:
     return json.dumps(view, default=str)
 
 
+def shown(secret: str, view: dict[str, Any]) -> bool:
+    """Whether `secret` appears in `view` as a value of its own: not inside an id, a timestamp or a measured
+    time ("ms": 412.76 holds no order total of 412), which any digits may turn up in."""
+    text = re.sub(r'"ms": [0-9.]+', "", everything(view))
+    return re.search(rf"(?<![\w.]){re.escape(secret)}(?:\.0+)?(?![\w.])", text) is not None
+
+
 def test_a_customer_asking_about_another_customers_order_gets_none_of_it(shop: ShopStack) -> None:
     view = shop.run("What's in order BC-9001?", ANA)
     assert shop.shop.calls() == ["/v2/orders/BC-9001"]  # the call went out; its result never became evidence
-    text = everything(view)
     for secret in B_SECRETS:
-        assert secret not in text, secret
+        assert not shown(secret, view), secret
     refused = tool_events(view, "tool_refused")
     assert [e["tool"] for e in refused] == ["order_lookup"]
     assert "order.customer_id" in refused[0]["reason"] and "account_id" in refused[0]["reason"]
@@ -65,9 +71,8 @@ def test_no_cached_result_is_served_to_another_requester(shop: ShopStack) -> Non
     ]
     assert call and all(e.get("cached") is not True for e in call)
     assert shop.shop.calls() == ["/v2/orders/BC-1042", "/v2/orders/BC-1042"]  # C's own call, then refused
-    text = everything(view)
     for secret in A_SECRETS:
-        assert secret not in text, secret
+        assert not shown(secret, view), secret
     assert "I can't look up order BC-1042 for your account." in str(view["answer"])
 
 
