@@ -15,11 +15,13 @@ from investigation.text import content_words
 # desktop app for Windows?", "Do you offer freight quotes?", "Do you give nonprofits a discount?", "the price
 # of the thermal label printer". A feature the knowledge base never mentions is not answered from the passages
 # next to it.
+# The verbs of an offer ("Do you offer …", "Does Parcelo have …").
+_OFFERING = r"offer|provide|have|sell|support|make|include|give"
 ASKED_THING = (
     re.compile(r"\b(?:is|are)\s+there\s+(?:an?|any|some)?\s*(?P<np>[^?.;]+)", re.IGNORECASE),
     # "Do you offer …", "Does Parcelo have …" — the provider is asked; "how long do we have" is not an offer.
     re.compile(r"\b(?:do|does)\s+(?:you|your\s+\w+|(?-i:[A-Z][\w-]*(?:\s+[A-Z][\w-]*)?))\s+"
-               r"(?:offer|provide|have|sell|support|make|include|give)\s+"
+               r"(?:" + _OFFERING + r")\s+"
                r"(?!to\b)(?:an?|any|some)?\s*(?P<np>[^?.;]+)", re.IGNORECASE),
     re.compile(r"\b(?:price|cost)\s+of\s+(?:the|an?)?\s*(?P<np>[^?.;]+)", re.IGNORECASE),
     # What one asks to become ("How does a consultancy become an authorized reseller?"): a role or status the
@@ -91,8 +93,8 @@ ASKED_ATTRIBUTE = re.compile(
 # preposition, as an attribute does ("street names for parcels going to France").
 ASKED_PROVIDER_DOES = re.compile(
     r"(?:^|[.,;!?]\s*)(?:does|do|will|would)\s+(?:you|(?-i:[A-Z][\w-]*(?:\s+[A-Z][\w-]*)*))\s+"
-    r"(?!(?:offer|provide|have|sell|support|make|include|give|get|use|be|see|do|need|want|know|let|allow|"
-    r"enable|keep|store|retain|hold|charge|ask|cost|take|require)\b)(?P<verb>(?-i:[a-z][\w-]*))\s+"
+    r"(?!(?:" + _OFFERING + r"|get|use|be|see|do|need|want|know|let|allow|enable|keep|store|retain|hold|"
+    r"charge|ask|cost|take|require)\b)(?P<verb>(?-i:[a-z][\w-]*))\s+"
     r"(?P<np>[^?.;]+?)" + _ATTRIBUTE_END,
     re.IGNORECASE,
 )

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
+from itertools import pairwise
 
 from heuristic.chains import Sentence
 from heuristic.verdicts import is_yes_no
@@ -41,12 +42,12 @@ def excluded_case(question: str, candidates: Sequence[Sentence]) -> Sentence | N
 
 
 def _phrases(question: str) -> list[str]:
-    """Every two or more consecutive words of the question that are no stopwords, folded ("customers
-    ordered", "gift cards", "ordered gift cards", …)."""
+    """Every two consecutive words of the question that are no stopwords, folded ("customers ordered", "gift
+    cards", …): a longer run of them is named wherever its first two words are."""
     runs: list[list[str]] = [[]]
     for word in re.findall(r"[\w'-]+", fold(question)):
         if word in STOPWORDS:
             runs.append([])
         else:
             runs[-1].append(word)
-    return [" ".join(r[i:j]) for r in runs for i in range(len(r)) for j in range(i + 2, len(r) + 1)]
+    return [f"{a} {b}" for r in runs for a, b in pairwise(r)]

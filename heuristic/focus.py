@@ -318,9 +318,8 @@ def missing_terms(question: str, evidence: Sequence[Evidence]) -> list[str]:
              for p in w.split("-") if p}
     # The everyday words of a technical acronym a passage uses ("text message" for "SMS", `EVERYDAY`).
     folded = fold(question)
-    present = shared | extra
-    extra.update(w for phrase, acronym in EVERYDAY.items() if _norm(acronym) in present and phrase in folded
-                 for w in phrase.split())
+    extra.update(w for phrase, acronym in EVERYDAY.items() if phrase in folded
+                 and (_norm(acronym) in shared or _norm(acronym) in extra) for w in phrase.split())
     vocab = Vocabulary(shared | extra, words=shared.words | extra)
     missing = [t for t in terms if not mentioned(t, vocab, sequence)]
     if missing:

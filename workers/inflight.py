@@ -27,10 +27,10 @@ def _task_args(info: dict[str, Any]) -> str:
 
 
 def held_by_workers(app: Celery, timeout: float) -> list[str]:
-    """Argument texts of tasks active, reserved or scheduled (ETA) in any live worker (each question waits
-    `timeout` seconds for the replies: `Settings.workers.redrive_inspect_timeout`). Asked twice when the first
-    try
-    meets a pooled connection the broker has closed (after a RabbitMQ restart: kombu hands it out once)."""
+    """Argument texts of tasks active, reserved or scheduled (ETA) in any live worker (the first question
+    waits `timeout` seconds for the replies: `Settings.workers.redrive_inspect_timeout`). Asked twice when the
+    first try meets a pooled connection the broker has closed (after a RabbitMQ restart: kombu hands it out
+    once)."""
     try:
         return _held_by_workers(app, timeout)
     except (AMQPError, OperationalError, OSError):
